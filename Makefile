@@ -1,0 +1,58 @@
+# TL — build with `make`, test with `make test`, benchmark with `make bench`.
+CC      ?= cc
+CFLAGS  ?= -O2 -g
+CFLAGS  += -std=c11 -D_GNU_SOURCE -Wall -Wextra -fPIC -Iinclude -Isrc -Ibuild/gen
+LDLIBS  += -ldl -lpthread -lm
+BUILD   ?= build
+
+SRC      := $(wildcard src/*/*.c)
+OBJ      := $(SRC:%.c=$(BUILD)/obj/%.o)
+TEST_SRC := $(wildcard tests/*.c)
+TEST_OBJ := $(TEST_SRC:%.c=$(BUILD)/obj/%.o)
+GEN      := build/gen/kernel_prelude.inc
+
+.PHONY: all test bench example clean
+all: $(BUILD)/libtl.a $(BUILD)/libtl.so $(BUILD)/examples/engine_tour
+
+# The kernel prelude is C compiled into the library (the interpreter uses it) and
+# also pasted, as text, in front of every generated kernel: one source for both.
+$(GEN): src/codegen/kernel_prelude.h
+	@mkdir -p $(dir $@)
+	sed -e 's/\\/\\\\/g' -e 's/"/\\"/g' -e 's/^/"/' -e 's/$$/\\n"/' $< > $@
+
+$(BUILD)/obj/%.o: %.c $(GEN)
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) -MMD -MP -c $< -o $@
+
+$(BUILD)/libtl.a: $(OBJ)
+	@rm -f $@
+	ar rcs $@ $^
+
+$(BUILD)/libtl.so: $(OBJ)
+	$(CC) -shared -o $@ $^ $(LDLIBS)
+
+$(BUILD)/tests/tl_tests: $(TEST_OBJ) $(BUILD)/libtl.a
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) -o $@ $(TEST_OBJ) $(BUILD)/libtl.a $(LDLIBS)
+
+$(BUILD)/examples/%: examples/%.c $(BUILD)/libtl.a
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) -o $@ $< $(BUILD)/libtl.a $(LDLIBS)
+
+$(BUILD)/bench/%: bench/%.c $(BUILD)/libtl.a
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) -O3 -o $@ $< $(BUILD)/libtl.a $(LDLIBS)
+
+test: $(BUILD)/tests/tl_tests
+	$(BUILD)/tests/tl_tests
+
+example: $(BUILD)/examples/engine_tour
+	$(BUILD)/examples/engine_tour
+
+bench: $(BUILD)/bench/bench_engine
+	$(BUILD)/bench/bench_engine
+
+clean:
+	rm -rf build
+
+-include $(OBJ:.o=.d) $(TEST_OBJ:.o=.d)

@@ -1,0 +1,190 @@
+/* tl.h — the public C API of the TL tensor engine.
+ *
+ * Tensors are lazy: every operation returns a handle to a node of a graph and
+ * computes nothing. tl_realize() (or reading data back) schedules the graph into
+ * fused kernels, generates C for them, compiles (cached on disk) and runs them.
+ *
+ * Ownership: every function returning a tl_tensor* gives the caller one reference,
+ * to be dropped with tl_release(). Inputs are borrowed, never consumed.
+ *
+ * Errors: a function that fails returns NULL (or a non-zero tl_status) and sets a
+ * message read with tl_last_error(ctx). A function given a NULL input returns NULL
+ * without touching the message, so a chain of calls can be checked once, at its end.
+ */
+#ifndef TL_H
+#define TL_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define TL_MAX_DIMS 8
+
+typedef struct tl_ctx tl_ctx;
+typedef struct tl_tensor tl_tensor;
+
+typedef enum { TL_BOOL, TL_I32, TL_I64, TL_F32, TL_F64, TL_NDTYPES } tl_dtype;
+
+typedef enum {
+  TL_OK = 0,
+  TL_ERR_ARG,      /* a bad argument: NULL where a value is needed, bad count */
+  TL_ERR_SHAPE,    /* shapes that do not match or cannot broadcast */
+  TL_ERR_DTYPE,    /* a dtype an operation does not accept */
+  TL_ERR_AXIS,     /* an axis outside the tensor's rank */
+  TL_ERR_RANGE,    /* a slice, index or size out of range */
+  TL_ERR_COMPILER, /* the C compiler is missing or failed */
+  TL_ERR_CACHE,    /* the kernel cache directory cannot be used */
+  TL_ERR_BACKEND,  /* unknown backend name */
+  TL_ERR_NOMEM,    /* out of memory */
+  TL_ERR_INTERNAL  /* a bug in TL: please report it */
+} tl_status;
+
+/* ---- context ---------------------------------------------------------------
+ * One context holds all engine state: node tables, kernel cache, thread pool.
+ * Environment: TL_BACKEND (cpu|interp), TL_CACHE_DIR, TL_CC, TL_CFLAGS,
+ * TL_THREADS, TL_DEBUG=1 (print generated kernels to stderr). */
+tl_ctx *tl_init(void);
+void tl_shutdown(tl_ctx *ctx);
+const char *tl_last_error(const tl_ctx *ctx);
+tl_status tl_last_status(const tl_ctx *ctx);
+void tl_clear_error(tl_ctx *ctx);
+tl_status tl_set_backend(tl_ctx *ctx, const char *name); /* "cpu" or "interp" */
+const char *tl_backend_name(const tl_ctx *ctx);
+tl_status tl_set_cache_dir(tl_ctx *ctx, const char *path);
+tl_status tl_set_compiler(tl_ctx *ctx, const char *cc); /* a cc path, or "tcc" for libtcc */
+void tl_manual_seed(tl_ctx *ctx, uint64_t seed);
+
+typedef struct {
+  uint64_t kernels_run;      /* kernels executed */
+  uint64_t kernels_compiled; /* C compilations (cache misses on disk and in memory) */
+  uint64_t disk_cache_hits;  /* kernels loaded from the on-disk cache */
+  uint64_t mem_cache_hits;   /* kernels found already loaded in this process */
+  uint64_t disk_cache_rejects; /* corrupt, truncated or foreign entries rebuilt */
+  uint64_t realizes;         /* realize calls that computed something */
+  uint64_t live_nodes;       /* graph nodes alive */
+  uint64_t live_buffers;     /* device buffers alive */
+  uint64_t live_bytes;       /* bytes in live buffers */
+} tl_stats;
+tl_stats tl_get_stats(const tl_ctx *ctx);
+
+/* ---- handles --------------------------------------------------------------- */
+tl_tensor *tl_retain(tl_tensor *t);
+void tl_release(tl_tensor *t);
+tl_ctx *tl_context(const tl_tensor *t);
+int tl_ndim(const tl_tensor *t);
+int64_t tl_dim(const tl_tensor *t, int axis); /* negative axes count from the end */
+int64_t tl_numel(const tl_tensor *t);
+tl_dtype tl_get_dtype(const tl_tensor *t);
+const char *tl_dtype_name(tl_dtype dtype);
+size_t tl_dtype_size(tl_dtype dtype);
+
+/* ---- creation -------------------------------------------------------------- */
+tl_tensor *tl_from_data(tl_ctx *ctx, tl_dtype dtype, int ndim, const int64_t *shape,
+                        const void *data); /* copies the data */
+tl_tensor *tl_full(tl_ctx *ctx, tl_dtype dtype, int ndim, const int64_t *shape, double value);
+tl_tensor *tl_zeros(tl_ctx *ctx, tl_dtype dtype, int ndim, const int64_t *shape);
+tl_tensor *tl_ones(tl_ctx *ctx, tl_dtype dtype, int ndim, const int64_t *shape);
+tl_tensor *tl_scalar(tl_ctx *ctx, tl_dtype dtype, double value); /* 0-d */
+tl_tensor *tl_arange(tl_ctx *ctx, tl_dtype dtype, double start, double stop, double step);
+tl_tensor *tl_eye(tl_ctx *ctx, tl_dtype dtype, int64_t n);
+tl_tensor *tl_rand(tl_ctx *ctx, tl_dtype dtype, int ndim, const int64_t *shape);  /* U[0,1) */
+tl_tensor *tl_randn(tl_ctx *ctx, tl_dtype dtype, int ndim, const int64_t *shape); /* N(0,1) */
+
+/* ---- elementwise ----------------------------------------------------------- */
+tl_tensor *tl_neg(tl_tensor *a);
+tl_tensor *tl_exp(tl_tensor *a);
+tl_tensor *tl_log(tl_tensor *a);
+tl_tensor *tl_sqrt(tl_tensor *a);
+tl_tensor *tl_sin(tl_tensor *a);
+tl_tensor *tl_cos(tl_tensor *a);
+tl_tensor *tl_tanh(tl_tensor *a);
+tl_tensor *tl_sigmoid(tl_tensor *a);
+tl_tensor *tl_relu(tl_tensor *a);
+tl_tensor *tl_gelu(tl_tensor *a); /* tanh approximation */
+tl_tensor *tl_abs(tl_tensor *a);
+tl_tensor *tl_reciprocal(tl_tensor *a);
+tl_tensor *tl_logical_not(tl_tensor *a);
+
+/* Binary operations broadcast like numpy and promote dtypes in the order
+ * bool < i32 < i64 < f32 < f64. Integer division truncates toward zero and
+ * a division by zero gives 0 (the language layer reports it as an error). */
+tl_tensor *tl_add(tl_tensor *a, tl_tensor *b);
+tl_tensor *tl_sub(tl_tensor *a, tl_tensor *b);
+tl_tensor *tl_mul(tl_tensor *a, tl_tensor *b);
+tl_tensor *tl_div(tl_tensor *a, tl_tensor *b);
+tl_tensor *tl_mod(tl_tensor *a, tl_tensor *b); /* integers only */
+tl_tensor *tl_pow(tl_tensor *a, tl_tensor *b);
+tl_tensor *tl_maximum(tl_tensor *a, tl_tensor *b);
+tl_tensor *tl_minimum(tl_tensor *a, tl_tensor *b);
+tl_tensor *tl_lt(tl_tensor *a, tl_tensor *b); /* comparisons give bool */
+tl_tensor *tl_le(tl_tensor *a, tl_tensor *b);
+tl_tensor *tl_gt(tl_tensor *a, tl_tensor *b);
+tl_tensor *tl_ge(tl_tensor *a, tl_tensor *b);
+tl_tensor *tl_eq(tl_tensor *a, tl_tensor *b);
+tl_tensor *tl_ne(tl_tensor *a, tl_tensor *b);
+/* tensor (op) scalar: the scalar takes the tensor's dtype */
+tl_tensor *tl_add_scalar(tl_tensor *a, double s);
+tl_tensor *tl_mul_scalar(tl_tensor *a, double s);
+tl_tensor *tl_pow_scalar(tl_tensor *a, double s);
+tl_tensor *tl_where(tl_tensor *cond, tl_tensor *a, tl_tensor *b);
+tl_tensor *tl_cast(tl_tensor *a, tl_dtype dtype);
+
+/* ---- reductions ------------------------------------------------------------
+ * axes == NULL (naxes ignored) reduces over every axis. keepdim keeps reduced
+ * axes with size 1. Sum and prod of bool or i32 accumulate in i64, like numpy. */
+tl_tensor *tl_sum(tl_tensor *a, int naxes, const int *axes, int keepdim);
+tl_tensor *tl_prod(tl_tensor *a, int naxes, const int *axes, int keepdim);
+tl_tensor *tl_max(tl_tensor *a, int naxes, const int *axes, int keepdim);
+tl_tensor *tl_min(tl_tensor *a, int naxes, const int *axes, int keepdim);
+tl_tensor *tl_mean(tl_tensor *a, int naxes, const int *axes, int keepdim);
+tl_tensor *tl_argmax(tl_tensor *a, int axis, int keepdim); /* i64, first maximum */
+tl_tensor *tl_argmin(tl_tensor *a, int axis, int keepdim);
+tl_tensor *tl_softmax(tl_tensor *a, int axis);
+tl_tensor *tl_log_softmax(tl_tensor *a, int axis);
+
+/* ---- movement (views: no data is copied) -------------------------------------
+ * reshape accepts one -1. shrink keeps [begin[i], end[i]) of every axis; slice does
+ * it for one axis with Python-style negative indices and a positive step. */
+tl_tensor *tl_reshape(tl_tensor *a, int ndim, const int64_t *shape);
+tl_tensor *tl_permute(tl_tensor *a, const int *perm);
+tl_tensor *tl_transpose(tl_tensor *a, int axis0, int axis1);
+tl_tensor *tl_expand(tl_tensor *a, int ndim, const int64_t *shape);
+tl_tensor *tl_shrink(tl_tensor *a, const int64_t *begin, const int64_t *end);
+tl_tensor *tl_slice(tl_tensor *a, int axis, int64_t start, int64_t stop, int64_t step);
+tl_tensor *tl_pad(tl_tensor *a, const int64_t *before, const int64_t *after, double value);
+tl_tensor *tl_flip(tl_tensor *a, int naxes, const int *axes);
+tl_tensor *tl_squeeze(tl_tensor *a, int axis); /* axis must have size 1 */
+tl_tensor *tl_unsqueeze(tl_tensor *a, int axis);
+tl_tensor *tl_cat(int n, tl_tensor *const *ts, int axis);
+tl_tensor *tl_stack(int n, tl_tensor *const *ts, int axis);
+tl_tensor *tl_contiguous(tl_tensor *a);
+
+/* ---- linear algebra ---------------------------------------------------------
+ * numpy matmul semantics: 1-D operands are promoted and the added axis removed;
+ * batch axes broadcast. */
+tl_tensor *tl_matmul(tl_tensor *a, tl_tensor *b);
+
+/* ---- evaluation and host access ---------------------------------------------- */
+tl_status tl_realize(tl_tensor *t);
+/* Copies the values, row-major, into dst (nbytes must equal numel * dtype size). */
+tl_status tl_to_host(tl_tensor *t, void *dst, size_t nbytes);
+/* Reads the single element of a tensor of numel 1 as a double. */
+tl_status tl_item(tl_tensor *t, double *out);
+
+/* ---- printing and graphs: strings are malloc'd, free them with tl_free ---------- */
+char *tl_format(tl_tensor *t); /* numpy-style, summarized with ... when large */
+tl_status tl_print(tl_tensor *t, FILE *out);
+char *tl_graph_dot(tl_tensor *t);    /* the lazy graph behind t */
+char *tl_schedule_dot(tl_tensor *t); /* the kernels that realizing t would run */
+/* The number of kernels realizing t would run now (0 if it is already realized). */
+int tl_schedule_count(tl_tensor *t);
+void tl_free(void *p);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

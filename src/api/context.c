@@ -1,0 +1,285 @@
+/* context.c — contexts, errors, handles and tensor creation. */
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "api/context.h"
+#include "core/shapetracker.h"
+#include "graph/rewrite.h"
+
+static char *dup_or_null(const char *s) { return s ? strdup(s) : NULL; }
+
+tl_ctx *tl_init(void) {
+  tl_ctx *ctx = calloc(1, sizeof *ctx);
+  if (!ctx) return NULL;
+  tl_graph_init(&ctx->graph, true);
+  ctx->seed = 0x5eed;
+  const char *b = getenv("TL_BACKEND");
+  ctx->backend = b && !strcmp(b, "interp") ? TL_BACKEND_INTERP : TL_BACKEND_CPU;
+  const char *d = getenv("TL_DEBUG");
+  ctx->debug = d && *d && strcmp(d, "0");
+  return ctx;
+}
+
+void tl_shutdown(tl_ctx *ctx) {
+  if (!ctx) return;
+  tl_graph_free(&ctx->graph);
+  if (ctx->compiler) tl_compiler_destroy(ctx->compiler);
+  if (ctx->pool) tl_pool_destroy(ctx->pool);
+  free(ctx->cc);
+  free(ctx->cache_dir);
+  free(ctx);
+}
+
+const char *tl_last_error(const tl_ctx *ctx) { return ctx ? ctx->err.msg : "no context"; }
+tl_status tl_last_status(const tl_ctx *ctx) { return ctx ? ctx->err.status : TL_ERR_ARG; }
+void tl_clear_error(tl_ctx *ctx) {
+  if (ctx) tl_error_clear(&ctx->err);
+}
+
+tl_status tl_set_backend(tl_ctx *ctx, const char *name) {
+  if (!ctx) return TL_ERR_ARG;
+  if (name && !strcmp(name, "cpu")) ctx->backend = TL_BACKEND_CPU;
+  else if (name && !strcmp(name, "interp")) ctx->backend = TL_BACKEND_INTERP;
+  else
+    return tl_error_set(&ctx->err, TL_ERR_BACKEND, "unknown backend '%s' (expected cpu or interp)",
+                        name ? name : "(null)");
+  return TL_OK;
+}
+
+const char *tl_backend_name(const tl_ctx *ctx) {
+  return ctx && ctx->backend == TL_BACKEND_INTERP ? "interp" : "cpu";
+}
+
+static tl_status reset_compiler(tl_ctx *ctx) {
+  if (ctx->compiler) tl_compiler_destroy(ctx->compiler);
+  ctx->compiler = NULL; /* recreated, with the new settings, on the next realize */
+  return TL_OK;
+}
+
+tl_status tl_set_cache_dir(tl_ctx *ctx, const char *path) {
+  if (!ctx) return TL_ERR_ARG;
+  free(ctx->cache_dir);
+  ctx->cache_dir = dup_or_null(path);
+  return reset_compiler(ctx);
+}
+
+tl_status tl_set_compiler(tl_ctx *ctx, const char *cc) {
+  if (!ctx) return TL_ERR_ARG;
+  free(ctx->cc);
+  ctx->cc = dup_or_null(cc);
+  return reset_compiler(ctx);
+}
+
+void tl_manual_seed(tl_ctx *ctx, uint64_t seed) {
+  if (!ctx) return;
+  ctx->seed = seed;
+  ctx->rand_calls = 0;
+}
+
+tl_stats tl_get_stats(const tl_ctx *ctx) {
+  tl_stats s = {0};
+  if (!ctx) return s;
+  s = ctx->stats;
+  if (ctx->compiler) {
+    tl_compiler_stats c = tl_compiler_get_stats(ctx->compiler);
+    s.kernels_compiled += c.compiled;
+    s.disk_cache_hits += c.disk_hits;
+    s.mem_cache_hits += c.mem_hits;
+    s.disk_cache_rejects += c.disk_rejects;
+  }
+  s.live_nodes = ctx->graph.live;
+  return s;
+}
+
+/* ---- handles ----------------------------------------------------------------- */
+tl_tensor *tl_api_wrap(tl_ctx *ctx, tl_uop *u, size_t mark) {
+  tl_tensor *t = NULL;
+  if (u) {
+    t = malloc(sizeof *t);
+    if (t) {
+      t->ctx = ctx;
+      t->u = u;
+      t->refs = 1;
+      tl_uop_retain(u);
+    } else {
+      tl_error_set(&ctx->err, TL_ERR_NOMEM, "out of memory");
+    }
+  } else if (ctx->err.status == TL_OK) {
+    tl_error_set(&ctx->err, TL_ERR_NOMEM, "out of memory building the graph");
+  }
+  tl_graph_release_to(&ctx->graph, mark);
+  return t;
+}
+
+tl_tensor *tl_api_fail(tl_ctx *ctx, size_t mark, tl_status st, const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(ctx->err.msg, sizeof ctx->err.msg, fmt, ap);
+  va_end(ap);
+  ctx->err.status = st;
+  tl_graph_release_to(&ctx->graph, mark);
+  return NULL;
+}
+
+bool tl_api_axis(tl_ctx *ctx, int ndim, int *axis, const char *what) {
+  int a = *axis < 0 ? *axis + ndim : *axis;
+  if (a < 0 || a >= ndim) {
+    tl_error_set(&ctx->err, TL_ERR_AXIS, "%s: axis %d is out of range for a tensor of rank %d",
+                 what, *axis, ndim);
+    return false;
+  }
+  *axis = a;
+  return true;
+}
+
+tl_tensor *tl_retain(tl_tensor *t) {
+  if (t) t->refs++;
+  return t;
+}
+
+void tl_release(tl_tensor *t) {
+  if (!t || --t->refs > 0) return;
+  tl_uop_release(&t->ctx->graph, t->u);
+  free(t);
+}
+
+tl_ctx *tl_context(const tl_tensor *t) { return t ? t->ctx : NULL; }
+int tl_ndim(const tl_tensor *t) { return t ? t->u->ndim : -1; }
+int64_t tl_numel(const tl_tensor *t) { return t ? tl_uop_numel(t->u) : -1; }
+tl_dtype tl_get_dtype(const tl_tensor *t) { return t ? (tl_dtype)t->u->dtype : TL_F32; }
+
+int64_t tl_dim(const tl_tensor *t, int axis) {
+  if (!t) return -1;
+  if (!tl_api_axis(t->ctx, t->u->ndim, &axis, "dim")) return -1;
+  return t->u->shape[axis];
+}
+
+/* ---- creation ------------------------------------------------------------------- */
+static bool check_shape(tl_ctx *ctx, const char *what, int ndim, const int64_t *shape) {
+  if (ndim < 0 || ndim > TL_MAX_DIMS) {
+    tl_error_set(&ctx->err, TL_ERR_SHAPE, "%s: rank %d is not between 0 and %d", what, ndim,
+                 TL_MAX_DIMS);
+    return false;
+  }
+  if (ndim && !shape) {
+    tl_error_set(&ctx->err, TL_ERR_ARG, "%s: shape is NULL", what);
+    return false;
+  }
+  for (int i = 0; i < ndim; i++)
+    if (shape[i] < 0 || shape[i] > ((int64_t)1 << 40)) {
+      tl_error_set(&ctx->err, TL_ERR_SHAPE, "%s: size %lld of axis %d is out of range", what,
+                   (long long)shape[i], i);
+      return false;
+    }
+  return true;
+}
+
+static bool check_dtype(tl_ctx *ctx, const char *what, tl_dtype d) {
+  if (tl_dtype_valid(d)) return true;
+  tl_error_set(&ctx->err, TL_ERR_DTYPE, "%s: invalid dtype %d", what, (int)d);
+  return false;
+}
+
+static tl_uop *buffer_node(tl_ctx *ctx, tl_dtype dtype, int ndim, const int64_t *shape,
+                           const void *data) {
+  tl_buffer *b = tl_buffer_new(dtype, tl_shape_numel(ndim, shape), &ctx->stats.live_buffers,
+                               &ctx->stats.live_bytes);
+  if (!b) return NULL;
+  if (data && b->nbytes) memcpy(b->data, data, b->nbytes);
+  tl_arg arg = {.p = b};
+  tl_uop *u = tl_uop_make(&ctx->graph, TL_OP_BUFFER, dtype, 0, NULL, arg, 0, ndim, shape);
+  tl_buffer_release(b); /* the node holds it now */
+  return u;
+}
+
+tl_tensor *tl_from_data(tl_ctx *ctx, tl_dtype dtype, int ndim, const int64_t *shape,
+                        const void *data) {
+  if (!ctx) return NULL;
+  size_t mark = tl_graph_mark(&ctx->graph);
+  if (!check_dtype(ctx, "from_data", dtype) || !check_shape(ctx, "from_data", ndim, shape))
+    return NULL;
+  if (!data && tl_shape_numel(ndim, shape) > 0)
+    return tl_api_fail(ctx, mark, TL_ERR_ARG, "from_data: data is NULL");
+  return tl_api_wrap(ctx, buffer_node(ctx, dtype, ndim, shape, data), mark);
+}
+
+tl_tensor *tl_full(tl_ctx *ctx, tl_dtype dtype, int ndim, const int64_t *shape, double value) {
+  if (!ctx) return NULL;
+  size_t mark = tl_graph_mark(&ctx->graph);
+  if (!check_dtype(ctx, "full", dtype) || !check_shape(ctx, "full", ndim, shape)) return NULL;
+  tl_uop *c = tl_build_const(&ctx->graph, dtype, value);
+  return tl_api_wrap(ctx, c ? tl_api_broadcast_to(ctx, c, ndim, shape) : NULL, mark);
+}
+
+tl_tensor *tl_zeros(tl_ctx *ctx, tl_dtype dtype, int ndim, const int64_t *shape) {
+  return tl_full(ctx, dtype, ndim, shape, 0);
+}
+tl_tensor *tl_ones(tl_ctx *ctx, tl_dtype dtype, int ndim, const int64_t *shape) {
+  return tl_full(ctx, dtype, ndim, shape, 1);
+}
+tl_tensor *tl_scalar(tl_ctx *ctx, tl_dtype dtype, double value) {
+  return tl_full(ctx, dtype, 0, NULL, value);
+}
+
+tl_tensor *tl_arange(tl_ctx *ctx, tl_dtype dtype, double start, double stop, double step) {
+  if (!ctx) return NULL;
+  if (!check_dtype(ctx, "arange", dtype)) return NULL;
+  if (step == 0 || !isfinite(start) || !isfinite(stop) || !isfinite(step)) {
+    tl_error_set(&ctx->err, TL_ERR_ARG, "arange: step must be non-zero and bounds finite");
+    return NULL;
+  }
+  double span = ceil((stop - start) / step);
+  int64_t n = span > 0 ? (int64_t)span : 0;
+  if (n > ((int64_t)1 << 40)) {
+    tl_error_set(&ctx->err, TL_ERR_RANGE, "arange: %lld elements is too many", (long long)n);
+    return NULL;
+  }
+  size_t mark = tl_graph_mark(&ctx->graph);
+  tl_uop *u = buffer_node(ctx, dtype, 1, &n, NULL);
+  if (u)
+    for (int64_t i = 0; i < n; i++)
+      tl_dtype_write(((tl_buffer *)u->arg.p)->data, dtype, i, start + (double)i * step);
+  return tl_api_wrap(ctx, u, mark);
+}
+
+tl_tensor *tl_eye(tl_ctx *ctx, tl_dtype dtype, int64_t n) {
+  if (!ctx) return NULL;
+  int64_t shape[2] = {n, n};
+  if (!check_dtype(ctx, "eye", dtype) || !check_shape(ctx, "eye", 2, shape)) return NULL;
+  size_t mark = tl_graph_mark(&ctx->graph);
+  tl_uop *u = buffer_node(ctx, dtype, 2, shape, NULL);
+  if (u) {
+    void *data = ((tl_buffer *)u->arg.p)->data;
+    memset(data, 0, (size_t)(n * n) * tl_dtype_size(dtype));
+    for (int64_t i = 0; i < n; i++) tl_dtype_write(data, dtype, i * n + i, 1);
+  }
+  return tl_api_wrap(ctx, u, mark);
+}
+
+static tl_tensor *random_tensor(tl_ctx *ctx, int op, const char *what, tl_dtype dtype, int ndim,
+                                const int64_t *shape) {
+  if (!ctx) return NULL;
+  if (!check_shape(ctx, what, ndim, shape)) return NULL;
+  if (!tl_dtype_is_float(dtype)) {
+    tl_error_set(&ctx->err, TL_ERR_DTYPE, "%s: dtype must be f32 or f64, got %s", what,
+                 tl_dtype_name(dtype));
+    return NULL;
+  }
+  size_t mark = tl_graph_mark(&ctx->graph);
+  tl_arg key = {.u = ctx->seed};
+  int64_t stream = (int64_t)ctx->rand_calls++;
+  return tl_api_wrap(ctx, tl_uop_make(&ctx->graph, op, dtype, 0, NULL, key, stream, ndim, shape),
+                     mark);
+}
+
+tl_tensor *tl_rand(tl_ctx *ctx, tl_dtype dtype, int ndim, const int64_t *shape) {
+  return random_tensor(ctx, TL_OP_UNIFORM, "rand", dtype, ndim, shape);
+}
+tl_tensor *tl_randn(tl_ctx *ctx, tl_dtype dtype, int ndim, const int64_t *shape) {
+  return random_tensor(ctx, TL_OP_RANDN, "randn", dtype, ndim, shape);
+}
+
+void tl_free(void *p) { free(p); }

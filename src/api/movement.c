@@ -1,0 +1,309 @@
+/* movement.c — views (reshape, permute, expand, shrink, pad, flip), slicing,
+ * squeeze/unsqueeze, cat and stack. Every one only edits a shape tracker. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "api/context.h"
+#include "core/shapetracker.h"
+#include "graph/rewrite.h"
+
+static void apply_move(tl_st *st, int kind, const int64_t *a, const int64_t *b, const int *perm,
+                       const bool *flags, int ndim, bool *ok) {
+  switch (kind) {
+  case TL_MOVE_RESHAPE: *ok = tl_st_reshape(st, ndim, a); break;
+  case TL_MOVE_PERMUTE: tl_st_permute(st, perm); break;
+  case TL_MOVE_EXPAND: tl_st_expand(st, a); break;
+  case TL_MOVE_SHRINK: tl_st_shrink(st, a, b); break;
+  case TL_MOVE_PAD: tl_st_pad(st, a, b); break;
+  case TL_MOVE_FLIP: tl_st_flip(st, flags); break;
+  }
+}
+
+/* Builds VIEW(base, tracker): composes onto an existing view when the stack has
+ * room, nests a new VIEW otherwise; an identity view is no view. */
+tl_uop *tl_api_view(tl_ctx *ctx, tl_uop *u, int kind, const int64_t *a, const int64_t *b,
+                    const int *perm, const bool *flags, int ndim) {
+  if (!u) return NULL;
+  tl_uop *base = u;
+  tl_st st;
+  bool ok = true;
+  if (u->op == TL_OP_VIEW) {
+    st = *(const tl_st *)u->arg.p;
+    base = u->src[0];
+    apply_move(&st, kind, a, b, perm, flags, ndim, &ok);
+  }
+  if (u->op != TL_OP_VIEW || !ok) {
+    base = u;
+    st = tl_st_contiguous(u->ndim, u->shape);
+    ok = true;
+    apply_move(&st, kind, a, b, perm, flags, ndim, &ok);
+  }
+  int out_ndim = tl_st_ndim(&st);
+  const int64_t *shape = tl_st_shape(&st);
+  if (tl_st_is_contiguous(&st) && out_ndim == base->ndim &&
+      !memcmp(shape, base->shape, sizeof(int64_t) * (size_t)out_ndim))
+    return base;
+  tl_arg arg = {.p = &st};
+  (void)ctx;
+  return tl_uop_make(&ctx->graph, TL_OP_VIEW, base->dtype, 1, &base, arg, 0, out_ndim, shape);
+}
+
+tl_uop *tl_api_broadcast_to(tl_ctx *ctx, tl_uop *u, int ndim, const int64_t *shape) {
+  if (!u) return NULL;
+  if (u->ndim == ndim && !memcmp(u->shape, shape, sizeof(int64_t) * (size_t)ndim)) return u;
+  int64_t ones[TL_MAX_DIMS];
+  int lead = ndim - u->ndim;
+  for (int i = 0; i < ndim; i++) ones[i] = i < lead ? 1 : u->shape[i - lead];
+  tl_uop *r = tl_api_view(ctx, u, TL_MOVE_RESHAPE, ones, NULL, NULL, NULL, ndim);
+  return tl_api_view(ctx, r, TL_MOVE_EXPAND, shape, NULL, NULL, NULL, ndim);
+}
+
+#define BEGIN(t)                                     \
+  if (!(t)) return NULL;                             \
+  tl_ctx *ctx = (t)->ctx;                            \
+  size_t mark = tl_graph_mark(&ctx->graph)
+
+tl_tensor *tl_reshape(tl_tensor *t, int ndim, const int64_t *shape) {
+  BEGIN(t);
+  if (ndim < 0 || ndim > TL_MAX_DIMS || (ndim && !shape))
+    return tl_api_fail(ctx, mark, TL_ERR_SHAPE, "reshape: rank %d is not between 0 and %d", ndim,
+                       TL_MAX_DIMS);
+  int64_t s[TL_MAX_DIMS], known = 1;
+  int infer = -1;
+  for (int i = 0; i < ndim; i++) {
+    s[i] = shape[i];
+    if (s[i] == -1 && infer < 0) infer = i;
+    else if (s[i] < 0)
+      return tl_api_fail(ctx, mark, TL_ERR_SHAPE, "reshape: bad size %lld at axis %d",
+                         (long long)s[i], i);
+    else known *= s[i];
+  }
+  int64_t n = tl_uop_numel(t->u);
+  if (infer >= 0) s[infer] = known ? n / known : 0;
+  if (tl_shape_numel(ndim, s) != n)
+    return tl_api_fail(ctx, mark, TL_ERR_SHAPE,
+                       "reshape: cannot reshape %lld elements into a shape of %lld elements",
+                       (long long)n, (long long)tl_shape_numel(ndim, s));
+  return tl_api_wrap(ctx, tl_api_view(ctx, t->u, TL_MOVE_RESHAPE, s, NULL, NULL, NULL, ndim), mark);
+}
+
+tl_tensor *tl_permute(tl_tensor *t, const int *perm) {
+  BEGIN(t);
+  int nd = t->u->ndim, p[TL_MAX_DIMS];
+  bool seen[TL_MAX_DIMS] = {0};
+  if (nd && !perm) return tl_api_fail(ctx, mark, TL_ERR_ARG, "permute: perm is NULL");
+  for (int i = 0; i < nd; i++) {
+    p[i] = perm[i];
+    if (!tl_api_axis(ctx, nd, &p[i], "permute")) return NULL;
+    if (seen[p[i]])
+      return tl_api_fail(ctx, mark, TL_ERR_AXIS, "permute: axis %d appears twice", p[i]);
+    seen[p[i]] = true;
+  }
+  return tl_api_wrap(ctx, tl_api_view(ctx, t->u, TL_MOVE_PERMUTE, NULL, NULL, p, NULL, nd), mark);
+}
+
+tl_tensor *tl_transpose(tl_tensor *t, int a, int b) {
+  if (!t) return NULL;
+  int nd = t->u->ndim, p[TL_MAX_DIMS];
+  if (!tl_api_axis(t->ctx, nd, &a, "transpose") || !tl_api_axis(t->ctx, nd, &b, "transpose"))
+    return NULL;
+  for (int i = 0; i < nd; i++) p[i] = i;
+  p[a] = b;
+  p[b] = a;
+  return tl_permute(t, p);
+}
+
+tl_tensor *tl_expand(tl_tensor *t, int ndim, const int64_t *shape) {
+  BEGIN(t);
+  int nd = t->u->ndim;
+  if (ndim < nd || ndim > TL_MAX_DIMS || !shape)
+    return tl_api_fail(ctx, mark, TL_ERR_SHAPE, "expand: cannot expand rank %d to rank %d", nd, ndim);
+  int64_t s[TL_MAX_DIMS];
+  for (int i = 0; i < ndim; i++) {
+    int j = i - (ndim - nd);
+    int64_t have = j >= 0 ? t->u->shape[j] : 1;
+    s[i] = shape[i] == -1 ? have : shape[i];
+    if (have != s[i] && have != 1)
+      return tl_api_fail(ctx, mark, TL_ERR_SHAPE,
+                         "expand: axis %d has size %lld, which cannot expand to %lld", i,
+                         (long long)have, (long long)shape[i]);
+    if (s[i] < 0) return tl_api_fail(ctx, mark, TL_ERR_SHAPE, "expand: bad size %lld", (long long)s[i]);
+  }
+  return tl_api_wrap(ctx, tl_api_broadcast_to(ctx, t->u, ndim, s), mark);
+}
+
+tl_tensor *tl_shrink(tl_tensor *t, const int64_t *begin, const int64_t *end) {
+  BEGIN(t);
+  int nd = t->u->ndim;
+  if (nd && (!begin || !end)) return tl_api_fail(ctx, mark, TL_ERR_ARG, "shrink: NULL bounds");
+  for (int i = 0; i < nd; i++)
+    if (begin[i] < 0 || begin[i] > end[i] || end[i] > t->u->shape[i])
+      return tl_api_fail(ctx, mark, TL_ERR_RANGE,
+                         "shrink: range [%lld, %lld) is out of bounds for axis %d of size %lld",
+                         (long long)begin[i], (long long)end[i], i, (long long)t->u->shape[i]);
+  return tl_api_wrap(ctx, tl_api_view(ctx, t->u, TL_MOVE_SHRINK, begin, end, NULL, NULL, nd), mark);
+}
+
+tl_tensor *tl_slice(tl_tensor *t, int axis, int64_t start, int64_t stop, int64_t step) {
+  BEGIN(t);
+  int nd = t->u->ndim;
+  if (!tl_api_axis(ctx, nd, &axis, "slice")) return NULL;
+  int64_t n = t->u->shape[axis];
+  if (start < 0) start += n;
+  if (stop < 0) stop += n;
+  if (step <= 0) return tl_api_fail(ctx, mark, TL_ERR_ARG, "slice: step must be positive, got %lld", (long long)step);
+  if (start < 0 || stop > n || start > stop)
+    return tl_api_fail(ctx, mark, TL_ERR_RANGE,
+                       "slice: [%lld:%lld] is out of range for axis %d of size %lld",
+                       (long long)start, (long long)stop, axis, (long long)n);
+  int64_t b[TL_MAX_DIMS] = {0}, e[TL_MAX_DIMS];
+  memcpy(e, t->u->shape, sizeof e);
+  b[axis] = start;
+  e[axis] = stop;
+  tl_uop *u = tl_api_view(ctx, t->u, TL_MOVE_SHRINK, b, e, NULL, NULL, nd);
+  int64_t len = stop - start, cnt = (len + step - 1) / step;
+  if (step > 1 && cnt > 0) { /* pad to cnt*step, split the axis into (cnt, step), keep column 0 */
+    int64_t pb[TL_MAX_DIMS] = {0}, pa[TL_MAX_DIMS] = {0}, s[TL_MAX_DIMS], s2[TL_MAX_DIMS];
+    pa[axis] = cnt * step - len;
+    u = tl_api_view(ctx, u, TL_MOVE_PAD, pb, pa, NULL, NULL, nd);
+    int k = 0;
+    for (int i = 0; i < nd; i++) {
+      if (i == axis) {
+        s[k++] = cnt;
+        s[k++] = step;
+      } else {
+        s[k++] = u ? u->shape[i] : 0;
+      }
+    }
+    if (nd + 1 > TL_MAX_DIMS)
+      return tl_api_fail(ctx, mark, TL_ERR_SHAPE, "slice: a stepped slice needs rank < %d", TL_MAX_DIMS);
+    u = tl_api_view(ctx, u, TL_MOVE_RESHAPE, s, NULL, NULL, NULL, nd + 1);
+    int64_t z[TL_MAX_DIMS] = {0};
+    memcpy(s2, s, sizeof s2);
+    s2[axis + 1] = 1;
+    u = tl_api_view(ctx, u, TL_MOVE_SHRINK, z, s2, NULL, NULL, nd + 1);
+    for (int i = 0, j = 0; i < nd + 1; i++)
+      if (i != axis + 1) s[j++] = s2[i];
+    u = tl_api_view(ctx, u, TL_MOVE_RESHAPE, s, NULL, NULL, NULL, nd);
+  } else if (step > 1) {
+    u = tl_api_view(ctx, u, TL_MOVE_SHRINK, b, b, NULL, NULL, nd);
+  }
+  return tl_api_wrap(ctx, u, mark);
+}
+
+tl_tensor *tl_pad(tl_tensor *t, const int64_t *before, const int64_t *after, double value) {
+  BEGIN(t);
+  int nd = t->u->ndim;
+  if (nd && (!before || !after)) return tl_api_fail(ctx, mark, TL_ERR_ARG, "pad: NULL widths");
+  for (int i = 0; i < nd; i++)
+    if (before[i] < 0 || after[i] < 0)
+      return tl_api_fail(ctx, mark, TL_ERR_RANGE, "pad: negative width on axis %d", i);
+  tl_uop *u = tl_api_view(ctx, t->u, TL_MOVE_PAD, before, after, NULL, NULL, nd);
+  if (value != 0 && u) { /* where(pad(true), pad(x), value) */
+    tl_graph *g = &ctx->graph;
+    tl_uop *ones = tl_api_broadcast_to(ctx, tl_build_const(g, TL_BOOL, 1), nd, t->u->shape);
+    tl_uop *mask = tl_api_view(ctx, ones, TL_MOVE_PAD, before, after, NULL, NULL, nd);
+    tl_uop *fill = mask ? tl_api_broadcast_to(ctx, tl_build_const(g, (tl_dtype)u->dtype, value), nd, u->shape) : NULL;
+    u = fill ? tl_build_where(g, mask, u, fill) : NULL;
+  }
+  return tl_api_wrap(ctx, u, mark);
+}
+
+tl_tensor *tl_flip(tl_tensor *t, int naxes, const int *axes) {
+  BEGIN(t);
+  bool f[TL_MAX_DIMS] = {0};
+  for (int i = 0; i < naxes; i++) {
+    int a = axes[i];
+    if (!tl_api_axis(ctx, t->u->ndim, &a, "flip")) return NULL;
+    f[a] = true;
+  }
+  return tl_api_wrap(ctx, tl_api_view(ctx, t->u, TL_MOVE_FLIP, NULL, NULL, NULL, f, t->u->ndim), mark);
+}
+
+tl_tensor *tl_squeeze(tl_tensor *t, int axis) {
+  if (!t) return NULL;
+  int nd = t->u->ndim;
+  if (!tl_api_axis(t->ctx, nd, &axis, "squeeze")) return NULL;
+  if (t->u->shape[axis] != 1) {
+    tl_error_set(&t->ctx->err, TL_ERR_SHAPE, "squeeze: axis %d has size %lld, not 1", axis,
+                 (long long)t->u->shape[axis]);
+    return NULL;
+  }
+  int64_t s[TL_MAX_DIMS];
+  for (int i = 0, j = 0; i < nd; i++)
+    if (i != axis) s[j++] = t->u->shape[i];
+  return tl_reshape(t, nd - 1, s);
+}
+
+tl_tensor *tl_unsqueeze(tl_tensor *t, int axis) {
+  if (!t) return NULL;
+  int nd = t->u->ndim;
+  if (nd == TL_MAX_DIMS) {
+    tl_error_set(&t->ctx->err, TL_ERR_SHAPE, "unsqueeze: rank %d is the maximum", nd);
+    return NULL;
+  }
+  if (!tl_api_axis(t->ctx, nd + 1, &axis, "unsqueeze")) return NULL;
+  int64_t s[TL_MAX_DIMS];
+  for (int i = 0, j = 0; i <= nd; i++) s[i] = i == axis ? 1 : t->u->shape[j++];
+  return tl_reshape(t, nd + 1, s);
+}
+
+/* cat = the sum of every input padded to its place along the axis */
+tl_tensor *tl_cat(int n, tl_tensor *const *ts, int axis) {
+  if (n <= 0 || !ts) return NULL;
+  for (int i = 0; i < n; i++)
+    if (!ts[i]) return NULL;
+  tl_ctx *ctx = ts[0]->ctx;
+  size_t mark = tl_graph_mark(&ctx->graph);
+  int nd = ts[0]->u->ndim;
+  if (!tl_api_axis(ctx, nd, &axis, "cat")) return NULL;
+  tl_dtype dt = (tl_dtype)ts[0]->u->dtype;
+  int64_t total = 0;
+  for (int i = 0; i < n; i++) {
+    const tl_uop *u = ts[i]->u;
+    if (ts[i]->ctx != ctx) return tl_api_fail(ctx, mark, TL_ERR_ARG, "cat: tensors from different contexts");
+    bool same = u->ndim == nd;
+    for (int d = 0; same && d < nd; d++) same = d == axis || u->shape[d] == ts[0]->u->shape[d];
+    if (!same)
+      return tl_api_fail(ctx, mark, TL_ERR_SHAPE,
+                         "cat: tensor %d does not match the shape of tensor 0 outside axis %d", i, axis);
+    dt = tl_dtype_promote(dt, (tl_dtype)u->dtype);
+    total += u->shape[axis];
+  }
+  tl_uop *acc = NULL;
+  int64_t off = 0;
+  for (int i = 0; i < n; i++) {
+    tl_uop *u = tl_build_cast(&ctx->graph, ts[i]->u, dt);
+    int64_t b[TL_MAX_DIMS] = {0}, a[TL_MAX_DIMS] = {0};
+    b[axis] = off;
+    a[axis] = total - off - (u ? u->shape[axis] : 0);
+    off += u ? u->shape[axis] : 0;
+    u = tl_api_view(ctx, u, TL_MOVE_PAD, b, a, NULL, NULL, nd);
+    acc = acc ? tl_build_binary(&ctx->graph, dt == TL_BOOL ? TL_OP_OR : TL_OP_ADD, acc, u) : u;
+  }
+  return tl_api_wrap(ctx, acc, mark);
+}
+
+tl_tensor *tl_stack(int n, tl_tensor *const *ts, int axis) {
+  if (n <= 0 || !ts) return NULL;
+  tl_tensor *tmp[256];
+  if (n > 256) {
+    tl_error_set(&ts[0]->ctx->err, TL_ERR_ARG, "stack: at most 256 tensors");
+    return NULL;
+  }
+  for (int i = 0; i < n; i++) {
+    if (!ts[i]) return NULL;
+    if (ts[i]->u->ndim != ts[0]->u->ndim ||
+        memcmp(ts[i]->u->shape, ts[0]->u->shape, sizeof(int64_t) * (size_t)ts[0]->u->ndim)) {
+      tl_error_set(&ts[0]->ctx->err, TL_ERR_SHAPE, "stack: tensor %d has a different shape from tensor 0", i);
+      return NULL;
+    }
+  }
+  tl_tensor *r = NULL;
+  int made = 0;
+  for (; made < n; made++)
+    if (!(tmp[made] = tl_unsqueeze(ts[made], axis))) break;
+  if (made == n) r = tl_cat(n, tmp, axis);
+  for (int i = 0; i < made; i++) tl_release(tmp[i]);
+  return r;
+}

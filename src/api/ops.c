@@ -1,0 +1,345 @@
+/* ops.c — elementwise ops with broadcasting and promotion, reductions, softmax,
+ * argmax and matmul, all built from the primitive and fused ops of the IR. */
+#include <math.h>
+#include <string.h>
+
+#include "api/context.h"
+#include "core/shapetracker.h"
+#include "graph/rewrite.h"
+
+#define BEGIN(t)                                     \
+  if (!(t)) return NULL;                             \
+  tl_ctx *ctx = (t)->ctx;                            \
+  size_t mark = tl_graph_mark(&ctx->graph)
+
+/* ---- elementwise --------------------------------------------------------------- */
+static tl_tensor *unary(tl_tensor *t, int op, const char *what, bool float_only) {
+  BEGIN(t);
+  tl_uop *u = t->u;
+  if (float_only && !tl_dtype_is_float(u->dtype)) u = tl_build_cast(&ctx->graph, u, TL_F32);
+  else if (u->dtype == TL_BOOL && op != TL_OP_NOT)
+    return tl_api_fail(ctx, mark, TL_ERR_DTYPE, "%s: not defined for bool tensors", what);
+  return tl_api_wrap(ctx, tl_build_unary(&ctx->graph, op, u), mark);
+}
+
+tl_tensor *tl_neg(tl_tensor *a) { return unary(a, TL_OP_NEG, "neg", false); }
+tl_tensor *tl_exp(tl_tensor *a) { return unary(a, TL_OP_EXP, "exp", true); }
+tl_tensor *tl_log(tl_tensor *a) { return unary(a, TL_OP_LOG, "log", true); }
+tl_tensor *tl_sqrt(tl_tensor *a) { return unary(a, TL_OP_SQRT, "sqrt", true); }
+tl_tensor *tl_sin(tl_tensor *a) { return unary(a, TL_OP_SIN, "sin", true); }
+tl_tensor *tl_cos(tl_tensor *a) { return unary(a, TL_OP_COS, "cos", true); }
+tl_tensor *tl_tanh(tl_tensor *a) { return unary(a, TL_OP_TANH, "tanh", true); }
+tl_tensor *tl_sigmoid(tl_tensor *a) { return unary(a, TL_OP_SIGMOID, "sigmoid", true); }
+tl_tensor *tl_gelu(tl_tensor *a) { return unary(a, TL_OP_GELU, "gelu", true); }
+tl_tensor *tl_reciprocal(tl_tensor *a) { return unary(a, TL_OP_RECIP, "reciprocal", true); }
+tl_tensor *tl_relu(tl_tensor *a) { return unary(a, TL_OP_RELU, "relu", false); }
+tl_tensor *tl_abs(tl_tensor *a) { return unary(a, TL_OP_ABS, "abs", false); }
+
+tl_tensor *tl_logical_not(tl_tensor *a) {
+  BEGIN(a);
+  tl_uop *u = a->u;
+  if (u->dtype != TL_BOOL) /* not x == (x == 0) */
+    u = tl_build_binary(&ctx->graph, TL_OP_CMPEQ, u, tl_build_const_like(&ctx->graph, u, 0));
+  return tl_api_wrap(ctx, tl_build_unary(&ctx->graph, TL_OP_NOT, u), mark);
+}
+
+static bool broadcast_shapes(tl_ctx *ctx, const char *what, const tl_uop *a, const tl_uop *b,
+                             int *ndim, int64_t *shape) {
+  int nd = a->ndim > b->ndim ? a->ndim : b->ndim;
+  for (int i = 0; i < nd; i++) {
+    int ia = i - (nd - a->ndim), ib = i - (nd - b->ndim);
+    int64_t x = ia >= 0 ? a->shape[ia] : 1, y = ib >= 0 ? b->shape[ib] : 1;
+    if (x != y && x != 1 && y != 1) {
+      char sa[160] = "", sb[160] = "";
+      for (int k = 0; k < a->ndim; k++)
+        snprintf(sa + strlen(sa), sizeof sa - strlen(sa), "%s%lld", k ? ", " : "", (long long)a->shape[k]);
+      for (int k = 0; k < b->ndim; k++)
+        snprintf(sb + strlen(sb), sizeof sb - strlen(sb), "%s%lld", k ? ", " : "", (long long)b->shape[k]);
+      tl_error_set(&ctx->err, TL_ERR_SHAPE, "%s: shapes [%s] and [%s] cannot be broadcast together",
+                   what, sa, sb);
+      return false;
+    }
+    shape[i] = x == 1 ? y : x;
+  }
+  *ndim = nd;
+  return true;
+}
+
+/* Broadcasts and promotes two nodes; float_only lifts integers to f32. */
+static bool prepare_pair(tl_ctx *ctx, const char *what, tl_uop **a, tl_uop **b, bool float_only) {
+  int nd;
+  int64_t shape[TL_MAX_DIMS];
+  if (!broadcast_shapes(ctx, what, *a, *b, &nd, shape)) return false;
+  tl_dtype dt = tl_dtype_promote((tl_dtype)(*a)->dtype, (tl_dtype)(*b)->dtype);
+  if (float_only && !tl_dtype_is_float(dt)) dt = TL_F32;
+  *a = tl_api_broadcast_to(ctx, tl_build_cast(&ctx->graph, *a, dt), nd, shape);
+  *b = tl_api_broadcast_to(ctx, tl_build_cast(&ctx->graph, *b, dt), nd, shape);
+  return *a && *b;
+}
+
+typedef enum { ARITH, COMPARE, INT_ONLY, MINMAX } binary_kind;
+
+static tl_tensor *binary(tl_tensor *x, tl_tensor *y, int op, const char *what, binary_kind kind) {
+  if (!x || !y) return NULL;
+  tl_ctx *ctx = x->ctx;
+  size_t mark = tl_graph_mark(&ctx->graph);
+  if (y->ctx != ctx) return tl_api_fail(ctx, mark, TL_ERR_ARG, "%s: tensors from different contexts", what);
+  tl_uop *a = x->u, *b = y->u;
+  if (kind == ARITH && a->dtype == TL_BOOL && b->dtype == TL_BOOL) { /* arithmetic on bools: i32 */
+    a = tl_build_cast(&ctx->graph, a, TL_I32);
+    b = tl_build_cast(&ctx->graph, b, TL_I32);
+  }
+  if (kind == INT_ONLY && (!tl_dtype_is_int((tl_dtype)a->dtype) || !tl_dtype_is_int((tl_dtype)b->dtype)))
+    return tl_api_fail(ctx, mark, TL_ERR_DTYPE, "%s: needs integer tensors, got %s and %s", what,
+                       tl_dtype_name((tl_dtype)a->dtype), tl_dtype_name((tl_dtype)b->dtype));
+  if (!prepare_pair(ctx, what, &a, &b, false)) {
+    tl_graph_release_to(&ctx->graph, mark);
+    return NULL;
+  }
+  return tl_api_wrap(ctx, tl_build_binary(&ctx->graph, op, a, b), mark);
+}
+
+tl_tensor *tl_add(tl_tensor *a, tl_tensor *b) { return binary(a, b, TL_OP_ADD, "add", ARITH); }
+tl_tensor *tl_sub(tl_tensor *a, tl_tensor *b) { return binary(a, b, TL_OP_SUB, "sub", ARITH); }
+tl_tensor *tl_mul(tl_tensor *a, tl_tensor *b) { return binary(a, b, TL_OP_MUL, "mul", ARITH); }
+tl_tensor *tl_div(tl_tensor *a, tl_tensor *b) { return binary(a, b, TL_OP_DIV, "div", ARITH); }
+tl_tensor *tl_mod(tl_tensor *a, tl_tensor *b) { return binary(a, b, TL_OP_MOD, "mod", INT_ONLY); }
+tl_tensor *tl_pow(tl_tensor *a, tl_tensor *b) { return binary(a, b, TL_OP_POW, "pow", ARITH); }
+tl_tensor *tl_maximum(tl_tensor *a, tl_tensor *b) { return binary(a, b, TL_OP_MAX, "maximum", MINMAX); }
+tl_tensor *tl_minimum(tl_tensor *a, tl_tensor *b) { return binary(a, b, TL_OP_MIN, "minimum", MINMAX); }
+tl_tensor *tl_lt(tl_tensor *a, tl_tensor *b) { return binary(a, b, TL_OP_CMPLT, "lt", COMPARE); }
+tl_tensor *tl_le(tl_tensor *a, tl_tensor *b) { return binary(a, b, TL_OP_CMPLE, "le", COMPARE); }
+tl_tensor *tl_gt(tl_tensor *a, tl_tensor *b) { return binary(a, b, TL_OP_CMPGT, "gt", COMPARE); }
+tl_tensor *tl_ge(tl_tensor *a, tl_tensor *b) { return binary(a, b, TL_OP_CMPGE, "ge", COMPARE); }
+tl_tensor *tl_eq(tl_tensor *a, tl_tensor *b) { return binary(a, b, TL_OP_CMPEQ, "eq", COMPARE); }
+tl_tensor *tl_ne(tl_tensor *a, tl_tensor *b) { return binary(a, b, TL_OP_CMPNE, "ne", COMPARE); }
+
+static tl_tensor *with_scalar(tl_tensor *a, double s, tl_tensor *(*f)(tl_tensor *, tl_tensor *)) {
+  if (!a) return NULL;
+  tl_tensor *c = tl_scalar(a->ctx, (tl_dtype)a->u->dtype, s);
+  tl_tensor *r = c ? f(a, c) : NULL;
+  tl_release(c);
+  return r;
+}
+tl_tensor *tl_add_scalar(tl_tensor *a, double s) { return with_scalar(a, s, tl_add); }
+tl_tensor *tl_mul_scalar(tl_tensor *a, double s) { return with_scalar(a, s, tl_mul); }
+tl_tensor *tl_pow_scalar(tl_tensor *a, double s) { return with_scalar(a, s, tl_pow); }
+
+tl_tensor *tl_where(tl_tensor *cond, tl_tensor *x, tl_tensor *y) {
+  if (!cond || !x || !y) return NULL;
+  tl_ctx *ctx = cond->ctx;
+  size_t mark = tl_graph_mark(&ctx->graph);
+  if (x->ctx != ctx || y->ctx != ctx) return tl_api_fail(ctx, mark, TL_ERR_ARG, "where: tensors from different contexts");
+  tl_uop *a = x->u, *b = y->u, *c = cond->u;
+  if (c->dtype != TL_BOOL)
+    c = tl_build_binary(&ctx->graph, TL_OP_CMPNE, c, tl_build_const_like(&ctx->graph, c, 0));
+  int nd;
+  int64_t shape[TL_MAX_DIMS];
+  if (!c || !prepare_pair(ctx, "where", &a, &b, false) || !broadcast_shapes(ctx, "where", c, a, &nd, shape)) {
+    tl_graph_release_to(&ctx->graph, mark);
+    return NULL;
+  }
+  a = tl_api_broadcast_to(ctx, a, nd, shape);
+  b = tl_api_broadcast_to(ctx, b, nd, shape);
+  c = tl_api_broadcast_to(ctx, c, nd, shape);
+  return tl_api_wrap(ctx, tl_build_where(&ctx->graph, c, a, b), mark);
+}
+
+tl_tensor *tl_cast(tl_tensor *a, tl_dtype dtype) {
+  BEGIN(a);
+  if (!tl_dtype_valid(dtype)) return tl_api_fail(ctx, mark, TL_ERR_DTYPE, "cast: invalid dtype %d", (int)dtype);
+  return tl_api_wrap(ctx, tl_build_cast(&ctx->graph, a->u, dtype), mark);
+}
+
+/* ---- reductions ------------------------------------------------------------------ */
+tl_uop *tl_api_reduce(tl_ctx *ctx, tl_uop *u, int op, uint64_t axes) {
+  if (!u) return NULL;
+  int64_t shape[TL_MAX_DIMS];
+  for (int i = 0; i < u->ndim; i++) shape[i] = (axes >> i & 1) ? 1 : u->shape[i];
+  tl_arg arg = {.u = axes};
+  return tl_uop_make(&ctx->graph, op, (tl_dtype)u->dtype, 1, &u, arg, 0, u->ndim, shape);
+}
+
+static bool axes_mask(tl_ctx *ctx, const char *what, int ndim, int naxes, const int *axes,
+                      uint64_t *mask) {
+  *mask = 0;
+  if (!axes) {
+    *mask = ndim ? ((uint64_t)1 << ndim) - 1 : 0;
+    return true;
+  }
+  for (int i = 0; i < naxes; i++) {
+    int a = axes[i];
+    if (!tl_api_axis(ctx, ndim, &a, what)) return false;
+    *mask |= (uint64_t)1 << a;
+  }
+  return true;
+}
+
+/* drops the reduced axes unless keepdim */
+static tl_uop *finish_reduce(tl_ctx *ctx, tl_uop *r, uint64_t mask, int keepdim) {
+  if (!r || keepdim) return r;
+  int64_t s[TL_MAX_DIMS];
+  int nd = 0;
+  for (int i = 0; i < r->ndim; i++)
+    if (!(mask >> i & 1)) s[nd++] = r->shape[i];
+  return tl_api_view(ctx, r, TL_MOVE_RESHAPE, s, NULL, NULL, NULL, nd);
+}
+
+typedef enum { R_SUM, R_PROD, R_MAX, R_MIN, R_MEAN } reduce_kind;
+
+static tl_uop *reduce_node(tl_ctx *ctx, tl_uop *u, reduce_kind kind, uint64_t mask) {
+  tl_graph *g = &ctx->graph;
+  tl_dtype dt = (tl_dtype)u->dtype;
+  switch (kind) {
+  case R_SUM:
+  case R_PROD:
+    if (dt == TL_BOOL || dt == TL_I32) u = tl_build_cast(g, u, TL_I64);
+    return tl_api_reduce(ctx, u, kind == R_SUM ? TL_OP_RSUM : TL_OP_RPROD, mask);
+  case R_MAX: return tl_api_reduce(ctx, u, TL_OP_RMAX, mask);
+  case R_MIN: /* min x = -max(-x); for bools, not max(not x) */
+    if (dt == TL_BOOL)
+      return tl_build_unary(g, TL_OP_NOT, tl_api_reduce(ctx, tl_build_unary(g, TL_OP_NOT, u), TL_OP_RMAX, mask));
+    return tl_build_unary(g, TL_OP_NEG, tl_api_reduce(ctx, tl_build_unary(g, TL_OP_NEG, u), TL_OP_RMAX, mask));
+  case R_MEAN: {
+    if (!tl_dtype_is_float(dt)) u = tl_build_cast(g, u, TL_F32);
+    int64_t n = 1;
+    for (int i = 0; i < u->ndim; i++)
+      if (mask >> i & 1) n *= u->shape[i];
+    tl_uop *s = tl_api_reduce(ctx, u, TL_OP_RSUM, mask);
+    return s ? tl_build_binary(g, TL_OP_MUL, s, tl_build_const_like(g, s, n ? 1.0 / (double)n : NAN)) : NULL;
+  }
+  }
+  return NULL;
+}
+
+static tl_tensor *reduce(tl_tensor *t, reduce_kind kind, const char *what, int naxes,
+                         const int *axes, int keepdim) {
+  BEGIN(t);
+  uint64_t mask;
+  if (!axes_mask(ctx, what, t->u->ndim, naxes, axes, &mask)) return NULL;
+  return tl_api_wrap(ctx, finish_reduce(ctx, reduce_node(ctx, t->u, kind, mask), mask, keepdim), mark);
+}
+
+tl_tensor *tl_sum(tl_tensor *a, int n, const int *ax, int k) { return reduce(a, R_SUM, "sum", n, ax, k); }
+tl_tensor *tl_prod(tl_tensor *a, int n, const int *ax, int k) { return reduce(a, R_PROD, "prod", n, ax, k); }
+tl_tensor *tl_max(tl_tensor *a, int n, const int *ax, int k) { return reduce(a, R_MAX, "max", n, ax, k); }
+tl_tensor *tl_min(tl_tensor *a, int n, const int *ax, int k) { return reduce(a, R_MIN, "min", n, ax, k); }
+tl_tensor *tl_mean(tl_tensor *a, int n, const int *ax, int k) { return reduce(a, R_MEAN, "mean", n, ax, k); }
+
+/* first index of the maximum: n - max((x == max x) * (n, n-1, ..., 1)) along the axis */
+static tl_tensor *arg_extreme(tl_tensor *t, int axis, int keepdim, bool is_min, const char *what) {
+  BEGIN(t);
+  if (!tl_api_axis(ctx, t->u->ndim, &axis, what)) return NULL;
+  tl_graph *g = &ctx->graph;
+  tl_uop *x = t->u;
+  if (is_min) x = x->dtype == TL_BOOL ? tl_build_unary(g, TL_OP_NOT, x) : tl_build_unary(g, TL_OP_NEG, x);
+  int64_t n = x->shape[axis];
+  tl_tensor *idx = tl_arange(ctx, TL_I64, (double)n, 0, -1);
+  if (!idx) return tl_api_fail(ctx, mark, ctx->err.status, "%s", "argmax: out of memory");
+  int64_t s[TL_MAX_DIMS];
+  for (int i = 0; i < x->ndim; i++) s[i] = i == axis ? n : 1;
+  tl_uop *iv = tl_api_broadcast_to(ctx, tl_api_view(ctx, idx->u, TL_MOVE_RESHAPE, s, NULL, NULL, NULL, x->ndim),
+                                   x->ndim, x->shape);
+  tl_release(idx);
+  uint64_t mask = (uint64_t)1 << axis;
+  tl_uop *m = tl_api_reduce(ctx, x, TL_OP_RMAX, mask);
+  tl_uop *eq = tl_build_binary(g, TL_OP_CMPEQ, x, tl_api_broadcast_to(ctx, m, x->ndim, x->shape));
+  tl_uop *hit = tl_build_binary(g, TL_OP_MUL, tl_build_cast(g, eq, TL_I64), iv);
+  tl_uop *best = tl_api_reduce(ctx, hit, TL_OP_RMAX, mask);
+  tl_uop *r = best ? tl_build_binary(g, TL_OP_SUB, tl_build_const_like(g, best, (double)n), best) : NULL;
+  return tl_api_wrap(ctx, finish_reduce(ctx, r, mask, keepdim), mark);
+}
+
+tl_tensor *tl_argmax(tl_tensor *a, int axis, int keepdim) { return arg_extreme(a, axis, keepdim, false, "argmax"); }
+tl_tensor *tl_argmin(tl_tensor *a, int axis, int keepdim) { return arg_extreme(a, axis, keepdim, true, "argmin"); }
+
+/* softmax = e / sum(e), e = exp(x - max x); log_softmax = (x - max x) - log(sum(e)) */
+static tl_tensor *softmax_impl(tl_tensor *t, int axis, bool log_form, const char *what) {
+  BEGIN(t);
+  if (!tl_api_axis(ctx, t->u->ndim, &axis, what)) return NULL;
+  tl_graph *g = &ctx->graph;
+  tl_uop *x = t->u;
+  if (!tl_dtype_is_float(x->dtype)) x = tl_build_cast(g, x, TL_F32);
+  uint64_t mask = (uint64_t)1 << axis;
+  tl_uop *m = tl_api_broadcast_to(ctx, tl_api_reduce(ctx, x, TL_OP_RMAX, mask), x->ndim, x->shape);
+  tl_uop *shifted = tl_build_binary(g, TL_OP_SUB, x, m);
+  tl_uop *e = tl_build_unary(g, TL_OP_EXP, shifted);
+  tl_uop *s = tl_api_broadcast_to(ctx, tl_api_reduce(ctx, e, TL_OP_RSUM, mask), x->ndim, x->shape);
+  tl_uop *r = log_form ? tl_build_binary(g, TL_OP_SUB, shifted, tl_build_unary(g, TL_OP_LOG, s))
+                       : tl_build_binary(g, TL_OP_DIV, e, s);
+  return tl_api_wrap(ctx, r, mark);
+}
+
+tl_tensor *tl_softmax(tl_tensor *a, int axis) { return softmax_impl(a, axis, false, "softmax"); }
+tl_tensor *tl_log_softmax(tl_tensor *a, int axis) { return softmax_impl(a, axis, true, "log_softmax"); }
+
+/* ---- matmul: (..., M, K) x (..., K, N) as a broadcast product summed over K ------------- */
+tl_tensor *tl_matmul(tl_tensor *x, tl_tensor *y) {
+  if (!x || !y) return NULL;
+  tl_ctx *ctx = x->ctx;
+  size_t mark = tl_graph_mark(&ctx->graph);
+  tl_uop *a = x->u, *b = y->u;
+  if (a->ndim == 0 || b->ndim == 0)
+    return tl_api_fail(ctx, mark, TL_ERR_SHAPE, "matmul: operands must have at least one axis");
+  int64_t s[TL_MAX_DIMS];
+  bool a_vec = a->ndim == 1, b_vec = b->ndim == 1;
+  if (a_vec) {
+    s[0] = 1;
+    s[1] = a->shape[0];
+    a = tl_api_view(ctx, a, TL_MOVE_RESHAPE, s, NULL, NULL, NULL, 2);
+  }
+  if (b_vec) {
+    s[0] = b->shape[0];
+    s[1] = 1;
+    b = tl_api_view(ctx, b, TL_MOVE_RESHAPE, s, NULL, NULL, NULL, 2);
+  }
+  int64_t M = a->shape[a->ndim - 2], K = a->shape[a->ndim - 1];
+  int64_t K2 = b->shape[b->ndim - 2], N = b->shape[b->ndim - 1];
+  if (K != K2)
+    return tl_api_fail(ctx, mark, TL_ERR_SHAPE,
+                       "matmul: inner sizes differ: (..., %lld, %lld) x (..., %lld, %lld)",
+                       (long long)M, (long long)K, (long long)K2, (long long)N);
+  int nb = (a->ndim > b->ndim ? a->ndim : b->ndim) - 2; /* batch axes */
+  if (nb + 3 > TL_MAX_DIMS) return tl_api_fail(ctx, mark, TL_ERR_SHAPE, "matmul: too many batch axes");
+  int64_t batch[TL_MAX_DIMS];
+  for (int i = 0; i < nb; i++) {
+    int ia = i - (nb - (a->ndim - 2)), ib = i - (nb - (b->ndim - 2));
+    int64_t p = ia >= 0 ? a->shape[ia] : 1, q = ib >= 0 ? b->shape[ib] : 1;
+    if (p != q && p != 1 && q != 1)
+      return tl_api_fail(ctx, mark, TL_ERR_SHAPE, "matmul: batch sizes %lld and %lld cannot broadcast",
+                         (long long)p, (long long)q);
+    batch[i] = p == 1 ? q : p;
+  }
+  tl_dtype dt = tl_dtype_promote((tl_dtype)a->dtype, (tl_dtype)b->dtype);
+  if (dt == TL_BOOL) dt = TL_I32;
+  a = tl_build_cast(&ctx->graph, a, dt);
+  b = tl_build_cast(&ctx->graph, b, dt);
+  /* a: (..., M, 1, K); b^T: (..., 1, N, K); product (..., M, N, K) */
+  int perm[TL_MAX_DIMS];
+  for (int i = 0; i < b->ndim; i++) perm[i] = i;
+  perm[b->ndim - 2] = b->ndim - 1;
+  perm[b->ndim - 1] = b->ndim - 2;
+  b = tl_api_view(ctx, b, TL_MOVE_PERMUTE, NULL, NULL, perm, NULL, b->ndim);
+  int64_t sa[TL_MAX_DIMS], sb[TL_MAX_DIMS], full[TL_MAX_DIMS];
+  int nd = nb + 3;
+  for (int i = 0; i < nb; i++) {
+    int ia = i - (nb - (a->ndim - 2)), ib = i - (nb - (b->ndim - 2));
+    sa[i] = ia >= 0 ? a->shape[ia] : 1;
+    sb[i] = ib >= 0 ? b->shape[ib] : 1;
+    full[i] = batch[i];
+  }
+  sa[nb] = M; sa[nb + 1] = 1; sa[nb + 2] = K;
+  sb[nb] = 1; sb[nb + 1] = N; sb[nb + 2] = K;
+  full[nb] = M; full[nb + 1] = N; full[nb + 2] = K;
+  a = tl_api_broadcast_to(ctx, tl_api_view(ctx, a, TL_MOVE_RESHAPE, sa, NULL, NULL, NULL, nd), nd, full);
+  b = tl_api_broadcast_to(ctx, tl_api_view(ctx, b, TL_MOVE_RESHAPE, sb, NULL, NULL, NULL, nd), nd, full);
+  tl_uop *r = tl_api_reduce(ctx, tl_build_binary(&ctx->graph, TL_OP_MUL, a, b), TL_OP_RSUM,
+                            (uint64_t)1 << (nd - 1));
+  /* drop K, then the axes added for 1-D operands */
+  int64_t out[TL_MAX_DIMS];
+  int no = 0;
+  for (int i = 0; i < nb; i++) out[no++] = batch[i];
+  if (!a_vec) out[no++] = M;
+  if (!b_vec) out[no++] = N;
+  return tl_api_wrap(ctx, tl_api_view(ctx, r, TL_MOVE_RESHAPE, out, NULL, NULL, NULL, no), mark);
+}

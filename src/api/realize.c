@@ -1,0 +1,273 @@
+/* realize.c — running graphs: rewrite, schedule, lower, render, compile, execute
+ * (cpu), or interpret (interp); reading results back; printing; DOT. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "api/context.h"
+#include "codegen/lower.h"
+#include "codegen/render_c.h"
+#include "core/format.h"
+#include "core/shapetracker.h"
+#include "core/strbuf.h"
+#include "runtime/interp.h"
+#include "runtime/kernel.h"
+#include "sched/schedule.h"
+
+static const tl_ruleset *const graph_rules[] = {&tl_rules_fallback, &tl_rules_fold, &tl_rules_algebra};
+
+static tl_status ensure_runtime(tl_ctx *ctx) {
+  if (!ctx->compiler) {
+    ctx->compiler = tl_compiler_create(ctx->cc, NULL, ctx->cache_dir, &ctx->err);
+    if (!ctx->compiler) return ctx->err.status;
+  }
+  if (!ctx->pool && !(ctx->pool = tl_pool_create(0)))
+    return tl_error_set(&ctx->err, TL_ERR_NOMEM, "cannot start the thread pool");
+  return TL_OK;
+}
+
+static tl_buffer *arg_buffer(tl_uop *node, const tl_schedule *s, tl_buffer **outs) {
+  if (node->op == TL_OP_BUFFER) return node->arg.p;
+  int k = tl_schedule_kernel_of(s, node);
+  return k ? outs[k - 1] : NULL;
+}
+
+static tl_status run_kernel(tl_ctx *ctx, int index, const tl_schedule *s, tl_buffer **outs) {
+  tl_uop *root = s->roots[index];
+  tl_lowered low;
+  tl_status st = tl_lower_kernel(root, s, &low, &ctx->err);
+  if (st) return st;
+  char *src = tl_render_c(&low, "tl_kernel");
+  tl_kernel k;
+  memset(&k, 0, sizeof k);
+  snprintf(k.name, sizeof k.name, "k%d", index);
+  if (!src) st = tl_error_set(&ctx->err, TL_ERR_NOMEM, "out of memory rendering a kernel");
+  if (!st && ctx->debug) fprintf(stderr, "--- kernel %d ---\n%s", index, strstr(src, "\nvoid ") + 1);
+  if (!st) st = tl_compiler_get(ctx->compiler, src, "tl_kernel", &k.fn, &ctx->err);
+  free(src);
+  tl_kernel_arg args[TL_KERNEL_MAX_ARGS];
+  if (!st) {
+    outs[index] = tl_buffer_new((tl_dtype)root->dtype, tl_uop_numel(root), &ctx->stats.live_buffers,
+                                &ctx->stats.live_bytes);
+    if (!outs[index]) st = tl_error_set(&ctx->err, TL_ERR_NOMEM, "out of memory for a %lld-element buffer",
+                                        (long long)tl_uop_numel(root));
+  }
+  if (!st) {
+    k.nargs = low.nargs;
+    k.work = low.work;
+    int64_t inner = low.inner_work > 0 ? low.inner_work : 1;
+    k.min_chunk = 32768 / inner > 0 ? 32768 / inner : 1;
+    for (int i = 0; i < low.nargs; i++) {
+      tl_uop *node = low.args[i];
+      tl_buffer *b = i == 0 ? outs[index] : arg_buffer(node, s, outs);
+      k.arg_dtype[i] = (tl_dtype)node->dtype;
+      k.arg_min_bytes[i] = (size_t)tl_uop_numel(node) * tl_dtype_size((tl_dtype)node->dtype);
+      args[i].data = b ? b->data : NULL;
+      args[i].nbytes = b ? b->nbytes : 0;
+      args[i].dtype = b ? b->dtype : TL_F32;
+    }
+    st = tl_kernel_exec(&k, ctx->pool, k.nargs, args, &ctx->err);
+    if (!st) ctx->stats.kernels_run++;
+  }
+  tl_lowered_free(&low);
+  return st;
+}
+
+static tl_buffer *realize_cpu(tl_ctx *ctx, tl_uop *u) {
+  if (ensure_runtime(ctx)) return NULL;
+  tl_graph *g = &ctx->graph;
+  size_t mark = tl_graph_mark(g);
+  tl_uop *r = tl_rewrite_graph(g, u, graph_rules, 3);
+  tl_buffer *result = NULL;
+  tl_schedule s;
+  if (!r) {
+    tl_error_set(&ctx->err, TL_ERR_NOMEM, "out of memory rewriting the graph");
+  } else if (r->op == TL_OP_BUFFER) {
+    result = r->arg.p;
+    tl_buffer_retain(result);
+  } else if (!tl_schedule_build(r, &s)) {
+    tl_error_set(&ctx->err, TL_ERR_NOMEM, "out of memory scheduling the graph");
+  } else {
+    tl_buffer **outs = calloc((size_t)s.nkernels, sizeof *outs);
+    tl_status st = outs ? TL_OK : tl_error_set(&ctx->err, TL_ERR_NOMEM, "out of memory");
+    for (int i = 0; i < s.nkernels && !st; i++) st = run_kernel(ctx, i, &s, outs);
+    if (!st) {
+      result = outs[s.nkernels - 1];
+      tl_buffer_retain(result);
+    }
+    for (int i = 0; outs && i < s.nkernels; i++) tl_buffer_release(outs[i]);
+    free(outs);
+    tl_schedule_free(&s);
+  }
+  tl_graph_release_to(g, mark);
+  return result;
+}
+
+/* Realizes the tensor's node. The node itself becomes the buffer, so every graph
+ * holding it sees the result and its sources are freed; a constant stays a constant
+ * for its other users and only this handle moves to the new buffer. */
+static tl_status realize_tensor(tl_tensor *t) {
+  tl_ctx *ctx = t->ctx;
+  tl_uop *u = t->u;
+  if (u->op == TL_OP_BUFFER) return TL_OK;
+  tl_buffer *b = ctx->backend == TL_BACKEND_INTERP
+                     ? tl_interp_eval(u, &ctx->stats.live_buffers, &ctx->stats.live_bytes, &ctx->err)
+                     : realize_cpu(ctx, u);
+  if (!b) return ctx->err.status ? ctx->err.status : tl_error_set(&ctx->err, TL_ERR_INTERNAL, "realize failed");
+  ctx->stats.realizes++;
+  if (tl_uop_is_const(u, NULL) || u->op == TL_OP_CONST) {
+    size_t mark = tl_graph_mark(&ctx->graph);
+    tl_arg arg = {.p = b};
+    tl_uop *n = tl_uop_make(&ctx->graph, TL_OP_BUFFER, (tl_dtype)u->dtype, 0, NULL, arg, 0, u->ndim, u->shape);
+    if (n) {
+      tl_uop_retain(n);
+      tl_uop_release(&ctx->graph, t->u);
+      t->u = n;
+    }
+    tl_graph_release_to(&ctx->graph, mark);
+    tl_buffer_release(b);
+    return n ? TL_OK : tl_error_set(&ctx->err, TL_ERR_NOMEM, "out of memory");
+  }
+  tl_uop_become_buffer(&ctx->graph, u, b);
+  tl_buffer_release(b);
+  return TL_OK;
+}
+
+tl_status tl_realize(tl_tensor *t) {
+  if (!t) return TL_ERR_ARG;
+  return realize_tensor(t);
+}
+
+tl_tensor *tl_contiguous(tl_tensor *a) {
+  if (!a) return NULL;
+  tl_tensor *t = tl_api_wrap(a->ctx, a->u, tl_graph_mark(&a->ctx->graph));
+  if (t && realize_tensor(t)) {
+    tl_release(t);
+    return NULL;
+  }
+  return t;
+}
+
+tl_status tl_to_host(tl_tensor *t, void *dst, size_t nbytes) {
+  if (!t) return TL_ERR_ARG;
+  tl_ctx *ctx = t->ctx;
+  size_t need = (size_t)tl_uop_numel(t->u) * tl_dtype_size((tl_dtype)t->u->dtype);
+  if (nbytes != need)
+    return tl_error_set(&ctx->err, TL_ERR_ARG, "to_host: destination has %zu bytes, the tensor needs %zu",
+                        nbytes, need);
+  if (need && !dst) return tl_error_set(&ctx->err, TL_ERR_ARG, "to_host: destination is NULL");
+  tl_status st = realize_tensor(t);
+  if (st) return st;
+  if (need) memcpy(dst, ((tl_buffer *)t->u->arg.p)->data, need);
+  return TL_OK;
+}
+
+tl_status tl_item(tl_tensor *t, double *out) {
+  if (!t) return TL_ERR_ARG;
+  if (tl_uop_numel(t->u) != 1)
+    return tl_error_set(&t->ctx->err, TL_ERR_SHAPE, "item: tensor has %lld elements, not 1",
+                        (long long)tl_uop_numel(t->u));
+  tl_status st = realize_tensor(t);
+  if (st) return st;
+  if (out) *out = tl_dtype_read(((tl_buffer *)t->u->arg.p)->data, (tl_dtype)t->u->dtype, 0);
+  return TL_OK;
+}
+
+char *tl_format(tl_tensor *t) {
+  if (!t || realize_tensor(t)) return NULL;
+  const tl_uop *u = t->u;
+  char *s = tl_format_array(((tl_buffer *)u->arg.p)->data, (tl_dtype)u->dtype, u->ndim, u->shape);
+  if (!s) tl_error_set(&t->ctx->err, TL_ERR_NOMEM, "format: out of memory");
+  return s;
+}
+
+tl_status tl_print(tl_tensor *t, FILE *out) {
+  char *s = tl_format(t);
+  if (!s) return t ? t->ctx->err.status : TL_ERR_ARG;
+  fprintf(out ? out : stdout, "%s\n", s);
+  free(s);
+  return TL_OK;
+}
+
+/* ---- schedules and DOT ----------------------------------------------------------- */
+static void dot_label(tl_strbuf *s, const tl_uop *u) {
+  tl_strbuf_printf(s, "%s %s [", tl_op_name(u->op), tl_dtype_name((tl_dtype)u->dtype));
+  for (int d = 0; d < u->ndim; d++) tl_strbuf_printf(s, "%s%lld", d ? "," : "", (long long)u->shape[d]);
+  tl_strbuf_puts(s, "]");
+  if (u->op == TL_OP_CONST) tl_strbuf_printf(s, " %g", tl_uop_const_value(u));
+}
+
+static void dot_nodes(tl_strbuf *s, const tl_uop *u, tl_ptrmap *seen, const tl_schedule *sched) {
+  if (tl_ptrmap_get(seen, u)) return;
+  if (!tl_ptrmap_put(seen, u, (void *)u)) {
+    s->oom = true;
+    return;
+  }
+  int k = sched ? tl_schedule_kernel_of(sched, u) : 0;
+  tl_strbuf_printf(s, "  n%llu [label=\"", (unsigned long long)u->id);
+  dot_label(s, u);
+  if (k) tl_strbuf_printf(s, "\\nkernel %d output", k - 1);
+  tl_strbuf_printf(s, "\"%s];\n", k ? ", style=filled, fillcolor=lightblue" : u->op == TL_OP_BUFFER ? ", shape=box" : "");
+  for (int i = 0; i < u->nsrc; i++) {
+    dot_nodes(s, u->src[i], seen, sched);
+    tl_strbuf_printf(s, "  n%llu -> n%llu;\n", (unsigned long long)u->src[i]->id, (unsigned long long)u->id);
+  }
+}
+
+char *tl_graph_dot(tl_tensor *t) {
+  if (!t) return NULL;
+  tl_strbuf s = {0};
+  tl_ptrmap seen = {0};
+  tl_strbuf_puts(&s, "digraph tl_graph {\n  rankdir=BT;\n  node [shape=ellipse, fontname=\"monospace\"];\n");
+  dot_nodes(&s, t->u, &seen, NULL);
+  tl_strbuf_puts(&s, "}\n");
+  tl_ptrmap_free(&seen);
+  return tl_strbuf_take(&s);
+}
+
+/* runs f on the rewritten, scheduled graph of t */
+static bool with_schedule(tl_tensor *t, void (*f)(tl_uop *root, tl_schedule *s, void *user), void *user) {
+  tl_ctx *ctx = t->ctx;
+  size_t mark = tl_graph_mark(&ctx->graph);
+  tl_uop *r = tl_rewrite_graph(&ctx->graph, t->u, graph_rules, 3);
+  tl_schedule s;
+  bool ok = r && tl_schedule_build(r, &s);
+  if (ok) {
+    f(r, &s, user);
+    tl_schedule_free(&s);
+  } else {
+    tl_error_set(&ctx->err, TL_ERR_NOMEM, "out of memory scheduling the graph");
+  }
+  tl_graph_release_to(&ctx->graph, mark);
+  return ok;
+}
+
+static void schedule_dot(tl_uop *root, tl_schedule *s, void *user) {
+  tl_strbuf *sb = user;
+  tl_ptrmap seen = {0};
+  tl_strbuf_printf(sb, "digraph tl_schedule {\n  rankdir=BT;\n  label=\"%d kernel(s)\";\n", s->nkernels);
+  dot_nodes(sb, root, &seen, s);
+  tl_strbuf_puts(sb, "}\n");
+  tl_ptrmap_free(&seen);
+}
+
+char *tl_schedule_dot(tl_tensor *t) {
+  if (!t) return NULL;
+  tl_strbuf s = {0};
+  if (!with_schedule(t, schedule_dot, &s)) {
+    tl_strbuf_free(&s);
+    return NULL;
+  }
+  return tl_strbuf_take(&s);
+}
+
+static void count_kernels(tl_uop *root, tl_schedule *s, void *user) {
+  (void)root;
+  *(int *)user = s->nkernels;
+}
+
+int tl_schedule_count(tl_tensor *t) {
+  if (!t) return -1;
+  int n = 0;
+  return with_schedule(t, count_kernels, &n) ? n : -1;
+}

@@ -1,0 +1,85 @@
+/* kernel_prelude.h — the scalar helpers every generated kernel starts with.
+ * The same file is compiled into libtl (the interpreter and constant folding use
+ * it) and pasted as text in front of each kernel, so both agree bit for bit on
+ * integer division, max, pow and the random generator. No system headers: kernels
+ * must compile fast and under libtcc. */
+#ifndef TL_KERNEL_PRELUDE_H
+#define TL_KERNEL_PRELUDE_H
+
+typedef long long tl_i64;
+typedef unsigned long long tl_u64;
+typedef int tl_i32;
+typedef unsigned int tl_u32;
+typedef unsigned char tl_bool;
+
+float expf(float), logf(float), sqrtf(float), sinf(float), cosf(float), tanhf(float),
+    powf(float, float), fmodf(float, float);
+double exp(double), log(double), sqrt(double), sin(double), cos(double), tanh(double),
+    pow(double, double), fmod(double, double);
+
+/* max as a select: a NaN in b gives NaN, a NaN in a gives b (one rule everywhere) */
+#define TL_MAX(a, b) ((a) > (b) ? (a) : (b))
+
+/* integer division and remainder truncate toward zero; by zero they give 0, and
+ * MIN / -1 wraps, so no kernel ever traps */
+static inline tl_i64 tl_idiv_i64(tl_i64 a, tl_i64 b) {
+  return b == 0 ? 0 : b == -1 ? (tl_i64)(0 - (tl_u64)a) : a / b;
+}
+static inline tl_i64 tl_mod_i64(tl_i64 a, tl_i64 b) { return b == 0 || b == -1 ? 0 : a % b; }
+static inline tl_i32 tl_idiv_i32(tl_i32 a, tl_i32 b) {
+  return b == 0 ? 0 : b == -1 ? (tl_i32)(0 - (tl_u32)a) : a / b;
+}
+static inline tl_i32 tl_mod_i32(tl_i32 a, tl_i32 b) { return b == 0 || b == -1 ? 0 : a % b; }
+
+/* integer power by squaring; a negative exponent gives 1/a^n truncated */
+static inline tl_i64 tl_pow_i64(tl_i64 a, tl_i64 n) {
+  if (n < 0) return a == 1 ? 1 : a == -1 ? ((n & 1) ? -1 : 1) : 0;
+  tl_u64 r = 1, x = (tl_u64)a;
+  while (n) {
+    if (n & 1) r *= x;
+    x *= x;
+    n >>= 1;
+  }
+  return (tl_i64)r;
+}
+
+/* Philox4x32-10 (Salmon et al., 2011): counter (i, stream) under a 64-bit key.
+ * Element i of a random tensor depends on nothing but (seed, stream, i), so every
+ * backend and every thread split produce the same numbers. */
+static inline tl_u32 tl_mulhilo(tl_u32 a, tl_u32 b, tl_u32 *hi) {
+  tl_u64 p = (tl_u64)a * b;
+  *hi = (tl_u32)(p >> 32);
+  return (tl_u32)p;
+}
+static inline void tl_philox(tl_u64 seed, tl_u64 stream, tl_u64 i, tl_u32 out[4]) {
+  tl_u32 c0 = (tl_u32)i, c1 = (tl_u32)(i >> 32), c2 = (tl_u32)stream, c3 = (tl_u32)(stream >> 32);
+  tl_u32 k0 = (tl_u32)seed, k1 = (tl_u32)(seed >> 32);
+  for (int r = 0; r < 10; r++) {
+    tl_u32 hi0, hi1;
+    tl_u32 lo0 = tl_mulhilo(0xD2511F53u, c0, &hi0);
+    tl_u32 lo1 = tl_mulhilo(0xCD9E8D57u, c2, &hi1);
+    c0 = hi1 ^ c1 ^ k0;
+    c1 = lo1;
+    c2 = hi0 ^ c3 ^ k1;
+    c3 = lo0;
+    k0 += 0x9E3779B9u;
+    k1 += 0xBB67AE85u;
+  }
+  out[0] = c0;
+  out[1] = c1;
+  out[2] = c2;
+  out[3] = c3;
+}
+/* uniform in [0, 1) */
+static inline float tl_uniform_f32(tl_u64 seed, tl_u64 stream, tl_i64 i) {
+  tl_u32 w[4];
+  tl_philox(seed, stream, (tl_u64)i, w);
+  return (float)(w[0] >> 8) * (1.0f / 16777216.0f);
+}
+static inline double tl_uniform_f64(tl_u64 seed, tl_u64 stream, tl_i64 i) {
+  tl_u32 w[4];
+  tl_philox(seed, stream, (tl_u64)i, w);
+  return (double)((((tl_u64)w[0] << 32) | w[1]) >> 11) * (1.0 / 9007199254740992.0);
+}
+
+#endif

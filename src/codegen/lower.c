@@ -1,0 +1,368 @@
+#include "lower.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/shapetracker.h"
+
+typedef struct memo_entry {
+  struct memo_entry *next;
+  uint64_t hash;
+  const tl_uop *node, *guard;
+  int ndim;
+  tl_uop *idx[TL_MAX_DIMS];
+  tl_uop *value;
+} memo_entry;
+
+typedef struct {
+  tl_lowered *out;
+  const tl_schedule *sched;
+  tl_uop *kroot;
+  tl_block *innermost; /* where the output store goes */
+  memo_entry *memo[4096];
+  int next_range, next_acc;
+  tl_error *err;
+  bool failed;
+} lowerer;
+
+static void *alloc(lowerer *L, size_t n) {
+  void *p = tl_arena_alloc(L->out->g.arena, n);
+  if (!p) L->failed = true;
+  return p;
+}
+
+/* ---- blocks ----------------------------------------------------------------------- */
+static tl_block *new_block(lowerer *L, tl_block *parent) {
+  tl_block *b = alloc(L, sizeof *b);
+  if (b) {
+    b->parent = parent;
+    b->level = parent ? parent->level + 1 : 0;
+  }
+  return b;
+}
+
+/* inserts s before the block's open child loop, or at the end */
+static void insert(lowerer *L, tl_block *b, tl_stmt *s) {
+  if (!b || !s) return;
+  if (b->n == b->cap) {
+    int cap = b->cap ? b->cap * 2 : 16;
+    tl_stmt **items = alloc(L, (size_t)cap * sizeof *items);
+    if (!items) return;
+    if (b->n) memcpy(items, b->items, (size_t)b->n * sizeof *items);
+    b->items = items;
+    b->cap = cap;
+  }
+  int at = b->n;
+  if (b->open)
+    for (int i = 0; i < b->n; i++)
+      if (b->items[i] == b->open) at = i;
+  memmove(b->items + at + 1, b->items + at, (size_t)(b->n - at) * sizeof *b->items);
+  b->items[at] = s;
+  b->n++;
+}
+
+static tl_stmt *new_stmt(lowerer *L, tl_stmt_kind kind) {
+  tl_stmt *s = alloc(L, sizeof *s);
+  if (s) s->kind = kind;
+  return s;
+}
+
+/* a loop over [0, extent) inside b; returns its RANGE and sets *body */
+static tl_uop *open_loop(lowerer *L, tl_block *b, int64_t extent, bool parallel, tl_block **body) {
+  tl_arg id = {.i = L->next_range++};
+  tl_uop *r = tl_uop_make(&L->out->g, TL_OP_RANGE, TL_I64, 0, NULL, id, extent, 0, NULL);
+  tl_stmt *s = new_stmt(L, TL_STMT_LOOP);
+  tl_block *inner = new_block(L, b);
+  if (!r || !s || !inner) {
+    L->failed = true;
+    return NULL;
+  }
+  s->u = r;
+  s->body = inner;
+  s->parallel = parallel;
+  r->aux = inner;
+  insert(L, b, s);
+  b->open = s;
+  *body = inner;
+  return r;
+}
+
+/* ---- placing definitions ---------------------------------------------------------------- */
+static tl_block *block_of(lowerer *L, tl_uop *u);
+
+static void define(lowerer *L, tl_uop *u) {
+  if (!u || u->name || u->op == TL_OP_CONST || u->op == TL_OP_RANGE || u->op == TL_OP_ACC) return;
+  for (int i = 0; i < u->nsrc; i++) define(L, u->src[i]);
+  tl_block *b = block_of(L, u);
+  tl_stmt *s = new_stmt(L, TL_STMT_DEFINE);
+  if (!s) return;
+  s->u = u;
+  u->name = ++L->out->next_name;
+  u->aux = b;
+  insert(L, b, s);
+}
+
+/* the deepest block among the sources' blocks: the outermost place u can live */
+static tl_block *block_of(lowerer *L, tl_uop *u) {
+  if (u->op == TL_OP_CONST) return L->out->root;
+  if (u->op == TL_OP_RANGE || u->op == TL_OP_ACC || u->name) return u->aux;
+  tl_block *best = L->out->root;
+  for (int i = 0; i < u->nsrc; i++) {
+    tl_block *b = block_of(L, u->src[i]);
+    if (b && b->level > best->level) best = b;
+  }
+  return best;
+}
+
+/* ---- index arithmetic ------------------------------------------------------------------ */
+static tl_uop *ic(lowerer *L, int64_t v) {
+  tl_arg a = {.i = v};
+  return tl_uop_make(&L->out->g, TL_OP_CONST, TL_I64, 0, NULL, a, 0, 0, NULL);
+}
+static tl_uop *bin(lowerer *L, int op, tl_uop *a, tl_uop *b) { return tl_build_binary(&L->out->g, op, a, b); }
+static tl_uop *true_const(lowerer *L) { return tl_build_const(&L->out->g, TL_BOOL, 1); }
+
+static tl_uop *linear_index(lowerer *L, int ndim, const int64_t *shape, tl_uop *const *idx) {
+  int64_t strides[TL_MAX_DIMS];
+  tl_shape_strides(ndim, shape, strides);
+  tl_uop *lin = ic(L, 0);
+  for (int d = 0; d < ndim; d++)
+    if (shape[d] > 1) lin = bin(L, TL_OP_ADD, lin, bin(L, TL_OP_MUL, idx[d], ic(L, strides[d])));
+  return lin;
+}
+
+static void unflatten(lowerer *L, tl_uop *off, int ndim, const int64_t *shape, tl_uop **idx) {
+  int64_t inner = 1;
+  for (int d = ndim - 1; d >= 0; d--) {
+    idx[d] = shape[d] == 1 ? ic(L, 0)
+                           : bin(L, TL_OP_MOD, bin(L, TL_OP_IDIV, off, ic(L, inner)), ic(L, shape[d]));
+    inner *= shape[d];
+  }
+}
+
+/* symbolic form of tl_st_index: the offset below the tracker and its validity */
+static tl_uop *view_index(lowerer *L, const tl_st *st, tl_uop *const *idx, tl_uop **valid) {
+  tl_uop *cur[TL_MAX_DIMS], *off = NULL;
+  const tl_view *top = tl_st_top(st);
+  memcpy(cur, idx, sizeof(tl_uop *) * (size_t)top->ndim);
+  *valid = true_const(L);
+  for (int vi = st->nviews - 1; vi >= 0; vi--) {
+    const tl_view *v = &st->views[vi];
+    off = ic(L, v->offset);
+    for (int d = 0; d < v->ndim; d++) {
+      if (v->masked) {
+        tl_uop *lo = bin(L, TL_OP_CMPLT, cur[d], ic(L, v->mask_lo[d]));
+        tl_uop *ok = bin(L, TL_OP_AND, tl_build_unary(&L->out->g, TL_OP_NOT, lo),
+                         bin(L, TL_OP_CMPLT, cur[d], ic(L, v->mask_hi[d])));
+        *valid = bin(L, TL_OP_AND, *valid, ok);
+      }
+      if (v->shape[d] > 1 && v->strides[d])
+        off = bin(L, TL_OP_ADD, off, bin(L, TL_OP_MUL, cur[d], ic(L, v->strides[d])));
+    }
+    if (vi > 0) unflatten(L, off, st->views[vi - 1].ndim, st->views[vi - 1].shape, cur);
+  }
+  return off;
+}
+
+/* ---- values --------------------------------------------------------------------------- */
+static int slot_of(lowerer *L, tl_uop *u) {
+  tl_lowered *o = L->out;
+  for (int i = 1; i < o->nargs; i++)
+    if (o->args[i] == u) return i;
+  if (o->nargs == TL_KERNEL_MAX_ARGS) {
+    tl_error_set(L->err, TL_ERR_INTERNAL, "kernel reads more than %d buffers", TL_KERNEL_MAX_ARGS - 1);
+    L->failed = true;
+    return 0;
+  }
+  o->args[o->nargs] = u;
+  return o->nargs++;
+}
+
+static tl_uop *load(lowerer *L, tl_uop *node, tl_uop *index, tl_uop *guard) {
+  tl_arg slot = {.i = slot_of(L, node)};
+  tl_uop *src[2] = {index, guard};
+  int64_t isconst;
+  bool always = guard->op == TL_OP_CONST && (isconst = guard->arg.i) != 0;
+  return tl_uop_make(&L->out->g, TL_OP_LOAD, (tl_dtype)node->dtype, always ? 1 : 2, src, slot, 0, 0, NULL);
+}
+
+static bool is_input(lowerer *L, const tl_uop *u) {
+  return u != L->kroot && (u->op == TL_OP_BUFFER || tl_schedule_kernel_of(L->sched, u));
+}
+
+static tl_uop *value(lowerer *L, tl_uop *u, tl_uop *const *idx, tl_uop *guard);
+
+static tl_uop *reduce_value(lowerer *L, tl_uop *u, tl_uop *const *idx) {
+  tl_graph *g = &L->out->g;
+  tl_arg id = {.i = L->next_acc++};
+  tl_uop *acc = tl_uop_make(g, TL_OP_ACC, (tl_dtype)u->dtype, 0, NULL, id, u->op, 0, NULL);
+  if (!acc) {
+    L->failed = true;
+    return NULL;
+  }
+  /* the accumulator lives where the reduce's output index is known */
+  tl_block *t = L->out->root;
+  for (int d = 0; d < u->ndim; d++) {
+    tl_block *b = block_of(L, idx[d]);
+    if (b->level > t->level) t = b;
+  }
+  acc->aux = t;
+  tl_stmt *init = new_stmt(L, TL_STMT_ACC);
+  if (!init) return NULL;
+  init->u = acc;
+  init->reduce_op = u->op;
+  insert(L, t, init);
+  tl_stmt *saved_open = t->open;
+  tl_uop *src_idx[TL_MAX_DIMS];
+  tl_block *b = t;
+  const tl_uop *s = u->src[0];
+  for (int d = 0; d < u->ndim; d++) {
+    if (!(u->arg.u >> d & 1)) src_idx[d] = idx[d];
+    else if (s->shape[d] == 1) src_idx[d] = ic(L, 0);
+    else src_idx[d] = open_loop(L, b, s->shape[d], false, &b);
+  }
+  tl_uop *v = value(L, u->src[0], src_idx, true_const(L));
+  define(L, v);
+  tl_stmt *upd = new_stmt(L, TL_STMT_UPDATE);
+  if (upd) {
+    upd->u = acc;
+    upd->value = v;
+    upd->reduce_op = u->op;
+    if (b == t) { /* nothing to loop over: one update */
+      insert(L, t, upd);
+    } else {
+      b->open = NULL;
+      insert(L, b, upd);
+    }
+  }
+  t->open = saved_open;
+  return acc;
+}
+
+static tl_uop *compute(lowerer *L, tl_uop *u, tl_uop *const *idx, tl_uop *guard) {
+  tl_graph *g = &L->out->g;
+  if (is_input(L, u)) return load(L, u, linear_index(L, u->ndim, u->shape, idx), guard);
+  switch (tl_op_kind(u->op)) {
+  case 'L':
+    if (u->op == TL_OP_CONST) {
+      tl_arg a = u->arg;
+      return tl_uop_make(g, TL_OP_CONST, (tl_dtype)u->dtype, 0, NULL, a, 0, 0, NULL);
+    }
+    if (u->op == TL_OP_UNIFORM) {
+      tl_uop *lin = linear_index(L, u->ndim, u->shape, idx);
+      return tl_uop_make(g, TL_OP_UNIFORM, (tl_dtype)u->dtype, 1, &lin, u->arg, u->arg2, 0, NULL);
+    }
+    break;
+  case 'V': {
+    tl_uop *valid, *src = u->src[0], *sidx[TL_MAX_DIMS];
+    tl_uop *off = view_index(L, u->arg.p, idx, &valid);
+    tl_uop *g2 = bin(L, TL_OP_AND, guard, valid);
+    tl_uop *v;
+    if (is_input(L, src)) return load(L, src, off, g2);
+    unflatten(L, off, src->ndim, src->shape, sidx);
+    v = value(L, src, sidx, g2);
+    if (valid->op == TL_OP_CONST && valid->arg.i) return v;
+    return tl_build_where(g, valid, v, tl_build_const(g, (tl_dtype)u->dtype, 0));
+  }
+  case 'U':
+    if (u->op == TL_OP_CAST) return tl_build_cast(g, value(L, u->src[0], idx, guard), (tl_dtype)u->dtype);
+    return tl_build_unary(g, u->op, value(L, u->src[0], idx, guard));
+  case 'B':
+    return tl_build_binary(g, u->op, value(L, u->src[0], idx, guard), value(L, u->src[1], idx, guard));
+  case 'T':
+    return tl_build_where(g, value(L, u->src[0], idx, guard), value(L, u->src[1], idx, guard),
+                          value(L, u->src[2], idx, guard));
+  case 'R': return reduce_value(L, u, idx);
+  default: break;
+  }
+  tl_error_set(L->err, TL_ERR_INTERNAL, "lowering: op %s has no lowering", tl_op_name(u->op));
+  L->failed = true;
+  return NULL;
+}
+
+static uint64_t memo_hash(const tl_uop *u, tl_uop *const *idx, const tl_uop *guard) {
+  uint64_t h = (uint64_t)(uintptr_t)u * 0x9e3779b97f4a7c15ull ^ (uint64_t)(uintptr_t)guard;
+  for (int d = 0; d < u->ndim; d++) h = (h ^ (uint64_t)(uintptr_t)idx[d]) * 1099511628211ull;
+  return h;
+}
+
+/* value of node u at index idx, under guard: memoized, so a node read twice at the
+ * same index is computed once */
+static tl_uop *value(lowerer *L, tl_uop *u, tl_uop *const *idx, tl_uop *guard) {
+  if (L->failed || !u || !guard) return NULL;
+  for (int d = 0; d < u->ndim; d++)
+    if (!idx[d]) return NULL;
+  uint64_t h = memo_hash(u, idx, guard);
+  memo_entry **bucket = &L->memo[h % 4096];
+  for (memo_entry *e = *bucket; e; e = e->next)
+    if (e->hash == h && e->node == u && e->guard == guard &&
+        !memcmp(e->idx, idx, sizeof(tl_uop *) * (size_t)u->ndim))
+      return e->value;
+  tl_uop *v = compute(L, u, idx, guard);
+  memo_entry *e = alloc(L, sizeof *e);
+  if (!e || !v) {
+    L->failed = true;
+    return NULL;
+  }
+  e->hash = h;
+  e->node = u;
+  e->guard = guard;
+  e->ndim = u->ndim;
+  memcpy(e->idx, idx, sizeof(tl_uop *) * (size_t)u->ndim);
+  e->value = v;
+  e->next = *bucket;
+  *bucket = e;
+  return v;
+}
+
+tl_status tl_lower_kernel(tl_uop *root, const tl_schedule *s, tl_lowered *out, tl_error *err) {
+  memset(out, 0, sizeof *out);
+  tl_graph_init(&out->g, false);
+  lowerer *L = calloc(1, sizeof *L);
+  if (!L || !out->g.arena) {
+    free(L);
+    return tl_error_set(err, TL_ERR_NOMEM, "out of memory lowering a kernel");
+  }
+  L->out = out;
+  L->sched = s;
+  L->kroot = root;
+  L->err = err;
+  out->root = new_block(L, NULL);
+  out->args[0] = root;
+  out->nargs = 1;
+  out->work = 1;
+  tl_uop *idx[TL_MAX_DIMS];
+  tl_block *b = out->root;
+  bool first = true;
+  for (int d = 0; d < root->ndim && !L->failed; d++) {
+    if (root->shape[d] == 1) {
+      idx[d] = ic(L, 0);
+      continue;
+    }
+    idx[d] = open_loop(L, b, root->shape[d], first, &b);
+    if (first) out->work = root->shape[d];
+    first = false;
+  }
+  out->inner_work = tl_uop_numel(root) / (out->work ? out->work : 1);
+  L->innermost = b;
+  tl_uop *v = value(L, root, idx, true_const(L));
+  tl_uop *lin = L->failed ? NULL : linear_index(L, root->ndim, root->shape, idx);
+  define(L, v);
+  define(L, lin);
+  tl_stmt *st = new_stmt(L, TL_STMT_STORE);
+  if (st && v && lin) {
+    st->value = v;
+    st->index = lin;
+    insert(L, L->innermost, st);
+  }
+  bool failed = L->failed || !v || !lin || !st;
+  free(L);
+  if (failed) {
+    if (err->status == TL_OK) tl_error_set(err, TL_ERR_NOMEM, "out of memory lowering a kernel");
+    tl_lowered_free(out);
+    return err->status;
+  }
+  return TL_OK;
+}
+
+void tl_lowered_free(tl_lowered *l) { tl_graph_free(&l->g); }

@@ -1,0 +1,253 @@
+#include "render_c.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "core/strbuf.h"
+
+static const char prelude_text[] =
+#include "kernel_prelude.inc"
+    ;
+
+static const char *ctype(int dtype) {
+  switch (dtype) {
+  case TL_BOOL: return "tl_bool";
+  case TL_I32: return "tl_i32";
+  case TL_I64: return "tl_i64";
+  case TL_F32: return "float";
+  default: return "double";
+  }
+}
+
+static void literal(tl_strbuf *s, const tl_uop *c) {
+  if (!tl_dtype_is_float(c->dtype)) {
+    if (c->dtype == TL_I64 && c->arg.i == INT64_MIN) tl_strbuf_puts(s, "(-9223372036854775807LL - 1)");
+    else tl_strbuf_printf(s, c->dtype == TL_I64 ? "%lldLL" : "%lld", (long long)c->arg.i);
+    return;
+  }
+  double v = c->arg.f;
+  if (isnan(v)) {
+    tl_strbuf_printf(s, "(%s)(0.0/0.0)", ctype(c->dtype));
+  } else if (isinf(v)) {
+    tl_strbuf_printf(s, "(%s)(%s1e308*10.0)", ctype(c->dtype), v < 0 ? "-" : "");
+  } else {
+    char text[64];
+    snprintf(text, sizeof text, c->dtype == TL_F32 ? "%.9g" : "%.17g", v);
+    bool has_point = strpbrk(text, ".e") != NULL; /* "1" must become "1.0" to be a float */
+    tl_strbuf_printf(s, "%s%s%s", text, has_point ? "" : ".0", c->dtype == TL_F32 ? "f" : "");
+  }
+}
+
+static void operand(tl_strbuf *s, const tl_uop *u) {
+  if (u->op == TL_OP_CONST) literal(s, u);
+  else if (u->op == TL_OP_RANGE) tl_strbuf_printf(s, "r%lld", (long long)u->arg.i);
+  else if (u->op == TL_OP_ACC) tl_strbuf_printf(s, "acc%lld", (long long)u->arg.i);
+  else tl_strbuf_printf(s, "v%d", u->name);
+}
+
+static const char *math_fn(int op, int dtype) {
+  bool f = dtype == TL_F32;
+  switch (op) {
+  case TL_OP_SQRT: return f ? "sqrtf" : "sqrt";
+  case TL_OP_EXP: return f ? "expf" : "exp";
+  case TL_OP_LOG: return f ? "logf" : "log";
+  case TL_OP_SIN: return f ? "sinf" : "sin";
+  case TL_OP_COS: return f ? "cosf" : "cos";
+  case TL_OP_TANH: return f ? "tanhf" : "tanh";
+  default: return NULL;
+  }
+}
+
+static const char *infix(int op) {
+  switch (op) {
+  case TL_OP_ADD: return "+";
+  case TL_OP_MUL: return "*";
+  case TL_OP_CMPLT: return "<";
+  case TL_OP_CMPEQ: return "==";
+  case TL_OP_CMPNE: return "!=";
+  case TL_OP_AND: return "&";
+  case TL_OP_OR: return "|";
+  default: return NULL;
+  }
+}
+
+/* integer division/remainder by a positive constant can use C's operators */
+static bool positive_const(const tl_uop *u) {
+  return u->op == TL_OP_CONST && !tl_dtype_is_float(u->dtype) && u->arg.i > 0;
+}
+
+static void expression(tl_strbuf *s, const tl_uop *u) {
+  const tl_uop *a = u->nsrc > 0 ? u->src[0] : NULL, *b = u->nsrc > 1 ? u->src[1] : NULL;
+  const char *fn = math_fn(u->op, u->dtype), *op = infix(u->op);
+  bool fl = tl_dtype_is_float(u->dtype);
+  if (fn) {
+    tl_strbuf_printf(s, "%s(", fn);
+    operand(s, a);
+    tl_strbuf_puts(s, ")");
+    return;
+  }
+  if (op) {
+    operand(s, a);
+    tl_strbuf_printf(s, " %s ", op);
+    operand(s, b);
+    return;
+  }
+  switch (u->op) {
+  case TL_OP_NEG: tl_strbuf_puts(s, "-"); operand(s, a); return;
+  case TL_OP_NOT: tl_strbuf_puts(s, "!"); operand(s, a); return;
+  case TL_OP_RECIP:
+    tl_strbuf_puts(s, u->dtype == TL_F32 ? "1.0f / " : "1.0 / ");
+    operand(s, a);
+    return;
+  case TL_OP_CAST:
+    if (u->dtype == TL_BOOL) {
+      tl_strbuf_puts(s, "(");
+      operand(s, a);
+      tl_strbuf_puts(s, " != 0)");
+    } else {
+      tl_strbuf_printf(s, "(%s)", ctype(u->dtype));
+      operand(s, a);
+    }
+    return;
+  case TL_OP_MAX:
+    tl_strbuf_puts(s, "TL_MAX(");
+    operand(s, a);
+    tl_strbuf_puts(s, ", ");
+    operand(s, b);
+    tl_strbuf_puts(s, ")");
+    return;
+  case TL_OP_IDIV:
+  case TL_OP_MOD:
+  case TL_OP_POW: {
+    const char *name;
+    if (!fl && u->op != TL_OP_POW && positive_const(b)) {
+      operand(s, a);
+      tl_strbuf_puts(s, u->op == TL_OP_IDIV ? " / " : " % ");
+      operand(s, b);
+      return;
+    }
+    if (u->op == TL_OP_POW) name = fl ? (u->dtype == TL_F32 ? "powf" : "pow") : "tl_pow_i64";
+    else if (fl) name = u->op == TL_OP_MOD ? (u->dtype == TL_F32 ? "fmodf" : "fmod") : "";
+    else if (u->dtype == TL_I32) name = u->op == TL_OP_IDIV ? "tl_idiv_i32" : "tl_mod_i32";
+    else name = u->op == TL_OP_IDIV ? "tl_idiv_i64" : "tl_mod_i64";
+    tl_strbuf_printf(s, "(%s)%s(", ctype(u->dtype), name);
+    operand(s, a);
+    tl_strbuf_puts(s, ", ");
+    operand(s, b);
+    tl_strbuf_puts(s, ")");
+    return;
+  }
+  case TL_OP_WHERE:
+    operand(s, a);
+    tl_strbuf_puts(s, " ? ");
+    operand(s, b);
+    tl_strbuf_puts(s, " : ");
+    operand(s, u->src[2]);
+    return;
+  case TL_OP_LOAD:
+    if (u->nsrc == 2) {
+      operand(s, b);
+      tl_strbuf_puts(s, " ? ");
+    }
+    tl_strbuf_printf(s, "b%lld[", (long long)u->arg.i);
+    operand(s, a);
+    tl_strbuf_puts(s, "]");
+    if (u->nsrc == 2) tl_strbuf_printf(s, " : (%s)0", ctype(u->dtype));
+    return;
+  case TL_OP_UNIFORM:
+    tl_strbuf_printf(s, "tl_uniform_%s(%lluULL, %lluULL, ", u->dtype == TL_F32 ? "f32" : "f64",
+                     (unsigned long long)u->arg.u, (unsigned long long)u->arg2);
+    operand(s, a);
+    tl_strbuf_puts(s, ")");
+    return;
+  default: tl_strbuf_printf(s, "/* unsupported op %s */ 0", tl_op_name(u->op)); return;
+  }
+}
+
+static void acc_identity(tl_strbuf *s, int reduce_op, int dtype) {
+  if (reduce_op == TL_OP_RSUM) tl_strbuf_puts(s, "0");
+  else if (reduce_op == TL_OP_RPROD) tl_strbuf_puts(s, "1");
+  else if (tl_dtype_is_float(dtype)) tl_strbuf_printf(s, "(%s)(-1e308*10.0)", ctype(dtype));
+  else if (dtype == TL_I64) tl_strbuf_puts(s, "(-9223372036854775807LL - 1)");
+  else if (dtype == TL_I32) tl_strbuf_puts(s, "(-2147483647 - 1)");
+  else tl_strbuf_puts(s, "0");
+}
+
+static void indent(tl_strbuf *s, int depth) {
+  for (int i = 0; i < depth; i++) tl_strbuf_puts(s, "  ");
+}
+
+static void block(tl_strbuf *s, const tl_block *b, int depth) {
+  for (int i = 0; i < b->n; i++) {
+    const tl_stmt *st = b->items[i];
+    const tl_uop *u = st->u;
+    indent(s, depth);
+    switch (st->kind) {
+    case TL_STMT_DEFINE:
+      tl_strbuf_printf(s, "%s v%d = ", ctype(u->dtype), u->name);
+      expression(s, u);
+      tl_strbuf_puts(s, ";\n");
+      break;
+    case TL_STMT_ACC:
+      tl_strbuf_printf(s, "%s acc%lld = ", ctype(u->dtype), (long long)u->arg.i);
+      acc_identity(s, st->reduce_op, u->dtype);
+      tl_strbuf_puts(s, ";\n");
+      break;
+    case TL_STMT_UPDATE:
+      tl_strbuf_printf(s, "acc%lld = ", (long long)u->arg.i);
+      if (st->reduce_op == TL_OP_RMAX) {
+        tl_strbuf_printf(s, "TL_MAX(acc%lld, ", (long long)u->arg.i);
+        operand(s, st->value);
+        tl_strbuf_puts(s, ");\n");
+      } else {
+        tl_strbuf_printf(s, "acc%lld %s ", (long long)u->arg.i, st->reduce_op == TL_OP_RSUM ? "+" : "*");
+        operand(s, st->value);
+        tl_strbuf_puts(s, ";\n");
+      }
+      break;
+    case TL_STMT_STORE:
+      tl_strbuf_puts(s, "b0[");
+      operand(s, st->index);
+      tl_strbuf_puts(s, "] = ");
+      operand(s, st->value);
+      tl_strbuf_puts(s, ";\n");
+      break;
+    case TL_STMT_LOOP:
+      if (st->parallel)
+        tl_strbuf_printf(s, "for (tl_i64 r%lld = begin; r%lld < end; r%lld++) {\n", (long long)u->arg.i,
+                         (long long)u->arg.i, (long long)u->arg.i);
+      else
+        tl_strbuf_printf(s, "for (tl_i64 r%lld = 0; r%lld < %lldLL; r%lld++) {\n", (long long)u->arg.i,
+                         (long long)u->arg.i, (long long)u->arg2, (long long)u->arg.i);
+      block(s, st->body, depth + 1);
+      indent(s, depth);
+      tl_strbuf_puts(s, "}\n");
+      break;
+    }
+  }
+}
+
+static bool has_parallel_loop(const tl_block *b) {
+  for (int i = 0; i < b->n; i++)
+    if (b->items[i]->kind == TL_STMT_LOOP && b->items[i]->parallel) return true;
+  return false;
+}
+
+char *tl_render_c(const tl_lowered *l, const char *fn_name) {
+  tl_strbuf s = {0};
+  tl_strbuf_puts(&s, prelude_text);
+  tl_strbuf_printf(&s, "\nvoid %s(void *const *bufs, tl_i64 begin, tl_i64 end) {\n", fn_name);
+  for (int i = 0; i < l->nargs; i++)
+    tl_strbuf_printf(&s, "  %s%s *restrict b%d = (%s *)bufs[%d];\n", i ? "const " : "",
+                     ctype(l->args[i]->dtype), i, ctype(l->args[i]->dtype), i);
+  if (has_parallel_loop(l->root)) {
+    block(&s, l->root, 1);
+  } else { /* no loop to split: the single iteration belongs to chunk [0, 1) */
+    tl_strbuf_puts(&s, "  if (begin < end) {\n");
+    block(&s, l->root, 2);
+    tl_strbuf_puts(&s, "  }\n");
+  }
+  tl_strbuf_puts(&s, "}\n");
+  return tl_strbuf_take(&s);
+}

@@ -1,0 +1,59 @@
+#include "strbuf.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static bool reserve(tl_strbuf *s, size_t extra) {
+  if (s->oom) return false;
+  if (s->len + extra + 1 <= s->cap) return true;
+  size_t cap = s->cap ? s->cap : 256;
+  while (cap < s->len + extra + 1) cap *= 2;
+  char *d = realloc(s->data, cap);
+  if (!d) {
+    s->oom = true;
+    return false;
+  }
+  s->data = d;
+  s->cap = cap;
+  return true;
+}
+
+void tl_strbuf_printf(tl_strbuf *s, const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  int n = vsnprintf(NULL, 0, fmt, ap);
+  va_end(ap);
+  if (n < 0 || !reserve(s, (size_t)n)) return;
+  va_start(ap, fmt);
+  vsnprintf(s->data + s->len, (size_t)n + 1, fmt, ap);
+  va_end(ap);
+  s->len += (size_t)n;
+}
+
+void tl_strbuf_puts(tl_strbuf *s, const char *text) {
+  size_t n = strlen(text);
+  if (!reserve(s, n)) return;
+  memcpy(s->data + s->len, text, n + 1);
+  s->len += n;
+}
+
+char *tl_strbuf_take(tl_strbuf *s) {
+  if (s->oom || !reserve(s, 0)) {
+    tl_strbuf_free(s);
+    return NULL;
+  }
+  char *d = s->data;
+  d[s->len] = 0;
+  s->data = NULL;
+  s->len = s->cap = 0;
+  return d;
+}
+
+void tl_strbuf_free(tl_strbuf *s) {
+  free(s->data);
+  s->data = NULL;
+  s->len = s->cap = 0;
+  s->oom = false;
+}

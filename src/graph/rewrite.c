@@ -1,0 +1,256 @@
+#include "rewrite.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "codegen/kernel_prelude.h"
+#include "core/shapetracker.h"
+
+/* ---- pointer map ------------------------------------------------------------ */
+static size_t ptr_slot(const void *p, size_t cap) {
+  uint64_t h = (uint64_t)(uintptr_t)p * 0x9e3779b97f4a7c15ull;
+  return (size_t)(h >> 17) & (cap - 1);
+}
+
+void *tl_ptrmap_get(const tl_ptrmap *m, const void *key) {
+  if (!m->cap) return NULL;
+  for (size_t i = ptr_slot(key, m->cap);; i = (i + 1) & (m->cap - 1)) {
+    if (!m->keys[i]) return NULL;
+    if (m->keys[i] == key) return m->vals[i];
+  }
+}
+
+bool tl_ptrmap_put(tl_ptrmap *m, const void *key, void *val) {
+  if ((m->count + 1) * 2 > m->cap) {
+    tl_ptrmap bigger = {0};
+    bigger.cap = m->cap ? m->cap * 2 : 64;
+    bigger.keys = calloc(bigger.cap, sizeof *bigger.keys);
+    bigger.vals = calloc(bigger.cap, sizeof *bigger.vals);
+    if (!bigger.keys || !bigger.vals) {
+      free(bigger.keys);
+      free(bigger.vals);
+      return false;
+    }
+    for (size_t i = 0; i < m->cap; i++)
+      if (m->keys[i]) tl_ptrmap_put(&bigger, m->keys[i], m->vals[i]);
+    tl_ptrmap_free(m);
+    *m = bigger;
+  }
+  size_t i = ptr_slot(key, m->cap);
+  while (m->keys[i] && m->keys[i] != key) i = (i + 1) & (m->cap - 1);
+  if (!m->keys[i]) m->count++;
+  m->keys[i] = key;
+  m->vals[i] = val;
+  return true;
+}
+
+void tl_ptrmap_free(tl_ptrmap *m) {
+  free(m->keys);
+  free(m->vals);
+  memset(m, 0, sizeof *m);
+}
+
+/* ---- scalar semantics ---------------------------------------------------------- */
+tl_value tl_value_from_double(tl_dtype d, double v) {
+  tl_value s;
+  if (tl_dtype_is_float(d)) s.f = d == TL_F32 ? (double)(float)v : v;
+  else if (d == TL_BOOL) s.i = v != 0;
+  else if (isnan(v)) s.i = 0; /* a float-to-int conversion out of range is defined here */
+  else if (d == TL_I32) s.i = v >= 2147483647.0 ? INT32_MAX : v <= -2147483648.0 ? INT32_MIN : (int32_t)v;
+  else s.i = v >= 9.2233720368547758e18 ? INT64_MAX : v <= -9.2233720368547758e18 ? INT64_MIN : (int64_t)v;
+  return s;
+}
+
+double tl_value_to_double(tl_dtype d, tl_value s) {
+  return tl_dtype_is_float(d) ? s.f : (double)s.i;
+}
+
+static tl_value wrap_int(tl_dtype d, int64_t v) {
+  tl_value s;
+  s.i = d == TL_I32 ? (int32_t)(uint32_t)(uint64_t)v : d == TL_BOOL ? (v != 0) : v;
+  return s;
+}
+
+static tl_value round_float(tl_dtype d, double v) {
+  tl_value s;
+  s.f = d == TL_F32 ? (double)(float)v : v;
+  return s;
+}
+
+static tl_value apply_float(int op, tl_dtype out, double a, double b) {
+  switch (op) {
+  case TL_OP_NEG: return round_float(out, -a);
+  case TL_OP_RECIP: return round_float(out, 1.0 / a);
+  case TL_OP_SQRT: return round_float(out, sqrt(a));
+  case TL_OP_EXP: return round_float(out, exp(a));
+  case TL_OP_LOG: return round_float(out, log(a));
+  case TL_OP_SIN: return round_float(out, sin(a));
+  case TL_OP_COS: return round_float(out, cos(a));
+  case TL_OP_TANH: return round_float(out, tanh(a));
+  case TL_OP_ADD: return round_float(out, a + b);
+  case TL_OP_MUL: return round_float(out, a * b);
+  case TL_OP_MAX: return round_float(out, TL_MAX(a, b));
+  case TL_OP_POW: return round_float(out, pow(a, b));
+  case TL_OP_MOD: return round_float(out, fmod(a, b));
+  case TL_OP_IDIV: return round_float(out, a / b);
+  default: return round_float(out, 0);
+  }
+}
+
+static tl_value apply_int(int op, tl_dtype out, int64_t a, int64_t b) {
+  uint64_t ua = (uint64_t)a, ub = (uint64_t)b;
+  switch (op) {
+  case TL_OP_NEG: return wrap_int(out, (int64_t)(0 - ua));
+  case TL_OP_ADD: return wrap_int(out, (int64_t)(ua + ub));
+  case TL_OP_MUL: return wrap_int(out, (int64_t)(ua * ub));
+  case TL_OP_MAX: return wrap_int(out, a > b ? a : b);
+  case TL_OP_IDIV: return wrap_int(out, tl_idiv_i64(a, b));
+  case TL_OP_MOD: return wrap_int(out, tl_mod_i64(a, b));
+  case TL_OP_POW: return wrap_int(out, tl_pow_i64(a, b));
+  case TL_OP_AND: return wrap_int(out, out == TL_BOOL ? (a && b) : (a & b));
+  case TL_OP_OR: return wrap_int(out, out == TL_BOOL ? (a || b) : (a | b));
+  case TL_OP_NOT: return wrap_int(out, !a);
+  default: return wrap_int(out, 0);
+  }
+}
+
+tl_value tl_value_apply(int op, tl_dtype out, tl_dtype in, tl_value a, tl_value b, tl_value c) {
+  bool fin = tl_dtype_is_float(in);
+  switch (op) {
+  case TL_OP_CAST: return tl_value_from_double(out, fin ? a.f : (double)a.i);
+  case TL_OP_WHERE: return a.i ? b : c;
+  case TL_OP_CMPLT: return wrap_int(TL_BOOL, fin ? a.f < b.f : a.i < b.i);
+  case TL_OP_CMPEQ: return wrap_int(TL_BOOL, fin ? a.f == b.f : a.i == b.i);
+  case TL_OP_CMPNE: return wrap_int(TL_BOOL, fin ? a.f != b.f : a.i != b.i);
+  default: break;
+  }
+  return fin ? apply_float(op, out, a.f, b.f) : apply_int(op, out, a.i, b.i);
+}
+
+/* ---- builders ------------------------------------------------------------------ */
+static const tl_ruleset *const kernel_sets[] = {&tl_rules_fold, &tl_rules_algebra, &tl_rules_index};
+
+static tl_uop *finish(tl_graph *g, tl_uop *u) {
+  if (!u || g->refcounted) return u;
+  return tl_rewrite_node(g, u, kernel_sets, 3); /* kernel graphs: born simplified */
+}
+
+static tl_arg const_arg(tl_dtype dtype, double value) {
+  tl_arg arg = {0};
+  tl_value s = tl_value_from_double(dtype, value);
+  if (tl_dtype_is_float(dtype)) arg.f = s.f;
+  else arg.i = s.i;
+  return arg;
+}
+
+tl_uop *tl_build_const(tl_graph *g, tl_dtype dtype, double value) {
+  return tl_uop_make(g, TL_OP_CONST, dtype, 0, NULL, const_arg(dtype, value), 0, 0, NULL);
+}
+
+/* A constant broadcast to a shape: a 0-d CONST under a VIEW of stride-0 axes. */
+static tl_uop *broadcast_const(tl_graph *g, tl_uop *c, int ndim, const int64_t *shape) {
+  if (ndim == 0) return c;
+  tl_st st;
+  memset(&st, 0, sizeof st);
+  st.nviews = 1;
+  st.views[0].ndim = ndim;
+  memcpy(st.views[0].shape, shape, sizeof(int64_t) * (size_t)ndim);
+  tl_arg arg = {.p = &st};
+  return tl_uop_make(g, TL_OP_VIEW, c->dtype, 1, &c, arg, 0, ndim, shape);
+}
+
+tl_uop *tl_build_const_like(tl_graph *g, const tl_uop *like, double value) {
+  tl_uop *c = tl_build_const(g, like->dtype, value);
+  return c ? broadcast_const(g, c, like->ndim, like->shape) : NULL;
+}
+
+static tl_dtype result_dtype(int op, tl_dtype in) {
+  switch (op) {
+  case TL_OP_CMPLT: case TL_OP_CMPEQ: case TL_OP_CMPNE: case TL_OP_CMPLE:
+  case TL_OP_CMPGT: case TL_OP_CMPGE:
+    return TL_BOOL;
+  default: return in;
+  }
+}
+
+tl_uop *tl_build_unary(tl_graph *g, int op, tl_uop *a) {
+  if (!a) return NULL;
+  tl_arg none = {0};
+  return finish(g, tl_uop_make(g, op, a->dtype, 1, &a, none, 0, a->ndim, a->shape));
+}
+
+tl_uop *tl_build_binary(tl_graph *g, int op, tl_uop *a, tl_uop *b) {
+  if (!a || !b) return NULL;
+  tl_uop *src[2] = {a, b};
+  tl_arg none = {0};
+  return finish(g, tl_uop_make(g, op, result_dtype(op, a->dtype), 2, src, none, 0, a->ndim,
+                               a->shape));
+}
+
+tl_uop *tl_build_where(tl_graph *g, tl_uop *c, tl_uop *a, tl_uop *b) {
+  if (!c || !a || !b) return NULL;
+  tl_uop *src[3] = {c, a, b};
+  tl_arg none = {0};
+  return finish(g, tl_uop_make(g, TL_OP_WHERE, a->dtype, 3, src, none, 0, a->ndim, a->shape));
+}
+
+tl_uop *tl_build_cast(tl_graph *g, tl_uop *a, tl_dtype dtype) {
+  if (!a) return NULL;
+  if (a->dtype == dtype) return a;
+  tl_arg none = {0};
+  return finish(g, tl_uop_make(g, TL_OP_CAST, dtype, 1, &a, none, 0, a->ndim, a->shape));
+}
+
+/* ---- the engine ------------------------------------------------------------------ */
+tl_uop *tl_rewrite_node(tl_graph *g, tl_uop *u, const tl_ruleset *const *sets, int nsets) {
+  for (int guard = 0; u && guard < 64; guard++) {
+    tl_uop *r = NULL;
+    for (int s = 0; s < nsets && !r; s++)
+      for (int i = 0; i < sets[s]->count && !r; i++)
+        if (sets[s]->rules[i].op < 0 || sets[s]->rules[i].op == u->op) {
+          r = sets[s]->rules[i].fn(g, u);
+          if (r == u) r = NULL;
+        }
+    if (!r) return u;
+    u = r;
+  }
+  return u;
+}
+
+typedef struct {
+  tl_graph *g;
+  const tl_ruleset *const *sets;
+  int nsets;
+  tl_ptrmap done;
+  bool oom;
+} rewriter;
+
+static tl_uop *rewrite_rec(rewriter *rw, tl_uop *u) {
+  tl_uop *m = tl_ptrmap_get(&rw->done, u);
+  if (m) return m;
+  tl_uop *src[3];
+  bool changed = false;
+  for (int i = 0; i < u->nsrc; i++) {
+    src[i] = rewrite_rec(rw, u->src[i]);
+    if (!src[i]) return NULL;
+    changed |= src[i] != u->src[i];
+  }
+  tl_uop *v = u;
+  if (changed)
+    v = tl_uop_make(rw->g, u->op, u->dtype, u->nsrc, src, u->arg, u->arg2, u->ndim, u->shape);
+  tl_uop *r = v ? tl_rewrite_node(rw->g, v, rw->sets, rw->nsets) : NULL;
+  if (r && r != v) r = rewrite_rec(rw, r); /* the replacement's new parts get their turn */
+  if (!r || !tl_ptrmap_put(&rw->done, u, r) || !tl_ptrmap_put(&rw->done, r, r)) {
+    rw->oom = true;
+    return NULL;
+  }
+  return r;
+}
+
+tl_uop *tl_rewrite_graph(tl_graph *g, tl_uop *root, const tl_ruleset *const *sets, int nsets) {
+  rewriter rw = {g, sets, nsets, {0}, false};
+  tl_uop *r = rewrite_rec(&rw, root);
+  tl_ptrmap_free(&rw.done);
+  return rw.oom ? NULL : r;
+}

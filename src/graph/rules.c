@@ -1,0 +1,264 @@
+/* rules.c — the rule sets run by the rewrite engine (see rewrite.h). */
+#include <math.h>
+#include <string.h>
+
+#include "core/shapetracker.h"
+#include "graph/rewrite.h"
+
+#define COUNT(a) ((int)(sizeof(a) / sizeof((a)[0])))
+
+static bool is_const_value(const tl_uop *u, double v) {
+  double x;
+  return tl_uop_is_const(u, &x) && x == v;
+}
+
+/* an integer CONST of the kernel graph */
+static bool int_const(const tl_uop *u, int64_t *v) {
+  if (u->op != TL_OP_CONST || tl_dtype_is_float(u->dtype)) return false;
+  if (v) *v = u->arg.i;
+  return true;
+}
+
+/* ---- constant folding ---------------------------------------------------------- */
+static tl_uop *fold(tl_graph *g, tl_uop *u) {
+  if (!tl_op_is_elementwise(u->op) || tl_op_is_fused(u->op)) return NULL;
+  tl_value v[3] = {{0}, {0}, {0}};
+  for (int i = 0; i < u->nsrc; i++) {
+    const tl_uop *c = u->src[i];
+    if (!tl_uop_is_const(c, NULL)) return NULL;
+    if (c->op == TL_OP_VIEW) c = c->src[0];
+    if (tl_dtype_is_float(c->dtype)) v[i].f = c->arg.f;
+    else v[i].i = c->arg.i;
+  }
+  tl_dtype in = u->src[u->op == TL_OP_WHERE ? 1 : 0]->dtype;
+  tl_value r = tl_value_apply(u->op, u->dtype, in, v[0], v[1], v[2]);
+  tl_uop *c = tl_build_const(g, u->dtype, tl_value_to_double(u->dtype, r));
+  if (!tl_dtype_is_float(u->dtype) && c) { /* keep i64 exact: rebuild from the integer */
+    tl_arg arg = {.i = r.i};
+    c = tl_uop_make(g, TL_OP_CONST, u->dtype, 0, NULL, arg, 0, 0, NULL);
+  }
+  if (!c || u->ndim == 0) return c;
+  tl_uop *like = tl_build_const_like(g, u, 0);
+  if (!like) return NULL;
+  tl_st st = *(const tl_st *)like->arg.p;
+  tl_arg arg = {.p = &st};
+  return tl_uop_make(g, TL_OP_VIEW, u->dtype, 1, &c, arg, 0, u->ndim, u->shape);
+}
+
+static const tl_rule fold_rules[] = {{-1, fold}};
+const tl_ruleset tl_rules_fold = {"fold", fold_rules, COUNT(fold_rules)};
+
+/* ---- algebraic identities -------------------------------------------------------- */
+static tl_uop *add_zero(tl_graph *g, tl_uop *u) {
+  (void)g;
+  if (is_const_value(u->src[1], 0)) return u->src[0];
+  if (is_const_value(u->src[0], 0)) return u->src[1];
+  return NULL;
+}
+
+static tl_uop *mul_one(tl_graph *g, tl_uop *u) {
+  (void)g;
+  if (is_const_value(u->src[1], 1)) return u->src[0];
+  if (is_const_value(u->src[0], 1)) return u->src[1];
+  return NULL;
+}
+
+static tl_uop *involution(tl_graph *g, tl_uop *u) { /* --x, !!x */
+  (void)g;
+  return u->src[0]->op == u->op ? u->src[0]->src[0] : NULL;
+}
+
+static tl_uop *same_operands(tl_graph *g, tl_uop *u) { /* max(x,x), where(c,x,x) */
+  (void)g;
+  if (u->op == TL_OP_WHERE) return u->src[1] == u->src[2] ? u->src[1] : NULL;
+  return u->src[0] == u->src[1] ? u->src[0] : NULL;
+}
+
+static tl_uop *where_const(tl_graph *g, tl_uop *u) {
+  (void)g;
+  double c;
+  if (!tl_uop_is_const(u->src[0], &c)) return NULL;
+  return c != 0 ? u->src[1] : u->src[2];
+}
+
+static tl_uop *identity_view(tl_graph *g, tl_uop *u) {
+  (void)g;
+  const tl_uop *s = u->src[0];
+  if (s->ndim != u->ndim || memcmp(s->shape, u->shape, sizeof(int64_t) * (size_t)u->ndim))
+    return NULL;
+  return tl_st_is_contiguous(u->arg.p) ? u->src[0] : NULL;
+}
+
+static const tl_rule algebra_rules[] = {
+    {TL_OP_ADD, add_zero},        {TL_OP_MUL, mul_one},     {TL_OP_NEG, involution},
+    {TL_OP_NOT, involution},      {TL_OP_MAX, same_operands}, {TL_OP_WHERE, same_operands},
+    {TL_OP_WHERE, where_const},   {TL_OP_VIEW, identity_view},
+};
+const tl_ruleset tl_rules_algebra = {"algebra", algebra_rules, COUNT(algebra_rules)};
+
+/* ---- fused ops into primitives ----------------------------------------------------- */
+static tl_uop *k(tl_graph *g, tl_uop *like, double v) { return tl_build_const_like(g, like, v); }
+
+static tl_uop *sub_rule(tl_graph *g, tl_uop *u) {
+  return tl_build_binary(g, TL_OP_ADD, u->src[0], tl_build_unary(g, TL_OP_NEG, u->src[1]));
+}
+
+static tl_uop *div_rule(tl_graph *g, tl_uop *u) {
+  if (!tl_dtype_is_float(u->dtype)) return tl_build_binary(g, TL_OP_IDIV, u->src[0], u->src[1]);
+  return tl_build_binary(g, TL_OP_MUL, u->src[0], tl_build_unary(g, TL_OP_RECIP, u->src[1]));
+}
+
+static tl_uop *min_rule(tl_graph *g, tl_uop *u) {
+  tl_uop *a = u->src[0], *b = u->src[1];
+  return tl_build_where(g, tl_build_binary(g, TL_OP_CMPLT, a, b), a, b);
+}
+
+static tl_uop *cmp_rule(tl_graph *g, tl_uop *u) {
+  tl_uop *a = u->src[0], *b = u->src[1];
+  if (u->op == TL_OP_CMPGT) return tl_build_binary(g, TL_OP_CMPLT, b, a);
+  tl_uop *lt = u->op == TL_OP_CMPLE ? tl_build_binary(g, TL_OP_CMPLT, a, b)
+                                    : tl_build_binary(g, TL_OP_CMPLT, b, a);
+  return tl_build_binary(g, TL_OP_OR, lt, tl_build_binary(g, TL_OP_CMPEQ, a, b));
+}
+
+static tl_uop *sigmoid_rule(tl_graph *g, tl_uop *u) {
+  tl_uop *x = u->src[0];
+  tl_uop *e = tl_build_unary(g, TL_OP_EXP, tl_build_unary(g, TL_OP_NEG, x));
+  return tl_build_unary(g, TL_OP_RECIP, tl_build_binary(g, TL_OP_ADD, k(g, x, 1), e));
+}
+
+static tl_uop *relu_rule(tl_graph *g, tl_uop *u) {
+  return tl_build_binary(g, TL_OP_MAX, u->src[0], k(g, u->src[0], 0));
+}
+
+static tl_uop *abs_rule(tl_graph *g, tl_uop *u) {
+  tl_uop *x = u->src[0];
+  return tl_build_binary(g, TL_OP_MAX, x, tl_build_unary(g, TL_OP_NEG, x));
+}
+
+/* 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3))) */
+static tl_uop *gelu_rule(tl_graph *g, tl_uop *u) {
+  tl_uop *x = u->src[0];
+  tl_uop *x3 = tl_build_binary(g, TL_OP_MUL, x, tl_build_binary(g, TL_OP_MUL, x, x));
+  tl_uop *in = tl_build_binary(g, TL_OP_ADD, x, tl_build_binary(g, TL_OP_MUL, x3, k(g, x, 0.044715)));
+  tl_uop *t = tl_build_unary(g, TL_OP_TANH, tl_build_binary(g, TL_OP_MUL, in, k(g, x, 0.7978845608028654)));
+  tl_uop *half_x = tl_build_binary(g, TL_OP_MUL, x, k(g, x, 0.5));
+  return tl_build_binary(g, TL_OP_MUL, half_x, tl_build_binary(g, TL_OP_ADD, t, k(g, x, 1)));
+}
+
+/* Box-Muller: sqrt(-2 ln(1-u1)) cos(2 pi u2), u1 and u2 two streams of one key */
+static tl_uop *randn_rule(tl_graph *g, tl_uop *u) {
+  tl_uop *un[2];
+  for (int i = 0; i < 2; i++)
+    un[i] = tl_uop_make(g, TL_OP_UNIFORM, u->dtype, 0, NULL, u->arg, u->arg2 + ((int64_t)(i + 1) << 40), u->ndim,
+                        u->shape);
+  tl_uop *one_minus = tl_build_binary(g, TL_OP_ADD, k(g, u, 1), tl_build_unary(g, TL_OP_NEG, un[0]));
+  tl_uop *r = tl_build_unary(g, TL_OP_SQRT,
+                             tl_build_binary(g, TL_OP_MUL, tl_build_unary(g, TL_OP_LOG, one_minus), k(g, u, -2)));
+  tl_uop *c = tl_build_unary(g, TL_OP_COS, tl_build_binary(g, TL_OP_MUL, un[1], k(g, u, 6.283185307179586)));
+  return tl_build_binary(g, TL_OP_MUL, r, c);
+}
+
+static const tl_rule fallback_rules[] = {
+    {TL_OP_SUB, sub_rule},         {TL_OP_DIV, div_rule},   {TL_OP_MIN, min_rule},
+    {TL_OP_CMPLE, cmp_rule},       {TL_OP_CMPGT, cmp_rule}, {TL_OP_CMPGE, cmp_rule},
+    {TL_OP_SIGMOID, sigmoid_rule}, {TL_OP_RELU, relu_rule}, {TL_OP_ABS, abs_rule},
+    {TL_OP_GELU, gelu_rule},       {TL_OP_RANDN, randn_rule},
+};
+const tl_ruleset tl_rules_fallback = {"fallback", fallback_rules, COUNT(fallback_rules)};
+
+/* ---- index arithmetic (kernel graphs, integer expressions) ------------------------ */
+static tl_uop *ic(tl_graph *g, int64_t v) { return tl_build_const(g, TL_I64, (double)v); }
+static tl_uop *ic_exact(tl_graph *g, int64_t v) {
+  tl_arg arg = {.i = v};
+  return tl_uop_make(g, TL_OP_CONST, TL_I64, 0, NULL, arg, 0, 0, NULL);
+}
+
+static bool is_index(const tl_uop *u) { return u->dtype == TL_I64; }
+
+static tl_uop *const_right(tl_graph *g, tl_uop *u) { /* c + x -> x + c, c * x -> x * c */
+  if (!is_index(u) || !int_const(u->src[0], NULL) || int_const(u->src[1], NULL)) return NULL;
+  return tl_build_binary(g, u->op, u->src[1], u->src[0]);
+}
+
+static tl_uop *add_assoc(tl_graph *g, tl_uop *u) { /* (x + c1) + c2 -> x + (c1 + c2) */
+  int64_t c1, c2;
+  tl_uop *a = u->src[0];
+  if (!is_index(u) || !int_const(u->src[1], &c2) || a->op != TL_OP_ADD || !int_const(a->src[1], &c1))
+    return NULL;
+  return tl_build_binary(g, TL_OP_ADD, a->src[0], ic_exact(g, c1 + c2));
+}
+
+static tl_uop *mul_rules(tl_graph *g, tl_uop *u) {
+  int64_t c, c1;
+  tl_uop *a = u->src[0];
+  if (!is_index(u) || !int_const(u->src[1], &c)) return NULL;
+  if (c == 0) return ic(g, 0);
+  if (a->op == TL_OP_MUL && int_const(a->src[1], &c1)) /* (x * c1) * c */
+    return tl_build_binary(g, TL_OP_MUL, a->src[0], ic_exact(g, c1 * c));
+  if (a->op == TL_OP_ADD) /* (x + y) * c -> x*c + y*c: exposes multiples to / and % */
+    return tl_build_binary(g, TL_OP_ADD, tl_build_binary(g, TL_OP_MUL, a->src[0], u->src[1]),
+                           tl_build_binary(g, TL_OP_MUL, a->src[1], u->src[1]));
+  return NULL;
+}
+
+/* Splits an ADD tree into the terms that are multiples of c (returned as their
+ * quotient sum) and the rest. */
+static void split_terms(tl_graph *g, tl_uop *x, int64_t c, tl_uop **quot, tl_uop **rest) {
+  int64_t k;
+  if (x->op == TL_OP_ADD) {
+    split_terms(g, x->src[0], c, quot, rest);
+    split_terms(g, x->src[1], c, quot, rest);
+    return;
+  }
+  tl_uop *q = NULL;
+  if (int_const(x, &k) && k % c == 0) q = ic_exact(g, k / c);
+  else if (x->op == TL_OP_MUL && int_const(x->src[1], &k) && k % c == 0)
+    q = tl_build_binary(g, TL_OP_MUL, x->src[0], ic_exact(g, k / c));
+  if (q) *quot = *quot ? tl_build_binary(g, TL_OP_ADD, *quot, q) : q;
+  else *rest = *rest ? tl_build_binary(g, TL_OP_ADD, *rest, x) : x;
+}
+
+static tl_uop *divmod_rules(tl_graph *g, tl_uop *u) {
+  int64_t c, c2;
+  tl_uop *x = u->src[0];
+  if (!is_index(u) || !int_const(u->src[1], &c) || c <= 0 || x->vmin < 0) return NULL;
+  bool div = u->op == TL_OP_IDIV;
+  if (c == 1) return div ? x : ic(g, 0);
+  if (x->vmax < c) return div ? ic(g, 0) : x;
+  if (div && x->op == TL_OP_IDIV && int_const(x->src[1], &c2) && c2 > 0 && x->src[0]->vmin >= 0)
+    return tl_build_binary(g, TL_OP_IDIV, x->src[0], ic_exact(g, c * c2));
+  if (!div && x->op == TL_OP_MOD && int_const(x->src[1], &c2) && c2 > 0 && c2 % c == 0)
+    return tl_build_binary(g, TL_OP_MOD, x->src[0], u->src[1]); /* (x % kc) % c */
+  tl_uop *quot = NULL, *rest = NULL;
+  split_terms(g, x, c, &quot, &rest);
+  if (!quot) return NULL;
+  if (rest && rest->vmin < 0) return NULL; /* truncation would differ from floor */
+  if (!div) return rest ? tl_build_binary(g, TL_OP_MOD, rest, u->src[1]) : ic(g, 0);
+  return rest ? tl_build_binary(g, TL_OP_ADD, quot, tl_build_binary(g, TL_OP_IDIV, rest, u->src[1]))
+              : quot;
+}
+
+static tl_uop *cmp_bounds(tl_graph *g, tl_uop *u) {
+  const tl_uop *a = u->src[0], *b = u->src[1];
+  if (!is_index(a)) return NULL;
+  if (a->vmax < b->vmin) return tl_build_const(g, TL_BOOL, 1);
+  if (a->vmin >= b->vmax) return tl_build_const(g, TL_BOOL, 0);
+  return NULL;
+}
+
+static tl_uop *and_rules(tl_graph *g, tl_uop *u) {
+  (void)g;
+  int64_t c;
+  if (u->dtype != TL_BOOL) return NULL;
+  for (int i = 0; i < 2; i++)
+    if (int_const(u->src[i], &c)) return c ? u->src[1 - i] : u->src[i];
+  return u->src[0] == u->src[1] ? u->src[0] : NULL;
+}
+
+static const tl_rule index_rules[] = {
+    {TL_OP_ADD, const_right},  {TL_OP_MUL, const_right}, {TL_OP_ADD, add_assoc},
+    {TL_OP_MUL, mul_rules},    {TL_OP_IDIV, divmod_rules}, {TL_OP_MOD, divmod_rules},
+    {TL_OP_CMPLT, cmp_bounds}, {TL_OP_AND, and_rules},
+};
+const tl_ruleset tl_rules_index = {"index", index_rules, COUNT(index_rules)};

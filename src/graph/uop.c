@@ -1,0 +1,342 @@
+#include "uop.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/shapetracker.h"
+
+static const struct {
+  const char *name;
+  char kind;
+  bool fused;
+} op_info[TL_NOPS] = {
+#define TL_OP_INFO(name, kind, fused) {#name, kind, fused},
+    TL_OPS(TL_OP_INFO)
+#undef TL_OP_INFO
+};
+
+const char *tl_op_name(int op) { return op >= 0 && op < TL_NOPS ? op_info[op].name : "?"; }
+char tl_op_kind(int op) { return op >= 0 && op < TL_NOPS ? op_info[op].kind : '?'; }
+bool tl_op_is_fused(int op) { return op >= 0 && op < TL_NOPS && op_info[op].fused; }
+bool tl_op_is_elementwise(int op) {
+  char k = tl_op_kind(op);
+  return k == 'U' || k == 'B' || k == 'T';
+}
+bool tl_op_is_commutative(int op) {
+  return op == TL_OP_ADD || op == TL_OP_MUL || op == TL_OP_MAX || op == TL_OP_MIN ||
+         op == TL_OP_CMPEQ || op == TL_OP_CMPNE || op == TL_OP_AND || op == TL_OP_OR;
+}
+
+/* ---- arena ---------------------------------------------------------------- */
+typedef struct arena_block {
+  struct arena_block *next;
+  size_t used, cap;
+  _Alignas(16) unsigned char data[];
+} arena_block;
+
+struct tl_arena {
+  arena_block *head;
+};
+
+tl_arena *tl_arena_create(void) { return calloc(1, sizeof(tl_arena)); }
+
+void *tl_arena_alloc(tl_arena *a, size_t n) {
+  n = (n + 15) & ~(size_t)15;
+  arena_block *b = a->head;
+  if (!b || b->used + n > b->cap) {
+    size_t cap = n > 65536 ? n : 65536;
+    b = malloc(sizeof(arena_block) + cap);
+    if (!b) return NULL;
+    b->next = a->head;
+    b->used = 0;
+    b->cap = cap;
+    a->head = b;
+  }
+  void *p = b->data + b->used;
+  b->used += n;
+  memset(p, 0, n);
+  return p;
+}
+
+void tl_arena_destroy(tl_arena *a) {
+  if (!a) return;
+  for (arena_block *b = a->head, *next; b; b = next) {
+    next = b->next;
+    free(b);
+  }
+  free(a);
+}
+
+/* ---- buffers -------------------------------------------------------------- */
+tl_buffer *tl_buffer_new(tl_dtype dtype, int64_t numel, uint64_t *live_buffers,
+                         uint64_t *live_bytes) {
+  tl_buffer *b = calloc(1, sizeof *b);
+  if (!b) return NULL;
+  size_t nbytes = (size_t)numel * tl_dtype_size(dtype);
+  size_t alloc = (nbytes + 63) & ~(size_t)63;
+  b->data = aligned_alloc(64, alloc ? alloc : 64);
+  if (!b->data) {
+    free(b);
+    return NULL;
+  }
+  b->refs = 1;
+  b->dtype = dtype;
+  b->numel = numel;
+  b->nbytes = nbytes;
+  b->live_buffers = live_buffers;
+  b->live_bytes = live_bytes;
+  if (live_buffers) ++*live_buffers;
+  if (live_bytes) *live_bytes += nbytes;
+  return b;
+}
+
+void tl_buffer_retain(tl_buffer *b) { b->refs++; }
+
+void tl_buffer_release(tl_buffer *b) {
+  if (!b || --b->refs > 0) return;
+  if (b->live_buffers) --*b->live_buffers;
+  if (b->live_bytes) *b->live_bytes -= b->nbytes;
+  free(b->data);
+  free(b);
+}
+
+/* ---- graphs ----------------------------------------------------------------- */
+void tl_graph_init(tl_graph *g, bool refcounted) {
+  memset(g, 0, sizeof *g);
+  g->refcounted = refcounted;
+  if (!refcounted) g->arena = tl_arena_create();
+}
+
+void tl_graph_free(tl_graph *g) {
+  if (g->refcounted) tl_graph_release_to(g, 0);
+  free(g->buckets);
+  free(g->temps);
+  tl_arena_destroy(g->arena);
+  memset(g, 0, sizeof *g);
+}
+
+size_t tl_graph_mark(const tl_graph *g) { return g->ntemps; }
+
+void tl_graph_release_to(tl_graph *g, size_t mark) {
+  while (g->ntemps > mark) tl_uop_release(g, g->temps[--g->ntemps]);
+}
+
+static uint64_t arg_hash(int op, tl_arg arg) {
+  if (op == TL_OP_VIEW) return tl_st_hash(arg.p);
+  return arg.u;
+}
+
+static uint32_t uop_hash(int op, tl_dtype dtype, int nsrc, tl_uop *const *src, tl_arg arg,
+                         int64_t arg2, int ndim, const int64_t *shape) {
+  uint64_t h = 1469598103934665603ull ^ (uint64_t)(op * 131 + dtype * 7 + nsrc);
+  for (int i = 0; i < nsrc; i++) h = (h ^ src[i]->id) * 1099511628211ull;
+  h = (h ^ arg_hash(op, arg)) * 1099511628211ull;
+  h = (h ^ (uint64_t)arg2) * 1099511628211ull;
+  for (int i = 0; i < ndim; i++) h = (h ^ (uint64_t)shape[i]) * 1099511628211ull;
+  return (uint32_t)(h ^ (h >> 32));
+}
+
+static bool uop_matches(const tl_uop *u, int op, tl_dtype dtype, int nsrc, tl_uop *const *src,
+                        tl_arg arg, int64_t arg2, int ndim, const int64_t *shape) {
+  if (u->op != op || u->dtype != dtype || u->nsrc != nsrc || u->ndim != ndim || u->arg2 != arg2)
+    return false;
+  for (int i = 0; i < nsrc; i++)
+    if (u->src[i] != src[i]) return false;
+  if (ndim && memcmp(u->shape, shape, sizeof(int64_t) * (size_t)ndim)) return false;
+  if (op == TL_OP_VIEW) return tl_st_equal(u->arg.p, arg.p);
+  return u->arg.u == arg.u;
+}
+
+static bool table_grow(tl_graph *g) {
+  size_t n = g->nbuckets ? g->nbuckets * 2 : 1024;
+  tl_uop **nb = calloc(n, sizeof *nb);
+  if (!nb) return false;
+  for (size_t i = 0; i < g->nbuckets; i++) {
+    for (tl_uop *u = g->buckets[i], *next; u; u = next) {
+      next = u->chain;
+      u->chain = nb[u->hash & (n - 1)];
+      nb[u->hash & (n - 1)] = u;
+    }
+  }
+  free(g->buckets);
+  g->buckets = nb;
+  g->nbuckets = n;
+  return true;
+}
+
+static void table_remove(tl_graph *g, tl_uop *u) {
+  if (!g->nbuckets) return;
+  for (tl_uop **p = &g->buckets[u->hash & (g->nbuckets - 1)]; *p; p = &(*p)->chain) {
+    if (*p == u) {
+      *p = u->chain;
+      u->chain = NULL;
+      g->count--;
+      return;
+    }
+  }
+}
+
+static bool push_temp(tl_graph *g, tl_uop *u) {
+  if (g->ntemps == g->captemps) {
+    size_t cap = g->captemps ? g->captemps * 2 : 256;
+    tl_uop **t = realloc(g->temps, cap * sizeof *t);
+    if (!t) return false;
+    g->temps = t;
+    g->captemps = cap;
+  }
+  g->temps[g->ntemps++] = u;
+  return true;
+}
+
+/* Integer bounds for kernel-graph index expressions. */
+static void set_bounds(tl_uop *u) {
+  int64_t a0 = u->nsrc > 0 ? u->src[0]->vmin : 0, a1 = u->nsrc > 0 ? u->src[0]->vmax : 0;
+  int64_t b0 = u->nsrc > 1 ? u->src[1]->vmin : 0, b1 = u->nsrc > 1 ? u->src[1]->vmax : 0;
+  u->vmin = INT64_MIN / 4;
+  u->vmax = INT64_MAX / 4;
+  switch (u->op) {
+  case TL_OP_CONST:
+    if (!tl_dtype_is_float(u->dtype)) u->vmin = u->vmax = u->arg.i;
+    break;
+  case TL_OP_RANGE: u->vmin = 0; u->vmax = u->arg2 - 1; break;
+  case TL_OP_ADD: u->vmin = a0 + b0; u->vmax = a1 + b1; break;
+  case TL_OP_MUL:
+    if (u->src[1]->op == TL_OP_CONST && b0 >= 0) { u->vmin = a0 * b0; u->vmax = a1 * b0; }
+    else if (u->src[1]->op == TL_OP_CONST) { u->vmin = a1 * b0; u->vmax = a0 * b0; }
+    break;
+  case TL_OP_IDIV:
+    if (u->src[1]->op == TL_OP_CONST && b0 > 0 && a0 >= 0) { u->vmin = a0 / b0; u->vmax = a1 / b0; }
+    break;
+  case TL_OP_MOD:
+    if (u->src[1]->op == TL_OP_CONST && b0 > 0 && a0 >= 0) { u->vmin = 0; u->vmax = b0 - 1; }
+    break;
+  case TL_OP_CMPLT: case TL_OP_CMPEQ: case TL_OP_CMPNE: case TL_OP_AND: case TL_OP_OR:
+  case TL_OP_NOT:
+    u->vmin = 0; u->vmax = 1; break;
+  default: break;
+  }
+}
+
+tl_uop *tl_uop_make(tl_graph *g, int op, tl_dtype dtype, int nsrc, tl_uop *const *src,
+                    tl_arg arg, int64_t arg2, int ndim, const int64_t *shape) {
+  for (int i = 0; i < nsrc; i++)
+    if (!src[i]) return NULL;
+  uint32_t h = uop_hash(op, dtype, nsrc, src, arg, arg2, ndim, shape);
+  if (g->nbuckets) {
+    for (tl_uop *u = g->buckets[h & (g->nbuckets - 1)]; u; u = u->chain) {
+      if (u->hash == h && uop_matches(u, op, dtype, nsrc, src, arg, arg2, ndim, shape)) {
+        if (g->refcounted) {
+          if (!push_temp(g, u)) return NULL;
+          u->refs++;
+        }
+        return u;
+      }
+    }
+  }
+  if (g->count * 2 >= g->nbuckets && !table_grow(g)) return NULL;
+  tl_uop *u = g->refcounted ? calloc(1, sizeof *u) : tl_arena_alloc(g->arena, sizeof *u);
+  if (!u) return NULL;
+  if (op == TL_OP_VIEW) { /* the node owns a copy of its tracker */
+    tl_st *st = g->refcounted ? malloc(sizeof *st) : tl_arena_alloc(g->arena, sizeof *st);
+    if (!st) {
+      if (g->refcounted) free(u);
+      return NULL;
+    }
+    memcpy(st, arg.p, sizeof *st);
+    arg.p = st;
+  }
+  u->op = (uint16_t)op;
+  u->dtype = (uint8_t)dtype;
+  u->nsrc = (uint8_t)nsrc;
+  u->ndim = (int8_t)ndim;
+  u->hash = h;
+  u->arg = arg;
+  u->arg2 = arg2;
+  u->id = ++g->next_id;
+  for (int i = 0; i < nsrc; i++) u->src[i] = src[i];
+  if (ndim) memcpy(u->shape, shape, sizeof(int64_t) * (size_t)ndim);
+  if (op == TL_OP_BUFFER) tl_buffer_retain(arg.p);
+  if (g->refcounted) {
+    for (int i = 0; i < nsrc; i++) src[i]->refs++;
+    u->refs = 1;
+    g->live++;
+    if (!push_temp(g, u)) {
+      u->refs = 0; /* not reachable by anyone: undo */
+      tl_uop_release(g, u);
+      return NULL;
+    }
+  } else {
+    set_bounds(u);
+  }
+  u->chain = g->buckets[h & (g->nbuckets - 1)];
+  g->buckets[h & (g->nbuckets - 1)] = u;
+  g->count++;
+  return u;
+}
+
+void tl_uop_retain(tl_uop *u) { u->refs++; }
+
+void tl_uop_release(tl_graph *g, tl_uop *u) {
+  /* iterative over the chain of sources that drop to zero: deep graphs must not
+   * overflow the C stack */
+  tl_uop *stack[64], **todo = stack;
+  size_t n = 0, cap = 64;
+  if (!u) return;
+  if (--u->refs > 0) return;
+  todo[n++] = u;
+  while (n) {
+    tl_uop *x = todo[--n];
+    table_remove(g, x);
+    for (int i = 0; i < x->nsrc; i++) {
+      if (--x->src[i]->refs > 0) continue;
+      if (n == cap) {
+        tl_uop **bigger = malloc(cap * 2 * sizeof *bigger);
+        if (!bigger) continue; /* leak rather than crash: cannot happen in practice */
+        memcpy(bigger, todo, n * sizeof *bigger);
+        if (todo != stack) free(todo);
+        todo = bigger;
+        cap *= 2;
+      }
+      todo[n++] = x->src[i];
+    }
+    if (x->op == TL_OP_BUFFER) tl_buffer_release(x->arg.p);
+    if (x->op == TL_OP_VIEW) free(x->arg.p);
+    g->live--;
+    free(x);
+  }
+  if (todo != stack) free(todo);
+}
+
+void tl_uop_become_buffer(tl_graph *g, tl_uop *u, tl_buffer *buf) {
+  table_remove(g, u);
+  tl_uop *old_src[3];
+  int nsrc = u->nsrc;
+  memcpy(old_src, u->src, sizeof old_src);
+  if (u->op == TL_OP_VIEW) free(u->arg.p);
+  if (u->op == TL_OP_BUFFER) tl_buffer_release(u->arg.p);
+  u->op = TL_OP_BUFFER;
+  u->nsrc = 0;
+  memset(u->src, 0, sizeof u->src);
+  u->arg.p = buf;
+  u->arg2 = 0;
+  tl_buffer_retain(buf);
+  for (int i = 0; i < nsrc; i++) tl_uop_release(g, old_src[i]);
+  /* it stays out of the table: a BUFFER node is found by its buffer, never rebuilt */
+}
+
+int64_t tl_uop_numel(const tl_uop *u) { return tl_shape_numel(u->ndim, u->shape); }
+
+double tl_uop_const_value(const tl_uop *u) {
+  return tl_dtype_is_float(u->dtype) ? u->arg.f : (double)u->arg.i;
+}
+
+bool tl_uop_is_const(const tl_uop *u, double *value) {
+  if (u->op == TL_OP_VIEW) {
+    const tl_st *st = u->arg.p;
+    if (st->nviews != 1 || st->views[0].masked) return false;
+    u = u->src[0];
+  }
+  if (u->op != TL_OP_CONST) return false;
+  if (value) *value = tl_uop_const_value(u);
+  return true;
+}

@@ -1,0 +1,136 @@
+/* uop.h — the one IR of the engine: a hash-consed DAG of micro-ops.
+ *
+ * The same node type serves two graphs:
+ *  - the tensor graph (refcounted, lives as long as tensors hold it): BUFFER, CONST,
+ *    UNIFORM leaves; VIEW nodes carrying a shape tracker; elementwise, reduce and
+ *    fused ops with a shape;
+ *  - a kernel graph (arena-allocated, freed when a kernel is lowered): scalar
+ *    expressions over loop variables (RANGE), loads and accumulators, with integer
+ *    bounds used by the index simplifier.
+ * Identical nodes are built once (hash-consing), so equality is pointer equality.
+ *
+ * Refcounted graphs keep every node a builder creates in a list of temporaries
+ * (owned by the graph) until tl_graph_release_to(mark), so rewrite rules never have
+ * to release anything; whoever keeps a node retains it before that. */
+#ifndef TL_GRAPH_UOP_H
+#define TL_GRAPH_UOP_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "core/dtype.h"
+
+/* X(name, kind, fused) — kind: L leaf, U unary, B binary, T ternary, R reduce,
+ * V view, K kernel-only. fused ops are rewritten into primitives before codegen. */
+#define TL_OPS(X)                                                              \
+  X(BUFFER, 'L', 0) X(CONST, 'L', 0) X(UNIFORM, 'L', 0) X(RANDN, 'L', 1)       \
+  X(VIEW, 'V', 0)                                                              \
+  X(NEG, 'U', 0) X(RECIP, 'U', 0) X(SQRT, 'U', 0) X(EXP, 'U', 0)               \
+  X(LOG, 'U', 0) X(SIN, 'U', 0) X(COS, 'U', 0) X(TANH, 'U', 0) X(NOT, 'U', 0)  \
+  X(CAST, 'U', 0)                                                              \
+  X(SIGMOID, 'U', 1) X(RELU, 'U', 1) X(GELU, 'U', 1) X(ABS, 'U', 1)            \
+  X(ADD, 'B', 0) X(MUL, 'B', 0) X(MAX, 'B', 0) X(IDIV, 'B', 0) X(MOD, 'B', 0)  \
+  X(POW, 'B', 0) X(CMPLT, 'B', 0) X(CMPEQ, 'B', 0) X(CMPNE, 'B', 0)            \
+  X(AND, 'B', 0) X(OR, 'B', 0)                                                 \
+  X(SUB, 'B', 1) X(DIV, 'B', 1) X(MIN, 'B', 1) X(CMPLE, 'B', 1)                \
+  X(CMPGT, 'B', 1) X(CMPGE, 'B', 1)                                            \
+  X(WHERE, 'T', 0)                                                             \
+  X(RSUM, 'R', 0) X(RMAX, 'R', 0) X(RPROD, 'R', 0)                             \
+  X(RANGE, 'K', 0) X(LOAD, 'K', 0) X(ACC, 'K', 0)
+
+typedef enum {
+#define TL_OP_ENUM(name, kind, fused) TL_OP_##name,
+  TL_OPS(TL_OP_ENUM)
+#undef TL_OP_ENUM
+  TL_NOPS
+} tl_op;
+
+const char *tl_op_name(int op);
+char tl_op_kind(int op); /* 'L' 'U' 'B' 'T' 'R' 'V' 'K' */
+bool tl_op_is_fused(int op);
+bool tl_op_is_elementwise(int op); /* U, B, T */
+bool tl_op_is_commutative(int op);
+
+typedef union {
+  int64_t i;
+  double f;
+  uint64_t u;
+  void *p;
+} tl_arg;
+
+typedef struct tl_uop tl_uop;
+struct tl_uop {
+  uint16_t op;
+  uint8_t dtype;
+  uint8_t nsrc;
+  int8_t ndim;
+  uint32_t hash;
+  int32_t refs;      /* refcounted graphs only */
+  tl_uop *src[3];
+  tl_arg arg;        /* CONST value, reduce axes mask, BUFFER tl_buffer*, VIEW tl_st*,
+                        UNIFORM/RANDN seed, RANGE/ACC id, LOAD buffer slot */
+  int64_t arg2;      /* UNIFORM/RANDN stream; RANGE extent */
+  int64_t shape[TL_MAX_DIMS]; /* tensor graph only */
+  int64_t vmin, vmax; /* kernel graph integer expressions: proven bounds */
+  uint64_t id;       /* creation order, for deterministic output */
+  void *aux;         /* kernel graphs: per-pass annotation (the lowering's block) */
+  int32_t name;      /* kernel graphs: the rendered variable number, 0 = none */
+  tl_uop *chain;     /* hash bucket chain */
+};
+
+typedef struct tl_arena tl_arena;
+typedef struct tl_buffer tl_buffer;
+
+typedef struct tl_graph {
+  bool refcounted;
+  tl_arena *arena;       /* kernel graphs */
+  tl_uop **buckets;
+  size_t nbuckets, count;
+  tl_uop **temps;        /* refcounted: nodes built since the last release_to */
+  size_t ntemps, captemps;
+  uint64_t next_id;
+  uint64_t live;         /* refcounted: nodes alive */
+  bool oom;
+} tl_graph;
+
+/* ---- arena: bump allocation, freed at once ---- */
+tl_arena *tl_arena_create(void);
+void *tl_arena_alloc(tl_arena *a, size_t n); /* zeroed, 16-aligned; NULL on OOM */
+void tl_arena_destroy(tl_arena *a);
+
+void tl_graph_init(tl_graph *g, bool refcounted);
+void tl_graph_free(tl_graph *g); /* kernel graphs: frees every node at once */
+size_t tl_graph_mark(const tl_graph *g);
+void tl_graph_release_to(tl_graph *g, size_t mark);
+
+/* The node with these fields, built once. Shape may be NULL when ndim == 0.
+ * Refcounted graphs: the node is held by the temporaries list (see above). */
+tl_uop *tl_uop_make(tl_graph *g, int op, tl_dtype dtype, int nsrc, tl_uop *const *src,
+                    tl_arg arg, int64_t arg2, int ndim, const int64_t *shape);
+void tl_uop_retain(tl_uop *u);
+void tl_uop_release(tl_graph *g, tl_uop *u);
+/* Turns a realized node into a BUFFER leaf in place: its sources are dropped, so the
+ * graph behind it can be freed, and every holder of the node sees the buffer. */
+void tl_uop_become_buffer(tl_graph *g, tl_uop *u, tl_buffer *buf);
+
+int64_t tl_uop_numel(const tl_uop *u);
+bool tl_uop_is_const(const tl_uop *u, double *value); /* CONST, or VIEW of a CONST */
+double tl_uop_const_value(const tl_uop *u);           /* of a CONST node */
+
+/* ---- buffers: refcounted host memory ---- */
+struct tl_buffer {
+  int32_t refs;
+  tl_dtype dtype;
+  int64_t numel;
+  size_t nbytes;
+  void *data;
+  uint64_t *live_buffers, *live_bytes; /* the owning context's counters */
+};
+
+tl_buffer *tl_buffer_new(tl_dtype dtype, int64_t numel, uint64_t *live_buffers,
+                         uint64_t *live_bytes);
+void tl_buffer_retain(tl_buffer *b);
+void tl_buffer_release(tl_buffer *b);
+
+#endif

@@ -1,0 +1,816 @@
+/* compiler.c — kernel source to function pointer: memory cache, disk cache, compiler.
+ *
+ * Trust model of the disk cache: the directory is private (0700, ours), so nobody
+ * else can plant or swap files in it; every entry is still checked (owner, mode,
+ * size, checksum) because a crash, a full disk or a careless chmod can leave a
+ * damaged one, and dlopen of a damaged .so crashes the process. */
+#include "runtime/compiler.h"
+
+#include <dlfcn.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <spawn.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/types.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#define DEFAULT_OPT_FLAGS                                                               \
+  "-O3 -march=native -fno-math-errno -fno-trapping-math -fassociative-math "          \
+  "-fno-signed-zeros -fopenmp-simd"
+/* always added: the output must be a loadable shared object */
+#define REQUIRED_FLAGS "-fPIC -shared"
+#define MAX_DIAG_LINES 20
+#define TCC_OUTPUT_MEMORY 1
+#define TCC_RELOCATE_AUTO ((void *)1)
+
+/* ---- hashing ----------------------------------------------------------------
+ * Two independent 64-bit streams (FNV-1a and a multiply-xorshift mix), each put
+ * through murmur3's finalizer: 128 bits, so accidental key collisions are out of
+ * reach. Not cryptographic: the private directory is what keeps others out. */
+typedef struct {
+  uint64_t a, b, len;
+} hash128;
+
+static void h_init(hash128 *h) {
+  h->a = 0xcbf29ce484222325ULL;
+  h->b = 0x9e3779b97f4a7c15ULL;
+  h->len = 0;
+}
+
+static void h_bytes(hash128 *h, const void *p, size_t n) {
+  const unsigned char *s = p;
+  uint64_t a = h->a, b = h->b;
+  for (size_t i = 0; i < n; i++) {
+    a = (a ^ s[i]) * 0x100000001b3ULL;
+    b = (b + s[i] + 1) * 0xff51afd7ed558ccdULL;
+    b ^= b >> 29;
+  }
+  h->a = a;
+  h->b = b;
+  h->len += n;
+}
+
+/* the string and its terminator, so "ab"+"c" and "a"+"bc" differ */
+static void h_str(hash128 *h, const char *s) { h_bytes(h, s, strlen(s) + 1); }
+
+static uint64_t fmix64(uint64_t k) {
+  k ^= k >> 33;
+  k *= 0xff51afd7ed558ccdULL;
+  k ^= k >> 33;
+  k *= 0xc4ceb9fe1a85ec53ULL;
+  k ^= k >> 33;
+  return k;
+}
+
+static void h_final(const hash128 *h, uint64_t out[2]) {
+  out[0] = fmix64(h->a ^ h->len);
+  out[1] = fmix64(h->b + (h->a << 17 | h->a >> 47));
+}
+
+/* ---- small helpers ------------------------------------------------------------ */
+static char *strfmt(const char *fmt, ...) TL_PRINTF(1, 2);
+static char *strfmt(const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  int n = vsnprintf(NULL, 0, fmt, ap);
+  va_end(ap);
+  if (n < 0) return NULL;
+  char *s = malloc((size_t)n + 1);
+  if (!s) return NULL;
+  va_start(ap, fmt);
+  vsnprintf(s, (size_t)n + 1, fmt, ap);
+  va_end(ap);
+  return s;
+}
+
+static const char *env_nonempty(const char *name) {
+  const char *v = getenv(name);
+  return v && *v ? v : NULL;
+}
+
+static int is_identifier(const char *s) {
+  if (!*s || strlen(s) > 255 || (*s >= '0' && *s <= '9')) return 0;
+  for (; *s; s++)
+    if (!(*s == '_' || (*s >= 'a' && *s <= 'z') || (*s >= 'A' && *s <= 'Z') ||
+          (*s >= '0' && *s <= '9')))
+      return 0;
+  return 1;
+}
+
+/* dlsym gives void*; POSIX guarantees it converts to a function pointer */
+static tl_kernel_fn as_kernel(void *sym) {
+  tl_kernel_fn fn;
+  memcpy(&fn, &sym, sizeof fn);
+  return fn;
+}
+
+static int write_all(int fd, const void *data, size_t n) {
+  const char *p = data;
+  while (n > 0) {
+    ssize_t w = write(fd, p, n);
+    if (w < 0 && errno == EINTR) continue;
+    if (w <= 0) return -1;
+    p += w;
+    n -= (size_t)w;
+  }
+  return 0;
+}
+
+/* creates a new file (never follows or reuses an existing one) holding data */
+static int write_new_file(const char *path, const void *data, size_t n, mode_t mode) {
+  int fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, mode);
+  if (fd < 0) return -1;
+  int rc = write_all(fd, data, n);
+  int saved = errno;
+  if (close(fd) != 0 && rc == 0) rc = -1;
+  if (rc != 0) {
+    unlink(path);
+    errno = saved;
+  }
+  return rc;
+}
+
+/* ---- the compiler object ------------------------------------------------------ */
+typedef struct {
+  uint64_t key[2]; /* hash of source + compiler identity */
+  char *fn_name;
+  void *handle; /* dlopen handle (cc) or TCCState (tcc) */
+  tl_kernel_fn fn;
+} mem_entry;
+
+/* libtcc entry points, found with dlsym (libtcc is optional at run time) */
+typedef struct {
+  void *lib; /* NULL: libtcc is linked into the program itself */
+  void *(*new_state)(void);
+  void (*delete_state)(void *);
+  int (*set_output_type)(void *, int);
+  int (*compile_string)(void *, const char *);
+  int (*relocate)(void *, void *);
+  void *(*get_symbol)(void *, const char *);
+  void (*set_error_func)(void *, void *, void (*)(void *, const char *));
+  void (*set_lib_path)(void *, const char *);
+  int (*add_library)(void *, const char *);
+  int (*add_symbol)(void *, const char *, const void *);
+  char *runtime_dir; /* holds libtcc1.a */
+  int stub_runtime;  /* our empty libtcc1.a: we supply its helpers */
+} tcc_api;
+
+struct tl_compiler {
+  tl_compiler_kind kind;
+  char *cc_name; /* as given, for messages */
+  char *cc_path; /* resolved, run with posix_spawn */
+  char *flags;   /* everything passed to cc before -o */
+  char **argv;   /* cc_path, flag tokens, then room for -o OUT SRC NULL */
+  int argc_base;
+  char *cache_dir;
+  uint64_t ident[2]; /* digest of compiler, flags and CPU, hashed into every key */
+  tl_compiler_stats stats;
+  mem_entry *map;
+  size_t map_cap, map_count;
+  unsigned seq; /* makes temporary file names unique within the process */
+  tcc_api tcc;
+  char log[768]; /* libtcc diagnostics of the current compilation */
+  size_t log_len;
+  int log_lines;
+};
+
+/* ---- memory cache: open addressing, never shrinks ----------------------------- */
+static size_t slot_of(const tl_compiler *c, const uint64_t key[2], const char *fn_name) {
+  hash128 h;
+  h_init(&h);
+  h_str(&h, fn_name);
+  return (size_t)(key[0] ^ h.a) & (c->map_cap - 1);
+}
+
+static mem_entry *map_find(tl_compiler *c, const uint64_t key[2], const char *fn_name) {
+  for (size_t i = slot_of(c, key, fn_name);; i = (i + 1) & (c->map_cap - 1)) {
+    mem_entry *e = &c->map[i];
+    if (!e->fn_name) return NULL;
+    if (e->key[0] == key[0] && e->key[1] == key[1] && !strcmp(e->fn_name, fn_name)) return e;
+  }
+}
+
+static int map_grow(tl_compiler *c) {
+  size_t old_cap = c->map_cap;
+  mem_entry *old = c->map;
+  mem_entry *m = calloc(old_cap * 2, sizeof *m);
+  if (!m) return -1;
+  c->map = m;
+  c->map_cap = old_cap * 2;
+  for (size_t i = 0; i < old_cap; i++) {
+    if (!old[i].fn_name) continue;
+    size_t j = slot_of(c, old[i].key, old[i].fn_name);
+    while (m[j].fn_name) j = (j + 1) & (c->map_cap - 1);
+    m[j] = old[i];
+  }
+  free(old);
+  return 0;
+}
+
+static tl_status map_insert(tl_compiler *c, const uint64_t key[2], const char *fn_name,
+                            void *handle, tl_kernel_fn fn, tl_error *err) {
+  if ((c->map_count + 1) * 2 > c->map_cap && map_grow(c) != 0)
+    return tl_error_set(err, TL_ERR_NOMEM, "out of memory in the kernel cache");
+  char *name = strdup(fn_name);
+  if (!name) return tl_error_set(err, TL_ERR_NOMEM, "out of memory in the kernel cache");
+  size_t i = slot_of(c, key, fn_name);
+  while (c->map[i].fn_name) i = (i + 1) & (c->map_cap - 1);
+  c->map[i] = (mem_entry){{key[0], key[1]}, name, handle, fn};
+  c->map_count++;
+  return TL_OK;
+}
+
+static void release_handle(tl_compiler *c, void *handle) {
+  if (!handle) return;
+  if (c->kind == TL_COMPILER_TCC)
+    c->tcc.delete_state(handle);
+  else
+    dlclose(handle);
+}
+
+/* ---- finding the compiler ------------------------------------------------------ */
+static int is_executable_file(const char *path) {
+  struct stat st;
+  return stat(path, &st) == 0 && S_ISREG(st.st_mode) && access(path, X_OK) == 0;
+}
+
+/* like execvp's search: a name with a slash is used as is, else each PATH entry */
+static char *find_program(const char *name) {
+  if (strchr(name, '/')) return is_executable_file(name) ? strdup(name) : NULL;
+  const char *path = getenv("PATH");
+  if (!path) path = "/usr/local/bin:/usr/bin:/bin";
+  for (const char *p = path;; p++) {
+    const char *end = strchr(p, ':');
+    size_t len = end ? (size_t)(end - p) : strlen(p);
+    char *cand = len ? strfmt("%.*s/%s", (int)len, p, name) : strfmt("./%s", name);
+    if (cand && is_executable_file(cand)) return cand;
+    free(cand);
+    if (!end) return NULL;
+    p = end;
+  }
+}
+
+/* The first "flags"/"Features" line of /proc/cpuinfo: -march=native code built on
+ * one CPU must not be loaded from a shared home directory on an older one. */
+static void hash_cpu_features(hash128 *h) {
+  FILE *f = fopen("/proc/cpuinfo", "r");
+  if (!f) return;
+  char line[8192];
+  while (fgets(line, sizeof line, f)) {
+    if (!strncmp(line, "flags", 5) || !strncmp(line, "Features", 8)) {
+      h_str(h, line);
+      break;
+    }
+  }
+  fclose(f);
+}
+
+/* The identity of the compiler without running it: its resolved path and the
+ * binary's inode, size and mtime change whenever it is upgraded. */
+static void make_ident(tl_compiler *c) {
+  struct stat st;
+  char *real = realpath(c->cc_path, NULL);
+  if (stat(c->cc_path, &st) != 0) memset(&st, 0, sizeof st);
+  hash128 h;
+  h_init(&h);
+  h_str(&h, "tl-kernel-1");
+  h_str(&h, c->cc_path);
+  h_str(&h, real ? real : "");
+  h_str(&h, c->flags);
+  uint64_t id[5] = {(uint64_t)st.st_ino, (uint64_t)st.st_size, (uint64_t)st.st_mtim.tv_sec,
+                    (uint64_t)st.st_mtim.tv_nsec, (uint64_t)st.st_dev};
+  h_bytes(&h, id, sizeof id);
+  if (strstr(c->flags, "native")) hash_cpu_features(&h);
+  h_final(&h, c->ident);
+  free(real);
+}
+
+/* flags string -> argv: [cc, flag tokens..., -o, OUT, SRC, NULL] */
+static tl_status make_argv(tl_compiler *c, const char *opt_flags, tl_error *err) {
+  c->flags = strfmt("%s %s", opt_flags, REQUIRED_FLAGS);
+  char *copy = c->flags ? strdup(c->flags) : NULL;
+  size_t ntok = 0;
+  for (const char *p = c->flags ? c->flags : ""; *p; p++)
+    if (*p != ' ' && *p != '\t' && (p == c->flags || p[-1] == ' ' || p[-1] == '\t')) ntok++;
+  c->argv = copy ? calloc(ntok + 5, sizeof *c->argv) : NULL;
+  if (!c->argv) {
+    free(copy);
+    return tl_error_set(err, TL_ERR_NOMEM, "out of memory");
+  }
+  /* argv[1..] point into one buffer, owned through argv[1] (or freed if empty) */
+  c->argv[0] = c->cc_path;
+  int n = 1;
+  char *save = NULL;
+  for (char *t = strtok_r(copy, " \t", &save); t; t = strtok_r(NULL, " \t", &save))
+    c->argv[n++] = t;
+  if (n == 1) free(copy);
+  c->argc_base = n;
+  return TL_OK;
+}
+
+static tl_status setup_cc(tl_compiler *c, const char *flags, tl_error *err) {
+  c->cc_path = find_program(c->cc_name);
+  if (!c->cc_path)
+    return tl_error_set(err, TL_ERR_COMPILER, "C compiler '%s' not found (set TL_CC)", c->cc_name);
+  if (!flags) flags = env_nonempty("TL_CFLAGS");
+  if (!flags) flags = DEFAULT_OPT_FLAGS;
+  tl_status st = make_argv(c, flags, err);
+  if (!st) make_ident(c);
+  return st;
+}
+
+/* ---- the cache directory ---------------------------------------------------------- */
+/* mkdir -p with mode 0700; returns 0 or the first errno that is not EEXIST */
+static int mkdir_p(const char *path) {
+  char *p = strdup(path);
+  if (!p) return ENOMEM;
+  int rc = 0;
+  for (char *s = p + 1;; s++) {
+    if (*s != '/' && *s) continue;
+    char saved = *s;
+    *s = 0;
+    if (mkdir(p, 0700) != 0 && errno != EEXIST) rc = errno;
+    *s = saved;
+    if (rc || !saved) break;
+  }
+  free(p);
+  return rc;
+}
+
+static char *default_cache_dir(void) {
+  const char *v = env_nonempty("TL_CACHE_DIR");
+  if (v) return strdup(v);
+  v = env_nonempty("XDG_CACHE_HOME");
+  if (v && v[0] == '/') return strfmt("%s/tl", v); /* XDG: relative paths are invalid */
+  v = env_nonempty("HOME");
+  return v ? strfmt("%s/.cache/tl", v) : NULL;
+}
+
+/* a directory we own, closed to others, that we can write: else TL_ERR_CACHE */
+static tl_status check_private_dir(const char *dir, tl_error *err) {
+  struct stat st;
+  if (stat(dir, &st) != 0) {
+    int e = mkdir_p(dir);
+    if (e || stat(dir, &st) != 0)
+      return tl_error_set(err, TL_ERR_CACHE, "kernel cache directory '%s' is not writable: %s",
+                          dir, strerror(e ? e : errno));
+  }
+  if (!S_ISDIR(st.st_mode))
+    return tl_error_set(err, TL_ERR_CACHE, "kernel cache directory '%s' is not a directory", dir);
+  if (st.st_uid != getuid())
+    return tl_error_set(err, TL_ERR_CACHE,
+                        "kernel cache directory '%s' is owned by uid %u, not by this user "
+                        "(uid %u): refusing to load code from it",
+                        dir, (unsigned)st.st_uid, (unsigned)getuid());
+  if (st.st_mode & (S_IWGRP | S_IWOTH))
+    return tl_error_set(err, TL_ERR_CACHE,
+                        "kernel cache directory '%s' is writable by other users (mode %04o): "
+                        "refusing to load code from it (chmod 700 it)",
+                        dir, (unsigned)(st.st_mode & 0777));
+  if (access(dir, W_OK | X_OK) != 0)
+    return tl_error_set(err, TL_ERR_CACHE, "kernel cache directory '%s' is not writable: %s", dir,
+                        strerror(errno));
+  return TL_OK;
+}
+
+/* ---- disk entries: <key>.so beside <key>.sum ("tl-sum SIZE CHECKSUM") --------------- */
+/* Opens an entry file only if it is a regular file of ours that others cannot
+ * write; fstat after open, so what is checked is what is read. */
+static int open_private(const char *path, struct stat *st) {
+  int fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+  if (fd < 0) return -1;
+  if (fstat(fd, st) != 0 || !S_ISREG(st->st_mode) || st->st_uid != getuid() ||
+      (st->st_mode & (S_IWGRP | S_IWOTH))) {
+    close(fd);
+    errno = EPERM;
+    return -1;
+  }
+  return fd;
+}
+
+static int checksum_fd(int fd, uint64_t *sum, uint64_t *size) {
+  unsigned char buf[1 << 14];
+  hash128 h;
+  h_init(&h);
+  for (;;) {
+    ssize_t n = read(fd, buf, sizeof buf);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) return -1;
+    if (n == 0) break;
+    h_bytes(&h, buf, (size_t)n);
+  }
+  uint64_t out[2];
+  h_final(&h, out);
+  *sum = out[0] ^ out[1];
+  *size = h.len;
+  return 0;
+}
+
+static int read_sum_file(const char *path, uint64_t *sum, uint64_t *size) {
+  struct stat st;
+  int fd = open_private(path, &st);
+  if (fd < 0) return -1;
+  char text[128];
+  ssize_t n = read(fd, text, sizeof text - 1);
+  close(fd);
+  if (n <= 0) return -1;
+  text[n] = 0;
+  unsigned long long s, z;
+  if (sscanf(text, "tl-sum %llu %llx", &z, &s) != 2) return -1;
+  *sum = s;
+  *size = z;
+  return 0;
+}
+
+/* 1: the recorded size and checksum match the .so; 0: missing; -1: bad */
+static int verify_entry(const char *so, const char *sum) {
+  struct stat st;
+  int fd = open_private(so, &st);
+  if (fd < 0) return errno == ENOENT ? 0 : -1;
+  uint64_t want_sum, want_size, got_sum, got_size;
+  int ok = checksum_fd(fd, &got_sum, &got_size) == 0 && read_sum_file(sum, &want_sum, &want_size) == 0 &&
+           got_sum == want_sum && got_size == want_size && (uint64_t)st.st_size == got_size;
+  close(fd);
+  return ok ? 1 : -1;
+}
+
+/* 1: loaded; 0: no entry; -1: a bad entry, now removed */
+static int disk_load(tl_compiler *c, const char *so, const char *sum, const char *fn_name,
+                     void **handle, tl_kernel_fn *fn) {
+  int v = verify_entry(so, sum);
+  if (v == 0) return 0;
+  if (v == 1) {
+    void *h = dlopen(so, RTLD_NOW | RTLD_LOCAL);
+    void *sym = h ? dlsym(h, fn_name) : NULL;
+    if (sym) {
+      *handle = h;
+      *fn = as_kernel(sym);
+      return 1;
+    }
+    if (h) dlclose(h);
+  }
+  unlink(so);
+  unlink(sum);
+  c->stats.disk_rejects++;
+  return -1;
+}
+
+/* Records the checksum of a freshly built .so, then moves both into place. The
+ * .so is renamed last-but-one and the .sum last: a crash in between leaves an
+ * entry without a matching sum, which the next load rejects and rebuilds. */
+static tl_status publish_entry(const char *tmp_so, const char *tmp_sum, const char *so,
+                               const char *sum, tl_error *err) {
+  struct stat st;
+  uint64_t s, z;
+  /* compilers honour the umask: make the mode what the loader will demand */
+  int fd = chmod(tmp_so, 0700) == 0 ? open_private(tmp_so, &st) : -1;
+  int ok = fd >= 0 && checksum_fd(fd, &s, &z) == 0;
+  if (fd >= 0) close(fd);
+  char text[64];
+  int n = snprintf(text, sizeof text, "tl-sum %llu %016llx\n", (unsigned long long)z,
+                   (unsigned long long)s);
+  ok = ok && write_new_file(tmp_sum, text, (size_t)n, 0600) == 0;
+  ok = ok && rename(tmp_so, so) == 0 && rename(tmp_sum, sum) == 0;
+  if (ok) return TL_OK;
+  int e = errno;
+  unlink(tmp_so);
+  unlink(tmp_sum);
+  return tl_error_set(err, TL_ERR_CACHE, "cannot store compiled kernel '%s': %s", so, strerror(e));
+}
+
+/* ---- running the system compiler --------------------------------------------------- */
+/* The first MAX_DIAG_LINES lines of the compiler's output, for the error message,
+ * with the long temporary source path shortened to "kernel.c". */
+static void read_diagnostics(const char *path, const char *src, char *out, size_t cap) {
+  char raw[4096];
+  out[0] = 0;
+  int fd = open(path, O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return;
+  ssize_t n = read(fd, raw, sizeof raw - 1);
+  close(fd);
+  raw[n > 0 ? n : 0] = 0;
+  size_t len = 0, srclen = strlen(src);
+  int lines = 0;
+  for (const char *p = raw; *p && len + 1 < cap && lines < MAX_DIAG_LINES;) {
+    if (!strncmp(p, src, srclen)) {
+      len += (size_t)snprintf(out + len, cap - len, "%s", "kernel.c");
+      len = len < cap ? len : cap - 1;
+      p += srclen;
+      continue;
+    }
+    lines += *p == '\n';
+    out[len++] = *p++;
+  }
+  while (len > 0 && (out[len - 1] == '\n' || out[len - 1] == ' ')) len--;
+  out[len] = 0;
+}
+
+/* posix_spawn, no shell: stdout and stderr go to errpath. 0 or a spawn errno. */
+static int spawn_cc(tl_compiler *c, const char *src, const char *out, const char *errpath,
+                    int *wstatus) {
+  c->argv[c->argc_base] = "-o";
+  c->argv[c->argc_base + 1] = (char *)out;
+  c->argv[c->argc_base + 2] = (char *)src;
+  c->argv[c->argc_base + 3] = NULL;
+  posix_spawn_file_actions_t fa;
+  if (posix_spawn_file_actions_init(&fa) != 0) return ENOMEM;
+  posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
+  posix_spawn_file_actions_addopen(&fa, 2, errpath, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+  posix_spawn_file_actions_adddup2(&fa, 2, 1);
+  pid_t pid;
+  int rc = posix_spawn(&pid, c->cc_path, &fa, NULL, c->argv, environ);
+  posix_spawn_file_actions_destroy(&fa);
+  if (rc != 0) return rc;
+  while (waitpid(pid, wstatus, 0) < 0)
+    if (errno != EINTR) return errno;
+  return 0;
+}
+
+static tl_status compile_failed(tl_compiler *c, int wstatus, const char *src, const char *errpath,
+                                tl_error *err) {
+  char diag[900];
+  read_diagnostics(errpath, src, diag, sizeof diag);
+  const char *base = strrchr(c->cc_name, '/') ? strrchr(c->cc_name, '/') + 1 : c->cc_name;
+  if (WIFSIGNALED(wstatus))
+    return tl_error_set(err, TL_ERR_COMPILER, "kernel compilation failed (%s killed by signal %d): %s",
+                        base, WTERMSIG(wstatus), diag);
+  return tl_error_set(err, TL_ERR_COMPILER, "kernel compilation failed (%s exit %d): %s", base,
+                      WEXITSTATUS(wstatus), diag);
+}
+
+/* source -> tmp .c -> cc -> tmp .so -> checksum -> renamed into place */
+static tl_status cc_build(tl_compiler *c, const char *source, const char *base, tl_error *err) {
+  char *tmp = strfmt("%s.%ld.%u", base, (long)getpid(), c->seq++);
+  char *src = tmp ? strfmt("%s.c", tmp) : NULL, *errp = tmp ? strfmt("%s.err", tmp) : NULL;
+  char *tso = tmp ? strfmt("%s.so.tmp", tmp) : NULL, *tsum = tmp ? strfmt("%s.sum.tmp", tmp) : NULL;
+  char *so = strfmt("%s.so", base), *sum = strfmt("%s.sum", base);
+  tl_status st = TL_OK;
+  int wstatus = 0, rc;
+  if (!src || !errp || !tso || !tsum || !so || !sum)
+    st = tl_error_set(err, TL_ERR_NOMEM, "out of memory");
+  else if (write_new_file(src, source, strlen(source), 0600) != 0)
+    st = tl_error_set(err, TL_ERR_CACHE, "cannot write kernel source '%s': %s", src, strerror(errno));
+  else if ((rc = spawn_cc(c, src, tso, errp, &wstatus)) != 0)
+    st = tl_error_set(err, TL_ERR_COMPILER, "cannot run C compiler '%s': %s", c->cc_path, strerror(rc));
+  else if (!WIFEXITED(wstatus) || WEXITSTATUS(wstatus) != 0)
+    st = compile_failed(c, wstatus, src, errp, err);
+  else
+    st = publish_entry(tso, tsum, so, sum, err);
+  if (st == TL_OK) c->stats.compiled++;
+  if (src) unlink(src);
+  if (errp) unlink(errp);
+  if (st != TL_OK && tso) unlink(tso);
+  free(tmp), free(src), free(errp), free(tso), free(tsum), free(so), free(sum);
+  return st;
+}
+
+static tl_status cc_get(tl_compiler *c, const uint64_t key[2], const char *source,
+                        const char *fn_name, void **handle, tl_kernel_fn *fn, tl_error *err) {
+  char *base = strfmt("%s/%016llx%016llx", c->cache_dir, (unsigned long long)key[0],
+                      (unsigned long long)key[1]);
+  char *so = base ? strfmt("%s.so", base) : NULL, *sum = base ? strfmt("%s.sum", base) : NULL;
+  tl_status st = TL_OK;
+  if (!so || !sum) {
+    st = tl_error_set(err, TL_ERR_NOMEM, "out of memory");
+  } else if (disk_load(c, so, sum, fn_name, handle, fn) == 1) {
+    c->stats.disk_hits++;
+  } else if ((st = cc_build(c, source, base, err)) == TL_OK) {
+    void *h = dlopen(so, RTLD_NOW | RTLD_LOCAL);
+    void *sym = h ? dlsym(h, fn_name) : NULL;
+    if (!h)
+      st = tl_error_set(err, TL_ERR_COMPILER, "cannot load compiled kernel '%s': %s", so, dlerror());
+    else if (!sym)
+      st = tl_error_set(err, TL_ERR_COMPILER, "kernel source does not define function '%s'", fn_name);
+    if (h && !sym) dlclose(h);
+    *handle = sym ? h : NULL;
+    *fn = sym ? as_kernel(sym) : NULL;
+  }
+  free(base), free(so), free(sum);
+  return st;
+}
+
+/* ---- libtcc -------------------------------------------------------------------------
+ * Debian ships libtcc only as a static, non-PIC archive: it can be used when the
+ * program links it (and exports it with -rdynamic), else a libtcc.so is needed. */
+static const struct {
+  const char *name;
+  size_t offset;
+} tcc_symbols[] = {
+    {"tcc_new", offsetof(tcc_api, new_state)},
+    {"tcc_delete", offsetof(tcc_api, delete_state)},
+    {"tcc_set_output_type", offsetof(tcc_api, set_output_type)},
+    {"tcc_compile_string", offsetof(tcc_api, compile_string)},
+    {"tcc_relocate", offsetof(tcc_api, relocate)},
+    {"tcc_get_symbol", offsetof(tcc_api, get_symbol)},
+    {"tcc_set_error_func", offsetof(tcc_api, set_error_func)},
+    {"tcc_set_lib_path", offsetof(tcc_api, set_lib_path)},
+    {"tcc_add_library", offsetof(tcc_api, add_library)},
+    {"tcc_add_symbol", offsetof(tcc_api, add_symbol)},
+};
+
+static tl_status tcc_load(tcc_api *api, tl_error *err) {
+  static const char *const names[] = {"libtcc.so", "libtcc.so.1",
+                                      "/usr/lib/x86_64-linux-gnu/libtcc.so"};
+  void *from = RTLD_DEFAULT;
+  if (!dlsym(RTLD_DEFAULT, "tcc_new")) {
+    for (size_t i = 0; i < sizeof names / sizeof names[0] && !api->lib; i++)
+      api->lib = dlopen(names[i], RTLD_NOW | RTLD_LOCAL);
+    if (!api->lib)
+      return tl_error_set(err, TL_ERR_COMPILER, "libtcc is not installed (apt-get install libtcc-dev; "
+                                                "TL needs it as the shared library libtcc.so)");
+    from = api->lib;
+  }
+  for (size_t i = 0; i < sizeof tcc_symbols / sizeof tcc_symbols[0]; i++) {
+    void *sym = dlsym(from, tcc_symbols[i].name);
+    if (!sym)
+      return tl_error_set(err, TL_ERR_COMPILER, "libtcc lacks %s: unsupported version",
+                          tcc_symbols[i].name);
+    memcpy((char *)api + tcc_symbols[i].offset, &sym, sizeof sym);
+  }
+  return TL_OK;
+}
+
+/* tcc's runtime helpers for unsigned 64-bit <-> floating conversions, normally in
+ * libtcc1.a (package tcc); supplied here when that archive is absent */
+static float u64_to_f32(uint64_t v) { return (float)v; }
+static double u64_to_f64(uint64_t v) { return (double)v; }
+static long double u64_to_f80(uint64_t v) { return (long double)v; }
+static uint64_t f32_to_u64(float v) { return (uint64_t)v; }
+static uint64_t f64_to_u64(double v) { return (uint64_t)v; }
+static uint64_t f80_to_u64(long double v) { return (uint64_t)v; }
+
+static const struct {
+  const char *name;
+  const void *fn;
+} tcc_helpers[] = {
+    {"__floatundisf", (const void *)u64_to_f32}, {"__floatundidf", (const void *)u64_to_f64},
+    {"__floatundixf", (const void *)u64_to_f80}, {"__fixunssfdi", (const void *)f32_to_u64},
+    {"__fixunsdfdi", (const void *)f64_to_u64},  {"__fixunsxfdi", (const void *)f80_to_u64},
+};
+
+/* tcc insists on linking <dir>/libtcc1.a: use the system's, else an empty one of
+ * ours in the private cache directory */
+static tl_status tcc_runtime_dir(tl_compiler *c, tl_error *err) {
+  static const char *const dirs[] = {"/usr/lib/x86_64-linux-gnu/tcc", "/usr/lib/tcc",
+                                     "/usr/local/lib/tcc"};
+  for (size_t i = 0; i < sizeof dirs / sizeof dirs[0]; i++) {
+    char *lib = strfmt("%s/libtcc1.a", dirs[i]);
+    int found = lib && access(lib, R_OK) == 0;
+    free(lib);
+    if (found) return (c->tcc.runtime_dir = strdup(dirs[i])) ? TL_OK : TL_ERR_NOMEM;
+  }
+  c->tcc.stub_runtime = 1;
+  c->tcc.runtime_dir = strfmt("%s/tcc-runtime", c->cache_dir);
+  char *lib = c->tcc.runtime_dir ? strfmt("%s/libtcc1.a", c->tcc.runtime_dir) : NULL;
+  char *tmp = lib ? strfmt("%s.%ld.tmp", lib, (long)getpid()) : NULL;
+  tl_status st = tmp ? TL_OK : tl_error_set(err, TL_ERR_NOMEM, "out of memory");
+  if (!st && access(lib, R_OK) != 0) {
+    static const char empty_archive[] = "!<arch>\n";
+    if (mkdir(c->tcc.runtime_dir, 0700) != 0 && errno != EEXIST)
+      st = tl_error_set(err, TL_ERR_CACHE, "cannot create '%s': %s", c->tcc.runtime_dir, strerror(errno));
+    else if (write_new_file(tmp, empty_archive, 8, 0600) != 0 || rename(tmp, lib) != 0)
+      st = tl_error_set(err, TL_ERR_CACHE, "cannot write '%s': %s", lib, strerror(errno));
+    if (st) unlink(tmp);
+  }
+  free(lib);
+  free(tmp);
+  return st;
+}
+
+static void tcc_log(void *opaque, const char *msg) {
+  tl_compiler *c = opaque;
+  if (c->log_lines >= MAX_DIAG_LINES || c->log_len + 2 >= sizeof c->log) return;
+  int n = snprintf(c->log + c->log_len, sizeof c->log - c->log_len, "%s%s",
+                   c->log_len ? "\n" : "", msg);
+  if (n > 0) c->log_len = c->log_len + (size_t)n < sizeof c->log ? c->log_len + (size_t)n : sizeof c->log - 1;
+  c->log_lines++;
+}
+
+static tl_status tcc_build(tl_compiler *c, const char *source, const char *fn_name,
+                           void **handle, tl_kernel_fn *fn, tl_error *err) {
+  tcc_api *t = &c->tcc;
+  void *s = t->new_state();
+  if (!s) return tl_error_set(err, TL_ERR_NOMEM, "libtcc: out of memory");
+  c->log[0] = 0;
+  c->log_len = 0;
+  c->log_lines = 0;
+  t->set_error_func(s, c, tcc_log);
+  t->set_lib_path(s, t->runtime_dir);
+  t->set_output_type(s, TCC_OUTPUT_MEMORY);
+  for (size_t i = 0; t->stub_runtime && i < sizeof tcc_helpers / sizeof tcc_helpers[0]; i++)
+    t->add_symbol(s, tcc_helpers[i].name, tcc_helpers[i].fn);
+  void *sym = NULL;
+  if (t->compile_string(s, source) < 0 || t->add_library(s, "m") < 0 ||
+      t->relocate(s, TCC_RELOCATE_AUTO) < 0) {
+    tl_error_set(err, TL_ERR_COMPILER, "kernel compilation failed (tcc): %s", c->log);
+  } else if (!(sym = t->get_symbol(s, fn_name))) {
+    tl_error_set(err, TL_ERR_COMPILER, "kernel source does not define function '%s'", fn_name);
+  }
+  if (!sym) {
+    t->delete_state(s);
+    return TL_ERR_COMPILER;
+  }
+  c->stats.compiled++;
+  *handle = s;
+  *fn = as_kernel(sym);
+  return TL_OK;
+}
+
+/* ---- public API -------------------------------------------------------------------- */
+tl_compiler *tl_compiler_create(const char *cc, const char *flags, const char *cache_dir,
+                                tl_error *err) {
+  if (!cc) cc = env_nonempty("TL_CC");
+  if (!cc) cc = "cc";
+  tl_compiler *c = calloc(1, sizeof *c);
+  if (!c) {
+    tl_error_set(err, TL_ERR_NOMEM, "out of memory");
+    return NULL;
+  }
+  c->kind = strcmp(cc, "tcc") == 0 ? TL_COMPILER_TCC : TL_COMPILER_CC;
+  c->cc_name = strdup(cc);
+  c->cache_dir = cache_dir ? strdup(cache_dir) : default_cache_dir();
+  c->map_cap = 64;
+  c->map = calloc(c->map_cap, sizeof *c->map);
+  tl_status st = TL_OK;
+  if (!c->cc_name || !c->map)
+    st = tl_error_set(err, TL_ERR_NOMEM, "out of memory");
+  else if (c->kind == TL_COMPILER_TCC)
+    st = tcc_load(&c->tcc, err);
+  else
+    st = setup_cc(c, flags, err);
+  if (!st && !c->cache_dir)
+    st = tl_error_set(err, TL_ERR_CACHE, "no kernel cache directory: set TL_CACHE_DIR or HOME");
+  if (!st) st = check_private_dir(c->cache_dir, err);
+  if (!st && c->kind == TL_COMPILER_TCC) st = tcc_runtime_dir(c, err);
+  if (st == TL_ERR_NOMEM) tl_error_set(err, TL_ERR_NOMEM, "out of memory");
+  if (st) {
+    tl_compiler_destroy(c);
+    return NULL;
+  }
+  return c;
+}
+
+void tl_compiler_destroy(tl_compiler *c) {
+  if (!c) return;
+  for (size_t i = 0; c->map && i < c->map_cap; i++) {
+    if (!c->map[i].fn_name) continue;
+    release_handle(c, c->map[i].handle);
+    free(c->map[i].fn_name);
+  }
+  if (c->tcc.lib) dlclose(c->tcc.lib);
+  free(c->tcc.runtime_dir);
+  if (c->argv && c->argc_base > 1) free(c->argv[1]);
+  free(c->argv);
+  free(c->map), free(c->cc_name), free(c->cc_path), free(c->flags);
+  free(c->cache_dir);
+  free(c);
+}
+
+tl_compiler_kind tl_compiler_get_kind(const tl_compiler *c) { return c->kind; }
+const char *tl_compiler_cache_dir(const tl_compiler *c) { return c->cache_dir; }
+tl_compiler_stats tl_compiler_get_stats(const tl_compiler *c) { return c->stats; }
+
+static void source_key(const tl_compiler *c, const char *source, uint64_t key[2]) {
+  hash128 h;
+  h_init(&h);
+  h_str(&h, source);
+  if (c->kind == TL_COMPILER_TCC)
+    h_str(&h, "tcc");
+  else
+    h_bytes(&h, c->ident, sizeof c->ident);
+  h_final(&h, key);
+}
+
+tl_status tl_compiler_get(tl_compiler *c, const char *source, const char *fn_name,
+                          tl_kernel_fn *out, tl_error *err) {
+  if (!c || !source || !fn_name || !out)
+    return tl_error_set(err, TL_ERR_ARG, "tl_compiler_get: NULL argument");
+  if (!is_identifier(fn_name))
+    return tl_error_set(err, TL_ERR_ARG, "kernel name '%s' is not a C identifier", fn_name);
+  uint64_t key[2];
+  source_key(c, source, key);
+  mem_entry *e = map_find(c, key, fn_name);
+  if (e) {
+    c->stats.mem_hits++;
+    *out = e->fn;
+    return TL_OK;
+  }
+  void *handle = NULL;
+  tl_kernel_fn fn = NULL;
+  tl_status st = c->kind == TL_COMPILER_TCC ? tcc_build(c, source, fn_name, &handle, &fn, err)
+                                            : cc_get(c, key, source, fn_name, &handle, &fn, err);
+  if (st) return st;
+  st = map_insert(c, key, fn_name, handle, fn, err);
+  if (st) {
+    release_handle(c, handle);
+    return st;
+  }
+  *out = fn;
+  return TL_OK;
+}

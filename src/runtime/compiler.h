@@ -1,0 +1,51 @@
+/* compiler.h — turns kernel C source into a callable function.
+ * in: C source text defining `void NAME(void *const *bufs, int64_t begin, int64_t end)`;
+ * out: the function pointer, loaded from (in order) this process's memory cache,
+ * the on-disk cache, or a fresh compilation.
+ *
+ * Drivers: the system C compiler (`cc -O3 -march=native ...` by default, TL_CC and
+ * TL_CFLAGS override) writing shared objects into the on-disk cache; or libtcc
+ * (name "tcc"), loaded with dlopen when installed, compiling in memory.
+ *
+ * On-disk cache: a private directory (created 0700; refused when not owned by the
+ * user or open to others). An entry is keyed by a hash of source, compiler and
+ * flags; it is loaded only if it is owned by the user, not writable by others, and
+ * its bytes match the checksum recorded beside it. Anything else is rebuilt. */
+#ifndef TL_RUNTIME_COMPILER_H
+#define TL_RUNTIME_COMPILER_H
+
+#include <stdint.h>
+
+#include "core/error.h"
+
+typedef void (*tl_kernel_fn)(void *const *bufs, int64_t begin, int64_t end);
+
+typedef enum { TL_COMPILER_CC, TL_COMPILER_TCC } tl_compiler_kind;
+
+typedef struct tl_compiler tl_compiler;
+
+typedef struct {
+  uint64_t compiled;     /* compiler invocations that succeeded */
+  uint64_t disk_hits;    /* loaded from the on-disk cache */
+  uint64_t mem_hits;     /* already loaded in this process */
+  uint64_t disk_rejects; /* disk entries found corrupt, truncated or foreign: rebuilt */
+} tl_compiler_stats;
+
+/* cc: NULL means $TL_CC or "cc"; "tcc" selects libtcc. flags: NULL means $TL_CFLAGS or
+ * the default optimisation flags. cache_dir: NULL means $TL_CACHE_DIR, else
+ * $XDG_CACHE_HOME/tl, else $HOME/.cache/tl. Fails (NULL + err) when the compiler cannot
+ * be found or the cache directory cannot be created or is not private. */
+tl_compiler *tl_compiler_create(const char *cc, const char *flags, const char *cache_dir,
+                                tl_error *err);
+void tl_compiler_destroy(tl_compiler *c);
+tl_compiler_kind tl_compiler_get_kind(const tl_compiler *c);
+const char *tl_compiler_cache_dir(const tl_compiler *c);
+tl_compiler_stats tl_compiler_get_stats(const tl_compiler *c);
+
+/* Returns the function `fn_name` defined by `source`. The loaded code lives until
+ * tl_compiler_destroy. A compile failure gives TL_ERR_COMPILER with the first lines
+ * of the compiler's diagnostics. */
+tl_status tl_compiler_get(tl_compiler *c, const char *source, const char *fn_name,
+                          tl_kernel_fn *out, tl_error *err);
+
+#endif

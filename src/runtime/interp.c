@@ -1,0 +1,187 @@
+#include "interp.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "codegen/kernel_prelude.h"
+#include "core/shapetracker.h"
+#include "graph/rewrite.h"
+
+typedef struct {
+  tl_ptrmap done; /* node -> tl_buffer* (one reference held by the map) */
+  uint64_t *live_buffers, *live_bytes;
+  tl_error *err;
+} interp;
+
+static tl_value get(const tl_buffer *b, int64_t i) {
+  tl_value v;
+  switch (b->dtype) {
+  case TL_BOOL: v.i = ((const uint8_t *)b->data)[i]; break;
+  case TL_I32: v.i = ((const int32_t *)b->data)[i]; break;
+  case TL_I64: v.i = ((const int64_t *)b->data)[i]; break;
+  case TL_F32: v.f = ((const float *)b->data)[i]; break;
+  default: v.f = ((const double *)b->data)[i]; break;
+  }
+  return v;
+}
+
+static void set(tl_buffer *b, int64_t i, tl_value v) {
+  switch (b->dtype) {
+  case TL_BOOL: ((uint8_t *)b->data)[i] = v.i != 0; break;
+  case TL_I32: ((int32_t *)b->data)[i] = (int32_t)v.i; break;
+  case TL_I64: ((int64_t *)b->data)[i] = v.i; break;
+  case TL_F32: ((float *)b->data)[i] = (float)v.f; break;
+  default: ((double *)b->data)[i] = v.f; break;
+  }
+}
+
+static tl_value num(tl_dtype d, double x) { return tl_value_from_double(d, x); }
+
+/* fused ops, straight from their definitions; primitives go to tl_value_apply */
+static tl_value scalar(int op, tl_dtype out, tl_dtype in, tl_value a, tl_value b, tl_value c) {
+  bool f = tl_dtype_is_float(in);
+  double x = f ? a.f : (double)a.i, y = f ? b.f : (double)b.i;
+  switch (op) {
+  case TL_OP_SUB:
+    if (f) return num(out, x - y);
+    return tl_value_apply(TL_OP_ADD, out, in, a, tl_value_apply(TL_OP_NEG, out, in, b, b, b), c);
+  case TL_OP_DIV: return f ? num(out, x / y) : tl_value_apply(TL_OP_IDIV, out, in, a, b, c);
+  case TL_OP_MIN: return (f ? x < y : a.i < b.i) ? a : b;
+  case TL_OP_CMPLE: return num(TL_BOOL, f ? x <= y : a.i <= b.i);
+  case TL_OP_CMPGT: return num(TL_BOOL, f ? x > y : a.i > b.i);
+  case TL_OP_CMPGE: return num(TL_BOOL, f ? x >= y : a.i >= b.i);
+  case TL_OP_SIGMOID: return num(out, 1.0 / (1.0 + exp(-x)));
+  case TL_OP_RELU: return f ? num(out, x > 0 ? x : 0) : num(out, a.i > 0 ? (double)a.i : 0);
+  case TL_OP_ABS: return f ? num(out, fabs(x)) : tl_value_apply(TL_OP_MAX, out, in, a, tl_value_apply(TL_OP_NEG, out, in, a, a, a), c);
+  case TL_OP_GELU: return num(out, 0.5 * x * (1 + tanh(0.7978845608028654 * (x + 0.044715 * x * x * x))));
+  default: return tl_value_apply(op, out, in, a, b, c);
+  }
+}
+
+static tl_buffer *eval(interp *I, tl_uop *u);
+
+static tl_buffer *new_buf(interp *I, const tl_uop *u) {
+  tl_buffer *b = tl_buffer_new((tl_dtype)u->dtype, tl_uop_numel(u), I->live_buffers, I->live_bytes);
+  if (!b) tl_error_set(I->err, TL_ERR_NOMEM, "interp: out of memory");
+  return b;
+}
+
+static void unravel(int64_t i, int ndim, const int64_t *shape, int64_t *idx) {
+  for (int d = ndim - 1; d >= 0; d--) {
+    idx[d] = shape[d] ? i % shape[d] : 0;
+    i = shape[d] ? i / shape[d] : 0;
+  }
+}
+
+static tl_buffer *eval_reduce(interp *I, tl_uop *u, tl_buffer *src) {
+  tl_buffer *out = new_buf(I, u);
+  if (!out) return NULL;
+  int64_t n = tl_uop_numel(u), ns = src->numel, idx[TL_MAX_DIMS], ostr[TL_MAX_DIMS];
+  bool fl = tl_dtype_is_float(u->dtype);
+  double *accf = calloc((size_t)(n ? n : 1), sizeof *accf);
+  tl_value *acci = calloc((size_t)(n ? n : 1), sizeof *acci);
+  if (!accf || !acci) {
+    free(accf);
+    free(acci);
+    tl_buffer_release(out);
+    tl_error_set(I->err, TL_ERR_NOMEM, "interp: out of memory");
+    return NULL;
+  }
+  for (int64_t j = 0; j < n; j++) {
+    double idf = u->op == TL_OP_RSUM ? 0 : u->op == TL_OP_RPROD ? 1 : -INFINITY;
+    accf[j] = idf;
+    acci[j].i = u->op == TL_OP_RSUM ? 0 : u->op == TL_OP_RPROD ? 1 : u->dtype == TL_BOOL ? 0 : u->dtype == TL_I32 ? INT32_MIN : INT64_MIN;
+  }
+  tl_shape_strides(u->ndim, u->shape, ostr);
+  const tl_uop *s = u->src[0];
+  for (int64_t i = 0; i < ns; i++) {
+    unravel(i, s->ndim, s->shape, idx);
+    int64_t o = 0;
+    for (int d = 0; d < u->ndim; d++) o += (u->arg.u >> d & 1) ? 0 : idx[d] * ostr[d];
+    tl_value v = get(src, i);
+    if (fl) {
+      if (u->op == TL_OP_RSUM) accf[o] += v.f;
+      else if (u->op == TL_OP_RPROD) accf[o] *= v.f;
+      else accf[o] = TL_MAX(accf[o], v.f);
+    } else {
+      acci[o] = tl_value_apply(u->op == TL_OP_RSUM ? TL_OP_ADD : u->op == TL_OP_RPROD ? TL_OP_MUL : TL_OP_MAX,
+                               (tl_dtype)u->dtype, (tl_dtype)u->dtype, acci[o], v, v);
+    }
+  }
+  for (int64_t j = 0; j < n; j++) {
+    tl_value v;
+    if (fl) v.f = accf[j];
+    else v = acci[j];
+    set(out, j, v);
+  }
+  free(accf);
+  free(acci);
+  return out;
+}
+
+static tl_buffer *compute(interp *I, tl_uop *u) {
+  if (u->op == TL_OP_BUFFER) {
+    tl_buffer_retain(u->arg.p);
+    return u->arg.p;
+  }
+  tl_buffer *src[3] = {NULL, NULL, NULL}, *out = NULL;
+  for (int i = 0; i < u->nsrc; i++)
+    if (!(src[i] = eval(I, u->src[i]))) return NULL;
+  if (tl_op_kind(u->op) == 'R') return eval_reduce(I, u, src[0]);
+  if (!(out = new_buf(I, u))) return NULL;
+  int64_t n = tl_uop_numel(u), idx[TL_MAX_DIMS];
+  tl_value zero = {0};
+  for (int64_t i = 0; i < n; i++) {
+    tl_value v = zero;
+    switch (u->op) {
+    case TL_OP_CONST: v = tl_dtype_is_float(u->dtype) ? num((tl_dtype)u->dtype, u->arg.f) : (tl_value){.i = u->arg.i}; break;
+    case TL_OP_UNIFORM:
+      v.f = u->dtype == TL_F32 ? tl_uniform_f32(u->arg.u, (tl_u64)u->arg2, i) : tl_uniform_f64(u->arg.u, (tl_u64)u->arg2, i);
+      break;
+    case TL_OP_RANDN: {
+      double u1, u2;
+      tl_u64 s1 = (tl_u64)u->arg2 + ((tl_u64)1 << 40), s2 = (tl_u64)u->arg2 + ((tl_u64)2 << 40);
+      u1 = u->dtype == TL_F32 ? tl_uniform_f32(u->arg.u, s1, i) : tl_uniform_f64(u->arg.u, s1, i);
+      u2 = u->dtype == TL_F32 ? tl_uniform_f32(u->arg.u, s2, i) : tl_uniform_f64(u->arg.u, s2, i);
+      v = num((tl_dtype)u->dtype, sqrt(-2.0 * log(1.0 - u1)) * cos(6.283185307179586 * u2));
+      break;
+    }
+    case TL_OP_VIEW: {
+      int64_t off;
+      unravel(i, u->ndim, u->shape, idx);
+      if (tl_st_index(u->arg.p, idx, &off)) v = get(src[0], off);
+      break;
+    }
+    default: {
+      tl_value a = get(src[0], i), b = src[1] ? get(src[1], i) : zero, c = src[2] ? get(src[2], i) : zero;
+      tl_dtype in = (tl_dtype)u->src[u->op == TL_OP_WHERE ? 1 : 0]->dtype;
+      v = scalar(u->op, (tl_dtype)u->dtype, in, a, b, c);
+    }
+    }
+    set(out, i, v);
+  }
+  return out;
+}
+
+static tl_buffer *eval(interp *I, tl_uop *u) {
+  tl_buffer *b = tl_ptrmap_get(&I->done, u);
+  if (b) return b;
+  b = compute(I, u);
+  if (b && !tl_ptrmap_put(&I->done, u, b)) {
+    tl_buffer_release(b);
+    tl_error_set(I->err, TL_ERR_NOMEM, "interp: out of memory");
+    return NULL;
+  }
+  return b;
+}
+
+tl_buffer *tl_interp_eval(tl_uop *u, uint64_t *live_buffers, uint64_t *live_bytes, tl_error *err) {
+  interp I = {{0}, live_buffers, live_bytes, err};
+  tl_buffer *r = eval(&I, u);
+  if (r) tl_buffer_retain(r);
+  for (size_t i = 0; i < I.done.cap; i++)
+    if (I.done.keys[i]) tl_buffer_release(I.done.vals[i]);
+  tl_ptrmap_free(&I.done);
+  return r;
+}

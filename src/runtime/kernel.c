@@ -1,0 +1,39 @@
+/* kernel.c — the last check before generated code touches memory. Compiled
+ * kernels trust their arguments completely, so every call is validated against
+ * the metadata the renderer recorded: a mismatch is an error, never a crash. */
+#include "runtime/kernel.h"
+
+static tl_status check_arg(const tl_kernel *k, int i, const tl_kernel_arg *a, tl_error *err) {
+  if (!a->data)
+    return tl_error_set(err, TL_ERR_ARG, "kernel %.64s: argument %d has no data (NULL)", k->name, i);
+  if (a->dtype != k->arg_dtype[i])
+    return tl_error_set(err, TL_ERR_ARG, "kernel %.64s: argument %d has dtype %s, expected %s",
+                        k->name, i, tl_dtype_name(a->dtype), tl_dtype_name(k->arg_dtype[i]));
+  if (a->nbytes < k->arg_min_bytes[i])
+    return tl_error_set(err, TL_ERR_ARG, "kernel %.64s: argument %d has %zu bytes, needs %zu",
+                        k->name, i, a->nbytes, k->arg_min_bytes[i]);
+  return TL_OK;
+}
+
+tl_status tl_kernel_exec(const tl_kernel *k, tl_pool *pool, int nargs, const tl_kernel_arg *args,
+                         tl_error *err) {
+  if (!k || !k->fn)
+    return tl_error_set(err, TL_ERR_ARG, "tl_kernel_exec: no kernel function");
+  if (k->nargs < 0 || k->nargs > TL_KERNEL_MAX_ARGS)
+    return tl_error_set(err, TL_ERR_INTERNAL, "kernel %.64s: bad argument count %d in metadata",
+                        k->name, k->nargs);
+  if (nargs != k->nargs)
+    return tl_error_set(err, TL_ERR_ARG, "kernel %.64s: called with %d arguments, expects %d",
+                        k->name, nargs, k->nargs);
+  if (nargs > 0 && !args)
+    return tl_error_set(err, TL_ERR_ARG, "kernel %.64s: argument array is NULL", k->name);
+  void *ptrs[TL_KERNEL_MAX_ARGS];
+  for (int i = 0; i < nargs; i++) {
+    tl_status st = check_arg(k, i, &args[i], err);
+    if (st) return st;
+    ptrs[i] = args[i].data;
+  }
+  /* a NULL pool runs the whole range on the calling thread */
+  tl_pool_run(pool, k->fn, ptrs, k->work, k->min_chunk);
+  return TL_OK;
+}

@@ -1,0 +1,36 @@
+/* kernel.h — a compiled kernel with the metadata needed to call it safely.
+ * in: a function from the compiler plus what its renderer knows (arguments' dtypes
+ * and minimum sizes, outer work size); out: tl_kernel_exec, which checks every
+ * argument on every call before running the function on the thread pool. */
+#ifndef TL_RUNTIME_KERNEL_H
+#define TL_RUNTIME_KERNEL_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "runtime/threadpool.h"
+
+#define TL_KERNEL_MAX_ARGS 64
+
+typedef struct tl_kernel {
+  char name[64];
+  tl_kernel_fn fn;
+  int nargs;                          /* buffers, output first */
+  tl_dtype arg_dtype[TL_KERNEL_MAX_ARGS];
+  size_t arg_min_bytes[TL_KERNEL_MAX_ARGS]; /* bytes the kernel may touch */
+  int64_t work;                       /* outer-loop iterations: [0, work) */
+  int64_t min_chunk;                  /* see tl_pool_run */
+} tl_kernel;
+
+typedef struct tl_kernel_arg {
+  void *data;
+  size_t nbytes;
+  tl_dtype dtype;
+} tl_kernel_arg;
+
+/* Validates nargs, every pointer, dtype and size against the kernel's metadata;
+ * on a mismatch returns TL_ERR_ARG with a message naming the argument. */
+tl_status tl_kernel_exec(const tl_kernel *k, tl_pool *pool, int nargs, const tl_kernel_arg *args,
+                         tl_error *err);
+
+#endif

@@ -1,0 +1,192 @@
+#include "schedule.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/shapetracker.h"
+
+typedef struct {
+  tl_ptrmap parents;    /* node -> consumer count */
+  tl_ptrmap under_view; /* node -> non-NULL if some consumer is a VIEW */
+  tl_ptrmap realize;    /* nodes chosen for their own kernel */
+  tl_ptrmap seen;       /* per kernel: visited (node, loop-depth) states */
+  tl_uop **order;
+  int norder, cap;
+  bool oom;
+} scheduler;
+
+static void count_parents(scheduler *s, tl_uop *u, tl_ptrmap *done) {
+  if (tl_ptrmap_get(done, u)) return;
+  if (!tl_ptrmap_put(done, u, u)) s->oom = true;
+  for (int i = 0; i < u->nsrc; i++) {
+    tl_uop *c = u->src[i];
+    uintptr_t n = (uintptr_t)tl_ptrmap_get(&s->parents, c);
+    if (!tl_ptrmap_put(&s->parents, c, (void *)(n + 1))) s->oom = true;
+    if (u->op == TL_OP_VIEW && !tl_ptrmap_put(&s->under_view, c, c)) s->oom = true;
+    count_parents(s, c, done);
+  }
+}
+
+static bool is_leaf(const tl_uop *u) {
+  return u->op == TL_OP_BUFFER || u->op == TL_OP_CONST || u->op == TL_OP_UNIFORM;
+}
+
+/* depth[d]: the nesting level of the loop that indexes axis d of the current node
+ * (-1: the axis has size 1 or a constant index). NULL: the node is read through a
+ * view that is not the identity, so its index is an arbitrary expression. */
+typedef struct {
+  int d[TL_MAX_DIMS];
+} depths;
+
+/* A view that broadcasts a reduce back over the reduced axes, where those axes'
+ * loops are all nested inside the loops the reduce's value depends on. */
+static bool broadcast_of_reduce(const tl_uop *v, const depths *dp) {
+  const tl_uop *r = v->src[0];
+  const tl_st *st = v->arg.p;
+  if (tl_op_kind(r->op) != 'R' || st->nviews != 1 || r->ndim != v->ndim) return false;
+  const tl_view *w = &st->views[0];
+  if (w->masked || w->offset != 0) return false;
+  int64_t contiguous[TL_MAX_DIMS];
+  tl_shape_strides(r->ndim, r->shape, contiguous);
+  int deepest_kept = -1, shallowest_expanded = 1 << 20;
+  for (int d = 0; d < v->ndim; d++) {
+    if (r->shape[d] == v->shape[d]) {
+      if (v->shape[d] > 1 && w->strides[d] != contiguous[d]) return false;
+      if (v->shape[d] > 1 && dp->d[d] > deepest_kept) deepest_kept = dp->d[d];
+    } else {
+      if (r->shape[d] != 1 || w->strides[d] != 0) return false;
+      if (dp->d[d] < shallowest_expanded) shallowest_expanded = dp->d[d];
+    }
+  }
+  return shallowest_expanded > deepest_kept;
+}
+
+static void mark_realize(scheduler *s, tl_uop *u) {
+  if (!tl_ptrmap_get(&s->realize, u) && !tl_ptrmap_put(&s->realize, u, u)) s->oom = true;
+}
+
+static uint64_t state_key(const tl_uop *u, const depths *dp) {
+  uint64_t h = u->id * 0x9e3779b97f4a7c15ull;
+  if (!dp) return h | 1;
+  for (int i = 0; i < u->ndim; i++) h = (h ^ (uint64_t)(dp->d[i] + 2)) * 1099511628211ull;
+  return (h | 1) ^ 2;
+}
+
+static void visit(scheduler *s, tl_uop *u, const depths *dp, tl_uop *kroot) {
+  if (u != kroot && (is_leaf(u) || tl_ptrmap_get(&s->realize, u))) return;
+  uint64_t key = state_key(u, dp);
+  if (tl_ptrmap_get(&s->seen, (void *)(uintptr_t)key)) return;
+  if (!tl_ptrmap_put(&s->seen, (void *)(uintptr_t)key, u)) s->oom = true;
+  char kind = tl_op_kind(u->op);
+  if (kind == 'R' && u != kroot && !dp) {
+    mark_realize(s, u);
+    return;
+  }
+  if (kind == 'R') {
+    depths in;
+    int base = -1, next;
+    for (int d = 0; d < u->ndim; d++)
+      if (!(u->arg.u >> d & 1) && dp->d[d] > base) base = dp->d[d];
+    next = base + 1;
+    for (int d = 0; d < u->ndim; d++)
+      in.d[d] = (u->arg.u >> d & 1) ? (u->src[0]->shape[d] > 1 ? next++ : -1) : dp->d[d];
+    visit(s, u->src[0], &in, kroot);
+    return;
+  }
+  if (kind == 'V') {
+    tl_uop *src = u->src[0];
+    bool shared = (uintptr_t)tl_ptrmap_get(&s->parents, src) > 1;
+    if (!is_leaf(src) && tl_op_kind(src->op) != 'V' && shared && tl_op_kind(src->op) != 'R') {
+      mark_realize(s, src); /* recomputing it per view would repeat work */
+      return;
+    }
+    if (dp && broadcast_of_reduce(u, dp)) {
+      depths in;
+      for (int d = 0; d < u->ndim; d++) in.d[d] = src->shape[d] == u->shape[d] ? dp->d[d] : -1;
+      visit(s, src, &in, kroot);
+    } else {
+      visit(s, src, NULL, kroot);
+    }
+    return;
+  }
+  for (int i = 0; i < u->nsrc; i++) visit(s, u->src[i], dp, kroot);
+}
+
+static depths root_depths(const tl_uop *u) {
+  depths dp;
+  int level = 0;
+  for (int d = 0; d < u->ndim; d++) dp.d[d] = u->shape[d] > 1 ? level++ : -1;
+  return dp;
+}
+
+/* post-order over realized nodes: dependencies first */
+static void order_kernels(scheduler *s, tl_uop *u, tl_ptrmap *done, tl_uop *kroot) {
+  if (tl_ptrmap_get(done, u)) return;
+  if (!tl_ptrmap_put(done, u, u)) s->oom = true;
+  bool is_kernel = tl_ptrmap_get(&s->realize, u) != NULL;
+  if (is_kernel && u != kroot) {
+    order_kernels(s, u, done, u);
+    return;
+  }
+  for (int i = 0; i < u->nsrc; i++) order_kernels(s, u->src[i], done, kroot);
+  if (u == kroot) {
+    if (s->norder == s->cap) {
+      s->cap = s->cap ? s->cap * 2 : 8;
+      tl_uop **o = realloc(s->order, (size_t)s->cap * sizeof *o);
+      if (!o) {
+        s->oom = true;
+        return;
+      }
+      s->order = o;
+    }
+    s->order[s->norder++] = u;
+  }
+}
+
+bool tl_schedule_build(tl_uop *root, tl_schedule *out) {
+  scheduler s;
+  memset(&s, 0, sizeof s);
+  memset(out, 0, sizeof *out);
+  tl_ptrmap done = {0};
+  count_parents(&s, root, &done);
+  tl_ptrmap_free(&done);
+  if (root->op != TL_OP_BUFFER) mark_realize(&s, root);
+  /* visit kernels until no new one appears; the realize set only grows */
+  size_t visited_kernels = 0;
+  while (!s.oom && visited_kernels < s.realize.count) {
+    size_t n = 0;
+    for (size_t i = 0; i < s.realize.cap; i++) {
+      tl_uop *k = (tl_uop *)s.realize.keys[i];
+      if (!k) continue;
+      if (n++ < visited_kernels) continue;
+      depths dp = root_depths(k);
+      tl_ptrmap_free(&s.seen);
+      visit(&s, k, &dp, k);
+      visited_kernels++;
+      break; /* the map may have grown: restart the scan */
+    }
+  }
+  tl_ptrmap_free(&s.seen);
+  tl_ptrmap ordered = {0};
+  if (root->op != TL_OP_BUFFER) order_kernels(&s, root, &ordered, root);
+  tl_ptrmap_free(&ordered);
+  tl_ptrmap_free(&s.parents);
+  tl_ptrmap_free(&s.under_view);
+  tl_ptrmap_free(&s.realize);
+  out->nkernels = s.norder;
+  out->roots = s.order;
+  for (int i = 0; i < s.norder && !s.oom; i++)
+    if (!tl_ptrmap_put(&out->realized, s.order[i], (void *)(uintptr_t)(i + 1))) s.oom = true;
+  if (s.oom) tl_schedule_free(out);
+  return !s.oom;
+}
+
+int tl_schedule_kernel_of(const tl_schedule *s, const tl_uop *u) {
+  return (int)(uintptr_t)tl_ptrmap_get(&s->realized, u);
+}
+
+void tl_schedule_free(tl_schedule *s) {
+  free(s->roots);
+  tl_ptrmap_free(&s->realized);
+  memset(s, 0, sizeof *s);
+}

@@ -1,0 +1,63 @@
+/* test.h — a tiny test harness: TEST(name) registers a test, CHECK* record a
+ * failure with its location and go on. tests/test_main.c runs them all and ends
+ * with the line "N passed, N failed". */
+#ifndef TL_TEST_H
+#define TL_TEST_H
+
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+typedef void (*tl_test_fn)(void);
+void tl_test_register(const char *name, tl_test_fn fn, const char *file);
+void tl_test_fail(const char *file, int line, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+/* the directory holding the test binary's helpers (build/tests) */
+const char *tl_test_bindir(void);
+
+#define TEST(name)                                                          \
+  static void name(void);                                                   \
+  __attribute__((constructor)) static void tl_test_reg_##name(void) {       \
+    tl_test_register(#name, name, __FILE__);                                \
+  }                                                                         \
+  static void name(void)
+
+#define CHECK(cond)                                                         \
+  do {                                                                      \
+    if (!(cond)) tl_test_fail(__FILE__, __LINE__, "CHECK(%s)", #cond);      \
+  } while (0)
+
+#define CHECK_INT(a, b)                                                     \
+  do {                                                                      \
+    long long tl_a_ = (long long)(a), tl_b_ = (long long)(b);               \
+    if (tl_a_ != tl_b_)                                                     \
+      tl_test_fail(__FILE__, __LINE__, "%s == %lld, expected %s == %lld",   \
+                   #a, tl_a_, #b, tl_b_);                                   \
+  } while (0)
+
+#define CHECK_NEAR(a, b, tol)                                               \
+  do {                                                                      \
+    double tl_a_ = (double)(a), tl_b_ = (double)(b);                        \
+    if (!(fabs(tl_a_ - tl_b_) <= (tol)))                                    \
+      tl_test_fail(__FILE__, __LINE__, "%s == %.9g, expected %.9g (tol %g)", \
+                   #a, tl_a_, tl_b_, (double)(tol));                        \
+  } while (0)
+
+#define CHECK_STR(a, b)                                                     \
+  do {                                                                      \
+    const char *tl_a_ = (a), *tl_b_ = (b);                                  \
+    if (!tl_a_ || !tl_b_ || strcmp(tl_a_, tl_b_) != 0)                      \
+      tl_test_fail(__FILE__, __LINE__, "%s ==\n\"%s\"\nexpected\n\"%s\"",    \
+                   #a, tl_a_ ? tl_a_ : "(null)", tl_b_ ? tl_b_ : "(null)");  \
+  } while (0)
+
+/* substring check, for error messages */
+#define CHECK_CONTAINS(hay, needle)                                         \
+  do {                                                                      \
+    const char *tl_h_ = (hay), *tl_n_ = (needle);                           \
+    if (!tl_h_ || !strstr(tl_h_, tl_n_))                                    \
+      tl_test_fail(__FILE__, __LINE__, "%s == \"%s\" does not contain \"%s\"", \
+                   #hay, tl_h_ ? tl_h_ : "(null)", tl_n_);                   \
+  } while (0)
+
+#endif

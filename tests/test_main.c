@@ -1,0 +1,68 @@
+/* test_main.c — runs every registered test (or those whose name contains argv[1])
+ * and ends with "N passed, N failed". A test passes when it records no failure. */
+#include "test.h"
+
+#include <libgen.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <unistd.h>
+
+typedef struct {
+  const char *name, *file;
+  tl_test_fn fn;
+} test_entry;
+
+static test_entry tests[1024];
+static int ntests;
+static int current_failures;
+static char bindir[4096];
+
+void tl_test_register(const char *name, tl_test_fn fn, const char *file) {
+  if (ntests < (int)(sizeof tests / sizeof tests[0]))
+    tests[ntests++] = (test_entry){name, file, fn};
+}
+
+void tl_test_fail(const char *file, int line, const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  fprintf(stdout, "  %s:%d: ", file, line);
+  vfprintf(stdout, fmt, ap);
+  fputc('\n', stdout);
+  va_end(ap);
+  current_failures++;
+}
+
+const char *tl_test_bindir(void) { return bindir; }
+
+static int by_file_then_name(const void *a, const void *b) {
+  const test_entry *x = a, *y = b;
+  int c = strcmp(x->file, y->file);
+  return c ? c : strcmp(x->name, y->name);
+}
+
+int main(int argc, char **argv) {
+  char self[4096];
+  ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
+  if (n > 0) {
+    self[n] = 0;
+    snprintf(bindir, sizeof bindir, "%s", dirname(self));
+  }
+  qsort(tests, (size_t)ntests, sizeof tests[0], by_file_then_name);
+  int passed = 0, failed = 0;
+  for (int i = 0; i < ntests; i++) {
+    if (argc > 1 && !strstr(tests[i].name, argv[1])) continue;
+    current_failures = 0;
+    fflush(stdout);
+    tests[i].fn();
+    if (current_failures) {
+      printf("FAIL %s (%s)\n", tests[i].name, tests[i].file);
+      failed++;
+    } else {
+      printf("ok   %s\n", tests[i].name);
+      passed++;
+    }
+    fflush(stdout);
+  }
+  printf("%d passed, %d failed\n", passed, failed);
+  return failed ? 1 : 0;
+}
