@@ -192,7 +192,7 @@ static bool is_input(lowerer *L, const tl_uop *u) {
 
 static tl_uop *value(lowerer *L, tl_uop *u, tl_uop *const *idx, tl_uop *guard);
 
-static tl_uop *reduce_value(lowerer *L, tl_uop *u, tl_uop *const *idx) {
+static tl_uop *reduce_value(lowerer *L, tl_uop *u, tl_uop *const *idx, tl_uop *guard) {
   tl_graph *g = &L->out->g;
   tl_arg id = {.i = L->next_acc++};
   tl_uop *acc = tl_uop_make(g, TL_OP_ACC, (tl_dtype)u->dtype, 0, NULL, id, u->op, 0, NULL);
@@ -201,7 +201,7 @@ static tl_uop *reduce_value(lowerer *L, tl_uop *u, tl_uop *const *idx) {
     return NULL;
   }
   /* the accumulator lives where the reduce's output index is known */
-  tl_block *t = L->out->root;
+  tl_block *t = block_of(L, guard);
   for (int d = 0; d < u->ndim; d++) {
     tl_block *b = block_of(L, idx[d]);
     if (b->level > t->level) t = b;
@@ -221,7 +221,7 @@ static tl_uop *reduce_value(lowerer *L, tl_uop *u, tl_uop *const *idx) {
     else if (s->shape[d] == 1) src_idx[d] = ic(L, 0);
     else src_idx[d] = open_loop(L, b, s->shape[d], false, &b);
   }
-  tl_uop *v = value(L, u->src[0], src_idx, true_const(L));
+  tl_uop *v = value(L, u->src[0], src_idx, guard); /* loads stay guarded */
   define(L, v);
   tl_stmt *upd = new_stmt(L, TL_STMT_UPDATE);
   if (upd) {
@@ -272,7 +272,7 @@ static tl_uop *compute(lowerer *L, tl_uop *u, tl_uop *const *idx, tl_uop *guard)
   case 'T':
     return tl_build_where(g, value(L, u->src[0], idx, guard), value(L, u->src[1], idx, guard),
                           value(L, u->src[2], idx, guard));
-  case 'R': return reduce_value(L, u, idx);
+  case 'R': return reduce_value(L, u, idx, guard);
   default: break;
   }
   tl_error_set(L->err, TL_ERR_INTERNAL, "lowering: op %s has no lowering", tl_op_name(u->op));

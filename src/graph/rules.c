@@ -222,9 +222,10 @@ static void split_terms(tl_graph *g, tl_uop *x, int64_t c, tl_uop **quot, tl_uop
 static tl_uop *divmod_rules(tl_graph *g, tl_uop *u) {
   int64_t c, c2;
   tl_uop *x = u->src[0];
-  if (!is_index(u) || !int_const(u->src[1], &c) || c <= 0 || x->vmin < 0) return NULL;
+  if (!is_index(u) || !int_const(u->src[1], &c) || c <= 0) return NULL;
   bool div = u->op == TL_OP_IDIV;
   if (c == 1) return div ? x : ic(g, 0);
+  if (x->vmin < 0) return NULL; /* C truncates toward zero: the rules below need x >= 0 */
   if (x->vmax < c) return div ? ic(g, 0) : x;
   if (div && x->op == TL_OP_IDIV && int_const(x->src[1], &c2) && c2 > 0 && x->src[0]->vmin >= 0)
     return tl_build_binary(g, TL_OP_IDIV, x->src[0], ic_exact(g, c * c2));

@@ -12,6 +12,8 @@ typedef struct {
   tl_ptrmap seen;       /* per kernel: visited (node, loop-depth) states */
   tl_uop **order;
   int norder, cap;
+  tl_uop **work; /* kernels to visit, in the order they were chosen */
+  int nwork, capwork;
   bool oom;
 } scheduler;
 
@@ -62,7 +64,19 @@ static bool broadcast_of_reduce(const tl_uop *v, const depths *dp) {
 }
 
 static void mark_realize(scheduler *s, tl_uop *u) {
-  if (!tl_ptrmap_get(&s->realize, u) && !tl_ptrmap_put(&s->realize, u, u)) s->oom = true;
+  if (tl_ptrmap_get(&s->realize, u)) return;
+  if (!tl_ptrmap_put(&s->realize, u, u)) s->oom = true;
+  if (s->nwork == s->capwork) {
+    int cap = s->capwork ? s->capwork * 2 : 8;
+    tl_uop **w = realloc(s->work, (size_t)cap * sizeof *w);
+    if (!w) {
+      s->oom = true;
+      return;
+    }
+    s->work = w;
+    s->capwork = cap;
+  }
+  s->work[s->nwork++] = u;
 }
 
 static uint64_t state_key(const tl_uop *u, const depths *dp) {
@@ -121,13 +135,11 @@ static depths root_depths(const tl_uop *u) {
 
 /* post-order over realized nodes: dependencies first */
 static void order_kernels(scheduler *s, tl_uop *u, tl_ptrmap *done, tl_uop *kroot) {
+  if (u != kroot && tl_ptrmap_get(&s->realize, u)) { /* another kernel: its own walk */
+    kroot = u;
+  }
   if (tl_ptrmap_get(done, u)) return;
   if (!tl_ptrmap_put(done, u, u)) s->oom = true;
-  bool is_kernel = tl_ptrmap_get(&s->realize, u) != NULL;
-  if (is_kernel && u != kroot) {
-    order_kernels(s, u, done, u);
-    return;
-  }
   for (int i = 0; i < u->nsrc; i++) order_kernels(s, u->src[i], done, kroot);
   if (u == kroot) {
     if (s->norder == s->cap) {
@@ -151,20 +163,12 @@ bool tl_schedule_build(tl_uop *root, tl_schedule *out) {
   count_parents(&s, root, &done);
   tl_ptrmap_free(&done);
   if (root->op != TL_OP_BUFFER) mark_realize(&s, root);
-  /* visit kernels until no new one appears; the realize set only grows */
-  size_t visited_kernels = 0;
-  while (!s.oom && visited_kernels < s.realize.count) {
-    size_t n = 0;
-    for (size_t i = 0; i < s.realize.cap; i++) {
-      tl_uop *k = (tl_uop *)s.realize.keys[i];
-      if (!k) continue;
-      if (n++ < visited_kernels) continue;
-      depths dp = root_depths(k);
-      tl_ptrmap_free(&s.seen);
-      visit(&s, k, &dp, k);
-      visited_kernels++;
-      break; /* the map may have grown: restart the scan */
-    }
+  /* visit kernels until no new one appears: mark_realize appends to the worklist */
+  for (int next = 0; !s.oom && next < s.nwork; next++) {
+    tl_uop *k = s.work[next];
+    depths dp = root_depths(k);
+    tl_ptrmap_free(&s.seen);
+    visit(&s, k, &dp, k);
   }
   tl_ptrmap_free(&s.seen);
   tl_ptrmap ordered = {0};
@@ -173,6 +177,7 @@ bool tl_schedule_build(tl_uop *root, tl_schedule *out) {
   tl_ptrmap_free(&s.parents);
   tl_ptrmap_free(&s.under_view);
   tl_ptrmap_free(&s.realize);
+  free(s.work);
   out->nkernels = s.norder;
   out->roots = s.order;
   for (int i = 0; i < s.norder && !s.oom; i++)

@@ -1,0 +1,289 @@
+/* test_diff.c — the compiled backend against the reference interpreter on 1,000
+ * random graphs (random shapes, dtypes, chains of movement, elementwise and reduce
+ * ops). Every graph is seeded; a mismatch prints the seed, and
+ * `TL_DIFF_SEED=N build/tests/tl_tests diff_random_graphs` replays one graph. */
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "test.h"
+#include "tl.h"
+
+#define NGRAPHS 1000
+#define MAX_POOL 64
+
+typedef struct {
+  uint64_t s;
+  tl_ctx *ctx;
+  tl_tensor *pool[MAX_POOL];
+  int n;
+} gen;
+
+static uint64_t next(gen *g) { /* splitmix64 */
+  uint64_t z = (g->s += 0x9e3779b97f4a7c15ull);
+  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+  z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+  return z ^ (z >> 31);
+}
+static int pick(gen *g, int n) { return (int)(next(g) % (uint64_t)n); }
+
+static tl_tensor *keep(gen *g, tl_tensor *t) {
+  if (t && g->n < MAX_POOL) g->pool[g->n++] = t;
+  else tl_release(t);
+  return t;
+}
+
+static tl_tensor *leaf(gen *g, int ndim, const int64_t *shape) {
+  static const tl_dtype dts[] = {TL_F32, TL_F32, TL_F64, TL_I32, TL_I64, TL_BOOL};
+  tl_dtype dt = dts[pick(g, 6)];
+  int64_t n = 1;
+  for (int i = 0; i < ndim; i++) n *= shape[i];
+  double *vals = malloc(sizeof(double) * (size_t)(n ? n : 1));
+  unsigned char raw[8 * 4096];
+  for (int64_t i = 0; i < n; i++) {
+    double v = (dt == TL_F32 || dt == TL_F64) ? (double)(int64_t)(next(g) % 4001) / 1000.0 - 2.0
+                                          : (double)((int64_t)(next(g) % 11) - 5);
+    vals[i] = dt == TL_BOOL ? (double)(next(g) & 1) : v;
+  }
+  for (int64_t i = 0; i < n; i++) {
+    switch (dt) {
+    case TL_F32: ((float *)raw)[i] = (float)vals[i]; break;
+    case TL_F64: ((double *)raw)[i] = vals[i]; break;
+    case TL_I32: ((int32_t *)raw)[i] = (int32_t)vals[i]; break;
+    case TL_I64: ((int64_t *)raw)[i] = (int64_t)vals[i]; break;
+    default: raw[i] = (unsigned char)vals[i]; break;
+    }
+  }
+  free(vals);
+  return keep(g, tl_from_data(g->ctx, dt, ndim, shape, raw));
+}
+
+static tl_tensor *random_leaf(gen *g) {
+  int nd = 1 + pick(g, 4);
+  int64_t s[4];
+  for (int i = 0; i < nd; i++) s[i] = 1 + pick(g, 5);
+  return leaf(g, nd, s);
+}
+
+/* a leaf that broadcasts against t: some axes 1, maybe fewer axes */
+static tl_tensor *partner(gen *g, tl_tensor *t) {
+  int nd = tl_ndim(t), drop = nd ? pick(g, nd) : 0;
+  int64_t s[TL_MAX_DIMS];
+  for (int i = drop; i < nd; i++) s[i - drop] = pick(g, 3) ? tl_dim(t, i) : 1;
+  return leaf(g, nd - drop, s);
+}
+
+static tl_tensor *as_float(gen *g, tl_tensor *t) {
+  tl_dtype d = tl_get_dtype(t);
+  return d == TL_F32 || d == TL_F64 ? t : keep(g, tl_cast(t, TL_F32));
+}
+
+static tl_tensor *movement(gen *g, tl_tensor *t) {
+  int nd = tl_ndim(t);
+  if (nd == 0) return keep(g, tl_reshape(t, 2, (int64_t[]){1, 1}));
+  int64_t s[TL_MAX_DIMS], b[TL_MAX_DIMS], e[TL_MAX_DIMS];
+  switch (pick(g, 8)) {
+  case 0: { /* reshape: flatten, or split/merge through a random factorization */
+    int64_t n = tl_numel(t);
+    if (pick(g, 2)) return keep(g, tl_reshape(t, 1, &n));
+    int k = 0;
+    int64_t rest = n;
+    for (int64_t f = 2; f <= rest && k < 3; f++)
+      if (rest % f == 0 && pick(g, 2)) { s[k++] = f; rest /= f; f = 1; }
+    s[k++] = rest;
+    return keep(g, tl_reshape(t, k, s));
+  }
+  case 1: {
+    int p[TL_MAX_DIMS];
+    for (int i = 0; i < nd; i++) p[i] = i;
+    for (int i = nd - 1; i > 0; i--) {
+      int j = pick(g, i + 1), x = p[i];
+      p[i] = p[j];
+      p[j] = x;
+    }
+    return keep(g, tl_permute(t, p));
+  }
+  case 2:
+    for (int i = 0; i < nd; i++) {
+      b[i] = pick(g, (int)tl_dim(t, i));
+      e[i] = b[i] + 1 + pick(g, (int)(tl_dim(t, i) - b[i]));
+    }
+    return keep(g, tl_shrink(t, b, e));
+  case 3:
+    for (int i = 0; i < nd; i++) {
+      b[i] = pick(g, 3);
+      e[i] = pick(g, 3);
+    }
+    return keep(g, tl_pad(t, b, e, pick(g, 3) ? 0.0 : 1.5));
+  case 4: {
+    int ax[2] = {pick(g, nd), pick(g, nd)};
+    return keep(g, tl_flip(t, 1 + pick(g, 2), ax));
+  }
+  case 5: { /* expand a size-1 axis, after adding one */
+    tl_tensor *u = keep(g, tl_unsqueeze(t, pick(g, nd + 1)));
+    if (!u) return NULL;
+    for (int i = 0; i < tl_ndim(u); i++) s[i] = tl_dim(u, i) == 1 ? 1 + pick(g, 4) : tl_dim(u, i);
+    return keep(g, tl_expand(u, tl_ndim(u), s));
+  }
+  case 6: {
+    int ax = pick(g, nd);
+    int64_t n = tl_dim(t, ax);
+    return keep(g, tl_slice(t, ax, pick(g, (int)n), n, 1 + pick(g, 3)));
+  }
+  default: {
+    tl_tensor *two[2] = {t, keep(g, tl_flip(t, 1, (int[]){0}))};
+    return keep(g, pick(g, 2) ? tl_cat(2, two, pick(g, nd)) : tl_stack(2, two, pick(g, nd + 1)));
+  }
+  }
+}
+
+static tl_tensor *elementwise(gen *g, tl_tensor *t) {
+  tl_tensor *f = NULL;
+  switch (pick(g, 14)) {
+  case 0: return keep(g, tl_neg(tl_get_dtype(t) == TL_BOOL ? as_float(g, t) : t));
+  case 1: return keep(g, tl_exp(keep(g, tl_tanh(as_float(g, t)))));
+  case 2: return keep(g, tl_log(keep(g, tl_add_scalar(keep(g, tl_abs(as_float(g, t))), 1))));
+  case 3: return keep(g, tl_sqrt(keep(g, tl_abs(as_float(g, t)))));
+  case 4: return keep(g, tl_sigmoid(as_float(g, t)));
+  case 5: return keep(g, pick(g, 2) ? tl_gelu(as_float(g, t)) : tl_relu(as_float(g, t)));
+  case 6: return keep(g, pick(g, 2) ? tl_sin(as_float(g, t)) : tl_cos(as_float(g, t)));
+  case 7: return keep(g, tl_add(t, partner(g, t)));
+  case 8: return keep(g, tl_mul(t, partner(g, t)));
+  case 9: return keep(g, tl_sub(t, partner(g, t)));
+  case 10: /* division by something away from zero */
+    f = keep(g, tl_add_scalar(keep(g, tl_abs(as_float(g, partner(g, t)))), 1));
+    return keep(g, tl_div(as_float(g, t), f));
+  case 11: return keep(g, pick(g, 2) ? tl_maximum(t, partner(g, t)) : tl_minimum(t, partner(g, t)));
+  case 12: { /* comparisons only between leaves and t's exact values: no rounding flips */
+    tl_tensor *p = partner(g, t);
+    tl_tensor *c = keep(g, pick(g, 2) ? tl_lt(p, t) : tl_ge(p, t));
+    return keep(g, tl_where(c, t, p));
+  }
+  default: return keep(g, tl_cast(t, pick(g, 2) ? TL_F64 : TL_F32));
+  }
+}
+
+static tl_tensor *reduction(gen *g, tl_tensor *t) {
+  if (tl_ndim(t) == 0) return t;
+  int nd = tl_ndim(t), ax[2] = {pick(g, nd), pick(g, nd)}, na = 1 + pick(g, 2), kd = pick(g, 2);
+  const int *axes = pick(g, 5) ? ax : NULL;
+  switch (pick(g, 8)) {
+  case 0: return keep(g, tl_sum(t, na, axes, kd));
+  case 1: return keep(g, tl_max(t, na, axes, kd));
+  case 2: return keep(g, tl_min(t, na, axes, kd));
+  case 3: return keep(g, tl_mean(t, na, axes, kd));
+  case 4: return keep(g, tl_softmax(as_float(g, t), ax[0]));
+  case 5: return keep(g, tl_log_softmax(as_float(g, t), ax[0]));
+  case 6: return keep(g, tl_argmax(t, ax[0], kd));
+  default: { /* matmul against a fresh leaf */
+    if (nd < 1) return t;
+    int64_t k = tl_dim(t, nd - 1), s[2] = {k, 1 + pick(g, 4)};
+    tl_tensor *m = leaf(g, 2, s);
+    return keep(g, tl_matmul(tl_get_dtype(t) == TL_BOOL ? as_float(g, t) : t, tl_get_dtype(m) == TL_BOOL ? as_float(g, m) : m));
+  }
+  }
+}
+
+static bool close_enough(tl_dtype d, double a, double b) {
+  if (isnan(a) || isnan(b)) return isnan(a) && isnan(b);
+  if (isinf(a) || isinf(b)) return a == b;
+  if (d == TL_F32) return fabs(a - b) <= 1e-4 + 2e-3 * fabs(b);
+  if (d == TL_F64) return fabs(a - b) <= 1e-10 + 1e-9 * fabs(b);
+  return a == b;
+}
+
+/* Builds the graph of `seed` and realizes it (as f64) on `backend`; the generator is
+ * deterministic, so both backends see the same graph. */
+static int eval_graph(uint64_t seed, const char *backend, double **out, int64_t *n, tl_dtype *dt,
+                      char *why, size_t whylen) {
+  gen g = {seed * 0x2545F4914F6CDD1Dull + 1, tl_init(), {0}, 0};
+  if (!g.ctx) return 1;
+  tl_manual_seed(g.ctx, seed);
+  tl_set_backend(g.ctx, backend);
+  tl_tensor *t = random_leaf(&g);
+  int steps = 2 + pick(&g, 6);
+  for (int i = 0; i < steps && t; i++) {
+    int k = pick(&g, 10);
+    t = k < 4 ? movement(&g, t) : k < 8 ? elementwise(&g, t) : reduction(&g, t);
+    if (t && tl_numel(t) > 4096) t = keep(&g, tl_sum(t, 1, (int[]){0}, 0));
+  }
+  int bad = 0;
+  tl_tensor *w = t ? keep(&g, tl_cast(t, TL_F64)) : NULL;
+  if (!w) {
+    snprintf(why, whylen, "building the graph failed: %s", tl_last_error(g.ctx));
+    bad = 1;
+  } else {
+    if (getenv("TL_DIFF_TRACE") && !strcmp(backend, "cpu")) {
+      char *dot = tl_graph_dot(w);
+      fprintf(stderr, "%s", dot ? dot : "");
+      tl_free(dot);
+    }
+    *n = tl_numel(w);
+    *dt = tl_get_dtype(t);
+    *out = malloc(sizeof(double) * (size_t)(*n ? *n : 1));
+    if (tl_to_host(w, *out, sizeof(double) * (size_t)*n)) {
+      snprintf(why, whylen, "realize on %s failed: %s", backend, tl_last_error(g.ctx));
+      bad = 1;
+    }
+  }
+  for (int i = 0; i < g.n; i++) tl_release(g.pool[i]);
+  tl_shutdown(g.ctx);
+  return bad;
+}
+
+/* one graph; returns 0 if both backends agree */
+static int run_graph(uint64_t seed, char *why, size_t whylen) {
+  double *want = NULL, *got = NULL;
+  int64_t n = 0, n2 = 0;
+  tl_dtype dt = TL_F32;
+  int bad = eval_graph(seed, "interp", &want, &n, &dt, why, whylen) ||
+            eval_graph(seed, "cpu", &got, &n2, &dt, why, whylen);
+  if (!bad && n != n2) {
+    snprintf(why, whylen, "sizes differ: %lld and %lld", (long long)n, (long long)n2);
+    bad = 1;
+  }
+  for (int64_t i = 0; i < n && !bad; i++)
+    if (!close_enough(dt, got[i], want[i])) {
+      snprintf(why, whylen, "element %lld of %lld (dtype %s): cpu %.9g, interp %.9g", (long long)i,
+               (long long)n, tl_dtype_name(dt), got[i], want[i]);
+      bad = 1;
+    }
+  free(want);
+  free(got);
+  return bad;
+}
+
+static int run_range(uint64_t from, uint64_t to) {
+  int failures = 0;
+  char why[512];
+  for (uint64_t s = from; s < to; s++) {
+    if (run_graph(s, why, sizeof why)) {
+      printf("  differential mismatch, seed %llu: %s\n", (unsigned long long)s, why);
+      fflush(stdout);
+      failures++;
+    }
+  }
+  return failures;
+}
+
+TEST(diff_random_graphs) {
+  const char *one = getenv("TL_DIFF_SEED");
+  if (one) {
+    CHECK_INT(run_range(strtoull(one, NULL, 10), strtoull(one, NULL, 10) + 1), 0);
+    return;
+  }
+  /* two processes, one per core: compiling ~1,500 kernels is the slow part */
+  pid_t kids[2];
+  for (int k = 0; k < 2; k++) {
+    fflush(stdout);
+    kids[k] = fork();
+    if (kids[k] == 0) _exit(run_range((uint64_t)k * NGRAPHS / 2, (uint64_t)(k + 1) * NGRAPHS / 2) ? 1 : 0);
+  }
+  for (int k = 0; k < 2; k++) {
+    int status = 0;
+    CHECK(kids[k] > 0 && waitpid(kids[k], &status, 0) == kids[k]);
+    CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+  }
+}
