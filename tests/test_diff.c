@@ -19,6 +19,7 @@ typedef struct {
   tl_ctx *ctx;
   tl_tensor *pool[MAX_POOL];
   int n;
+  bool used_f32; /* an f32 anywhere bounds the precision of the result */
 } gen;
 
 static uint64_t next(gen *g) { /* splitmix64 */
@@ -30,6 +31,7 @@ static uint64_t next(gen *g) { /* splitmix64 */
 static int pick(gen *g, int n) { return (int)(next(g) % (uint64_t)n); }
 
 static tl_tensor *keep(gen *g, tl_tensor *t) {
+  if (t && tl_get_dtype(t) == TL_F32) g->used_f32 = true;
   if (t && g->n < MAX_POOL) g->pool[g->n++] = t;
   else tl_release(t);
   return t;
@@ -198,7 +200,8 @@ static bool close_enough(tl_dtype d, double a, double b) {
  * deterministic, so both backends see the same graph. */
 static int eval_graph(uint64_t seed, const char *backend, double **out, int64_t *n, tl_dtype *dt,
                       char *why, size_t whylen) {
-  gen g = {seed * 0x2545F4914F6CDD1Dull + 1, tl_init(), {0}, 0};
+  /* *dt: the dtype whose tolerance applies (f32 if any f32 was involved) */
+  gen g = {seed * 0x2545F4914F6CDD1Dull + 1, tl_init(), {0}, 0, false};
   if (!g.ctx) return 1;
   tl_manual_seed(g.ctx, seed);
   tl_set_backend(g.ctx, backend);
@@ -219,9 +222,15 @@ static int eval_graph(uint64_t seed, const char *backend, double **out, int64_t 
       char *dot = tl_graph_dot(w);
       fprintf(stderr, "%s", dot ? dot : "");
       tl_free(dot);
+      for (int i = 0; i < g.n; i++)
+        if (tl_numel(g.pool[i]) <= 64) {
+          char *txt = tl_format(g.pool[i]);
+          fprintf(stderr, "pool[%d] %s:\n%s\n", i, tl_dtype_name(tl_get_dtype(g.pool[i])), txt ? txt : "?");
+          tl_free(txt);
+        }
     }
     *n = tl_numel(w);
-    *dt = tl_get_dtype(t);
+    *dt = g.used_f32 && tl_get_dtype(t) == TL_F64 ? TL_F32 : tl_get_dtype(t);
     *out = malloc(sizeof(double) * (size_t)(*n ? *n : 1));
     if (tl_to_host(w, *out, sizeof(double) * (size_t)*n)) {
       snprintf(why, whylen, "realize on %s failed: %s", backend, tl_last_error(g.ctx));

@@ -26,6 +26,7 @@ tl_ctx *tl_init(void) {
 void tl_shutdown(tl_ctx *ctx) {
   if (!ctx) return;
   tl_graph_free(&ctx->graph);
+  tl_mem_trim(&ctx->mem);
   if (ctx->compiler) tl_compiler_destroy(ctx->compiler);
   if (ctx->pool) tl_pool_destroy(ctx->pool);
   free(ctx->cc);
@@ -91,6 +92,8 @@ tl_stats tl_get_stats(const tl_ctx *ctx) {
     s.disk_cache_rejects += c.disk_rejects;
   }
   s.live_nodes = ctx->graph.live;
+  s.live_buffers = ctx->mem.live_buffers;
+  s.live_bytes = ctx->mem.live_bytes;
   return s;
 }
 
@@ -185,8 +188,7 @@ static bool check_dtype(tl_ctx *ctx, const char *what, tl_dtype d) {
 
 static tl_uop *buffer_node(tl_ctx *ctx, tl_dtype dtype, int ndim, const int64_t *shape,
                            const void *data) {
-  tl_buffer *b = tl_buffer_new(dtype, tl_shape_numel(ndim, shape), &ctx->stats.live_buffers,
-                               &ctx->stats.live_bytes);
+  tl_buffer *b = tl_buffer_new(dtype, tl_shape_numel(ndim, shape), &ctx->mem);
   if (!b) return NULL;
   if (data && b->nbytes) memcpy(b->data, data, b->nbytes);
   tl_arg arg = {.p = b};

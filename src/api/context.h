@@ -18,6 +18,7 @@ struct tl_ctx {
   tl_pool *pool;           /* created on first use */
   uint64_t seed, rand_calls;
   tl_stats stats;
+  tl_mem mem;
   bool debug;
 };
 

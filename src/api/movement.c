@@ -42,15 +42,15 @@ tl_uop *tl_api_view(tl_ctx *ctx, tl_uop *u, int kind, const int64_t *a, const in
   const int64_t *shape = tl_st_shape(&st);
   if (tl_st_is_contiguous(&st) && out_ndim == base->ndim &&
       !memcmp(shape, base->shape, sizeof(int64_t) * (size_t)out_ndim))
-    return base;
+    return tl_graph_keep(&ctx->graph, base);
   tl_arg arg = {.p = &st};
-  (void)ctx;
   return tl_uop_make(&ctx->graph, TL_OP_VIEW, base->dtype, 1, &base, arg, 0, out_ndim, shape);
 }
 
 tl_uop *tl_api_broadcast_to(tl_ctx *ctx, tl_uop *u, int ndim, const int64_t *shape) {
   if (!u) return NULL;
-  if (u->ndim == ndim && !memcmp(u->shape, shape, sizeof(int64_t) * (size_t)ndim)) return u;
+  if (u->ndim == ndim && !memcmp(u->shape, shape, sizeof(int64_t) * (size_t)ndim))
+    return tl_graph_keep(&ctx->graph, u);
   int64_t ones[TL_MAX_DIMS];
   int lead = ndim - u->ndim;
   for (int i = 0; i < ndim; i++) ones[i] = i < lead ? 1 : u->shape[i - lead];

@@ -240,14 +240,15 @@ static tl_tensor *arg_extreme(tl_tensor *t, int axis, int keepdim, bool is_min, 
   for (int i = 0; i < x->ndim; i++) s[i] = i == axis ? n : 1;
   tl_uop *iv = tl_api_broadcast_to(ctx, tl_api_view(ctx, idx->u, TL_MOVE_RESHAPE, s, NULL, NULL, NULL, x->ndim),
                                    x->ndim, x->shape);
-  tl_release(idx);
   uint64_t mask = (uint64_t)1 << axis;
   tl_uop *m = tl_api_reduce(ctx, x, TL_OP_RMAX, mask);
   tl_uop *eq = tl_build_binary(g, TL_OP_CMPEQ, x, tl_api_broadcast_to(ctx, m, x->ndim, x->shape));
   tl_uop *hit = tl_build_binary(g, TL_OP_MUL, tl_build_cast(g, eq, TL_I64), iv);
   tl_uop *best = tl_api_reduce(ctx, hit, TL_OP_RMAX, mask);
   tl_uop *r = best ? tl_build_binary(g, TL_OP_SUB, tl_build_const_like(g, best, (double)n), best) : NULL;
-  return tl_api_wrap(ctx, finish_reduce(ctx, r, mask, keepdim), mark);
+  tl_tensor *out = tl_api_wrap(ctx, finish_reduce(ctx, r, mask, keepdim), mark);
+  tl_release(idx); /* after the wrap: iv may be idx's node itself */
+  return out;
 }
 
 tl_tensor *tl_argmax(tl_tensor *a, int axis, int keepdim) { return arg_extreme(a, axis, keepdim, false, "argmax"); }

@@ -47,8 +47,7 @@ static tl_status run_kernel(tl_ctx *ctx, int index, const tl_schedule *s, tl_buf
   free(src);
   tl_kernel_arg args[TL_KERNEL_MAX_ARGS];
   if (!st) {
-    outs[index] = tl_buffer_new((tl_dtype)root->dtype, tl_uop_numel(root), &ctx->stats.live_buffers,
-                                &ctx->stats.live_bytes);
+    outs[index] = tl_buffer_new((tl_dtype)root->dtype, tl_uop_numel(root), &ctx->mem);
     if (!outs[index]) st = tl_error_set(&ctx->err, TL_ERR_NOMEM, "out of memory for a %lld-element buffer",
                                         (long long)tl_uop_numel(root));
   }
@@ -111,7 +110,7 @@ static tl_status realize_tensor(tl_tensor *t) {
   tl_uop *u = t->u;
   if (u->op == TL_OP_BUFFER) return TL_OK;
   tl_buffer *b = ctx->backend == TL_BACKEND_INTERP
-                     ? tl_interp_eval(u, &ctx->stats.live_buffers, &ctx->stats.live_bytes, &ctx->err)
+                     ? tl_interp_eval(u, &ctx->mem, &ctx->err)
                      : realize_cpu(ctx, u);
   if (!b) return ctx->err.status ? ctx->err.status : tl_error_set(&ctx->err, TL_ERR_INTERNAL, "realize failed");
   ctx->stats.realizes++;

@@ -20,6 +20,24 @@ double exp(double), log(double), sqrt(double), sin(double), cos(double), tanh(do
 /* max as a select: a NaN in b gives NaN, a NaN in a gives b (one rule everywhere) */
 #define TL_MAX(a, b) ((a) > (b) ? (a) : (b))
 
+/* exp for f32 written so compilers vectorize it (libm's expf is an opaque call):
+ * exp(x) = 2^n p(r), n = round(x / ln 2), r = x - n ln 2 in two parts, p a degree-6
+ * Taylor polynomial (|r| <= 0.35: error under 2 ulp). Overflow gives inf, deep
+ * underflow 0 (no subnormals), NaN stays NaN. */
+static inline float tl_expf(float x) {
+  union {
+    float f;
+    tl_i32 i;
+  } scale;
+  float c = x < -87.0f ? -87.0f : x > 88.0f ? 88.0f : x;
+  float n = (float)(tl_i32)(c * 1.44269504f + (c >= 0.0f ? 0.5f : -0.5f));
+  float r = c - n * 0.693145751953125f - n * 1.428606765330187e-06f;
+  float p = 1.0f + r * (1.0f + r * (0.5f + r * (0.16666667f + r * (0.041666668f + r * (0.008333334f + r * 0.0013888889f)))));
+  scale.i = ((tl_i32)n + 127) << 23;
+  float y = p * scale.f;
+  return x != x ? x : x > 88.72283f ? (float)(1e308 * 10.0) : x < -87.33654f ? 0.0f : y;
+}
+
 /* integer division and remainder truncate toward zero; by zero they give 0, and
  * MIN / -1 wraps, so no kernel ever traps */
 static inline tl_i64 tl_idiv_i64(tl_i64 a, tl_i64 b) {

@@ -50,7 +50,7 @@ static const char *math_fn(int op, int dtype) {
   bool f = dtype == TL_F32;
   switch (op) {
   case TL_OP_SQRT: return f ? "sqrtf" : "sqrt";
-  case TL_OP_EXP: return f ? "expf" : "exp";
+  case TL_OP_EXP: return f ? "tl_expf" : "exp";
   case TL_OP_LOG: return f ? "logf" : "log";
   case TL_OP_SIN: return f ? "sinf" : "sin";
   case TL_OP_COS: return f ? "cosf" : "cos";

@@ -68,13 +68,49 @@ void tl_arena_destroy(tl_arena *a) {
 }
 
 /* ---- buffers -------------------------------------------------------------- */
-tl_buffer *tl_buffer_new(tl_dtype dtype, int64_t numel, uint64_t *live_buffers,
-                         uint64_t *live_bytes) {
+enum { CACHE_MIN_BYTES = 1 << 16 }; /* smaller blocks are cheap for malloc itself */
+
+static void *mem_alloc(tl_mem *m, size_t size) {
+  if (size >= CACHE_MIN_BYTES)
+    for (int i = 0; i < m->ncached; i++)
+      if (m->cached_size[i] == size) {
+        void *p = m->cached[i];
+        m->cached[i] = m->cached[--m->ncached];
+        m->cached_size[i] = m->cached_size[m->ncached];
+        m->cache_hits++;
+        return p;
+      }
+  m->mallocs++;
+  return aligned_alloc(64, size);
+}
+
+static void mem_free(tl_mem *m, void *p, size_t size) {
+  if (size < CACHE_MIN_BYTES) {
+    free(p);
+    return;
+  }
+  if (m->ncached == TL_BUFFER_CACHE_SLOTS) { /* evict the oldest */
+    free(m->cached[0]);
+    memmove(m->cached, m->cached + 1, sizeof(void *) * (TL_BUFFER_CACHE_SLOTS - 1));
+    memmove(m->cached_size, m->cached_size + 1, sizeof(size_t) * (TL_BUFFER_CACHE_SLOTS - 1));
+    m->ncached--;
+  }
+  m->cached[m->ncached] = p;
+  m->cached_size[m->ncached++] = size;
+}
+
+void tl_mem_trim(tl_mem *m) {
+  for (int i = 0; i < m->ncached; i++) free(m->cached[i]);
+  m->ncached = 0;
+}
+
+tl_buffer *tl_buffer_new(tl_dtype dtype, int64_t numel, tl_mem *mem) {
   tl_buffer *b = calloc(1, sizeof *b);
   if (!b) return NULL;
   size_t nbytes = (size_t)numel * tl_dtype_size(dtype);
-  size_t alloc = (nbytes + 63) & ~(size_t)63;
-  b->data = aligned_alloc(64, alloc ? alloc : 64);
+  size_t alloc = nbytes >= CACHE_MIN_BYTES ? (nbytes + 4095) & ~(size_t)4095 : (nbytes + 63) & ~(size_t)63;
+  if (!alloc) alloc = 64;
+  b->data = mem_alloc(mem, alloc);
   if (!b->data) {
     free(b);
     return NULL;
@@ -83,10 +119,10 @@ tl_buffer *tl_buffer_new(tl_dtype dtype, int64_t numel, uint64_t *live_buffers,
   b->dtype = dtype;
   b->numel = numel;
   b->nbytes = nbytes;
-  b->live_buffers = live_buffers;
-  b->live_bytes = live_bytes;
-  if (live_buffers) ++*live_buffers;
-  if (live_bytes) *live_bytes += nbytes;
+  b->alloc_size = alloc;
+  b->mem = mem;
+  mem->live_buffers++;
+  mem->live_bytes += nbytes;
   return b;
 }
 
@@ -94,9 +130,9 @@ void tl_buffer_retain(tl_buffer *b) { b->refs++; }
 
 void tl_buffer_release(tl_buffer *b) {
   if (!b || --b->refs > 0) return;
-  if (b->live_buffers) --*b->live_buffers;
-  if (b->live_bytes) *b->live_bytes -= b->nbytes;
-  free(b->data);
+  b->mem->live_buffers--;
+  b->mem->live_bytes -= b->nbytes;
+  mem_free(b->mem, b->data, b->alloc_size);
   free(b);
 }
 
@@ -275,6 +311,13 @@ tl_uop *tl_uop_make(tl_graph *g, int op, tl_dtype dtype, int nsrc, tl_uop *const
 }
 
 void tl_uop_retain(tl_uop *u) { u->refs++; }
+
+tl_uop *tl_graph_keep(tl_graph *g, tl_uop *u) {
+  if (!u || !g->refcounted) return u;
+  if (!push_temp(g, u)) return NULL;
+  u->refs++;
+  return u;
+}
 
 void tl_uop_release(tl_graph *g, tl_uop *u) {
   /* iterative over the chain of sources that drop to zero: deep graphs must not

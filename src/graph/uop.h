@@ -109,6 +109,9 @@ void tl_graph_release_to(tl_graph *g, size_t mark);
 tl_uop *tl_uop_make(tl_graph *g, int op, tl_dtype dtype, int nsrc, tl_uop *const *src,
                     tl_arg arg, int64_t arg2, int ndim, const int64_t *shape);
 void tl_uop_retain(tl_uop *u);
+/* Holds an existing node among the temporaries, like a freshly built one: builders
+ * that return a node they did not build use it, so callers may drop their handles. */
+tl_uop *tl_graph_keep(tl_graph *g, tl_uop *u);
 void tl_uop_release(tl_graph *g, tl_uop *u);
 /* Turns a realized node into a BUFFER leaf in place: its sources are dropped, so the
  * graph behind it can be freed, and every holder of the node sees the buffer. */
@@ -119,17 +122,28 @@ bool tl_uop_is_const(const tl_uop *u, double *value); /* CONST, or VIEW of a CON
 double tl_uop_const_value(const tl_uop *u);           /* of a CONST node */
 
 /* ---- buffers: refcounted host memory ---- */
+#define TL_BUFFER_CACHE_SLOTS 8
+/* Counters and a small cache of freed large blocks: a loop that realizes the same
+ * shapes again reuses memory instead of paying for fresh pages every time. */
+typedef struct tl_mem {
+  uint64_t live_buffers, live_bytes, mallocs, cache_hits;
+  void *cached[TL_BUFFER_CACHE_SLOTS];
+  size_t cached_size[TL_BUFFER_CACHE_SLOTS];
+  int ncached;
+} tl_mem;
+void tl_mem_trim(tl_mem *m); /* frees the cached blocks */
+
 struct tl_buffer {
   int32_t refs;
   tl_dtype dtype;
   int64_t numel;
   size_t nbytes;
   void *data;
-  uint64_t *live_buffers, *live_bytes; /* the owning context's counters */
+  size_t alloc_size;
+  tl_mem *mem; /* the owning context's counters and cache */
 };
 
-tl_buffer *tl_buffer_new(tl_dtype dtype, int64_t numel, uint64_t *live_buffers,
-                         uint64_t *live_bytes);
+tl_buffer *tl_buffer_new(tl_dtype dtype, int64_t numel, tl_mem *mem);
 void tl_buffer_retain(tl_buffer *b);
 void tl_buffer_release(tl_buffer *b);
 

@@ -10,7 +10,7 @@
 
 typedef struct {
   tl_ptrmap done; /* node -> tl_buffer* (one reference held by the map) */
-  uint64_t *live_buffers, *live_bytes;
+  tl_mem *mem;
   tl_error *err;
 } interp;
 
@@ -62,7 +62,7 @@ static tl_value scalar(int op, tl_dtype out, tl_dtype in, tl_value a, tl_value b
 static tl_buffer *eval(interp *I, tl_uop *u);
 
 static tl_buffer *new_buf(interp *I, const tl_uop *u) {
-  tl_buffer *b = tl_buffer_new((tl_dtype)u->dtype, tl_uop_numel(u), I->live_buffers, I->live_bytes);
+  tl_buffer *b = tl_buffer_new((tl_dtype)u->dtype, tl_uop_numel(u), I->mem);
   if (!b) tl_error_set(I->err, TL_ERR_NOMEM, "interp: out of memory");
   return b;
 }
@@ -176,8 +176,8 @@ static tl_buffer *eval(interp *I, tl_uop *u) {
   return b;
 }
 
-tl_buffer *tl_interp_eval(tl_uop *u, uint64_t *live_buffers, uint64_t *live_bytes, tl_error *err) {
-  interp I = {{0}, live_buffers, live_bytes, err};
+tl_buffer *tl_interp_eval(tl_uop *u, tl_mem *mem, tl_error *err) {
+  interp I = {{0}, mem, err};
   tl_buffer *r = eval(&I, u);
   if (r) tl_buffer_retain(r);
   for (size_t i = 0; i < I.done.cap; i++)

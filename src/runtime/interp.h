@@ -8,6 +8,6 @@
 #include "graph/uop.h"
 
 /* A new buffer holding u's values, row-major; NULL with err set on failure. */
-tl_buffer *tl_interp_eval(tl_uop *u, uint64_t *live_buffers, uint64_t *live_bytes, tl_error *err);
+tl_buffer *tl_interp_eval(tl_uop *u, tl_mem *mem, tl_error *err);
 
 #endif

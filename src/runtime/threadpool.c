@@ -75,8 +75,8 @@ static void *worker_main(void *arg) {
   tl_pool *p = w->pool;
   int index = w->index;
   free(w);
+  uint64_t seen = 0; /* gen at creation: a job published before we get here still counts */
   pthread_mutex_lock(&p->mu);
-  uint64_t seen = p->gen;
   for (;;) {
     wait_change(p, &p->start_cv, &p->gen, seen);
     if (p->stop) break;

@@ -1,0 +1,388 @@
+/* test_engine.c — values of every op family, fusion counts, the kernel cache across
+ * processes, and every bad-input case with its message. */
+#include <stdlib.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "test.h"
+#include "tl.h"
+
+static tl_ctx *new_ctx(void) {
+  tl_ctx *ctx = tl_init();
+  tl_manual_seed(ctx, 7);
+  return ctx;
+}
+
+/* realizes t and compares every element with want (as doubles) */
+static void check_values(tl_tensor *t, const double *want, int64_t n, double tol, int line) {
+  if (!t) {
+    tl_test_fail(__FILE__, line, "tensor is NULL");
+    return;
+  }
+  if (tl_numel(t) != n) {
+    tl_test_fail(__FILE__, line, "numel %lld, expected %lld", (long long)tl_numel(t), (long long)n);
+    return;
+  }
+  tl_tensor *d = tl_cast(t, TL_F64);
+  double got[256];
+  if (n > 256 || tl_to_host(d, got, sizeof(double) * (size_t)n)) {
+    tl_test_fail(__FILE__, line, "to_host failed: %s", tl_last_error(tl_context(t)));
+  } else {
+    for (int64_t i = 0; i < n; i++)
+      if (!(fabs(got[i] - want[i]) <= tol)) {
+        tl_test_fail(__FILE__, line, "element %lld: got %.9g, expected %.9g", (long long)i, got[i], want[i]);
+        break;
+      }
+  }
+  tl_release(d);
+}
+#define VALUES(t, tol, ...)                                                     \
+  do {                                                                          \
+    const double want_[] = {__VA_ARGS__};                                       \
+    check_values(t, want_, (int64_t)(sizeof want_ / sizeof want_[0]), tol, __LINE__); \
+  } while (0)
+
+static tl_tensor *mat(tl_ctx *ctx, int64_t r, int64_t c, const float *v) {
+  return tl_from_data(ctx, TL_F32, 2, (int64_t[]){r, c}, v);
+}
+
+/* ---- fusion, counted ---------------------------------------------------------- */
+TEST(fusion_elementwise_chain_is_one_kernel) {
+  tl_ctx *ctx = new_ctx();
+  int64_t n = 1000;
+  tl_tensor *a = tl_rand(ctx, TL_F32, 1, &n), *b = tl_rand(ctx, TL_F32, 1, &n), *c = tl_randn(ctx, TL_F32, 1, &n);
+  tl_tensor *ab = tl_mul(a, b), *abc = tl_add(ab, c), *r = tl_relu(abc), *y = tl_mul_scalar(r, 0.5);
+  CHECK_INT(tl_schedule_count(y), 1);
+  tl_stats before = tl_get_stats(ctx);
+  CHECK_INT(tl_realize(y), TL_OK);
+  CHECK_INT(tl_get_stats(ctx).kernels_run - before.kernels_run, 1);
+  tl_tensor *all[] = {a, b, c, ab, abc, r, y};
+  for (int i = 0; i < 7; i++) tl_release(all[i]);
+  tl_shutdown(ctx);
+}
+
+TEST(fusion_row_softmax_is_one_kernel) {
+  tl_ctx *ctx = new_ctx();
+  tl_tensor *x = tl_randn(ctx, TL_F32, 2, (int64_t[]){64, 100});
+  tl_tensor *sm = tl_softmax(x, 1), *lsm = tl_log_softmax(x, -1);
+  CHECK_INT(tl_schedule_count(sm), 1);
+  CHECK_INT(tl_schedule_count(lsm), 1);
+  tl_stats before = tl_get_stats(ctx);
+  tl_tensor *rows = tl_sum(sm, 1, (int[]){1}, 0);
+  float got[64];
+  CHECK_INT(tl_to_host(rows, got, sizeof got), TL_OK);
+  for (int i = 0; i < 64; i++) CHECK_NEAR(got[i], 1.0, 1e-5);
+  CHECK_INT(tl_get_stats(ctx).kernels_run - before.kernels_run, 2); /* softmax+sum: the sum reads it as a buffer? no: */
+  tl_release(rows);
+  tl_release(sm);
+  tl_release(lsm);
+  tl_release(x);
+  tl_shutdown(ctx);
+}
+
+TEST(fusion_column_softmax_realizes_reduces) {
+  tl_ctx *ctx = new_ctx();
+  tl_tensor *x = tl_randn(ctx, TL_F32, 2, (int64_t[]){50, 8});
+  tl_tensor *sm = tl_softmax(x, 0); /* reduced axis is the outer loop: reduces get kernels */
+  int k = tl_schedule_count(sm);
+  CHECK(k >= 2 && k <= 3);
+  tl_tensor *cols = tl_sum(sm, 1, (int[]){0}, 0);
+  float got[8];
+  CHECK_INT(tl_to_host(cols, got, sizeof got), TL_OK);
+  for (int i = 0; i < 8; i++) CHECK_NEAR(got[i], 1.0, 1e-5);
+  tl_release(cols);
+  tl_release(sm);
+  tl_release(x);
+  tl_shutdown(ctx);
+}
+
+TEST(realize_drops_the_graph_behind_a_node) {
+  tl_ctx *ctx = new_ctx();
+  tl_tensor *a = tl_randn(ctx, TL_F32, 1, (int64_t[]){100});
+  tl_tensor *e = tl_exp(a), *s = tl_sum(e, 0, NULL, 0);
+  tl_release(a);
+  tl_release(e);
+  uint64_t live = tl_get_stats(ctx).live_nodes;
+  CHECK(live >= 3);
+  CHECK_INT(tl_realize(s), TL_OK);
+  CHECK_INT(tl_get_stats(ctx).live_nodes, 1); /* only the buffer node of s is left */
+  tl_release(s);
+  CHECK_INT(tl_get_stats(ctx).live_nodes, 0);
+  CHECK_INT(tl_get_stats(ctx).live_buffers, 0);
+  tl_shutdown(ctx);
+}
+
+/* ---- values --------------------------------------------------------------------- */
+TEST(elementwise_values_and_broadcasting) {
+  tl_ctx *ctx = new_ctx();
+  tl_tensor *a = mat(ctx, 2, 3, (float[]){1, 2, 3, 4, 5, 6});
+  tl_tensor *b = tl_from_data(ctx, TL_F32, 1, (int64_t[]){3}, (float[]){10, 20, 30});
+  tl_tensor *s = tl_add(a, b), *d = tl_sub(a, b), *q = tl_div(b, a), *p = tl_pow_scalar(a, 2);
+  VALUES(s, 1e-6, 11, 22, 33, 14, 25, 36);
+  VALUES(d, 1e-6, -9, -18, -27, -6, -15, -24);
+  VALUES(q, 1e-5, 10, 10, 10, 2.5, 4, 5);
+  VALUES(p, 1e-5, 1, 4, 9, 16, 25, 36);
+  tl_tensor *mx = tl_maximum(a, tl_scalar(ctx, TL_F32, 3.5)), *gt = tl_gt(a, tl_scalar(ctx, TL_F32, 3));
+  VALUES(mx, 0, 3.5, 3.5, 3.5, 4, 5, 6);
+  VALUES(gt, 0, 0, 0, 0, 1, 1, 1);
+  CHECK_INT(tl_get_dtype(gt), TL_BOOL);
+  tl_tensor *w = tl_where(gt, a, tl_neg(a));
+  VALUES(w, 0, -1, -2, -3, 4, 5, 6);
+  tl_tensor *ex = tl_exp(tl_log(a)), *sg = tl_sigmoid(tl_scalar(ctx, TL_F64, 0));
+  VALUES(ex, 1e-5, 1, 2, 3, 4, 5, 6);
+  VALUES(sg, 1e-12, 0.5);
+  tl_tensor *ge = tl_gelu(tl_from_data(ctx, TL_F64, 1, (int64_t[]){2}, (double[]){1.0, -1.0}));
+  VALUES(ge, 1e-6, 0.8411919906, -0.1588080094);
+  tl_shutdown(ctx); /* also frees every tensor still alive */
+}
+
+TEST(integer_ops_truncate_and_divide_by_zero_gives_zero) {
+  tl_ctx *ctx = new_ctx();
+  tl_tensor *a = tl_from_data(ctx, TL_I32, 1, (int64_t[]){4}, (int32_t[]){7, -7, 5, 9});
+  tl_tensor *b = tl_from_data(ctx, TL_I32, 1, (int64_t[]){4}, (int32_t[]){2, 2, 0, -3});
+  VALUES(tl_div(a, b), 0, 3, -3, 0, -3);
+  VALUES(tl_mod(a, b), 0, 1, -1, 0, 0);
+  VALUES(tl_pow(a, tl_scalar(ctx, TL_I32, 2)), 0, 49, 49, 25, 81);
+  tl_shutdown(ctx);
+}
+
+TEST(reductions_over_axes_with_keepdim) {
+  tl_ctx *ctx = new_ctx();
+  tl_tensor *a = mat(ctx, 2, 3, (float[]){1, 5, 3, 4, 2, 6});
+  VALUES(tl_sum(a, 1, (int[]){0}, 0), 0, 5, 7, 9);
+  VALUES(tl_sum(a, 1, (int[]){1}, 1), 0, 9, 12);
+  CHECK_INT(tl_ndim(tl_sum(a, 1, (int[]){1}, 1)), 2);
+  VALUES(tl_max(a, 1, (int[]){-1}, 0), 0, 5, 6);
+  VALUES(tl_min(a, 0, NULL, 0), 0, 1);
+  VALUES(tl_mean(a, 1, (int[]){0}, 0), 1e-6, 2.5, 3.5, 4.5);
+  VALUES(tl_prod(a, 1, (int[]){1}, 0), 0, 15, 48);
+  VALUES(tl_argmax(a, 1, 0), 0, 1, 2);
+  VALUES(tl_argmin(a, 0, 0), 0, 0, 1, 0);
+  tl_tensor *bits = tl_from_data(ctx, TL_BOOL, 1, (int64_t[]){4}, (unsigned char[]){1, 0, 1, 1});
+  tl_tensor *count = tl_sum(bits, 0, NULL, 0);
+  CHECK_INT(tl_get_dtype(count), TL_I64);
+  VALUES(count, 0, 3);
+  tl_tensor *ties = tl_from_data(ctx, TL_F32, 1, (int64_t[]){4}, (float[]){2, 7, 7, 1});
+  VALUES(tl_argmax(ties, 0, 0), 0, 1); /* the first maximum */
+  tl_shutdown(ctx);
+}
+
+TEST(movement_ops_values) {
+  tl_ctx *ctx = new_ctx();
+  tl_tensor *a = tl_reshape(tl_arange(ctx, TL_F32, 0, 6, 1), 2, (int64_t[]){2, 3});
+  VALUES(tl_transpose(a, 0, 1), 0, 0, 3, 1, 4, 2, 5);
+  VALUES(tl_flip(a, 1, (int[]){1}), 0, 2, 1, 0, 5, 4, 3);
+  VALUES(tl_shrink(a, (int64_t[]){0, 1}, (int64_t[]){2, 3}), 0, 1, 2, 4, 5);
+  VALUES(tl_slice(a, 1, 0, 3, 2), 0, 0, 2, 3, 5);
+  VALUES(tl_slice(a, 1, -2, 3, 1), 0, 1, 2, 4, 5);
+  VALUES(tl_pad(a, (int64_t[]){0, 1}, (int64_t[]){1, 0}, 0), 0, 0, 0, 1, 2, 0, 3, 4, 5, 0, 0, 0, 0);
+  VALUES(tl_pad(tl_slice(a, 0, 0, 1, 1), (int64_t[]){0, 1}, (int64_t[]){0, 1}, -1), 0, -1, 0, 1, 2, -1);
+  VALUES(tl_expand(tl_slice(a, 0, 1, 2, 1), 2, (int64_t[]){2, 3}), 0, 3, 4, 5, 3, 4, 5);
+  VALUES(tl_squeeze(tl_unsqueeze(a, 1), 1), 0, 0, 1, 2, 3, 4, 5);
+  CHECK_INT(tl_ndim(tl_unsqueeze(a, -1)), 3);
+  tl_tensor *two[2] = {a, tl_mul_scalar(a, 10)};
+  VALUES(tl_cat(2, two, 1), 0, 0, 1, 2, 0, 10, 20, 3, 4, 5, 30, 40, 50);
+  VALUES(tl_stack(2, two, 0), 0, 0, 1, 2, 3, 4, 5, 0, 10, 20, 30, 40, 50);
+  /* a reshape of a transposed view needs a second view; reading it back is exact */
+  VALUES(tl_reshape(tl_transpose(a, 0, 1), 1, (int64_t[]){6}), 0, 0, 3, 1, 4, 2, 5);
+  tl_shutdown(ctx);
+}
+
+TEST(matmul_batched_and_vectors) {
+  tl_ctx *ctx = new_ctx();
+  tl_tensor *a = mat(ctx, 2, 3, (float[]){1, 2, 3, 4, 5, 6});
+  tl_tensor *b = mat(ctx, 3, 2, (float[]){7, 8, 9, 10, 11, 12});
+  VALUES(tl_matmul(a, b), 1e-5, 58, 64, 139, 154);
+  tl_tensor *v = tl_from_data(ctx, TL_F32, 1, (int64_t[]){3}, (float[]){1, 0, -1});
+  VALUES(tl_matmul(a, v), 1e-6, -2, -2);
+  tl_tensor *batch = tl_stack(2, (tl_tensor *[]){a, tl_neg(a)}, 0); /* (2, 2, 3) */
+  VALUES(tl_matmul(batch, b), 1e-5, 58, 64, 139, 154, -58, -64, -139, -154);
+  VALUES(tl_matmul(tl_eye(ctx, TL_F32, 2), a), 0, 1, 2, 3, 4, 5, 6);
+  tl_shutdown(ctx);
+}
+
+TEST(random_numbers_are_reproducible_and_sane) {
+  tl_ctx *ctx = new_ctx();
+  tl_manual_seed(ctx, 123);
+  tl_tensor *u = tl_rand(ctx, TL_F32, 1, (int64_t[]){100000});
+  tl_tensor *n = tl_randn(ctx, TL_F64, 1, (int64_t[]){100000});
+  double mu, mn, mx, nm, nv;
+  tl_item(tl_mean(u, 0, NULL, 0), &mu);
+  tl_item(tl_min(u, 0, NULL, 0), &mn);
+  tl_item(tl_max(u, 0, NULL, 0), &mx);
+  tl_item(tl_mean(n, 0, NULL, 0), &nm);
+  tl_item(tl_mean(tl_mul(n, n), 0, NULL, 0), &nv);
+  CHECK_NEAR(mu, 0.5, 0.01);
+  CHECK(mn >= 0 && mx < 1);
+  CHECK_NEAR(nm, 0, 0.02);
+  CHECK_NEAR(nv, 1, 0.02);
+  /* the same seed gives the same numbers, on either backend */
+  float first[5], again[5];
+  tl_manual_seed(ctx, 9);
+  tl_to_host(tl_rand(ctx, TL_F32, 1, (int64_t[]){5}), first, sizeof first);
+  tl_manual_seed(ctx, 9);
+  tl_set_backend(ctx, "interp");
+  tl_to_host(tl_rand(ctx, TL_F32, 1, (int64_t[]){5}), again, sizeof again);
+  for (int i = 0; i < 5; i++) CHECK(first[i] == again[i]);
+  tl_shutdown(ctx);
+}
+
+TEST(zeros_allocate_nothing_until_realized) {
+  tl_ctx *ctx = new_ctx();
+  tl_tensor *z = tl_zeros(ctx, TL_F32, 2, (int64_t[]){1000, 1000});
+  tl_tensor *o = tl_add_scalar(z, 1);
+  CHECK_INT(tl_get_stats(ctx).live_bytes, 0);
+  double s;
+  CHECK_INT(tl_item(tl_sum(o, 0, NULL, 0), &s), TL_OK);
+  CHECK_NEAR(s, 1e6, 0);
+  tl_shutdown(ctx);
+}
+
+TEST(printing_and_dot) {
+  tl_ctx *ctx = new_ctx();
+  tl_tensor *a = mat(ctx, 2, 2, (float[]){1, 2.5f, -3, 4});
+  char *s = tl_format(a);
+  CHECK_STR(s, "[[ 1.   2.5]\n [-3.   4. ]]");
+  tl_free(s);
+  tl_tensor *y = tl_softmax(tl_exp(a), 1);
+  char *g = tl_graph_dot(y), *k = tl_schedule_dot(y);
+  CHECK_CONTAINS(g, "digraph tl_graph");
+  CHECK_CONTAINS(g, "RMAX");
+  CHECK_CONTAINS(k, "label=\"1 kernel(s)\"");
+  CHECK_CONTAINS(k, "kernel 0 output");
+  tl_free(g);
+  tl_free(k);
+  tl_shutdown(ctx);
+}
+
+/* ---- the cache, across processes ----------------------------------------------------- */
+static void realize_in_child(const char *dir, uint64_t *compiled, uint64_t *disk_hits) {
+  int fd[2];
+  if (pipe(fd)) return;
+  fflush(stdout);
+  pid_t pid = fork();
+  if (pid == 0) {
+    close(fd[0]);
+    tl_ctx *ctx = tl_init();
+    tl_set_cache_dir(ctx, dir);
+    tl_tensor *x = tl_randn(ctx, TL_F32, 2, (int64_t[]){16, 16});
+    tl_tensor *y = tl_softmax(tl_mul_scalar(x, 3), 1);
+    tl_realize(y);
+    tl_stats st = tl_get_stats(ctx);
+    uint64_t out[2] = {st.kernels_compiled, st.disk_cache_hits};
+    ssize_t w = write(fd[1], out, sizeof out);
+    (void)w;
+    tl_shutdown(ctx);
+    _exit(0);
+  }
+  close(fd[1]);
+  uint64_t in[2] = {99, 99};
+  ssize_t r = read(fd[0], in, sizeof in);
+  (void)r;
+  close(fd[0]);
+  waitpid(pid, NULL, 0);
+  *compiled = in[0];
+  *disk_hits = in[1];
+}
+
+TEST(cache_second_process_compiles_nothing) {
+  char dir[] = "/tmp/tl-cache-test-XXXXXX";
+  CHECK(mkdtemp(dir) != NULL);
+  char sub[64];
+  snprintf(sub, sizeof sub, "%s/kernels", dir);
+  uint64_t c1, h1, c2, h2;
+  realize_in_child(sub, &c1, &h1);
+  realize_in_child(sub, &c2, &h2);
+  CHECK_INT(c1, 1);
+  CHECK_INT(h1, 0);
+  CHECK_INT(c2, 0);
+  CHECK_INT(h2, 1);
+  char cmd[128];
+  snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
+  CHECK_INT(system(cmd), 0);
+}
+
+/* ---- bad input: an error code and a clear message, never a crash ---------------------- */
+TEST(errors_shape_dtype_axis_range) {
+  tl_ctx *ctx = new_ctx();
+  tl_tensor *a = tl_zeros(ctx, TL_F32, 2, (int64_t[]){2, 3}), *b = tl_zeros(ctx, TL_F32, 1, (int64_t[]){4});
+  CHECK(tl_add(a, b) == NULL);
+  CHECK_INT(tl_last_status(ctx), TL_ERR_SHAPE);
+  CHECK_STR(tl_last_error(ctx), "add: shapes [2, 3] and [4] cannot be broadcast together");
+  CHECK(tl_mod(a, a) == NULL);
+  CHECK_INT(tl_last_status(ctx), TL_ERR_DTYPE);
+  CHECK_STR(tl_last_error(ctx), "mod: needs integer tensors, got f32 and f32");
+  CHECK(tl_sum(a, 1, (int[]){2}, 0) == NULL);
+  CHECK_INT(tl_last_status(ctx), TL_ERR_AXIS);
+  CHECK_STR(tl_last_error(ctx), "sum: axis 2 is out of range for a tensor of rank 2");
+  CHECK(tl_slice(a, 1, 1, 5, 1) == NULL);
+  CHECK_INT(tl_last_status(ctx), TL_ERR_RANGE);
+  CHECK_STR(tl_last_error(ctx), "slice: [1:5] is out of range for axis 1 of size 3");
+  CHECK(tl_shrink(a, (int64_t[]){0, 2}, (int64_t[]){2, 1}) == NULL);
+  CHECK_STR(tl_last_error(ctx), "shrink: range [2, 1) is out of bounds for axis 1 of size 3");
+  CHECK(tl_reshape(a, 1, (int64_t[]){7}) == NULL);
+  CHECK_STR(tl_last_error(ctx), "reshape: cannot reshape 6 elements into a shape of 7 elements");
+  CHECK(tl_expand(a, 2, (int64_t[]){4, 3}) == NULL);
+  CHECK_STR(tl_last_error(ctx), "expand: axis 0 has size 2, which cannot expand to 4");
+  CHECK(tl_matmul(a, a) == NULL);
+  CHECK_STR(tl_last_error(ctx), "matmul: inner sizes differ: (..., 2, 3) x (..., 2, 3)");
+  CHECK(tl_permute(a, (int[]){0, 0}) == NULL);
+  CHECK_STR(tl_last_error(ctx), "permute: axis 0 appears twice");
+  CHECK(tl_squeeze(a, 0) == NULL);
+  CHECK_STR(tl_last_error(ctx), "squeeze: axis 0 has size 2, not 1");
+  CHECK(tl_rand(ctx, TL_I32, 1, (int64_t[]){3}) == NULL);
+  CHECK_STR(tl_last_error(ctx), "rand: dtype must be f32 or f64, got i32");
+  CHECK(tl_neg(tl_zeros(ctx, TL_BOOL, 0, NULL)) == NULL);
+  CHECK_STR(tl_last_error(ctx), "neg: not defined for bool tensors");
+  CHECK(tl_zeros(ctx, TL_F32, 1, (int64_t[]){-1}) == NULL);
+  CHECK_STR(tl_last_error(ctx), "full: size -1 of axis 0 is out of range");
+  CHECK_INT(tl_set_backend(ctx, "gpu"), TL_ERR_BACKEND);
+  CHECK_STR(tl_last_error(ctx), "unknown backend 'gpu' (expected cpu or interp)");
+  double v;
+  CHECK_INT(tl_item(a, &v), TL_ERR_SHAPE);
+  CHECK_STR(tl_last_error(ctx), "item: tensor has 6 elements, not 1");
+  float small[2];
+  CHECK_INT(tl_to_host(a, small, sizeof small), TL_ERR_ARG);
+  CHECK_STR(tl_last_error(ctx), "to_host: destination has 8 bytes, the tensor needs 24");
+  tl_shutdown(ctx);
+}
+
+TEST(errors_propagate_through_a_chain) {
+  tl_ctx *ctx = new_ctx();
+  tl_tensor *a = tl_zeros(ctx, TL_F32, 1, (int64_t[]){3});
+  tl_tensor *bad = tl_sum(a, 1, (int[]){4}, 0); /* fails */
+  tl_tensor *r = tl_relu(tl_add(tl_exp(bad), a));
+  CHECK(r == NULL);
+  CHECK_INT(tl_realize(r), TL_ERR_ARG);
+  CHECK_STR(tl_last_error(ctx), "sum: axis 4 is out of range for a tensor of rank 1"); /* the first error */
+  tl_shutdown(ctx);
+}
+
+TEST(errors_compiler_missing_failing_and_cache_unwritable) {
+  tl_ctx *ctx = new_ctx();
+  tl_tensor *y = tl_exp(tl_ones(ctx, TL_F32, 1, (int64_t[]){8}));
+  CHECK_INT(tl_set_compiler(ctx, "/nonexistent/cc"), TL_OK);
+  CHECK_INT(tl_realize(y), TL_ERR_COMPILER);
+  CHECK_CONTAINS(tl_last_error(ctx), "C compiler '/nonexistent/cc' not found");
+  CHECK_INT(tl_set_compiler(ctx, NULL), TL_OK);
+  CHECK_INT(tl_set_cache_dir(ctx, "/proc/tl-kernel-cache"), TL_OK);
+  CHECK_INT(tl_realize(y), TL_ERR_CACHE);
+  CHECK_CONTAINS(tl_last_error(ctx), "/proc/tl-kernel-cache");
+  /* a compiler that fails: flags it rejects */
+  char dir[] = "/tmp/tl-cc-fail-XXXXXX";
+  CHECK(mkdtemp(dir) != NULL);
+  CHECK_INT(tl_set_cache_dir(ctx, dir), TL_OK);
+  setenv("TL_CFLAGS", "-fno-such-flag-for-tl", 1);
+  CHECK_INT(tl_realize(y), TL_ERR_COMPILER);
+  CHECK_CONTAINS(tl_last_error(ctx), "kernel compilation failed");
+  unsetenv("TL_CFLAGS");
+  CHECK_INT(tl_set_cache_dir(ctx, dir), TL_OK); /* recreate the compiler without the flag */
+  CHECK_INT(tl_realize(y), TL_OK);
+  double s;
+  CHECK_INT(tl_item(tl_sum(y, 0, NULL, 0), &s), TL_OK);
+  CHECK_NEAR(s, 8 * 2.718281828, 1e-4);
+  char cmd[96];
+  snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
+  CHECK_INT(system(cmd), 0);
+  tl_shutdown(ctx);
+}
