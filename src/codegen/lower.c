@@ -315,6 +315,90 @@ static tl_uop *value(lowerer *L, tl_uop *u, tl_uop *const *idx, tl_uop *guard) {
   return v;
 }
 
+/* ---- reduce loop outside the last output loop ---------------------------------------
+ * A sum whose inputs are contiguous along the last output axis but strided along the
+ * reduced axes (a matmul) runs better as out[.., n] += src(.., n, k) with the k loop
+ * outside the n loop: every inner loop then walks memory with stride 1 and
+ * vectorizes. The sum of each element is taken in the same order as before. */
+static bool strided_reduce_input(const tl_uop *u, const tl_uop *root, int last, int depth) {
+  if (depth > 16) return false;
+  if (u->op == TL_OP_VIEW) {
+    const tl_st *st = u->arg.p;
+    const tl_uop *s = u->src[0];
+    if (st->nviews != 1 || st->views[0].masked || (s->op != TL_OP_BUFFER && tl_op_kind(s->op) != 'R'))
+      return false;
+    if (st->views[0].strides[last] != 1) return false;
+    for (int d = 0; d < u->ndim; d++)
+      if ((root->arg.u >> d & 1) && u->shape[d] > 1 && st->views[0].strides[d] == 1) return false;
+    return true;
+  }
+  if (!tl_op_is_elementwise(u->op)) return false;
+  for (int i = 0; i < u->nsrc; i++)
+    if (strided_reduce_input(u->src[i], root, last, depth + 1)) return true;
+  return false;
+}
+
+static bool has_reduce(const tl_uop *u, int depth) {
+  if (tl_op_kind(u->op) == 'R' || depth > 32) return true;
+  if (u->op == TL_OP_VIEW || u->op == TL_OP_BUFFER) return false;
+  for (int i = 0; i < u->nsrc; i++)
+    if (has_reduce(u->src[i], depth + 1)) return true;
+  return false;
+}
+
+/* the last output axis, if the interchange applies, else -1 */
+static int interchange_axis(const tl_uop *root, const tl_schedule *s) {
+  if (root->op != TL_OP_RSUM || !tl_dtype_is_float(root->dtype)) return -1;
+  int last = -1, outer = 0;
+  for (int d = 0; d < root->ndim; d++)
+    if (root->shape[d] > 1) {
+      if (last >= 0) outer++;
+      last = d;
+    }
+  const tl_uop *src = root->src[0];
+  if (last < 0 || !outer || has_reduce(src, 0) || tl_schedule_kernel_of(s, src)) return -1;
+  return strided_reduce_input(src, root, last, 0) ? last : -1;
+}
+
+static void lower_interchanged(lowerer *L, tl_uop *root, tl_uop **idx, tl_block *b, int last) {
+  tl_graph *g = &L->out->g;
+  tl_block *init, *inner;
+  idx[last] = open_loop(L, b, root->shape[last], false, &init);
+  tl_uop *lin = linear_index(L, root->ndim, root->shape, idx);
+  tl_uop *zero = tl_build_const(g, (tl_dtype)root->dtype, 0);
+  define(L, lin);
+  tl_stmt *st = new_stmt(L, TL_STMT_STORE);
+  if (!st) return;
+  st->index = lin;
+  st->value = zero;
+  insert(L, init, st);
+  b->open = NULL; /* the zeroing loop is done: what follows goes after it */
+  tl_uop *src_idx[TL_MAX_DIMS];
+  const tl_uop *src = root->src[0];
+  tl_block *k = b;
+  for (int d = 0; d < root->ndim; d++) {
+    if (!(root->arg.u >> d & 1)) continue;
+    src_idx[d] = src->shape[d] == 1 ? ic(L, 0) : open_loop(L, k, src->shape[d], false, &k);
+  }
+  idx[last] = open_loop(L, k, root->shape[last], false, &inner);
+  for (int d = 0; d < root->ndim; d++)
+    if (!(root->arg.u >> d & 1)) src_idx[d] = idx[d];
+  tl_uop *v = value(L, root->src[0], src_idx, true_const(L));
+  lin = linear_index(L, root->ndim, root->shape, idx);
+  tl_arg out_slot = {.i = 0};
+  tl_uop *old = tl_uop_make(g, TL_OP_LOAD, (tl_dtype)root->dtype, 1, &lin, out_slot, 0, 0, NULL);
+  tl_uop *sum = tl_build_binary(g, TL_OP_ADD, old, v);
+  define(L, sum);
+  tl_stmt *upd = new_stmt(L, TL_STMT_STORE);
+  if (!upd || !sum) {
+    L->failed = true;
+    return;
+  }
+  upd->index = lin;
+  upd->value = sum;
+  insert(L, inner, upd);
+}
+
 tl_status tl_lower_kernel(tl_uop *root, const tl_schedule *s, tl_lowered *out, tl_error *err) {
   memset(out, 0, sizeof *out);
   tl_graph_init(&out->g, false);
@@ -334,8 +418,9 @@ tl_status tl_lower_kernel(tl_uop *root, const tl_schedule *s, tl_lowered *out, t
   tl_uop *idx[TL_MAX_DIMS];
   tl_block *b = out->root;
   bool first = true;
+  int last = interchange_axis(root, s);
   for (int d = 0; d < root->ndim && !L->failed; d++) {
-    if (root->shape[d] == 1) {
+    if (root->shape[d] == 1 || d == last) {
       idx[d] = ic(L, 0);
       continue;
     }
@@ -344,6 +429,17 @@ tl_status tl_lower_kernel(tl_uop *root, const tl_schedule *s, tl_lowered *out, t
     first = false;
   }
   out->inner_work = tl_uop_numel(root) / (out->work ? out->work : 1);
+  if (last >= 0) {
+    lower_interchanged(L, root, idx, b, last);
+    bool failed = L->failed;
+    free(L);
+    if (failed) {
+      if (err->status == TL_OK) tl_error_set(err, TL_ERR_NOMEM, "out of memory lowering a kernel");
+      tl_lowered_free(out);
+      return err->status;
+    }
+    return TL_OK;
+  }
   L->innermost = b;
   tl_uop *v = value(L, root, idx, true_const(L));
   tl_uop *lin = L->failed ? NULL : linear_index(L, root->ndim, root->shape, idx);

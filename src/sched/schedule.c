@@ -40,27 +40,34 @@ typedef struct {
   int d[TL_MAX_DIMS];
 } depths;
 
-/* A view that broadcasts a reduce back over the reduced axes, where those axes'
- * loops are all nested inside the loops the reduce's value depends on. */
-static bool broadcast_of_reduce(const tl_uop *v, const depths *dp) {
+/* A view that keeps every loop of its source as it is: it only adds or drops size-1
+ * axes and broadcasts (stride 0). Then in[] gets the source's loop depths. Over a
+ * reduce it must also broadcast only along loops nested inside every loop the reduce
+ * depends on, so the reduce runs once per output of its own (a row softmax). */
+static bool view_keeps_loops(const tl_uop *v, const depths *dp, depths *in) {
   const tl_uop *r = v->src[0];
   const tl_st *st = v->arg.p;
-  if (tl_op_kind(r->op) != 'R' || st->nviews != 1 || r->ndim != v->ndim) return false;
+  if (st->nviews != 1) return false;
   const tl_view *w = &st->views[0];
   if (w->masked || w->offset != 0) return false;
   int64_t contiguous[TL_MAX_DIMS];
   tl_shape_strides(r->ndim, r->shape, contiguous);
-  int deepest_kept = -1, shallowest_expanded = 1 << 20;
+  int j = 0, deepest_kept = -1, shallowest_expanded = 1 << 20;
+  for (int d = 0; d < r->ndim; d++) in->d[d] = -1;
   for (int d = 0; d < v->ndim; d++) {
-    if (r->shape[d] == v->shape[d]) {
-      if (v->shape[d] > 1 && w->strides[d] != contiguous[d]) return false;
-      if (v->shape[d] > 1 && dp->d[d] > deepest_kept) deepest_kept = dp->d[d];
-    } else {
-      if (r->shape[d] != 1 || w->strides[d] != 0) return false;
+    if (v->shape[d] == 1) continue;
+    if (w->strides[d] == 0) {
       if (dp->d[d] < shallowest_expanded) shallowest_expanded = dp->d[d];
+      continue;
     }
+    while (j < r->ndim && r->shape[j] == 1) j++;
+    if (j == r->ndim || r->shape[j] != v->shape[d] || w->strides[d] != contiguous[j]) return false;
+    in->d[j++] = dp->d[d];
+    if (dp->d[d] > deepest_kept) deepest_kept = dp->d[d];
   }
-  return shallowest_expanded > deepest_kept;
+  while (j < r->ndim && r->shape[j] == 1) j++;
+  if (j != r->ndim) return false;
+  return tl_op_kind(r->op) != 'R' || shallowest_expanded > deepest_kept;
 }
 
 static void mark_realize(scheduler *s, tl_uop *u) {
@@ -114,9 +121,8 @@ static void visit(scheduler *s, tl_uop *u, const depths *dp, tl_uop *kroot) {
       mark_realize(s, src); /* recomputing it per view would repeat work */
       return;
     }
-    if (dp && broadcast_of_reduce(u, dp)) {
-      depths in;
-      for (int d = 0; d < u->ndim; d++) in.d[d] = src->shape[d] == u->shape[d] ? dp->d[d] : -1;
+    depths in;
+    if (dp && view_keeps_loops(u, dp, &in)) {
       visit(s, src, &in, kroot);
     } else {
       visit(s, src, NULL, kroot);
