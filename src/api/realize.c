@@ -201,6 +201,22 @@ static void dot_label(tl_strbuf *s, const tl_uop *u) {
   for (int d = 0; d < u->ndim; d++) tl_strbuf_printf(s, "%s%lld", d ? "," : "", (long long)u->shape[d]);
   tl_strbuf_puts(s, "]");
   if (u->op == TL_OP_CONST) tl_strbuf_printf(s, " %g", tl_uop_const_value(u));
+  if (u->op != TL_OP_VIEW) return;
+  const tl_st *st = u->arg.p;
+  for (int i = 0; i < st->nviews; i++) { /* the views, innermost first */
+    const tl_view *v = &st->views[i];
+    tl_strbuf_puts(s, "\\nshape(");
+    for (int d = 0; d < v->ndim; d++) tl_strbuf_printf(s, "%s%lld", d ? "," : "", (long long)v->shape[d]);
+    tl_strbuf_puts(s, ") strides(");
+    for (int d = 0; d < v->ndim; d++) tl_strbuf_printf(s, "%s%lld", d ? "," : "", (long long)v->strides[d]);
+    tl_strbuf_printf(s, ") offset %lld", (long long)v->offset);
+    if (v->masked) {
+      tl_strbuf_puts(s, " mask(");
+      for (int d = 0; d < v->ndim; d++)
+        tl_strbuf_printf(s, "%s%lld:%lld", d ? "," : "", (long long)v->mask_lo[d], (long long)v->mask_hi[d]);
+      tl_strbuf_puts(s, ")");
+    }
+  }
 }
 
 static void dot_nodes(tl_strbuf *s, const tl_uop *u, tl_ptrmap *seen, const tl_schedule *sched) {

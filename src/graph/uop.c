@@ -224,31 +224,44 @@ static bool push_temp(tl_graph *g, tl_uop *u) {
   return true;
 }
 
-/* Integer bounds for kernel-graph index expressions. */
+/* Integer bounds for kernel-graph index expressions. Unknown is [-2^61, 2^61]; any
+ * result that leaves that range becomes unknown, so bounds never overflow. */
+#define BOUND_MAX ((int64_t)1 << 61)
+
+static void set_range(tl_uop *u, __int128 lo, __int128 hi) {
+  if (lo < -BOUND_MAX || hi > BOUND_MAX) {
+    lo = -BOUND_MAX;
+    hi = BOUND_MAX;
+  }
+  u->vmin = (int64_t)lo;
+  u->vmax = (int64_t)hi;
+}
+
 static void set_bounds(tl_uop *u) {
-  int64_t a0 = u->nsrc > 0 ? u->src[0]->vmin : 0, a1 = u->nsrc > 0 ? u->src[0]->vmax : 0;
-  int64_t b0 = u->nsrc > 1 ? u->src[1]->vmin : 0, b1 = u->nsrc > 1 ? u->src[1]->vmax : 0;
-  u->vmin = INT64_MIN / 4;
-  u->vmax = INT64_MAX / 4;
+  __int128 a0 = u->nsrc > 0 ? u->src[0]->vmin : 0, a1 = u->nsrc > 0 ? u->src[0]->vmax : 0;
+  __int128 b0 = u->nsrc > 1 ? u->src[1]->vmin : 0, b1 = u->nsrc > 1 ? u->src[1]->vmax : 0;
+  bool b_const = u->nsrc > 1 && u->src[1]->op == TL_OP_CONST;
+  set_range(u, -BOUND_MAX, BOUND_MAX);
   switch (u->op) {
   case TL_OP_CONST:
-    if (!tl_dtype_is_float(u->dtype)) u->vmin = u->vmax = u->arg.i;
+    if (!tl_dtype_is_float(u->dtype)) set_range(u, u->arg.i, u->arg.i);
     break;
-  case TL_OP_RANGE: u->vmin = 0; u->vmax = u->arg2 - 1; break;
-  case TL_OP_ADD: u->vmin = a0 + b0; u->vmax = a1 + b1; break;
+  case TL_OP_RANGE: set_range(u, 0, u->arg2 - 1); break;
+  case TL_OP_ADD: set_range(u, a0 + b0, a1 + b1); break;
   case TL_OP_MUL:
-    if (u->src[1]->op == TL_OP_CONST && b0 >= 0) { u->vmin = a0 * b0; u->vmax = a1 * b0; }
-    else if (u->src[1]->op == TL_OP_CONST) { u->vmin = a1 * b0; u->vmax = a0 * b0; }
+    if (b_const && b0 >= 0) set_range(u, a0 * b0, a1 * b0);
+    else if (b_const) set_range(u, a1 * b0, a0 * b0);
     break;
   case TL_OP_IDIV:
-    if (u->src[1]->op == TL_OP_CONST && b0 > 0 && a0 >= 0) { u->vmin = a0 / b0; u->vmax = a1 / b0; }
+    if (b_const && b0 > 0 && a0 >= 0) set_range(u, a0 / b0, a1 / b0);
     break;
   case TL_OP_MOD:
-    if (u->src[1]->op == TL_OP_CONST && b0 > 0 && a0 >= 0) { u->vmin = 0; u->vmax = b0 - 1; }
+    if (b_const && b0 > 0 && a0 >= 0) set_range(u, 0, b0 - 1);
     break;
   case TL_OP_CMPLT: case TL_OP_CMPEQ: case TL_OP_CMPNE: case TL_OP_AND: case TL_OP_OR:
   case TL_OP_NOT:
-    u->vmin = 0; u->vmax = 1; break;
+    set_range(u, 0, 1);
+    break;
   default: break;
   }
 }
