@@ -168,6 +168,23 @@ TEST(reductions_over_axes_with_keepdim) {
   tl_shutdown(ctx);
 }
 
+TEST(max_reduction_propagates_nan_on_both_backends) {
+  tl_ctx *ctx = new_ctx();
+  float v[8] = {1, 2, NAN, 4, 5, 6, 7, 8};
+  for (int b = 0; b < 2; b++) {
+    tl_set_backend(ctx, b ? "interp" : "cpu");
+    tl_tensor *x = tl_from_data(ctx, TL_F32, 2, (int64_t[]){2, 4}, v);
+    float got[2];
+    CHECK_INT(tl_to_host(tl_max(x, 1, (int[]){1}, 0), got, sizeof got), TL_OK);
+    CHECK(isnan(got[0]));
+    CHECK_NEAR(got[1], 8, 0);
+    CHECK_INT(tl_to_host(tl_min(x, 1, (int[]){1}, 0), got, sizeof got), TL_OK);
+    CHECK(isnan(got[0]));
+    CHECK_NEAR(got[1], 5, 0);
+  }
+  tl_shutdown(ctx);
+}
+
 TEST(movement_ops_values) {
   tl_ctx *ctx = new_ctx();
   tl_tensor *a = tl_reshape(tl_arange(ctx, TL_F32, 0, 6, 1), 2, (int64_t[]){2, 3});

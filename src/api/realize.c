@@ -42,7 +42,7 @@ static tl_status run_kernel(tl_ctx *ctx, int index, const tl_schedule *s, tl_buf
   memset(&k, 0, sizeof k);
   snprintf(k.name, sizeof k.name, "k%d", index);
   if (!src) st = tl_error_set(&ctx->err, TL_ERR_NOMEM, "out of memory rendering a kernel");
-  if (!st && ctx->debug) fprintf(stderr, "--- kernel %d ---\n%s", index, strstr(src, "\nvoid ") + 1);
+  if (!st && ctx->debug) fprintf(stderr, "--- kernel %d ---\n%s", index, strstr(src, "\nvoid tl_kernel") + 1);
   if (!st) st = tl_compiler_get(ctx->compiler, src, "tl_kernel", &k.fn, &ctx->err);
   free(src);
   tl_kernel_arg args[TL_KERNEL_MAX_ARGS];

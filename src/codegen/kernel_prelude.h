@@ -20,26 +20,60 @@ double exp(double), log(double), sqrt(double), sin(double), cos(double), tanh(do
 /* max as a select: a NaN in b gives NaN, a NaN in a gives b (one rule everywhere) */
 #define TL_MAX(a, b) ((a) > (b) ? (a) : (b))
 
-/* exp for f32 written so compilers vectorize it (libm's expf is an opaque call):
- * exp(x) = 2^n p(r), n = round(x / ln 2), r = x - n ln 2 in two parts, p a degree-6
- * Taylor polynomial (|r| <= 0.35: error under 2 ulp). Overflow gives inf, deep
- * underflow 0 (no subnormals), NaN stays NaN. */
+/* Bit-level helpers: a select written with an all-ones/all-zeros mask is not a branch,
+ * so loops using it vectorize under strict IEEE semantics (-ftrapping-math), where a
+ * compiler will not turn a ?: guarding floating-point work into a vector select. */
+#ifdef __TINYC__
+void *memcpy(void *, const void *, unsigned long);
+#define __builtin_memcpy memcpy
+#endif
+static inline tl_u32 tl_f32_bits(float f) {
+  tl_u32 u;
+  __builtin_memcpy(&u, &f, 4);
+  return u;
+}
+static inline float tl_bits_f32(tl_u32 u) {
+  float f;
+  __builtin_memcpy(&f, &u, 4);
+  return f;
+}
+static inline float tl_blend_f32(tl_u32 mask, float a, float b) {
+  return tl_bits_f32((tl_f32_bits(a) & mask) | (tl_f32_bits(b) & ~mask));
+}
+static inline double tl_blend_f64(tl_u64 mask, double a, double b) {
+  tl_u64 x, y;
+  __builtin_memcpy(&x, &a, 8);
+  __builtin_memcpy(&y, &b, 8);
+  x = (x & mask) | (y & ~mask);
+  __builtin_memcpy(&a, &x, 8);
+  return a;
+}
+/* c ? a : b and max for floats, as blends (same results as the selects) */
+static inline float tl_where_f32(int c, float a, float b) { return tl_blend_f32(0u - (tl_u32)(c != 0), a, b); }
+static inline double tl_where_f64(int c, double a, double b) {
+  return tl_blend_f64(0ull - (tl_u64)(c != 0), a, b);
+}
+static inline float tl_max_f32(float a, float b) { return tl_where_f32(a > b, a, b); }
+static inline double tl_max_f64(double a, double b) { return tl_where_f64(a > b, a, b); }
+
+/* exp for f32, vectorizable (libm's expf is an opaque call): exp(x) = 2^k p(r),
+ * k = round(x / ln 2), r = x - k ln 2 in two parts, p a degree-6 Taylor polynomial
+ * (|r| <= 0.35: under 2 ulp). Overflow gives inf, deep underflow 0 (no subnormals),
+ * NaN stays NaN. */
 static inline float tl_expf(float x) {
-  float c = x < -87.0f ? -87.0f : x;
-  c = c > 88.0f ? 88.0f : c;
+  tl_u32 lo = 0u - (tl_u32)(x < -87.0f), hi = 0u - (tl_u32)(x > 88.0f);
+  float c = tl_blend_f32(lo, -87.0f, tl_blend_f32(hi, 88.0f, x));
   float t = c * 1.44269504f;
-  /* round to nearest by truncating a positive number: no select, so GCC vectorizes */
-  tl_i32 k = (tl_i32)(t + 128.5f) - 128;
+  tl_i32 k = (tl_i32)(t + 128.5f) - 128; /* round by truncating a positive number */
   float n = (float)k;
   float r = c - n * 0.693145751953125f - n * 1.428606765330187e-06f;
   float p = 1.0f + r * (1.0f + r * (0.5f + r * (0.16666667f + r * (0.041666668f + r * (0.008333334f + r * 0.0013888889f)))));
-  tl_i32 bits = (k + 127) << 23;
-  float scale;
-  __builtin_memcpy(&scale, &bits, 4);
-  float y = p * scale;
-  y = x > 88.72283f ? (float)(1e308 * 10.0) : y;
-  y = x < -87.33654f ? 0.0f : y;
-  return x != x ? x : y;
+  float y = p * tl_bits_f32((tl_u32)(k + 127) << 23);
+  tl_u32 over = 0u - (tl_u32)(x > 88.72283f), under = 0u - (tl_u32)(x < -87.33654f);
+  tl_u32 nan = 0u - (tl_u32)(x != x);
+  y = tl_blend_f32(over, (float)(1e308 * 10.0), y);
+  y = tl_blend_f32(under, 0.0f, y);
+  return tl_blend_f32(nan, x, y);
 }
 
 /* integer division and remainder truncate toward zero; by zero they give 0, and

@@ -111,7 +111,7 @@ static void expression(tl_strbuf *s, const tl_uop *u) {
     }
     return;
   case TL_OP_MAX:
-    tl_strbuf_puts(s, "TL_MAX(");
+    tl_strbuf_puts(s, u->dtype == TL_F32 ? "tl_max_f32(" : u->dtype == TL_F64 ? "tl_max_f64(" : "TL_MAX(");
     operand(s, a);
     tl_strbuf_puts(s, ", ");
     operand(s, b);
@@ -139,6 +139,16 @@ static void expression(tl_strbuf *s, const tl_uop *u) {
     return;
   }
   case TL_OP_WHERE:
+    if (fl) { /* a blend, not a branch: it vectorizes under strict IEEE flags */
+      tl_strbuf_printf(s, "tl_where_%s(", u->dtype == TL_F32 ? "f32" : "f64");
+      operand(s, a);
+      tl_strbuf_puts(s, ", ");
+      operand(s, b);
+      tl_strbuf_puts(s, ", ");
+      operand(s, u->src[2]);
+      tl_strbuf_puts(s, ")");
+      return;
+    }
     operand(s, a);
     tl_strbuf_puts(s, " ? ");
     operand(s, b);
@@ -146,14 +156,22 @@ static void expression(tl_strbuf *s, const tl_uop *u) {
     operand(s, u->src[2]);
     return;
   case TL_OP_LOAD:
-    if (u->nsrc == 2) {
-      operand(s, b);
-      tl_strbuf_puts(s, " ? ");
+    if (u->nsrc == 1) {
+      tl_strbuf_printf(s, "b%lld[", (long long)u->arg.i);
+      operand(s, a);
+      tl_strbuf_puts(s, "]");
+      return;
     }
-    tl_strbuf_printf(s, "b%lld[", (long long)u->arg.i);
+    /* guarded: read a valid element (0) where the guard is off, then select 0; every
+     * buffer has room for one element, even an empty one */
+    if (fl) tl_strbuf_printf(s, "tl_where_%s(", u->dtype == TL_F32 ? "f32" : "f64");
+    else tl_strbuf_puts(s, "(");
+    operand(s, b);
+    tl_strbuf_printf(s, "%sb%lld[", fl ? ", " : " ? ", (long long)u->arg.i);
+    operand(s, b);
+    tl_strbuf_puts(s, " ? ");
     operand(s, a);
-    tl_strbuf_puts(s, "]");
-    if (u->nsrc == 2) tl_strbuf_printf(s, " : (%s)0", ctype(u->dtype));
+    tl_strbuf_printf(s, " : 0]%s(%s)0)", fl ? ", " : " : ", ctype(u->dtype));
     return;
   case TL_OP_UNIFORM:
     tl_strbuf_printf(s, "tl_uniform_%s(%lluULL, %lluULL, ", u->dtype == TL_F32 ? "f32" : "f64",
@@ -178,6 +196,58 @@ static void indent(tl_strbuf *s, int depth) {
   for (int i = 0; i < depth; i++) tl_strbuf_puts(s, "  ");
 }
 
+/* A loop whose body only defines values and updates one float sum or product is a
+ * reduction OpenMP may reassociate: say so, and it vectorizes under strict IEEE
+ * flags. Nothing else in such a body carries a value from one iteration to the next. */
+static bool is_float_max(const tl_stmt *st) {
+  return st->reduce_op == TL_OP_RMAX && tl_dtype_is_float(st->u->dtype);
+}
+
+/* the update statement directly in a loop body, if it is the only one */
+static const tl_stmt *sole_update(const tl_block *body, bool *simple) {
+  const tl_stmt *update = NULL;
+  *simple = true;
+  for (int i = 0; i < body->n; i++) {
+    const tl_stmt *st = body->items[i];
+    if (st->kind == TL_STMT_LOOP || st->kind == TL_STMT_STORE || st->kind == TL_STMT_ACC) *simple = false;
+    if (st->kind == TL_STMT_UPDATE) {
+      if (update) *simple = false;
+      update = st;
+    }
+  }
+  return update;
+}
+
+/* A loop whose body only defines values and updates one accumulator is a reduction
+ * OpenMP may reorder: say so, and it vectorizes under strict IEEE flags. A float max
+ * also tracks NaN in a flag, so the result is NaN if any input is, in any order. */
+static bool simd_pragma(tl_strbuf *s, const tl_stmt *loop) {
+  bool simple;
+  const tl_stmt *update = sole_update(loop->body, &simple);
+  if (!update || !simple) return false;
+  long long id = (long long)update->u->arg.i;
+  if (is_float_max(update))
+    tl_strbuf_printf(s, "_Pragma(\"omp simd reduction(max:acc%lld) reduction(|:nan%lld)\")\n", id, id);
+  else if (update->reduce_op == TL_OP_RMAX)
+    tl_strbuf_printf(s, "_Pragma(\"omp simd reduction(max:acc%lld)\")\n", id);
+  else
+    tl_strbuf_printf(s, "_Pragma(\"omp simd reduction(%s:acc%lld)\")\n",
+                     update->reduce_op == TL_OP_RSUM ? "+" : "*", id);
+  return true;
+}
+
+/* after a loop that updates a float max: NaN wins */
+static void max_nan_fixup(tl_strbuf *s, const tl_stmt *loop, int depth) {
+  bool simple;
+  const tl_stmt *update = sole_update(loop->body, &simple);
+  if (!update || !is_float_max(update)) return;
+  for (int i = 0; i < loop->body->n; i++) /* declared inside: the loop is not the reduction's */
+    if (loop->body->items[i]->kind == TL_STMT_ACC && loop->body->items[i]->u == update->u) return;
+  long long id = (long long)update->u->arg.i;
+  indent(s, depth);
+  tl_strbuf_printf(s, "acc%lld = nan%lld ? (%s)(0.0/0.0) : acc%lld;\n", id, id, ctype(update->u->dtype), id);
+}
+
 static void block(tl_strbuf *s, const tl_block *b, int depth) {
   for (int i = 0; i < b->n; i++) {
     const tl_stmt *st = b->items[i];
@@ -193,13 +263,28 @@ static void block(tl_strbuf *s, const tl_block *b, int depth) {
       tl_strbuf_printf(s, "%s acc%lld = ", ctype(u->dtype), (long long)u->arg.i);
       acc_identity(s, st->reduce_op, u->dtype);
       tl_strbuf_puts(s, ";\n");
+      if (is_float_max(st)) {
+        indent(s, depth);
+        tl_strbuf_printf(s, "tl_i32 nan%lld = 0;\n", (long long)u->arg.i);
+      }
       break;
     case TL_STMT_UPDATE:
       tl_strbuf_printf(s, "acc%lld = ", (long long)u->arg.i);
-      if (st->reduce_op == TL_OP_RMAX) {
-        tl_strbuf_printf(s, "TL_MAX(acc%lld, ", (long long)u->arg.i);
+      if (st->reduce_op == TL_OP_RMAX) { /* a plain select: OpenMP's max reduction */
+        long long id = (long long)u->arg.i;
+        tl_strbuf_printf(s, "acc%lld > ", id);
         operand(s, st->value);
-        tl_strbuf_puts(s, ");\n");
+        tl_strbuf_printf(s, " ? acc%lld : ", id);
+        operand(s, st->value);
+        tl_strbuf_puts(s, ";\n");
+        if (is_float_max(st)) {
+          indent(s, depth);
+          tl_strbuf_printf(s, "nan%lld |= ", id);
+          operand(s, st->value);
+          tl_strbuf_puts(s, " != ");
+          operand(s, st->value);
+          tl_strbuf_puts(s, ";\n");
+        }
       } else {
         tl_strbuf_printf(s, "acc%lld %s ", (long long)u->arg.i, st->reduce_op == TL_OP_RSUM ? "+" : "*");
         operand(s, st->value);
@@ -214,6 +299,7 @@ static void block(tl_strbuf *s, const tl_block *b, int depth) {
       tl_strbuf_puts(s, ";\n");
       break;
     case TL_STMT_LOOP:
+      if (simd_pragma(s, st)) indent(s, depth);
       if (st->parallel)
         tl_strbuf_printf(s, "for (tl_i64 r%lld = begin; r%lld < end; r%lld++) {\n", (long long)u->arg.i,
                          (long long)u->arg.i, (long long)u->arg.i);
@@ -223,6 +309,7 @@ static void block(tl_strbuf *s, const tl_block *b, int depth) {
       block(s, st->body, depth + 1);
       indent(s, depth);
       tl_strbuf_puts(s, "}\n");
+      max_nan_fixup(s, st, depth);
       break;
     }
   }

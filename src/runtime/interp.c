@@ -103,7 +103,7 @@ static tl_buffer *eval_reduce(interp *I, tl_uop *u, tl_buffer *src) {
     if (fl) {
       if (u->op == TL_OP_RSUM) accf[o] += v.f;
       else if (u->op == TL_OP_RPROD) accf[o] *= v.f;
-      else accf[o] = TL_MAX(accf[o], v.f);
+      else accf[o] = isnan(accf[o]) || isnan(v.f) ? NAN : TL_MAX(accf[o], v.f); /* NaN wins */
     } else {
       acci[o] = tl_value_apply(u->op == TL_OP_RSUM ? TL_OP_ADD : u->op == TL_OP_RPROD ? TL_OP_MUL : TL_OP_MAX,
                                (tl_dtype)u->dtype, (tl_dtype)u->dtype, acci[o], v, v);
