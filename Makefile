@@ -1,7 +1,7 @@
 # TL — build with `make`, test with `make test`, benchmark with `make bench`.
 CC      ?= cc
-CFLAGS  ?= -O2 -g
-CFLAGS  += -std=c11 -D_GNU_SOURCE -Wall -Wextra -fPIC -Iinclude -Isrc -Ibuild/gen
+OPT     ?= -O2 -g
+CFLAGS  := $(OPT) -std=c11 -D_GNU_SOURCE -Wall -Wextra -fPIC -Iinclude -Isrc -Ibuild/gen
 LDLIBS  += -ldl -lpthread -lm
 BUILD   ?= build
 
@@ -56,3 +56,10 @@ clean:
 	rm -rf build
 
 -include $(OBJ:.o=.d) $(TEST_OBJ:.o=.d)
+
+# The whole suite under AddressSanitizer + UndefinedBehaviorSanitizer.
+ASAN_FLAGS := -O1 -g -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined
+.PHONY: test-asan
+test-asan:
+	$(MAKE) BUILD=build/asan OPT="$(ASAN_FLAGS)" build/asan/tests/tl_tests
+	ASAN_OPTIONS=detect_leaks=1 build/asan/tests/tl_tests

@@ -48,6 +48,7 @@ typedef enum {
  * Environment: TL_BACKEND (cpu|interp), TL_CACHE_DIR, TL_CC, TL_CFLAGS,
  * TL_THREADS, TL_DEBUG=1 (print generated kernels to stderr). */
 tl_ctx *tl_init(void);
+/* Frees everything, tensors still held included: no handle may be used after it. */
 void tl_shutdown(tl_ctx *ctx);
 const char *tl_last_error(const tl_ctx *ctx);
 tl_status tl_last_status(const tl_ctx *ctx);

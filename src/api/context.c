@@ -25,6 +25,10 @@ tl_ctx *tl_init(void) {
 
 void tl_shutdown(tl_ctx *ctx) {
   if (!ctx) return;
+  while (ctx->tensors) { /* handles still held: the context owns them, they go too */
+    ctx->tensors->refs = 1;
+    tl_release(ctx->tensors);
+  }
   tl_graph_free(&ctx->graph);
   tl_mem_trim(&ctx->mem);
   if (ctx->compiler) tl_compiler_destroy(ctx->compiler);
@@ -106,6 +110,10 @@ tl_tensor *tl_api_wrap(tl_ctx *ctx, tl_uop *u, size_t mark) {
       t->ctx = ctx;
       t->u = u;
       t->refs = 1;
+      t->prev = NULL;
+      t->next = ctx->tensors;
+      if (ctx->tensors) ctx->tensors->prev = t;
+      ctx->tensors = t;
       tl_uop_retain(u);
     } else {
       tl_error_set(&ctx->err, TL_ERR_NOMEM, "out of memory");
@@ -145,6 +153,9 @@ tl_tensor *tl_retain(tl_tensor *t) {
 
 void tl_release(tl_tensor *t) {
   if (!t || --t->refs > 0) return;
+  if (t->prev) t->prev->next = t->next;
+  else t->ctx->tensors = t->next;
+  if (t->next) t->next->prev = t->prev;
   tl_uop_release(&t->ctx->graph, t->u);
   free(t);
 }

@@ -19,6 +19,7 @@ struct tl_ctx {
   uint64_t seed, rand_calls;
   tl_stats stats;
   tl_mem mem;
+  tl_tensor *tensors; /* live handles */
   bool debug;
 };
 
@@ -26,6 +27,7 @@ struct tl_tensor {
   tl_ctx *ctx;
   tl_uop *u;
   int32_t refs;
+  tl_tensor *prev, *next; /* every live handle of the context, so shutdown frees them */
 };
 
 /* Wraps a node built since `mark` in a new handle, then drops the temporaries.

@@ -49,7 +49,7 @@ tl_uop *tl_api_view(tl_ctx *ctx, tl_uop *u, int kind, const int64_t *a, const in
 
 tl_uop *tl_api_broadcast_to(tl_ctx *ctx, tl_uop *u, int ndim, const int64_t *shape) {
   if (!u) return NULL;
-  if (u->ndim == ndim && !memcmp(u->shape, shape, sizeof(int64_t) * (size_t)ndim))
+  if (u->ndim == ndim && (ndim == 0 || !memcmp(u->shape, shape, sizeof(int64_t) * (size_t)ndim)))
     return tl_graph_keep(&ctx->graph, u);
   int64_t ones[TL_MAX_DIMS];
   int lead = ndim - u->ndim;
