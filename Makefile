@@ -5,6 +5,12 @@ CFLAGS  := $(OPT) -std=c11 -D_GNU_SOURCE -Wall -Wextra -fPIC -Iinclude -Isrc -Ib
 LDLIBS  += -ldl -lpthread -lm
 BUILD   ?= build
 
+# libtcc (Debian's libtcc-dev ships only a static, non-PIC archive): when present it is
+# linked into programs, where TL finds it by symbol for tl_set_compiler(ctx, "tcc").
+TCC_A    := $(wildcard /usr/lib/x86_64-linux-gnu/libtcc.a)
+TCC_LINK := -rdynamic -Wl,--whole-archive $(TCC_A) -Wl,--no-whole-archive
+BIN_LIBS := $(if $(TCC_A),$(TCC_LINK)) $(LDLIBS)
+
 SRC      := $(wildcard src/*/*.c)
 OBJ      := $(SRC:%.c=$(BUILD)/obj/%.o)
 TEST_SRC := $(wildcard tests/*.c)
@@ -33,11 +39,11 @@ $(BUILD)/libtl.so: $(OBJ)
 
 $(BUILD)/tests/tl_tests: $(TEST_OBJ) $(BUILD)/libtl.a
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS) -o $@ $(TEST_OBJ) $(BUILD)/libtl.a $(LDLIBS)
+	$(CC) $(CFLAGS) -o $@ $(TEST_OBJ) $(BUILD)/libtl.a $(BIN_LIBS)
 
 $(BUILD)/examples/%: examples/%.c $(BUILD)/libtl.a
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS) -o $@ $< $(BUILD)/libtl.a $(LDLIBS)
+	$(CC) $(CFLAGS) -o $@ $< $(BUILD)/libtl.a $(BIN_LIBS)
 
 $(BUILD)/bench/%: bench/%.c $(BUILD)/libtl.a
 	@mkdir -p $(dir $@)

@@ -404,3 +404,26 @@ TEST(errors_compiler_missing_failing_and_cache_unwritable) {
   CHECK_INT(system(cmd), 0);
   tl_shutdown(ctx);
 }
+
+TEST(tcc_backend_compiles_the_same_kernels) {
+  tl_ctx *ctx = new_ctx();
+  tl_tensor *x = tl_randn(ctx, TL_F32, 2, (int64_t[]){8, 33});
+  tl_tensor *want = tl_softmax(x, 1), *m = tl_matmul(x, tl_transpose(x, 0, 1));
+  CHECK_INT(tl_realize(want), TL_OK);
+  CHECK_INT(tl_realize(m), TL_OK);
+  CHECK_INT(tl_set_compiler(ctx, "tcc"), TL_OK);
+  tl_tensor *got = tl_softmax(x, 1), *m2 = tl_matmul(x, tl_transpose(x, 0, 1));
+  tl_status st = tl_realize(got);
+  if (st == TL_ERR_COMPILER) { /* libtcc not linked into this program */
+    CHECK_CONTAINS(tl_last_error(ctx), "libtcc is not installed");
+  } else {
+    CHECK_INT(st, TL_OK);
+    tl_tensor *d = tl_max(tl_abs(tl_sub(got, want)), 0, NULL, 0), *d2 = tl_max(tl_abs(tl_sub(m2, m)), 0, NULL, 0);
+    double e, e2;
+    CHECK_INT(tl_item(d, &e), TL_OK);
+    CHECK_INT(tl_item(d2, &e2), TL_OK);
+    CHECK(e < 1e-6);
+    CHECK(e2 < 1e-3);
+  }
+  tl_shutdown(ctx);
+}

@@ -227,11 +227,11 @@ static bool simd_pragma(tl_strbuf *s, const tl_stmt *loop) {
   if (!update || !simple) return false;
   long long id = (long long)update->u->arg.i;
   if (is_float_max(update))
-    tl_strbuf_printf(s, "_Pragma(\"omp simd reduction(max:acc%lld) reduction(|:nan%lld)\")\n", id, id);
+    tl_strbuf_printf(s, "#pragma omp simd reduction(max:acc%lld) reduction(|:nan%lld)\n", id, id);
   else if (update->reduce_op == TL_OP_RMAX)
-    tl_strbuf_printf(s, "_Pragma(\"omp simd reduction(max:acc%lld)\")\n", id);
+    tl_strbuf_printf(s, "#pragma omp simd reduction(max:acc%lld)\n", id);
   else
-    tl_strbuf_printf(s, "_Pragma(\"omp simd reduction(%s:acc%lld)\")\n",
+    tl_strbuf_printf(s, "#pragma omp simd reduction(%s:acc%lld)\n",
                      update->reduce_op == TL_OP_RSUM ? "+" : "*", id);
   return true;
 }
