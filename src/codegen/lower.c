@@ -18,7 +18,6 @@ typedef struct {
   tl_lowered *out;
   const tl_schedule *sched;
   tl_uop *kroot;
-  tl_block *innermost; /* where the output store goes */
   memo_entry *memo[4096];
   int next_range, next_acc;
   tl_error *err;
@@ -399,6 +398,22 @@ static void lower_interchanged(lowerer *L, tl_uop *root, tl_uop **idx, tl_block 
   insert(L, inner, upd);
 }
 
+/* out[idx] = root(idx) in the innermost output loop */
+static void lower_store(lowerer *L, tl_uop *root, tl_uop **idx, tl_block *innermost) {
+  tl_uop *v = value(L, root, idx, true_const(L));
+  tl_uop *lin = L->failed ? NULL : linear_index(L, root->ndim, root->shape, idx);
+  define(L, v);
+  define(L, lin);
+  tl_stmt *st = new_stmt(L, TL_STMT_STORE);
+  if (!st || !v || !lin) {
+    L->failed = true;
+    return;
+  }
+  st->value = v;
+  st->index = lin;
+  insert(L, innermost, st);
+}
+
 tl_status tl_lower_kernel(tl_uop *root, const tl_schedule *s, tl_lowered *out, tl_error *err) {
   memset(out, 0, sizeof *out);
   tl_graph_init(&out->g, false);
@@ -429,29 +444,9 @@ tl_status tl_lower_kernel(tl_uop *root, const tl_schedule *s, tl_lowered *out, t
     first = false;
   }
   out->inner_work = tl_uop_numel(root) / (out->work ? out->work : 1);
-  if (last >= 0) {
-    lower_interchanged(L, root, idx, b, last);
-    bool failed = L->failed;
-    free(L);
-    if (failed) {
-      if (err->status == TL_OK) tl_error_set(err, TL_ERR_NOMEM, "out of memory lowering a kernel");
-      tl_lowered_free(out);
-      return err->status;
-    }
-    return TL_OK;
-  }
-  L->innermost = b;
-  tl_uop *v = value(L, root, idx, true_const(L));
-  tl_uop *lin = L->failed ? NULL : linear_index(L, root->ndim, root->shape, idx);
-  define(L, v);
-  define(L, lin);
-  tl_stmt *st = new_stmt(L, TL_STMT_STORE);
-  if (st && v && lin) {
-    st->value = v;
-    st->index = lin;
-    insert(L, L->innermost, st);
-  }
-  bool failed = L->failed || !v || !lin || !st;
+  if (last >= 0) lower_interchanged(L, root, idx, b, last);
+  else lower_store(L, root, idx, b);
+  bool failed = L->failed;
   free(L);
   if (failed) {
     if (err->status == TL_OK) tl_error_set(err, TL_ERR_NOMEM, "out of memory lowering a kernel");
