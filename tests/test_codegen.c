@@ -1,0 +1,70 @@
+/* test_codegen.c — the index and validity expressions views lower to, read off the
+ * rendered C (golden substrings: the names are deterministic). */
+#include <stdlib.h>
+
+#include "api/context.h"
+#include "codegen/render_c.h"
+#include "test.h"
+
+/* the C of the kernel computing t (which must need one kernel) */
+static char *kernel_source(tl_tensor *t) {
+  tl_schedule s;
+  tl_lowered l;
+  tl_error e = {0};
+  char *src = NULL;
+  if (!tl_schedule_build(t->u, &s)) return NULL;
+  if (tl_lower_kernel(t->u, &s, &l, &e) == TL_OK) {
+    src = tl_render_c(&l, "k");
+    tl_lowered_free(&l);
+  }
+  tl_schedule_free(&s);
+  return src;
+}
+
+static tl_tensor *matrix(tl_ctx *ctx) {
+  float d[6] = {0, 1, 2, 3, 4, 5};
+  return tl_from_data(ctx, TL_F32, 2, (int64_t[]){2, 3}, d);
+}
+
+TEST(codegen_transpose_is_a_strided_load) {
+  tl_ctx *ctx = tl_init();
+  char *src = kernel_source(tl_transpose(matrix(ctx), 0, 1)); /* (3, 2): element (i, j) = a[j*3 + i] */
+  CHECK_CONTAINS(src, "tl_i64 v1 = r1 * 3LL;");
+  CHECK_CONTAINS(src, "tl_i64 v2 = r0 + v1;");
+  CHECK_CONTAINS(src, "float v3 = b1[v2];");
+  free(src);
+  tl_shutdown(ctx);
+}
+
+TEST(codegen_pad_guards_the_load_with_its_mask) {
+  tl_ctx *ctx = tl_init();
+  char *src = kernel_source(tl_pad(matrix(ctx), (int64_t[]){1, 0}, (int64_t[]){0, 2}, 0)); /* (3, 5) */
+  CHECK_CONTAINS(src, "tl_i64 v2 = v1 + -3LL;"); /* offset moves back one row */
+  CHECK_CONTAINS(src, "tl_bool v4 = r0 < 1LL;"); /* row 0 is padding */
+  CHECK_CONTAINS(src, "tl_bool v6 = r1 < 3LL;"); /* columns 3, 4 are padding */
+  CHECK_CONTAINS(src, "tl_where_f32(v7, b1[v7 ? v3 : 0], (float)0)");
+  CHECK(!strstr(src, "r0 < 3LL")); /* the bound r0 < 3 is proven by the loop: no check */
+  free(src);
+  tl_shutdown(ctx);
+}
+
+TEST(codegen_flip_is_a_negative_stride) {
+  tl_ctx *ctx = tl_init();
+  char *src = kernel_source(tl_flip(matrix(ctx), 1, (int[]){1}));
+  CHECK_CONTAINS(src, "tl_i64 v2 = v1 + 2LL;");
+  CHECK_CONTAINS(src, "tl_i64 v3 = r1 * -1LL;");
+  free(src);
+  tl_shutdown(ctx);
+}
+
+TEST(codegen_two_views_unflatten_with_div_and_mod) {
+  tl_ctx *ctx = tl_init();
+  char *src = kernel_source(tl_reshape(tl_transpose(matrix(ctx), 0, 1), 1, (int64_t[]){6}));
+  CHECK_CONTAINS(src, "tl_i64 v1 = r0 / 2LL;");
+  CHECK_CONTAINS(src, "tl_i64 v2 = r0 % 2LL;");
+  CHECK_CONTAINS(src, "tl_i64 v3 = v2 * 3LL;");
+  CHECK_CONTAINS(src, "b0[r0] = v5;");
+  free(src);
+  tl_shutdown(ctx);
+}
+
