@@ -427,3 +427,24 @@ TEST(tcc_backend_compiles_the_same_kernels) {
   }
   tl_shutdown(ctx);
 }
+
+TEST(deep_chains_realize_in_slices_without_exhausting_the_stack) {
+  tl_ctx *ctx = new_ctx();
+  for (int b = 0; b < 2; b++) {
+    tl_set_backend(ctx, b ? "interp" : "cpu");
+    tl_tensor *x = tl_ones(ctx, TL_F32, 1, (int64_t[]){4});
+    for (int i = 0; i < 100000; i++) { /* 100,000 nodes deep: recursion would overflow */
+      tl_tensor *y = tl_add_scalar(x, 1);
+      tl_release(x);
+      x = y;
+    }
+    char *dot = tl_graph_dot(x);
+    CHECK(dot == NULL);
+    CHECK_STR(tl_last_error(ctx), "graph_dot: the graph is 100001 nodes deep (at most 512); realize part of it first");
+    double v;
+    CHECK_INT(tl_item(tl_sum(x, 0, NULL, 0), &v), TL_OK);
+    CHECK_NEAR(v, 4 * 100001.0, 0);
+    tl_release(x);
+  }
+  tl_shutdown(ctx);
+}

@@ -109,6 +109,44 @@ static tl_buffer *realize_cpu(tl_ctx *ctx, tl_uop *u) {
   return result;
 }
 
+/* Every pass over a graph recurses along its paths. A graph deeper than this (a long
+ * chain built in a loop) is realized in slices from the bottom, so no pass ever goes
+ * deeper and the C stack is safe whatever the user builds. */
+enum { MAX_REALIZE_DEPTH = 512 };
+
+static tl_buffer *realize_node(tl_ctx *ctx, tl_uop *u) {
+  return ctx->backend == TL_BACKEND_INTERP ? tl_interp_eval(u, &ctx->mem, &ctx->err) : realize_cpu(ctx, u);
+}
+
+static tl_status realize_deep_parts(tl_ctx *ctx, tl_uop *u) {
+  while (u->depth > MAX_REALIZE_DEPTH) {
+    tl_uop *n = u;
+    for (;;) { /* down the deepest path to a node that is shallow enough */
+      tl_uop *deepest = NULL;
+      for (int i = 0; i < n->nsrc; i++)
+        if (!deepest || n->src[i]->depth > deepest->depth) deepest = n->src[i];
+      if (!deepest || deepest->depth <= MAX_REALIZE_DEPTH) break;
+      n = deepest;
+    }
+    if (n == u) { /* every source is shallow: stored depths were stale */
+      u->depth = 0;
+      for (int i = 0; i < u->nsrc; i++)
+        if (u->src[i]->depth + 1 > u->depth) u->depth = u->src[i]->depth + 1;
+      if (u->depth > MAX_REALIZE_DEPTH) u->depth = MAX_REALIZE_DEPTH;
+      break;
+    }
+    if (n->op == TL_OP_BUFFER) {
+      n->depth = 0;
+      continue;
+    }
+    tl_buffer *b = realize_node(ctx, n);
+    if (!b) return ctx->err.status ? ctx->err.status : TL_ERR_INTERNAL;
+    tl_uop_become_buffer(&ctx->graph, n, b);
+    tl_buffer_release(b);
+  }
+  return TL_OK;
+}
+
 /* Realizes the tensor's node. The node itself becomes the buffer, so every graph
  * holding it sees the result and its sources are freed; a constant stays a constant
  * for its other users and only this handle moves to the new buffer. */
@@ -116,9 +154,9 @@ static tl_status realize_tensor(tl_tensor *t) {
   tl_ctx *ctx = t->ctx;
   tl_uop *u = t->u;
   if (u->op == TL_OP_BUFFER) return TL_OK;
-  tl_buffer *b = ctx->backend == TL_BACKEND_INTERP
-                     ? tl_interp_eval(u, &ctx->mem, &ctx->err)
-                     : realize_cpu(ctx, u);
+  tl_status deep = realize_deep_parts(ctx, u);
+  if (deep) return deep;
+  tl_buffer *b = realize_node(ctx, u);
   if (!b) return ctx->err.status ? ctx->err.status : tl_error_set(&ctx->err, TL_ERR_INTERNAL, "realize failed");
   ctx->stats.realizes++;
   if (tl_uop_is_const(u, NULL) || u->op == TL_OP_CONST) {
@@ -236,8 +274,15 @@ static void dot_nodes(tl_strbuf *s, const tl_uop *u, tl_ptrmap *seen, const tl_s
   }
 }
 
+static bool too_deep_to_walk(tl_tensor *t, const char *what) {
+  if (t->u->depth <= MAX_REALIZE_DEPTH) return false;
+  tl_error_set(&t->ctx->err, TL_ERR_ARG, "%s: the graph is %u nodes deep (at most %d); realize part of it first",
+               what, t->u->depth, MAX_REALIZE_DEPTH);
+  return true;
+}
+
 char *tl_graph_dot(tl_tensor *t) {
-  if (!t) return NULL;
+  if (!t || too_deep_to_walk(t, "graph_dot")) return NULL;
   tl_strbuf s = {0};
   tl_ptrmap seen = {0};
   tl_strbuf_puts(&s, "digraph tl_graph {\n  rankdir=BT;\n  node [shape=ellipse, fontname=\"monospace\"];\n");
@@ -250,6 +295,7 @@ char *tl_graph_dot(tl_tensor *t) {
 /* runs f on the rewritten, scheduled graph of t */
 static bool with_schedule(tl_tensor *t, void (*f)(tl_uop *root, tl_schedule *s, void *user), void *user) {
   tl_ctx *ctx = t->ctx;
+  if (too_deep_to_walk(t, "schedule")) return false;
   size_t mark = tl_graph_mark(&ctx->graph);
   tl_uop *r = tl_rewrite_graph(&ctx->graph, t->u, graph_rules, 3);
   tl_schedule s;

@@ -302,7 +302,10 @@ tl_uop *tl_uop_make(tl_graph *g, int op, tl_dtype dtype, int nsrc, tl_uop *const
   u->arg = arg;
   u->arg2 = arg2;
   u->id = ++g->next_id;
-  for (int i = 0; i < nsrc; i++) u->src[i] = src[i];
+  for (int i = 0; i < nsrc; i++) {
+    u->src[i] = src[i];
+    if (src[i]->depth + 1 > u->depth) u->depth = src[i]->depth + 1;
+  }
   if (ndim) memcpy(u->shape, shape, sizeof(int64_t) * (size_t)ndim);
   if (op == TL_OP_BUFFER) tl_buffer_retain(arg.p);
   if (g->refcounted) {
@@ -372,6 +375,7 @@ void tl_uop_become_buffer(tl_graph *g, tl_uop *u, tl_buffer *buf) {
   if (u->op == TL_OP_BUFFER) tl_buffer_release(u->arg.p);
   u->op = TL_OP_BUFFER;
   u->nsrc = 0;
+  u->depth = 0;
   memset(u->src, 0, sizeof u->src);
   u->arg.p = buf;
   u->arg2 = 0;

@@ -74,6 +74,7 @@ struct tl_uop {
   int64_t shape[TL_MAX_DIMS]; /* tensor graph only */
   int64_t vmin, vmax; /* kernel graph integer expressions: proven bounds */
   uint64_t id;       /* creation order, for deterministic output */
+  uint32_t depth;    /* longest path to a leaf when built (a bound once parts realize) */
   void *aux;         /* kernel graphs: per-pass annotation (the lowering's block) */
   int32_t name;      /* kernel graphs: the rendered variable number, 0 = none */
   tl_uop *chain;     /* hash bucket chain */
