@@ -162,6 +162,7 @@ tl_tensor *tl_squeeze(tl_tensor *a, int axis); /* axis must have size 1 */
 tl_tensor *tl_unsqueeze(tl_tensor *a, int axis);
 tl_tensor *tl_cat(int n, tl_tensor *const *ts, int axis);
 tl_tensor *tl_stack(int n, tl_tensor *const *ts, int axis);
+/* a copy of a in a buffer of its own, computed when realized (a kernel boundary) */
 tl_tensor *tl_contiguous(tl_tensor *a);
 
 /* ---- linear algebra ---------------------------------------------------------

@@ -448,3 +448,27 @@ TEST(deep_chains_realize_in_slices_without_exhausting_the_stack) {
   }
   tl_shutdown(ctx);
 }
+
+TEST(big_reductions_to_one_value_split_across_threads) {
+  tl_ctx *ctx = new_ctx();
+  int64_t n = 1 << 20;
+  tl_tensor *x = tl_reshape(tl_arange(ctx, TL_F64, 0, (double)n, 1), 2, (int64_t[]){1024, 1024});
+  tl_tensor *s = tl_sum(x, 0, NULL, 0), *m = tl_max(x, 0, NULL, 0);
+  CHECK_INT(tl_schedule_count(s), 2); /* partial sums over 256 rows, then their sum */
+  double v, w;
+  CHECK_INT(tl_item(s, &v), TL_OK);
+  CHECK_INT(tl_item(m, &w), TL_OK);
+  CHECK_NEAR(v, (double)n * (double)(n - 1) / 2, 0);
+  CHECK_NEAR(w, (double)(n - 1), 0);
+  tl_tensor *small = tl_sum(tl_ones(ctx, TL_F32, 1, (int64_t[]){1000}), 0, NULL, 0);
+  CHECK_INT(tl_schedule_count(small), 1); /* too small to be worth two kernels */
+  tl_tensor *prime = tl_sum(tl_ones(ctx, TL_F32, 1, (int64_t[]){65537}), 0, NULL, 0);
+  CHECK_INT(tl_schedule_count(prime), 1); /* no row count divides it */
+  CHECK_INT(tl_item(prime, &v), TL_OK);
+  CHECK_NEAR(v, 65537, 0);
+  tl_tensor *c = tl_contiguous(tl_transpose(x, 0, 1));
+  CHECK_INT(tl_schedule_count(c), 1);
+  CHECK_INT(tl_item(tl_slice(tl_reshape(c, 1, &n), 0, 1, 2, 1), &v), TL_OK);
+  CHECK_NEAR(v, 1024, 0); /* element (0, 1) of the transpose is x[1, 0] */
+  tl_shutdown(ctx);
+}

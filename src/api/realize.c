@@ -14,7 +14,8 @@
 #include "runtime/kernel.h"
 #include "sched/schedule.h"
 
-static const tl_ruleset *const graph_rules[] = {&tl_rules_fallback, &tl_rules_fold, &tl_rules_algebra};
+static const tl_ruleset *const graph_rules[] = {&tl_rules_fallback, &tl_rules_fold, &tl_rules_algebra,
+                                                 &tl_rules_split};
 
 static tl_status ensure_runtime(tl_ctx *ctx) {
   if (!ctx->compiler) {
@@ -76,7 +77,7 @@ static tl_buffer *realize_cpu(tl_ctx *ctx, tl_uop *u) {
   if (ensure_runtime(ctx)) return NULL;
   tl_graph *g = &ctx->graph;
   size_t mark = tl_graph_mark(g);
-  tl_uop *r = tl_rewrite_graph(g, u, graph_rules, 3);
+  tl_uop *r = tl_rewrite_graph(g, u, graph_rules, 4);
   tl_buffer *result = NULL;
   tl_schedule s;
   if (!r) {
@@ -184,12 +185,9 @@ tl_status tl_realize(tl_tensor *t) {
 
 tl_tensor *tl_contiguous(tl_tensor *a) {
   if (!a) return NULL;
-  tl_tensor *t = tl_api_wrap(a->ctx, a->u, tl_graph_mark(&a->ctx->graph));
-  if (t && realize_tensor(t)) {
-    tl_release(t);
-    return NULL;
-  }
-  return t;
+  tl_ctx *ctx = a->ctx;
+  size_t mark = tl_graph_mark(&ctx->graph);
+  return tl_api_wrap(ctx, tl_build_unary(&ctx->graph, TL_OP_CONTIGUOUS, a->u), mark);
 }
 
 tl_status tl_to_host(tl_tensor *t, void *dst, size_t nbytes) {
@@ -297,7 +295,7 @@ static bool with_schedule(tl_tensor *t, void (*f)(tl_uop *root, tl_schedule *s, 
   tl_ctx *ctx = t->ctx;
   if (too_deep_to_walk(t, "schedule")) return false;
   size_t mark = tl_graph_mark(&ctx->graph);
-  tl_uop *r = tl_rewrite_graph(&ctx->graph, t->u, graph_rules, 3);
+  tl_uop *r = tl_rewrite_graph(&ctx->graph, t->u, graph_rules, 4);
   tl_schedule s;
   bool ok = r && tl_schedule_build(r, &s);
   if (ok) {

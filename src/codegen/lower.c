@@ -265,6 +265,7 @@ static tl_uop *compute(lowerer *L, tl_uop *u, tl_uop *const *idx, tl_uop *guard)
   }
   case 'U':
     if (u->op == TL_OP_CAST) return tl_build_cast(g, value(L, u->src[0], idx, guard), (tl_dtype)u->dtype);
+    if (u->op == TL_OP_CONTIGUOUS) return value(L, u->src[0], idx, guard);
     return tl_build_unary(g, u->op, value(L, u->src[0], idx, guard));
   case 'B':
     return tl_build_binary(g, u->op, value(L, u->src[0], idx, guard), value(L, u->src[1], idx, guard));

@@ -27,7 +27,12 @@ typedef struct {
   int count;
 } tl_ruleset;
 
-extern const tl_ruleset tl_rules_fold, tl_rules_algebra, tl_rules_fallback, tl_rules_index;
+extern const tl_ruleset tl_rules_fold, tl_rules_algebra, tl_rules_fallback, tl_rules_index,
+    tl_rules_split;
+
+/* tl_rules_split: a reduce of many elements to one value becomes two: partial results
+ * over rows (a kernel of its own, so its rows are split across threads), then their
+ * reduce. CONTIGUOUS marks a node the scheduler must give its own buffer. */
 
 /* Rewrites the graph under root; NULL on out-of-memory. */
 tl_uop *tl_rewrite_graph(tl_graph *g, tl_uop *root, const tl_ruleset *const *sets, int nsets);

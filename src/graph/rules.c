@@ -89,7 +89,14 @@ static tl_uop *identity_view(tl_graph *g, tl_uop *u) {
   return tl_st_is_contiguous(u->arg.p) ? u->src[0] : NULL;
 }
 
+static tl_uop *contiguous_leaf(tl_graph *g, tl_uop *u) { /* already its own buffer */
+  (void)g;
+  int op = u->src[0]->op;
+  return op == TL_OP_BUFFER || op == TL_OP_CONTIGUOUS ? u->src[0] : NULL;
+}
+
 static const tl_rule algebra_rules[] = {
+    {TL_OP_CONTIGUOUS, contiguous_leaf},
     {TL_OP_ADD, add_zero},        {TL_OP_MUL, mul_one},     {TL_OP_NEG, involution},
     {TL_OP_NOT, involution},      {TL_OP_MAX, same_operands}, {TL_OP_WHERE, same_operands},
     {TL_OP_WHERE, where_const},   {TL_OP_VIEW, identity_view},
@@ -263,3 +270,41 @@ static const tl_rule index_rules[] = {
     {TL_OP_CMPLT, cmp_bounds}, {TL_OP_AND, and_rules},
 };
 const tl_ruleset tl_rules_index = {"index", index_rules, COUNT(index_rules)};
+
+/* ---- splitting big reductions (tensor graphs) ------------------------------------- */
+enum { SPLIT_MIN_ELEMENTS = 1 << 16, SPLIT_ROWS = 256 };
+
+/* the divisor of n closest to SPLIT_ROWS from below, at least 8; 0 if none */
+static int64_t split_rows(int64_t n) {
+  for (int64_t p = SPLIT_ROWS; p >= 8; p--)
+    if (n % p == 0) return p;
+  return 0;
+}
+
+static tl_uop *reshape_node(tl_graph *g, tl_uop *u, int ndim, const int64_t *shape) {
+  tl_st st = tl_st_contiguous(u->ndim, u->shape);
+  if (!tl_st_reshape(&st, ndim, shape)) return NULL;
+  tl_arg arg = {.p = &st};
+  return tl_uop_make(g, TL_OP_VIEW, (tl_dtype)u->dtype, 1, &u, arg, 0, ndim, shape);
+}
+
+static tl_uop *reduce_node(tl_graph *g, int op, tl_uop *src, uint64_t axes, int ndim, const int64_t *shape) {
+  tl_arg arg = {.u = axes};
+  return tl_uop_make(g, op, (tl_dtype)src->dtype, 1, &src, arg, 0, ndim, shape);
+}
+
+static tl_uop *split_reduce(tl_graph *g, tl_uop *u) {
+  const tl_uop *src = u->src[0];
+  int64_t n = tl_uop_numel(src), p = split_rows(n);
+  if (tl_uop_numel(u) != 1 || n < SPLIT_MIN_ELEMENTS || !p || src->ndim == 0) return NULL;
+  int64_t rows[2] = {p, n / p}, partial[2] = {p, 1}, one[2] = {1, 1};
+  tl_uop *m = reshape_node(g, u->src[0], 2, rows);
+  tl_uop *inner = m ? reduce_node(g, u->op, m, 2, 2, partial) : NULL;
+  tl_uop *c = inner ? tl_build_unary(g, TL_OP_CONTIGUOUS, inner) : NULL;
+  tl_uop *outer = c ? reduce_node(g, u->op, c, 1, 2, one) : NULL;
+  return outer ? reshape_node(g, outer, u->ndim, u->shape) : NULL;
+}
+
+static const tl_rule split_rules[] = {
+    {TL_OP_RSUM, split_reduce}, {TL_OP_RMAX, split_reduce}, {TL_OP_RPROD, split_reduce}};
+const tl_ruleset tl_rules_split = {"split", split_rules, COUNT(split_rules)};

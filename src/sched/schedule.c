@@ -99,6 +99,10 @@ static void visit(scheduler *s, tl_uop *u, const depths *dp, tl_uop *kroot) {
   if (tl_ptrmap_get(&s->seen, (void *)(uintptr_t)key)) return;
   if (!tl_ptrmap_put(&s->seen, (void *)(uintptr_t)key, u)) s->oom = true;
   char kind = tl_op_kind(u->op);
+  if (u->op == TL_OP_CONTIGUOUS && u != kroot) {
+    mark_realize(s, u);
+    return;
+  }
   if (kind == 'R' && u != kroot && !dp) {
     mark_realize(s, u);
     return;
