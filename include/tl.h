@@ -69,8 +69,14 @@ typedef struct {
   uint64_t live_nodes;       /* graph nodes alive */
   uint64_t live_buffers;     /* device buffers alive */
   uint64_t live_bytes;       /* bytes in live buffers */
+  uint64_t buffer_mallocs;   /* buffer memory taken from the system (not the cache) */
+  uint64_t buffer_cache_hits; /* buffer memory reused from the cache */
+  uint64_t plan_arena_bytes; /* last realize: the arena holding its intermediates */
+  uint64_t plan_naive_bytes; /* last realize: the intermediates' sizes added up */
 } tl_stats;
 tl_stats tl_get_stats(const tl_ctx *ctx);
+/* Returns the buffer memory cached for reuse to the system. */
+void tl_mem_trim(tl_ctx *ctx);
 
 /* ---- handles --------------------------------------------------------------- */
 tl_tensor *tl_retain(tl_tensor *t);

@@ -472,3 +472,24 @@ TEST(big_reductions_to_one_value_split_across_threads) {
   CHECK_NEAR(v, 1024, 0); /* element (0, 1) of the transpose is x[1, 0] */
   tl_shutdown(ctx);
 }
+
+TEST(realize_loop_does_no_buffer_mallocs_after_warmup) {
+  tl_ctx *ctx = new_ctx();
+  tl_tensor *x = tl_randn(ctx, TL_F32, 2, (int64_t[]){128, 96});
+  CHECK_INT(tl_realize(x), TL_OK);
+  uint64_t after_warmup = 0;
+  for (int i = 0; i < 6; i++) {
+    tl_tensor *y = tl_softmax(x, 0); /* three kernels: two intermediates in an arena */
+    CHECK_INT(tl_realize(y), TL_OK);
+    tl_release(y);
+    if (i == 1) after_warmup = tl_get_stats(ctx).buffer_mallocs;
+  }
+  tl_stats st = tl_get_stats(ctx);
+  CHECK_INT(st.buffer_mallocs, after_warmup); /* zero mallocs in the last four turns */
+  CHECK(st.buffer_cache_hits >= 8);
+  /* the column max and sum (96 floats each) are both read by the last kernel: no sharing */
+  CHECK_INT(st.plan_naive_bytes, 2 * 96 * 4);
+  CHECK_INT(st.plan_arena_bytes, 2 * 96 * 4);
+  tl_mem_trim(ctx);
+  tl_shutdown(ctx);
+}

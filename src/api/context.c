@@ -30,7 +30,7 @@ void tl_shutdown(tl_ctx *ctx) {
     tl_release(ctx->tensors);
   }
   tl_graph_free(&ctx->graph);
-  tl_mem_trim(&ctx->mem);
+  tl_mem_release_cache(&ctx->mem);
   if (ctx->compiler) tl_compiler_destroy(ctx->compiler);
   if (ctx->pool) tl_pool_destroy(ctx->pool);
   free(ctx->cc);
@@ -97,6 +97,8 @@ tl_stats tl_get_stats(const tl_ctx *ctx) {
   }
   s.live_nodes = ctx->graph.live;
   s.live_buffers = ctx->mem.live_buffers;
+  s.buffer_mallocs = ctx->mem.mallocs;
+  s.buffer_cache_hits = ctx->mem.cache_hits;
   s.live_bytes = ctx->mem.live_bytes;
   return s;
 }
@@ -296,3 +298,7 @@ tl_tensor *tl_randn(tl_ctx *ctx, tl_dtype dtype, int ndim, const int64_t *shape)
 }
 
 void tl_free(void *p) { free(p); }
+
+void tl_mem_trim(tl_ctx *ctx) {
+  if (ctx) tl_mem_release_cache(&ctx->mem);
+}

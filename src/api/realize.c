@@ -12,6 +12,7 @@
 #include "core/strbuf.h"
 #include "runtime/interp.h"
 #include "runtime/kernel.h"
+#include "sched/planner.h"
 #include "sched/schedule.h"
 
 static const tl_ruleset *const graph_rules[] = {&tl_rules_fallback, &tl_rules_fold, &tl_rules_algebra,
@@ -33,43 +34,90 @@ static tl_buffer *arg_buffer(tl_uop *node, const tl_schedule *s, tl_buffer **out
   return k ? outs[k - 1] : NULL;
 }
 
-static tl_status run_kernel(tl_ctx *ctx, int index, const tl_schedule *s, tl_buffer **outs) {
-  tl_uop *root = s->roots[index];
-  tl_lowered low;
-  tl_status st = tl_lower_kernel(root, s, &low, &ctx->err);
-  if (st) return st;
-  char *src = tl_render_c(&low, "tl_kernel");
+/* compile kernel i of the schedule and run it on the buffers in outs */
+static tl_status run_kernel(tl_ctx *ctx, int index, const tl_schedule *s, tl_lowered *low,
+                            tl_buffer **outs) {
+  char *src = tl_render_c(low, "tl_kernel");
   tl_kernel k;
   memset(&k, 0, sizeof k);
   snprintf(k.name, sizeof k.name, "k%d", index);
-  if (!src) st = tl_error_set(&ctx->err, TL_ERR_NOMEM, "out of memory rendering a kernel");
+  tl_status st = src ? TL_OK : tl_error_set(&ctx->err, TL_ERR_NOMEM, "out of memory rendering a kernel");
   if (!st && ctx->debug) fprintf(stderr, "--- kernel %d ---\n%s", index, strstr(src, "\nvoid tl_kernel") + 1);
   if (!st) st = tl_compiler_get(ctx->compiler, src, "tl_kernel", &k.fn, &ctx->err);
   free(src);
+  if (st) return st;
   tl_kernel_arg args[TL_KERNEL_MAX_ARGS];
-  if (!st) {
-    outs[index] = tl_buffer_new((tl_dtype)root->dtype, tl_uop_numel(root), &ctx->mem);
-    if (!outs[index]) st = tl_error_set(&ctx->err, TL_ERR_NOMEM, "out of memory for a %lld-element buffer",
-                                        (long long)tl_uop_numel(root));
+  k.nargs = low->nargs;
+  k.work = low->work;
+  int64_t inner = low->inner_work > 0 ? low->inner_work : 1;
+  k.min_chunk = 32768 / inner > 0 ? 32768 / inner : 1;
+  for (int i = 0; i < low->nargs; i++) {
+    tl_uop *node = low->args[i];
+    tl_buffer *b = i == 0 ? outs[index] : arg_buffer(node, s, outs);
+    k.arg_dtype[i] = (tl_dtype)node->dtype;
+    k.arg_min_bytes[i] = (size_t)tl_uop_numel(node) * tl_dtype_size((tl_dtype)node->dtype);
+    args[i].data = b ? b->data : NULL;
+    args[i].nbytes = b ? b->nbytes : 0;
+    args[i].dtype = b ? b->dtype : TL_F32;
   }
-  if (!st) {
-    k.nargs = low.nargs;
-    k.work = low.work;
-    int64_t inner = low.inner_work > 0 ? low.inner_work : 1;
-    k.min_chunk = 32768 / inner > 0 ? 32768 / inner : 1;
-    for (int i = 0; i < low.nargs; i++) {
-      tl_uop *node = low.args[i];
-      tl_buffer *b = i == 0 ? outs[index] : arg_buffer(node, s, outs);
-      k.arg_dtype[i] = (tl_dtype)node->dtype;
-      k.arg_min_bytes[i] = (size_t)tl_uop_numel(node) * tl_dtype_size((tl_dtype)node->dtype);
-      args[i].data = b ? b->data : NULL;
-      args[i].nbytes = b ? b->nbytes : 0;
-      args[i].dtype = b ? b->dtype : TL_F32;
+  st = tl_kernel_exec(&k, ctx->pool, k.nargs, args, &ctx->err);
+  if (!st) ctx->stats.kernels_run++;
+  return st;
+}
+
+/* Liveness over the kernel sequence: intermediate i is written by kernel i and dies
+ * after the last kernel reading it. The planner packs them into one arena; the
+ * result (the last kernel's output) gets a buffer of its own, since it outlives the
+ * realize. */
+static tl_status allocate_outputs(tl_ctx *ctx, const tl_schedule *s, tl_lowered *low,
+                                  tl_buffer **outs) {
+  int n = s->nkernels;
+  tl_plan_buffer *pb = calloc((size_t)(n > 1 ? n - 1 : 1), sizeof *pb);
+  if (!pb) return tl_error_set(&ctx->err, TL_ERR_NOMEM, "out of memory planning buffers");
+  for (int i = 0; i + 1 < n; i++) {
+    tl_uop *r = s->roots[i];
+    pb[i].size = (size_t)tl_uop_numel(r) * tl_dtype_size((tl_dtype)r->dtype);
+    pb[i].first = pb[i].last = i;
+  }
+  for (int j = 0; j < n; j++)
+    for (int a = 1; a < low[j].nargs; a++) {
+      int k = tl_schedule_kernel_of(s, low[j].args[a]);
+      if (k && k - 1 < n - 1 && j > pb[k - 1].last) pb[k - 1].last = j;
     }
-    st = tl_kernel_exec(&k, ctx->pool, k.nargs, args, &ctx->err);
-    if (!st) ctx->stats.kernels_run++;
+  tl_plan plan = {0, 0};
+  tl_status st = n > 1 ? tl_plan_make(pb, n - 1, &plan, &ctx->err) : TL_OK;
+  if (!st && n > 1) st = tl_plan_validate(pb, n - 1, &plan, &ctx->err);
+  ctx->stats.plan_arena_bytes = plan.arena_bytes;
+  ctx->stats.plan_naive_bytes = plan.naive_bytes;
+  tl_buffer *arena = NULL;
+  if (!st && plan.arena_bytes &&
+      !(arena = tl_buffer_new(TL_BOOL, (int64_t)plan.arena_bytes, &ctx->mem)))
+    st = tl_error_set(&ctx->err, TL_ERR_NOMEM, "out of memory for a %zu-byte arena", plan.arena_bytes);
+  for (int i = 0; !st && i < n; i++) {
+    tl_uop *r = s->roots[i];
+    outs[i] = i + 1 < n ? tl_buffer_view(arena, pb[i].offset, (tl_dtype)r->dtype, tl_uop_numel(r))
+                        : tl_buffer_new((tl_dtype)r->dtype, tl_uop_numel(r), &ctx->mem);
+    if (!outs[i])
+      st = tl_error_set(&ctx->err, TL_ERR_NOMEM, "out of memory for a %lld-element buffer",
+                        (long long)tl_uop_numel(r));
   }
-  tl_lowered_free(&low);
+  tl_buffer_release(arena); /* the views hold it */
+  free(pb);
+  return st;
+}
+
+static tl_status run_schedule(tl_ctx *ctx, const tl_schedule *s, tl_buffer **outs) {
+  int n = s->nkernels, lowered = 0;
+  tl_lowered *low = calloc((size_t)n, sizeof *low);
+  tl_status st = low ? TL_OK : tl_error_set(&ctx->err, TL_ERR_NOMEM, "out of memory");
+  for (; !st && lowered < n; lowered++) {
+    st = tl_lower_kernel(s->roots[lowered], s, &low[lowered], &ctx->err);
+    if (st) break;
+  }
+  if (!st) st = allocate_outputs(ctx, s, low, outs);
+  for (int i = 0; !st && i < n; i++) st = run_kernel(ctx, i, s, &low[i], outs);
+  for (int i = 0; i < lowered; i++) tl_lowered_free(&low[i]);
+  free(low);
   return st;
 }
 
@@ -96,8 +144,7 @@ static tl_buffer *realize_cpu(tl_ctx *ctx, tl_uop *u) {
     tl_error_set(&ctx->err, TL_ERR_NOMEM, "out of memory scheduling the graph");
   } else {
     tl_buffer **outs = calloc((size_t)s.nkernels, sizeof *outs);
-    tl_status st = outs ? TL_OK : tl_error_set(&ctx->err, TL_ERR_NOMEM, "out of memory");
-    for (int i = 0; i < s.nkernels && !st; i++) st = run_kernel(ctx, i, &s, outs);
+    tl_status st = outs ? run_schedule(ctx, &s, outs) : tl_error_set(&ctx->err, TL_ERR_NOMEM, "out of memory");
     if (!st) {
       result = outs[s.nkernels - 1];
       tl_buffer_retain(result);
