@@ -42,7 +42,5 @@ tl_uop *tl_api_view(tl_ctx *ctx, tl_uop *u, int kind, const int64_t *a, const in
 enum { TL_MOVE_RESHAPE, TL_MOVE_PERMUTE, TL_MOVE_EXPAND, TL_MOVE_SHRINK, TL_MOVE_PAD, TL_MOVE_FLIP };
 tl_uop *tl_api_broadcast_to(tl_ctx *ctx, tl_uop *u, int ndim, const int64_t *shape);
 tl_uop *tl_api_reduce(tl_ctx *ctx, tl_uop *u, int op, uint64_t axes_mask);
-/* Realizes the node behind t on the context's backend. */
-tl_status tl_api_realize(tl_ctx *ctx, tl_uop *u);
 
 #endif

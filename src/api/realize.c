@@ -128,15 +128,12 @@ static tl_buffer *realize_cpu(tl_ctx *ctx, tl_uop *u) {
   tl_uop *r = tl_rewrite_graph(g, u, graph_rules, 4);
   tl_buffer *result = NULL;
   tl_schedule s;
+  /* a row-major reshape of a node is that node's buffer: compute the node, share it */
+  while (r && r->op == TL_OP_VIEW && tl_st_is_contiguous(r->arg.p) &&
+         tl_uop_numel(r->src[0]) == tl_uop_numel(r))
+    r = r->src[0];
   if (!r) {
     tl_error_set(&ctx->err, TL_ERR_NOMEM, "out of memory rewriting the graph");
-  } else {
-    /* a row-major reshape of a node is that node's buffer: compute the node, share it */
-    while (r->op == TL_OP_VIEW && tl_st_is_contiguous(r->arg.p) &&
-           tl_uop_numel(r->src[0]) == tl_uop_numel(r))
-      r = r->src[0];
-  }
-  if (!r) {
   } else if (r->op == TL_OP_BUFFER) {
     result = r->arg.p;
     tl_buffer_retain(result);

@@ -180,8 +180,7 @@ static int slot_of(lowerer *L, tl_uop *u) {
 static tl_uop *load(lowerer *L, tl_uop *node, tl_uop *index, tl_uop *guard) {
   tl_arg slot = {.i = slot_of(L, node)};
   tl_uop *src[2] = {index, guard};
-  int64_t isconst;
-  bool always = guard->op == TL_OP_CONST && (isconst = guard->arg.i) != 0;
+  bool always = guard->op == TL_OP_CONST && guard->arg.i != 0;
   return tl_uop_make(&L->out->g, TL_OP_LOAD, (tl_dtype)node->dtype, always ? 1 : 2, src, slot, 0, 0, NULL);
 }
 

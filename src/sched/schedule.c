@@ -7,7 +7,6 @@
 
 typedef struct {
   tl_ptrmap parents;    /* node -> consumer count */
-  tl_ptrmap under_view; /* node -> non-NULL if some consumer is a VIEW */
   tl_ptrmap realize;    /* nodes chosen for their own kernel */
   tl_ptrmap seen;       /* per kernel: visited (node, loop-depth) states */
   tl_uop **order;
@@ -24,7 +23,6 @@ static void count_parents(scheduler *s, tl_uop *u, tl_ptrmap *done) {
     tl_uop *c = u->src[i];
     uintptr_t n = (uintptr_t)tl_ptrmap_get(&s->parents, c);
     if (!tl_ptrmap_put(&s->parents, c, (void *)(n + 1))) s->oom = true;
-    if (u->op == TL_OP_VIEW && !tl_ptrmap_put(&s->under_view, c, c)) s->oom = true;
     count_parents(s, c, done);
   }
 }
@@ -185,7 +183,6 @@ bool tl_schedule_build(tl_uop *root, tl_schedule *out) {
   if (root->op != TL_OP_BUFFER) order_kernels(&s, root, &ordered, root);
   tl_ptrmap_free(&ordered);
   tl_ptrmap_free(&s.parents);
-  tl_ptrmap_free(&s.under_view);
   tl_ptrmap_free(&s.realize);
   free(s.work);
   out->nkernels = s.norder;
