@@ -65,7 +65,13 @@ clean:
 
 # The whole suite under AddressSanitizer + UndefinedBehaviorSanitizer.
 ASAN_FLAGS := -O1 -g -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined
-.PHONY: test-asan
+.PHONY: test-asan test-valgrind
 test-asan:
 	$(MAKE) BUILD=build/asan OPT="$(ASAN_FLAGS)" build/asan/tests/tl_tests
 	ASAN_OPTIONS=detect_leaks=1 build/asan/tests/tl_tests
+
+# memcheck over the engine tests (the 1,000-graph differential test and the
+# 100,000-deep chain are left to the native and ASan runs: too slow under valgrind)
+test-valgrind: $(BUILD)/tests/tl_tests
+	valgrind --quiet --error-exitcode=1 --leak-check=full --errors-for-leak-kinds=definite \
+	  $(BUILD)/tests/tl_tests -diff_random -deep_chains

@@ -1,8 +1,10 @@
-/* test_main.c — runs every registered test (or those whose name contains argv[1])
- * and ends with "N passed, N failed". A test passes when it records no failure. */
+/* test_main.c — runs every registered test and ends with "N passed, N failed". A test
+ * passes when it records no failure. Arguments filter by name: WORD keeps the tests
+ * containing it (any of them), -WORD drops those containing it. */
 #include "test.h"
 
 #include <libgen.h>
+#include <stdbool.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <unistd.h>
@@ -34,6 +36,19 @@ void tl_test_fail(const char *file, int line, const char *fmt, ...) {
 
 const char *tl_test_bindir(void) { return bindir; }
 
+static bool selected(const char *name, int argc, char **argv) {
+  bool any_include = false, included = false;
+  for (int i = 1; i < argc; i++) {
+    if (argv[i][0] == '-') {
+      if (strstr(name, argv[i] + 1)) return false;
+    } else {
+      any_include = true;
+      included |= strstr(name, argv[i]) != NULL;
+    }
+  }
+  return !any_include || included;
+}
+
 static int by_file_then_name(const void *a, const void *b) {
   const test_entry *x = a, *y = b;
   int c = strcmp(x->file, y->file);
@@ -50,7 +65,7 @@ int main(int argc, char **argv) {
   qsort(tests, (size_t)ntests, sizeof tests[0], by_file_then_name);
   int passed = 0, failed = 0;
   for (int i = 0; i < ntests; i++) {
-    if (argc > 1 && !strstr(tests[i].name, argv[1])) continue;
+    if (!selected(tests[i].name, argc, argv)) continue;
     current_failures = 0;
     fflush(stdout);
     tests[i].fn();
