@@ -3,17 +3,16 @@
 #include <stdint.h>
 
 static const struct {
-  const char *name, *ctype;
+  const char *name;
   size_t size;
 } dtype_info[TL_NDTYPES] = {
-    [TL_BOOL] = {"bool", "uint8_t", 1}, [TL_I32] = {"i32", "int32_t", 4},
-    [TL_I64] = {"i64", "int64_t", 8},   [TL_F32] = {"f32", "float", 4},
-    [TL_F64] = {"f64", "double", 8},
+    [TL_BOOL] = {"bool", 1}, [TL_I32] = {"i32", 4},
+    [TL_I64] = {"i64", 8},   [TL_F32] = {"f32", 4},
+    [TL_F64] = {"f64", 8},
 };
 
 const char *tl_dtype_name(tl_dtype d) { return tl_dtype_valid(d) ? dtype_info[d].name : "?"; }
 size_t tl_dtype_size(tl_dtype d) { return tl_dtype_valid(d) ? dtype_info[d].size : 0; }
-const char *tl_dtype_ctype(tl_dtype d) { return tl_dtype_valid(d) ? dtype_info[d].ctype : "?"; }
 
 double tl_dtype_read(const void *data, tl_dtype d, int64_t i) {
   switch (d) {

@@ -32,11 +32,10 @@ static tl_uop *fold(tl_graph *g, tl_uop *u) {
   }
   tl_dtype in = u->src[u->op == TL_OP_WHERE ? 1 : 0]->dtype;
   tl_value r = tl_value_apply(u->op, u->dtype, in, v[0], v[1], v[2]);
-  tl_uop *c = tl_build_const(g, u->dtype, tl_value_to_double(u->dtype, r));
-  if (!tl_dtype_is_float(u->dtype) && c) { /* keep i64 exact: rebuild from the integer */
-    tl_arg arg = {.i = r.i};
-    c = tl_uop_make(g, TL_OP_CONST, u->dtype, 0, NULL, arg, 0, 0, NULL);
-  }
+  tl_arg value = {0}; /* straight from the scalar: i64 stays exact */
+  if (tl_dtype_is_float(u->dtype)) value.f = r.f;
+  else value.i = r.i;
+  tl_uop *c = tl_uop_make(g, TL_OP_CONST, u->dtype, 0, NULL, value, 0, 0, NULL);
   if (!c || u->ndim == 0) return c;
   tl_uop *like = tl_build_const_like(g, u, 0);
   if (!like) return NULL;
@@ -175,8 +174,7 @@ static const tl_rule fallback_rules[] = {
 const tl_ruleset tl_rules_fallback = {"fallback", fallback_rules, COUNT(fallback_rules)};
 
 /* ---- index arithmetic (kernel graphs, integer expressions) ------------------------ */
-static tl_uop *ic(tl_graph *g, int64_t v) { return tl_build_const(g, TL_I64, (double)v); }
-static tl_uop *ic_exact(tl_graph *g, int64_t v) {
+static tl_uop *ic(tl_graph *g, int64_t v) { /* exact, unlike a trip through double */
   tl_arg arg = {.i = v};
   return tl_uop_make(g, TL_OP_CONST, TL_I64, 0, NULL, arg, 0, 0, NULL);
 }
@@ -193,7 +191,7 @@ static tl_uop *add_assoc(tl_graph *g, tl_uop *u) { /* (x + c1) + c2 -> x + (c1 +
   tl_uop *a = u->src[0];
   if (!is_index(u) || !int_const(u->src[1], &c2) || a->op != TL_OP_ADD || !int_const(a->src[1], &c1))
     return NULL;
-  return tl_build_binary(g, TL_OP_ADD, a->src[0], ic_exact(g, c1 + c2));
+  return tl_build_binary(g, TL_OP_ADD, a->src[0], ic(g, c1 + c2));
 }
 
 static tl_uop *mul_rules(tl_graph *g, tl_uop *u) {
@@ -202,7 +200,7 @@ static tl_uop *mul_rules(tl_graph *g, tl_uop *u) {
   if (!is_index(u) || !int_const(u->src[1], &c)) return NULL;
   if (c == 0) return ic(g, 0);
   if (a->op == TL_OP_MUL && int_const(a->src[1], &c1)) /* (x * c1) * c */
-    return tl_build_binary(g, TL_OP_MUL, a->src[0], ic_exact(g, c1 * c));
+    return tl_build_binary(g, TL_OP_MUL, a->src[0], ic(g, c1 * c));
   if (a->op == TL_OP_ADD) /* (x + y) * c -> x*c + y*c: exposes multiples to / and % */
     return tl_build_binary(g, TL_OP_ADD, tl_build_binary(g, TL_OP_MUL, a->src[0], u->src[1]),
                            tl_build_binary(g, TL_OP_MUL, a->src[1], u->src[1]));
@@ -219,9 +217,9 @@ static void split_terms(tl_graph *g, tl_uop *x, int64_t c, tl_uop **quot, tl_uop
     return;
   }
   tl_uop *q = NULL;
-  if (int_const(x, &k) && k % c == 0) q = ic_exact(g, k / c);
+  if (int_const(x, &k) && k % c == 0) q = ic(g, k / c);
   else if (x->op == TL_OP_MUL && int_const(x->src[1], &k) && k % c == 0)
-    q = tl_build_binary(g, TL_OP_MUL, x->src[0], ic_exact(g, k / c));
+    q = tl_build_binary(g, TL_OP_MUL, x->src[0], ic(g, k / c));
   if (q) *quot = *quot ? tl_build_binary(g, TL_OP_ADD, *quot, q) : q;
   else *rest = *rest ? tl_build_binary(g, TL_OP_ADD, *rest, x) : x;
 }
@@ -235,7 +233,7 @@ static tl_uop *divmod_rules(tl_graph *g, tl_uop *u) {
   if (x->vmin < 0) return NULL; /* C truncates toward zero: the rules below need x >= 0 */
   if (x->vmax < c) return div ? ic(g, 0) : x;
   if (div && x->op == TL_OP_IDIV && int_const(x->src[1], &c2) && c2 > 0 && x->src[0]->vmin >= 0)
-    return tl_build_binary(g, TL_OP_IDIV, x->src[0], ic_exact(g, c * c2));
+    return tl_build_binary(g, TL_OP_IDIV, x->src[0], ic(g, c * c2));
   if (!div && x->op == TL_OP_MOD && int_const(x->src[1], &c2) && c2 > 0 && c2 % c == 0)
     return tl_build_binary(g, TL_OP_MOD, x->src[0], u->src[1]); /* (x % kc) % c */
   tl_uop *quot = NULL, *rest = NULL;

@@ -22,10 +22,6 @@ bool tl_op_is_elementwise(int op) {
   char k = tl_op_kind(op);
   return k == 'U' || k == 'B' || k == 'T';
 }
-bool tl_op_is_commutative(int op) {
-  return op == TL_OP_ADD || op == TL_OP_MUL || op == TL_OP_MAX || op == TL_OP_MIN ||
-         op == TL_OP_CMPEQ || op == TL_OP_CMPNE || op == TL_OP_AND || op == TL_OP_OR;
-}
 
 /* ---- arena ---------------------------------------------------------------- */
 typedef struct arena_block {

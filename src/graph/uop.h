@@ -50,7 +50,6 @@ const char *tl_op_name(int op);
 char tl_op_kind(int op); /* 'L' 'U' 'B' 'T' 'R' 'V' 'K' */
 bool tl_op_is_fused(int op);
 bool tl_op_is_elementwise(int op); /* U, B, T */
-bool tl_op_is_commutative(int op);
 
 typedef union {
   int64_t i;
