@@ -62,10 +62,6 @@ tl_value tl_value_from_double(tl_dtype d, double v) {
   return s;
 }
 
-double tl_value_to_double(tl_dtype d, tl_value s) {
-  return tl_dtype_is_float(d) ? s.f : (double)s.i;
-}
-
 static tl_value wrap_int(tl_dtype d, int64_t v) {
   tl_value s;
   s.i = d == TL_I32 ? (int32_t)(uint32_t)(uint64_t)v : d == TL_BOOL ? (v != 0) : v;

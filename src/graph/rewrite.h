@@ -55,7 +55,6 @@ typedef union {
 } tl_value;
 tl_value tl_value_apply(int op, tl_dtype out, tl_dtype in, tl_value a, tl_value b, tl_value c);
 tl_value tl_value_from_double(tl_dtype d, double v);
-double tl_value_to_double(tl_dtype d, tl_value s);
 
 /* pointer -> pointer map, open addressing; used by passes over graphs */
 typedef struct {
