@@ -66,17 +66,30 @@ typedef struct {
   uint64_t mem_cache_hits;   /* kernels found already loaded in this process */
   uint64_t disk_cache_rejects; /* corrupt, truncated or foreign entries rebuilt */
   uint64_t realizes;         /* realize calls that computed something */
+  /* memory: handles */
+  uint64_t live_tensors;     /* tensor handles alive */
+  uint64_t tensors_created;  /* tensor handles made since tl_init */
+  uint64_t retains;          /* handle references taken (a creation counts as one) */
+  uint64_t releases;         /* handle references dropped (scope ends included) */
+  uint64_t open_scopes;      /* scopes begun or made and not yet ended or freed (root included) */
+  /* memory: graph and buffers */
   uint64_t live_nodes;       /* graph nodes alive */
-  uint64_t live_buffers;     /* device buffers alive */
+  uint64_t live_buffers;     /* buffers alive */
   uint64_t live_bytes;       /* bytes in live buffers */
+  uint64_t peak_bytes;       /* the most bytes live at once (since tl_init or tl_mem_reset_peak) */
   uint64_t buffer_mallocs;   /* buffer memory taken from the system (not the cache) */
+  uint64_t buffer_frees;     /* buffer memory given back to the system */
   uint64_t buffer_cache_hits; /* buffer memory reused from the cache */
+  uint64_t cached_bytes;     /* freed buffer memory the cache keeps for reuse */
   uint64_t plan_arena_bytes; /* last realize: the arena holding its intermediates */
   uint64_t plan_naive_bytes; /* last realize: the intermediates' sizes added up */
+  uint64_t arena_bytes_total; /* all realizes: arena bytes planned, added up */
 } tl_stats;
 tl_stats tl_get_stats(const tl_ctx *ctx);
 /* Returns the buffer memory cached for reuse to the system. */
 void tl_mem_trim(tl_ctx *ctx);
+/* Starts peak_bytes again from the bytes live now. */
+void tl_mem_reset_peak(tl_ctx *ctx);
 
 /* ---- handles --------------------------------------------------------------- */
 tl_tensor *tl_retain(tl_tensor *t);

@@ -97,6 +97,9 @@ tl_stats tl_get_stats(const tl_ctx *ctx) {
   }
   s.live_nodes = ctx->graph.live;
   s.live_buffers = ctx->mem.live_buffers;
+  s.peak_bytes = ctx->mem.peak_bytes;
+  s.buffer_frees = ctx->mem.frees;
+  s.cached_bytes = ctx->mem.cached_bytes;
   s.buffer_mallocs = ctx->mem.mallocs;
   s.buffer_cache_hits = ctx->mem.cache_hits;
   s.live_bytes = ctx->mem.live_bytes;
@@ -301,4 +304,8 @@ void tl_free(void *p) { free(p); }
 
 void tl_mem_trim(tl_ctx *ctx) {
   if (ctx) tl_mem_release_cache(&ctx->mem);
+}
+
+void tl_mem_reset_peak(tl_ctx *ctx) {
+  if (ctx) ctx->mem.peak_bytes = ctx->mem.live_bytes;
 }

@@ -89,6 +89,7 @@ static tl_status allocate_outputs(tl_ctx *ctx, const tl_schedule *s, tl_lowered 
   if (!st && n > 1) st = tl_plan_validate(pb, n - 1, &plan, &ctx->err);
   ctx->stats.plan_arena_bytes = plan.arena_bytes;
   ctx->stats.plan_naive_bytes = plan.naive_bytes;
+  ctx->stats.arena_bytes_total += plan.arena_bytes;
   tl_buffer *arena = NULL;
   if (!st && plan.arena_bytes &&
       !(arena = tl_buffer_new(TL_BOOL, (int64_t)plan.arena_bytes, &ctx->mem)))

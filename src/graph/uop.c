@@ -93,6 +93,7 @@ static void *mem_alloc(tl_mem *m, size_t size) {
 
 static void mem_evict_oldest(tl_mem *m) {
   free(m->cached[0]);
+  m->frees++;
   m->cached_bytes -= m->cached_size[0];
   m->ncached--;
   memmove(m->cached, m->cached + 1, sizeof(void *) * (size_t)m->ncached);
@@ -102,6 +103,7 @@ static void mem_evict_oldest(tl_mem *m) {
 static void mem_free(tl_mem *m, void *p, size_t size) {
   if (size > TL_BUFFER_CACHE_MAX_BYTES) {
     free(p);
+    m->frees++;
     return;
   }
   while (m->ncached && (m->ncached == TL_BUFFER_CACHE_SLOTS || m->cached_bytes + size > TL_BUFFER_CACHE_MAX_BYTES))
@@ -132,7 +134,9 @@ tl_buffer *tl_buffer_new(tl_dtype dtype, int64_t numel, tl_mem *mem) {
   b->alloc_size = alloc;
   b->mem = mem;
   mem->live_buffers++;
+  mem->buffers_made++;
   mem->live_bytes += nbytes;
+  if (mem->live_bytes > mem->peak_bytes) mem->peak_bytes = mem->live_bytes;
   return b;
 }
 

@@ -128,7 +128,7 @@ double tl_uop_const_value(const tl_uop *u);           /* of a CONST node */
  * shapes again reuses memory, with no malloc and no fresh pages, after its first turn.
  * Bounded in blocks and bytes; the oldest block goes first. */
 typedef struct tl_mem {
-  uint64_t live_buffers, live_bytes, mallocs, cache_hits;
+  uint64_t live_buffers, live_bytes, peak_bytes, mallocs, frees, cache_hits, buffers_made;
   void *cached[TL_BUFFER_CACHE_SLOTS];
   size_t cached_size[TL_BUFFER_CACHE_SLOTS];
   size_t cached_bytes;
