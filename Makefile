@@ -55,8 +55,9 @@ test: $(BUILD)/tests/tl_tests
 example: $(BUILD)/examples/engine_tour
 	$(BUILD)/examples/engine_tour
 
-bench: $(BUILD)/bench/bench_engine
+bench: $(BUILD)/bench/bench_engine $(BUILD)/bench/bench_mem
 	$(BUILD)/bench/bench_engine
+	$(BUILD)/bench/bench_mem
 
 clean:
 	rm -rf build

@@ -4,8 +4,10 @@
  * computes nothing. tl_realize() (or reading data back) schedules the graph into
  * fused kernels, generates C for them, compiles (cached on disk) and runs them.
  *
- * Ownership: every function returning a tl_tensor* gives the caller one reference,
- * to be dropped with tl_release(). Inputs are borrowed, never consumed.
+ * Ownership: every tensor belongs to a scope, the one current when it was made
+ * (tl_init opens the root scope). Ending a scope releases its tensors, except those
+ * kept for its parent; tl_release() lets one go earlier. Inputs are borrowed, never
+ * consumed. Handles are checked: a released handle used again is an error, not a crash.
  *
  * Errors: a function that fails returns NULL (or a non-zero tl_status) and sets a
  * message read with tl_last_error(ctx). A function given a NULL input returns NULL
@@ -26,6 +28,7 @@ extern "C" {
 
 typedef struct tl_ctx tl_ctx;
 typedef struct tl_tensor tl_tensor;
+typedef struct tl_scope tl_scope;
 
 typedef enum { TL_BOOL, TL_I32, TL_I64, TL_F32, TL_F64, TL_NDTYPES } tl_dtype;
 
@@ -91,9 +94,52 @@ void tl_mem_trim(tl_ctx *ctx);
 /* Starts peak_bytes again from the bytes live now. */
 void tl_mem_reset_peak(tl_ctx *ctx);
 
+/* Prints the statistics and every object that would leak if the context were shut
+ * down now (escaped or retained tensors never released, scopes other than the root
+ * never ended or freed), each with what made it; returns how many there are. out may
+ * be NULL to count only. TL_MEM_REPORT=1 prints it at tl_shutdown. */
+size_t tl_mem_report(tl_ctx *ctx, FILE *out);
+
+/* ---- scopes -----------------------------------------------------------------
+ * Scopes nest: tl_scope_begin makes a scope current; tensors made while it is
+ * current belong to it; tl_scope_end releases them, except those kept with
+ * tl_scope_keep, which move to the parent. tl_scope_return(s, t) keeps t, ends s and
+ * returns t: the way to hand one value back:
+ *
+ *   tl_tensor *dist(tl_ctx *ctx, tl_tensor *a, tl_tensor *b) {
+ *     tl_scope *s = tl_scope_begin(ctx, "dist");
+ *     tl_tensor *d = tl_sub(a, b);
+ *     return tl_scope_return(s, tl_sqrt(tl_sum(tl_mul(d, d), 0, NULL, 0)));
+ *   }
+ *
+ * Scopes end innermost first. A tensor of an outer scope is borrowed: releasing,
+ * escaping or adopting it from an inner scope is an error. A free-standing scope
+ * (tl_scope_new) is not current until entered and lives until tl_scope_free: for
+ * values whose lifetime follows no block (a cache, a model's parameters). */
+tl_scope *tl_scope_begin(tl_ctx *ctx, const char *name); /* name: for reports, may be NULL */
+tl_status tl_scope_end(tl_scope *s);
+tl_status tl_scope_keep(tl_scope *s, tl_tensor *t);       /* t goes to the parent at the end */
+tl_tensor *tl_scope_return(tl_scope *s, tl_tensor *t);   /* keep t, end s, return t */
+tl_scope *tl_scope_root(tl_ctx *ctx);    /* NULL once the root scope was ended */
+tl_scope *tl_scope_current(tl_ctx *ctx); /* NULL when no scope is open */
+tl_scope *tl_scope_new(tl_ctx *ctx, const char *name); /* free-standing */
+tl_status tl_scope_enter(tl_scope *s); /* a free-standing scope becomes current */
+tl_status tl_scope_leave(tl_scope *s); /* ... and stops being current */
+tl_status tl_scope_free(tl_scope *s);  /* releases a free-standing scope and its tensors */
+tl_status tl_scope_adopt(tl_scope *s, tl_tensor *t); /* s owns t from now on */
+int64_t tl_scope_size(const tl_scope *s); /* the number of tensors s owns */
+/* Runs a block in a new scope, ended when the block finishes normally. Leaving the
+ * block with break, goto or return skips the end: use tl_scope_return there. */
+#define TL_SCOPE(ctx, s) for (tl_scope *s = tl_scope_begin((ctx), __func__); s; tl_scope_end(s), s = NULL)
+
 /* ---- handles --------------------------------------------------------------- */
+/* One more reference: the tensor outlives its scope until tl_release drops it. */
 tl_tensor *tl_retain(tl_tensor *t);
+/* Drops a reference taken with tl_retain, or releases a tensor of the current scope
+ * (or an escaped one) now. */
 void tl_release(tl_tensor *t);
+/* No scope owns t any more: the caller releases it with tl_release. */
+tl_tensor *tl_escape(tl_tensor *t);
 tl_ctx *tl_context(const tl_tensor *t);
 int tl_ndim(const tl_tensor *t);
 int64_t tl_dim(const tl_tensor *t, int axis); /* negative axes count from the end */

@@ -7,7 +7,8 @@
 #include "test.h"
 
 /* the C of the kernel computing t (which must need one kernel) */
-static char *kernel_source(tl_tensor *t) {
+static char *kernel_source(tl_tensor *handle) {
+  tl_tensor *t = tl_api_tensor(handle, "kernel_source");
   tl_schedule s;
   tl_lowered l;
   tl_error e = {0};

@@ -1,4 +1,5 @@
 /* context.c — contexts, errors, handles and tensor creation. */
+#include <inttypes.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -20,15 +21,24 @@ tl_ctx *tl_init(void) {
   ctx->backend = b && !strcmp(b, "interp") ? TL_BACKEND_INTERP : TL_BACKEND_CPU;
   const char *d = getenv("TL_DEBUG");
   ctx->debug = d && *d && strcmp(d, "0");
+  if (!tl_api_scopes_init(ctx)) {
+    tl_shutdown(ctx);
+    return NULL;
+  }
   return ctx;
 }
 
 void tl_shutdown(tl_ctx *ctx) {
   if (!ctx) return;
-  while (ctx->tensors) { /* handles still held: the context owns them, they go too */
-    ctx->tensors->refs = 1;
-    tl_release(ctx->tensors);
-  }
+  const char *report = getenv("TL_MEM_REPORT");
+  bool reporting = report && *report && strcmp(report, "0");
+  if (reporting) tl_mem_report(ctx, stderr);
+  tl_api_release_all(ctx); /* what scopes and the caller still hold goes too */
+  if (reporting)
+    fprintf(stderr, "  at shutdown, after every handle went: %" PRIu64 " graph nodes, %" PRIu64
+                    " buffers, %" PRIu64 " bytes still live%s\n",
+            ctx->graph.live, ctx->mem.live_buffers, ctx->mem.live_bytes,
+            ctx->graph.live || ctx->mem.live_buffers ? " (a bug in TL: please report it)" : "");
   tl_graph_free(&ctx->graph);
   tl_mem_release_cache(&ctx->mem);
   if (ctx->compiler) tl_compiler_destroy(ctx->compiler);
@@ -107,29 +117,6 @@ tl_stats tl_get_stats(const tl_ctx *ctx) {
 }
 
 /* ---- handles ----------------------------------------------------------------- */
-tl_tensor *tl_api_wrap(tl_ctx *ctx, tl_uop *u, size_t mark) {
-  tl_tensor *t = NULL;
-  if (u) {
-    t = malloc(sizeof *t);
-    if (t) {
-      t->ctx = ctx;
-      t->u = u;
-      t->refs = 1;
-      t->prev = NULL;
-      t->next = ctx->tensors;
-      if (ctx->tensors) ctx->tensors->prev = t;
-      ctx->tensors = t;
-      tl_uop_retain(u);
-    } else {
-      tl_error_set(&ctx->err, TL_ERR_NOMEM, "out of memory");
-    }
-  } else if (ctx->err.status == TL_OK) {
-    tl_error_set(&ctx->err, TL_ERR_NOMEM, "out of memory building the graph");
-  }
-  tl_graph_release_to(&ctx->graph, mark);
-  return t;
-}
-
 tl_tensor *tl_api_fail(tl_ctx *ctx, size_t mark, tl_status st, const char *fmt, ...) {
   va_list ap;
   va_start(ap, fmt);
@@ -151,28 +138,23 @@ bool tl_api_axis(tl_ctx *ctx, int ndim, int *axis, const char *what) {
   return true;
 }
 
-tl_tensor *tl_retain(tl_tensor *t) {
-  if (t) t->refs++;
-  return t;
+int tl_ndim(const tl_tensor *h) {
+  const tl_tensor *t = tl_api_tensor(h, "ndim");
+  return t ? t->u->ndim : -1;
+}
+int64_t tl_numel(const tl_tensor *h) {
+  const tl_tensor *t = tl_api_tensor(h, "numel");
+  return t ? tl_uop_numel(t->u) : -1;
+}
+tl_dtype tl_get_dtype(const tl_tensor *h) {
+  const tl_tensor *t = tl_api_tensor(h, "dtype");
+  return t ? (tl_dtype)t->u->dtype : TL_F32;
 }
 
-void tl_release(tl_tensor *t) {
-  if (!t || --t->refs > 0) return;
-  if (t->prev) t->prev->next = t->next;
-  else t->ctx->tensors = t->next;
-  if (t->next) t->next->prev = t->prev;
-  tl_uop_release(&t->ctx->graph, t->u);
-  free(t);
-}
-
-tl_ctx *tl_context(const tl_tensor *t) { return t ? t->ctx : NULL; }
-int tl_ndim(const tl_tensor *t) { return t ? t->u->ndim : -1; }
-int64_t tl_numel(const tl_tensor *t) { return t ? tl_uop_numel(t->u) : -1; }
-tl_dtype tl_get_dtype(const tl_tensor *t) { return t ? (tl_dtype)t->u->dtype : TL_F32; }
-
-int64_t tl_dim(const tl_tensor *t, int axis) {
+int64_t tl_dim(const tl_tensor *h, int axis) {
+  const tl_tensor *t = tl_api_tensor(h, "dim");
   if (!t) return -1;
-  if (!tl_api_axis(t->ctx, t->u->ndim, &axis, "dim")) return -1;
+  if (!tl_api_axis(t->slot.ctx, t->u->ndim, &axis, "dim")) return -1;
   return t->u->shape[axis];
 }
 
@@ -221,7 +203,7 @@ tl_tensor *tl_from_data(tl_ctx *ctx, tl_dtype dtype, int ndim, const int64_t *sh
     return NULL;
   if (!data && tl_shape_numel(ndim, shape) > 0)
     return tl_api_fail(ctx, mark, TL_ERR_ARG, "from_data: data is NULL");
-  return tl_api_wrap(ctx, buffer_node(ctx, dtype, ndim, shape, data), mark);
+  return tl_api_wrap(ctx, "from_data", buffer_node(ctx, dtype, ndim, shape, data), mark);
 }
 
 tl_tensor *tl_full(tl_ctx *ctx, tl_dtype dtype, int ndim, const int64_t *shape, double value) {
@@ -229,7 +211,7 @@ tl_tensor *tl_full(tl_ctx *ctx, tl_dtype dtype, int ndim, const int64_t *shape, 
   size_t mark = tl_graph_mark(&ctx->graph);
   if (!check_dtype(ctx, "full", dtype) || !check_shape(ctx, "full", ndim, shape)) return NULL;
   tl_uop *c = tl_build_const(&ctx->graph, dtype, value);
-  return tl_api_wrap(ctx, c ? tl_api_broadcast_to(ctx, c, ndim, shape) : NULL, mark);
+  return tl_api_wrap(ctx, "full", c ? tl_api_broadcast_to(ctx, c, ndim, shape) : NULL, mark);
 }
 
 tl_tensor *tl_zeros(tl_ctx *ctx, tl_dtype dtype, int ndim, const int64_t *shape) {
@@ -260,7 +242,7 @@ tl_tensor *tl_arange(tl_ctx *ctx, tl_dtype dtype, double start, double stop, dou
   if (u)
     for (int64_t i = 0; i < n; i++)
       tl_dtype_write(((tl_buffer *)u->arg.p)->data, dtype, i, start + (double)i * step);
-  return tl_api_wrap(ctx, u, mark);
+  return tl_api_wrap(ctx, "arange", u, mark);
 }
 
 tl_tensor *tl_eye(tl_ctx *ctx, tl_dtype dtype, int64_t n) {
@@ -274,7 +256,7 @@ tl_tensor *tl_eye(tl_ctx *ctx, tl_dtype dtype, int64_t n) {
     memset(data, 0, (size_t)(n * n) * tl_dtype_size(dtype));
     for (int64_t i = 0; i < n; i++) tl_dtype_write(data, dtype, i * n + i, 1);
   }
-  return tl_api_wrap(ctx, u, mark);
+  return tl_api_wrap(ctx, "eye", u, mark);
 }
 
 static tl_tensor *random_tensor(tl_ctx *ctx, int op, const char *what, tl_dtype dtype, int ndim,
@@ -289,7 +271,7 @@ static tl_tensor *random_tensor(tl_ctx *ctx, int op, const char *what, tl_dtype 
   size_t mark = tl_graph_mark(&ctx->graph);
   tl_arg key = {.u = ctx->seed};
   int64_t stream = (int64_t)ctx->rand_calls++;
-  return tl_api_wrap(ctx, tl_uop_make(&ctx->graph, op, dtype, 0, NULL, key, stream, ndim, shape),
+  return tl_api_wrap(ctx, what, tl_uop_make(&ctx->graph, op, dtype, 0, NULL, key, stream, ndim, shape),
                      mark);
 }
 

@@ -9,6 +9,48 @@
 
 typedef enum { TL_BACKEND_CPU, TL_BACKEND_INTERP } tl_backend;
 
+/* The head of every handle's memory. Handles live in slabs freed only by tl_shutdown,
+ * so a stale handle still points at readable memory; the pointer given out carries
+ * the slot's generation in its top 16 bits, and a slot bumps its generation when it
+ * is freed, so a handle used after its object went is caught, not followed. */
+typedef struct tl_slot {
+  tl_ctx *ctx;
+  struct tl_slot *free_next;
+  uint16_t gen; /* 1..65535: the tag of the handle now (or next) given out */
+  bool live;
+} tl_slot;
+
+typedef struct {
+  size_t slot_size;
+  void **slabs;
+  int nslabs, cap;
+  tl_slot *free_head, *free_tail; /* first in, first out: a freed slot waits its turn */
+} tl_slot_pool;
+
+struct tl_tensor {
+  tl_slot slot;
+  tl_uop *u;
+  int32_t refs;          /* the owner's reference plus one per tl_retain */
+  bool kept;             /* goes to the parent scope when its scope ends */
+  tl_scope *owner;       /* the scope that will release it; NULL once escaped */
+  tl_tensor *prev, *next; /* in the owner's list, or the context's escaped list */
+  uint64_t serial;       /* 1, 2, ... in creation order: names it in reports */
+  const char *creator;   /* the API function that made it */
+};
+
+typedef enum { TL_SCOPE_OPEN, TL_SCOPE_DETACHED, TL_SCOPE_ENTERED } tl_scope_state;
+
+struct tl_scope {
+  tl_slot slot;
+  tl_scope_state state;  /* OPEN: begun, nested; DETACHED/ENTERED: free-standing */
+  tl_scope *parent;      /* the scope that was current when this one became current */
+  tl_tensor *tensors;    /* the tensors it owns */
+  tl_scope *prev, *next; /* every live scope of the context */
+  int64_t ntensors;
+  uint64_t serial;
+  char name[40];
+};
+
 struct tl_ctx {
   tl_error err;
   tl_graph graph;          /* the tensor graph, refcounted */
@@ -19,20 +61,28 @@ struct tl_ctx {
   uint64_t seed, rand_calls;
   tl_stats stats;
   tl_mem mem;
-  tl_tensor *tensors; /* live handles */
+  /* handles and scopes (scope.c) */
+  tl_slot_pool tensor_slots, scope_slots;
+  tl_scope *current, *root; /* the innermost scope: new tensors go there */
+  tl_scope *scopes;         /* every live scope */
+  tl_tensor *escaped;       /* tensors no scope owns: the caller releases them */
+  uint64_t tensor_serial, scope_serial;
   bool debug;
 };
 
-struct tl_tensor {
-  tl_ctx *ctx;
-  tl_uop *u;
-  int32_t refs;
-  tl_tensor *prev, *next; /* every live handle of the context, so shutdown frees them */
-};
+/* Opens a handle given to the API: the tensor, or NULL (with an error naming `what`
+ * when the handle is stale). A NULL handle gives NULL and leaves the error alone. */
+tl_tensor *tl_api_tensor(const tl_tensor *handle, const char *what);
+/* Handle of an internal tensor pointer, to give back to the caller. */
+tl_tensor *tl_api_handle(tl_tensor *t);
+/* Frees every handle and scope: tl_shutdown's first step. */
+void tl_api_release_all(tl_ctx *ctx);
+/* Sets up the handle pools and opens the root scope. */
+bool tl_api_scopes_init(tl_ctx *ctx);
 
 /* Wraps a node built since `mark` in a new handle, then drops the temporaries.
  * NULL node: the error is already set; returns NULL. */
-tl_tensor *tl_api_wrap(tl_ctx *ctx, tl_uop *u, size_t mark);
+tl_tensor *tl_api_wrap(tl_ctx *ctx, const char *what, tl_uop *u, size_t mark);
 tl_tensor *tl_api_fail(tl_ctx *ctx, size_t mark, tl_status st, const char *fmt, ...) TL_PRINTF(4, 5);
 /* Normalizes a possibly negative axis; false (and an error) when out of range. */
 bool tl_api_axis(tl_ctx *ctx, int ndim, int *axis, const char *what);

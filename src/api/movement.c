@@ -58,13 +58,14 @@ tl_uop *tl_api_broadcast_to(tl_ctx *ctx, tl_uop *u, int ndim, const int64_t *sha
   return tl_api_view(ctx, r, TL_MOVE_EXPAND, shape, NULL, NULL, NULL, ndim);
 }
 
-#define BEGIN(t)                                     \
-  if (!(t)) return NULL;                             \
-  tl_ctx *ctx = (t)->ctx;                            \
+/* opens the handle t (NULL: return NULL), names its context and marks the graph */
+#define BEGIN(t, what)                              \
+  if (!((t) = tl_api_tensor(t, what))) return NULL; \
+  tl_ctx *ctx = (t)->slot.ctx;                      \
   size_t mark = tl_graph_mark(&ctx->graph)
 
 tl_tensor *tl_reshape(tl_tensor *t, int ndim, const int64_t *shape) {
-  BEGIN(t);
+  BEGIN(t, "reshape");
   if (ndim < 0 || ndim > TL_MAX_DIMS || (ndim && !shape))
     return tl_api_fail(ctx, mark, TL_ERR_SHAPE, "reshape: rank %d is not between 0 and %d", ndim,
                        TL_MAX_DIMS);
@@ -84,11 +85,11 @@ tl_tensor *tl_reshape(tl_tensor *t, int ndim, const int64_t *shape) {
     return tl_api_fail(ctx, mark, TL_ERR_SHAPE,
                        "reshape: cannot reshape %lld elements into a shape of %lld elements",
                        (long long)n, (long long)tl_shape_numel(ndim, s));
-  return tl_api_wrap(ctx, tl_api_view(ctx, t->u, TL_MOVE_RESHAPE, s, NULL, NULL, NULL, ndim), mark);
+  return tl_api_wrap(ctx, "reshape", tl_api_view(ctx, t->u, TL_MOVE_RESHAPE, s, NULL, NULL, NULL, ndim), mark);
 }
 
 tl_tensor *tl_permute(tl_tensor *t, const int *perm) {
-  BEGIN(t);
+  BEGIN(t, "permute");
   int nd = t->u->ndim, p[TL_MAX_DIMS];
   bool seen[TL_MAX_DIMS] = {0};
   if (nd && !perm) return tl_api_fail(ctx, mark, TL_ERR_ARG, "permute: perm is NULL");
@@ -99,13 +100,13 @@ tl_tensor *tl_permute(tl_tensor *t, const int *perm) {
       return tl_api_fail(ctx, mark, TL_ERR_AXIS, "permute: axis %d appears twice", p[i]);
     seen[p[i]] = true;
   }
-  return tl_api_wrap(ctx, tl_api_view(ctx, t->u, TL_MOVE_PERMUTE, NULL, NULL, p, NULL, nd), mark);
+  return tl_api_wrap(ctx, "permute", tl_api_view(ctx, t->u, TL_MOVE_PERMUTE, NULL, NULL, p, NULL, nd), mark);
 }
 
 tl_tensor *tl_transpose(tl_tensor *t, int a, int b) {
-  if (!t) return NULL;
+  if (!(t = tl_api_tensor(t, "transpose"))) return NULL;
   int nd = t->u->ndim, p[TL_MAX_DIMS];
-  if (!tl_api_axis(t->ctx, nd, &a, "transpose") || !tl_api_axis(t->ctx, nd, &b, "transpose"))
+  if (!tl_api_axis(t->slot.ctx, nd, &a, "transpose") || !tl_api_axis(t->slot.ctx, nd, &b, "transpose"))
     return NULL;
   for (int i = 0; i < nd; i++) p[i] = i;
   p[a] = b;
@@ -114,7 +115,7 @@ tl_tensor *tl_transpose(tl_tensor *t, int a, int b) {
 }
 
 tl_tensor *tl_expand(tl_tensor *t, int ndim, const int64_t *shape) {
-  BEGIN(t);
+  BEGIN(t, "expand");
   int nd = t->u->ndim;
   if (ndim < nd || ndim > TL_MAX_DIMS || !shape)
     return tl_api_fail(ctx, mark, TL_ERR_SHAPE, "expand: cannot expand rank %d to rank %d", nd, ndim);
@@ -129,11 +130,11 @@ tl_tensor *tl_expand(tl_tensor *t, int ndim, const int64_t *shape) {
                          (long long)have, (long long)shape[i]);
     if (s[i] < 0) return tl_api_fail(ctx, mark, TL_ERR_SHAPE, "expand: bad size %lld", (long long)s[i]);
   }
-  return tl_api_wrap(ctx, tl_api_broadcast_to(ctx, t->u, ndim, s), mark);
+  return tl_api_wrap(ctx, "expand", tl_api_broadcast_to(ctx, t->u, ndim, s), mark);
 }
 
 tl_tensor *tl_shrink(tl_tensor *t, const int64_t *begin, const int64_t *end) {
-  BEGIN(t);
+  BEGIN(t, "shrink");
   int nd = t->u->ndim;
   if (nd && (!begin || !end)) return tl_api_fail(ctx, mark, TL_ERR_ARG, "shrink: NULL bounds");
   for (int i = 0; i < nd; i++)
@@ -141,11 +142,11 @@ tl_tensor *tl_shrink(tl_tensor *t, const int64_t *begin, const int64_t *end) {
       return tl_api_fail(ctx, mark, TL_ERR_RANGE,
                          "shrink: range [%lld, %lld) is out of bounds for axis %d of size %lld",
                          (long long)begin[i], (long long)end[i], i, (long long)t->u->shape[i]);
-  return tl_api_wrap(ctx, tl_api_view(ctx, t->u, TL_MOVE_SHRINK, begin, end, NULL, NULL, nd), mark);
+  return tl_api_wrap(ctx, "shrink", tl_api_view(ctx, t->u, TL_MOVE_SHRINK, begin, end, NULL, NULL, nd), mark);
 }
 
 tl_tensor *tl_slice(tl_tensor *t, int axis, int64_t start, int64_t stop, int64_t step) {
-  BEGIN(t);
+  BEGIN(t, "slice");
   int nd = t->u->ndim;
   if (!tl_api_axis(ctx, nd, &axis, "slice")) return NULL;
   int64_t n = t->u->shape[axis];
@@ -188,11 +189,11 @@ tl_tensor *tl_slice(tl_tensor *t, int axis, int64_t start, int64_t stop, int64_t
   } else if (step > 1) {
     u = tl_api_view(ctx, u, TL_MOVE_SHRINK, b, b, NULL, NULL, nd);
   }
-  return tl_api_wrap(ctx, u, mark);
+  return tl_api_wrap(ctx, "slice", u, mark);
 }
 
 tl_tensor *tl_pad(tl_tensor *t, const int64_t *before, const int64_t *after, double value) {
-  BEGIN(t);
+  BEGIN(t, "pad");
   int nd = t->u->ndim;
   if (nd && (!before || !after)) return tl_api_fail(ctx, mark, TL_ERR_ARG, "pad: NULL widths");
   for (int i = 0; i < nd; i++)
@@ -206,26 +207,26 @@ tl_tensor *tl_pad(tl_tensor *t, const int64_t *before, const int64_t *after, dou
     tl_uop *fill = mask ? tl_api_broadcast_to(ctx, tl_build_const(g, (tl_dtype)u->dtype, value), nd, u->shape) : NULL;
     u = fill ? tl_build_where(g, mask, u, fill) : NULL;
   }
-  return tl_api_wrap(ctx, u, mark);
+  return tl_api_wrap(ctx, "pad", u, mark);
 }
 
 tl_tensor *tl_flip(tl_tensor *t, int naxes, const int *axes) {
-  BEGIN(t);
+  BEGIN(t, "flip");
   bool f[TL_MAX_DIMS] = {0};
   for (int i = 0; i < naxes; i++) {
     int a = axes[i];
     if (!tl_api_axis(ctx, t->u->ndim, &a, "flip")) return NULL;
     f[a] = true;
   }
-  return tl_api_wrap(ctx, tl_api_view(ctx, t->u, TL_MOVE_FLIP, NULL, NULL, NULL, f, t->u->ndim), mark);
+  return tl_api_wrap(ctx, "flip", tl_api_view(ctx, t->u, TL_MOVE_FLIP, NULL, NULL, NULL, f, t->u->ndim), mark);
 }
 
 tl_tensor *tl_squeeze(tl_tensor *t, int axis) {
-  if (!t) return NULL;
+  if (!(t = tl_api_tensor(t, "squeeze"))) return NULL;
   int nd = t->u->ndim;
-  if (!tl_api_axis(t->ctx, nd, &axis, "squeeze")) return NULL;
+  if (!tl_api_axis(t->slot.ctx, nd, &axis, "squeeze")) return NULL;
   if (t->u->shape[axis] != 1) {
-    tl_error_set(&t->ctx->err, TL_ERR_SHAPE, "squeeze: axis %d has size %lld, not 1", axis,
+    tl_error_set(&t->slot.ctx->err, TL_ERR_SHAPE, "squeeze: axis %d has size %lld, not 1", axis,
                  (long long)t->u->shape[axis]);
     return NULL;
   }
@@ -236,34 +237,42 @@ tl_tensor *tl_squeeze(tl_tensor *t, int axis) {
 }
 
 tl_tensor *tl_unsqueeze(tl_tensor *t, int axis) {
-  if (!t) return NULL;
+  if (!(t = tl_api_tensor(t, "unsqueeze"))) return NULL;
   int nd = t->u->ndim;
   if (nd == TL_MAX_DIMS) {
-    tl_error_set(&t->ctx->err, TL_ERR_SHAPE, "unsqueeze: rank %d is the maximum", nd);
+    tl_error_set(&t->slot.ctx->err, TL_ERR_SHAPE, "unsqueeze: rank %d is the maximum", nd);
     return NULL;
   }
-  if (!tl_api_axis(t->ctx, nd + 1, &axis, "unsqueeze")) return NULL;
+  if (!tl_api_axis(t->slot.ctx, nd + 1, &axis, "unsqueeze")) return NULL;
   int64_t s[TL_MAX_DIMS];
   for (int i = 0, j = 0; i <= nd; i++) s[i] = i == axis ? 1 : t->u->shape[j++];
   return tl_reshape(t, nd + 1, s);
 }
 
 /* cat = the sum of every input padded to its place along the axis */
-tl_tensor *tl_cat(int n, tl_tensor *const *ts, int axis) {
-  if (n <= 0 || !ts) return NULL;
+/* the nodes of n handles, all opened (false: one is NULL or stale) */
+static bool open_all(int n, tl_tensor *const *ts, const char *what) {
   for (int i = 0; i < n; i++)
-    if (!ts[i]) return NULL;
-  tl_ctx *ctx = ts[0]->ctx;
+    if (!ts[i] || !tl_api_tensor(ts[i], what)) return false;
+  return true;
+}
+static tl_uop *node_of(tl_tensor *handle) { return tl_api_tensor(handle, "cat")->u; }
+
+tl_tensor *tl_cat(int n, tl_tensor *const *ts, int axis) {
+  if (n <= 0 || !ts || !open_all(n, ts, "cat")) return NULL;
+  tl_ctx *ctx = tl_api_tensor(ts[0], "cat")->slot.ctx;
   size_t mark = tl_graph_mark(&ctx->graph);
-  int nd = ts[0]->u->ndim;
+  const tl_uop *first = node_of(ts[0]);
+  int nd = first->ndim;
   if (!tl_api_axis(ctx, nd, &axis, "cat")) return NULL;
-  tl_dtype dt = (tl_dtype)ts[0]->u->dtype;
+  tl_dtype dt = (tl_dtype)first->dtype;
   int64_t total = 0;
   for (int i = 0; i < n; i++) {
-    const tl_uop *u = ts[i]->u;
-    if (ts[i]->ctx != ctx) return tl_api_fail(ctx, mark, TL_ERR_ARG, "cat: tensors from different contexts");
+    const tl_uop *u = node_of(ts[i]);
+    if (tl_api_tensor(ts[i], "cat")->slot.ctx != ctx)
+      return tl_api_fail(ctx, mark, TL_ERR_ARG, "cat: tensors from different contexts");
     bool same = u->ndim == nd;
-    for (int d = 0; same && d < nd; d++) same = d == axis || u->shape[d] == ts[0]->u->shape[d];
+    for (int d = 0; same && d < nd; d++) same = d == axis || u->shape[d] == first->shape[d];
     if (!same)
       return tl_api_fail(ctx, mark, TL_ERR_SHAPE,
                          "cat: tensor %d does not match the shape of tensor 0 outside axis %d", i, axis);
@@ -273,7 +282,7 @@ tl_tensor *tl_cat(int n, tl_tensor *const *ts, int axis) {
   tl_uop *acc = NULL;
   int64_t off = 0;
   for (int i = 0; i < n; i++) {
-    tl_uop *u = tl_build_cast(&ctx->graph, ts[i]->u, dt);
+    tl_uop *u = tl_build_cast(&ctx->graph, node_of(ts[i]), dt);
     int64_t b[TL_MAX_DIMS] = {0}, a[TL_MAX_DIMS] = {0};
     b[axis] = off;
     a[axis] = total - off - (u ? u->shape[axis] : 0);
@@ -281,21 +290,22 @@ tl_tensor *tl_cat(int n, tl_tensor *const *ts, int axis) {
     u = tl_api_view(ctx, u, TL_MOVE_PAD, b, a, NULL, NULL, nd);
     acc = acc ? tl_build_binary(&ctx->graph, dt == TL_BOOL ? TL_OP_OR : TL_OP_ADD, acc, u) : u;
   }
-  return tl_api_wrap(ctx, acc, mark);
+  return tl_api_wrap(ctx, "cat", acc, mark);
 }
 
 tl_tensor *tl_stack(int n, tl_tensor *const *ts, int axis) {
-  if (n <= 0 || !ts) return NULL;
+  if (n <= 0 || !ts || !open_all(n, ts, "stack")) return NULL;
   tl_tensor *tmp[256];
+  tl_ctx *ctx = tl_api_tensor(ts[0], "stack")->slot.ctx;
   if (n > 256) {
-    tl_error_set(&ts[0]->ctx->err, TL_ERR_ARG, "stack: at most 256 tensors");
+    tl_error_set(&ctx->err, TL_ERR_ARG, "stack: at most 256 tensors");
     return NULL;
   }
+  const tl_uop *first = node_of(ts[0]);
   for (int i = 0; i < n; i++) {
-    if (!ts[i]) return NULL;
-    if (ts[i]->u->ndim != ts[0]->u->ndim ||
-        memcmp(ts[i]->u->shape, ts[0]->u->shape, sizeof(int64_t) * (size_t)ts[0]->u->ndim)) {
-      tl_error_set(&ts[0]->ctx->err, TL_ERR_SHAPE, "stack: tensor %d has a different shape from tensor 0", i);
+    const tl_uop *u = node_of(ts[i]);
+    if (u->ndim != first->ndim || memcmp(u->shape, first->shape, sizeof(int64_t) * (size_t)first->ndim)) {
+      tl_error_set(&ctx->err, TL_ERR_SHAPE, "stack: tensor %d has a different shape from tensor 0", i);
       return NULL;
     }
   }

@@ -7,19 +7,20 @@
 #include "core/shapetracker.h"
 #include "graph/rewrite.h"
 
-#define BEGIN(t)                                     \
-  if (!(t)) return NULL;                             \
-  tl_ctx *ctx = (t)->ctx;                            \
+/* opens the handle t (NULL: return NULL), names its context and marks the graph */
+#define BEGIN(t, what)                              \
+  if (!((t) = tl_api_tensor(t, what))) return NULL; \
+  tl_ctx *ctx = (t)->slot.ctx;                      \
   size_t mark = tl_graph_mark(&ctx->graph)
 
 /* ---- elementwise --------------------------------------------------------------- */
 static tl_tensor *unary(tl_tensor *t, int op, const char *what, bool float_only) {
-  BEGIN(t);
+  BEGIN(t, what);
   tl_uop *u = t->u;
   if (float_only && !tl_dtype_is_float(u->dtype)) u = tl_build_cast(&ctx->graph, u, TL_F32);
   else if (u->dtype == TL_BOOL && op != TL_OP_NOT)
     return tl_api_fail(ctx, mark, TL_ERR_DTYPE, "%s: not defined for bool tensors", what);
-  return tl_api_wrap(ctx, tl_build_unary(&ctx->graph, op, u), mark);
+  return tl_api_wrap(ctx, what, tl_build_unary(&ctx->graph, op, u), mark);
 }
 
 tl_tensor *tl_neg(tl_tensor *a) { return unary(a, TL_OP_NEG, "neg", false); }
@@ -36,11 +37,11 @@ tl_tensor *tl_relu(tl_tensor *a) { return unary(a, TL_OP_RELU, "relu", false); }
 tl_tensor *tl_abs(tl_tensor *a) { return unary(a, TL_OP_ABS, "abs", false); }
 
 tl_tensor *tl_logical_not(tl_tensor *a) {
-  BEGIN(a);
+  BEGIN(a, "logical_not");
   tl_uop *u = a->u;
   if (u->dtype != TL_BOOL) /* not x == (x == 0) */
     u = tl_build_binary(&ctx->graph, TL_OP_CMPEQ, u, tl_build_const_like(&ctx->graph, u, 0));
-  return tl_api_wrap(ctx, tl_build_unary(&ctx->graph, TL_OP_NOT, u), mark);
+  return tl_api_wrap(ctx, "logical_not", tl_build_unary(&ctx->graph, TL_OP_NOT, u), mark);
 }
 
 static bool broadcast_shapes(tl_ctx *ctx, const char *what, const tl_uop *a, const tl_uop *b,
@@ -80,10 +81,10 @@ static bool prepare_pair(tl_ctx *ctx, const char *what, tl_uop **a, tl_uop **b, 
 typedef enum { ARITH, COMPARE, INT_ONLY, MINMAX } binary_kind;
 
 static tl_tensor *binary(tl_tensor *x, tl_tensor *y, int op, const char *what, binary_kind kind) {
-  if (!x || !y) return NULL;
-  tl_ctx *ctx = x->ctx;
+  if (!x || !y || !(x = tl_api_tensor(x, what)) || !(y = tl_api_tensor(y, what))) return NULL;
+  tl_ctx *ctx = x->slot.ctx;
   size_t mark = tl_graph_mark(&ctx->graph);
-  if (y->ctx != ctx) return tl_api_fail(ctx, mark, TL_ERR_ARG, "%s: tensors from different contexts", what);
+  if (y->slot.ctx != ctx) return tl_api_fail(ctx, mark, TL_ERR_ARG, "%s: tensors from different contexts", what);
   tl_uop *a = x->u, *b = y->u;
   if (kind == ARITH && a->dtype == TL_BOOL && b->dtype == TL_BOOL) { /* arithmetic on bools: i32 */
     a = tl_build_cast(&ctx->graph, a, TL_I32);
@@ -96,7 +97,7 @@ static tl_tensor *binary(tl_tensor *x, tl_tensor *y, int op, const char *what, b
     tl_graph_release_to(&ctx->graph, mark);
     return NULL;
   }
-  return tl_api_wrap(ctx, tl_build_binary(&ctx->graph, op, a, b), mark);
+  return tl_api_wrap(ctx, what, tl_build_binary(&ctx->graph, op, a, b), mark);
 }
 
 tl_tensor *tl_add(tl_tensor *a, tl_tensor *b) { return binary(a, b, TL_OP_ADD, "add", ARITH); }
@@ -114,22 +115,25 @@ tl_tensor *tl_ge(tl_tensor *a, tl_tensor *b) { return binary(a, b, TL_OP_CMPGE, 
 tl_tensor *tl_eq(tl_tensor *a, tl_tensor *b) { return binary(a, b, TL_OP_CMPEQ, "eq", COMPARE); }
 tl_tensor *tl_ne(tl_tensor *a, tl_tensor *b) { return binary(a, b, TL_OP_CMPNE, "ne", COMPARE); }
 
-static tl_tensor *with_scalar(tl_tensor *a, double s, tl_tensor *(*f)(tl_tensor *, tl_tensor *)) {
-  if (!a) return NULL;
-  tl_tensor *c = tl_scalar(a->ctx, (tl_dtype)a->u->dtype, s);
+static tl_tensor *with_scalar(tl_tensor *a, double s, tl_tensor *(*f)(tl_tensor *, tl_tensor *),
+                              const char *what) {
+  if (!(a = tl_api_tensor(a, what))) return NULL;
+  tl_tensor *c = tl_scalar(a->slot.ctx, (tl_dtype)a->u->dtype, s);
   tl_tensor *r = c ? f(a, c) : NULL;
   tl_release(c);
   return r;
 }
-tl_tensor *tl_add_scalar(tl_tensor *a, double s) { return with_scalar(a, s, tl_add); }
-tl_tensor *tl_mul_scalar(tl_tensor *a, double s) { return with_scalar(a, s, tl_mul); }
-tl_tensor *tl_pow_scalar(tl_tensor *a, double s) { return with_scalar(a, s, tl_pow); }
+tl_tensor *tl_add_scalar(tl_tensor *a, double s) { return with_scalar(a, s, tl_add, "add_scalar"); }
+tl_tensor *tl_mul_scalar(tl_tensor *a, double s) { return with_scalar(a, s, tl_mul, "mul_scalar"); }
+tl_tensor *tl_pow_scalar(tl_tensor *a, double s) { return with_scalar(a, s, tl_pow, "pow_scalar"); }
 
 tl_tensor *tl_where(tl_tensor *cond, tl_tensor *x, tl_tensor *y) {
   if (!cond || !x || !y) return NULL;
-  tl_ctx *ctx = cond->ctx;
+  if (!(cond = tl_api_tensor(cond, "where")) || !(x = tl_api_tensor(x, "where")) || !(y = tl_api_tensor(y, "where")))
+    return NULL;
+  tl_ctx *ctx = cond->slot.ctx;
   size_t mark = tl_graph_mark(&ctx->graph);
-  if (x->ctx != ctx || y->ctx != ctx) return tl_api_fail(ctx, mark, TL_ERR_ARG, "where: tensors from different contexts");
+  if (x->slot.ctx != ctx || y->slot.ctx != ctx) return tl_api_fail(ctx, mark, TL_ERR_ARG, "where: tensors from different contexts");
   tl_uop *a = x->u, *b = y->u, *c = cond->u;
   if (c->dtype != TL_BOOL)
     c = tl_build_binary(&ctx->graph, TL_OP_CMPNE, c, tl_build_const_like(&ctx->graph, c, 0));
@@ -142,13 +146,13 @@ tl_tensor *tl_where(tl_tensor *cond, tl_tensor *x, tl_tensor *y) {
   a = tl_api_broadcast_to(ctx, a, nd, shape);
   b = tl_api_broadcast_to(ctx, b, nd, shape);
   c = tl_api_broadcast_to(ctx, c, nd, shape);
-  return tl_api_wrap(ctx, tl_build_where(&ctx->graph, c, a, b), mark);
+  return tl_api_wrap(ctx, "where", tl_build_where(&ctx->graph, c, a, b), mark);
 }
 
 tl_tensor *tl_cast(tl_tensor *a, tl_dtype dtype) {
-  BEGIN(a);
+  BEGIN(a, "cast");
   if (!tl_dtype_valid(dtype)) return tl_api_fail(ctx, mark, TL_ERR_DTYPE, "cast: invalid dtype %d", (int)dtype);
-  return tl_api_wrap(ctx, tl_build_cast(&ctx->graph, a->u, dtype), mark);
+  return tl_api_wrap(ctx, "cast", tl_build_cast(&ctx->graph, a->u, dtype), mark);
 }
 
 /* ---- reductions ------------------------------------------------------------------ */
@@ -214,10 +218,10 @@ static tl_uop *reduce_node(tl_ctx *ctx, tl_uop *u, reduce_kind kind, uint64_t ma
 
 static tl_tensor *reduce(tl_tensor *t, reduce_kind kind, const char *what, int naxes,
                          const int *axes, int keepdim) {
-  BEGIN(t);
+  BEGIN(t, what);
   uint64_t mask;
   if (!axes_mask(ctx, what, t->u->ndim, naxes, axes, &mask)) return NULL;
-  return tl_api_wrap(ctx, finish_reduce(ctx, reduce_node(ctx, t->u, kind, mask), mask, keepdim), mark);
+  return tl_api_wrap(ctx, what, finish_reduce(ctx, reduce_node(ctx, t->u, kind, mask), mask, keepdim), mark);
 }
 
 tl_tensor *tl_sum(tl_tensor *a, int n, const int *ax, int k) { return reduce(a, R_SUM, "sum", n, ax, k); }
@@ -228,13 +232,13 @@ tl_tensor *tl_mean(tl_tensor *a, int n, const int *ax, int k) { return reduce(a,
 
 /* first index of the maximum: n - max((x == max x) * (n, n-1, ..., 1)) along the axis */
 static tl_tensor *arg_extreme(tl_tensor *t, int axis, int keepdim, bool is_min, const char *what) {
-  BEGIN(t);
+  BEGIN(t, what);
   if (!tl_api_axis(ctx, t->u->ndim, &axis, what)) return NULL;
   tl_graph *g = &ctx->graph;
   tl_uop *x = t->u;
   if (is_min) x = x->dtype == TL_BOOL ? tl_build_unary(g, TL_OP_NOT, x) : tl_build_unary(g, TL_OP_NEG, x);
   int64_t n = x->shape[axis];
-  tl_tensor *idx = tl_arange(ctx, TL_I64, (double)n, 0, -1);
+  tl_tensor *idx = tl_api_tensor(tl_arange(ctx, TL_I64, (double)n, 0, -1), what);
   if (!idx) return tl_api_fail(ctx, mark, ctx->err.status, "%s", "argmax: out of memory");
   int64_t s[TL_MAX_DIMS];
   for (int i = 0; i < x->ndim; i++) s[i] = i == axis ? n : 1;
@@ -246,7 +250,7 @@ static tl_tensor *arg_extreme(tl_tensor *t, int axis, int keepdim, bool is_min, 
   tl_uop *hit = tl_build_binary(g, TL_OP_MUL, tl_build_cast(g, eq, TL_I64), iv);
   tl_uop *best = tl_api_reduce(ctx, hit, TL_OP_RMAX, mask);
   tl_uop *r = best ? tl_build_binary(g, TL_OP_SUB, tl_build_const_like(g, best, (double)n), best) : NULL;
-  tl_tensor *out = tl_api_wrap(ctx, finish_reduce(ctx, r, mask, keepdim), mark);
+  tl_tensor *out = tl_api_wrap(ctx, what, finish_reduce(ctx, r, mask, keepdim), mark);
   tl_release(idx); /* after the wrap: iv may be idx's node itself */
   return out;
 }
@@ -256,7 +260,7 @@ tl_tensor *tl_argmin(tl_tensor *a, int axis, int keepdim) { return arg_extreme(a
 
 /* softmax = e / sum(e), e = exp(x - max x); log_softmax = (x - max x) - log(sum(e)) */
 static tl_tensor *softmax_impl(tl_tensor *t, int axis, bool log_form, const char *what) {
-  BEGIN(t);
+  BEGIN(t, what);
   if (!tl_api_axis(ctx, t->u->ndim, &axis, what)) return NULL;
   tl_graph *g = &ctx->graph;
   tl_uop *x = t->u;
@@ -268,7 +272,7 @@ static tl_tensor *softmax_impl(tl_tensor *t, int axis, bool log_form, const char
   tl_uop *s = tl_api_broadcast_to(ctx, tl_api_reduce(ctx, e, TL_OP_RSUM, mask), x->ndim, x->shape);
   tl_uop *r = log_form ? tl_build_binary(g, TL_OP_SUB, shifted, tl_build_unary(g, TL_OP_LOG, s))
                        : tl_build_binary(g, TL_OP_DIV, e, s);
-  return tl_api_wrap(ctx, r, mark);
+  return tl_api_wrap(ctx, what, r, mark);
 }
 
 tl_tensor *tl_softmax(tl_tensor *a, int axis) { return softmax_impl(a, axis, false, "softmax"); }
@@ -276,8 +280,8 @@ tl_tensor *tl_log_softmax(tl_tensor *a, int axis) { return softmax_impl(a, axis,
 
 /* ---- matmul: (..., M, K) x (..., K, N) as a broadcast product summed over K ------------- */
 tl_tensor *tl_matmul(tl_tensor *x, tl_tensor *y) {
-  if (!x || !y) return NULL;
-  tl_ctx *ctx = x->ctx;
+  if (!x || !y || !(x = tl_api_tensor(x, "matmul")) || !(y = tl_api_tensor(y, "matmul"))) return NULL;
+  tl_ctx *ctx = x->slot.ctx;
   size_t mark = tl_graph_mark(&ctx->graph);
   tl_uop *a = x->u, *b = y->u;
   if (a->ndim == 0 || b->ndim == 0)
@@ -342,5 +346,5 @@ tl_tensor *tl_matmul(tl_tensor *x, tl_tensor *y) {
   for (int i = 0; i < nb; i++) out[no++] = batch[i];
   if (!a_vec) out[no++] = M;
   if (!b_vec) out[no++] = N;
-  return tl_api_wrap(ctx, tl_api_view(ctx, r, TL_MOVE_RESHAPE, out, NULL, NULL, NULL, no), mark);
+  return tl_api_wrap(ctx, "matmul", tl_api_view(ctx, r, TL_MOVE_RESHAPE, out, NULL, NULL, NULL, no), mark);
 }

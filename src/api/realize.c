@@ -197,7 +197,7 @@ static tl_status realize_deep_parts(tl_ctx *ctx, tl_uop *u) {
  * holding it sees the result and its sources are freed; a constant stays a constant
  * for its other users and only this handle moves to the new buffer. */
 static tl_status realize_tensor(tl_tensor *t) {
-  tl_ctx *ctx = t->ctx;
+  tl_ctx *ctx = t->slot.ctx;
   tl_uop *u = t->u;
   if (u->op == TL_OP_BUFFER) return TL_OK;
   tl_status deep = realize_deep_parts(ctx, u);
@@ -225,19 +225,20 @@ static tl_status realize_tensor(tl_tensor *t) {
 
 tl_status tl_realize(tl_tensor *t) {
   if (!t) return TL_ERR_ARG;
+  if (!(t = tl_api_tensor(t, "realize"))) return TL_ERR_ARG;
   return realize_tensor(t);
 }
 
 tl_tensor *tl_contiguous(tl_tensor *a) {
-  if (!a) return NULL;
-  tl_ctx *ctx = a->ctx;
+  if (!(a = tl_api_tensor(a, "contiguous"))) return NULL;
+  tl_ctx *ctx = a->slot.ctx;
   size_t mark = tl_graph_mark(&ctx->graph);
-  return tl_api_wrap(ctx, tl_build_unary(&ctx->graph, TL_OP_CONTIGUOUS, a->u), mark);
+  return tl_api_wrap(ctx, "contiguous", tl_build_unary(&ctx->graph, TL_OP_CONTIGUOUS, a->u), mark);
 }
 
 tl_status tl_to_host(tl_tensor *t, void *dst, size_t nbytes) {
-  if (!t) return TL_ERR_ARG;
-  tl_ctx *ctx = t->ctx;
+  if (!t || !(t = tl_api_tensor(t, "to_host"))) return TL_ERR_ARG;
+  tl_ctx *ctx = t->slot.ctx;
   size_t need = (size_t)tl_uop_numel(t->u) * tl_dtype_size((tl_dtype)t->u->dtype);
   if (nbytes != need)
     return tl_error_set(&ctx->err, TL_ERR_ARG, "to_host: destination has %zu bytes, the tensor needs %zu",
@@ -250,9 +251,9 @@ tl_status tl_to_host(tl_tensor *t, void *dst, size_t nbytes) {
 }
 
 tl_status tl_item(tl_tensor *t, double *out) {
-  if (!t) return TL_ERR_ARG;
+  if (!t || !(t = tl_api_tensor(t, "item"))) return TL_ERR_ARG;
   if (tl_uop_numel(t->u) != 1)
-    return tl_error_set(&t->ctx->err, TL_ERR_SHAPE, "item: tensor has %lld elements, not 1",
+    return tl_error_set(&t->slot.ctx->err, TL_ERR_SHAPE, "item: tensor has %lld elements, not 1",
                         (long long)tl_uop_numel(t->u));
   tl_status st = realize_tensor(t);
   if (st) return st;
@@ -261,16 +262,17 @@ tl_status tl_item(tl_tensor *t, double *out) {
 }
 
 char *tl_format(tl_tensor *t) {
-  if (!t || realize_tensor(t)) return NULL;
+  if (!(t = tl_api_tensor(t, "format")) || realize_tensor(t)) return NULL;
   const tl_uop *u = t->u;
   char *s = tl_format_array(((tl_buffer *)u->arg.p)->data, (tl_dtype)u->dtype, u->ndim, u->shape);
-  if (!s) tl_error_set(&t->ctx->err, TL_ERR_NOMEM, "format: out of memory");
+  if (!s) tl_error_set(&t->slot.ctx->err, TL_ERR_NOMEM, "format: out of memory");
   return s;
 }
 
 tl_status tl_print(tl_tensor *t, FILE *out) {
+  if (!(t = tl_api_tensor(t, "print"))) return TL_ERR_ARG;
   char *s = tl_format(t);
-  if (!s) return t ? t->ctx->err.status : TL_ERR_ARG;
+  if (!s) return t->slot.ctx->err.status;
   fprintf(out ? out : stdout, "%s\n", s);
   free(s);
   return TL_OK;
@@ -319,13 +321,13 @@ static void dot_nodes(tl_strbuf *s, const tl_uop *u, tl_ptrmap *seen, const tl_s
 
 static bool too_deep_to_walk(tl_tensor *t, const char *what) {
   if (t->u->depth <= MAX_REALIZE_DEPTH) return false;
-  tl_error_set(&t->ctx->err, TL_ERR_ARG, "%s: the graph is %u nodes deep (at most %d); realize part of it first",
+  tl_error_set(&t->slot.ctx->err, TL_ERR_ARG, "%s: the graph is %u nodes deep (at most %d); realize part of it first",
                what, t->u->depth, MAX_REALIZE_DEPTH);
   return true;
 }
 
 char *tl_graph_dot(tl_tensor *t) {
-  if (!t || too_deep_to_walk(t, "graph_dot")) return NULL;
+  if (!(t = tl_api_tensor(t, "graph_dot")) || too_deep_to_walk(t, "graph_dot")) return NULL;
   tl_strbuf s = {0};
   tl_ptrmap seen = {0};
   tl_strbuf_puts(&s, "digraph tl_graph {\n  rankdir=BT;\n  node [shape=ellipse, fontname=\"monospace\"];\n");
@@ -337,7 +339,7 @@ char *tl_graph_dot(tl_tensor *t) {
 
 /* runs f on the rewritten, scheduled graph of t */
 static bool with_schedule(tl_tensor *t, void (*f)(tl_uop *root, tl_schedule *s, void *user), void *user) {
-  tl_ctx *ctx = t->ctx;
+  tl_ctx *ctx = t->slot.ctx;
   if (too_deep_to_walk(t, "schedule")) return false;
   size_t mark = tl_graph_mark(&ctx->graph);
   tl_uop *r = tl_rewrite_graph(&ctx->graph, t->u, graph_rules, 4);
@@ -363,7 +365,7 @@ static void schedule_dot(tl_uop *root, tl_schedule *s, void *user) {
 }
 
 char *tl_schedule_dot(tl_tensor *t) {
-  if (!t) return NULL;
+  if (!(t = tl_api_tensor(t, "schedule_dot"))) return NULL;
   tl_strbuf s = {0};
   if (!with_schedule(t, schedule_dot, &s)) {
     tl_strbuf_free(&s);
@@ -378,7 +380,7 @@ static void count_kernels(tl_uop *root, tl_schedule *s, void *user) {
 }
 
 int tl_schedule_count(tl_tensor *t) {
-  if (!t) return -1;
+  if (!(t = tl_api_tensor(t, "schedule_count"))) return -1;
   int n = 0;
   return with_schedule(t, count_kernels, &n) ? n : -1;
 }
