@@ -15,6 +15,15 @@ void tl_test_fail(const char *file, int line, const char *fmt, ...)
 /* the directory holding the test binary's helpers (build/tests) */
 const char *tl_test_bindir(void);
 
+typedef struct tl_ctx tl_ctx;
+/* Ends the root scope and checks that nothing is left: no leaked object
+ * (tl_mem_report), no live tensor, graph node or buffer. Returns 0, or 1 with the
+ * reason in why. Leaves the context open. */
+int tl_test_leak_check(tl_ctx *ctx, char *why, size_t whylen);
+/* tl_shutdown after tl_test_leak_check, recording a failure if anything leaked */
+#define TEST_SHUTDOWN(ctx) tl_test_shutdown((ctx), __FILE__, __LINE__)
+void tl_test_shutdown(tl_ctx *ctx, const char *file, int line);
+
 #define TEST(name)                                                          \
   static void name(void);                                                   \
   __attribute__((constructor)) static void tl_test_reg_##name(void) {       \

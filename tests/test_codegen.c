@@ -34,7 +34,7 @@ TEST(codegen_transpose_is_a_strided_load) {
   CHECK_CONTAINS(src, "tl_i64 v2 = r0 + v1;");
   CHECK_CONTAINS(src, "float v3 = b1[v2];");
   free(src);
-  tl_shutdown(ctx);
+  TEST_SHUTDOWN(ctx);
 }
 
 TEST(codegen_pad_guards_the_load_with_its_mask) {
@@ -46,7 +46,7 @@ TEST(codegen_pad_guards_the_load_with_its_mask) {
   CHECK_CONTAINS(src, "tl_where_f32(v7, b1[v7 ? v3 : 0], (float)0)");
   CHECK(!strstr(src, "r0 < 3LL")); /* the bound r0 < 3 is proven by the loop: no check */
   free(src);
-  tl_shutdown(ctx);
+  TEST_SHUTDOWN(ctx);
 }
 
 TEST(codegen_flip_is_a_negative_stride) {
@@ -55,7 +55,7 @@ TEST(codegen_flip_is_a_negative_stride) {
   CHECK_CONTAINS(src, "tl_i64 v2 = v1 + 2LL;");
   CHECK_CONTAINS(src, "tl_i64 v3 = r1 * -1LL;");
   free(src);
-  tl_shutdown(ctx);
+  TEST_SHUTDOWN(ctx);
 }
 
 TEST(codegen_two_views_unflatten_with_div_and_mod) {
@@ -66,6 +66,6 @@ TEST(codegen_two_views_unflatten_with_div_and_mod) {
   CHECK_CONTAINS(src, "tl_i64 v3 = v2 * 3LL;");
   CHECK_CONTAINS(src, "b0[r0] = v5;");
   free(src);
-  tl_shutdown(ctx);
+  TEST_SHUTDOWN(ctx);
 }
 

@@ -238,7 +238,14 @@ static int eval_graph(uint64_t seed, const char *backend, double **out, int64_t 
     }
 
   }
+  tl_stats st = tl_get_stats(g.ctx);
+  if (!bad && st.plan_arena_bytes > st.plan_naive_bytes) { /* the validator ran on every realize */
+    snprintf(why, whylen, "plan on %s: arena %llu bytes above the naive %llu", backend,
+             (unsigned long long)st.plan_arena_bytes, (unsigned long long)st.plan_naive_bytes);
+    bad = 1;
+  }
   for (int i = 0; i < g.n; i++) tl_release(g.pool[i]);
+  if (!bad) bad = tl_test_leak_check(g.ctx, why, whylen);
   tl_shutdown(g.ctx);
   return bad;
 }

@@ -58,7 +58,7 @@ TEST(fusion_elementwise_chain_is_one_kernel) {
   CHECK_INT(tl_get_stats(ctx).kernels_run - before.kernels_run, 1);
   tl_tensor *all[] = {a, b, c, ab, abc, r, y};
   for (int i = 0; i < 7; i++) tl_release(all[i]);
-  tl_shutdown(ctx);
+  TEST_SHUTDOWN(ctx);
 }
 
 TEST(fusion_row_softmax_is_one_kernel) {
@@ -78,7 +78,7 @@ TEST(fusion_row_softmax_is_one_kernel) {
   tl_release(sm);
   tl_release(lsm);
   tl_release(x);
-  tl_shutdown(ctx);
+  TEST_SHUTDOWN(ctx);
 }
 
 TEST(fusion_column_softmax_realizes_reduces) {
@@ -94,7 +94,7 @@ TEST(fusion_column_softmax_realizes_reduces) {
   tl_release(cols);
   tl_release(sm);
   tl_release(x);
-  tl_shutdown(ctx);
+  TEST_SHUTDOWN(ctx);
 }
 
 TEST(realize_drops_the_graph_behind_a_node) {
@@ -110,7 +110,7 @@ TEST(realize_drops_the_graph_behind_a_node) {
   tl_release(s);
   CHECK_INT(tl_get_stats(ctx).live_nodes, 0);
   CHECK_INT(tl_get_stats(ctx).live_buffers, 0);
-  tl_shutdown(ctx);
+  TEST_SHUTDOWN(ctx);
 }
 
 /* ---- values --------------------------------------------------------------------- */
@@ -134,7 +134,7 @@ TEST(elementwise_values_and_broadcasting) {
   VALUES(sg, 1e-12, 0.5);
   tl_tensor *ge = tl_gelu(tl_from_data(ctx, TL_F64, 1, (int64_t[]){2}, (double[]){1.0, -1.0}));
   VALUES(ge, 1e-6, 0.8411919906, -0.1588080094);
-  tl_shutdown(ctx); /* also frees every tensor still alive */
+  TEST_SHUTDOWN(ctx); /* also frees every tensor still alive */
 }
 
 TEST(integer_ops_truncate_and_divide_by_zero_gives_zero) {
@@ -144,7 +144,7 @@ TEST(integer_ops_truncate_and_divide_by_zero_gives_zero) {
   VALUES(tl_div(a, b), 0, 3, -3, 0, -3);
   VALUES(tl_mod(a, b), 0, 1, -1, 0, 0);
   VALUES(tl_pow(a, tl_scalar(ctx, TL_I32, 2)), 0, 49, 49, 25, 81);
-  tl_shutdown(ctx);
+  TEST_SHUTDOWN(ctx);
 }
 
 TEST(reductions_over_axes_with_keepdim) {
@@ -165,7 +165,7 @@ TEST(reductions_over_axes_with_keepdim) {
   VALUES(count, 0, 3);
   tl_tensor *ties = tl_from_data(ctx, TL_F32, 1, (int64_t[]){4}, (float[]){2, 7, 7, 1});
   VALUES(tl_argmax(ties, 0, 0), 0, 1); /* the first maximum */
-  tl_shutdown(ctx);
+  TEST_SHUTDOWN(ctx);
 }
 
 TEST(max_reduction_propagates_nan_on_both_backends) {
@@ -182,7 +182,7 @@ TEST(max_reduction_propagates_nan_on_both_backends) {
     CHECK(isnan(got[0]));
     CHECK_NEAR(got[1], 5, 0);
   }
-  tl_shutdown(ctx);
+  TEST_SHUTDOWN(ctx);
 }
 
 TEST(movement_ops_values) {
@@ -203,7 +203,7 @@ TEST(movement_ops_values) {
   VALUES(tl_stack(2, two, 0), 0, 0, 1, 2, 3, 4, 5, 0, 10, 20, 30, 40, 50);
   /* a reshape of a transposed view needs a second view; reading it back is exact */
   VALUES(tl_reshape(tl_transpose(a, 0, 1), 1, (int64_t[]){6}), 0, 0, 3, 1, 4, 2, 5);
-  tl_shutdown(ctx);
+  TEST_SHUTDOWN(ctx);
 }
 
 TEST(matmul_batched_and_vectors) {
@@ -216,7 +216,7 @@ TEST(matmul_batched_and_vectors) {
   tl_tensor *batch = tl_stack(2, (tl_tensor *[]){a, tl_neg(a)}, 0); /* (2, 2, 3) */
   VALUES(tl_matmul(batch, b), 1e-5, 58, 64, 139, 154, -58, -64, -139, -154);
   VALUES(tl_matmul(tl_eye(ctx, TL_F32, 2), a), 0, 1, 2, 3, 4, 5, 6);
-  tl_shutdown(ctx);
+  TEST_SHUTDOWN(ctx);
 }
 
 TEST(random_numbers_are_reproducible_and_sane) {
@@ -242,7 +242,7 @@ TEST(random_numbers_are_reproducible_and_sane) {
   tl_set_backend(ctx, "interp");
   tl_to_host(tl_rand(ctx, TL_F32, 1, (int64_t[]){5}), again, sizeof again);
   for (int i = 0; i < 5; i++) CHECK(first[i] == again[i]);
-  tl_shutdown(ctx);
+  TEST_SHUTDOWN(ctx);
 }
 
 TEST(zeros_allocate_nothing_until_realized) {
@@ -253,7 +253,7 @@ TEST(zeros_allocate_nothing_until_realized) {
   double s;
   CHECK_INT(tl_item(tl_sum(o, 0, NULL, 0), &s), TL_OK);
   CHECK_NEAR(s, 1e6, 0);
-  tl_shutdown(ctx);
+  TEST_SHUTDOWN(ctx);
 }
 
 TEST(printing_and_dot) {
@@ -270,7 +270,7 @@ TEST(printing_and_dot) {
   CHECK_CONTAINS(k, "kernel 0 output");
   tl_free(g);
   tl_free(k);
-  tl_shutdown(ctx);
+  TEST_SHUTDOWN(ctx);
 }
 
 /* ---- the cache, across processes ----------------------------------------------------- */
@@ -290,7 +290,7 @@ static void realize_in_child(const char *dir, uint64_t *compiled, uint64_t *disk
     uint64_t out[2] = {st.kernels_compiled, st.disk_cache_hits};
     ssize_t w = write(fd[1], out, sizeof out);
     (void)w;
-    tl_shutdown(ctx);
+    TEST_SHUTDOWN(ctx);
     _exit(0);
   }
   close(fd[1]);
@@ -362,7 +362,7 @@ TEST(errors_shape_dtype_axis_range) {
   float small[2];
   CHECK_INT(tl_to_host(a, small, sizeof small), TL_ERR_ARG);
   CHECK_STR(tl_last_error(ctx), "to_host: destination has 8 bytes, the tensor needs 24");
-  tl_shutdown(ctx);
+  TEST_SHUTDOWN(ctx);
 }
 
 TEST(errors_propagate_through_a_chain) {
@@ -373,7 +373,7 @@ TEST(errors_propagate_through_a_chain) {
   CHECK(r == NULL);
   CHECK_INT(tl_realize(r), TL_ERR_ARG);
   CHECK_STR(tl_last_error(ctx), "sum: axis 4 is out of range for a tensor of rank 1"); /* the first error */
-  tl_shutdown(ctx);
+  TEST_SHUTDOWN(ctx);
 }
 
 TEST(errors_compiler_missing_failing_and_cache_unwritable) {
@@ -402,7 +402,7 @@ TEST(errors_compiler_missing_failing_and_cache_unwritable) {
   char cmd[96];
   snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
   CHECK_INT(system(cmd), 0);
-  tl_shutdown(ctx);
+  TEST_SHUTDOWN(ctx);
 }
 
 TEST(tcc_backend_compiles_the_same_kernels) {
@@ -425,7 +425,7 @@ TEST(tcc_backend_compiles_the_same_kernels) {
     CHECK(e < 1e-6);
     CHECK(e2 < 1e-3);
   }
-  tl_shutdown(ctx);
+  TEST_SHUTDOWN(ctx);
 }
 
 TEST(deep_chains_realize_in_slices_without_exhausting_the_stack) {
@@ -446,7 +446,7 @@ TEST(deep_chains_realize_in_slices_without_exhausting_the_stack) {
     CHECK_NEAR(v, 4 * 100001.0, 0);
     tl_release(x);
   }
-  tl_shutdown(ctx);
+  TEST_SHUTDOWN(ctx);
 }
 
 TEST(big_reductions_to_one_value_split_across_threads) {
@@ -470,7 +470,7 @@ TEST(big_reductions_to_one_value_split_across_threads) {
   CHECK_INT(tl_schedule_count(c), 1);
   CHECK_INT(tl_item(tl_slice(tl_reshape(c, 1, &n), 0, 1, 2, 1), &v), TL_OK);
   CHECK_NEAR(v, 1024, 0); /* element (0, 1) of the transpose is x[1, 0] */
-  tl_shutdown(ctx);
+  TEST_SHUTDOWN(ctx);
 }
 
 TEST(realize_loop_does_no_buffer_mallocs_after_warmup) {
@@ -491,5 +491,5 @@ TEST(realize_loop_does_no_buffer_mallocs_after_warmup) {
   CHECK_INT(st.plan_naive_bytes, 2 * 96 * 4);
   CHECK_INT(st.plan_arena_bytes, 2 * 96 * 4);
   tl_mem_trim(ctx);
-  tl_shutdown(ctx);
+  TEST_SHUTDOWN(ctx);
 }

@@ -2,6 +2,7 @@
  * passes when it records no failure. Arguments filter by name: WORD keeps the tests
  * containing it (any of them), -WORD drops those containing it. */
 #include "test.h"
+#include "tl.h"
 
 #include <libgen.h>
 #include <stdbool.h>
@@ -35,6 +36,39 @@ void tl_test_fail(const char *file, int line, const char *fmt, ...) {
 }
 
 const char *tl_test_bindir(void) { return bindir; }
+
+static int contexts_checked;
+
+int tl_test_leak_check(tl_ctx *ctx, char *why, size_t whylen) {
+  size_t leaks = tl_mem_report(ctx, NULL);
+  if (leaks) {
+    snprintf(why, whylen, "%zu leaked object(s)", leaks);
+    tl_mem_report(ctx, stdout);
+    return 1;
+  }
+  tl_scope *root = tl_scope_root(ctx);
+  if (root && tl_scope_end(root) != TL_OK) {
+    snprintf(why, whylen, "ending the root scope failed: %s", tl_last_error(ctx));
+    return 1;
+  }
+  tl_stats s = tl_get_stats(ctx);
+  if (s.live_tensors || s.live_nodes || s.live_buffers || s.live_bytes || s.retains != s.releases) {
+    snprintf(why, whylen,
+             "after the root scope: %llu tensors, %llu nodes, %llu buffers, %llu bytes live; %llu retains, %llu releases",
+             (unsigned long long)s.live_tensors, (unsigned long long)s.live_nodes,
+             (unsigned long long)s.live_buffers, (unsigned long long)s.live_bytes,
+             (unsigned long long)s.retains, (unsigned long long)s.releases);
+    return 1;
+  }
+  contexts_checked++;
+  return 0;
+}
+
+void tl_test_shutdown(tl_ctx *ctx, const char *file, int line) {
+  char why[256];
+  if (tl_test_leak_check(ctx, why, sizeof why)) tl_test_fail(file, line, "leak check: %s", why);
+  tl_shutdown(ctx);
+}
 
 static bool selected(const char *name, int argc, char **argv) {
   bool any_include = false, included = false;
@@ -78,6 +112,7 @@ int main(int argc, char **argv) {
     }
     fflush(stdout);
   }
+  printf("leak check: %d contexts ended with nothing live\n", contexts_checked);
   printf("%d passed, %d failed\n", passed, failed);
   return failed ? 1 : 0;
 }
