@@ -235,6 +235,64 @@ tl_tensor *tl_contiguous(tl_tensor *a);
  * batch axes broadcast. */
 tl_tensor *tl_matmul(tl_tensor *a, tl_tensor *b);
 
+/* ---- autograd ----------------------------------------------------------------
+ * A tensor requiring grad records, in every operation it takes part in, what
+ * backward needs. tl_backward builds the gradient graphs (lazy and fused like any
+ * other graph) and adds them to the .grad of every leaf requiring grad; gradients
+ * accumulate across calls until tl_zero_grad. Only leaves (tensors made by creation
+ * functions, tl_detach or tl_assign, then tl_set_requires_grad) keep a gradient.
+ * Realizing a tensor never loses its history. Ties of max/min (reductions and
+ * maximum/minimum) share the gradient equally among the tied elements.
+ * Not differentiable (their outputs never require grad): comparisons, logical_not,
+ * mod, argmax/argmin, integer and bool results. */
+tl_status tl_set_requires_grad(tl_tensor *t, int on); /* leaves only, float dtypes only */
+int tl_requires_grad(const tl_tensor *t);
+tl_tensor *tl_detach(tl_tensor *t); /* the same values, no history, not requiring grad */
+/* seed: d(out)/d(loss) with loss's shape; NULL for a loss of one element (seed 1). */
+tl_status tl_backward(tl_tensor *loss, tl_tensor *seed);
+/* A new handle to t's accumulated gradient (zeros before any backward). An error for a
+ * tensor that does not require grad or is not a leaf. */
+tl_tensor *tl_grad(tl_tensor *t);
+tl_status tl_zero_grad(tl_tensor *t);
+/* Off: operations record nothing (optimizer steps, evaluation). On by default. */
+void tl_set_grad_enabled(tl_ctx *ctx, int on);
+int tl_grad_enabled(const tl_ctx *ctx);
+/* dst takes the value of src (same shape; cast to dst's dtype), keeping its identity:
+ * requires-grad flag and gradient. dst must be a leaf; src's history is not kept. */
+tl_status tl_assign(tl_tensor *dst, tl_tensor *src);
+
+/* ---- training building blocks (built from the operations above) ----------------- */
+/* Losses, averaged over every element (mse, bce) or over the batch (cross-entropy). */
+tl_tensor *tl_mse_loss(tl_tensor *pred, tl_tensor *target);
+/* logits [N, C] (float), targets [N] (integer class indices in [0, C)) */
+tl_tensor *tl_cross_entropy(tl_tensor *logits, tl_tensor *targets);
+/* prob and target of one shape, prob in (0, 1): clamped to [1e-7, 1 - 1e-7] */
+tl_tensor *tl_binary_cross_entropy(tl_tensor *prob, tl_tensor *target);
+/* normalizes over the last axis; gamma and beta ([D]) may be NULL */
+tl_tensor *tl_layer_norm(tl_tensor *x, tl_tensor *gamma, tl_tensor *beta, double eps);
+/* weight [V, D], indices integer of any shape -> [..., D]; out-of-range indices are an error */
+tl_tensor *tl_embedding(tl_tensor *weight, tl_tensor *indices);
+/* training: zeroes each element with probability p (from the context's seed and call
+ * counter, like tl_rand) and scales the rest by 1/(1-p); not training: x itself */
+tl_tensor *tl_dropout(tl_tensor *x, double p, int training);
+/* N(0, 2/fan_in) and U(-a, a) with a = sqrt(6/(fan_in+fan_out)), as leaves requiring grad */
+tl_tensor *tl_kaiming_normal(tl_ctx *ctx, tl_dtype dtype, int ndim, const int64_t *shape, int64_t fan_in);
+tl_tensor *tl_xavier_uniform(tl_ctx *ctx, tl_dtype dtype, int ndim, const int64_t *shape, int64_t fan_in,
+                             int64_t fan_out);
+
+/* Optimizers update their parameters in place (tl_assign) from their gradients. They
+ * hold a reference to each parameter; their state lives until tl_optimizer_free. */
+typedef struct tl_optimizer tl_optimizer;
+tl_optimizer *tl_sgd(int n, tl_tensor *const *params, double lr, double momentum, double weight_decay);
+/* Adam with L2 weight decay added to the gradient; AdamW with decoupled decay */
+tl_optimizer *tl_adam(int n, tl_tensor *const *params, double lr, double beta1, double beta2, double eps,
+                      double weight_decay);
+tl_optimizer *tl_adamw(int n, tl_tensor *const *params, double lr, double beta1, double beta2, double eps,
+                       double weight_decay);
+tl_status tl_optimizer_step(tl_optimizer *opt);
+tl_status tl_optimizer_zero_grad(tl_optimizer *opt);
+void tl_optimizer_free(tl_optimizer *opt);
+
 /* ---- evaluation and host access ---------------------------------------------- */
 tl_status tl_realize(tl_tensor *t);
 /* Copies the values, row-major, into dst (nbytes must equal numel * dtype size). */

@@ -27,9 +27,12 @@ typedef struct {
   tl_slot *free_head, *free_tail; /* first in, first out: a freed slot waits its turn */
 } tl_slot_pool;
 
+struct tl_ag_node;
+
 struct tl_tensor {
   tl_slot slot;
   tl_uop *u;
+  struct tl_ag_node *ag; /* autograd: its record (NULL: does not require grad) */
   int32_t refs;          /* the owner's reference plus one per tl_retain */
   bool kept;             /* goes to the parent scope when its scope ends */
   tl_scope *owner;       /* the scope that will release it; NULL once escaped */
@@ -67,6 +70,7 @@ struct tl_ctx {
   tl_scope *scopes;         /* every live scope */
   tl_tensor *escaped;       /* tensors no scope owns: the caller releases them */
   uint64_t tensor_serial, scope_serial;
+  bool grad_disabled; /* tl_set_grad_enabled(ctx, 0): operations record nothing */
   bool debug;
 };
 

@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "api/context.h"
+#include "autograd/autograd.h"
 #include "core/shapetracker.h"
 #include "graph/rewrite.h"
 
@@ -85,7 +86,8 @@ tl_tensor *tl_reshape(tl_tensor *t, int ndim, const int64_t *shape) {
     return tl_api_fail(ctx, mark, TL_ERR_SHAPE,
                        "reshape: cannot reshape %lld elements into a shape of %lld elements",
                        (long long)n, (long long)tl_shape_numel(ndim, s));
-  return tl_api_wrap(ctx, "reshape", tl_api_view(ctx, t->u, TL_MOVE_RESHAPE, s, NULL, NULL, NULL, ndim), mark);
+  tl_tensor *out = tl_api_wrap(ctx, "reshape", tl_api_view(ctx, t->u, TL_MOVE_RESHAPE, s, NULL, NULL, NULL, ndim), mark);
+  return tl_ag_record(out, TL_AG_RESHAPE, 1, &t, NULL, 0, 0);
 }
 
 tl_tensor *tl_permute(tl_tensor *t, const int *perm) {
@@ -100,7 +102,10 @@ tl_tensor *tl_permute(tl_tensor *t, const int *perm) {
       return tl_api_fail(ctx, mark, TL_ERR_AXIS, "permute: axis %d appears twice", p[i]);
     seen[p[i]] = true;
   }
-  return tl_api_wrap(ctx, "permute", tl_api_view(ctx, t->u, TL_MOVE_PERMUTE, NULL, NULL, p, NULL, nd), mark);
+  int64_t rec[TL_MAX_DIMS];
+  for (int i = 0; i < nd; i++) rec[i] = p[i];
+  tl_tensor *out = tl_api_wrap(ctx, "permute", tl_api_view(ctx, t->u, TL_MOVE_PERMUTE, NULL, NULL, p, NULL, nd), mark);
+  return tl_ag_record(out, TL_AG_PERMUTE, 1, &t, rec, nd, 0);
 }
 
 tl_tensor *tl_transpose(tl_tensor *t, int a, int b) {
@@ -130,7 +135,8 @@ tl_tensor *tl_expand(tl_tensor *t, int ndim, const int64_t *shape) {
                          (long long)have, (long long)shape[i]);
     if (s[i] < 0) return tl_api_fail(ctx, mark, TL_ERR_SHAPE, "expand: bad size %lld", (long long)s[i]);
   }
-  return tl_api_wrap(ctx, "expand", tl_api_broadcast_to(ctx, t->u, ndim, s), mark);
+  tl_tensor *out = tl_api_wrap(ctx, "expand", tl_api_broadcast_to(ctx, t->u, ndim, s), mark);
+  return tl_ag_record(out, TL_AG_EXPAND, 1, &t, NULL, 0, 0);
 }
 
 tl_tensor *tl_shrink(tl_tensor *t, const int64_t *begin, const int64_t *end) {
@@ -142,7 +148,11 @@ tl_tensor *tl_shrink(tl_tensor *t, const int64_t *begin, const int64_t *end) {
       return tl_api_fail(ctx, mark, TL_ERR_RANGE,
                          "shrink: range [%lld, %lld) is out of bounds for axis %d of size %lld",
                          (long long)begin[i], (long long)end[i], i, (long long)t->u->shape[i]);
-  return tl_api_wrap(ctx, "shrink", tl_api_view(ctx, t->u, TL_MOVE_SHRINK, begin, end, NULL, NULL, nd), mark);
+  int64_t rec[2 * TL_MAX_DIMS];
+  memcpy(rec, begin, sizeof(int64_t) * (size_t)nd);
+  memcpy(rec + nd, end, sizeof(int64_t) * (size_t)nd);
+  tl_tensor *out = tl_api_wrap(ctx, "shrink", tl_api_view(ctx, t->u, TL_MOVE_SHRINK, begin, end, NULL, NULL, nd), mark);
+  return tl_ag_record(out, TL_AG_SHRINK, 1, &t, rec, 2 * nd, 0);
 }
 
 tl_tensor *tl_slice(tl_tensor *t, int axis, int64_t start, int64_t stop, int64_t step) {
@@ -189,7 +199,8 @@ tl_tensor *tl_slice(tl_tensor *t, int axis, int64_t start, int64_t stop, int64_t
   } else if (step > 1) {
     u = tl_api_view(ctx, u, TL_MOVE_SHRINK, b, b, NULL, NULL, nd);
   }
-  return tl_api_wrap(ctx, "slice", u, mark);
+  tl_tensor *out = tl_api_wrap(ctx, "slice", u, mark);
+  return tl_ag_record(out, TL_AG_SLICE, 1, &t, (int64_t[]){axis, start, stop, step}, 4, 0);
 }
 
 tl_tensor *tl_pad(tl_tensor *t, const int64_t *before, const int64_t *after, double value) {
@@ -207,7 +218,10 @@ tl_tensor *tl_pad(tl_tensor *t, const int64_t *before, const int64_t *after, dou
     tl_uop *fill = mask ? tl_api_broadcast_to(ctx, tl_build_const(g, (tl_dtype)u->dtype, value), nd, u->shape) : NULL;
     u = fill ? tl_build_where(g, mask, u, fill) : NULL;
   }
-  return tl_api_wrap(ctx, "pad", u, mark);
+  int64_t rec[2 * TL_MAX_DIMS];
+  for (int i = 0; i < nd; i++) rec[i] = before[i], rec[nd + i] = after[i];
+  tl_tensor *out = tl_api_wrap(ctx, "pad", u, mark);
+  return tl_ag_record(out, TL_AG_PAD, 1, &t, rec, 2 * nd, 0);
 }
 
 tl_tensor *tl_flip(tl_tensor *t, int naxes, const int *axes) {
@@ -218,7 +232,10 @@ tl_tensor *tl_flip(tl_tensor *t, int naxes, const int *axes) {
     if (!tl_api_axis(ctx, t->u->ndim, &a, "flip")) return NULL;
     f[a] = true;
   }
-  return tl_api_wrap(ctx, "flip", tl_api_view(ctx, t->u, TL_MOVE_FLIP, NULL, NULL, NULL, f, t->u->ndim), mark);
+  int64_t rec[TL_MAX_DIMS];
+  for (int i = 0; i < t->u->ndim; i++) rec[i] = f[i];
+  tl_tensor *out = tl_api_wrap(ctx, "flip", tl_api_view(ctx, t->u, TL_MOVE_FLIP, NULL, NULL, NULL, f, t->u->ndim), mark);
+  return tl_ag_record(out, TL_AG_FLIP, 1, &t, rec, t->u->ndim, 0);
 }
 
 tl_tensor *tl_squeeze(tl_tensor *t, int axis) {
@@ -290,7 +307,7 @@ tl_tensor *tl_cat(int n, tl_tensor *const *ts, int axis) {
     u = tl_api_view(ctx, u, TL_MOVE_PAD, b, a, NULL, NULL, nd);
     acc = acc ? tl_build_binary(&ctx->graph, dt == TL_BOOL ? TL_OP_OR : TL_OP_ADD, acc, u) : u;
   }
-  return tl_api_wrap(ctx, "cat", acc, mark);
+  return tl_ag_record(tl_api_wrap(ctx, "cat", acc, mark), TL_AG_CAT, n, ts, (int64_t[]){axis}, 1, 0);
 }
 
 tl_tensor *tl_stack(int n, tl_tensor *const *ts, int axis) {

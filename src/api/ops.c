@@ -1,9 +1,12 @@
 /* ops.c — elementwise ops with broadcasting and promotion, reductions, softmax,
  * argmax and matmul, all built from the primitive and fused ops of the IR. */
 #include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "api/context.h"
+#include "autograd/autograd.h"
 #include "core/shapetracker.h"
 #include "graph/rewrite.h"
 
@@ -20,7 +23,12 @@ static tl_tensor *unary(tl_tensor *t, int op, const char *what, bool float_only)
   if (float_only && !tl_dtype_is_float(u->dtype)) u = tl_build_cast(&ctx->graph, u, TL_F32);
   else if (u->dtype == TL_BOOL && op != TL_OP_NOT)
     return tl_api_fail(ctx, mark, TL_ERR_DTYPE, "%s: not defined for bool tensors", what);
-  return tl_api_wrap(ctx, what, tl_build_unary(&ctx->graph, op, u), mark);
+  unsigned save = op == TL_OP_NEG ? 0
+                  : op == TL_OP_LOG || op == TL_OP_SIN || op == TL_OP_COS || op == TL_OP_ABS || op == TL_OP_GELU
+                      ? TL_AG_SAVE_IN0
+                      : TL_AG_SAVE_OUT;
+  tl_tensor *out = tl_api_wrap(ctx, what, tl_build_unary(&ctx->graph, op, u), mark);
+  return tl_ag_record(out, TL_AG_UNARY, 1, &t, (int64_t[]){op}, 1, save);
 }
 
 tl_tensor *tl_neg(tl_tensor *a) { return unary(a, TL_OP_NEG, "neg", false); }
@@ -97,7 +105,13 @@ static tl_tensor *binary(tl_tensor *x, tl_tensor *y, int op, const char *what, b
     tl_graph_release_to(&ctx->graph, mark);
     return NULL;
   }
-  return tl_api_wrap(ctx, what, tl_build_binary(&ctx->graph, op, a, b), mark);
+  tl_tensor *out = tl_api_wrap(ctx, what, tl_build_binary(&ctx->graph, op, a, b), mark);
+  if (kind != ARITH && kind != MINMAX) return out;
+  unsigned save = op == TL_OP_ADD || op == TL_OP_SUB ? 0
+                  : op == TL_OP_DIV                  ? TL_AG_SAVE_IN1 | TL_AG_SAVE_OUT
+                  : op == TL_OP_POW                  ? TL_AG_SAVE_IN0 | TL_AG_SAVE_IN1 | TL_AG_SAVE_OUT
+                                                     : TL_AG_SAVE_IN0 | TL_AG_SAVE_IN1;
+  return tl_ag_record(out, TL_AG_BINARY, 2, (tl_tensor *[]){x, y}, (int64_t[]){op}, 1, save);
 }
 
 tl_tensor *tl_add(tl_tensor *a, tl_tensor *b) { return binary(a, b, TL_OP_ADD, "add", ARITH); }
@@ -146,13 +160,15 @@ tl_tensor *tl_where(tl_tensor *cond, tl_tensor *x, tl_tensor *y) {
   a = tl_api_broadcast_to(ctx, a, nd, shape);
   b = tl_api_broadcast_to(ctx, b, nd, shape);
   c = tl_api_broadcast_to(ctx, c, nd, shape);
-  return tl_api_wrap(ctx, "where", tl_build_where(&ctx->graph, c, a, b), mark);
+  tl_tensor *out = tl_api_wrap(ctx, "where", tl_build_where(&ctx->graph, c, a, b), mark);
+  return tl_ag_record(out, TL_AG_WHERE, 3, (tl_tensor *[]){cond, x, y}, NULL, 0, TL_AG_SAVE_IN0);
 }
 
 tl_tensor *tl_cast(tl_tensor *a, tl_dtype dtype) {
   BEGIN(a, "cast");
   if (!tl_dtype_valid(dtype)) return tl_api_fail(ctx, mark, TL_ERR_DTYPE, "cast: invalid dtype %d", (int)dtype);
-  return tl_api_wrap(ctx, "cast", tl_build_cast(&ctx->graph, a->u, dtype), mark);
+  return tl_ag_record(tl_api_wrap(ctx, "cast", tl_build_cast(&ctx->graph, a->u, dtype), mark), TL_AG_CAST, 1, &a,
+                      NULL, 0, 0);
 }
 
 /* ---- reductions ------------------------------------------------------------------ */
@@ -221,7 +237,11 @@ static tl_tensor *reduce(tl_tensor *t, reduce_kind kind, const char *what, int n
   BEGIN(t, what);
   uint64_t mask;
   if (!axes_mask(ctx, what, t->u->ndim, naxes, axes, &mask)) return NULL;
-  return tl_api_wrap(ctx, what, finish_reduce(ctx, reduce_node(ctx, t->u, kind, mask), mask, keepdim), mark);
+  tl_tensor *out = tl_api_wrap(ctx, what, finish_reduce(ctx, reduce_node(ctx, t->u, kind, mask), mask, keepdim), mark);
+  static const int ag_kind[] = {[R_SUM] = TL_AG_SUM, [R_PROD] = TL_AG_PROD, [R_MAX] = TL_AG_MAX,
+                                [R_MIN] = TL_AG_MIN, [R_MEAN] = TL_AG_MEAN};
+  unsigned save = kind == R_SUM || kind == R_MEAN ? 0 : TL_AG_SAVE_IN0 | TL_AG_SAVE_OUT;
+  return tl_ag_record(out, TL_AG_REDUCE, 1, &t, (int64_t[]){ag_kind[kind], (int64_t)mask, keepdim}, 3, save);
 }
 
 tl_tensor *tl_sum(tl_tensor *a, int n, const int *ax, int k) { return reduce(a, R_SUM, "sum", n, ax, k); }
@@ -272,20 +292,28 @@ static tl_tensor *softmax_impl(tl_tensor *t, int axis, bool log_form, const char
   tl_uop *s = tl_api_broadcast_to(ctx, tl_api_reduce(ctx, e, TL_OP_RSUM, mask), x->ndim, x->shape);
   tl_uop *r = log_form ? tl_build_binary(g, TL_OP_SUB, shifted, tl_build_unary(g, TL_OP_LOG, s))
                        : tl_build_binary(g, TL_OP_DIV, e, s);
-  return tl_api_wrap(ctx, what, r, mark);
+  return tl_ag_record(tl_api_wrap(ctx, what, r, mark), TL_AG_SOFTMAX, 1, &t, (int64_t[]){axis, log_form}, 2,
+                      TL_AG_SAVE_OUT);
 }
 
 tl_tensor *tl_softmax(tl_tensor *a, int axis) { return softmax_impl(a, axis, false, "softmax"); }
 tl_tensor *tl_log_softmax(tl_tensor *a, int axis) { return softmax_impl(a, axis, true, "log_softmax"); }
 
 /* ---- matmul: (..., M, K) x (..., K, N) as a broadcast product summed over K ------------- */
-tl_tensor *tl_matmul(tl_tensor *x, tl_tensor *y) {
-  if (!x || !y || !(x = tl_api_tensor(x, "matmul")) || !(y = tl_api_tensor(y, "matmul"))) return NULL;
-  tl_ctx *ctx = x->slot.ctx;
-  size_t mark = tl_graph_mark(&ctx->graph);
-  tl_uop *a = x->u, *b = y->u;
+static tl_uop *matmul_fail(tl_ctx *ctx, tl_status st, const char *fmt, ...) TL_PRINTF(3, 4);
+static tl_uop *matmul_fail(tl_ctx *ctx, tl_status st, const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(ctx->err.msg, sizeof ctx->err.msg, fmt, ap);
+  va_end(ap);
+  ctx->err.status = st;
+  return NULL;
+}
+
+tl_uop *tl_api_matmul(tl_ctx *ctx, tl_uop *a, tl_uop *b) {
+  if (!a || !b) return NULL;
   if (a->ndim == 0 || b->ndim == 0)
-    return tl_api_fail(ctx, mark, TL_ERR_SHAPE, "matmul: operands must have at least one axis");
+    return matmul_fail(ctx, TL_ERR_SHAPE, "matmul: operands must have at least one axis");
   int64_t s[TL_MAX_DIMS];
   bool a_vec = a->ndim == 1, b_vec = b->ndim == 1;
   if (a_vec) {
@@ -301,17 +329,17 @@ tl_tensor *tl_matmul(tl_tensor *x, tl_tensor *y) {
   int64_t M = a->shape[a->ndim - 2], K = a->shape[a->ndim - 1];
   int64_t K2 = b->shape[b->ndim - 2], N = b->shape[b->ndim - 1];
   if (K != K2)
-    return tl_api_fail(ctx, mark, TL_ERR_SHAPE,
+    return matmul_fail(ctx, TL_ERR_SHAPE,
                        "matmul: inner sizes differ: (..., %lld, %lld) x (..., %lld, %lld)",
                        (long long)M, (long long)K, (long long)K2, (long long)N);
   int nb = (a->ndim > b->ndim ? a->ndim : b->ndim) - 2; /* batch axes */
-  if (nb + 3 > TL_MAX_DIMS) return tl_api_fail(ctx, mark, TL_ERR_SHAPE, "matmul: too many batch axes");
+  if (nb + 3 > TL_MAX_DIMS) return matmul_fail(ctx, TL_ERR_SHAPE, "matmul: too many batch axes");
   int64_t batch[TL_MAX_DIMS];
   for (int i = 0; i < nb; i++) {
     int ia = i - (nb - (a->ndim - 2)), ib = i - (nb - (b->ndim - 2));
     int64_t p = ia >= 0 ? a->shape[ia] : 1, q = ib >= 0 ? b->shape[ib] : 1;
     if (p != q && p != 1 && q != 1)
-      return tl_api_fail(ctx, mark, TL_ERR_SHAPE, "matmul: batch sizes %lld and %lld cannot broadcast",
+      return matmul_fail(ctx, TL_ERR_SHAPE, "matmul: batch sizes %lld and %lld cannot broadcast",
                          (long long)p, (long long)q);
     batch[i] = p == 1 ? q : p;
   }
@@ -346,5 +374,15 @@ tl_tensor *tl_matmul(tl_tensor *x, tl_tensor *y) {
   for (int i = 0; i < nb; i++) out[no++] = batch[i];
   if (!a_vec) out[no++] = M;
   if (!b_vec) out[no++] = N;
-  return tl_api_wrap(ctx, "matmul", tl_api_view(ctx, r, TL_MOVE_RESHAPE, out, NULL, NULL, NULL, no), mark);
+  return tl_api_view(ctx, r, TL_MOVE_RESHAPE, out, NULL, NULL, NULL, no);
+}
+
+tl_tensor *tl_matmul(tl_tensor *x, tl_tensor *y) {
+  if (!x || !y || !(x = tl_api_tensor(x, "matmul")) || !(y = tl_api_tensor(y, "matmul"))) return NULL;
+  tl_ctx *ctx = x->slot.ctx;
+  size_t mark = tl_graph_mark(&ctx->graph);
+  if (y->slot.ctx != ctx) return tl_api_fail(ctx, mark, TL_ERR_ARG, "matmul: tensors from different contexts");
+  tl_uop *r = tl_api_matmul(ctx, x->u, y->u);
+  tl_tensor *out = tl_api_wrap(ctx, "matmul", r, mark); /* NULL r: the error is set, wrap cleans up */
+  return tl_ag_record(out, TL_AG_MATMUL, 2, (tl_tensor *[]){x, y}, NULL, 0, TL_AG_SAVE_IN0 | TL_AG_SAVE_IN1);
 }

@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "api/context.h"
+#include "autograd/autograd.h"
 #include "codegen/lower.h"
 #include "codegen/render_c.h"
 #include "core/format.h"
@@ -193,6 +194,18 @@ static tl_status realize_deep_parts(tl_ctx *ctx, tl_uop *u) {
   return TL_OK;
 }
 
+tl_status tl_api_realize_node(tl_ctx *ctx, tl_uop *u) {
+  if (u->op == TL_OP_BUFFER || tl_uop_is_const(u, NULL)) return TL_OK;
+  tl_status deep = realize_deep_parts(ctx, u);
+  if (deep) return deep;
+  tl_buffer *b = realize_node(ctx, u);
+  if (!b) return ctx->err.status ? ctx->err.status : tl_error_set(&ctx->err, TL_ERR_INTERNAL, "realize failed");
+  ctx->stats.realizes++;
+  tl_uop_become_buffer(&ctx->graph, u, b);
+  tl_buffer_release(b);
+  return TL_OK;
+}
+
 /* Realizes the tensor's node. The node itself becomes the buffer, so every graph
  * holding it sees the result and its sources are freed; a constant stays a constant
  * for its other users and only this handle moves to the new buffer. */
@@ -200,27 +213,23 @@ static tl_status realize_tensor(tl_tensor *t) {
   tl_ctx *ctx = t->slot.ctx;
   tl_uop *u = t->u;
   if (u->op == TL_OP_BUFFER) return TL_OK;
+  if (!tl_uop_is_const(u, NULL)) return tl_api_realize_node(ctx, u);
   tl_status deep = realize_deep_parts(ctx, u);
   if (deep) return deep;
   tl_buffer *b = realize_node(ctx, u);
   if (!b) return ctx->err.status ? ctx->err.status : tl_error_set(&ctx->err, TL_ERR_INTERNAL, "realize failed");
   ctx->stats.realizes++;
-  if (tl_uop_is_const(u, NULL) || u->op == TL_OP_CONST) {
-    size_t mark = tl_graph_mark(&ctx->graph);
-    tl_arg arg = {.p = b};
-    tl_uop *n = tl_uop_make(&ctx->graph, TL_OP_BUFFER, (tl_dtype)u->dtype, 0, NULL, arg, 0, u->ndim, u->shape);
-    if (n) {
-      tl_uop_retain(n);
-      tl_uop_release(&ctx->graph, t->u);
-      t->u = n;
-    }
-    tl_graph_release_to(&ctx->graph, mark);
-    tl_buffer_release(b);
-    return n ? TL_OK : tl_error_set(&ctx->err, TL_ERR_NOMEM, "out of memory");
+  size_t mark = tl_graph_mark(&ctx->graph);
+  tl_arg arg = {.p = b};
+  tl_uop *n = tl_uop_make(&ctx->graph, TL_OP_BUFFER, (tl_dtype)u->dtype, 0, NULL, arg, 0, u->ndim, u->shape);
+  if (n) {
+    tl_uop_retain(n);
+    tl_uop_release(&ctx->graph, t->u);
+    t->u = n;
   }
-  tl_uop_become_buffer(&ctx->graph, u, b);
+  tl_graph_release_to(&ctx->graph, mark);
   tl_buffer_release(b);
-  return TL_OK;
+  return n ? TL_OK : tl_error_set(&ctx->err, TL_ERR_NOMEM, "out of memory");
 }
 
 tl_status tl_realize(tl_tensor *t) {
@@ -233,7 +242,8 @@ tl_tensor *tl_contiguous(tl_tensor *a) {
   if (!(a = tl_api_tensor(a, "contiguous"))) return NULL;
   tl_ctx *ctx = a->slot.ctx;
   size_t mark = tl_graph_mark(&ctx->graph);
-  return tl_api_wrap(ctx, "contiguous", tl_build_unary(&ctx->graph, TL_OP_CONTIGUOUS, a->u), mark);
+  tl_tensor *out = tl_api_wrap(ctx, "contiguous", tl_build_unary(&ctx->graph, TL_OP_CONTIGUOUS, a->u), mark);
+  return tl_ag_record(out, TL_AG_CONTIGUOUS, 1, &a, NULL, 0, 0);
 }
 
 tl_status tl_to_host(tl_tensor *t, void *dst, size_t nbytes) {

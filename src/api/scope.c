@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "api/context.h"
+#include "autograd/autograd.h"
 
 enum { SLOTS_PER_SLAB = 128 };
 
@@ -120,6 +121,8 @@ static void tensor_destroy(tl_ctx *ctx, tl_tensor *t) {
   if (t->owner) t->owner->ntensors--;
   list_unlink(list_of(ctx, t), t);
   tl_uop_release(&ctx->graph, t->u);
+  if (t->ag) tl_ag_release(ctx, t->ag);
+  t->ag = NULL;
   t->u = NULL;
   t->owner = NULL;
   ctx->stats.live_tensors--;
@@ -155,6 +158,7 @@ tl_tensor *tl_api_wrap(tl_ctx *ctx, const char *what, tl_uop *u, size_t mark) {
   } else if (u) {
     t->u = u;
     tl_uop_retain(u);
+    t->ag = NULL;
     t->refs = 1;
     t->kept = false;
     t->owner = ctx->current;
