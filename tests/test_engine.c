@@ -97,6 +97,26 @@ TEST(fusion_column_softmax_realizes_reduces) {
   TEST_SHUTDOWN(ctx);
 }
 
+/* A reduce read broadcast along a loop outside its own (the inner matmul of a matmul
+ * chain, read along the outer one's columns) gets a kernel: fused, it would run again
+ * for every column. Found by a training benchmark that took minutes per step. */
+TEST(fusion_matmul_of_matmul_is_two_kernels) {
+  tl_ctx *ctx = new_ctx();
+  double a[6] = {1, 2, 3, 4, 5, 6}, b[6] = {1, 0, -1, 2, 0.5, 1}, c[4] = {1, 2, 3, 4};
+  tl_tensor *x = tl_from_data(ctx, TL_F64, 2, (int64_t[]){2, 3}, a);
+  tl_tensor *w = tl_from_data(ctx, TL_F64, 2, (int64_t[]){3, 2}, b);
+  tl_tensor *v = tl_from_data(ctx, TL_F64, 2, (int64_t[]){2, 2}, c);
+  tl_tensor *y = tl_matmul(tl_relu(tl_matmul(x, w)), v);
+  CHECK_INT(tl_schedule_count(y), 2);
+  double got[4]; /* x w = [[0.5, 7], [2, 16]]; times v = [[21.5, 29], [50, 68]] */
+  CHECK_INT(tl_to_host(y, got, sizeof got), TL_OK);
+  CHECK_NEAR(got[0], 21.5, 1e-12);
+  CHECK_NEAR(got[1], 29, 1e-12);
+  CHECK_NEAR(got[2], 50, 1e-12);
+  CHECK_NEAR(got[3], 68, 1e-12);
+  TEST_SHUTDOWN(ctx);
+}
+
 TEST(realize_drops_the_graph_behind_a_node) {
   tl_ctx *ctx = new_ctx();
   tl_tensor *a = tl_randn(ctx, TL_F32, 1, (int64_t[]){100});

@@ -36,12 +36,15 @@ static bool is_leaf(const tl_uop *u) {
  * view that is not the identity, so its index is an arbitrary expression. */
 typedef struct {
   int d[TL_MAX_DIMS];
+  int bcast; /* the shallowest loop the value is broadcast along on its way to the root */
 } depths;
 
+enum { NO_BROADCAST = 1 << 20 };
+
 /* A view that keeps every loop of its source as it is: it only adds or drops size-1
- * axes and broadcasts (stride 0). Then in[] gets the source's loop depths. Over a
- * reduce it must also broadcast only along loops nested inside every loop the reduce
- * depends on, so the reduce runs once per output of its own (a row softmax). */
+ * axes and broadcasts (stride 0). Then in[] gets the source's loop depths, and the
+ * loops it broadcasts along are remembered: a reduce below may fuse only if they are
+ * nested inside its own output loops (see visit). */
 static bool view_keeps_loops(const tl_uop *v, const depths *dp, depths *in) {
   const tl_uop *r = v->src[0];
   const tl_st *st = v->arg.p;
@@ -50,7 +53,7 @@ static bool view_keeps_loops(const tl_uop *v, const depths *dp, depths *in) {
   if (w->masked || w->offset != 0) return false;
   int64_t contiguous[TL_MAX_DIMS];
   tl_shape_strides(r->ndim, r->shape, contiguous);
-  int j = 0, deepest_kept = -1, shallowest_expanded = 1 << 20;
+  int j = 0, shallowest_expanded = dp->bcast;
   for (int d = 0; d < r->ndim; d++) in->d[d] = -1;
   for (int d = 0; d < v->ndim; d++) {
     if (v->shape[d] == 1) continue;
@@ -61,11 +64,10 @@ static bool view_keeps_loops(const tl_uop *v, const depths *dp, depths *in) {
     while (j < r->ndim && r->shape[j] == 1) j++;
     if (j == r->ndim || r->shape[j] != v->shape[d] || w->strides[d] != contiguous[j]) return false;
     in->d[j++] = dp->d[d];
-    if (dp->d[d] > deepest_kept) deepest_kept = dp->d[d];
   }
   while (j < r->ndim && r->shape[j] == 1) j++;
-  if (j != r->ndim) return false;
-  return tl_op_kind(r->op) != 'R' || shallowest_expanded > deepest_kept;
+  in->bcast = shallowest_expanded;
+  return j == r->ndim;
 }
 
 static void mark_realize(scheduler *s, tl_uop *u) {
@@ -88,6 +90,7 @@ static uint64_t state_key(const tl_uop *u, const depths *dp) {
   uint64_t h = u->id * 0x9e3779b97f4a7c15ull;
   if (!dp) return h | 1;
   for (int i = 0; i < u->ndim; i++) h = (h ^ (uint64_t)(dp->d[i] + 2)) * 1099511628211ull;
+  h = (h ^ (uint64_t)dp->bcast) * 1099511628211ull;
   return (h | 1) ^ 2;
 }
 
@@ -110,7 +113,15 @@ static void visit(scheduler *s, tl_uop *u, const depths *dp, tl_uop *kroot) {
     int base = -1, next;
     for (int d = 0; d < u->ndim; d++)
       if (!(u->arg.u >> d & 1) && dp->d[d] > base) base = dp->d[d];
+    if (u != kroot && dp->bcast <= base) {
+      /* broadcast along a loop its result does not depend on, nested outside its own
+       * loops: fused, it would run again for every turn of that loop (a matmul of a
+       * matmul): it is computed once, in its own kernel */
+      mark_realize(s, u);
+      return;
+    }
     next = base + 1;
+    in.bcast = dp->bcast;
     for (int d = 0; d < u->ndim; d++)
       in.d[d] = (u->arg.u >> d & 1) ? (u->src[0]->shape[d] > 1 ? next++ : -1) : dp->d[d];
     visit(s, u->src[0], &in, kroot);
@@ -138,6 +149,7 @@ static depths root_depths(const tl_uop *u) {
   depths dp;
   int level = 0;
   for (int d = 0; d < u->ndim; d++) dp.d[d] = u->shape[d] > 1 ? level++ : -1;
+  dp.bcast = NO_BROADCAST;
   return dp;
 }
 
