@@ -99,7 +99,7 @@ TEST(fusion_column_softmax_realizes_reduces) {
 
 /* A reduce read broadcast along a loop outside its own (the inner matmul of a matmul
  * chain, read along the outer one's columns) gets a kernel: fused, it would run again
- * for every column. Found by a training benchmark that took minutes per step. */
+ * for every column. Found by the training and MLP benchmarks (minutes per step). */
 TEST(fusion_matmul_of_matmul_is_two_kernels) {
   tl_ctx *ctx = new_ctx();
   double a[6] = {1, 2, 3, 4, 5, 6}, b[6] = {1, 0, -1, 2, 0.5, 1}, c[4] = {1, 2, 3, 4};
@@ -114,6 +114,16 @@ TEST(fusion_matmul_of_matmul_is_two_kernels) {
   CHECK_NEAR(got[1], 29, 1e-12);
   CHECK_NEAR(got[2], 50, 1e-12);
   CHECK_NEAR(got[3], 68, 1e-12);
+  /* bias and relu after a matmul: the sum keeps its fast loop order in a kernel of its
+   * own (fused, it ran the slow one), the epilogue is a second kernel */
+  tl_tensor *bias = tl_from_data(ctx, TL_F64, 1, (int64_t[]){2}, (double[]){-1, 1});
+  tl_tensor *layer = tl_relu(tl_add(tl_matmul(x, w), bias));
+  CHECK_INT(tl_schedule_count(layer), 2);
+  CHECK_INT(tl_to_host(layer, got, sizeof got), TL_OK);
+  CHECK_NEAR(got[0], 0, 0);
+  CHECK_NEAR(got[1], 8, 1e-12);
+  CHECK_NEAR(got[2], 1, 1e-12);
+  CHECK_NEAR(got[3], 17, 1e-12);
   TEST_SHUTDOWN(ctx);
 }
 

@@ -123,6 +123,13 @@ static tl_status run_schedule(tl_ctx *ctx, const tl_schedule *s, tl_buffer **out
   return st;
 }
 
+/* a row-major reshape of a node is that node's buffer: compute the node, share it */
+static tl_uop *strip_reshape(tl_uop *r) {
+  while (r && r->op == TL_OP_VIEW && tl_st_is_contiguous(r->arg.p) && tl_uop_numel(r->src[0]) == tl_uop_numel(r))
+    r = r->src[0];
+  return r;
+}
+
 static tl_buffer *realize_cpu(tl_ctx *ctx, tl_uop *u) {
   if (ensure_runtime(ctx)) return NULL;
   tl_graph *g = &ctx->graph;
@@ -130,10 +137,7 @@ static tl_buffer *realize_cpu(tl_ctx *ctx, tl_uop *u) {
   tl_uop *r = tl_rewrite_graph(g, u, graph_rules, 4);
   tl_buffer *result = NULL;
   tl_schedule s;
-  /* a row-major reshape of a node is that node's buffer: compute the node, share it */
-  while (r && r->op == TL_OP_VIEW && tl_st_is_contiguous(r->arg.p) &&
-         tl_uop_numel(r->src[0]) == tl_uop_numel(r))
-    r = r->src[0];
+  r = strip_reshape(r);
   if (!r) {
     tl_error_set(&ctx->err, TL_ERR_NOMEM, "out of memory rewriting the graph");
   } else if (r->op == TL_OP_BUFFER) {
@@ -352,7 +356,7 @@ static bool with_schedule(tl_tensor *t, void (*f)(tl_uop *root, tl_schedule *s, 
   tl_ctx *ctx = t->slot.ctx;
   if (too_deep_to_walk(t, "schedule")) return false;
   size_t mark = tl_graph_mark(&ctx->graph);
-  tl_uop *r = tl_rewrite_graph(&ctx->graph, t->u, graph_rules, 4);
+  tl_uop *r = strip_reshape(tl_rewrite_graph(&ctx->graph, t->u, graph_rules, 4));
   tl_schedule s;
   bool ok = r && tl_schedule_build(r, &s);
   if (ok) {

@@ -345,8 +345,9 @@ static bool has_reduce(const tl_uop *u, int depth) {
   return false;
 }
 
-/* the last output axis, if the interchange applies, else -1 */
-static int interchange_axis(const tl_uop *root, const tl_schedule *s) {
+/* the last output axis, if the interchange applies to a reduce computed as a kernel
+ * of its own, else -1 */
+static int interchange_axis_of(const tl_uop *root) {
   if (root->op != TL_OP_RSUM || !tl_dtype_is_float(root->dtype)) return -1;
   int last = -1, outer = 0;
   for (int d = 0; d < root->ndim; d++)
@@ -355,8 +356,14 @@ static int interchange_axis(const tl_uop *root, const tl_schedule *s) {
       last = d;
     }
   const tl_uop *src = root->src[0];
-  if (last < 0 || !outer || has_reduce(src, 0) || tl_schedule_kernel_of(s, src)) return -1;
+  if (last < 0 || !outer || has_reduce(src, 0)) return -1;
   return strided_reduce_input(src, root, last, 0) ? last : -1;
+}
+
+bool tl_lower_wants_interchange(const tl_uop *reduce) { return interchange_axis_of(reduce) >= 0; }
+
+static int interchange_axis(const tl_uop *root, const tl_schedule *s) {
+  return tl_schedule_kernel_of(s, root->src[0]) ? -1 : interchange_axis_of(root);
 }
 
 static void lower_interchanged(lowerer *L, tl_uop *root, tl_uop **idx, tl_block *b, int last) {

@@ -44,6 +44,9 @@ typedef struct tl_lowered {
   int next_name;
 } tl_lowered;
 
+/* A sum that runs fastest with its reduce loop outside the last output loop (a
+ * matmul): it must be the root of its kernel, so the scheduler gives it one. */
+bool tl_lower_wants_interchange(const tl_uop *reduce);
 tl_status tl_lower_kernel(tl_uop *root, const tl_schedule *s, tl_lowered *out, tl_error *err);
 void tl_lowered_free(tl_lowered *l);
 

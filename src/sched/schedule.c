@@ -3,6 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "codegen/lower.h"
 #include "core/shapetracker.h"
 
 typedef struct {
@@ -104,7 +105,7 @@ static void visit(scheduler *s, tl_uop *u, const depths *dp, tl_uop *kroot) {
     mark_realize(s, u);
     return;
   }
-  if (kind == 'R' && u != kroot && !dp) {
+  if (kind == 'R' && u != kroot && (!dp || tl_lower_wants_interchange(u))) {
     mark_realize(s, u);
     return;
   }
