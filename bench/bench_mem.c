@@ -1,8 +1,8 @@
 /* bench_mem.c — `make bench`: memory of a realize loop, TL against torch.
- * Workload mlp_forward_mem: x[256,1024] through 4 layers of relu(h @ W[1024,1024] + b[1024])
- * (relu after every layer, as in bench/peer_torch_mem.py), f32. Each iteration builds the
- * lazy graph from the same realized parameters, realizes the output and releases it;
- * 3 warm-ups (kernel compilation, buffer cache filling), then 100 measured iterations.
+ * Workload mlp_forward_mem: x[256,1024] through 4 layers of relu(h @ W + b), W 1024x1024,
+ * b[1024], relu after every layer (as in bench/peer_torch_mem.py), f32. Each iteration
+ * builds the lazy graph from the same realized parameters, realizes the output and
+ * releases it; 3 warm-ups (kernel compilation, buffer cache filling), then 100 measured.
  * Prints one line:
  *   bench: mlp_forward_mem peak_bytes=P naive_bytes=N mallocs_per_iter=M tl_rss_mb=A
  *          peer=torch peer_rss_mb=B rss_ratio=B/A tl_ms=X peer_ms=Y
@@ -59,16 +59,20 @@ static tl_tensor *param(tl_ctx *ctx, int ndim, const int64_t *shape, double scal
   return t;
 }
 
-/* the lazy forward pass; only the returned handle is kept, the graph it holds keeps
- * the intermediate nodes alive. A NULL anywhere propagates to the result. */
-static tl_tensor *forward(tl_tensor *x, tl_tensor *const *w, tl_tensor *const *b) {
-  tl_tensor *h = tl_retain(x);
+/* The lazy forward pass; only the returned handle is kept (the graph keeps the nodes
+ * alive). A NULL anywhere propagates to the result. Weights are stored [out, in], as
+ * torch.nn.Linear does, and used as the view transpose(wt) = W, in both. The schedule
+ * is 8 kernels (each matmul, then its bias+relu): 7 intermediates for the planner. */
+static tl_tensor *forward(tl_tensor *x, tl_tensor *const *wt, tl_tensor *const *b) {
+  tl_tensor *h = x;
   for (int l = 0; l < LAYERS; l++) {
-    tl_tensor *mm = tl_matmul(h, w[l]), *z = tl_add(mm, b[l]);
-    tl_release(h);
+    tl_tensor *w = tl_transpose(wt[l], 0, 1), *mm = tl_matmul(h, w), *z = tl_add(mm, b[l]);
+    tl_tensor *r = tl_relu(z);
+    if (h != x) tl_release(h);
+    tl_release(w);
     tl_release(mm);
-    h = tl_relu(z);
     tl_release(z);
+    h = r;
   }
   return h;
 }
@@ -76,7 +80,7 @@ static tl_tensor *forward(tl_tensor *x, tl_tensor *const *w, tl_tensor *const *b
 /* Checks y: every value finite, sum nonzero, and three rows equal (to 1e-3 relative)
  * to a plain C forward pass in double over the same parameters read back from TL.
  * Returns NULL if fine, else what went wrong. */
-static const char *check(tl_tensor *y, tl_tensor *x, tl_tensor *const *w, tl_tensor *const *b) {
+static const char *check(tl_tensor *y, tl_tensor *x, tl_tensor *const *wt, tl_tensor *const *b) {
   static const int rows[] = {0, 97, BATCH - 1};
   static double h[WIDTH], z[WIDTH];
   const size_t wn = (size_t)WIDTH * WIDTH, an = (size_t)BATCH * WIDTH;
@@ -84,7 +88,8 @@ static const char *check(tl_tensor *y, tl_tensor *x, tl_tensor *const *w, tl_ten
   float *hx = malloc(an * sizeof *hx), *hy = malloc(an * sizeof *hy);
   const char *bad = hw && hb && hx && hy ? NULL : "out of memory";
   for (int l = 0; !bad && l < LAYERS; l++)
-    if (tl_to_host(w[l], hw + l * wn, wn * sizeof *hw) || tl_to_host(b[l], hb + l * WIDTH, WIDTH * sizeof *hb))
+    if (tl_to_host(wt[l], hw + l * wn, wn * sizeof *hw) ||
+        tl_to_host(b[l], hb + l * WIDTH, WIDTH * sizeof *hb))
       bad = "reading parameters back";
   if (!bad && (tl_to_host(x, hx, an * sizeof *hx) || tl_to_host(y, hy, an * sizeof *hy)))
     bad = "reading the output back";
@@ -94,13 +99,15 @@ static const char *check(tl_tensor *y, tl_tensor *x, tl_tensor *const *w, tl_ten
   for (size_t r = 0; !bad && r < sizeof rows / sizeof rows[0]; r++) {
     for (int j = 0; j < WIDTH; j++) h[j] = hx[(size_t)rows[r] * WIDTH + j];
     for (int l = 0; l < LAYERS; l++) {
-      for (int j = 0; j < WIDTH; j++) z[j] = hb[l * WIDTH + j];
-      for (int k = 0; k < WIDTH; k++)
-        for (int j = 0; j < WIDTH; j++) z[j] += h[k] * hw[l * wn + (size_t)k * WIDTH + j];
+      for (int j = 0; j < WIDTH; j++) { /* output j: row j of the [out, in] weights */
+        z[j] = hb[l * WIDTH + j];
+        for (int k = 0; k < WIDTH; k++) z[j] += h[k] * hw[l * wn + (size_t)j * WIDTH + k];
+      }
       for (int j = 0; j < WIDTH; j++) h[j] = z[j] > 0 ? z[j] : 0;
     }
-    for (int j = 0; j < WIDTH; j++)
-      if (!(fabs(hy[(size_t)rows[r] * WIDTH + j] - h[j]) <= 1e-3 * (1 + fabs(h[j])))) bad = "output differs from the C reference";
+    for (int j = 0; j < WIDTH; j++) /* written so that a NaN fails too */
+      if (!(fabs(hy[(size_t)rows[r] * WIDTH + j] - h[j]) <= 1e-3 * (1 + fabs(h[j]))))
+        bad = "output differs from the C reference";
   }
   free(hw);
   free(hb);
@@ -119,11 +126,11 @@ int main(void) {
   tl_ctx *ctx = tl_init();
   if (!ctx) fail(NULL, "init");
   tl_manual_seed(ctx, 0);
-  /* weights scaled by 1/32 = 1/sqrt(WIDTH) keep activations O(1) through the layers */
+  /* weights [out, in] (see forward), scaled by 1/32 = 1/sqrt(WIDTH): activations stay O(1) */
   const int64_t xs[2] = {BATCH, WIDTH}, ws[2] = {WIDTH, WIDTH}, bs[1] = {WIDTH};
-  tl_tensor *x = param(ctx, 2, xs, 1.0), *w[LAYERS], *b[LAYERS];
+  tl_tensor *x = param(ctx, 2, xs, 1.0), *wt[LAYERS], *b[LAYERS];
   for (int l = 0; l < LAYERS; l++) {
-    w[l] = param(ctx, 2, ws, 1.0 / 32);
+    wt[l] = param(ctx, 2, ws, 1.0 / 32);
     b[l] = param(ctx, 1, bs, 1.0 / 32);
   }
 
@@ -135,7 +142,7 @@ int main(void) {
       s0 = tl_get_stats(ctx);
     }
     double t0 = now_ms();
-    tl_tensor *y = forward(x, w, b);
+    tl_tensor *y = forward(x, wt, b);
     if (!y || tl_realize(y) != TL_OK) fail(ctx, "realize");
     tl_release(y);
     if (i >= 0) t[i] = now_ms() - t0;
@@ -169,13 +176,13 @@ int main(void) {
   printf("tl_ms=%.3f peer_ms=%.3f\n", t[ITERS / 2], have_peer ? peer_ms : NAN);
   fflush(stdout);
 
-  tl_tensor *y = forward(x, w, b);
+  tl_tensor *y = forward(x, wt, b);
   if (!y || tl_realize(y) != TL_OK) fail(ctx, "realize");
-  const char *bad = check(y, x, w, b);
+  const char *bad = check(y, x, wt, b);
   if (bad) fail(ctx, bad);
   /* the buffer cache should serve every arena and output after the warm-up */
   int rc = mallocs != 0;
-  if (rc) fprintf(stderr, "bench: mlp_forward_mem: %g buffer mallocs per iteration after warm-up\n", mallocs);
+  if (rc) fprintf(stderr, "bench: mlp_forward_mem: %g buffer mallocs per iteration\n", mallocs);
   tl_release(y);
   tl_shutdown(ctx);
   return rc;
