@@ -135,9 +135,14 @@ int64_t tl_scope_size(const tl_scope *s); /* the number of tensors s owns */
 /* ---- handles --------------------------------------------------------------- */
 /* One more reference: the tensor outlives its scope until tl_release drops it. */
 tl_tensor *tl_retain(tl_tensor *t);
-/* Drops a reference taken with tl_retain, or releases a tensor of the current scope
- * (or an escaped one) now. */
+/* In the tensor's own scope (or for an escaped tensor): gives up the scope's reference
+ * now (a tensor also held by tl_retain stays alive, escaped, until those references
+ * go). For a tensor of another scope: drops a tl_retain reference, and is an error if
+ * there is none (the tensor is borrowed). */
 void tl_release(tl_tensor *t);
+/* Drops a tl_retain reference, never the scope's: the release of a holder (an
+ * optimizer) that does not know which scope it is called from. */
+void tl_unretain(tl_tensor *t);
 /* No scope owns t any more: the caller releases it with tl_release. */
 tl_tensor *tl_escape(tl_tensor *t);
 tl_ctx *tl_context(const tl_tensor *t);
@@ -245,7 +250,9 @@ tl_tensor *tl_matmul(tl_tensor *a, tl_tensor *b);
  * maximum/minimum) share the gradient equally among the tied elements.
  * Not differentiable (their outputs never require grad): comparisons, logical_not,
  * mod, argmax/argmin, integer and bool results. */
-tl_status tl_set_requires_grad(tl_tensor *t, int on); /* leaves only, float dtypes only */
+/* Makes a float tensor a leaf requiring grad (on a tensor already requiring grad: a
+ * no-op); off: only for leaves (a computed tensor is cut off with tl_detach). */
+tl_status tl_set_requires_grad(tl_tensor *t, int on);
 int tl_requires_grad(const tl_tensor *t);
 tl_tensor *tl_detach(tl_tensor *t); /* the same values, no history, not requiring grad */
 /* seed: d(out)/d(loss) with loss's shape; NULL for a loss of one element (seed 1). */

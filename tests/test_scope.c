@@ -122,6 +122,37 @@ TEST(scope_retain_outlives_scope_until_released) {
   TEST_SHUTDOWN(ctx);
 }
 
+/* A holder (an optimizer) retains a tensor; its maker releases it in its own scope:
+ * the holder's reference keeps it alive, the scope ending does not take it. Found when
+ * an optimizer's parameter died at the end of the scope it was made in. */
+TEST(scope_release_gives_up_the_owner_reference_first) {
+  tl_ctx *ctx = tl_init();
+  tl_scope *s = tl_scope_begin(ctx, "model");
+  tl_tensor *w = vec(ctx, 1, 2, 3);
+  tl_retain(w); /* the holder */
+  tl_release(w); /* the maker is done with it */
+  CHECK_INT(tl_scope_size(s), 0);
+  CHECK_INT(tl_scope_end(s), TL_OK);
+  check_values(w, 1, 2, 3);
+  CHECK_INT(tl_mem_report(ctx, NULL), 1); /* escaped, until the holder lets go */
+  tl_scope *other = tl_scope_begin(ctx, "elsewhere");
+  tl_release(w); /* the holder, from any scope */
+  CHECK_INT(tl_get_stats(ctx).live_tensors, 0);
+  CHECK(tl_neg(w) == NULL);
+  CHECK_CONTAINS(tl_last_error(ctx), "use after release");
+  tl_scope_end(other);
+  /* a holder that lets go from the tensor's own scope says so with tl_unretain */
+  tl_tensor *p = vec(ctx, 4, 5, 6);
+  tl_retain(p);
+  tl_unretain(p);
+  CHECK_INT(tl_scope_size(tl_scope_root(ctx)), 1); /* still the scope's */
+  check_values(p, 4, 5, 6);
+  tl_unretain(p);
+  CHECK_STR(tl_last_error(ctx), "unretain: tensor #2 (made by from_data) holds no tl_retain reference");
+  check_values(p, 4, 5, 6);
+  TEST_SHUTDOWN(ctx);
+}
+
 TEST(scope_escape_is_managed_by_hand) {
   tl_ctx *ctx = tl_init();
   tl_tensor *x = vec(ctx, 1, 2, 3), *e;

@@ -205,7 +205,25 @@ void tl_release(tl_tensor *handle) {
     tl_error_set(&ctx->err, TL_ERR_ARG, "release: double release: the tensor behind this handle was already released");
     return;
   }
-  if (t->refs > 1 || owner_is_caller(ctx, t, "release")) tensor_unref(ctx, t);
+  if (!t->owner || t->owner == ctx->current) { /* the owner's reference goes first */
+    if (t->owner && t->refs > 1) set_owner(ctx, t, NULL); /* held by tl_retain: escaped */
+    tensor_unref(ctx, t);
+  } else if (t->refs > 1) { /* a tensor of another scope: a tl_retain reference */
+    tensor_unref(ctx, t);
+  } else {
+    owner_is_caller(ctx, t, "release");
+  }
+}
+
+void tl_unretain(tl_tensor *handle) {
+  tl_tensor *t = tl_api_tensor(handle, "unretain");
+  if (!t) return;
+  if (t->refs - (t->owner ? 1 : 0) < 1) {
+    tl_error_set(&t->slot.ctx->err, TL_ERR_ARG,
+                 "unretain: tensor #%" PRIu64 " (made by %s) holds no tl_retain reference", t->serial, t->creator);
+    return;
+  }
+  tensor_unref(t->slot.ctx, t);
 }
 
 tl_tensor *tl_escape(tl_tensor *handle) {

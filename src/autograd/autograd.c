@@ -111,7 +111,7 @@ tl_status tl_set_requires_grad(tl_tensor *handle, int on) {
     t->ag = NULL;
     return TL_OK;
   }
-  if (t->ag) return TL_OK;
+  if (t->ag) return TL_OK; /* a leaf already, or computed from one: a no-op, as in torch */
   if (!tl_dtype_is_float((tl_dtype)t->u->dtype))
     return tl_error_set(&ctx->err, TL_ERR_DTYPE, "set_requires_grad: only f32 and f64 tensors can require grad, got %s",
                         tl_dtype_name((tl_dtype)t->u->dtype));
