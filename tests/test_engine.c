@@ -127,6 +127,35 @@ TEST(fusion_matmul_of_matmul_is_two_kernels) {
   TEST_SHUTDOWN(ctx);
 }
 
+/* (B, M, K) x (K, N) against loops in double: row counts that take the 4-row jam of
+ * the interchanged kernel (M % 4 == 0) and ones that do not, with and without a batch */
+static void check_matmul(tl_ctx *ctx, int64_t B, int64_t M, int64_t K, int64_t N) {
+  double a[2 * 12 * 7], w[7 * 9], want[2 * 12 * 9], got[2 * 12 * 9];
+  for (int64_t i = 0; i < B * M * K; i++) a[i] = (double)((i * 7) % 11) - 5;
+  for (int64_t i = 0; i < K * N; i++) w[i] = (double)((i * 5) % 13) / 4 - 1;
+  for (int64_t b = 0; b < B; b++)
+    for (int64_t m = 0; m < M; m++)
+      for (int64_t n = 0; n < N; n++) {
+        double acc = 0;
+        for (int64_t k = 0; k < K; k++) acc += a[(b * M + m) * K + k] * w[k * N + n];
+        want[(b * M + m) * N + n] = acc;
+      }
+  tl_tensor *x = tl_from_data(ctx, TL_F64, 3, (int64_t[]){B, M, K}, a);
+  tl_tensor *y = tl_from_data(ctx, TL_F64, 2, (int64_t[]){K, N}, w);
+  tl_tensor *r = tl_matmul(x, y);
+  CHECK_INT(tl_to_host(r, got, sizeof(double) * (size_t)(B * M * N)), TL_OK);
+  for (int64_t i = 0; i < B * M * N; i++) CHECK_NEAR(got[i], want[i], 1e-9);
+}
+
+TEST(matmul_row_jam_matches_loops) {
+  tl_ctx *ctx = new_ctx();
+  check_matmul(ctx, 1, 8, 5, 6);  /* two jammed row groups */
+  check_matmul(ctx, 1, 6, 7, 9);  /* 6 rows: no jam */
+  check_matmul(ctx, 2, 12, 3, 4); /* batched, jam along M */
+  check_matmul(ctx, 2, 1, 7, 5);  /* one row per batch: nothing to jam */
+  TEST_SHUTDOWN(ctx);
+}
+
 TEST(realize_drops_the_graph_behind_a_node) {
   tl_ctx *ctx = new_ctx();
   tl_tensor *a = tl_randn(ctx, TL_F32, 1, (int64_t[]){100});

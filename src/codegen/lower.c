@@ -366,18 +366,52 @@ static int interchange_axis(const tl_uop *root, const tl_schedule *s) {
   return tl_schedule_kernel_of(s, root->src[0]) ? -1 : interchange_axis_of(root);
 }
 
-static void lower_interchanged(lowerer *L, tl_uop *root, tl_uop **idx, tl_block *b, int last) {
+/* Rows of the output computed together in the interchanged loop: each element read
+ * along the inner loop (a row of the right operand) then serves JAM rows, so a
+ * quarter of the loads, and a quarter of the chances for a store to an output row to
+ * alias a later load 4 KiB away (which stalled the single-row loop up to 3x). */
+enum { JAM = 4 };
+
+/* the output axis whose loop is unrolled JAM times: the one before `last`, if its
+ * size divides; -1 if none */
+static int jam_axis(const tl_uop *root, int last) {
+  for (int d = last - 1; d >= 0; d--)
+    if (root->shape[d] > 1) return root->shape[d] % JAM == 0 ? d : -1;
+  return -1;
+}
+
+/* idx with the jammed axis at copy i: loop * JAM + i */
+static void jam_index(lowerer *L, tl_uop *const *idx, int ndim, int jam, int i, tl_uop **out) {
+  memcpy(out, idx, sizeof(tl_uop *) * (size_t)ndim);
+  if (jam < 0) return;
+  tl_graph *g = &L->out->g;
+  out[jam] = tl_build_binary(g, TL_OP_ADD, tl_build_binary(g, TL_OP_MUL, idx[jam], ic(L, JAM)), ic(L, i));
+}
+
+static void store_at(lowerer *L, tl_block *b, tl_uop *index, tl_uop *value) {
+  define(L, index);
+  define(L, value);
+  tl_stmt *st = new_stmt(L, TL_STMT_STORE);
+  if (!st || !index || !value) {
+    L->failed = true;
+    return;
+  }
+  st->index = index;
+  st->value = value;
+  insert(L, b, st);
+}
+
+static void lower_interchanged(lowerer *L, tl_uop *root, tl_uop **idx, tl_block *b, int last, int jam) {
   tl_graph *g = &L->out->g;
   tl_block *init, *inner;
+  int copies = jam >= 0 ? JAM : 1;
+  tl_uop *row[JAM][TL_MAX_DIMS];
   idx[last] = open_loop(L, b, root->shape[last], false, &init);
-  tl_uop *lin = linear_index(L, root->ndim, root->shape, idx);
   tl_uop *zero = tl_build_const(g, (tl_dtype)root->dtype, 0);
-  define(L, lin);
-  tl_stmt *st = new_stmt(L, TL_STMT_STORE);
-  if (!st) return;
-  st->index = lin;
-  st->value = zero;
-  insert(L, init, st);
+  for (int i = 0; i < copies; i++) {
+    jam_index(L, idx, root->ndim, jam, i, row[i]);
+    store_at(L, init, linear_index(L, root->ndim, root->shape, row[i]), zero);
+  }
   b->open = NULL; /* the zeroing loop is done: what follows goes after it */
   tl_uop *src_idx[TL_MAX_DIMS];
   const tl_uop *src = root->src[0];
@@ -387,22 +421,16 @@ static void lower_interchanged(lowerer *L, tl_uop *root, tl_uop **idx, tl_block 
     src_idx[d] = src->shape[d] == 1 ? ic(L, 0) : open_loop(L, k, src->shape[d], false, &k);
   }
   idx[last] = open_loop(L, k, root->shape[last], false, &inner);
-  for (int d = 0; d < root->ndim; d++)
-    if (!(root->arg.u >> d & 1)) src_idx[d] = idx[d];
-  tl_uop *v = value(L, root->src[0], src_idx, true_const(L));
-  lin = linear_index(L, root->ndim, root->shape, idx);
   tl_arg out_slot = {.i = 0};
-  tl_uop *old = tl_uop_make(g, TL_OP_LOAD, (tl_dtype)root->dtype, 1, &lin, out_slot, 0, 0, NULL);
-  tl_uop *sum = tl_build_binary(g, TL_OP_ADD, old, v);
-  define(L, sum);
-  tl_stmt *upd = new_stmt(L, TL_STMT_STORE);
-  if (!upd || !sum) {
-    L->failed = true;
-    return;
+  for (int i = 0; i < copies; i++) {
+    jam_index(L, idx, root->ndim, jam, i, row[i]);
+    for (int d = 0; d < root->ndim; d++)
+      if (!(root->arg.u >> d & 1)) src_idx[d] = row[i][d];
+    tl_uop *v = value(L, root->src[0], src_idx, true_const(L));
+    tl_uop *lin = linear_index(L, root->ndim, root->shape, row[i]);
+    tl_uop *old = lin ? tl_uop_make(g, TL_OP_LOAD, (tl_dtype)root->dtype, 1, &lin, out_slot, 0, 0, NULL) : NULL;
+    store_at(L, inner, lin, old && v ? tl_build_binary(g, TL_OP_ADD, old, v) : NULL);
   }
-  upd->index = lin;
-  upd->value = sum;
-  insert(L, inner, upd);
 }
 
 /* out[idx] = root(idx) in the innermost output loop */
@@ -440,18 +468,19 @@ tl_status tl_lower_kernel(tl_uop *root, const tl_schedule *s, tl_lowered *out, t
   tl_uop *idx[TL_MAX_DIMS];
   tl_block *b = out->root;
   bool first = true;
-  int last = interchange_axis(root, s);
+  int last = interchange_axis(root, s), jam = last >= 0 ? jam_axis(root, last) : -1;
   for (int d = 0; d < root->ndim && !L->failed; d++) {
     if (root->shape[d] == 1 || d == last) {
       idx[d] = ic(L, 0);
       continue;
     }
-    idx[d] = open_loop(L, b, root->shape[d], first, &b);
-    if (first) out->work = root->shape[d];
+    int64_t extent = d == jam ? root->shape[d] / JAM : root->shape[d];
+    idx[d] = open_loop(L, b, extent, first, &b);
+    if (first) out->work = extent;
     first = false;
   }
   out->inner_work = tl_uop_numel(root) / (out->work ? out->work : 1);
-  if (last >= 0) lower_interchanged(L, root, idx, b, last);
+  if (last >= 0) lower_interchanged(L, root, idx, b, last, jam);
   else lower_store(L, root, idx, b);
   bool failed = L->failed;
   free(L);
