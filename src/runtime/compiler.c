@@ -47,10 +47,22 @@ static void h_init(hash128 *h) {
   h->len = 0;
 }
 
+/* Two independent 64-bit lanes over 8-byte words (a kernel's source, prelude
+ * included, is hashed on every realize: a byte at a time cost more than the small
+ * kernels it keys), then the tail a byte at a time. */
 static void h_bytes(hash128 *h, const void *p, size_t n) {
   const unsigned char *s = p;
   uint64_t a = h->a, b = h->b;
-  for (size_t i = 0; i < n; i++) {
+  size_t i = 0;
+  for (; i + 8 <= n; i += 8) {
+    uint64_t w;
+    memcpy(&w, s + i, 8);
+    a = (a ^ w) * 0x100000001b3ULL;
+    a ^= a >> 31;
+    b = (b + w + 1) * 0xff51afd7ed558ccdULL;
+    b ^= b >> 29;
+  }
+  for (; i < n; i++) {
     a = (a ^ s[i]) * 0x100000001b3ULL;
     b = (b + s[i] + 1) * 0xff51afd7ed558ccdULL;
     b ^= b >> 29;
@@ -283,7 +295,7 @@ static void make_ident(tl_compiler *c) {
   if (stat(c->cc_path, &st) != 0) memset(&st, 0, sizeof st);
   hash128 h;
   h_init(&h);
-  h_str(&h, "tl-kernel-1");
+  h_str(&h, "tl-kernel-2");
   h_str(&h, c->cc_path);
   h_str(&h, real ? real : "");
   h_str(&h, c->flags);
