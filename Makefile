@@ -55,9 +55,10 @@ test: $(BUILD)/tests/tl_tests
 example: $(BUILD)/examples/engine_tour
 	$(BUILD)/examples/engine_tour
 
-bench: $(BUILD)/bench/bench_engine $(BUILD)/bench/bench_mem
+bench: $(BUILD)/bench/bench_engine $(BUILD)/bench/bench_mem $(BUILD)/bench/bench_train
 	$(BUILD)/bench/bench_engine
 	$(BUILD)/bench/bench_mem
+	$(BUILD)/bench/bench_train
 
 clean:
 	rm -rf build

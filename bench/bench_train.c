@@ -1,0 +1,139 @@
+/* bench_train.c — `make bench`: one training step, TL against torch.
+ * Workload train_step_mlp: an MLP 784-256-256-10 (relu after the hidden layers), f32,
+ * batch 128 of N(0,1) inputs with random labels, cross-entropy loss; a step is forward,
+ * loss read back, zero grad, backward and an Adam update (lr 1e-3), parameters realized.
+ * 3 warm-ups, then the median of 20 steps. bench/peer_torch_train.py runs the same loop.
+ * Prints one line:
+ *   bench: train_step_mlp tl_ms=X peer=torch peer_ms=Y ratio=Y/X   (ratio > 1: TL is faster)
+ * Exits non-zero on a TL error or a loss that is not finite or does not go down. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "tl.h"
+
+enum { BATCH = 128, IN = 784, HID = 256, OUT = 10, LAYERS = 3, WARMUP = 3, ITERS = 20 };
+
+static double now_ms(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
+}
+
+static int by_value(const void *a, const void *b) {
+  double x = *(const double *)a, y = *(const double *)b;
+  return x < y ? -1 : x > y;
+}
+
+static _Noreturn void fail(tl_ctx *ctx, const char *what) {
+  fprintf(stderr, "bench: train_step_mlp: %s%s%s\n", what, ctx && tl_last_status(ctx) ? ": " : "",
+          ctx && tl_last_status(ctx) ? tl_last_error(ctx) : "");
+  exit(1);
+}
+
+/* torch's median ms from bench/peer_torch_train.py, or -1 if it cannot run (no torch) */
+static double run_peer(void) {
+  char cmd[256], line[256];
+  double ms = -1, v;
+  snprintf(cmd, sizeof cmd, "%s bench/peer_torch_train.py 2>/dev/null",
+           access("/usr/bin/python3", X_OK) == 0 ? "/usr/bin/python3" : "python3");
+  FILE *p = popen(cmd, "r");
+  if (!p) return -1;
+  while (fgets(line, sizeof line, p))
+    if (sscanf(line, "train_step_mlp %lf", &v) == 1) ms = v;
+  return pclose(p) == 0 ? ms : -1;
+}
+
+typedef struct {
+  tl_tensor *w[LAYERS], *b[LAYERS];
+} mlp;
+
+static mlp make_mlp(tl_ctx *ctx) {
+  static const int64_t dims[LAYERS + 1] = {IN, HID, HID, OUT};
+  mlp m;
+  for (int l = 0; l < LAYERS; l++) {
+    m.w[l] = tl_kaiming_normal(ctx, TL_F32, 2, (int64_t[]){dims[l], dims[l + 1]}, dims[l]);
+    m.b[l] = tl_zeros(ctx, TL_F32, 1, (int64_t[]){dims[l + 1]});
+    if (!m.w[l] || tl_set_requires_grad(m.b[l], 1) != TL_OK) fail(ctx, "parameters");
+  }
+  return m;
+}
+
+static tl_tensor *forward(const mlp *m, tl_tensor *x) {
+  tl_tensor *h = x;
+  for (int l = 0; l < LAYERS; l++) {
+    h = tl_add(tl_matmul(h, m->w[l]), m->b[l]);
+    if (l < LAYERS - 1) h = tl_relu(h);
+  }
+  return h;
+}
+
+/* one step in its own scope; returns the loss */
+static double step(tl_ctx *ctx, tl_optimizer *opt, const mlp *m, tl_tensor *x, tl_tensor *y) {
+  double loss_v = NAN;
+  TL_SCOPE(ctx, s) {
+    tl_tensor *loss = tl_cross_entropy(forward(m, x), y);
+    if (tl_item(loss, &loss_v) || tl_optimizer_zero_grad(opt) || tl_backward(loss, NULL) ||
+        tl_optimizer_step(opt))
+      fail(ctx, "step");
+    for (int l = 0; l < LAYERS; l++) /* the update is done when the step ends (no-ops if it is) */
+      if (tl_realize(m->w[l]) || tl_realize(m->b[l])) fail(ctx, "update");
+  }
+  return loss_v;
+}
+
+static tl_tensor *labels(tl_ctx *ctx) {
+  int64_t y[BATCH];
+  uint64_t s = 42;
+  for (int i = 0; i < BATCH; i++) {
+    s = s * 6364136223846793005ull + 1442695040888963407ull; /* LCG: any fixed labels do */
+    y[i] = (int64_t)((s >> 33) % OUT);
+  }
+  return tl_from_data(ctx, TL_I64, 1, (int64_t[]){BATCH}, y);
+}
+
+int main(void) {
+  tl_ctx *ctx = tl_init();
+  if (!ctx) fail(NULL, "init");
+  tl_manual_seed(ctx, 0);
+  mlp m = make_mlp(ctx);
+  tl_tensor *x = tl_randn(ctx, TL_F32, 2, (int64_t[]){BATCH, IN}), *y = labels(ctx);
+  if (!x || !y || tl_realize(x)) fail(ctx, "data");
+  tl_optimizer *opt = tl_adam(2 * LAYERS, (tl_tensor *[]){m.w[0], m.w[1], m.w[2], m.b[0], m.b[1], m.b[2]},
+                              1e-3, 0.9, 0.999, 1e-8, 0);
+  if (!opt) fail(ctx, "adam");
+
+  double t[ITERS], first = NAN, last = NAN;
+  uint64_t made = 0; /* kernels compiled or loaded from disk during the timed steps */
+  for (int i = -WARMUP; i < ITERS; i++) {
+    tl_stats st = tl_get_stats(ctx);
+    if (i == 0) made = st.kernels_compiled + st.disk_cache_hits;
+    double t0 = now_ms();
+    last = step(ctx, opt, &m, x, y);
+    if (i >= 0) t[i] = now_ms() - t0;
+    if (i == -WARMUP) first = last;
+  }
+  tl_stats st = tl_get_stats(ctx);
+  made = st.kernels_compiled + st.disk_cache_hits - made;
+  qsort(t, ITERS, sizeof t[0], by_value);
+  double tl_ms = t[ITERS / 2];
+  tl_optimizer_free(opt);
+  tl_shutdown(ctx);
+  if (!isfinite(first) || !isfinite(last) || !(last < first)) {
+    fprintf(stderr, "bench: train_step_mlp: loss %g -> %g: not training\n", first, last);
+    return 1;
+  }
+
+  if (made) /* steady state should reuse the same kernels: say why the time may be high */
+    fprintf(stderr, "bench: train_step_mlp: %llu kernels compiled or loaded from disk during the %d timed steps\n",
+            (unsigned long long)made, ITERS);
+  double peer = run_peer(); /* after TL: the two never share the cores */
+  if (peer > 0)
+    printf("bench: train_step_mlp tl_ms=%.3f peer=torch peer_ms=%.3f ratio=%.2f\n", tl_ms, peer, peer / tl_ms);
+  else
+    printf("bench: train_step_mlp tl_ms=%.3f peer=none peer_ms=nan ratio=nan\n", tl_ms);
+  return 0;
+}
