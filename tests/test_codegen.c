@@ -69,3 +69,27 @@ TEST(codegen_two_views_unflatten_with_div_and_mod) {
   TEST_SHUTDOWN(ctx);
 }
 
+
+/* The thread pool splits the parallel loop by the work of one of its iterations: for a
+ * matmul that is the whole reduction, not only the output elements (counting those
+ * alone kept a 128x784x256 matmul on one core). */
+TEST(codegen_matmul_work_counts_the_reduction) {
+  tl_ctx *ctx = tl_init();
+  tl_tensor *a = tl_ones(ctx, TL_F32, 2, (int64_t[]){8, 50}), *b = tl_ones(ctx, TL_F32, 2, (int64_t[]){50, 6});
+  tl_realize(a);
+  tl_realize(b);
+  tl_tensor *t = tl_api_tensor(tl_matmul(a, b), "test");
+  tl_tensor *root = tl_api_tensor(tl_reshape(t, 3, (int64_t[]){8, 6, 1}), "test"); /* the sum itself */
+  tl_uop *sum = root->u->op == TL_OP_RSUM ? root->u : root->u->src[0];
+  tl_schedule s;
+  tl_lowered l;
+  tl_error e = {0};
+  CHECK(sum->op == TL_OP_RSUM);
+  CHECK(tl_schedule_build(sum, &s));
+  CHECK_INT(tl_lower_kernel(sum, &s, &l, &e), TL_OK);
+  CHECK_INT(l.work, 2);               /* 8 rows, 4 per iteration */
+  CHECK(l.inner_work >= 4 * 50 * 6); /* every row of the group takes 50 x 6 updates */
+  tl_lowered_free(&l);
+  tl_schedule_free(&s);
+  TEST_SHUTDOWN(ctx);
+}

@@ -149,8 +149,7 @@ tl_tensor *tl_shrink(tl_tensor *t, const int64_t *begin, const int64_t *end) {
                          "shrink: range [%lld, %lld) is out of bounds for axis %d of size %lld",
                          (long long)begin[i], (long long)end[i], i, (long long)t->u->shape[i]);
   int64_t rec[2 * TL_MAX_DIMS];
-  memcpy(rec, begin, sizeof(int64_t) * (size_t)nd);
-  memcpy(rec + nd, end, sizeof(int64_t) * (size_t)nd);
+  for (int i = 0; i < nd; i++) rec[i] = begin[i], rec[nd + i] = end[i];
   tl_tensor *out = tl_api_wrap(ctx, "shrink", tl_api_view(ctx, t->u, TL_MOVE_SHRINK, begin, end, NULL, NULL, nd), mark);
   return tl_ag_record(out, TL_AG_SHRINK, 1, &t, rec, 2 * nd, 0);
 }

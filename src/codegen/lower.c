@@ -1,5 +1,6 @@
 #include "lower.h"
 
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -449,6 +450,30 @@ static void lower_store(lowerer *L, tl_uop *root, tl_uop **idx, tl_block *innerm
   insert(L, innermost, st);
 }
 
+/* statements run by one pass over block, inner loops and reduce loops included */
+static int64_t block_work(const tl_block *b) {
+  int64_t n = 0;
+  for (int i = 0; i < b->n; i++) {
+    const tl_stmt *st = b->items[i];
+    int64_t w = 1;
+    if (st->kind == TL_STMT_LOOP) {
+      int64_t extent = st->u->arg2 > 0 ? st->u->arg2 : 1, body = block_work(st->body);
+      w = body > INT64_MAX / extent ? INT64_MAX : extent * body;
+    }
+    n = w > INT64_MAX - n ? INT64_MAX : n + w;
+  }
+  return n > 0 ? n : 1;
+}
+
+/* the work of one iteration of the parallel loop: what the thread pool splits by
+ * (counting the output elements alone took a matmul's rows for cheap ones and ran
+ * it on one core) */
+static int64_t parallel_body_work(const tl_block *root) {
+  for (int i = 0; i < root->n; i++)
+    if (root->items[i]->kind == TL_STMT_LOOP && root->items[i]->parallel) return block_work(root->items[i]->body);
+  return block_work(root);
+}
+
 tl_status tl_lower_kernel(tl_uop *root, const tl_schedule *s, tl_lowered *out, tl_error *err) {
   memset(out, 0, sizeof *out);
   tl_graph_init(&out->g, false);
@@ -479,9 +504,9 @@ tl_status tl_lower_kernel(tl_uop *root, const tl_schedule *s, tl_lowered *out, t
     if (first) out->work = extent;
     first = false;
   }
-  out->inner_work = tl_uop_numel(root) / (out->work ? out->work : 1);
   if (last >= 0) lower_interchanged(L, root, idx, b, last, jam);
   else lower_store(L, root, idx, b);
+  out->inner_work = L->failed ? 1 : parallel_body_work(out->root);
   bool failed = L->failed;
   free(L);
   if (failed) {
