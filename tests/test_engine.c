@@ -156,6 +156,27 @@ TEST(matmul_row_jam_matches_loops) {
   TEST_SHUTDOWN(ctx);
 }
 
+/* x @ w^T with w stored [N, K] (a torch Linear weight, or b^T in a gradient): w^T is
+ * copied once (a kernel), then the sum runs in the interchanged, jammed order */
+TEST(matmul_transposed_right_operand_is_copied) {
+  tl_ctx *ctx = new_ctx();
+  double a[8 * 3], w[5 * 3], got[8 * 5];
+  for (int i = 0; i < 24; i++) a[i] = i % 7 - 3;
+  for (int i = 0; i < 15; i++) w[i] = (i % 4) * 0.5;
+  tl_tensor *x = tl_from_data(ctx, TL_F64, 2, (int64_t[]){8, 3}, a);
+  tl_tensor *wt = tl_from_data(ctx, TL_F64, 2, (int64_t[]){5, 3}, w);
+  tl_tensor *y = tl_matmul(x, tl_transpose(wt, 0, 1));
+  CHECK_INT(tl_schedule_count(y), 2);
+  CHECK_INT(tl_to_host(y, got, sizeof got), TL_OK);
+  for (int m = 0; m < 8; m++)
+    for (int n = 0; n < 5; n++) {
+      double want = 0;
+      for (int k = 0; k < 3; k++) want += a[m * 3 + k] * w[n * 3 + k];
+      CHECK_NEAR(got[m * 5 + n], want, 1e-12);
+    }
+  TEST_SHUTDOWN(ctx);
+}
+
 TEST(realize_drops_the_graph_behind_a_node) {
   tl_ctx *ctx = new_ctx();
   tl_tensor *a = tl_randn(ctx, TL_F32, 1, (int64_t[]){100});

@@ -310,6 +310,18 @@ static tl_uop *matmul_fail(tl_ctx *ctx, tl_status st, const char *fmt, ...) {
   return NULL;
 }
 
+/* A right operand read with stride 1 along K but not along N (a transposed weight,
+ * or b^T in a gradient) is copied first: the sum then runs with its reduce loop
+ * outside N, four rows at a time (lower.c), instead of as one dot product per
+ * element; the copy is K x N, the work M x K x N. */
+static bool is_transposed(const tl_uop *b) {
+  if (!b || b->op != TL_OP_VIEW || b->ndim < 2) return false;
+  const tl_st *st = b->arg.p;
+  const tl_view *v = &st->views[st->nviews - 1];
+  if (st->nviews != 1 || v->masked) return false;
+  return b->shape[b->ndim - 1] > 1 && v->strides[b->ndim - 1] != 1 && v->strides[b->ndim - 2] == 1;
+}
+
 tl_uop *tl_api_matmul(tl_ctx *ctx, tl_uop *a, tl_uop *b) {
   if (!a || !b) return NULL;
   if (a->ndim == 0 || b->ndim == 0)
@@ -347,6 +359,7 @@ tl_uop *tl_api_matmul(tl_ctx *ctx, tl_uop *a, tl_uop *b) {
   if (dt == TL_BOOL) dt = TL_I32;
   a = tl_build_cast(&ctx->graph, a, dt);
   b = tl_build_cast(&ctx->graph, b, dt);
+  if (M > 1 && is_transposed(b)) b = tl_build_unary(&ctx->graph, TL_OP_CONTIGUOUS, b);
   /* a: (..., M, 1, K); b^T: (..., 1, N, K); product (..., M, N, K) */
   int perm[TL_MAX_DIMS];
   for (int i = 0; i < b->ndim; i++) perm[i] = i;

@@ -325,7 +325,8 @@ static bool strided_reduce_input(const tl_uop *u, const tl_uop *root, int last, 
   if (u->op == TL_OP_VIEW) {
     const tl_st *st = u->arg.p;
     const tl_uop *s = u->src[0];
-    if (st->nviews != 1 || st->views[0].masked || (s->op != TL_OP_BUFFER && tl_op_kind(s->op) != 'R'))
+    if (st->nviews != 1 || st->views[0].masked ||
+        (s->op != TL_OP_BUFFER && s->op != TL_OP_CONTIGUOUS && tl_op_kind(s->op) != 'R'))
       return false;
     if (st->views[0].strides[last] != 1) return false;
     for (int d = 0; d < u->ndim; d++)
