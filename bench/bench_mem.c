@@ -60,16 +60,15 @@ static tl_tensor *param(tl_ctx *ctx, int ndim, const int64_t *shape, double scal
 }
 
 /* The lazy forward pass; only the returned handle is kept (the graph keeps the nodes
- * alive). A NULL anywhere propagates to the result. Weights are stored [out, in], as
- * torch.nn.Linear does, and used as the view transpose(wt) = W, in both. The schedule
- * is 8 kernels (each matmul, then its bias+relu): 7 intermediates for the planner. */
+ * alive). A NULL anywhere propagates to the result. Weights are stored [in, out] and
+ * used as they are (h @ W), in both. Each matmul is a kernel, its bias+relu fuses into
+ * the next one's loads: intermediates for the planner to place. */
 static tl_tensor *forward(tl_tensor *x, tl_tensor *const *wt, tl_tensor *const *b) {
   tl_tensor *h = x;
   for (int l = 0; l < LAYERS; l++) {
-    tl_tensor *w = tl_transpose(wt[l], 0, 1), *mm = tl_matmul(h, w), *z = tl_add(mm, b[l]);
+    tl_tensor *mm = tl_matmul(h, wt[l]), *z = tl_add(mm, b[l]);
     tl_tensor *r = tl_relu(z);
     if (h != x) tl_release(h);
-    tl_release(w);
     tl_release(mm);
     tl_release(z);
     h = r;
@@ -99,9 +98,9 @@ static const char *check(tl_tensor *y, tl_tensor *x, tl_tensor *const *wt, tl_te
   for (size_t r = 0; !bad && r < sizeof rows / sizeof rows[0]; r++) {
     for (int j = 0; j < WIDTH; j++) h[j] = hx[(size_t)rows[r] * WIDTH + j];
     for (int l = 0; l < LAYERS; l++) {
-      for (int j = 0; j < WIDTH; j++) { /* output j: row j of the [out, in] weights */
+      for (int j = 0; j < WIDTH; j++) { /* output j: column j of the [in, out] weights */
         z[j] = hb[l * WIDTH + j];
-        for (int k = 0; k < WIDTH; k++) z[j] += h[k] * hw[l * wn + (size_t)j * WIDTH + k];
+        for (int k = 0; k < WIDTH; k++) z[j] += h[k] * hw[l * wn + (size_t)k * WIDTH + j];
       }
       for (int j = 0; j < WIDTH; j++) h[j] = z[j] > 0 ? z[j] : 0;
     }
@@ -126,7 +125,7 @@ int main(void) {
   tl_ctx *ctx = tl_init();
   if (!ctx) fail(NULL, "init");
   tl_manual_seed(ctx, 0);
-  /* weights [out, in] (see forward), scaled by 1/32 = 1/sqrt(WIDTH): activations stay O(1) */
+  /* weights [in, out] (see forward), scaled by 1/32 = 1/sqrt(WIDTH): activations stay O(1) */
   const int64_t xs[2] = {BATCH, WIDTH}, ws[2] = {WIDTH, WIDTH}, bs[1] = {WIDTH};
   tl_tensor *x = param(ctx, 2, xs, 1.0), *wt[LAYERS], *b[LAYERS];
   for (int l = 0; l < LAYERS; l++) {

@@ -1,7 +1,7 @@
 """torch peer for bench_mem.c (mlp_forward_mem): the same 4-layer, 1024-wide relu MLP
 forward at batch 256 in f32, relu after every layer, 3 warm-ups then 100 timed runs,
-under torch.no_grad() with torch's default thread count. Weights are stored [out, in]
-(as nn.Linear and bench_mem.c do) and used as w.T.
+under torch.no_grad() with torch's default thread count. Weights are stored [in, out]
+(as bench_mem.c does) and used as h @ w.
 Prints one line: mlp_forward_mem PEAK_RSS_MB MEDIAN_MS (rss: this process's ru_maxrss)."""
 import resource
 import time
@@ -22,7 +22,7 @@ def main():
             t0 = time.perf_counter()
             h = x
             for w, b in zip(ws, bs):
-                h = torch.relu(h @ w.T + b)
+                h = torch.relu(h @ w + b)
             if i >= WARMUP:
                 times.append((time.perf_counter() - t0) * 1e3)
             del h
