@@ -18,7 +18,7 @@ TEST_OBJ := $(TEST_SRC:%.c=$(BUILD)/obj/%.o)
 GEN      := build/gen/kernel_prelude.inc
 
 .PHONY: all test bench example clean
-all: $(BUILD)/libtl.a $(BUILD)/libtl.so $(BUILD)/examples/engine_tour
+all: $(BUILD)/libtl.a $(BUILD)/libtl.so $(BUILD)/examples/engine_tour $(BUILD)/examples/train_spirals
 
 # The kernel prelude is C compiled into the library (the interpreter uses it) and
 # also pasted, as text, in front of every generated kernel: one source for both.
@@ -52,8 +52,9 @@ $(BUILD)/bench/%: bench/%.c $(BUILD)/libtl.a
 test: $(BUILD)/tests/tl_tests
 	$(BUILD)/tests/tl_tests
 
-example: $(BUILD)/examples/engine_tour
+example: $(BUILD)/examples/engine_tour $(BUILD)/examples/train_spirals
 	$(BUILD)/examples/engine_tour
+	$(BUILD)/examples/train_spirals
 
 bench: $(BUILD)/bench/bench_engine $(BUILD)/bench/bench_mem $(BUILD)/bench/bench_train
 	$(BUILD)/bench/bench_engine
@@ -72,8 +73,9 @@ test-asan:
 	$(MAKE) BUILD=build/asan OPT="$(ASAN_FLAGS)" build/asan/tests/tl_tests
 	ASAN_OPTIONS=detect_leaks=1 build/asan/tests/tl_tests
 
-# memcheck over the engine tests (the 1,000-graph differential test and the
-# 100,000-deep chain are left to the native and ASan runs: too slow under valgrind)
+# memcheck over the suite, but for the tests that are long loops over the same code
+# (the 1,000-graph differential and gradient tests, the 100,000-deep chain, the
+# training runs): they run natively and under ASan, too slow under valgrind
 test-valgrind: $(BUILD)/tests/tl_tests
 	valgrind --quiet --error-exitcode=1 --leak-check=full --errors-for-leak-kinds=definite \
-	  $(BUILD)/tests/tl_tests -diff_random -deep_chains
+	  $(BUILD)/tests/tl_tests -diff_random -deep_chains -grad_random -train_mlp -training_loop
