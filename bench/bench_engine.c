@@ -7,20 +7,11 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "bench_util.h"
 #include "tl.h"
 
 typedef tl_tensor *(*workload_fn)(tl_tensor **in);
 
-static double now_ms(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
-}
-
-static int by_value(const void *a, const void *b) {
-  double x = *(const double *)a, y = *(const double *)b;
-  return x < y ? -1 : x > y;
-}
 
 static tl_tensor *fused_chain(tl_tensor **in) {
   tl_tensor *ab = tl_mul(in[0], in[1]), *abc = tl_add(ab, in[2]), *r = tl_relu(abc);
@@ -50,14 +41,10 @@ static double time_tl(tl_ctx *ctx, workload_fn f, tl_tensor **in) {
   return t[3];
 }
 
-static const char *python(void) {
-  return access("/usr/bin/python3", X_OK) == 0 ? "/usr/bin/python3" : "python3";
-}
-
 /* numpy's median for one workload, or -1 if numpy is not there */
 static double time_numpy(const char *name) {
   char cmd[512], line[256];
-  snprintf(cmd, sizeof cmd, "%s bench/peer_numpy.py %s 2>/dev/null", python(), name);
+  snprintf(cmd, sizeof cmd, "%s bench/peer_numpy.py %s 2>/dev/null", peer_python(), name);
   FILE *p = popen(cmd, "r");
   double ms = -1;
   if (!p) return -1;

@@ -14,20 +14,11 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "bench_util.h"
 #include "tl.h"
 
 enum { BATCH = 256, WIDTH = 1024, LAYERS = 4, WARMUP = 3, ITERS = 100 };
 
-static double now_ms(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
-}
-
-static int by_value(const void *a, const void *b) {
-  double x = *(const double *)a, y = *(const double *)b;
-  return x < y ? -1 : x > y;
-}
 
 static _Noreturn void fail(tl_ctx *ctx, const char *what) {
   if (ctx && tl_last_status(ctx) != TL_OK)
@@ -42,7 +33,7 @@ static _Noreturn void fail(tl_ctx *ctx, const char *what) {
 static int run_peer(double *rss_mb, double *ms) {
   char cmd[256], line[256];
   snprintf(cmd, sizeof cmd, "%s bench/peer_torch_mem.py 2>/dev/null",
-           access("/usr/bin/python3", X_OK) == 0 ? "/usr/bin/python3" : "python3");
+           peer_python());
   FILE *p = popen(cmd, "r");
   int got = 0;
   if (!p) return 0;

@@ -13,20 +13,11 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "bench_util.h"
 #include "tl.h"
 
 enum { BATCH = 128, IN = 784, HID = 256, OUT = 10, LAYERS = 3, WARMUP = 3, ITERS = 20 };
 
-static double now_ms(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
-}
-
-static int by_value(const void *a, const void *b) {
-  double x = *(const double *)a, y = *(const double *)b;
-  return x < y ? -1 : x > y;
-}
 
 static _Noreturn void fail(tl_ctx *ctx, const char *what) {
   fprintf(stderr, "bench: train_step_mlp: %s%s%s\n", what, ctx && tl_last_status(ctx) ? ": " : "",
@@ -39,7 +30,7 @@ static double run_peer(void) {
   char cmd[256], line[256];
   double ms = -1, v;
   snprintf(cmd, sizeof cmd, "%s bench/peer_torch_train.py 2>/dev/null",
-           access("/usr/bin/python3", X_OK) == 0 ? "/usr/bin/python3" : "python3");
+           peer_python());
   FILE *p = popen(cmd, "r");
   if (!p) return -1;
   while (fgets(line, sizeof line, p))

@@ -120,9 +120,8 @@ tl_stats tl_get_stats(const tl_ctx *ctx) {
 tl_tensor *tl_api_fail(tl_ctx *ctx, size_t mark, tl_status st, const char *fmt, ...) {
   va_list ap;
   va_start(ap, fmt);
-  vsnprintf(ctx->err.msg, sizeof ctx->err.msg, fmt, ap);
+  tl_error_vset(&ctx->err, st, fmt, ap);
   va_end(ap);
-  ctx->err.status = st;
   tl_graph_release_to(&ctx->graph, mark);
   return NULL;
 }

@@ -17,7 +17,10 @@ typedef struct tl_error {
 #define TL_PRINTF(a, b)
 #endif
 
+#include <stdarg.h>
+
 tl_status tl_error_set(tl_error *err, tl_status status, const char *fmt, ...) TL_PRINTF(3, 4);
+tl_status tl_error_vset(tl_error *err, tl_status status, const char *fmt, va_list ap);
 void tl_error_clear(tl_error *err);
 
 #endif

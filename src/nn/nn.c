@@ -22,9 +22,8 @@ static tl_tensor *tl_nn_fail(tl_ctx *ctx, tl_status st, const char *fmt, ...) TL
 static tl_tensor *tl_nn_fail(tl_ctx *ctx, tl_status st, const char *fmt, ...) {
   va_list ap;
   va_start(ap, fmt);
-  vsnprintf(ctx->err.msg, sizeof ctx->err.msg, fmt, ap);
+  tl_error_vset(&ctx->err, st, fmt, ap);
   va_end(ap);
-  ctx->err.status = st;
   return NULL;
 }
 

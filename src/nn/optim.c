@@ -32,9 +32,8 @@ static tl_status tl_optim_fail(tl_ctx *ctx, tl_status st, const char *fmt, ...) 
 static tl_status tl_optim_fail(tl_ctx *ctx, tl_status st, const char *fmt, ...) {
   va_list ap;
   va_start(ap, fmt);
-  vsnprintf(ctx->err.msg, sizeof ctx->err.msg, fmt, ap);
+  tl_error_vset(&ctx->err, st, fmt, ap);
   va_end(ap);
-  ctx->err.status = st;
   return st;
 }
 
