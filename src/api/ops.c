@@ -318,6 +318,8 @@ static bool is_transposed(const tl_uop *b) {
   const tl_st *st = b->arg.p;
   const tl_view *v = &st->views[st->nviews - 1];
   if (st->nviews != 1 || v->masked) return false;
+  for (int d = 0; d + 2 < b->ndim; d++)
+    if (b->shape[d] > 1 && v->strides[d] == 0) return false; /* a broadcast batch: a copy would grow it */
   return b->shape[b->ndim - 1] > 1 && v->strides[b->ndim - 1] != 1 && v->strides[b->ndim - 2] == 1;
 }
 
