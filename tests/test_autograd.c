@@ -1176,3 +1176,44 @@ static void check_random_graphs(int n, const char *backend) {
  * would take minutes on a cold cache. The compiled backend gets the first 30. */
 TEST(grad_random_graphs) { check_random_graphs(NGRAPHS, "interp"); }
 TEST(grad_random_graphs_cpu) { check_random_graphs(NGRAPHS_CPU, "cpu"); }
+
+/* Realizing a value computed from tensors requiring grad computes, in the same go,
+ * the values its history saved for backward: backward then reads them instead of
+ * running the forward pass again. */
+TEST(grad_realizing_the_loss_keeps_what_backward_reads) {
+  tl_ctx *ctx = tl_init();
+  double xd[8 * 5], wd[5 * 6];
+  for (int i = 0; i < 40; i++) xd[i] = (i % 9) - 4;
+  for (int i = 0; i < 30; i++) wd[i] = (i % 7) * 0.25 - 0.5;
+  tl_tensor *x = tl_from_data(ctx, TL_F64, 2, (int64_t[]){8, 5}, xd);
+  tl_tensor *w = tl_from_data(ctx, TL_F64, 2, (int64_t[]){5, 6}, wd);
+  CHECK_INT(tl_set_requires_grad(w, 1), TL_OK);
+  tl_tensor *h = tl_relu(tl_matmul(x, w));
+  tl_tensor *loss = tl_sum(h, 0, NULL, 0);
+  CHECK(tl_schedule_count(h) > 0); /* nothing computed yet */
+  double v = 0;
+  CHECK_INT(tl_item(loss, &v), TL_OK);
+  CHECK_INT(tl_schedule_count(h), 0); /* relu's output, saved for its rule, is a buffer now */
+  double want = 0;
+  for (int m = 0; m < 8; m++)
+    for (int n = 0; n < 6; n++) {
+      double z = 0;
+      for (int k = 0; k < 5; k++) z += xd[m * 5 + k] * wd[k * 6 + n];
+      want += z > 0 ? z : 0;
+    }
+  CHECK_NEAR(v, want, 1e-9);
+  CHECK_INT(tl_backward(loss, NULL), TL_OK);
+  double g[30];
+  CHECK_INT(tl_to_host(tl_grad(w), g, sizeof g), TL_OK);
+  for (int k = 0; k < 5; k++)
+    for (int n = 0; n < 6; n++) { /* d/dw[k,n] = sum over rows with a positive pre-activation of x[m,k] */
+      double want_g = 0;
+      for (int m = 0; m < 8; m++) {
+        double z = 0;
+        for (int j = 0; j < 5; j++) z += xd[m * 5 + j] * wd[j * 6 + n];
+        if (z > 0) want_g += xd[m * 5 + k];
+      }
+      CHECK_NEAR(g[k * 6 + n], want_g, 1e-9);
+    }
+  TEST_SHUTDOWN(ctx);
+}

@@ -217,6 +217,10 @@ static tl_status realize_tensor(tl_tensor *t) {
   tl_ctx *ctx = t->slot.ctx;
   tl_uop *u = t->u;
   if (u->op == TL_OP_BUFFER) return TL_OK;
+  if (t->ag && t->ag->op != TL_AG_LEAF) {
+    tl_status st = tl_ag_realize_history(ctx, t->ag);
+    if (st) return st;
+  }
   if (!tl_uop_is_const(u, NULL)) return tl_api_realize_node(ctx, u);
   tl_status deep = realize_deep_parts(ctx, u);
   if (deep) return deep;

@@ -213,10 +213,12 @@ tl_status tl_assign(tl_tensor *dst_handle, tl_tensor *src_handle) {
 }
 
 /* ---- backward --------------------------------------------------------------------- */
-typedef struct {
+typedef struct node_list node_list;
+static tl_status realize_saved(tl_ctx *ctx, const node_list *order);
+struct node_list {
   tl_ag_node **v;
   size_t n, cap;
-} node_list;
+};
 
 static bool list_add(node_list *l, tl_ag_node *n) {
   if (l->n == l->cap) {
@@ -292,6 +294,14 @@ static bool accumulate(tl_ctx *ctx, tl_ag_node *n, tl_uop *g) {
 static tl_status realize_value(tl_ctx *ctx, tl_uop *u) {
   while (u->op == TL_OP_VIEW) u = u->src[0]; /* a view of a computed value: compute the value */
   return tl_api_realize_node(ctx, u);
+}
+
+tl_status tl_ag_realize_history(tl_ctx *ctx, tl_ag_node *root) {
+  node_list order = {0};
+  tl_status st = topo_order(root, &order) ? realize_saved(ctx, &order)
+                                          : tl_error_set(&ctx->err, TL_ERR_NOMEM, "realize: out of memory");
+  free(order.v);
+  return st;
 }
 
 static tl_status realize_saved(tl_ctx *ctx, const node_list *order) {

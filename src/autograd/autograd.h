@@ -66,6 +66,10 @@ enum { TL_AG_SAVE_IN0 = 1, TL_AG_SAVE_IN1 = 2, TL_AG_SAVE_IN2 = 4, TL_AG_SAVE_OU
 tl_tensor *tl_ag_record(tl_tensor *out, int op, int nin, tl_tensor *const *ins, const int64_t *params,
                         int nparams, unsigned save);
 void tl_ag_release(tl_ctx *ctx, tl_ag_node *n);
+/* Realizes, in order, every value the history under root saved for backward: then
+ * realizing the tensor itself reads them, and backward finds them computed (instead
+ * of the forward pass running once for the value and again for the gradients). */
+tl_status tl_ag_realize_history(tl_ctx *ctx, tl_ag_node *root);
 
 /* grad_rules.c: the gradients of n's inputs given g, the gradient of its output
  * (graph nodes of the tensor graph, temporaries). grads[i] stays NULL for inputs
