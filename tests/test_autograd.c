@@ -1217,3 +1217,19 @@ TEST(grad_realizing_the_loss_keeps_what_backward_reads) {
     }
   TEST_SHUTDOWN(ctx);
 }
+
+/* h = 1.0001 h + w, 3,000 times: the leaf's gradient sums a contribution per step
+ * (more buffers than one kernel reads) and the chain is deeper than a realize slice */
+TEST(grad_long_chain) {
+  tl_ctx *ctx = tl_init();
+  tl_tensor *w = tl_ones(ctx, TL_F64, 1, (int64_t[]){2});
+  CHECK_INT(tl_set_requires_grad(w, 1), TL_OK);
+  tl_tensor *h = w;
+  for (int i = 0; i < 3000; i++) h = tl_add(tl_mul_scalar(h, 1.0001), w);
+  CHECK_INT(tl_backward(tl_sum(h, 0, NULL, 0), NULL), TL_OK);
+  double g[2], want = (pow(1.0001, 3001) - 1) / 0.0001; /* sum of 1.0001^i, i = 0..3000 */
+  CHECK_INT(tl_to_host(tl_grad(w), g, sizeof g), TL_OK);
+  CHECK_NEAR(g[0], want, 1e-9 * want);
+  CHECK_NEAR(g[1], want, 1e-9 * want);
+  TEST_SHUTDOWN(ctx);
+}

@@ -177,6 +177,26 @@ TEST(matmul_transposed_right_operand_is_copied) {
   TEST_SHUTDOWN(ctx);
 }
 
+/* A sum of 100 tensors fused would read 100 buffers; a kernel takes at most 63: the
+ * scheduler computes parts of it first. Found by a long autograd chain, whose leaf
+ * gradient adds one buffer per step. */
+TEST(fusion_splits_a_kernel_reading_too_many_buffers) {
+  tl_ctx *ctx = new_ctx();
+  tl_tensor *acc = tl_zeros(ctx, TL_F32, 1, (int64_t[]){4});
+  for (int i = 0; i < 100; i++) {
+    float d[4] = {(float)i, (float)i, (float)i, 1};
+    acc = tl_add(acc, tl_from_data(ctx, TL_F32, 1, (int64_t[]){4}, d));
+  }
+  int k = tl_schedule_count(acc);
+  CHECK(k >= 3 && k <= 8);
+  float got[4];
+  CHECK_INT(tl_to_host(acc, got, sizeof got), TL_OK);
+  CHECK_NEAR(got[0], 4950, 0);
+  CHECK_NEAR(got[2], 4950, 0);
+  CHECK_NEAR(got[3], 100, 0);
+  TEST_SHUTDOWN(ctx);
+}
+
 TEST(realize_drops_the_graph_behind_a_node) {
   tl_ctx *ctx = new_ctx();
   tl_tensor *a = tl_randn(ctx, TL_F32, 1, (int64_t[]){100});

@@ -5,6 +5,7 @@
 
 #include "codegen/lower.h"
 #include "core/shapetracker.h"
+#include "runtime/kernel.h"
 
 typedef struct {
   tl_ptrmap parents;    /* node -> consumer count */
@@ -146,6 +147,40 @@ static void visit(scheduler *s, tl_uop *u, const depths *dp, tl_uop *kroot) {
   for (int i = 0; i < u->nsrc; i++) visit(s, u->src[i], dp, kroot);
 }
 
+/* ---- kernels that would read too many buffers ---------------------------------------
+ * A kernel takes at most TL_KERNEL_MAX_ARGS - 1 inputs. Counting the inputs under each
+ * node bottom-up (a shared input counts once per use: an upper bound), a node whose
+ * sources bring more than half of that gets its widest sources computed first, in
+ * kernels of their own, until what it reads fits. */
+enum { WIDE = (TL_KERNEL_MAX_ARGS - 1) / 2 };
+
+static bool can_split_at(const tl_uop *u) {
+  return !is_leaf(u) && (tl_op_is_elementwise(u->op) || tl_op_kind(u->op) == 'R');
+}
+
+static int count_inputs(scheduler *s, tl_uop *u, tl_uop *kroot, tl_ptrmap *memo, int depth) {
+  if (u != kroot && (is_leaf(u) || tl_ptrmap_get(&s->realize, u))) return u->op == TL_OP_CONST ? 0 : 1;
+  uintptr_t known = (uintptr_t)tl_ptrmap_get(memo, u);
+  if (known) return (int)(known - 1);
+  if (depth > 4 * 512) return 1; /* deeper than any realize slice: cannot happen */
+  int n[TL_MAX_DIMS + 4] = {0}, total = 0, nsrc = u->nsrc < TL_MAX_DIMS + 4 ? u->nsrc : TL_MAX_DIMS + 4;
+  for (int i = 0; i < nsrc; i++) total += n[i] = count_inputs(s, u->src[i], kroot, memo, depth + 1);
+  while (total > WIDE) { /* compute the widest splittable source on its own */
+    int widest = -1;
+    for (int i = 0; i < nsrc; i++) {
+      tl_uop *c = u->src[i]->op == TL_OP_VIEW ? u->src[i]->src[0] : u->src[i];
+      if (n[i] > 1 && can_split_at(c) && (widest < 0 || n[i] > n[widest])) widest = i;
+    }
+    if (widest < 0) break;
+    tl_uop *c = u->src[widest]->op == TL_OP_VIEW ? u->src[widest]->src[0] : u->src[widest];
+    mark_realize(s, c);
+    total -= n[widest] - 1;
+    n[widest] = 1;
+  }
+  if (!tl_ptrmap_put(memo, u, (void *)(uintptr_t)(total + 1))) s->oom = true;
+  return total;
+}
+
 static depths root_depths(const tl_uop *u) {
   depths dp;
   int level = 0;
@@ -190,6 +225,9 @@ bool tl_schedule_build(tl_uop *root, tl_schedule *out) {
     depths dp = root_depths(k);
     tl_ptrmap_free(&s.seen);
     visit(&s, k, &dp, k);
+    tl_ptrmap memo = {0};
+    count_inputs(&s, k, k, &memo, 0);
+    tl_ptrmap_free(&memo);
   }
   tl_ptrmap_free(&s.seen);
   tl_ptrmap ordered = {0};
