@@ -1,0 +1,26 @@
+/* diag.h — compile diagnostics of the TL language.
+ * in: a file name, its source text, errors at (line, column); out: every error of
+ * the file as `file:line:col: error: message`, the source line and a caret under
+ * the column, in the order reported (all of them, not only the first). */
+#ifndef TL_LANG_DIAG_H
+#define TL_LANG_DIAG_H
+
+#include <stddef.h>
+
+#include "core/error.h"
+#include "core/strbuf.h"
+
+typedef struct {
+  const char *file;
+  const char *src;
+  size_t len;
+  tl_strbuf text; /* the rendered diagnostics */
+  int errors;
+} tl_diag;
+
+void tl_diag_init(tl_diag *d, const char *file, const char *src, size_t len);
+void tl_diag_free(tl_diag *d);
+/* line and col count from 1; col is a byte column */
+void tl_diag_error(tl_diag *d, int line, int col, const char *fmt, ...) TL_PRINTF(4, 5);
+
+#endif
