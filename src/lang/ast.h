@@ -1,0 +1,119 @@
+/* ast.h — the syntax tree of a TL file (LANGUAGE.md §2-4), built by the parser.
+ * Every node, name and list lives in one tl_arena and goes with it, all at once.
+ * Lists (statements, arguments, params, fields, items) are linked through `next`. */
+#ifndef TL_LANG_AST_H
+#define TL_LANG_AST_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "lang/lex.h"
+
+/* `i64`, `Point`, `Tensor`, `Tensor<f32, 2>` */
+typedef struct tl_type {
+  int line, col;
+  const char *name;  /* "i64", "Tensor", a struct's name */
+  const char *dtype; /* Tensor<dtype, rank>: "f32"...; NULL when not written */
+  int64_t rank;      /* -1 when not written */
+} tl_type;
+
+typedef enum {
+  /* expressions */
+  TL_N_INT,        /* ival */
+  TL_N_FLOAT,      /* fval */
+  TL_N_STR,        /* str, len */
+  TL_N_CHAR,       /* ival: the code point */
+  TL_N_BOOL,       /* ival: 0 or 1 */
+  TL_N_IDENT,      /* name */
+  TL_N_SELF,       /* self */
+  TL_N_PATH,       /* name: "Tensor::zeros" (segments joined by ::) */
+  TL_N_UNARY,      /* op (MINUS, NOT, AMP for `&mut`), lhs */
+  TL_N_BINARY,     /* op, lhs, rhs */
+  TL_N_CAST,       /* lhs as type */
+  TL_N_RANGE,      /* lhs..rhs, either may be NULL */
+  TL_N_CALL,       /* lhs(args) */
+  TL_N_METHOD,     /* lhs.name(args) */
+  TL_N_FIELD,      /* lhs.name */
+  TL_N_INDEX,      /* lhs[args]; a RANGE argument is a slice */
+  TL_N_ARRAY,      /* [args] */
+  TL_N_STRUCT_LIT, /* name { args }: FIELD_INIT nodes */
+  TL_N_FIELD_INIT, /* name: lhs (shorthand `y` gives lhs = IDENT y) */
+  TL_N_IF,         /* if cond then (a BLOCK) else els (a BLOCK, an IF or NULL) */
+  TL_N_BLOCK,      /* { stmts value? } */
+  /* statements */
+  TL_N_LET,        /* let is_mut? name (: type)? (= rhs)? */
+  TL_N_ASSIGN,     /* lhs op rhs: op is ASSIGN or PLUS_ASSIGN... */
+  TL_N_EXPR_STMT,  /* lhs; */
+  TL_N_WHILE,      /* while cond body */
+  TL_N_LOOP,       /* loop body */
+  TL_N_FOR,        /* for name in lhs body */
+  TL_N_BREAK,
+  TL_N_CONTINUE,
+  TL_N_RETURN,     /* return lhs? */
+  TL_N_ERROR,      /* where a parse error was (never in a tree without errors) */
+} tl_node_kind;
+
+typedef struct tl_node tl_node;
+struct tl_node {
+  tl_node_kind kind;
+  int line, col;
+  tl_node *next;
+  tl_tok_kind op;
+  tl_node *lhs, *rhs;
+  tl_node *cond, *then, *els;
+  tl_node *body;  /* WHILE, LOOP, FOR: a BLOCK */
+  tl_node *stmts; /* BLOCK */
+  tl_node *value; /* BLOCK: the trailing value expression, or NULL */
+  tl_node *args;
+  const char *name;
+  tl_type *type; /* LET, CAST */
+  bool is_mut;   /* LET */
+  int64_t ival;
+  double fval;
+  const char *str;
+  size_t len;
+};
+
+/* `x: T`, `mut x: T`, `x: &mut T`, `self`, `&self`, `&mut self` (a receiver: by_ref
+ * for `&`, is_mut for `&mut`) */
+typedef struct tl_param {
+  int line, col;
+  const char *name; /* "self" for a receiver */
+  tl_type *type;    /* NULL for self */
+  bool is_mut, by_ref, is_self;
+  struct tl_param *next;
+} tl_param;
+
+typedef struct tl_field {
+  int line, col;
+  const char *name;
+  tl_type *type;
+  struct tl_field *next;
+} tl_field;
+
+typedef struct tl_fn {
+  int line, col;
+  const char *name;
+  tl_param *params;
+  tl_type *ret; /* NULL: no `->` */
+  tl_node *body;
+  struct tl_fn *next;
+} tl_fn;
+
+typedef enum { TL_ITEM_FN, TL_ITEM_STRUCT, TL_ITEM_IMPL } tl_item_kind;
+
+typedef struct tl_ast_item {
+  tl_item_kind kind;
+  int line, col;
+  const char *name;
+  tl_fn *fn;         /* FN */
+  tl_field *fields;  /* STRUCT */
+  tl_fn *methods;    /* IMPL */
+  struct tl_ast_item *next;
+} tl_ast_item;
+
+typedef struct tl_program {
+  tl_ast_item *items;
+} tl_program;
+
+#endif

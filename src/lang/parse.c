@@ -1,0 +1,878 @@
+/* parse.c — the TL parser: recursive descent, one function per grammar production,
+ * precedence climbing for binary operators. An error is reported once and unwinds
+ * (longjmp) to the innermost recovery point — the statement or the item being
+ * parsed — which skips to where parsing can go on; all nodes are in the arena, so
+ * unwinding leaks nothing. */
+#include "lang/parse.h"
+
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+#define MAX_DEPTH 200 /* nesting of expressions and blocks: a deep file is an error, not a stack overflow */
+
+typedef struct {
+  const tl_token *tok;
+  int pos, n;
+  tl_diag *diag;
+  tl_arena *arena;
+  jmp_buf *recover; /* the innermost recovery point */
+  bool no_struct;   /* in an if/while/for head: `x {` opens the body, not a struct literal */
+  int depth;
+} parser;
+
+/* ---- tokens ---- */
+
+static const tl_token *peek(parser *p) { return &p->tok[p->pos]; }
+static const tl_token *peek_at(parser *p, int k) { return &p->tok[p->pos + k < p->n ? p->pos + k : p->n - 1]; }
+static bool at(parser *p, tl_tok_kind k) { return peek(p)->kind == k; }
+
+static const tl_token *next(parser *p) {
+  const tl_token *t = peek(p);
+  if (t->kind != TL_TOK_EOF) p->pos++; /* EOF stays: every loop sees it and stops */
+  return t;
+}
+
+static bool consume(parser *p, tl_tok_kind k) {
+  if (!at(p, k)) return false;
+  next(p);
+  return true;
+}
+
+static _Noreturn void fail_at(parser *p, const tl_token *t, const char *fmt, ...) TL_PRINTF(3, 4);
+static _Noreturn void fail_at(parser *p, const tl_token *t, const char *fmt, ...) {
+  char msg[400];
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(msg, sizeof msg, fmt, ap);
+  va_end(ap);
+  tl_diag_error(p->diag, t->line, t->col, "%s", msg);
+  longjmp(*p->recover, 1);
+}
+
+/* "'}'", "identifier 'x'", "end of file" */
+static const char *describe(parser *p, const tl_token *t, char *buf, size_t n) {
+  switch (t->kind) {
+  case TL_TOK_EOF: return "end of file";
+  case TL_TOK_IDENT: snprintf(buf, n, "identifier '%.*s'", (int)t->len, p->diag->src + t->offset); return buf;
+  case TL_TOK_INT: return "an integer";
+  case TL_TOK_FLOAT: return "a float";
+  case TL_TOK_STRING: return "a string";
+  case TL_TOK_CHAR: return "a character";
+  default: snprintf(buf, n, "'%s'", tl_tok_name(t->kind)); return buf;
+  }
+}
+
+/* "expected WHAT, found ..."; a reserved word says so instead */
+static _Noreturn void unexpected(parser *p, const char *what) {
+  const tl_token *t = peek(p);
+  if (tl_tok_is_reserved(t->kind)) fail_at(p, t, "`%s` is reserved", tl_tok_name(t->kind));
+  char buf[128];
+  fail_at(p, t, "expected %s, found %s", what, describe(p, t, buf, sizeof buf));
+}
+
+/* `what` names the token and where it belongs: "';' after the expression" */
+static const tl_token *expect(parser *p, tl_tok_kind k, const char *what) {
+  if (!at(p, k)) unexpected(p, what);
+  return next(p);
+}
+
+/* ---- arena ---- */
+
+static void *alloc(parser *p, size_t n) {
+  void *m = tl_arena_alloc(p->arena, n);
+  if (!m) fail_at(p, peek(p), "out of memory parsing the file");
+  return m;
+}
+
+static char *text_of(parser *p, const tl_token *t) {
+  char *s = alloc(p, t->len + 1);
+  memcpy(s, p->diag->src + t->offset, t->len);
+  return s;
+}
+
+static tl_node *new_node(parser *p, tl_node_kind kind, const tl_token *t) {
+  tl_node *n = alloc(p, sizeof *n);
+  n->kind = kind;
+  n->line = t->line;
+  n->col = t->col;
+  return n;
+}
+
+static const char *ident(parser *p, const char *what) { return text_of(p, expect(p, TL_TOK_IDENT, what)); }
+
+static void enter(parser *p) {
+  if (++p->depth > MAX_DEPTH) fail_at(p, peek(p), "nesting is too deep (more than %d levels)", MAX_DEPTH);
+}
+
+/* ---- types ---- */
+
+static bool is_dtype(const char *s) {
+  static const char *names[] = {"bool", "i32", "i64", "f32", "f64"};
+  for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
+    if (!strcmp(s, names[i])) return true;
+  return false;
+}
+
+// type = ident ("<" dtype ("," int)? ">")?     -- generics only on Tensor
+static tl_type *type(parser *p) {
+  const tl_token *t = peek(p);
+  tl_type *ty = alloc(p, sizeof *ty);
+  ty->line = t->line;
+  ty->col = t->col;
+  ty->name = ident(p, "a type");
+  ty->rank = -1;
+  if (!at(p, TL_TOK_LT)) return ty;
+  if (strcmp(ty->name, "Tensor")) fail_at(p, peek(p), "only Tensor takes type arguments");
+  next(p);
+  const tl_token *d = peek(p);
+  ty->dtype = ident(p, "a dtype");
+  if (!is_dtype(ty->dtype)) fail_at(p, d, "unknown dtype '%s': expected bool, i32, i64, f32 or f64", ty->dtype);
+  if (consume(p, TL_TOK_COMMA)) ty->rank = expect(p, TL_TOK_INT, "a rank (an integer)")->v.i;
+  expect(p, TL_TOK_GT, "'>' after the tensor's dtype and rank");
+  return ty;
+}
+
+/* ---- expressions ---- */
+
+static tl_node *expr(parser *p);
+static tl_node *block(parser *p);
+
+/* an expression with the struct-literal restriction on or off, restored after */
+static tl_node *expr_with(parser *p, bool no_struct) {
+  bool saved = p->no_struct;
+  p->no_struct = no_struct;
+  tl_node *n = expr(p);
+  p->no_struct = saved;
+  return n;
+}
+
+// args = (expr ("," expr)* ","?)? CLOSE
+static tl_node *args(parser *p, tl_tok_kind close, const char *what) {
+  tl_node head = {0}, *cur = &head;
+  while (!at(p, close)) {
+    cur = cur->next = expr_with(p, false);
+    if (at(p, close)) break;
+    expect(p, TL_TOK_COMMA, what);
+  }
+  next(p);
+  return head.next;
+}
+
+// array = "[" (expr ("," expr)* ","?)? "]"
+static tl_node *array(parser *p) {
+  tl_node *n = new_node(p, TL_N_ARRAY, next(p));
+  tl_node head = {0}, *cur = &head;
+  while (!at(p, TL_TOK_RBRACKET)) {
+    cur = cur->next = expr_with(p, false);
+    if (at(p, TL_TOK_PIPE)) fail_at(p, peek(p), "tensor comprehensions are not supported yet");
+    if (at(p, TL_TOK_RBRACKET)) break;
+    expect(p, TL_TOK_COMMA, "',' or ']' in the array");
+  }
+  next(p);
+  n->args = head.next;
+  return n;
+}
+
+/* `P {` opens a struct literal only outside if/while/for heads, and only when what
+ * follows looks like fields: `}` or `name:` / `name,` / `name }` */
+static bool struct_lit_ahead(parser *p) {
+  if (p->no_struct || peek_at(p, 1)->kind != TL_TOK_LBRACE) return false;
+  tl_tok_kind a = peek_at(p, 2)->kind, b = peek_at(p, 3)->kind;
+  return a == TL_TOK_RBRACE ||
+         (a == TL_TOK_IDENT && (b == TL_TOK_COLON || b == TL_TOK_COMMA || b == TL_TOK_RBRACE));
+}
+
+// struct_lit = ident "{" (field_init ("," field_init)* ","?)? "}"
+// field_init = ident (":" expr)?
+static tl_node *struct_lit(parser *p) {
+  tl_node *n = new_node(p, TL_N_STRUCT_LIT, peek(p));
+  n->name = ident(p, "a struct name");
+  expect(p, TL_TOK_LBRACE, "'{'");
+  tl_node head = {0}, *cur = &head;
+  while (!at(p, TL_TOK_RBRACE)) {
+    const tl_token *t = peek(p);
+    cur = cur->next = new_node(p, TL_N_FIELD_INIT, t);
+    cur->name = ident(p, "a field name");
+    if (consume(p, TL_TOK_COLON)) {
+      cur->lhs = expr_with(p, false);
+    } else { /* shorthand: `y` is `y: y` */
+      cur->lhs = new_node(p, TL_N_IDENT, t);
+      cur->lhs->name = cur->name;
+    }
+    if (at(p, TL_TOK_RBRACE)) break;
+    expect(p, TL_TOK_COMMA, "',' or '}' in the struct literal");
+  }
+  next(p);
+  n->args = head.next;
+  return n;
+}
+
+// if = "if" expr_no_struct block ("else" (if | block))?
+static tl_node *if_expr(parser *p) {
+  enter(p);
+  tl_node *n = new_node(p, TL_N_IF, next(p));
+  n->cond = expr_with(p, true);
+  n->then = block(p);
+  if (consume(p, TL_TOK_ELSE)) n->els = at(p, TL_TOK_IF) ? if_expr(p) : block(p);
+  p->depth--;
+  return n;
+}
+
+// path = ident ("::" ident)+
+static tl_node *path_or_ident(parser *p) {
+  const tl_token *t = next(p);
+  if (!at(p, TL_TOK_COLONCOLON)) {
+    tl_node *n = new_node(p, TL_N_IDENT, t);
+    n->name = text_of(p, t);
+    return n;
+  }
+  tl_node *n = new_node(p, TL_N_PATH, t);
+  size_t len = t->len;
+  int start = p->pos - 1;
+  while (consume(p, TL_TOK_COLONCOLON)) len += 2 + expect(p, TL_TOK_IDENT, "a name after '::'")->len;
+  char *s = alloc(p, len + 1);
+  for (int i = start; i < p->pos; i++) /* the segments and their `::`, as written but for spaces */
+    strcat(s, p->tok[i].kind == TL_TOK_COLONCOLON ? "::" : text_of(p, &p->tok[i]));
+  n->name = s;
+  return n;
+}
+
+// primary = int | float | string | char | "true" | "false" | "self" | path | ident
+//         | struct_lit | "(" expr ")" | array | if | block
+static tl_node *primary(parser *p) {
+  const tl_token *t = peek(p);
+  tl_node *n;
+  switch (t->kind) {
+  case TL_TOK_INT: n = new_node(p, TL_N_INT, next(p)); n->ival = t->v.i; return n;
+  case TL_TOK_FLOAT: n = new_node(p, TL_N_FLOAT, next(p)); n->fval = t->v.f; return n;
+  case TL_TOK_CHAR: n = new_node(p, TL_N_CHAR, next(p)); n->ival = t->v.i; return n;
+  case TL_TOK_STRING:
+    n = new_node(p, TL_N_STR, next(p));
+    n->str = t->str;
+    n->len = t->len;
+    return n;
+  case TL_TOK_TRUE:
+  case TL_TOK_FALSE: n = new_node(p, TL_N_BOOL, next(p)); n->ival = t->kind == TL_TOK_TRUE; return n;
+  case TL_TOK_SELF: return new_node(p, TL_N_SELF, next(p));
+  case TL_TOK_IDENT: return struct_lit_ahead(p) ? struct_lit(p) : path_or_ident(p);
+  case TL_TOK_LPAREN:
+    next(p);
+    n = expr_with(p, false);
+    expect(p, TL_TOK_RPAREN, "')'");
+    return n;
+  case TL_TOK_LBRACKET: return array(p);
+  case TL_TOK_IF: return if_expr(p);
+  case TL_TOK_LBRACE: return block(p);
+  case TL_TOK_QUESTION: fail_at(p, t, "queries are not supported yet");
+  default: unexpected(p, "an expression");
+  }
+}
+
+// postfix = primary ("(" args ")" | "." ident ("(" args ")")? | "[" args "]")*
+static tl_node *postfix(parser *p) {
+  tl_node *n = primary(p);
+  for (;;) {
+    const tl_token *t = peek(p);
+    tl_node *m;
+    if (consume(p, TL_TOK_LPAREN)) {
+      m = new_node(p, TL_N_CALL, t);
+      m->args = args(p, TL_TOK_RPAREN, "',' or ')' in the arguments");
+    } else if (consume(p, TL_TOK_LBRACKET)) {
+      m = new_node(p, TL_N_INDEX, t);
+      m->args = args(p, TL_TOK_RBRACKET, "',' or ']' in the index");
+    } else if (consume(p, TL_TOK_DOT)) {
+      m = new_node(p, TL_N_FIELD, t);
+      m->name = ident(p, "a field or method name after '.'");
+      if (consume(p, TL_TOK_LPAREN)) {
+        m->kind = TL_N_METHOD;
+        m->args = args(p, TL_TOK_RPAREN, "',' or ')' in the arguments");
+      }
+    } else {
+      return n;
+    }
+    m->lhs = n;
+    n = m;
+  }
+}
+
+// unary = ("-" | "!" | "&" "mut") unary | postfix
+static tl_node *unary(parser *p) {
+  const tl_token *t = peek(p);
+  if (t->kind != TL_TOK_MINUS && t->kind != TL_TOK_NOT && t->kind != TL_TOK_AMP) return postfix(p);
+  enter(p);
+  next(p);
+  if (t->kind == TL_TOK_AMP) expect(p, TL_TOK_MUT, "'mut' after '&' (only `&mut x` borrows)");
+  tl_node *n = new_node(p, TL_N_UNARY, t);
+  n->op = t->kind;
+  n->lhs = unary(p);
+  p->depth--;
+  return n;
+}
+
+// cast = unary ("as" type)*
+static tl_node *cast(parser *p) {
+  tl_node *n = unary(p);
+  while (at(p, TL_TOK_AS)) {
+    tl_node *c = new_node(p, TL_N_CAST, next(p));
+    c->lhs = n;
+    c->type = type(p);
+    n = c;
+  }
+  return n;
+}
+
+/* binding power of a binary operator token, 0 if none; higher binds tighter */
+static int binary_prec(tl_tok_kind k) {
+  switch (k) {
+  case TL_TOK_OROR: return 1;
+  case TL_TOK_ANDAND: return 2;
+  case TL_TOK_EQ: case TL_TOK_NE: case TL_TOK_LT: case TL_TOK_LE: case TL_TOK_GT: case TL_TOK_GE: return 3;
+  case TL_TOK_PLUS: case TL_TOK_MINUS: return 4;
+  case TL_TOK_STAR: case TL_TOK_SLASH: case TL_TOK_PERCENT: return 5;
+  default: return 0;
+  }
+}
+
+// binary = cast (binop binary)*  -- precedence climbing, left associative;
+//          comparisons (level 3) do not chain
+static tl_node *binary(parser *p, int min_prec) {
+  tl_node *lhs = cast(p);
+  for (;;) {
+    const tl_token *t = peek(p);
+    int prec = binary_prec(t->kind);
+    if (prec < min_prec || prec == 0) return lhs;
+    next(p);
+    tl_node *n = new_node(p, TL_N_BINARY, t);
+    n->op = t->kind;
+    n->lhs = lhs;
+    n->rhs = binary(p, prec + 1);
+    if (prec == 3 && binary_prec(peek(p)->kind) == 3)
+      fail_at(p, peek(p), "comparison operators cannot be chained: write `a < b && b < c`");
+    lhs = n;
+  }
+}
+
+/* can the token start the end of a range? (`t[a..]`, `for i in 0.. {`) */
+static bool starts_range_end(parser *p) {
+  switch (peek(p)->kind) {
+  case TL_TOK_RBRACKET: case TL_TOK_RPAREN: case TL_TOK_COMMA: case TL_TOK_SEMI: case TL_TOK_RBRACE:
+  case TL_TOK_EOF: return false;
+  case TL_TOK_LBRACE: return !p->no_struct;
+  default: return true;
+  }
+}
+
+// expr = binary (".." binary?)? | ".." binary?    -- ranges bind loosest, do not chain
+static tl_node *expr(parser *p) {
+  enter(p);
+  tl_node *n = at(p, TL_TOK_DOTDOT) ? NULL : binary(p, 1);
+  if (at(p, TL_TOK_DOTDOT)) {
+    tl_node *r = new_node(p, TL_N_RANGE, next(p));
+    r->lhs = n;
+    if (starts_range_end(p)) r->rhs = binary(p, 1);
+    if (at(p, TL_TOK_DOTDOT)) fail_at(p, peek(p), "range operators cannot be chained");
+    n = r;
+  }
+  p->depth--;
+  return n;
+}
+
+/* ---- statements ---- */
+
+static bool is_assign_op(tl_tok_kind k) {
+  return k == TL_TOK_ASSIGN || k == TL_TOK_PLUS_ASSIGN || k == TL_TOK_MINUS_ASSIGN || k == TL_TOK_STAR_ASSIGN ||
+         k == TL_TOK_SLASH_ASSIGN || k == TL_TOK_PERCENT_ASSIGN;
+}
+
+// let = "let" "mut"? ident (":" type)? ("=" expr)? ";"
+static tl_node *let_stmt(parser *p) {
+  tl_node *n = new_node(p, TL_N_LET, next(p));
+  n->is_mut = consume(p, TL_TOK_MUT);
+  n->name = ident(p, "a variable name after 'let'");
+  if (consume(p, TL_TOK_COLON)) n->type = type(p);
+  if (consume(p, TL_TOK_ASSIGN)) n->rhs = expr(p);
+  expect(p, TL_TOK_SEMI, n->rhs ? "';' after the expression" : "'=' or ';' in the let statement");
+  return n;
+}
+
+// for = "for" ident "in" expr_no_struct block
+static tl_node *for_stmt(parser *p) {
+  tl_node *n = new_node(p, TL_N_FOR, next(p));
+  n->name = ident(p, "a loop variable after 'for'");
+  expect(p, TL_TOK_IN, "'in' after the loop variable");
+  n->lhs = expr_with(p, true);
+  n->body = block(p);
+  return n;
+}
+
+/* an expression at the start of a statement: an assignment target, a statement or
+ * the block's value. Sets *is_value when it ends the block without a ';'. */
+// expr_stmt = expr (assign_op expr)? ";" | (if | block) ";"? | expr &"}"
+static tl_node *expr_stmt(parser *p, bool *is_value) {
+  const tl_token *t = peek(p);
+  bool block_like = t->kind == TL_TOK_IF || t->kind == TL_TOK_LBRACE;
+  tl_node *e = block_like ? primary(p) : expr(p);
+  if (at(p, TL_TOK_RBRACE)) {
+    *is_value = true;
+    return e;
+  }
+  tl_node *s = new_node(p, TL_N_EXPR_STMT, t);
+  s->lhs = e;
+  if (block_like) { /* `if c { } x = 1;` needs no ';' */
+    consume(p, TL_TOK_SEMI);
+    return s;
+  }
+  if (is_assign_op(peek(p)->kind)) {
+    if (e->kind != TL_N_IDENT && e->kind != TL_N_FIELD && e->kind != TL_N_INDEX)
+      fail_at(p, t, "cannot assign to this expression: assign to a variable, a field `s.f` or an index `t[i]`");
+    s->kind = TL_N_ASSIGN;
+    s->op = next(p)->kind;
+    s->rhs = expr(p);
+  }
+  expect(p, TL_TOK_SEMI, "';' after the expression");
+  return s;
+}
+
+// stmt = let | "while" expr_no_struct block | "loop" block | for | "break" end
+//      | "continue" end | "return" expr? end | expr_stmt      end = ";" | &"}"
+static tl_node *stmt(parser *p, bool *is_value) {
+  const tl_token *t = peek(p);
+  tl_node *n;
+  switch (t->kind) {
+  case TL_TOK_LET: return let_stmt(p);
+  case TL_TOK_FOR: return for_stmt(p);
+  case TL_TOK_WHILE:
+    n = new_node(p, TL_N_WHILE, next(p));
+    n->cond = expr_with(p, true);
+    n->body = block(p);
+    return n;
+  case TL_TOK_LOOP:
+    n = new_node(p, TL_N_LOOP, next(p));
+    n->body = block(p);
+    return n;
+  case TL_TOK_BREAK:
+  case TL_TOK_CONTINUE:
+    n = new_node(p, t->kind == TL_TOK_BREAK ? TL_N_BREAK : TL_N_CONTINUE, next(p));
+    if (!at(p, TL_TOK_RBRACE)) /* `loop { break }` needs no ';', as in Rust */
+      expect(p, TL_TOK_SEMI, t->kind == TL_TOK_BREAK ? "';' after 'break'" : "';' after 'continue'");
+    return n;
+  case TL_TOK_RETURN:
+    n = new_node(p, TL_N_RETURN, next(p));
+    if (!at(p, TL_TOK_SEMI) && !at(p, TL_TOK_RBRACE)) n->lhs = expr(p);
+    if (!at(p, TL_TOK_RBRACE)) expect(p, TL_TOK_SEMI, n->lhs ? "';' after the expression" : "';' after 'return'");
+    return n;
+  default: return expr_stmt(p, is_value);
+  }
+}
+
+/* skips the rest of a failed statement: to just past the next ';' or to the '}' that
+ * closes the block, whichever comes first at the statement's own nesting */
+static void sync_stmt(parser *p) {
+  int depth = 0;
+  for (;;) {
+    tl_tok_kind k = peek(p)->kind;
+    if (k == TL_TOK_EOF) return;
+    if (depth == 0 && k == TL_TOK_RBRACE) return;
+    next(p);
+    if (k == TL_TOK_LBRACE || k == TL_TOK_LPAREN || k == TL_TOK_LBRACKET) depth++;
+    else if ((k == TL_TOK_RBRACE || k == TL_TOK_RPAREN || k == TL_TOK_RBRACKET) && depth > 0) depth--;
+    else if (depth == 0 && k == TL_TOK_SEMI) return;
+    if (depth == 0 && k == TL_TOK_RBRACE) return; /* a nested block ended the statement */
+  }
+}
+
+/* one statement, with a recovery point: on an error, an ERROR node */
+static tl_node *guarded_stmt(parser *p, bool *is_value) {
+  jmp_buf here, *outer = p->recover;
+  const tl_token *t = peek(p);
+  bool no_struct = p->no_struct;
+  int depth = p->depth;
+  if (setjmp(here)) {
+    p->recover = outer;
+    p->no_struct = no_struct;
+    p->depth = depth;
+    *is_value = false;
+    sync_stmt(p);
+    return new_node(p, TL_N_ERROR, t);
+  }
+  p->recover = &here;
+  tl_node *n = stmt(p, is_value);
+  p->recover = outer;
+  return n;
+}
+
+// block = "{" stmt* expr? "}"
+static tl_node *block(parser *p) {
+  enter(p);
+  tl_node *n = new_node(p, TL_N_BLOCK, expect(p, TL_TOK_LBRACE, "'{'"));
+  bool saved = p->no_struct;
+  p->no_struct = false;
+  tl_node head = {0}, *cur = &head;
+  while (!at(p, TL_TOK_RBRACE) && !at(p, TL_TOK_EOF)) {
+    if (consume(p, TL_TOK_SEMI)) continue; /* an empty statement */
+    bool is_value = false;
+    tl_node *s = guarded_stmt(p, &is_value);
+    if (is_value) n->value = s;
+    else cur = cur->next = s;
+  }
+  expect(p, TL_TOK_RBRACE, "'}' to close the block");
+  p->no_struct = saved;
+  n->stmts = head.next;
+  p->depth--;
+  return n;
+}
+
+/* ---- items ---- */
+
+// param = "&" "mut"? "self" | "self" | "mut"? ident ":" ("&" "mut")? type
+static tl_param *param(parser *p) {
+  const tl_token *t = peek(p);
+  tl_param *pa = alloc(p, sizeof *pa);
+  pa->line = t->line;
+  pa->col = t->col;
+  if (consume(p, TL_TOK_AMP)) { /* `&self` reads as plain `self` does: a borrow */
+    pa->is_mut = consume(p, TL_TOK_MUT);
+    expect(p, TL_TOK_SELF, "'self' after '&' (write `x: &mut T` for other parameters)");
+    pa->by_ref = pa->is_self = true;
+  } else if (consume(p, TL_TOK_SELF)) {
+    pa->is_self = true;
+  }
+  if (pa->is_self) {
+    pa->name = "self";
+    return pa;
+  }
+  pa->is_mut = consume(p, TL_TOK_MUT);
+  pa->name = ident(p, "a parameter name");
+  expect(p, TL_TOK_COLON, "':' and the parameter's type");
+  if (consume(p, TL_TOK_AMP)) {
+    expect(p, TL_TOK_MUT, "'mut' after '&'");
+    pa->by_ref = true;
+  }
+  pa->type = type(p);
+  return pa;
+}
+
+// fn = "fn" ident "(" (param ("," param)* ","?)? ")" ("->" type)? block
+static tl_fn *fn(parser *p) {
+  const tl_token *t = expect(p, TL_TOK_FN, "'fn' or '}' in the impl");
+  tl_fn *f = alloc(p, sizeof *f);
+  f->line = t->line;
+  f->col = t->col;
+  f->name = ident(p, "a function name after 'fn'");
+  expect(p, TL_TOK_LPAREN, "'(' and the parameters");
+  tl_param head = {0}, *cur = &head;
+  while (!at(p, TL_TOK_RPAREN)) {
+    cur = cur->next = param(p);
+    if (at(p, TL_TOK_RPAREN)) break;
+    expect(p, TL_TOK_COMMA, "',' or ')' in the parameters");
+  }
+  next(p);
+  f->params = head.next;
+  if (consume(p, TL_TOK_ARROW)) f->ret = type(p);
+  f->body = block(p);
+  return f;
+}
+
+// struct = "struct" ident "{" (ident ":" type ("," ident ":" type)* ","?)? "}"
+static void struct_item(parser *p, tl_ast_item *it) {
+  next(p);
+  it->name = ident(p, "a struct name after 'struct'");
+  expect(p, TL_TOK_LBRACE, "'{' and the fields");
+  tl_field head = {0}, *cur = &head;
+  while (!at(p, TL_TOK_RBRACE)) {
+    const tl_token *t = peek(p);
+    cur = cur->next = alloc(p, sizeof *cur);
+    cur->line = t->line;
+    cur->col = t->col;
+    cur->name = ident(p, "a field name");
+    expect(p, TL_TOK_COLON, "':' and the field's type");
+    cur->type = type(p);
+    if (at(p, TL_TOK_RBRACE)) break;
+    expect(p, TL_TOK_COMMA, "',' or '}' in the fields");
+  }
+  next(p);
+  it->fields = head.next;
+}
+
+/* skips to the next `fn`/`struct`/`impl` outside braces (in an impl: also to its
+ * closing '}'); past the item's first token at least, so recovery always makes progress */
+static void sync_item(parser *p, bool in_impl, int start) {
+  if (p->pos == start) next(p);
+  int depth = 0;
+  for (;;) {
+    tl_tok_kind k = peek(p)->kind;
+    if (k == TL_TOK_EOF) return;
+    if (depth == 0 && (k == TL_TOK_FN || (!in_impl && (k == TL_TOK_STRUCT || k == TL_TOK_IMPL)))) return;
+    if (depth == 0 && in_impl && k == TL_TOK_RBRACE) return;
+    if (k == TL_TOK_LBRACE) depth++;
+    if (k == TL_TOK_RBRACE && depth > 0) depth--;
+    next(p);
+  }
+}
+
+/* a function with a recovery point (impl methods); NULL after an error */
+static tl_fn *guarded_fn(parser *p) {
+  jmp_buf here, *outer = p->recover;
+  int depth = p->depth, start = p->pos;
+  if (setjmp(here)) {
+    p->recover = outer;
+    p->depth = depth;
+    p->no_struct = false;
+    sync_item(p, true, start);
+    return NULL;
+  }
+  p->recover = &here;
+  tl_fn *f = fn(p);
+  p->recover = outer;
+  return f;
+}
+
+// impl = "impl" ident "{" fn* "}"
+static void impl_item(parser *p, tl_ast_item *it) {
+  next(p);
+  it->name = ident(p, "a type name after 'impl'");
+  expect(p, TL_TOK_LBRACE, "'{' and the methods");
+  tl_fn head = {0}, *cur = &head;
+  while (!at(p, TL_TOK_RBRACE) && !at(p, TL_TOK_EOF)) {
+    tl_fn *f = guarded_fn(p);
+    if (f) cur = cur->next = f;
+  }
+  expect(p, TL_TOK_RBRACE, "'}' to close the impl");
+  it->methods = head.next;
+}
+
+// item = fn | struct | impl
+static tl_ast_item *item(parser *p) {
+  const tl_token *t = peek(p);
+  tl_ast_item *it = alloc(p, sizeof *it);
+  it->line = t->line;
+  it->col = t->col;
+  switch (t->kind) {
+  case TL_TOK_FN:
+    it->kind = TL_ITEM_FN;
+    it->fn = fn(p);
+    it->name = it->fn->name;
+    return it;
+  case TL_TOK_STRUCT: it->kind = TL_ITEM_STRUCT; struct_item(p, it); return it;
+  case TL_TOK_IMPL: it->kind = TL_ITEM_IMPL; impl_item(p, it); return it;
+  case TL_TOK_RELATION: fail_at(p, t, "relation declarations are not supported yet");
+  case TL_TOK_IDENT:
+    if (peek_at(p, 1)->kind == TL_TOK_LPAREN) fail_at(p, t, "Datalog facts and rules are not supported yet");
+    unexpected(p, "an item (fn, struct or impl)");
+  default: unexpected(p, "an item (fn, struct or impl)");
+  }
+}
+
+/* one item with a recovery point; NULL after an error */
+static tl_ast_item *guarded_item(parser *p) {
+  jmp_buf here;
+  int start = p->pos;
+  if (setjmp(here)) {
+    p->depth = 0;
+    p->no_struct = false;
+    sync_item(p, false, start);
+    return NULL;
+  }
+  p->recover = &here;
+  tl_ast_item *it = item(p);
+  p->recover = NULL;
+  return it;
+}
+
+// program = item*
+int tl_parse(const tl_token *tokens, int n, tl_diag *diag, tl_arena *arena, tl_program **out) {
+  int before = diag->errors;
+  parser p = {.tok = tokens, .n = n, .diag = diag, .arena = arena};
+  *out = tl_arena_alloc(arena, sizeof **out);
+  if (!*out || n <= 0 || tokens[n - 1].kind != TL_TOK_EOF) {
+    tl_diag_error(diag, 1, 1, *out ? "internal error: the tokens do not end with end of file" : "out of memory");
+    return diag->errors - before;
+  }
+  tl_ast_item head = {0}, *cur = &head;
+  while (!at(&p, TL_TOK_EOF)) {
+    tl_ast_item *it = guarded_item(&p);
+    if (it) cur = cur->next = it;
+  }
+  (*out)->items = head.next;
+  return diag->errors - before;
+}
+
+/* ---- dump: the tree as S-expressions (format in parse.h) ---- */
+
+static void dump_node(tl_strbuf *b, const tl_node *n);
+
+static void dump_type(tl_strbuf *b, const tl_type *t) {
+  tl_strbuf_puts(b, t->name);
+  if (t->dtype && t->rank >= 0) tl_strbuf_printf(b, "<%s,%lld>", t->dtype, (long long)t->rank);
+  else if (t->dtype) tl_strbuf_printf(b, "<%s>", t->dtype);
+}
+
+static void dump_list(tl_strbuf *b, const tl_node *n) {
+  for (; n; n = n->next) {
+    tl_strbuf_puts(b, " ");
+    dump_node(b, n);
+  }
+}
+
+/* a float always shows a '.' or an exponent, so it never reads as an integer */
+static void dump_float(tl_strbuf *b, double f) {
+  char buf[64];
+  double back;
+  for (int prec = 1; prec <= 17; prec++) { /* the shortest text that reads back */
+    snprintf(buf, sizeof buf, "%.*g", prec, f);
+    if (sscanf(buf, "%lf", &back) == 1 && back == f) break;
+  }
+  tl_strbuf_puts(b, buf);
+  if (!strpbrk(buf, ".eEin")) tl_strbuf_puts(b, ".0");
+}
+
+static void dump_str(tl_strbuf *b, const char *s, size_t len) {
+  tl_strbuf_puts(b, "(str \"");
+  for (size_t i = 0; i < len; i++) {
+    unsigned char c = (unsigned char)s[i];
+    if (c == '"' || c == '\\') tl_strbuf_printf(b, "\\%c", c);
+    else if (c == '\n') tl_strbuf_puts(b, "\\n");
+    else if (c == '\t') tl_strbuf_puts(b, "\\t");
+    else if (c < 0x20) tl_strbuf_printf(b, "\\u{%x}", c);
+    else tl_strbuf_printf(b, "%c", c);
+  }
+  tl_strbuf_puts(b, "\")");
+}
+
+static const char *op_text(tl_tok_kind k) { return k == TL_TOK_AMP ? "&mut" : tl_tok_name(k); }
+
+static void dump_node(tl_strbuf *b, const tl_node *n) {
+  switch (n->kind) {
+  case TL_N_INT: tl_strbuf_printf(b, "%lld", (long long)n->ival); return;
+  case TL_N_FLOAT: dump_float(b, n->fval); return;
+  case TL_N_STR: dump_str(b, n->str, n->len); return;
+  case TL_N_CHAR:
+    if (n->ival >= 0x20 && n->ival < 0x7F && n->ival != '\'' && n->ival != '\\')
+      tl_strbuf_printf(b, "(char '%c')", (int)n->ival);
+    else tl_strbuf_printf(b, "(char '\\u{%llx}')", (long long)n->ival);
+    return;
+  case TL_N_BOOL: tl_strbuf_puts(b, n->ival ? "true" : "false"); return;
+  case TL_N_IDENT: case TL_N_PATH: tl_strbuf_puts(b, n->name); return;
+  case TL_N_SELF: tl_strbuf_puts(b, "self"); return;
+  case TL_N_UNARY: tl_strbuf_printf(b, "(%s ", op_text(n->op)); dump_node(b, n->lhs); break;
+  case TL_N_BINARY: case TL_N_ASSIGN:
+    tl_strbuf_printf(b, "(%s ", tl_tok_name(n->op));
+    dump_node(b, n->lhs);
+    tl_strbuf_puts(b, " ");
+    dump_node(b, n->rhs);
+    break;
+  case TL_N_CAST:
+    tl_strbuf_puts(b, "(as ");
+    dump_node(b, n->lhs);
+    tl_strbuf_puts(b, " ");
+    dump_type(b, n->type);
+    break;
+  case TL_N_RANGE:
+    tl_strbuf_puts(b, "(.. ");
+    if (n->lhs) dump_node(b, n->lhs);
+    else tl_strbuf_puts(b, "_");
+    tl_strbuf_puts(b, " ");
+    if (n->rhs) dump_node(b, n->rhs);
+    else tl_strbuf_puts(b, "_");
+    break;
+  case TL_N_CALL: tl_strbuf_puts(b, "(call "); dump_node(b, n->lhs); dump_list(b, n->args); break;
+  case TL_N_METHOD:
+    tl_strbuf_puts(b, "(method ");
+    dump_node(b, n->lhs);
+    tl_strbuf_printf(b, " %s", n->name);
+    dump_list(b, n->args);
+    break;
+  case TL_N_FIELD: tl_strbuf_puts(b, "(. "); dump_node(b, n->lhs); tl_strbuf_printf(b, " %s", n->name); break;
+  case TL_N_INDEX: tl_strbuf_puts(b, "(index "); dump_node(b, n->lhs); dump_list(b, n->args); break;
+  case TL_N_ARRAY: tl_strbuf_puts(b, "(array"); dump_list(b, n->args); break;
+  case TL_N_STRUCT_LIT: tl_strbuf_printf(b, "(struct-lit %s", n->name); dump_list(b, n->args); break;
+  case TL_N_FIELD_INIT: tl_strbuf_printf(b, "(%s ", n->name); dump_node(b, n->lhs); break;
+  case TL_N_IF:
+    tl_strbuf_puts(b, "(if ");
+    dump_node(b, n->cond);
+    tl_strbuf_puts(b, " ");
+    dump_node(b, n->then);
+    if (n->els) tl_strbuf_puts(b, " "), dump_node(b, n->els);
+    break;
+  case TL_N_BLOCK:
+    tl_strbuf_puts(b, "(block");
+    dump_list(b, n->stmts);
+    if (n->value) {
+      tl_strbuf_puts(b, " (value ");
+      dump_node(b, n->value);
+      tl_strbuf_puts(b, ")");
+    }
+    break;
+  case TL_N_LET:
+    tl_strbuf_printf(b, "(let %s%s", n->is_mut ? "mut " : "", n->name);
+    if (n->type) tl_strbuf_puts(b, " : "), dump_type(b, n->type);
+    if (n->rhs) tl_strbuf_puts(b, " "), dump_node(b, n->rhs);
+    break;
+  case TL_N_EXPR_STMT: dump_node(b, n->lhs); return;
+  case TL_N_WHILE:
+    tl_strbuf_puts(b, "(while ");
+    dump_node(b, n->cond);
+    tl_strbuf_puts(b, " ");
+    dump_node(b, n->body);
+    break;
+  case TL_N_LOOP: tl_strbuf_puts(b, "(loop "); dump_node(b, n->body); break;
+  case TL_N_FOR:
+    tl_strbuf_printf(b, "(for %s ", n->name);
+    dump_node(b, n->lhs);
+    tl_strbuf_puts(b, " ");
+    dump_node(b, n->body);
+    break;
+  case TL_N_BREAK: tl_strbuf_puts(b, "(break"); break;
+  case TL_N_CONTINUE: tl_strbuf_puts(b, "(continue"); break;
+  case TL_N_RETURN:
+    tl_strbuf_puts(b, "(return");
+    if (n->lhs) tl_strbuf_puts(b, " "), dump_node(b, n->lhs);
+    break;
+  case TL_N_ERROR: tl_strbuf_puts(b, "(error"); break;
+  }
+  tl_strbuf_puts(b, ")");
+}
+
+static void dump_fn(tl_strbuf *b, const tl_fn *f) {
+  tl_strbuf_printf(b, "(fn %s (", f->name);
+  for (const tl_param *pa = f->params; pa; pa = pa->next) {
+    if (pa != f->params) tl_strbuf_puts(b, " ");
+    if (pa->is_self) {
+      tl_strbuf_puts(b, !pa->by_ref ? "self" : pa->is_mut ? "&mut self" : "&self");
+      continue;
+    }
+    tl_strbuf_printf(b, "(%s%s %s", pa->is_mut ? "mut " : "", pa->name, pa->by_ref ? "&mut " : "");
+    dump_type(b, pa->type);
+    tl_strbuf_puts(b, ")");
+  }
+  tl_strbuf_puts(b, ") ");
+  if (f->ret) tl_strbuf_puts(b, "-> "), dump_type(b, f->ret), tl_strbuf_puts(b, " ");
+  dump_node(b, f->body);
+  tl_strbuf_puts(b, ")");
+}
+
+char *tl_ast_dump(const tl_program *p) {
+  tl_strbuf b = {0};
+  tl_strbuf_puts(&b, ""); /* an empty program is "", not NULL */
+  for (const tl_ast_item *it = p->items; it; it = it->next) {
+    if (it->kind == TL_ITEM_FN) {
+      dump_fn(&b, it->fn);
+    } else if (it->kind == TL_ITEM_STRUCT) {
+      tl_strbuf_printf(&b, "(struct %s", it->name);
+      for (const tl_field *f = it->fields; f; f = f->next) {
+        tl_strbuf_printf(&b, " (%s ", f->name);
+        dump_type(&b, f->type);
+        tl_strbuf_puts(&b, ")");
+      }
+      tl_strbuf_puts(&b, ")");
+    } else {
+      tl_strbuf_printf(&b, "(impl %s", it->name);
+      for (const tl_fn *f = it->methods; f; f = f->next) tl_strbuf_puts(&b, " "), dump_fn(&b, f);
+      tl_strbuf_puts(&b, ")");
+    }
+    tl_strbuf_puts(&b, "\n");
+  }
+  return tl_strbuf_take(&b);
+}

@@ -1,0 +1,475 @@
+/* test_parse.c — the TL parser: the tree of every construct (as tl_ast_dump's
+ * S-expressions: precedence, associativity, postfix chains, statements, items) and
+ * the rendered diagnostics of syntax errors, with recovery to report them all. */
+#include <stdlib.h>
+
+#include "lang/parse.h"
+#include "test.h"
+
+typedef struct {
+  char *dump;  /* the tree, one item a line */
+  char *diags; /* the rendered diagnostics, "" when none */
+  int errors;  /* tl_parse's count (lexical errors not included) */
+  tl_program *prog;
+  tl_arena *arena;
+  tl_lexer lx;
+  tl_diag d;
+} parsed;
+
+static void parse(parsed *r, const char *src) {
+  tl_diag_init(&r->d, "t.tl", src, strlen(src));
+  tl_lex(&r->lx, &r->d);
+  r->arena = tl_arena_create();
+  r->errors = tl_parse(r->lx.tokens, r->lx.ntokens, &r->d, r->arena, &r->prog);
+  r->dump = tl_ast_dump(r->prog);
+  r->diags = r->d.text.data ? r->d.text.data : "";
+}
+
+static void done(parsed *r) {
+  free(r->dump);
+  tl_arena_destroy(r->arena);
+  tl_lex_free(&r->lx);
+  tl_diag_free(&r->d);
+}
+
+/* the body of `fn f() { BODY }`, parsed, must dump as `(fn f () EXPECTED)` */
+#define CHECK_BODY(body, expected)                            \
+  do {                                                        \
+    parsed r_;                                                \
+    parse(&r_, "fn f() { " body " }");                        \
+    CHECK_STR(r_.dump, "(fn f () " expected ")\n");           \
+    CHECK_STR(r_.diags, "");                                  \
+    done(&r_);                                                \
+  } while (0)
+
+/* a whole file must dump as EXPECTED without errors */
+#define CHECK_FILE(src, expected)                             \
+  do {                                                        \
+    parsed r_;                                                \
+    parse(&r_, src);                                          \
+    CHECK_STR(r_.dump, expected);                             \
+    CHECK_STR(r_.diags, "");                                  \
+    CHECK_INT(r_.errors, 0);                                  \
+    done(&r_);                                                \
+  } while (0)
+
+/* a file must report exactly DIAGS (NERR errors) and still dump as DUMP */
+#define CHECK_ERRORS(src, nerr, want_diags, want_dump)        \
+  do {                                                        \
+    parsed r_;                                                \
+    parse(&r_, src);                                          \
+    CHECK_INT(r_.errors, nerr);                               \
+    CHECK_STR(r_.diags, want_diags);                          \
+    CHECK_STR(r_.dump, want_dump);                            \
+    done(&r_);                                                \
+  } while (0)
+
+/* ---- trees ---- */
+
+TEST(parse_hello) {
+  CHECK_FILE("fn main() {\n  let x = 1 + 2 * 3;\n  println(\"hi\")\n}\n",
+             "(fn main () (block (let x (+ 1 (* 2 3))) (value (call println (str \"hi\")))))\n");
+}
+
+TEST(parse_or_and_levels) {
+  CHECK_BODY("a || b && c || d;", "(block (|| (|| a (&& b c)) d))");
+  CHECK_BODY("a && b || c && d;", "(block (|| (&& a b) (&& c d)))");
+  CHECK_BODY("a && b == c;", "(block (&& a (== b c)))");
+}
+
+TEST(parse_comparisons_below_arithmetic) {
+  CHECK_BODY("a + b < c * d;", "(block (< (+ a b) (* c d)))");
+  CHECK_BODY("1 + 2 == 3 - 0", "(block (value (== (+ 1 2) (- 3 0))))");
+  CHECK_BODY("a != b; a <= b; a >= b; a > b;", "(block (!= a b) (<= a b) (>= a b) (> a b))");
+}
+
+TEST(parse_additive_is_left_associative) {
+  CHECK_BODY("1 - 2 - 3;", "(block (- (- 1 2) 3))");
+  CHECK_BODY("a - b + c;", "(block (+ (- a b) c))");
+  CHECK_BODY("a + b * c - d;", "(block (- (+ a (* b c)) d))");
+}
+
+TEST(parse_multiplicative_is_left_associative) {
+  CHECK_BODY("8 / 4 / 2 % 3;", "(block (% (/ (/ 8 4) 2) 3))");
+  CHECK_BODY("a * b / c;", "(block (/ (* a b) c))");
+}
+
+TEST(parse_as_binds_tightest_of_binaries) {
+  CHECK_BODY("x as i64 as f32;", "(block (as (as x i64) f32))");
+  CHECK_BODY("a * b as f32;", "(block (* a (as b f32)))");
+  CHECK_BODY("-a as f32;", "(block (as (- a) f32))");
+  CHECK_BODY("t as Tensor<f64, 2>;", "(block (as t Tensor<f64,2>))");
+}
+
+TEST(parse_unary) {
+  CHECK_BODY("-x * y;", "(block (* (- x) y))");
+  CHECK_BODY("!a && b;", "(block (&& (! a) b))");
+  CHECK_BODY("- - x; !f(x); -t.sum();", "(block (- (- x)) (! (call f x)) (- (method t sum)))");
+  CHECK_BODY("g(&mut v);", "(block (call g (&mut v)))");
+}
+
+TEST(parse_ranges_bind_loosest) {
+  CHECK_BODY("a..b; ..b; a..;", "(block (.. a b) (.. _ b) (.. a _))");
+  CHECK_BODY("0..n + 1;", "(block (.. 0 (+ n 1)))");
+  CHECK_BODY("0..n == x;", "(block (.. 0 (== n x)))");
+  CHECK_BODY("a || b..c", "(block (value (.. (|| a b) c)))");
+}
+
+TEST(parse_index_and_slices) {
+  CHECK_BODY("t[i, j];", "(block (index t i j))");
+  CHECK_BODY("t[..];", "(block (index t (.. _ _)))");
+  CHECK_BODY("t[a + 1..b * 2, ..];", "(block (index t (.. (+ a 1) (* b 2)) (.. _ _)))");
+  CHECK_BODY("t[0][1..];", "(block (index (index t 0) (.. 1 _)))");
+}
+
+TEST(parse_postfix_chains) {
+  CHECK_BODY("a.b(c)[i, 1..n].d;", "(block (. (index (method a b c) i (.. 1 n)) d))");
+  CHECK_BODY("f()(1);", "(block (call (call f) 1))");
+  CHECK_BODY("x.y.z(1, 2,).w;", "(block (. (method (. x y) z 1 2) w))");
+}
+
+TEST(parse_paths) {
+  CHECK_BODY("Tensor::randn([2, 3]).sum(1).item();",
+             "(block (method (method (call Tensor::randn (array 2 3)) sum 1) item))");
+  CHECK_BODY("P::new(x)", "(block (value (call P::new x)))");
+  CHECK_BODY("a::b::c;", "(block a::b::c)");
+}
+
+TEST(parse_nested_arrays) {
+  CHECK_BODY("[[[1], [2]], [[3], [4]]];", "(block (array (array (array 1) (array 2)) (array (array 3) (array 4))))");
+  CHECK_BODY("[]; [1.5, -2,];", "(block (array) (array 1.5 (- 2)))");
+  CHECK_BODY("Tensor::zeros([n, 3])", "(block (value (call Tensor::zeros (array n 3))))");
+}
+
+TEST(parse_struct_literals) {
+  CHECK_BODY("let p = P { x: 1.0, y };", "(block (let p (struct-lit P (x 1.0) (y y))))");
+  CHECK_BODY("let e = P {};", "(block (let e (struct-lit P)))");
+  CHECK_BODY("f(P { x: a + 1, }).x", "(block (value (. (call f (struct-lit P (x (+ a 1)))) x)))");
+}
+
+/* `if c {`: the brace opens the body, never a struct literal (the Rust rule) */
+TEST(parse_no_struct_literal_in_conditions) {
+  CHECK_BODY("if x { y }", "(block (value (if x (block (value y)))))");
+  CHECK_BODY("if a == b { c }", "(block (value (if (== a b) (block (value c)))))");
+  CHECK_BODY("while i < n { i += 1; }", "(block (while (< i n) (block (+= i 1))))");
+  CHECK_BODY("for p in ps { p }", "(block (for p ps (block (value p))))");
+  CHECK_BODY("for i in 0.. { }", "(block (for i (.. 0 _) (block)))");
+  /* in parentheses or brackets it is a struct literal again */
+  CHECK_BODY("while (P { x }).x { }", "(block (while (. (struct-lit P (x x)) x) (block)))");
+  CHECK_BODY("if f(P { x: 1 }) { }", "(block (value (if (call f (struct-lit P (x 1))) (block))))");
+}
+
+TEST(parse_else_if_chains) {
+  CHECK_BODY("if a { 1 } else if b { 2 } else if c { 3 } else { 4 }",
+             "(block (value (if a (block (value 1)) (if b (block (value 2)) (if c (block (value 3)) "
+             "(block (value 4)))))))");
+  CHECK_BODY("let w = if c { 1 } else { 2 };", "(block (let w (if c (block (value 1)) (block (value 2)))))");
+}
+
+TEST(parse_blocks_with_values) {
+  CHECK_BODY("let v = { let a = 1; a + 1 }; { 3 }",
+             "(block (let v (block (let a 1) (value (+ a 1)))) (value (block (value 3))))");
+  CHECK_BODY("{ }; ;; x", "(block (block) (value x))");
+  CHECK_BODY("let x = 1;", "(block (let x 1))");
+}
+
+/* an if or a block at the start of a statement ends it: no ';' needed */
+TEST(parse_if_statement_needs_no_semicolon) {
+  CHECK_BODY("if c { f(); } x = 1; { y } z",
+             "(block (if c (block (call f))) (= x 1) (block (value y)) (value z))");
+  CHECK_BODY("if c { 1 } else { 2 }; 3", "(block (if c (block (value 1)) (block (value 2))) (value 3))");
+}
+
+TEST(parse_let_forms) {
+  CHECK_BODY("let x = 1; let mut y = 2; let z: f32 = 3.0; let mut t: Tensor<f32, 2> = a; let u: i64;",
+             "(block (let x 1) (let mut y 2) (let z : f32 3.0) (let mut t : Tensor<f32,2> a) (let u : i64))");
+  CHECK_BODY("let t: Tensor<bool> = m; let s: String = q;", "(block (let t : Tensor<bool> m) (let s : String q))");
+}
+
+TEST(parse_assignments) {
+  CHECK_BODY("x = 1; x += 2; x -= 3; x *= 4; x /= 5; x %= 6;",
+             "(block (= x 1) (+= x 2) (-= x 3) (*= x 4) (/= x 5) (%= x 6))");
+  CHECK_BODY("s.f = 1; self.w[0] -= 1; t[i, j] = t[j, i] * 2;",
+             "(block (= (. s f) 1) (-= (index (. self w) 0) 1) (= (index t i j) (* (index t j i) 2)))");
+  CHECK_BODY("t[1..3] = z;", "(block (= (index t (.. 1 3)) z))");
+}
+
+TEST(parse_loops) {
+  CHECK_BODY("for i in 0..n { s += i; }", "(block (for i (.. 0 n) (block (+= s i))))");
+  CHECK_BODY("for i in range(0, n) { }", "(block (for i (call range 0 n) (block)))");
+  CHECK_BODY("for row in t.transpose(0, 1) { }", "(block (for row (method t transpose 0 1) (block)))");
+  CHECK_BODY("while a < b && c || d { continue; }", "(block (while (|| (&& (< a b) c) d) (block (continue))))");
+  CHECK_BODY("loop { if done { break; } }", "(block (loop (block (value (if done (block (break)))))))");
+}
+
+TEST(parse_jumps) {
+  CHECK_BODY("break; continue; return; return x + 1;", "(block (break) (continue) (return) (return (+ x 1)))");
+  CHECK_BODY("return x", "(block (return x))");
+  CHECK_BODY("loop { return }", "(block (loop (block (return))))");
+  CHECK_BODY("loop { break } while c { continue }", "(block (loop (block (break))) (while c (block (continue))))");
+}
+
+TEST(parse_literals) {
+  CHECK_BODY("1; 0x1F; 2.5e-3; 1e3; 0.5; 2.0;", "(block 1 31 0.0025 1e+03 0.5 2.0)");
+  CHECK_BODY("\"a\\\"b\\n\"; 'x'; '\\n'; '\\u{3bb}'; true; false; self;",
+             "(block (str \"a\\\"b\\n\") (char 'x') (char '\\u{a}') (char '\\u{3bb}') true false self)");
+}
+
+TEST(parse_functions_with_params) {
+  CHECK_FILE("fn add(x: i64, mut y: f32, z: &mut Tensor<f32, 1>,) -> f64 { x }\nfn main() { }\n",
+             "(fn add ((x i64) (mut y f32) (z &mut Tensor<f32,1>)) -> f64 (block (value x)))\n"
+             "(fn main () (block))\n");
+  CHECK_FILE("fn p() -> Point { Point { x: 1.0 } }", "(fn p () -> Point (block (value (struct-lit Point (x 1.0)))))\n");
+}
+
+TEST(parse_structs_and_impls) {
+  CHECK_FILE("struct P { x: f32, y: Tensor<f32, 2> }\n"
+             "struct E {}\n"
+             "impl P {\n"
+             "  fn new(x: f32) -> P { P { x, y: Tensor::zeros([1, 1]) } }\n"
+             "  fn scale(&mut self, k: f32) { self.x *= k; }\n"
+             "  fn get(self) -> f32 { self.x }\n"
+             "  fn peek(&self) -> f32 { self.x }\n"
+             "}\n",
+             "(struct P (x f32) (y Tensor<f32,2>))\n"
+             "(struct E)\n"
+             "(impl P (fn new ((x f32)) -> P (block (value (struct-lit P (x x) (y (call Tensor::zeros (array 1 1)))))))"
+             " (fn scale (&mut self (k f32)) (block (*= (. self x) k)))"
+             " (fn get (self) -> f32 (block (value (. self x))))"
+             " (fn peek (&self) -> f32 (block (value (. self x)))))\n");
+}
+
+TEST(parse_empty_and_comments) {
+  CHECK_FILE("", "");
+  CHECK_FILE("// nothing\n/* here */", "");
+}
+
+/* nodes keep their positions, for later errors */
+TEST(parse_node_positions) {
+  parsed r;
+  parse(&r, "fn main() {\n  let x = a +\n    b;\n}\n");
+  CHECK_INT(r.errors, 0);
+  const tl_ast_item *it = r.prog->items;
+  CHECK(it && it->kind == TL_ITEM_FN && !strcmp(it->name, "main"));
+  const tl_node *let = it->fn->body->stmts;
+  CHECK(let->kind == TL_N_LET && let->line == 2 && let->col == 3);
+  CHECK(let->rhs->kind == TL_N_BINARY && let->rhs->op == TL_TOK_PLUS && let->rhs->line == 2 && let->rhs->col == 13);
+  CHECK(let->rhs->rhs->line == 3 && let->rhs->rhs->col == 5);
+  done(&r);
+}
+
+/* ---- errors ---- */
+
+TEST(parse_error_missing_semicolon) {
+  CHECK_ERRORS("fn f() {\n  x = 1\n}\n", 1,
+               "t.tl:3:1: error: expected ';' after the expression, found '}'\n"
+               "}\n"
+               "^\n",
+               "(fn f () (block (error)))\n");
+}
+
+TEST(parse_error_expected_expression) {
+  CHECK_ERRORS("fn f() { let x = (1 + ); }", 1,
+               "t.tl:1:23: error: expected an expression, found ')'\n"
+               "fn f() { let x = (1 + ); }\n"
+               "                      ^\n",
+               "(fn f () (block (error)))\n");
+}
+
+TEST(parse_error_reserved_word) {
+  CHECK_ERRORS("fn f() { match x { } }\nenum E { }\n", 2,
+               "t.tl:1:10: error: `match` is reserved\n"
+               "fn f() { match x { } }\n"
+               "         ^\n"
+               "t.tl:2:1: error: `enum` is reserved\n"
+               "enum E { }\n"
+               "^\n",
+               "(fn f () (block (error)))\n");
+}
+
+TEST(parse_error_chained_comparison) {
+  CHECK_ERRORS("fn f() { let b = a < b < c; ok }", 1,
+               "t.tl:1:24: error: comparison operators cannot be chained: write `a < b && b < c`\n"
+               "fn f() { let b = a < b < c; ok }\n"
+               "                       ^\n",
+               "(fn f () (block (error) (value ok)))\n");
+  CHECK_ERRORS("fn f() { a == b != c; }", 1,
+               "t.tl:1:17: error: comparison operators cannot be chained: write `a < b && b < c`\n"
+               "fn f() { a == b != c; }\n"
+               "                ^\n",
+               "(fn f () (block (error)))\n");
+}
+
+TEST(parse_error_chained_range) {
+  CHECK_ERRORS("fn f() { a..b..c; }", 1,
+               "t.tl:1:14: error: range operators cannot be chained\n"
+               "fn f() { a..b..c; }\n"
+               "             ^\n",
+               "(fn f () (block (error)))\n");
+}
+
+TEST(parse_error_bad_assignment_target) {
+  CHECK_ERRORS("fn f() { f(x) = 1; a + b += 2; }", 2,
+               "t.tl:1:10: error: cannot assign to this expression: assign to a variable, a field `s.f` or an "
+               "index `t[i]`\n"
+               "fn f() { f(x) = 1; a + b += 2; }\n"
+               "         ^\n"
+               "t.tl:1:20: error: cannot assign to this expression: assign to a variable, a field `s.f` or an "
+               "index `t[i]`\n"
+               "fn f() { f(x) = 1; a + b += 2; }\n"
+               "                   ^\n",
+               "(fn f () (block (error) (error)))\n");
+}
+
+/* `if P { x: 1 }` is `if P` and a body that does not parse, as in Rust */
+TEST(parse_error_struct_literal_in_condition) {
+  CHECK_ERRORS("fn f() { if P { x: 1 } { } }", 1,
+               "t.tl:1:18: error: expected ';' after the expression, found ':'\n"
+               "fn f() { if P { x: 1 } { } }\n"
+               "                 ^\n",
+               "(fn f () (block (if P (block (error))) (value (block))))\n");
+}
+
+TEST(parse_error_unclosed_block) {
+  CHECK_ERRORS("fn f() {\n  let x = 1;\n", 1,
+               "t.tl:3:1: error: expected '}' to close the block, found end of file\n"
+               "\n"
+               "^\n",
+               "");
+}
+
+/* one file, many errors: each statement and item recovers on its own */
+TEST(parse_error_many_in_one_file) {
+  CHECK_ERRORS("fn main() {\n"
+               "  let x = ;\n"
+               "  let y = 2\n"
+               "  let z = 3;\n"
+               "  foo(1, 2;\n"
+               "  w = [1, 2 3];\n"
+               "  ok(z)\n"
+               "}\n"
+               "fn (x: i64) { }\n"
+               "struct S { a: f32 b: f32 }\n"
+               "fn g() -> i64 { if x { 1 } else { 2 } }\n",
+               6,
+               "t.tl:2:11: error: expected an expression, found ';'\n"
+               "  let x = ;\n"
+               "          ^\n"
+               "t.tl:4:3: error: expected ';' after the expression, found 'let'\n"
+               "  let z = 3;\n"
+               "  ^\n"
+               "t.tl:5:11: error: expected ',' or ')' in the arguments, found ';'\n"
+               "  foo(1, 2;\n"
+               "          ^\n"
+               "t.tl:6:13: error: expected ',' or ']' in the array, found an integer\n"
+               "  w = [1, 2 3];\n"
+               "            ^\n"
+               "t.tl:9:4: error: expected a function name after 'fn', found '('\n"
+               "fn (x: i64) { }\n"
+               "   ^\n"
+               "t.tl:10:19: error: expected ',' or '}' in the fields, found identifier 'b'\n"
+               "struct S { a: f32 b: f32 }\n"
+               "                  ^\n",
+               "(fn main () (block (error) (error) (error) (error) (value (call ok z))))\n"
+               "(fn g () -> i64 (block (value (if x (block (value 1)) (block (value 2))))))\n");
+}
+
+TEST(parse_error_item_level_recovery) {
+  CHECK_ERRORS("x = 1;\nfn main() { }\n}\nfn g() { }\n", 2,
+               "t.tl:1:1: error: expected an item (fn, struct or impl), found identifier 'x'\n"
+               "x = 1;\n"
+               "^\n"
+               "t.tl:3:1: error: expected an item (fn, struct or impl), found '}'\n"
+               "}\n"
+               "^\n",
+               "(fn main () (block))\n(fn g () (block))\n");
+}
+
+TEST(parse_error_in_impl_recovers_at_next_method) {
+  CHECK_ERRORS("impl P {\n  let y = 1;\n  fn a(self, x) { }\n  fn b() { ok }\n}\nfn main() { }\n", 2,
+               "t.tl:2:3: error: expected 'fn' or '}' in the impl, found 'let'\n"
+               "  let y = 1;\n"
+               "  ^\n"
+               "t.tl:3:15: error: expected ':' and the parameter's type, found ')'\n"
+               "  fn a(self, x) { }\n"
+               "              ^\n",
+               "(impl P (fn b () (block (value ok))))\n(fn main () (block))\n");
+}
+
+TEST(parse_error_not_supported_yet) {
+  CHECK_ERRORS("relation parent(entity, entity);\n"
+               "parent(alice, bob).\n"
+               "fn main() {\n"
+               "  let t = [i, j | i <- 0..3, j <- 0..3];\n"
+               "  let q = ?parent(alice, $x);\n"
+               "}\n",
+               3,
+               "t.tl:1:1: error: relation declarations are not supported yet\n"
+               "relation parent(entity, entity);\n"
+               "^\n"
+               "t.tl:4:17: error: tensor comprehensions are not supported yet\n"
+               "  let t = [i, j | i <- 0..3, j <- 0..3];\n"
+               "                ^\n"
+               "t.tl:5:11: error: queries are not supported yet\n"
+               "  let q = ?parent(alice, $x);\n"
+               "          ^\n",
+               "(fn main () (block (error) (error)))\n");
+  CHECK_ERRORS("parent(alice, bob).\n", 1,
+               "t.tl:1:1: error: Datalog facts and rules are not supported yet\n"
+               "parent(alice, bob).\n"
+               "^\n",
+               "");
+}
+
+TEST(parse_error_types) {
+  CHECK_ERRORS("fn f(t: Tensor<f16, 2>) { }\nfn g(x: i64<f32>) { }\nfn h(x: Tensor<f32, n>) { }\n", 3,
+               "t.tl:1:16: error: unknown dtype 'f16': expected bool, i32, i64, f32 or f64\n"
+               "fn f(t: Tensor<f16, 2>) { }\n"
+               "               ^\n"
+               "t.tl:2:12: error: only Tensor takes type arguments\n"
+               "fn g(x: i64<f32>) { }\n"
+               "           ^\n"
+               "t.tl:3:21: error: expected a rank (an integer), found identifier 'n'\n"
+               "fn h(x: Tensor<f32, n>) { }\n"
+               "                    ^\n",
+               "");
+}
+
+TEST(parse_error_borrow_needs_mut) {
+  CHECK_ERRORS("fn f() { g(&v); }", 1,
+               "t.tl:1:13: error: expected 'mut' after '&' (only `&mut x` borrows), found identifier 'v'\n"
+               "fn f() { g(&v); }\n"
+               "            ^\n",
+               "(fn f () (block (error)))\n");
+}
+
+/* deep nesting is an error, never a stack overflow; tokens after it still parse */
+TEST(parse_error_too_deep) {
+  enum { N = 5000 };
+  char *src = malloc(3 * N + 64);
+  strcpy(src, "fn f() { let x = ");
+  for (int i = 0; i < N; i++) strcat(src, "(");
+  strcat(src, "1");
+  for (int i = 0; i < N; i++) strcat(src, ")");
+  strcat(src, "; ok }");
+  parsed r;
+  parse(&r, src);
+  CHECK_INT(r.errors, 1);
+  CHECK_CONTAINS(r.diags, "t.tl:1:217: error: nesting is too deep (more than 200 levels)");
+  CHECK_STR(r.dump, "(fn f () (block (error) (value ok)))\n");
+  done(&r);
+  free(src);
+}
+
+/* garbage never loops or crashes: every recovery moves on */
+TEST(parse_error_garbage_terminates) {
+  const char *srcs[] = {"}}}}", "fn", "fn f(", "fn f() { ) ] } }", "impl", "impl P { fn", "struct S { a: }",
+                        "fn f() { if }", "fn f() { let }", "fn f() { for in {} }", "{ { {", ") fn f() {} ("};
+  for (size_t i = 0; i < sizeof srcs / sizeof srcs[0]; i++) {
+    parsed r;
+    parse(&r, srcs[i]);
+    CHECK(r.errors > 0);
+    CHECK(r.dump != NULL);
+    done(&r);
+  }
+}
