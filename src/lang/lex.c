@@ -12,23 +12,15 @@ typedef struct {
   int line;
 } scanner;
 
-static const struct {
+typedef struct {
   const char *text;
   tl_tok_kind kind;
-} keywords[] = {
-#define TL_KW_ENTRY(name, text) {text, TL_TOK_##name},
-    TL_KEYWORDS(TL_KW_ENTRY)
-#undef TL_KW_ENTRY
-};
+} spelling;
 
-static const struct {
-  const char *text;
-  tl_tok_kind kind;
-} puncts[] = {
-#define TL_PUNCT_ENTRY(name, text) {text, TL_TOK_##name},
-    TL_PUNCTS(TL_PUNCT_ENTRY)
-#undef TL_PUNCT_ENTRY
-};
+#define TL_SPELLING(name, text) {text, TL_TOK_##name},
+static const spelling keywords[] = {TL_KEYWORDS(TL_SPELLING)};
+static const spelling puncts[] = {TL_PUNCTS(TL_SPELLING)};
+#undef TL_SPELLING
 
 const char *tl_tok_name(tl_tok_kind kind) {
   switch (kind) {
