@@ -1233,3 +1233,25 @@ TEST(grad_long_chain) {
   CHECK_NEAR(g[1], want, 1e-9 * want);
   TEST_SHUTDOWN(ctx);
 }
+
+/* the same chain realized every iteration, as a loop-carried value is: each realize
+ * computes only what the iteration added (records already computed are not walked
+ * again), and the gradient is the same */
+TEST(grad_long_chain_realized_each_step) {
+  tl_ctx *ctx = tl_init();
+  tl_tensor *w = tl_ones(ctx, TL_F64, 1, (int64_t[]){2});
+  CHECK_INT(tl_set_requires_grad(w, 1), TL_OK);
+  tl_tensor *h = w;
+  for (int i = 0; i < 3000; i++) {
+    h = tl_add(tl_mul_scalar(h, 1.0001), w);
+    CHECK_INT(tl_realize(h), TL_OK);
+  }
+  double v[2], g[2], want = (pow(1.0001, 3001) - 1) / 0.0001;
+  CHECK_INT(tl_to_host(h, v, sizeof v), TL_OK);
+  CHECK_NEAR(v[0], want, 1e-9 * want); /* h is linear in w = 1: its value is its gradient */
+  CHECK_INT(tl_backward(tl_sum(h, 0, NULL, 0), NULL), TL_OK);
+  CHECK_INT(tl_to_host(tl_grad(w), g, sizeof g), TL_OK);
+  CHECK_NEAR(g[0], want, 1e-9 * want);
+  CHECK_NEAR(g[1], want, 1e-9 * want);
+  TEST_SHUTDOWN(ctx);
+}

@@ -233,8 +233,10 @@ static bool list_add(node_list *l, tl_ag_node *n) {
 }
 
 /* Records reachable from root, every one after all of its inputs (iterative
- * depth-first post-order: the chain can be as long as a training loop). */
-static bool topo_order(tl_ag_node *root, node_list *order) {
+ * depth-first post-order: the chain can be as long as a training loop). skip_saved
+ * stops at records whose history is computed already, so realizing the tensors of a
+ * loop one by one walks only what each iteration added. */
+static bool topo_order(tl_ag_node *root, node_list *order, bool skip_saved) {
   typedef struct {
     tl_ag_node *n;
     int next;
@@ -262,7 +264,7 @@ static bool topo_order(tl_ag_node *root, node_list *order) {
     frame *f = &stack[depth - 1];
     if (f->next < f->n->nin) {
       tl_ag_node *child = f->n->in[f->next++].fn;
-      if (child && !tl_ptrmap_get(&seen, child)) {
+      if (child && !(skip_saved && child->saved) && !tl_ptrmap_get(&seen, child)) {
         ok = tl_ptrmap_put(&seen, child, child);
         push = child;
       }
@@ -298,7 +300,7 @@ static tl_status realize_value(tl_ctx *ctx, tl_uop *u) {
 
 tl_status tl_ag_realize_history(tl_ctx *ctx, tl_ag_node *root) {
   node_list order = {0};
-  tl_status st = topo_order(root, &order) ? realize_saved(ctx, &order)
+  tl_status st = topo_order(root, &order, true) ? realize_saved(ctx, &order)
                                           : tl_error_set(&ctx->err, TL_ERR_NOMEM, "realize: out of memory");
   free(order.v);
   return st;
@@ -311,6 +313,7 @@ static tl_status realize_saved(tl_ctx *ctx, const node_list *order) {
     for (int i = 0; !st && i < n->nin; i++)
       if (n->in[i].value) st = realize_value(ctx, n->in[i].value);
     if (!st && n->out) st = realize_value(ctx, n->out);
+    n->saved = !st; /* its inputs come first in the order: their history is computed too */
   }
   return st;
 }
@@ -389,7 +392,7 @@ tl_status tl_backward(tl_tensor *loss_handle, tl_tensor *seed_handle) {
     return ctx->err.status ? ctx->err.status : TL_ERR_NOMEM;
   }
   node_list order = {0}, leaves = {0};
-  tl_status st = topo_order(loss->ag, &order) ? TL_OK : tl_error_set(&ctx->err, TL_ERR_NOMEM, "backward: out of memory");
+  tl_status st = topo_order(loss->ag, &order, false) ? TL_OK : tl_error_set(&ctx->err, TL_ERR_NOMEM, "backward: out of memory");
   if (!st) st = realize_saved(ctx, &order);
   bool was_disabled = ctx->grad_disabled;
   ctx->grad_disabled = true; /* gradients of gradients are not recorded */

@@ -55,6 +55,7 @@ struct tl_ag_node {
   int ndim;
   int64_t shape[TL_MAX_DIMS];
   int64_t p[2 * TL_MAX_DIMS + 2];
+  bool saved;     /* every value saved by it and by the records under it is computed */
   tl_ag_input in[];
 };
 
