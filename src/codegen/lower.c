@@ -391,8 +391,8 @@ static void jam_index(lowerer *L, tl_uop *const *idx, int ndim, int jam, int i, 
 }
 
 static void store_at(lowerer *L, tl_block *b, tl_uop *index, tl_uop *value) {
-  define(L, index);
   define(L, value);
+  define(L, index);
   tl_stmt *st = new_stmt(L, TL_STMT_STORE);
   if (!st || !index || !value) {
     L->failed = true;
@@ -438,17 +438,7 @@ static void lower_interchanged(lowerer *L, tl_uop *root, tl_uop **idx, tl_block 
 /* out[idx] = root(idx) in the innermost output loop */
 static void lower_store(lowerer *L, tl_uop *root, tl_uop **idx, tl_block *innermost) {
   tl_uop *v = value(L, root, idx, true_const(L));
-  tl_uop *lin = L->failed ? NULL : linear_index(L, root->ndim, root->shape, idx);
-  define(L, v);
-  define(L, lin);
-  tl_stmt *st = new_stmt(L, TL_STMT_STORE);
-  if (!st || !v || !lin) {
-    L->failed = true;
-    return;
-  }
-  st->value = v;
-  st->index = lin;
-  insert(L, innermost, st);
+  store_at(L, innermost, L->failed ? NULL : linear_index(L, root->ndim, root->shape, idx), v);
 }
 
 /* statements run by one pass over block, inner loops and reduce loops included */
