@@ -15,16 +15,27 @@ SRC      := $(wildcard src/*/*.c)
 OBJ      := $(SRC:%.c=$(BUILD)/obj/%.o)
 TEST_SRC := $(wildcard tests/*.c)
 TEST_OBJ := $(TEST_SRC:%.c=$(BUILD)/obj/%.o)
-GEN      := build/gen/kernel_prelude.inc
+GEN      := build/gen/kernel_prelude.inc build/gen/lang_prelude.inc
+# programs that load generated code export the library to it
+WHOLE_LIB = -rdynamic -Wl,--whole-archive $(BUILD)/libtl.a -Wl,--no-whole-archive
 
 .PHONY: all test bench example clean
-all: $(BUILD)/libtl.a $(BUILD)/libtl.so $(BUILD)/examples/engine_tour $(BUILD)/examples/train_spirals
+all: $(BUILD)/libtl.a $(BUILD)/libtl.so $(BUILD)/tl $(BUILD)/examples/engine_tour $(BUILD)/examples/train_spirals
 
 # The kernel prelude is C compiled into the library (the interpreter uses it) and
 # also pasted, as text, in front of every generated kernel: one source for both.
-$(GEN): src/codegen/kernel_prelude.h
+build/gen/kernel_prelude.inc: src/codegen/kernel_prelude.h
 	@mkdir -p $(dir $@)
 	sed -e 's/\\/\\\\/g' -e 's/"/\\"/g' -e 's/^/"/' -e 's/$$/\\n"/' $< > $@
+
+# the run-time headers, pasted in front of every compiled TL program
+build/gen/lang_prelude.inc: include/tl.h src/lang/rt.h src/lang/rt_ops.h
+	@mkdir -p $(dir $@)
+	(echo '#include <math.h>'; cat include/tl.h src/lang/rt.h src/lang/rt_ops.h | grep -v '^#include "') | \
+	  sed -e 's/\\/\\\\/g' -e 's/"/\\"/g' -e 's/^/"/' -e 's/$$/\\n"/' > $@
+
+$(BUILD)/tl: tools/tl.c $(BUILD)/libtl.a
+	$(CC) $(CFLAGS) -o $@ $< $(WHOLE_LIB) $(BIN_LIBS)
 
 $(BUILD)/obj/%.o: %.c $(GEN)
 	@mkdir -p $(dir $@)
@@ -39,7 +50,7 @@ $(BUILD)/libtl.so: $(OBJ)
 
 $(BUILD)/tests/tl_tests: $(TEST_OBJ) $(BUILD)/libtl.a
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS) -o $@ $(TEST_OBJ) $(BUILD)/libtl.a $(BIN_LIBS)
+	$(CC) $(CFLAGS) -o $@ $(TEST_OBJ) $(WHOLE_LIB) $(BIN_LIBS)
 
 $(BUILD)/examples/%: examples/%.c $(BUILD)/libtl.a
 	@mkdir -p $(dir $@)

@@ -143,6 +143,10 @@ void tl_release(tl_tensor *t);
 /* Drops a tl_retain reference, never the scope's: the release of a holder (an
  * optimizer) that does not know which scope it is called from. */
 void tl_unretain(tl_tensor *t);
+/* The references to this handle: its scope's (until released or escaped) plus one per
+ * tl_retain. More than one: another holder sees every write through it (tl_data_mut
+ * copies storage, never the handle); make a new handle (tl_detach) to write alone. */
+int tl_handle_refs(const tl_tensor *t); /* 0 for NULL or a stale handle */
 /* No scope owns t any more: the caller releases it with tl_release. */
 tl_tensor *tl_escape(tl_tensor *t);
 tl_ctx *tl_context(const tl_tensor *t);
@@ -306,6 +310,15 @@ tl_status tl_realize(tl_tensor *t);
 tl_status tl_to_host(tl_tensor *t, void *dst, size_t nbytes);
 /* Reads the single element of a tensor of numel 1 as a double. */
 tl_status tl_item(tl_tensor *t, double *out);
+/* Realizes t and returns its values, contiguous and row-major (numel * dtype size
+ * bytes); NULL (and an error) on failure. Valid until t is released or written. */
+const void *tl_data(tl_tensor *t);
+/* The same, for writing in place: when the memory may be seen by anything else (another
+ * handle or graph holding t's node, or another node holding its buffer), t first moves
+ * to a copy of its own (copy-on-write), so a write is seen through this handle only (by
+ * every holder of the handle: see tl_handle_refs). A unique tensor is not copied. NULL
+ * and an error for a tensor that requires grad: its history reads the old values. */
+void *tl_data_mut(tl_tensor *t);
 
 /* ---- printing and graphs: strings are malloc'd, free them with tl_free ---------- */
 char *tl_format(tl_tensor *t); /* numpy-style, summarized with ... when large */

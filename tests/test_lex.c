@@ -64,6 +64,24 @@ TEST(lex_every_punctuation_longest_match) {
   done(&l);
 }
 
+/* `<-` is one token wherever it is (a comprehension generator); `< -` is two */
+TEST(lex_larrow_is_one_token) {
+  lexed l;
+  lex(&l, "[i | i<-0..n, j <- 0..m]\na<-1 a < -1 a<- -1 a<--1 a<=-1");
+  char got[512];
+  kinds(&l, got, sizeof got);
+  CHECK_STR(got, "[ identifier | identifier <- integer .. identifier , identifier <- integer .. identifier ] "
+                 "identifier <- integer identifier < - integer identifier <- - integer identifier <- - integer "
+                 "identifier <= - integer end of file");
+  CHECK_INT(l.errors, 0);
+  const tl_token *t = l.lx.tokens;
+  CHECK(t[4].kind == TL_TOK_LARROW && t[4].line == 1 && t[4].col == 7 && t[4].len == 2);
+  CHECK(t[10].kind == TL_TOK_LARROW && t[10].col == 17);
+  CHECK(t[16].kind == TL_TOK_LARROW && t[16].line == 2 && t[16].col == 2);
+  CHECK(t[19].kind == TL_TOK_LT && t[20].kind == TL_TOK_MINUS);
+  done(&l);
+}
+
 TEST(lex_keywords_and_reserved_words) {
   lexed l;
   lex(&l, "fn let mut if else while for in loop break continue return struct impl self true false as relation "

@@ -244,6 +244,89 @@ TEST(parse_empty_and_comments) {
   CHECK_FILE("// nothing\n/* here */", "");
 }
 
+/* ---- tensor comprehensions (§7) ---- */
+
+TEST(parse_comprehension_matmul) {
+  CHECK_BODY("[i, j | k <- 0..p { a[i, k] * b[k, j] }]",
+             "(block (value (compr (i j) (<- k (.. 0 p)) (block (value (* (index a i k) (index b k j)))))))");
+  parsed r;
+  parse(&r, "fn f() {\n  let c = [i, j | k <- 0..p { a[i, k] * b[k, j] }];\n}\n");
+  CHECK_INT(r.errors, 0);
+  const tl_node *c = r.prog->items->fn->body->stmts->rhs;
+  CHECK(c->kind == TL_N_COMPR && c->line == 2 && c->col == 11);
+  CHECK(c->args->kind == TL_N_IDENT && !strcmp(c->args->name, "i") && c->args->col == 12);
+  CHECK(c->args->next->kind == TL_N_IDENT && !strcmp(c->args->next->name, "j") && !c->args->next->next);
+  const tl_node *g = c->stmts;
+  CHECK(g->kind == TL_N_GEN && !strcmp(g->name, "k") && g->line == 2 && g->col == 19 && !g->next);
+  CHECK(g->lhs->kind == TL_N_RANGE && g->lhs->lhs->kind == TL_N_INT && g->lhs->rhs->kind == TL_N_IDENT);
+  CHECK(c->body && c->body->kind == TL_N_BLOCK && c->body->value && !c->body->stmts);
+  done(&r);
+}
+
+/* a generator is `name <- a..b`; any other clause is a filter */
+TEST(parse_comprehension_generators_and_filters) {
+  CHECK_BODY("let t = [i, j | i <- 0..n, j <- 0..m, i != j, x[i] > 0.5 && ok];",
+             "(block (let t (compr (i j) (<- i (.. 0 n)) (<- j (.. 0 m)) (!= i j) (&& (> (index x i) 0.5) ok))))");
+  CHECK_BODY("[i | i <- 1..n + 1, j <- (0..t.dim(0)), k <- lo(a)..hi { k }];",
+             "(block (compr (i) (<- i (.. 1 (+ n 1))) (<- j (.. 0 (method t dim 0))) (<- k (.. (call lo a) hi)) "
+             "(block (value k))))");
+  /* clauses take no struct literal, so `ok {` and `hi {` open the body (in parentheses
+   * it is a struct literal again) */
+  CHECK_BODY("[i | i <- 0..n, ok { 1 }];", "(block (compr (i) (<- i (.. 0 n)) ok (block (value 1))))");
+  CHECK_BODY("[i | i <- 0..n, (P { x: i }).x > 0];",
+             "(block (compr (i) (<- i (.. 0 n)) (> (. (struct-lit P (x i)) x) 0)))");
+}
+
+/* without a body: `[i | ...]` is the index, several axes a trailing coordinate axis;
+ * trailing commas as in arrays */
+TEST(parse_comprehension_without_body) {
+  CHECK_BODY("[i | i <- 0..n]", "(block (value (compr (i) (<- i (.. 0 n)))))");
+  CHECK_BODY("let g = [i, j, | i <- 0..3, j <- 0..4, i < j,];",
+             "(block (let g (compr (i j) (<- i (.. 0 3)) (<- j (.. 0 4)) (< i j))))");
+}
+
+/* no output axes: a full reduction to a 0-d tensor */
+TEST(parse_comprehension_zero_axes) {
+  CHECK_BODY("[ | i <- 0..n { x[i] }]", "(block (value (compr () (<- i (.. 0 n)) (block (value (index x i))))))");
+  CHECK_BODY("let s = [| i <- 0..n, j <- 0..m { a[i, j] }].item();",
+             "(block (let s (method (compr () (<- i (.. 0 n)) (<- j (.. 0 m)) (block (value (index a i j)))) item)))");
+}
+
+/* no clauses: the ranges come from the tensors the body indexes (the checker's job) */
+TEST(parse_comprehension_body_only) {
+  CHECK_BODY("[i | { a[i] * 2 }]", "(block (value (compr (i) (block (value (* (index a i) 2))))))");
+  CHECK_BODY("[i, j | { a[i, j] + b[j] }].sum()",
+             "(block (value (method (compr (i j) (block (value (+ (index a i j) (index b j))))) sum)))");
+}
+
+TEST(parse_comprehension_body_with_let_and_if) {
+  CHECK_BODY("let r = [i | i <- 0..n {\n"
+             "  let v = x[i] * w;\n"
+             "  let mut y = v;\n"
+             "  if v > 0.0 { y = v * 2.0; }\n"
+             "  if y < 1.0 { y } else { 1.0 }\n"
+             "}];",
+             "(block (let r (compr (i) (<- i (.. 0 n)) (block (let v (* (index x i) w)) (let mut y v) "
+             "(if (> v 0.0) (block (= y (* v 2.0)))) (value (if (< y 1.0) (block (value y)) (block (value 1.0))))))))");
+}
+
+TEST(parse_comprehension_nested) {
+  CHECK_BODY("[i | i <- 0..n { let s = [ | j <- 0..m { a[i, j] }]; s.item() * [k | k <- 0..i].sum() }]",
+             "(block (value (compr (i) (<- i (.. 0 n)) (block (let s (compr () (<- j (.. 0 m)) "
+             "(block (value (index a i j))))) (value (* (method s item) "
+             "(method (compr (k) (<- k (.. 0 i))) sum)))))))");
+  /* in a clause and as an array element */
+  CHECK_BODY("[[i | i <- 0..2], [i | i <- 0..n, [j | j <- 0..i].sum() > 1]];",
+             "(block (array (compr (i) (<- i (.. 0 2))) (compr (i) (<- i (.. 0 n)) "
+             "(> (method (compr (j) (<- j (.. 0 i))) sum) 1))))");
+}
+
+/* arrays are as they were; `<` then a negative needs the space */
+TEST(parse_arrays_and_less_than_beside_comprehensions) {
+  CHECK_BODY("[]; [a]; [a, b,]; [a || b]; [[]];", "(block (array) (array a) (array a b) (array (|| a b)) (array (array)))");
+  CHECK_BODY("a < -1 && b <= -x", "(block (value (&& (< a (- 1)) (<= b (- x)))))");
+}
+
 /* nodes keep their positions, for later errors */
 TEST(parse_node_positions) {
   parsed r;
@@ -400,20 +483,16 @@ TEST(parse_error_not_supported_yet) {
   CHECK_ERRORS("relation parent(entity, entity);\n"
                "parent(alice, bob).\n"
                "fn main() {\n"
-               "  let t = [i, j | i <- 0..3, j <- 0..3];\n"
                "  let q = ?parent(alice, $x);\n"
                "}\n",
-               3,
+               2,
                "t.tl:1:1: error: relation declarations are not supported yet\n"
                "relation parent(entity, entity);\n"
                "^\n"
-               "t.tl:4:17: error: tensor comprehensions are not supported yet\n"
-               "  let t = [i, j | i <- 0..3, j <- 0..3];\n"
-               "                ^\n"
-               "t.tl:5:11: error: queries are not supported yet\n"
+               "t.tl:4:11: error: queries are not supported yet\n"
                "  let q = ?parent(alice, $x);\n"
                "          ^\n",
-               "(fn main () (block (error) (error)))\n");
+               "(fn main () (block (error)))\n");
   CHECK_ERRORS("parent(alice, bob).\n", 1,
                "t.tl:1:1: error: Datalog facts and rules are not supported yet\n"
                "parent(alice, bob).\n"
@@ -443,6 +522,101 @@ TEST(parse_error_borrow_needs_mut) {
                "(fn f () (block (error)))\n");
 }
 
+/* ---- comprehension errors ---- */
+
+TEST(parse_error_comprehension_axes_must_be_names) {
+  CHECK_ERRORS("fn f() {\n  let t = [i + 1, j | k <- 0..p];\n  ok\n}\n", 1,
+               "t.tl:2:12: error: a comprehension's output axes must be names\n"
+               "  let t = [i + 1, j | k <- 0..p];\n"
+               "           ^\n",
+               "(fn f () (block (error) (value ok)))\n");
+  CHECK_ERRORS("fn f() { [i, 2 | k <- 0..p]; [self | { 1 }]; [a.b | { 1 }] }", 3,
+               "t.tl:1:14: error: a comprehension's output axes must be names\n"
+               "fn f() { [i, 2 | k <- 0..p]; [self | { 1 }]; [a.b | { 1 }] }\n"
+               "             ^\n"
+               "t.tl:1:31: error: a comprehension's output axes must be names\n"
+               "fn f() { [i, 2 | k <- 0..p]; [self | { 1 }]; [a.b | { 1 }] }\n"
+               "                              ^\n"
+               "t.tl:1:47: error: a comprehension's output axes must be names\n"
+               "fn f() { [i, 2 | k <- 0..p]; [self | { 1 }]; [a.b | { 1 }] }\n"
+               "                                              ^\n",
+               "(fn f () (block (error) (error) (error)))\n");
+}
+
+/* the error is at the generator's range; the body after it is skipped with it */
+TEST(parse_error_generator_without_range) {
+  CHECK_ERRORS("fn f() { [i | i <- n]; [i | i <- 0.. { i }]; [i | i <- ..n]; [i | i <- 0..n, j <- f(x)]; ok }", 4,
+               "t.tl:1:20: error: a generator needs a range `a..b`\n"
+               "fn f() { [i | i <- n]; [i | i <- 0.. { i }]; [i | i <- ..n]; [i | i <- 0..n, j <- f(x)]; ok }\n"
+               "                   ^\n"
+               "t.tl:1:34: error: a generator needs a range `a..b`\n"
+               "fn f() { [i | i <- n]; [i | i <- 0.. { i }]; [i | i <- ..n]; [i | i <- 0..n, j <- f(x)]; ok }\n"
+               "                                 ^\n"
+               "t.tl:1:56: error: a generator needs a range `a..b`\n"
+               "fn f() { [i | i <- n]; [i | i <- 0.. { i }]; [i | i <- ..n]; [i | i <- 0..n, j <- f(x)]; ok }\n"
+               "                                                       ^\n"
+               "t.tl:1:83: error: a generator needs a range `a..b`\n"
+               "fn f() { [i | i <- n]; [i | i <- 0.. { i }]; [i | i <- ..n]; [i | i <- 0..n, j <- f(x)]; ok }\n"
+               "                                                                                  ^\n",
+               "(fn f () (block (error) (error) (error) (error) (value ok)))\n");
+}
+
+TEST(parse_error_generator_variable_must_be_a_name) {
+  CHECK_ERRORS("fn f() { [i | i + 1 <- 0..n]; ok }", 1,
+               "t.tl:1:15: error: a generator's variable must be a name: `i <- 0..n`\n"
+               "fn f() { [i | i + 1 <- 0..n]; ok }\n"
+               "              ^\n",
+               "(fn f () (block (error) (value ok)))\n");
+}
+
+TEST(parse_error_comprehension_missing_bracket) {
+  CHECK_ERRORS("fn f() {\n  let t = [i | k <- 0..p { a[i, k] };\n  ok\n}\n", 1,
+               "t.tl:2:37: error: expected ']' to close the comprehension, found ';'\n"
+               "  let t = [i | k <- 0..p { a[i, k] };\n"
+               "                                    ^\n",
+               "(fn f () (block (error) (value ok)))\n");
+  CHECK_ERRORS("fn f() {\n  let t = [i | i <- 0..n;\n  ok\n}\n", 1,
+               "t.tl:2:25: error: expected ',', '{' or ']' after the comprehension's clause, found ';'\n"
+               "  let t = [i | i <- 0..n;\n"
+               "                        ^\n",
+               "(fn f () (block (error) (value ok)))\n");
+}
+
+TEST(parse_error_comprehension_needs_clauses_or_body) {
+  CHECK_ERRORS("fn f() { let t = [i | ]; ok }", 1,
+               "t.tl:1:23: error: a comprehension needs clauses or a body\n"
+               "fn f() { let t = [i | ]; ok }\n"
+               "                      ^\n",
+               "(fn f () (block (error) (value ok)))\n");
+}
+
+/* an error in a comprehension's body is reported and recovered inside the body */
+TEST(parse_error_in_comprehension_body) {
+  CHECK_ERRORS("fn f() { let t = [i | k <- 0..p { let = 3; a[i, k] }]; ok }", 1,
+               "t.tl:1:39: error: expected a variable name after 'let', found '='\n"
+               "fn f() { let t = [i | k <- 0..p { let = 3; a[i, k] }]; ok }\n"
+               "                                      ^\n",
+               "(fn f () (block (let t (compr (i) (<- k (.. 0 p)) (block (error) (value (index a i k))))) (value ok)))\n");
+}
+
+/* `<-` is always one token: outside a generator it is an error with a hint */
+TEST(parse_error_larrow_in_expression) {
+  CHECK_ERRORS("fn f() {\n  let b = a<-1;\n  if x <- y { }\n  g(a + b<-c);\n  ok\n}\n", 3,
+               "t.tl:2:12: error: `<-` is only used in comprehension generators; write `< -` for less-than a "
+               "negative\n"
+               "  let b = a<-1;\n"
+               "           ^\n"
+               "t.tl:3:8: error: `<-` is only used in comprehension generators; write `< -` for less-than a "
+               "negative\n"
+               "  if x <- y { }\n"
+               "       ^\n"
+               "t.tl:4:10: error: `<-` is only used in comprehension generators; write `< -` for less-than a "
+               "negative\n"
+               "  g(a + b<-c);\n"
+               "         ^\n",
+               "(fn f () (block (error) (error) (error) (value ok)))\n");
+}
+
 /* deep nesting is an error, never a stack overflow; tokens after it still parse */
 TEST(parse_error_too_deep) {
   enum { N = 5000 };
@@ -464,7 +638,9 @@ TEST(parse_error_too_deep) {
 /* garbage never loops or crashes: every recovery moves on */
 TEST(parse_error_garbage_terminates) {
   const char *srcs[] = {"}}}}", "fn", "fn f(", "fn f() { ) ] } }", "impl", "impl P { fn", "struct S { a: }",
-                        "fn f() { if }", "fn f() { let }", "fn f() { for in {} }", "{ { {", ") fn f() {} ("};
+                        "fn f() { if }", "fn f() { let }", "fn f() { for in {} }", "{ { {", ") fn f() {} (",
+                        "fn f() { [ | ", "fn f() { [i | i <- ", "fn f() { [i | {", "fn f() { [|] }",
+                        "fn f() { [i | i <- 0..n { ] } ] }", "fn f() { [i, | <- ] ; } ]", "fn f() { <- [ <- | } }"};
   for (size_t i = 0; i < sizeof srcs / sizeof srcs[0]; i++) {
     parsed r;
     parse(&r, srcs[i]);

@@ -268,6 +268,51 @@ tl_status tl_to_host(tl_tensor *t, void *dst, size_t nbytes) {
   return TL_OK;
 }
 
+const void *tl_data(tl_tensor *t) {
+  if (!(t = tl_api_tensor(t, "data")) || realize_tensor(t)) return NULL;
+  return ((tl_buffer *)t->u->arg.p)->data;
+}
+
+/* Moves t alone onto a copy of its buffer: a new BUFFER node, so the old node (and
+ * the buffer) stay as they are for whoever else holds them. */
+static void *unshare(tl_ctx *ctx, tl_tensor *t) {
+  tl_uop *u = t->u;
+  const tl_buffer *old = u->arg.p;
+  tl_buffer *b = tl_buffer_new((tl_dtype)u->dtype, tl_uop_numel(u), &ctx->mem);
+  if (!b) {
+    tl_error_set(&ctx->err, TL_ERR_NOMEM, "data_mut: out of memory copying %zu bytes", old->nbytes);
+    return NULL;
+  }
+  memcpy(b->data, old->data, old->nbytes);
+  size_t mark = tl_graph_mark(&ctx->graph);
+  tl_arg arg = {.p = b};
+  tl_uop *n = tl_uop_make(&ctx->graph, TL_OP_BUFFER, (tl_dtype)u->dtype, 0, NULL, arg, 0, u->ndim, u->shape);
+  if (n) {
+    tl_uop_retain(n);
+    tl_uop_release(&ctx->graph, u);
+    t->u = n;
+  }
+  tl_graph_release_to(&ctx->graph, mark);
+  tl_buffer_release(b); /* the node holds it */
+  if (!n) tl_error_set(&ctx->err, TL_ERR_NOMEM, "data_mut: out of memory");
+  return n ? b->data : NULL;
+}
+
+void *tl_data_mut(tl_tensor *t) {
+  if (!(t = tl_api_tensor(t, "data_mut"))) return NULL;
+  tl_ctx *ctx = t->slot.ctx;
+  if (t->ag) { /* its history and gradient read these values */
+    tl_error_set(&ctx->err, TL_ERR_ARG, "cannot write into a tensor that requires grad (detach() it first)");
+    return NULL;
+  }
+  if (realize_tensor(t)) return NULL;
+  tl_buffer *b = t->u->arg.p;
+  /* other handles, graphs or autograd records holding the node, or other nodes (views
+   * realized into the same memory) holding the buffer, would see the write */
+  if (t->u->refs == 1 && b->refs == 1 && !b->owner) return b->data;
+  return unshare(ctx, t);
+}
+
 tl_status tl_item(tl_tensor *t, double *out) {
   if (!t || !(t = tl_api_tensor(t, "item"))) return TL_ERR_ARG;
   if (tl_uop_numel(t->u) != 1)

@@ -215,6 +215,11 @@ void tl_release(tl_tensor *handle) {
   }
 }
 
+int tl_handle_refs(const tl_tensor *handle) {
+  const tl_tensor *t = tl_api_tensor(handle, "handle_refs");
+  return t ? t->refs : 0;
+}
+
 void tl_unretain(tl_tensor *handle) {
   tl_tensor *t = tl_api_tensor(handle, "unretain");
   if (!t) return;

@@ -40,6 +40,9 @@ typedef enum {
   TL_N_FIELD_INIT, /* name: lhs (shorthand `y` gives lhs = IDENT y) */
   TL_N_IF,         /* if cond then (a BLOCK) else els (a BLOCK, an IF or NULL) */
   TL_N_BLOCK,      /* { stmts value? } */
+  TL_N_COMPR,      /* [args | stmts body?]: args are the output axes (IDENT nodes), stmts
+                      the clauses (GEN nodes and filter expressions), body a BLOCK or NULL */
+  TL_N_GEN,        /* a comprehension clause `name <- lhs` (lhs a RANGE) */
   /* statements */
   TL_N_LET,        /* let is_mut? name (: type)? (= rhs)? */
   TL_N_ASSIGN,     /* lhs op rhs: op is ASSIGN or PLUS_ASSIGN... */
@@ -72,6 +75,11 @@ struct tl_node {
   double fval;
   const char *str;
   size_t len;
+  /* filled by the checker (sema.c) and the ownership pass (own.c) */
+  struct tl_ty *ty;     /* the expression's type */
+  struct tl_var *var;   /* IDENT, LET, FOR, GEN: the variable named or declared */
+  void *ref;            /* CALL/METHOD/PATH: the function or builtin called; FIELD: field */
+  bool last_use;        /* IDENT: the variable is dead after this read (a move point) */
 };
 
 /* `x: T`, `mut x: T`, `x: &mut T`, `self`, `&self`, `&mut self` (a receiver: by_ref

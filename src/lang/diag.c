@@ -41,3 +41,12 @@ void tl_diag_error(tl_diag *d, int line, int col, const char *fmt, ...) {
     tl_strbuf_puts(&d->text, (size_t)(i - 1) < n && text[i - 1] == '\t' ? "\t" : " ");
   tl_strbuf_puts(&d->text, "^\n");
 }
+
+void tl_diag_hint(tl_diag *d, const char *fmt, ...) {
+  char msg[512];
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(msg, sizeof msg, fmt, ap);
+  va_end(ap);
+  tl_strbuf_printf(&d->text, "  hint: %s\n", msg);
+}

@@ -23,4 +23,7 @@ void tl_diag_free(tl_diag *d);
 /* line and col count from 1; col is a byte column */
 void tl_diag_error(tl_diag *d, int line, int col, const char *fmt, ...) TL_PRINTF(4, 5);
 
+/* a hint under the last error: `  hint: message` */
+void tl_diag_hint(tl_diag *d, const char *fmt, ...) TL_PRINTF(2, 3);
+
 #endif

@@ -160,18 +160,72 @@ static tl_node *args(parser *p, tl_tok_kind close, const char *what) {
   return head.next;
 }
 
-// array = "[" (expr ("," expr)* ","?)? "]"
+/* a comprehension clause that is neither `name <- ...` nor a filter: `<-` after
+ * something other than a name, before the clause ends (at its own nesting) */
+static bool larrow_ahead(parser *p) {
+  int depth = 0;
+  for (int i = p->pos; i < p->n; i++) {
+    tl_tok_kind k = p->tok[i].kind;
+    if (k == TL_TOK_LPAREN || k == TL_TOK_LBRACKET) depth++;
+    else if ((k == TL_TOK_RPAREN || k == TL_TOK_RBRACKET) && depth > 0) depth--;
+    else if (depth == 0 && (k == TL_TOK_COMMA || k == TL_TOK_RBRACKET || k == TL_TOK_LBRACE || k == TL_TOK_RBRACE ||
+                            k == TL_TOK_SEMI || k == TL_TOK_EOF))
+      return false;
+    else if (depth == 0 && k == TL_TOK_LARROW) return true;
+  }
+  return false;
+}
+
+// clause = ident "<-" expr_no_struct | expr_no_struct    -- a generator (a range a..b) or a filter
+static tl_node *clause(parser *p) {
+  const tl_token *t = peek(p);
+  if (t->kind == TL_TOK_IDENT && peek_at(p, 1)->kind == TL_TOK_LARROW) {
+    tl_node *g = new_node(p, TL_N_GEN, t);
+    g->name = text_of(p, next(p));
+    next(p);
+    const tl_token *r = peek(p);
+    g->lhs = expr_with(p, true);
+    if (g->lhs->kind != TL_N_RANGE || !g->lhs->lhs || !g->lhs->rhs) fail_at(p, r, "a generator needs a range `a..b`");
+    return g;
+  }
+  if (larrow_ahead(p)) fail_at(p, t, "a generator's variable must be a name: `i <- 0..n`");
+  return expr_with(p, true);
+}
+
+// compr = "[" (ident ("," ident)* ","?)? "|" (clause ("," clause)* ","?)? block? "]"
+//         -- at least a clause or the block; called at the "|" with the axes parsed
+static tl_node *comprehension(parser *p, tl_node *n, const tl_token *bad_axis) {
+  if (bad_axis) fail_at(p, bad_axis, "a comprehension's output axes must be names");
+  n->kind = TL_N_COMPR;
+  next(p); /* | */
+  tl_node head = {0}, *cur = &head;
+  while (!at(p, TL_TOK_RBRACKET) && !at(p, TL_TOK_LBRACE)) {
+    cur = cur->next = clause(p);
+    if (at(p, TL_TOK_RBRACKET) || at(p, TL_TOK_LBRACE)) break;
+    expect(p, TL_TOK_COMMA, "',', '{' or ']' after the comprehension's clause");
+  }
+  n->stmts = head.next;
+  if (at(p, TL_TOK_LBRACE)) n->body = block(p);
+  if (!n->stmts && !n->body && at(p, TL_TOK_RBRACKET)) fail_at(p, peek(p), "a comprehension needs clauses or a body");
+  expect(p, TL_TOK_RBRACKET, "']' to close the comprehension");
+  return n;
+}
+
+// array = "[" (expr ("," expr)* ","?)? "]" | compr
 static tl_node *array(parser *p) {
   tl_node *n = new_node(p, TL_N_ARRAY, next(p));
   tl_node head = {0}, *cur = &head;
-  while (!at(p, TL_TOK_RBRACKET)) {
+  const tl_token *bad_axis = NULL; /* the first element that is not a name */
+  while (!at(p, TL_TOK_RBRACKET) && !at(p, TL_TOK_PIPE)) {
+    const tl_token *t = peek(p);
     cur = cur->next = expr_with(p, false);
-    if (at(p, TL_TOK_PIPE)) fail_at(p, peek(p), "tensor comprehensions are not supported yet");
-    if (at(p, TL_TOK_RBRACKET)) break;
+    if (cur->kind != TL_N_IDENT && !bad_axis) bad_axis = t;
+    if (at(p, TL_TOK_RBRACKET) || at(p, TL_TOK_PIPE)) break;
     expect(p, TL_TOK_COMMA, "',' or ']' in the array");
   }
-  next(p);
   n->args = head.next;
+  if (at(p, TL_TOK_PIPE)) return comprehension(p, n, bad_axis);
+  next(p);
   return n;
 }
 
@@ -341,6 +395,8 @@ static tl_node *binary(parser *p, int min_prec) {
   tl_node *lhs = cast(p);
   for (;;) {
     const tl_token *t = peek(p);
+    if (t->kind == TL_TOK_LARROW)
+      fail_at(p, t, "`<-` is only used in comprehension generators; write `< -` for less-than a negative");
     int prec = binary_prec(t->kind);
     if (prec < min_prec || prec == 0) return lhs;
     next(p);
@@ -467,19 +523,61 @@ static tl_node *stmt(parser *p, bool *is_value) {
   }
 }
 
-/* skips the rest of a failed statement: to just past the next ';' or to the '}' that
- * closes the block, whichever comes first at the statement's own nesting */
-static void sync_stmt(parser *p) {
-  int depth = 0;
+/* the brackets open at a point of a failed statement: kinds of the innermost
+ * MAX_OPEN, a count beyond (only in absurdly deep input) */
+enum { MAX_OPEN = 256 };
+typedef struct {
+  tl_tok_kind kind[MAX_OPEN];
+  int n, extra;
+} open_brackets;
+
+static bool has_brace(const open_brackets *o) {
+  for (int i = 0; i < o->n; i++)
+    if (o->kind[i] == TL_TOK_LBRACE) return true;
+  return o->extra > 0;
+}
+
+/* tracks bracket k; returns true when it closes the statement: a ';' or a '}' back at
+ * the statement's own level (a ')' or ']' that never came is given up at a ';' or a '}') */
+static bool track_bracket(open_brackets *o, tl_tok_kind k) {
+  switch (k) {
+  case TL_TOK_LPAREN: case TL_TOK_LBRACKET: case TL_TOK_LBRACE:
+    if (o->n < MAX_OPEN) o->kind[o->n++] = k;
+    else o->extra++;
+    return false;
+  case TL_TOK_RPAREN: case TL_TOK_RBRACKET:
+    if (o->extra > 0) o->extra--;
+    else if (o->n > 0 && o->kind[o->n - 1] != TL_TOK_LBRACE) o->n--;
+    return false; /* a stray one is skipped */
+  case TL_TOK_RBRACE:
+    if (o->extra > 0) {
+      o->extra--;
+      return false;
+    }
+    while (o->n > 0 && o->kind[o->n - 1] != TL_TOK_LBRACE) o->n--;
+    if (o->n > 0) o->n--;
+    return o->n == 0; /* a nested block ended the statement (`if c { .. }`) */
+  case TL_TOK_SEMI:
+    if (has_brace(o)) return false; /* a statement of a nested block */
+    o->n = 0;
+    return true;
+  default: return false;
+  }
+}
+
+/* skips the rest of a failed statement that began at token `start`: to just past its
+ * ';' or to the '}' that closes the block, whichever comes first at the statement's
+ * own nesting. Brackets opened before the error count, so `[i | i <- 0.. { i }];`
+ * skips the comprehension's body and its ']' too. */
+static void sync_stmt(parser *p, int start) {
+  open_brackets o = {.n = 0};
+  for (int i = start; i < p->pos; i++) track_bracket(&o, p->tok[i].kind);
   for (;;) {
     tl_tok_kind k = peek(p)->kind;
     if (k == TL_TOK_EOF) return;
-    if (depth == 0 && k == TL_TOK_RBRACE) return;
+    if (k == TL_TOK_RBRACE && !has_brace(&o)) return; /* the block's own '}' */
     next(p);
-    if (k == TL_TOK_LBRACE || k == TL_TOK_LPAREN || k == TL_TOK_LBRACKET) depth++;
-    else if ((k == TL_TOK_RBRACE || k == TL_TOK_RPAREN || k == TL_TOK_RBRACKET) && depth > 0) depth--;
-    else if (depth == 0 && k == TL_TOK_SEMI) return;
-    if (depth == 0 && k == TL_TOK_RBRACE) return; /* a nested block ended the statement */
+    if (track_bracket(&o, k)) return;
   }
 }
 
@@ -488,13 +586,13 @@ static tl_node *guarded_stmt(parser *p, bool *is_value) {
   jmp_buf here, *outer = p->recover;
   const tl_token *t = peek(p);
   bool no_struct = p->no_struct;
-  int depth = p->depth;
+  int depth = p->depth, start = p->pos;
   if (setjmp(here)) {
     p->recover = outer;
     p->no_struct = no_struct;
     p->depth = depth;
     *is_value = false;
-    sync_stmt(p);
+    sync_stmt(p, start);
     return new_node(p, TL_N_ERROR, t);
   }
   p->recover = &here;
@@ -787,6 +885,14 @@ static void dump_node(tl_strbuf *b, const tl_node *n) {
   case TL_N_FIELD: tl_strbuf_puts(b, "(. "); dump_node(b, n->lhs); tl_strbuf_printf(b, " %s", n->name); break;
   case TL_N_INDEX: tl_strbuf_puts(b, "(index "); dump_node(b, n->lhs); dump_list(b, n->args); break;
   case TL_N_ARRAY: tl_strbuf_puts(b, "(array"); dump_list(b, n->args); break;
+  case TL_N_COMPR:
+    tl_strbuf_puts(b, "(compr (");
+    for (const tl_node *a = n->args; a; a = a->next) tl_strbuf_printf(b, "%s%s", a == n->args ? "" : " ", a->name);
+    tl_strbuf_puts(b, ")");
+    dump_list(b, n->stmts);
+    if (n->body) tl_strbuf_puts(b, " "), dump_node(b, n->body);
+    break;
+  case TL_N_GEN: tl_strbuf_printf(b, "(<- %s ", n->name); dump_node(b, n->lhs); break;
   case TL_N_STRUCT_LIT: tl_strbuf_printf(b, "(struct-lit %s", n->name); dump_list(b, n->args); break;
   case TL_N_FIELD_INIT: tl_strbuf_printf(b, "(%s ", n->name); dump_node(b, n->lhs); break;
   case TL_N_IF:

@@ -2,8 +2,8 @@
  * in: the lexer's tokens (ending with TL_TOK_EOF), the diagnostics of the file (its
  * source gives identifiers their text), an arena; out: the program, every node in the
  * arena. Every syntax error goes to the diagnostics; the parser recovers at the next
- * statement or item, so one run reports them all. Comprehensions, Datalog and
- * `relation` are not parsed yet (an error says so). */
+ * statement or item, so one run reports them all. Tensor comprehensions (§7) are
+ * parsed; Datalog and `relation` are not yet (an error says so). */
 #ifndef TL_LANG_PARSE_H
 #define TL_LANG_PARSE_H
 
@@ -22,6 +22,9 @@ int tl_parse(const tl_token *tokens, int n, tl_diag *diag, tl_arena *arena, tl_p
  *   1 2.5 (str "s") (char 'c') true x self Tensor::zeros (- x) (! x) (&mut x) (+ a b)
  *   (as x f32) (.. a b) with `_` for an open end, (call f ARGS) (method x m ARGS)
  *   (. x f) (index t ARGS) (array ELEMS) (struct-lit P (x EXPR)...) (if C BLOCK [ELSE])
+ *   (compr (AXIS...) CLAUSE... [BLOCK]): `[i, j | i <- 0..n, x > 0 { .. }]` is
+ *     (compr (i j) (<- i (.. 0 n)) (> x 0) (block ..)); a generator is (<- NAME RANGE),
+ *     any other clause a filter expression; `[ | ..]` has the axes ()
  *   (error)
  * An expression statement is its expression, bare. */
 char *tl_ast_dump(const tl_program *p);

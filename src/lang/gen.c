@@ -1,0 +1,866 @@
+/* gen.c — the code generator: statements, expressions, ownership (LANGUAGE.md §4, §6).
+ * The value rules of §6 are decided here from the checker's types and the ownership
+ * pass's last-use flags: a consuming use (let, a `mut` parameter, a field, a return)
+ * moves an owned variable at its last use and copies (retains) otherwise; a plain
+ * use borrows; every owned local is released on every exit of its block. */
+#include "lang/gen_impl.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "tl.h"
+
+/* the run-time headers, pasted in front of every program (build/gen) */
+static const char lang_prelude[] =
+#include "lang_prelude.inc"
+    ;
+
+/* ---- emitting ---- */
+
+const char *gen_fmt(gen *g, const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  int n = vsnprintf(NULL, 0, fmt, ap);
+  va_end(ap);
+  char *s = tl_arena_alloc(g->arena, (size_t)n + 1);
+  if (!s) {
+    g->failed = true;
+    return "";
+  }
+  va_start(ap, fmt);
+  vsnprintf(s, (size_t)n + 1, fmt, ap);
+  va_end(ap);
+  return s;
+}
+
+void gen_emit(gen *g, const char *fmt, ...) {
+  char buf[4096];
+  va_list ap;
+  va_start(ap, fmt);
+  int n = vsnprintf(buf, sizeof buf, fmt, ap);
+  va_end(ap);
+  for (int i = 0; i < g->indent; i++) tl_strbuf_puts(g->out, "  ");
+  if (n >= (int)sizeof buf) { /* long: format again into the heap */
+    char *big = malloc((size_t)n + 1);
+    if (!big) {
+      g->failed = true;
+      return;
+    }
+    va_start(ap, fmt);
+    vsnprintf(big, (size_t)n + 1, fmt, ap);
+    va_end(ap);
+    tl_strbuf_puts(g->out, big);
+    free(big);
+  } else tl_strbuf_puts(g->out, buf);
+  tl_strbuf_puts(g->out, "\n");
+}
+
+void gen_line(gen *g, const tl_node *n) {
+  if (g->lines && n && n->line > 0) tl_strbuf_printf(g->out, "#line %d \"%s\"\n", n->line, g->file);
+}
+
+void gen_fail(gen *g, const tl_node *n, const char *msg) {
+  if (!g->failed) snprintf(g->error, sizeof g->error, "%s:%d:%d: %s", g->file, n ? n->line : 0, n ? n->col : 0, msg);
+  g->failed = true;
+}
+
+const char *gen_ctype(gen *g, const tl_ty *t) {
+  switch (t->kind) {
+  case TY_BOOL: return "bool";
+  case TY_I32: return "int32_t";
+  case TY_I64: return "int64_t";
+  case TY_F32: return "float";
+  case TY_F64: return "double";
+  case TY_CHAR: return "uint32_t";
+  case TY_STR: return "tlrt_str *";
+  case TY_TENSOR: return "tl_tensor *";
+  case TY_STRUCT: return gen_fmt(g, "struct tls_%s *", t->st->name);
+  default: return "void";
+  }
+}
+
+const char *gen_release_call(gen *g, const tl_ty *t, const char *c) {
+  if (t->kind == TY_TENSOR) return gen_fmt(g, "tlrt_tensor_release(R, %s);", c);
+  return gen_fmt(g, "tlrt_release(R, %s);", c);
+}
+
+static const char *retain_expr(gen *g, const tl_ty *t, const char *c) {
+  if (t->kind == TY_TENSOR) return gen_fmt(g, "tlrt_tensor_retain(R, %s)", c);
+  return gen_fmt(g, "((%s)tlrt_retain(R, %s))", gen_ctype(g, t), c);
+}
+
+/* ---- values ---- */
+
+cv gen_scalar(const char *c, tl_ty *t) { return (cv){.c = c, .ty = t, .temp = -1}; }
+
+const char *gen_new_temp(gen *g, const tl_ty *t, const char *init) {
+  const char *name = gen_fmt(g, "t%d", ++g->ntmp);
+  gen_emit(g, "%s %s = %s;", gen_ctype(g, t), name, init);
+  if (tl_ty_is_refcounted(t)) {
+    if (g->ntemps == GEN_MAX_TEMPS) {
+      gen_fail(g, NULL, "expression too large");
+      return name;
+    }
+    g->temps[g->ntemps].name = name;
+    g->temps[g->ntemps].ty = (tl_ty *)t;
+    g->temps[g->ntemps].taken = false;
+    g->ntemps++;
+  }
+  return name;
+}
+
+cv gen_temp_value(gen *g, const tl_ty *t, const char *init) {
+  const char *name = gen_new_temp(g, t, init);
+  cv v = {.c = name, .ty = (tl_ty *)t, .temp = tl_ty_is_refcounted(t) ? g->ntemps - 1 : -1};
+  return v;
+}
+
+void gen_release_temps(gen *g, int mark) {
+  while (g->ntemps > mark) {
+    g->ntemps--;
+    if (!g->temps[g->ntemps].taken)
+      gen_emit(g, "%s", gen_release_call(g, g->temps[g->ntemps].ty, g->temps[g->ntemps].name));
+  }
+}
+
+static bool reads_var(const tl_node *n, const tl_var *v, const tl_node *except) {
+  if (!n) return false;
+  if (n != except && (n->kind == TL_N_IDENT || n->kind == TL_N_SELF) && n->var == v) return true;
+  for (const tl_node *c = n->args; c; c = c->next)
+    if (reads_var(c, v, except)) return true;
+  if (n->kind != TL_N_BLOCK && n->kind != TL_N_IF) /* nested statements run before or after, not beside */
+    return reads_var(n->lhs, v, except) || reads_var(n->rhs, v, except);
+  return reads_var(n->cond, v, except);
+}
+
+const char *gen_take(gen *g, cv v) {
+  if (!tl_ty_is_refcounted(v.ty)) return v.c;
+  if (v.temp >= 0) { /* an owned temporary: the consumer takes its reference */
+    g->temps[v.temp].taken = true;
+    return v.c;
+  }
+  tl_var *var = v.var;
+  bool owned = var && (var->kind == VAR_LOCAL || var->kind == VAR_PARAM_OWNED);
+  if (owned && v.node && v.node->last_use && !reads_var(g->stmt, var, v.node)) {
+    /* the last use: move; the variable is nulled so its drop does nothing */
+    const char *name = gen_fmt(g, "t%d", ++g->ntmp);
+    gen_emit(g, "%s %s = %s;", gen_ctype(g, v.ty), name, v.c);
+    gen_emit(g, "%s = NULL;", v.c);
+    return name;
+  }
+  return retain_expr(g, v.ty, v.c);
+}
+
+/* the C lvalue of a variable */
+static const char *var_ref(gen *g, const tl_var *v) {
+  if (v->kind == VAR_PARAM_REF) return gen_fmt(g, "(*v%d_%s)", v->id, v->name);
+  return gen_fmt(g, "v%d_%s", v->id, v->name);
+}
+
+/* ---- scalars ---- */
+
+static const char *c_literal_float(gen *g, double x, bool f32) {
+  char buf[64];
+  snprintf(buf, sizeof buf, "%.17g", x);
+  if (!strpbrk(buf, ".eEn")) strcat(buf, ".0");
+  return gen_fmt(g, "%s%s", buf, f32 ? "f" : "");
+}
+
+static cv gen_literal(gen *g, tl_node *n) {
+  tl_ty *t = n->ty;
+  switch (n->kind) {
+  case TL_N_INT:
+    if (tl_ty_is_float(t)) return gen_scalar(c_literal_float(g, (double)n->ival, t->kind == TY_F32), t);
+    if (t->kind == TY_I32) return gen_scalar(gen_fmt(g, "((int32_t)%lld)", (long long)n->ival), t);
+    return gen_scalar(gen_fmt(g, "INT64_C(%lld)", (long long)n->ival), t);
+  case TL_N_FLOAT: return gen_scalar(c_literal_float(g, n->fval, t->kind == TY_F32), t);
+  case TL_N_BOOL: return gen_scalar(n->ival ? "true" : "false", t);
+  case TL_N_CHAR: return gen_scalar(gen_fmt(g, "UINT32_C(%lld)", (long long)n->ival), t);
+  default: { /* a string: bytes as escapes, so any content is safe C */
+    tl_strbuf b = {0};
+    tl_strbuf_puts(&b, "\"");
+    for (size_t i = 0; i < n->len; i++) tl_strbuf_printf(&b, "\\%03o", (unsigned char)n->str[i]);
+    tl_strbuf_puts(&b, "\"");
+    char *lit = tl_strbuf_take(&b);
+    cv v = gen_temp_value(g, t, gen_fmt(g, "tlrt_str_new(R, %s, %zu)", lit ? lit : "\"\"", lit ? n->len : 0));
+    free(lit);
+    return v;
+  }
+  }
+}
+
+/* integer + - * wrap (two's complement), as Rust's release builds do: no C UB */
+static const char *int_arith(gen *g, const tl_ty *t, const char *op, const char *a, const char *b) {
+  const char *u = t->kind == TY_I32 ? "uint32_t" : "uint64_t", *s = gen_ctype(g, t);
+  return gen_fmt(g, "((%s)((%s)(%s) %s (%s)(%s)))", s, u, a, op, u, b);
+}
+
+static const char *tok_c(tl_tok_kind op) {
+  switch (op) {
+  case TL_TOK_PLUS: return "+";
+  case TL_TOK_MINUS: return "-";
+  case TL_TOK_STAR: return "*";
+  case TL_TOK_SLASH: return "/";
+  case TL_TOK_PERCENT: return "%";
+  case TL_TOK_LT: return "<";
+  case TL_TOK_GT: return ">";
+  case TL_TOK_LE: return "<=";
+  case TL_TOK_GE: return ">=";
+  case TL_TOK_EQ: return "==";
+  case TL_TOK_NE: return "!=";
+  default: return "?";
+  }
+}
+
+/* the run-time op code of tensor arithmetic (rt_ops.h TLRT_OP_*) */
+static int tensor_op(tl_tok_kind op) {
+  static const tl_tok_kind ops[] = {TL_TOK_PLUS, TL_TOK_MINUS, TL_TOK_STAR, TL_TOK_SLASH, TL_TOK_PERCENT, TL_TOK_LT,
+                                    TL_TOK_GT,   TL_TOK_LE,    TL_TOK_GE,   TL_TOK_EQ,    TL_TOK_NE};
+  for (int i = 0; i < 11; i++)
+    if (ops[i] == op) return i;
+  return -1;
+}
+
+static bool is_const_scalar(const tl_node *n) {
+  if (n->kind == TL_N_UNARY && n->op == TL_TOK_MINUS) n = n->lhs;
+  return n->kind == TL_N_INT || n->kind == TL_N_FLOAT || n->kind == TL_N_BOOL;
+}
+
+cv gen_binary_values(gen *g, tl_node *n, tl_tok_kind op, cv a, cv b);
+
+cv gen_binary_values(gen *g, tl_node *n, tl_tok_kind op, cv a, cv b) {
+  tl_ty *t = n->ty;
+  if (a.ty->kind == TY_TENSOR && b.ty->kind == TY_TENSOR)
+    return gen_temp_value(g, t, gen_fmt(g, "tlrt_binop(R, %d, %s, %s, %d, %d)", tensor_op(op), a.c, b.c, n->line, n->col));
+  if (a.ty->kind == TY_TENSOR || b.ty->kind == TY_TENSOR) {
+    bool left = b.ty->kind == TY_TENSOR;
+    cv tv = left ? b : a, sv = left ? a : b;
+    bool k = is_const_scalar(left ? n->lhs : n->rhs);
+    return gen_temp_value(g, t, gen_fmt(g, "tlrt_binop_s(R, %d, %s, (double)(%s), %d, %d, %d, %d)", tensor_op(op), tv.c,
+                                        sv.c, left, k, n->line, n->col));
+  }
+  if (a.ty->kind == TY_STR) {
+    if (op == TL_TOK_PLUS) return gen_temp_value(g, t, gen_fmt(g, "tlrt_str_concat(R, %s, %s)", a.c, b.c));
+    if (op == TL_TOK_EQ) return gen_scalar(gen_fmt(g, "tlrt_str_eq(%s, %s)", a.c, b.c), t);
+    if (op == TL_TOK_NE) return gen_scalar(gen_fmt(g, "(!tlrt_str_eq(%s, %s))", a.c, b.c), t);
+    return gen_scalar(gen_fmt(g, "(tlrt_str_cmp(%s, %s) %s 0)", a.c, b.c, tok_c(op)), t);
+  }
+  bool isint = tl_ty_is_int(a.ty);
+  if (isint && (op == TL_TOK_PLUS || op == TL_TOK_MINUS || op == TL_TOK_STAR))
+    return gen_scalar(int_arith(g, a.ty, tok_c(op), a.c, b.c), t);
+  if (isint && (op == TL_TOK_SLASH || op == TL_TOK_PERCENT))
+    return gen_scalar(gen_fmt(g, "tl__%s%s(R, %s, %s, %d, %d)", op == TL_TOK_SLASH ? "div" : "mod",
+                              a.ty->kind == TY_I32 ? "32" : "64", a.c, b.c, n->line, n->col), t);
+  if (op == TL_TOK_PERCENT) return gen_scalar(gen_fmt(g, "fmod%s(%s, %s)", a.ty->kind == TY_F32 ? "f" : "", a.c, b.c), t);
+  return gen_scalar(gen_fmt(g, "(%s %s %s)", a.c, tok_c(op), b.c), t);
+}
+
+static cv gen_logical(gen *g, tl_node *n) {
+  cv a = gen_expr(g, n->lhs);
+  const char *r = gen_new_temp(g, n->ty, a.c);
+  gen_emit(g, "if (%s%s) {", n->op == TL_TOK_ANDAND ? "" : "!", r);
+  g->indent++;
+  int mark = g->ntemps;
+  cv b = gen_expr(g, n->rhs);
+  gen_emit(g, "%s = %s;", r, b.c);
+  gen_release_temps(g, mark);
+  g->indent--;
+  gen_emit(g, "}");
+  return gen_scalar(r, n->ty);
+}
+
+static cv gen_binary(gen *g, tl_node *n) {
+  if (n->op == TL_TOK_ANDAND || n->op == TL_TOK_OROR) return gen_logical(g, n);
+  cv a = gen_expr(g, n->lhs);
+  cv b = gen_expr(g, n->rhs);
+  return gen_binary_values(g, n, n->op, a, b);
+}
+
+static cv gen_unary(gen *g, tl_node *n) {
+  cv a = gen_expr(g, n->lhs);
+  if (a.ty->kind == TY_TENSOR)
+    return gen_temp_value(g, n->ty, gen_fmt(g, "tlrt_unop(R, %d, %s, %d, %d)", n->op == TL_TOK_NOT ? TLRT_UNOP_NOT : TLRT_UNOP_NEG,
+                                            a.c, n->line, n->col));
+  if (n->op == TL_TOK_NOT) return gen_scalar(gen_fmt(g, "(!%s)", a.c), n->ty);
+  if (tl_ty_is_int(a.ty)) return gen_scalar(int_arith(g, a.ty, "-", "0", a.c), n->ty);
+  return gen_scalar(gen_fmt(g, "(-%s)", a.c), n->ty);
+}
+
+static cv gen_cast(gen *g, tl_node *n) {
+  cv a = gen_expr(g, n->lhs);
+  tl_ty *to = n->ty;
+  if (a.ty->kind == TY_TENSOR)
+    return gen_temp_value(g, to, gen_fmt(g, "tlrt_to_dtype(R, %s, %d, %d, %d)", a.c, to->dtype, n->line, n->col));
+  if (tl_ty_is_float(a.ty) && tl_ty_is_int(to)) /* saturating, NaN -> 0, as Rust */
+    return gen_scalar(gen_fmt(g, "((%s)tl__f2i(%s, %s))", gen_ctype(g, to), a.c, to->kind == TY_I32 ? "1" : "0"), to);
+  if (to->kind == TY_BOOL) return gen_scalar(gen_fmt(g, "(%s != 0)", a.c), to);
+  return gen_scalar(gen_fmt(g, "((%s)%s)", gen_ctype(g, to), a.c), to);
+}
+
+/* ---- places and fields ---- */
+
+static const char *gen_place(gen *g, tl_node *n);
+/* the C lvalue of a place, made unique on the way (copy-on-write of each struct
+ * the path goes through), ready to be written */
+static const char *gen_place(gen *g, tl_node *n) {
+  if (n->kind == TL_N_IDENT || n->kind == TL_N_SELF) return var_ref(g, n->var);
+  if (n->kind == TL_N_FIELD) {
+    const char *base = gen_place(g, n->lhs);
+    tl_struct_info *st = n->lhs->ty->st;
+    gen_emit(g, "tlrt_make_unique(R, (void **)&%s, sizeof(struct tls_%s), tls_%s__retain_fields);", base, st->name,
+             st->name);
+    return gen_fmt(g, "%s->f_%s", base, n->name);
+  }
+  gen_fail(g, n, "cannot write to this expression");
+  return "";
+}
+
+static cv gen_field(gen *g, tl_node *n) {
+  cv base = gen_expr(g, n->lhs);
+  /* borrowed from the struct; a temporary struct keeps it alive to the statement's end */
+  return (cv){.c = gen_fmt(g, "%s->f_%s", base.c, n->name), .ty = n->ty, .temp = -1};
+}
+
+static cv gen_ident(gen *g, tl_node *n) {
+  tl_var *v = n->var;
+  return (cv){.c = var_ref(g, v), .ty = n->ty, .temp = -1, .var = v, .node = n};
+}
+
+/* ---- indexing ---- */
+
+/* the index list of t[...]: ints alone (`all_int`) or as tlrt_ix specs */
+static char *index_list(gen *g, tl_node *args, int *k, bool *all_int) {
+  const char *parts[32];
+  bool range[32];
+  *k = 0;
+  *all_int = true;
+  for (tl_node *a = args; a && *k < 32; a = a->next, (*k)++) {
+    range[*k] = a->kind == TL_N_RANGE;
+    if (range[*k]) {
+      *all_int = false;
+      const char *lo = a->lhs ? gen_expr(g, a->lhs).c : "0", *hi = a->rhs ? gen_expr(g, a->rhs).c : "0";
+      parts[*k] = gen_fmt(g, "{true, %d, %d, %s, %s}", a->lhs != NULL, a->rhs != NULL, lo, hi);
+    } else parts[*k] = gen_new_temp(g, TY_I64_T, gen_expr(g, a).c); /* evaluated once, in order */
+  }
+  tl_strbuf b = {0};
+  for (int i = 0; i < *k; i++)
+    tl_strbuf_printf(&b, "%s%s", i ? ", " : "",
+                     *all_int || range[i] ? parts[i] : gen_fmt(g, "{false, 0, 0, %s, 0}", parts[i]));
+  char *list = tl_strbuf_take(&b);
+  return list ? list : calloc(1, 1);
+}
+
+static const char *ints_as_specs(gen *g, const char *ints) {
+  /* "a, b" -> "{false, 0, 0, a, 0}, {false, 0, 0, b, 0}": temps have no commas inside */
+  tl_strbuf b = {0};
+  const char *p = ints;
+  int i = 0;
+  while (*p) {
+    const char *e = strchr(p, ',');
+    size_t n = e ? (size_t)(e - p) : strlen(p);
+    tl_strbuf_printf(&b, "%s{false, 0, 0, %.*s, 0}", i++ ? ", " : "", (int)n, p);
+    p += n;
+    while (*p == ',' || *p == ' ') p++;
+  }
+  char *s = tl_strbuf_take(&b);
+  const char *r = gen_fmt(g, "%s", s ? s : "");
+  free(s);
+  return r;
+}
+
+static cv gen_index(gen *g, tl_node *n) {
+  cv t = gen_expr(g, n->lhs);
+  int k;
+  bool all_int;
+  char *list = index_list(g, n->args, &k, &all_int);
+  cv r;
+  if (all_int && n->ty->kind != TY_TENSOR)
+    r = gen_temp_value(g, n->ty, gen_fmt(g, "(%s)tlrt_get(R, %s, %d, (int64_t[]){%s}, %d, %d)", gen_ctype(g, n->ty), t.c,
+                                         k, list, n->line, n->col));
+  else
+    r = gen_temp_value(g, n->ty, gen_fmt(g, "tlrt_index(R, %s, %d, (tlrt_ix[]){%s}, %d, %d)", t.c, k,
+                                         all_int ? ints_as_specs(g, list) : list, n->line, n->col));
+  free(list);
+  return r;
+}
+
+static const char *gen_place(gen *g, tl_node *n);
+
+static void gen_store(gen *g, tl_node *lhs, cv v) {
+  int k;
+  bool all_int;
+  char *list = index_list(g, lhs->args, &k, &all_int);
+  const char *place = gen_place(g, lhs->lhs);
+  if (all_int && v.ty->kind != TY_TENSOR && lhs->ty->kind != TY_TENSOR)
+    gen_emit(g, "tlrt_set(R, &%s, %d, (int64_t[]){%s}, (double)(%s), %d, %d);", place, k, list, v.c, lhs->line, lhs->col);
+  else {
+    const char *val = v.c;
+    if (v.ty->kind != TY_TENSOR)
+      val = gen_new_temp(g, lhs->lhs->ty, gen_fmt(g, "tlrt_scalar(R, tl_get_dtype(%s), (double)(%s))", place, v.c));
+    gen_emit(g, "tlrt_store(R, &%s, %d, (tlrt_ix[]){%s}, %s, %d, %d);", place, k, all_int ? ints_as_specs(g, list) : list,
+             val, lhs->line, lhs->col);
+  }
+  free(list);
+}
+
+/* ---- calls of user functions ---- */
+
+static cv gen_user_call(gen *g, tl_node *n, const tl_fninfo *f, tl_node *self_arg) {
+  int mark = g->ntemps;
+  tl_strbuf b = {0};
+  int i = 0;
+  if (f->self) {
+    const tl_var *p = f->params[0];
+    if (p->kind == VAR_PARAM_REF) tl_strbuf_printf(&b, "&%s", gen_place(g, self_arg));
+    else tl_strbuf_puts(&b, gen_expr(g, self_arg).c);
+    i = 1;
+  }
+  for (tl_node *a = n->args; a; a = a->next, i++) {
+    const tl_var *p = f->params[i];
+    const char *c;
+    if (p->kind == VAR_PARAM_REF) c = gen_fmt(g, "&%s", gen_place(g, a->lhs));
+    else if (p->kind == VAR_PARAM_OWNED) c = gen_take(g, gen_expr(g, a));
+    else c = gen_expr(g, a).c;
+    tl_strbuf_printf(&b, "%s%s", i ? ", " : "", c);
+  }
+  char *args = tl_strbuf_take(&b);
+  const char *call = gen_fmt(g, "%s(%s)", f->cname, args ? args : "");
+  free(args);
+  if (f->ret->kind == TY_UNIT) {
+    gen_emit(g, "%s;", call);
+    gen_release_temps(g, mark); /* `g(f())`: the temporary goes right after the call */
+    return gen_scalar("0", f->ret);
+  }
+  const char *name = gen_fmt(g, "t%d", ++g->ntmp);
+  gen_emit(g, "%s %s = %s;", gen_ctype(g, f->ret), name, call);
+  gen_release_temps(g, mark);
+  if (!tl_ty_is_refcounted(f->ret)) return gen_scalar(name, f->ret);
+  g->temps[g->ntemps].name = name;
+  g->temps[g->ntemps].ty = f->ret;
+  g->temps[g->ntemps].taken = false;
+  g->ntemps++;
+  return (cv){.c = name, .ty = f->ret, .temp = g->ntemps - 1};
+}
+
+/* ---- struct literals ---- */
+
+static cv gen_struct_lit(gen *g, tl_node *n) {
+  tl_struct_info *st = n->ty->st;
+  const char *vals[64];
+  for (tl_node *f = n->args; f; f = f->next)
+    if (f->ival < 64) vals[f->ival] = gen_take(g, gen_expr(g, f->lhs)); /* a copy, or a move on last use */
+  cv r = gen_temp_value(g, n->ty, gen_fmt(g, "tlrt_obj_new(R, sizeof(struct tls_%s), tls_%s__drop)", st->name, st->name));
+  for (int i = 0; i < st->nfields && i < 64; i++) gen_emit(g, "%s->f_%s = %s;", r.c, st->fields[i].name, vals[i]);
+  return r;
+}
+
+/* ---- if and blocks as values ---- */
+
+static void gen_scope_begin(gen *g, int *mark) { *mark = g->nlocals; }
+
+static void gen_drop_locals(gen *g, int mark) {
+  for (int i = g->nlocals - 1; i >= mark; i--)
+    gen_emit(g, "%s", gen_release_call(g, g->locals[i]->ty, var_ref(g, g->locals[i])));
+}
+
+static void gen_scope_end(gen *g, int mark) {
+  gen_drop_locals(g, mark);
+  g->nlocals = mark;
+}
+
+static void gen_stmt(gen *g, tl_node *n);
+
+/* a block whose value goes into `dst` (NULL: no value) */
+static void gen_block_into(gen *g, tl_node *blk, const char *dst) {
+  int mark;
+  gen_scope_begin(g, &mark);
+  for (tl_node *s = blk->stmts; s; s = s->next) gen_stmt(g, s);
+  if (blk->value) {
+    const tl_node *saved = g->stmt;
+    g->stmt = blk->value;
+    gen_line(g, blk->value);
+    int tmark = g->ntemps;
+    cv v = gen_expr(g, blk->value);
+    if (dst && blk->value->ty->kind != TY_UNIT) gen_emit(g, "%s = %s;", dst, gen_take(g, v));
+    gen_release_temps(g, tmark);
+    g->stmt = saved;
+  }
+  gen_scope_end(g, mark);
+}
+
+void gen_block_stmts(gen *g, tl_node *block) { gen_block_into(g, block, NULL); }
+
+static cv gen_if(gen *g, tl_node *n) {
+  bool has_value = n->ty->kind != TY_UNIT && n->ty->kind != TY_ERROR && n->els;
+  const char *dst = NULL;
+  if (has_value) {
+    dst = gen_fmt(g, "t%d", ++g->ntmp);
+    gen_emit(g, "%s %s%s;", gen_ctype(g, n->ty), dst, tl_ty_is_refcounted(n->ty) ? " = NULL" : " = 0");
+  }
+  int mark = g->ntemps;
+  cv c = gen_expr(g, n->cond);
+  const char *cond = gen_new_temp(g, n->cond->ty, c.c);
+  gen_release_temps(g, mark);
+  gen_emit(g, "if (%s) {", cond);
+  g->indent++;
+  gen_block_into(g, n->then, dst);
+  g->indent--;
+  if (n->els) {
+    gen_emit(g, "} else {");
+    g->indent++;
+    if (n->els->kind == TL_N_BLOCK) gen_block_into(g, n->els, dst);
+    else {
+      int m2 = g->ntemps;
+      cv e = gen_if(g, n->els);
+      if (dst) gen_emit(g, "%s = %s;", dst, gen_take(g, e));
+      gen_release_temps(g, m2);
+    }
+    g->indent--;
+  }
+  gen_emit(g, "}");
+  if (!has_value) return gen_scalar("0", n->ty->kind == TY_ERROR ? n->ty : n->ty);
+  if (!tl_ty_is_refcounted(n->ty)) return gen_scalar(dst, n->ty);
+  g->temps[g->ntemps].name = dst;
+  g->temps[g->ntemps].ty = n->ty;
+  g->temps[g->ntemps].taken = false;
+  g->ntemps++;
+  return (cv){.c = dst, .ty = n->ty, .temp = g->ntemps - 1};
+}
+
+static cv gen_block_expr(gen *g, tl_node *n) {
+  bool has_value = n->value && n->ty->kind != TY_UNIT;
+  const char *dst = NULL;
+  if (has_value) {
+    dst = gen_fmt(g, "t%d", ++g->ntmp);
+    gen_emit(g, "%s %s%s;", gen_ctype(g, n->ty), dst, tl_ty_is_refcounted(n->ty) ? " = NULL" : " = 0");
+  }
+  gen_emit(g, "{");
+  g->indent++;
+  gen_block_into(g, n, dst);
+  g->indent--;
+  gen_emit(g, "}");
+  if (!has_value) return gen_scalar("0", n->ty);
+  if (!tl_ty_is_refcounted(n->ty)) return gen_scalar(dst, n->ty);
+  g->temps[g->ntemps].name = dst;
+  g->temps[g->ntemps].ty = n->ty;
+  g->temps[g->ntemps].taken = false;
+  g->ntemps++;
+  return (cv){.c = dst, .ty = n->ty, .temp = g->ntemps - 1};
+}
+
+cv gen_expr(gen *g, tl_node *n) {
+  if (g->in_compr) return gen_compr_expr(g, n);
+  switch (n->kind) {
+  case TL_N_INT: case TL_N_FLOAT: case TL_N_STR: case TL_N_CHAR: case TL_N_BOOL: return gen_literal(g, n);
+  case TL_N_IDENT: case TL_N_SELF: return gen_ident(g, n);
+  case TL_N_UNARY: return gen_unary(g, n);
+  case TL_N_BINARY: return gen_binary(g, n);
+  case TL_N_CAST: return gen_cast(g, n);
+  case TL_N_FIELD: return gen_field(g, n);
+  case TL_N_INDEX: return gen_index(g, n);
+  case TL_N_ARRAY: return gen_array(g, n);
+  case TL_N_STRUCT_LIT: return gen_struct_lit(g, n);
+  case TL_N_IF: return gen_if(g, n);
+  case TL_N_BLOCK: return gen_block_expr(g, n);
+  case TL_N_COMPR: return gen_compr(g, n);
+  case TL_N_CALL:
+    if (n->ref) return gen_user_call(g, n, n->ref, NULL);
+    return gen_builtin_call(g, n);
+  case TL_N_METHOD:
+    if (n->ref) return gen_user_call(g, n, n->ref, n->lhs);
+    return gen_builtin_call(g, n);
+  default: gen_fail(g, n, "cannot generate this expression"); return gen_scalar("0", n->ty);
+  }
+}
+
+/* ---- statements ---- */
+
+static void realize_carried(gen *g, const tl_node *loop) {
+  for (const sema_varlist *e = loop->ref; e; e = e->next)
+    if (e->var->ty->kind == TY_TENSOR) gen_emit(g, "tlrt_realize(R, %s, %d, %d);", var_ref(g, e->var), loop->line, loop->col);
+}
+
+static void gen_let(gen *g, tl_node *n) {
+  cv v = gen_expr(g, n->rhs);
+  tl_var *var = n->var;
+  const char *val = gen_take(g, v);
+  gen_emit(g, "%s %s = %s;", gen_ctype(g, var->ty), var_ref(g, var), val);
+  if (tl_ty_is_refcounted(var->ty)) {
+    if (g->nlocals == GEN_MAX_LOCALS) gen_fail(g, n, "too many variables");
+    else g->locals[g->nlocals++] = var;
+  }
+}
+
+static tl_tok_kind plain_op(tl_tok_kind op) {
+  switch (op) {
+  case TL_TOK_PLUS_ASSIGN: return TL_TOK_PLUS;
+  case TL_TOK_MINUS_ASSIGN: return TL_TOK_MINUS;
+  case TL_TOK_STAR_ASSIGN: return TL_TOK_STAR;
+  case TL_TOK_SLASH_ASSIGN: return TL_TOK_SLASH;
+  default: return TL_TOK_PERCENT;
+  }
+}
+
+static void gen_assign(gen *g, tl_node *n) {
+  tl_node *lhs = n->lhs;
+  cv v;
+  if (n->op != TL_TOK_ASSIGN) { /* x op= y is x = x op y: a new value, never a write into shared storage */
+    cv cur = gen_expr(g, lhs);
+    cv r = gen_expr(g, n->rhs);
+    tl_node tmp = *n;
+    tmp.ty = lhs->ty;
+    tmp.lhs = lhs;
+    v = gen_binary_values(g, &tmp, plain_op(n->op), cur, r);
+  } else v = gen_expr(g, n->rhs);
+  if (lhs->kind == TL_N_INDEX && lhs->lhs->ty->kind == TY_TENSOR) {
+    gen_store(g, lhs, v);
+    return;
+  }
+  const char *val = gen_take(g, v); /* taken before the old value goes: `x = x.f` stays valid */
+  const char *place = gen_place(g, lhs);
+  if (tl_ty_is_refcounted(lhs->ty)) {
+    bool owned = !(lhs->kind == TL_N_IDENT && lhs->var->kind == VAR_PARAM);
+    const char *old = gen_fmt(g, "t%d", ++g->ntmp);
+    gen_emit(g, "%s %s = %s;", gen_ctype(g, lhs->ty), old, place);
+    gen_emit(g, "%s = %s;", place, val);
+    if (owned) gen_emit(g, "%s", gen_release_call(g, lhs->ty, old));
+    else gen_emit(g, "(void)%s;", old);
+  } else gen_emit(g, "%s = %s;", place, val);
+}
+
+static void gen_loop_body(gen *g, tl_node *loop, tl_node *body) {
+  if (g->nloops == GEN_MAX_LOOPS) {
+    gen_fail(g, loop, "loops nested too deep");
+    return;
+  }
+  g->loops[g->nloops].locals_mark = g->nlocals;
+  g->loops[g->nloops].node = loop;
+  g->nloops++;
+  gen_block_into(g, body, NULL);
+  realize_carried(g, loop);
+  g->nloops--;
+}
+
+static void gen_while(gen *g, tl_node *n) {
+  gen_emit(g, "for (;;) {");
+  g->indent++;
+  if (n->kind == TL_N_WHILE) {
+    int mark = g->ntemps;
+    g->stmt = n->cond;
+    cv c = gen_expr(g, n->cond);
+    const char *cond = gen_new_temp(g, n->cond->ty, c.c);
+    gen_release_temps(g, mark);
+    gen_emit(g, "if (!%s) break;", cond);
+  }
+  gen_loop_body(g, n, n->body);
+  g->indent--;
+  gen_emit(g, "}");
+}
+
+static void gen_for(gen *g, tl_node *n) {
+  tl_node *h = n->lhs;
+  tl_var *v = n->var;
+  gen_emit(g, "{");
+  g->indent++;
+  int mark = g->ntemps;
+  if (h->ty->kind == TY_RANGE) {
+    tl_node *lo = h->ival == 1 ? (h->args->next ? h->args : NULL) : h->lhs;
+    tl_node *hi = h->ival == 1 ? (h->args->next ? h->args->next : h->args) : h->rhs;
+    const char *a = gen_new_temp(g, TY_I64_T, lo ? gen_expr(g, lo).c : "0");
+    const char *b = gen_new_temp(g, TY_I64_T, gen_expr(g, hi).c);
+    gen_emit(g, "for (int64_t %s = %s; %s < %s; %s++) {", var_ref(g, v), a, var_ref(g, v), b, var_ref(g, v));
+    g->indent++;
+    gen_loop_body(g, n, n->body);
+  } else {
+    cv src = gen_expr(g, h);
+    const char *s = gen_new_temp(g, h->ty, src.temp >= 0 ? gen_take(g, src) : gen_fmt(g, "tlrt_tensor_retain(R, %s)", src.c));
+    g->temps[g->ntemps - 1].taken = false; /* the loop's own reference, released after it */
+    const char *len = gen_new_temp(g, TY_I64_T, gen_fmt(g, "tlrt_len(R, %s, %d, %d)", s, h->line, h->col));
+    const char *k = gen_fmt(g, "t%d", ++g->ntmp);
+    gen_emit(g, "for (int64_t %s = 0; %s < %s; %s++) {", k, k, len, k);
+    g->indent++;
+    if (v->ty->kind == TY_TENSOR) {
+      gen_emit(g, "tl_tensor *%s = tlrt_index_ints(R, %s, 1, (int64_t[]){%s}, %d, %d);", var_ref(g, v), s, k, h->line, h->col);
+      g->loops[g->nloops].locals_mark = g->nlocals; /* the row is released each turn, break and continue included */
+      g->locals[g->nlocals++] = v;
+      if (g->nloops == GEN_MAX_LOOPS) gen_fail(g, n, "loops nested too deep");
+      else {
+        g->loops[g->nloops].node = n;
+        g->nloops++;
+        gen_block_into(g, n->body, NULL);
+        realize_carried(g, n);
+        g->nloops--;
+      }
+      gen_scope_end(g, g->nlocals - 1);
+    } else {
+      gen_emit(g, "%s %s = (%s)tlrt_get(R, %s, 1, (int64_t[]){%s}, %d, %d);", gen_ctype(g, v->ty), var_ref(g, v),
+               gen_ctype(g, v->ty), s, k, h->line, h->col);
+      gen_loop_body(g, n, n->body);
+    }
+  }
+  g->indent--;
+  gen_emit(g, "}");
+  gen_release_temps(g, mark);
+  g->indent--;
+  gen_emit(g, "}");
+}
+
+static void gen_return(gen *g, tl_node *n) {
+  const char *val = NULL;
+  if (n->lhs) {
+    cv v = gen_expr(g, n->lhs);
+    if (n->lhs->ty->kind != TY_UNIT) {
+      val = gen_fmt(g, "t%d", ++g->ntmp);
+      /* `return local` moves; `return param` copies (gen_take decides) */
+      gen_emit(g, "%s %s = %s;", gen_ctype(g, n->lhs->ty), val, gen_take(g, v));
+    }
+  }
+  gen_release_temps(g, 0);
+  gen_drop_locals(g, 0);
+  gen_emit(g, val ? "return %s;" : "return;", val);
+}
+
+static void gen_stmt(gen *g, tl_node *n) {
+  const tl_node *saved = g->stmt;
+  g->stmt = n;
+  gen_line(g, n);
+  int mark = g->ntemps;
+  switch (n->kind) {
+  case TL_N_LET: gen_let(g, n); break;
+  case TL_N_ASSIGN: gen_assign(g, n); break;
+  case TL_N_EXPR_STMT: {
+    cv v = gen_expr(g, n->lhs);
+    if (v.temp < 0 && !tl_ty_is_refcounted(v.ty) && strcmp(v.c, "0")) gen_emit(g, "(void)(%s);", v.c);
+    break;
+  }
+  case TL_N_WHILE: case TL_N_LOOP: gen_while(g, n); break;
+  case TL_N_FOR: gen_for(g, n); break;
+  case TL_N_BREAK: case TL_N_CONTINUE: {
+    const gen_loop *l = &g->loops[g->nloops - 1];
+    gen_drop_locals(g, l->locals_mark);
+    if (n->kind == TL_N_CONTINUE) realize_carried(g, l->node);
+    gen_emit(g, n->kind == TL_N_BREAK ? "break;" : "continue;");
+    break;
+  }
+  case TL_N_RETURN: gen_return(g, n); break;
+  default: gen_expr(g, n); break;
+  }
+  gen_release_temps(g, mark);
+  g->stmt = saved;
+}
+
+/* ---- functions and structs ---- */
+
+static void gen_signature(gen *g, tl_strbuf *b, const tl_fninfo *f) {
+  tl_strbuf_printf(b, "static %s %s(", gen_ctype(g, f->ret), f->cname);
+  int n = f->nparams + (f->self ? 1 : 0);
+  for (int i = 0; i < n; i++) {
+    const tl_var *p = f->params[i];
+    tl_strbuf_printf(b, "%s%s%s v%d_%s", i ? ", " : "", gen_ctype(g, p->ty), p->kind == VAR_PARAM_REF ? "*" : "", p->id,
+                     p->name);
+  }
+  tl_strbuf_puts(b, n ? ")" : "void)");
+}
+
+static void gen_function(gen *g, const tl_fninfo *f, tl_strbuf *out) {
+  g->out = out;
+  g->fn = f;
+  g->ntmp = 0;
+  g->ntemps = g->nlocals = g->nloops = 0;
+  gen_signature(g, out, f);
+  tl_strbuf_puts(out, " {\n");
+  g->indent = 1;
+  int n = f->nparams + (f->self ? 1 : 0);
+  for (int i = 0; i < n; i++) /* a `mut x: T` parameter is the callee's own: dropped at its exit */
+    if (f->params[i]->kind == VAR_PARAM_OWNED && tl_ty_is_refcounted(f->params[i]->ty))
+      g->locals[g->nlocals++] = f->params[i];
+  tl_node *body = f->fn->body;
+  for (tl_node *s = body->stmts; s; s = s->next) gen_stmt(g, s);
+  if (body->value && f->ret->kind != TY_UNIT) {
+    g->stmt = body->value;
+    gen_line(g, body->value);
+    cv v = gen_expr(g, body->value);
+    const char *r = gen_fmt(g, "t%d", ++g->ntmp);
+    gen_emit(g, "%s %s = %s;", gen_ctype(g, f->ret), r, gen_take(g, v));
+    gen_release_temps(g, 0);
+    gen_drop_locals(g, 0);
+    gen_emit(g, "return %s;", r);
+  } else {
+    if (body->value) {
+      g->stmt = body->value;
+      gen_line(g, body->value);
+      gen_expr(g, body->value);
+      gen_release_temps(g, 0);
+    }
+    gen_drop_locals(g, 0);
+    if (f->ret->kind != TY_UNIT) gen_emit(g, "tlrt_fail(R, %d, %d, \"function ended without a value\");", f->fn->line, f->fn->col);
+  }
+  tl_strbuf_puts(out, "}\n\n");
+}
+
+static void gen_struct(gen *g, const tl_struct_info *st, tl_strbuf *out) {
+  tl_strbuf_printf(out, "struct tls_%s {\n  tlrt_obj h;\n", st->name);
+  for (int i = 0; i < st->nfields; i++) tl_strbuf_printf(out, "  %s f_%s;\n", gen_ctype(g, st->fields[i].ty), st->fields[i].name);
+  tl_strbuf_puts(out, "};\n");
+  tl_strbuf_printf(out, "static void tls_%s__drop(tlrt *R, tlrt_obj *o) {\n  struct tls_%s *p = (void *)o;\n", st->name, st->name);
+  for (int i = 0; i < st->nfields; i++)
+    if (tl_ty_is_refcounted(st->fields[i].ty))
+      tl_strbuf_printf(out, "  %s\n", gen_release_call(g, st->fields[i].ty, gen_fmt(g, "p->f_%s", st->fields[i].name)));
+  tl_strbuf_puts(out, "  (void)p; (void)R;\n}\n");
+  tl_strbuf_printf(out, "static void tls_%s__retain_fields(tlrt *R, void *o) {\n  struct tls_%s *p = o;\n", st->name, st->name);
+  for (int i = 0; i < st->nfields; i++)
+    if (tl_ty_is_refcounted(st->fields[i].ty))
+      tl_strbuf_printf(out, "  %s;\n", retain_expr(g, st->fields[i].ty, gen_fmt(g, "p->f_%s", st->fields[i].name)));
+  tl_strbuf_puts(out, "  (void)p; (void)R;\n}\n");
+  /* printing: P { x: 1.0, y: 2.0 } */
+  tl_strbuf_printf(out, "static void tls_%s__fmt(tlrt *R, struct tls_%s *p) {\n", st->name, st->name);
+  tl_strbuf_printf(out, "  tlrt_fmt_text(R, \"%s { \", %zu);\n", st->name, strlen(st->name) + 3);
+  tl_strbuf *saved = g->out;
+  g->out = out;
+  g->indent = 1;
+  for (int i = 0; i < st->nfields; i++) {
+    const char *lead = gen_fmt(g, "%s%s: ", i ? ", " : "", st->fields[i].name);
+    tl_strbuf_printf(out, "  tlrt_fmt_text(R, \"%s\", %zu);\n", lead, strlen(lead));
+    gen_fmt_value(g, (cv){.c = gen_fmt(g, "p->f_%s", st->fields[i].name), .ty = st->fields[i].ty, .temp = -1}, -1, NULL);
+  }
+  g->out = saved;
+  tl_strbuf_puts(out, "  tlrt_fmt_text(R, \" }\", 2);\n}\n\n");
+}
+
+char *tl_gen_program(const tl_sema *S, tl_arena *arena, const char *file, bool line_directives, char *err,
+                     size_t errlen) {
+  gen *g = calloc(1, sizeof *g);
+  if (!g) {
+    snprintf(err, errlen, "out of memory");
+    return NULL;
+  }
+  g->S = S;
+  g->arena = arena;
+  g->file = file;
+  g->lines = line_directives;
+  tl_strbuf out = {0}, fns = {0};
+  tl_strbuf_puts(&out, lang_prelude);
+  tl_strbuf_puts(&out, "\n/* ---- the program ---- */\nstatic tlrt *R;\n\n");
+  for (const tl_struct_info *st = S->structs; st; st = st->next) tl_strbuf_printf(&out, "struct tls_%s;\n", st->name);
+  for (const tl_struct_info *st = S->structs; st; st = st->next) gen_struct(g, st, &out);
+  for (const tl_fninfo *f = S->fns; f; f = f->next) {
+    gen_signature(g, &out, f);
+    tl_strbuf_puts(&out, ";\n");
+  }
+  tl_strbuf_puts(&out, "\n");
+  for (const tl_fninfo *f = S->fns; f; f = f->next) gen_function(g, f, &fns);
+  char *body = tl_strbuf_take(&fns);
+  if (body) tl_strbuf_puts(&out, body);
+  free(body);
+  tl_strbuf_printf(&out, "int tl_program_main(tlrt *run) {\n  R = run;\n  %s();\n  return 0;\n}\n", S->main->cname);
+  char *src = tl_strbuf_take(&out);
+  if (g->failed || !src) {
+    snprintf(err, errlen, "%s", g->failed ? g->error : "out of memory");
+    free(src);
+    src = NULL;
+  }
+  free(g);
+  return src;
+}

@@ -1,0 +1,85 @@
+/* gen_impl.h — what the code generator's files (gen.c, gen_builtin.c, gen_compr.c)
+ * share: the emitter state and the value model.
+ *
+ * Every expression is emitted as statements that compute it, plus a C expression
+ * for its value (a `cv`). A String, Tensor or struct value is either borrowed (a
+ * variable or a field: no reference of its own) or an owned temporary holding one
+ * reference; owned temporaries are released at the end of their statement unless a
+ * consumer takes them (moves). */
+#ifndef TL_LANG_GEN_IMPL_H
+#define TL_LANG_GEN_IMPL_H
+
+#include "core/strbuf.h"
+#include "lang/gen.h"
+#include "lang/rt_ops.h"
+#include "lang/sema_impl.h"
+
+#define GEN_MAX_TEMPS 4096
+#define GEN_MAX_LOCALS 4096
+#define GEN_MAX_LOOPS 64
+
+typedef struct {
+  const char *c; /* a C expression */
+  tl_ty *ty;
+  int temp;      /* index in the temp stack when an owned temporary, else -1 */
+  tl_var *var;   /* a plain read of this variable */
+  const tl_node *node;
+} cv;
+
+typedef struct {
+  int locals_mark; /* locals declared inside the loop start here */
+  const tl_node *node;
+} gen_loop;
+
+typedef struct {
+  const tl_sema *S;
+  tl_arena *arena;
+  const char *file;
+  bool lines;          /* emit #line directives */
+  tl_strbuf *out;      /* the function being written */
+  int indent;
+  int ntmp;            /* names t1, t2, ... in this function */
+  struct {
+    const char *name;
+    tl_ty *ty;
+    bool taken;
+  } temps[GEN_MAX_TEMPS];
+  int ntemps;
+  tl_var *locals[GEN_MAX_LOCALS]; /* owned locals in scope, innermost last */
+  int nlocals;
+  gen_loop loops[GEN_MAX_LOOPS];
+  int nloops;
+  const tl_fninfo *fn;
+  const tl_node *stmt; /* the statement being generated: a move checks it for other reads */
+  /* comprehension: index variables -> their axis in the iteration space */
+  int compr_rank;
+  bool in_compr;
+  bool failed;
+  char error[256];
+} gen;
+
+const char *gen_fmt(gen *g, const char *fmt, ...) TL_PRINTF(2, 3);
+void gen_emit(gen *g, const char *fmt, ...) TL_PRINTF(2, 3);
+void gen_line(gen *g, const tl_node *n);
+const char *gen_ctype(gen *g, const tl_ty *t);
+const char *gen_new_temp(gen *g, const tl_ty *t, const char *init); /* declares, registers if refcounted */
+cv gen_temp_value(gen *g, const tl_ty *t, const char *init);
+cv gen_expr(gen *g, tl_node *n);
+cv gen_scalar(const char *c, tl_ty *t);
+const char *gen_take(gen *g, cv v); /* a C expression holding a reference the consumer owns */
+void gen_release_temps(gen *g, int mark);
+const char *gen_release_call(gen *g, const tl_ty *t, const char *c);
+void gen_block_stmts(gen *g, tl_node *block);
+void gen_fail(gen *g, const tl_node *n, const char *msg);
+
+/* gen_builtin.c */
+cv gen_builtin_call(gen *g, tl_node *n);
+cv gen_print(gen *g, tl_node *n);
+void gen_fmt_value(gen *g, cv v, int prec, const tl_node *at);
+cv gen_array(gen *g, tl_node *n);
+/* gen_compr.c */
+cv gen_compr(gen *g, tl_node *n);
+cv gen_compr_expr(gen *g, tl_node *n); /* an expression of a comprehension body: a tensor */
+cv gen_binary_values(gen *g, tl_node *n, tl_tok_kind op, cv a, cv b);
+
+#endif

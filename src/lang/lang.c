@@ -1,0 +1,132 @@
+/* lang.c — the TL pipeline: source -> tokens -> tree -> checked tree -> ownership ->
+ * C -> the engine's compiler and cache -> a loaded function, run with the run-time
+ * library. Everything of the front end lives in one arena freed at the end of the
+ * compilation; the program's values live in the engine context and the run state. */
+#include "lang/lang.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "lang/gen.h"
+#include "lang/lex.h"
+#include "lang/own.h"
+#include "lang/parse.h"
+#include "lang/rt.h"
+#include "lang/sema.h"
+#include "runtime/compiler.h"
+
+char *tl_lang_read_file(const char *path, size_t *len, FILE *err) {
+  FILE *f = fopen(path, "rb");
+  if (!f) {
+    fprintf(err, "tl: cannot open %s\n", path);
+    return NULL;
+  }
+  size_t cap = 4096, n = 0;
+  char *buf = malloc(cap);
+  for (size_t got; buf && (got = fread(buf + n, 1, cap - n, f)) > 0;) {
+    n += got;
+    if (n == cap) {
+      char *nb = realloc(buf, cap *= 2);
+      if (!nb) free(buf);
+      buf = nb;
+    }
+  }
+  fclose(f);
+  if (!buf) {
+    fprintf(err, "tl: out of memory reading %s\n", path);
+    return NULL;
+  }
+  if (memchr(buf, 0, n)) {
+    fprintf(err, "tl: %s is not a text file (it holds a NUL byte)\n", path);
+    free(buf);
+    return NULL;
+  }
+  *len = n;
+  return buf;
+}
+
+char *tl_lang_compile(const char *path, const char *src, size_t len, bool line_directives, FILE *err) {
+  tl_arena *arena = tl_arena_create();
+  if (!arena) {
+    fprintf(err, "tl: out of memory\n");
+    return NULL;
+  }
+  tl_diag diag;
+  tl_diag_init(&diag, path, src, len);
+  tl_lexer lx = {.arena = arena};
+  char *c = NULL;
+  tl_program *prog = NULL;
+  tl_sema S;
+  tl_lex(&lx, &diag);
+  if (tl_parse(lx.tokens, lx.ntokens, &diag, arena, &prog) || !prog || diag.errors) goto done;
+  if (tl_sema_check(prog, &diag, arena, &S) || diag.errors) goto done;
+  for (tl_fninfo *f = S.fns; f; f = f->next)
+    if (tl_own_analyze(f)) {
+      fprintf(err, "tl: out of memory in the ownership pass\n");
+      goto done;
+    }
+  char msg[300];
+  c = tl_gen_program(&S, arena, path, line_directives, msg, sizeof msg);
+  if (!c) fprintf(err, "%s: error: %s\n", path, msg);
+done:
+  if (diag.errors && diag.text.data) fputs(diag.text.data, err);
+  tl_diag_free(&diag);
+  tl_lex_free(&lx);
+  tl_arena_destroy(arena);
+  return c;
+}
+
+int tl_lang_exec(tl_program_fn fn, const char *path, const tl_lang_run_options *o) {
+  tl_ctx *ctx = tl_init();
+  if (!ctx) {
+    fprintf(o->err, "tl: cannot create the engine context\n");
+    return 1;
+  }
+  tlrt *R = calloc(1, sizeof *R);
+  jmp_buf *jb = malloc(sizeof *jb);
+  int rc = 1;
+  if (R && jb) {
+    tlrt_init(R, ctx, path, o->out);
+    R->argc = o->argc;
+    R->argv = o->argv;
+    R->on_error = jb;
+    if (!setjmp(*jb)) {
+      rc = fn(R);
+      fflush(o->out);
+    } else {
+      fflush(o->out);
+      fprintf(o->err, "%s\n", R->error);
+      rc = 1;
+    }
+    if (o->mem_stats) tlrt_print_mem_stats(R, o->out);
+    tlrt_free_all(R);
+  }
+  free(R);
+  free(jb);
+  tl_shutdown(ctx);
+  return rc;
+}
+
+int tl_lang_run_source(const char *path, const char *src, size_t len, const tl_lang_run_options *o) {
+  char *c = tl_lang_compile(path, src, len, true, o->err);
+  if (!c) return 1;
+  tl_error e = {0};
+  /* -O2 as a C programmer would; the cache key holds these flags */
+  tl_compiler *cc = tl_compiler_create(NULL, "-O2 -fno-math-errno -w", NULL, &e);
+  if (!cc) {
+    fprintf(o->err, "tl: %s\n", e.msg);
+    free(c);
+    return 1;
+  }
+  tl_kernel_fn fn = NULL;
+  if (tl_compiler_get(cc, c, "tl_program_main", &fn, &e)) {
+    fprintf(o->err, "tl: compiling the generated C failed: %s\n", e.msg);
+    free(c);
+    tl_compiler_destroy(cc);
+    return 1;
+  }
+  free(c);
+  int rc = tl_lang_exec((tl_program_fn)(void *)fn, path, o);
+  tl_compiler_destroy(cc);
+  return rc;
+}

@@ -1,0 +1,30 @@
+/* lang.h — the TL language driver: compile a .tl file to C and run it (lang.c). */
+#ifndef TL_LANG_LANG_H
+#define TL_LANG_LANG_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdio.h>
+
+struct tlrt;
+typedef int (*tl_program_fn)(struct tlrt *R);
+
+typedef struct {
+  FILE *out, *err; /* program output; diagnostics and run-time errors */
+  bool mem_stats;  /* print the memory statistics at exit (to out) */
+  int argc;
+  char **argv;
+} tl_lang_run_options;
+
+/* the file's text (malloc'd, *len bytes) or NULL with a message on err */
+char *tl_lang_read_file(const char *path, size_t *len, FILE *err);
+/* the program as C (malloc'd), or NULL after printing every error to err */
+char *tl_lang_compile(const char *path, const char *src, size_t len, bool line_directives, FILE *err);
+/* compile, load through the engine's compiler and cache, run: the exit code (0, or 1
+ * after a compile or run-time error) */
+int tl_lang_run_source(const char *path, const char *src, size_t len, const tl_lang_run_options *o);
+/* runs a compiled program's entry in a fresh engine context (also the `main` of a
+ * `tl build` executable) */
+int tl_lang_exec(tl_program_fn fn, const char *path, const tl_lang_run_options *o);
+
+#endif

@@ -1,0 +1,103 @@
+/* rt_ops.h — tensor operations of compiled TL programs (LANGUAGE.md §5): each one
+ * calls the engine and turns a failure into a run-time error at the TL source
+ * location (line, col). Results are owned (one reference). Also the inline scalar
+ * helpers the generated code uses (checked integer division, saturating casts). */
+#ifndef TL_LANG_RT_OPS_H
+#define TL_LANG_RT_OPS_H
+
+#include "lang/rt.h"
+
+enum { /* binary ops: the order gen.c's tensor_op uses */
+  TLRT_OP_ADD, TLRT_OP_SUB, TLRT_OP_MUL, TLRT_OP_DIV, TLRT_OP_MOD, TLRT_OP_LT, TLRT_OP_GT, TLRT_OP_LE,
+  TLRT_OP_GE, TLRT_OP_EQ, TLRT_OP_NE, TLRT_OP_POW, TLRT_OP_MAX, TLRT_OP_MIN
+};
+enum { /* unary ops */
+  TLRT_UNOP_NEG, TLRT_UNOP_NOT, TLRT_UNOP_EXP, TLRT_UNOP_LOG, TLRT_UNOP_SQRT, TLRT_UNOP_SIN, TLRT_UNOP_COS,
+  TLRT_UNOP_TANH, TLRT_UNOP_SIGMOID, TLRT_UNOP_RELU, TLRT_UNOP_GELU, TLRT_UNOP_ABS, TLRT_UNOP_FLOOR,
+  TLRT_UNOP_CEIL, TLRT_UNOP_ROUND
+};
+enum { /* reductions and friends */
+  TLRT_RED_SUM, TLRT_RED_MEAN, TLRT_RED_MAX, TLRT_RED_MIN, TLRT_RED_ARGMAX, TLRT_RED_ARGMIN, TLRT_RED_SOFTMAX,
+  TLRT_RED_LOG_SOFTMAX
+};
+enum { TLRT_NEW_ZEROS, TLRT_NEW_ONES, TLRT_NEW_FULL, TLRT_NEW_RANDN, TLRT_NEW_RAND };
+
+tl_tensor *tlrt_binop(tlrt *R, int op, tl_tensor *a, tl_tensor *b, int line, int col);
+/* tensor (op) scalar, or scalar (op) tensor when scalar_left; a literal scalar
+ * (is_const) is compiled into kernels, a computed one is passed as data */
+tl_tensor *tlrt_binop_s(tlrt *R, int op, tl_tensor *t, double s, int scalar_left, int is_const, int line, int col);
+tl_tensor *tlrt_unop(tlrt *R, int op, tl_tensor *a, int line, int col);
+tl_tensor *tlrt_reduce(tlrt *R, int op, tl_tensor *a, int has_dim, int64_t dim, int line, int col);
+tl_tensor *tlrt_clamp(tlrt *R, tl_tensor *a, double lo, double hi, int line, int col);
+tl_tensor *tlrt_to_dtype(tlrt *R, tl_tensor *a, int dtype, int line, int col);
+void tlrt_realize(tlrt *R, tl_tensor *t, int line, int col); /* NULL-safe */
+int64_t tlrt_len(tlrt *R, tl_tensor *t, int line, int col);  /* size of the first axis */
+int64_t tlrt_dim(tlrt *R, tl_tensor *t, int64_t axis, int line, int col);
+
+/* creation; shape as dims */
+tl_tensor *tlrt_new(tlrt *R, int kind, int ndim, const int64_t *dims, double value, bool requires_grad, int line, int col);
+tl_tensor *tlrt_arange(tlrt *R, int nargs, double a, double b, double step, bool is_float, int line, int col);
+tl_tensor *tlrt_eye(tlrt *R, int64_t n, int line, int col);
+tl_tensor *tlrt_cat(tlrt *R, bool stack, int n, tl_tensor *const *ts, int64_t dim, int line, int col);
+
+/* shape */
+tl_tensor *tlrt_reshape(tlrt *R, tl_tensor *a, int ndim, const int64_t *dims, int line, int col);
+tl_tensor *tlrt_transpose(tlrt *R, tl_tensor *a, int64_t d0, int64_t d1, int line, int col);
+tl_tensor *tlrt_permute(tlrt *R, tl_tensor *a, int n, const int64_t *dims, int line, int col);
+tl_tensor *tlrt_unsqueeze(tlrt *R, tl_tensor *a, int64_t d, int line, int col);
+tl_tensor *tlrt_squeeze(tlrt *R, tl_tensor *a, int64_t d, int line, int col);
+tl_tensor *tlrt_shape_of(tlrt *R, tl_tensor *a);
+tl_tensor *tlrt_matmul(tlrt *R, tl_tensor *a, tl_tensor *b, int line, int col);
+tl_tensor *tlrt_clone(tlrt *R, tl_tensor *a, int line, int col);
+/* t[i, j] with fewer indices than axes: a view */
+tl_tensor *tlrt_index_ints(tlrt *R, tl_tensor *t, int n, const int64_t *idx, int line, int col);
+
+/* autograd */
+void tlrt_backward(tlrt *R, tl_tensor *t, int line, int col);
+tl_tensor *tlrt_detach(tlrt *R, tl_tensor *t, int line, int col);
+void tlrt_enable_grad(tlrt *R, tl_tensor **t, int line, int col);
+void tlrt_zero_grad(tlrt *R, tl_tensor *t, int line, int col);
+tl_tensor *tlrt_loss(tlrt *R, int cross_entropy, tl_tensor *a, tl_tensor *b, int line, int col);
+
+/* comprehensions: an index axis of an iteration space of `rank` axes: shape 1 but
+ * `hi - lo` at `axis`, values lo.. (i64) */
+tl_tensor *tlrt_iota(tlrt *R, int rank, int axis, int64_t lo, int64_t hi, int line, int col);
+/* t's elements at integer index tensors idx[0..n) (broadcast together): a gather */
+tl_tensor *tlrt_gather(tlrt *R, tl_tensor *t, int n, tl_tensor *const *idx, int line, int col);
+/* t[v_0, ..., v_k] where every v_j is a distinct index variable: a view of t with
+ * axis j sliced to [lo_j, hi_j) and moved to axis axes[j] of a space of `rank` axes */
+tl_tensor *tlrt_compr_view(tlrt *R, tl_tensor *t, int rank, int n, const int *axes, const int64_t *lo,
+                           const int64_t *hi, int line, int col);
+/* sum over the axes in `mask`, then drop them */
+tl_tensor *tlrt_sum_axes(tlrt *R, tl_tensor *t, uint64_t mask, int line, int col);
+tl_tensor *tlrt_where(tlrt *R, tl_tensor *c, tl_tensor *a, tl_tensor *b, int line, int col);
+/* broadcast t to the full iteration space `shape` */
+tl_tensor *tlrt_expand_to(tlrt *R, tl_tensor *t, int ndim, const int64_t *shape, int line, int col);
+
+/* ---- inline scalar helpers (the generated code's) ---- */
+static inline int64_t tl__div64(tlrt *R, int64_t a, int64_t b, int line, int col) {
+  if (__builtin_expect(b == 0, 0)) tlrt_fail(R, line, col, "integer division by zero");
+  return b == -1 ? (int64_t)(0 - (uint64_t)a) : a / b;
+}
+static inline int64_t tl__mod64(tlrt *R, int64_t a, int64_t b, int line, int col) {
+  if (__builtin_expect(b == 0, 0)) tlrt_fail(R, line, col, "integer remainder by zero");
+  return b == -1 ? 0 : a % b;
+}
+static inline int32_t tl__div32(tlrt *R, int32_t a, int32_t b, int line, int col) {
+  if (__builtin_expect(b == 0, 0)) tlrt_fail(R, line, col, "integer division by zero");
+  return b == -1 ? (int32_t)(0 - (uint32_t)a) : a / b;
+}
+static inline int32_t tl__mod32(tlrt *R, int32_t a, int32_t b, int line, int col) {
+  if (__builtin_expect(b == 0, 0)) tlrt_fail(R, line, col, "integer remainder by zero");
+  return b == -1 ? 0 : a % b;
+}
+/* float -> integer saturates and NaN gives 0, as Rust's `as` */
+static inline int64_t tl__f2i(double x, int is32) {
+  double lo = is32 ? -2147483648.0 : -9223372036854775808.0, hi = is32 ? 2147483647.0 : 9223372036854775807.0;
+  if (x != x) return 0;
+  if (x <= lo) return is32 ? INT32_MIN : INT64_MIN;
+  if (x >= hi) return is32 ? INT32_MAX : INT64_MAX;
+  return (int64_t)x;
+}
+
+#endif

@@ -1,0 +1,874 @@
+/* sema.c — the checker: resolves names, infers and checks types (LANGUAGE.md §3-4).
+ * One walk per function body after every signature is known, so functions and
+ * structs may be used before they are written. Each error is reported where it is
+ * and the expression gets TY_ERROR, which every rule accepts silently: one mistake
+ * gives one message. Builtins (tensor methods, Tensor::, print) are in sema_builtin.c. */
+#include "lang/sema_impl.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+static tl_ty ty_error = {TY_ERROR, -1, -1, NULL}, ty_unit = {TY_UNIT, -1, -1, NULL},
+             ty_bool = {TY_BOOL, -1, -1, NULL}, ty_i32 = {TY_I32, -1, -1, NULL},
+             ty_i64 = {TY_I64, -1, -1, NULL}, ty_f32 = {TY_F32, -1, -1, NULL},
+             ty_f64 = {TY_F64, -1, -1, NULL}, ty_char = {TY_CHAR, -1, -1, NULL},
+             ty_str = {TY_STR, -1, -1, NULL}, ty_range = {TY_RANGE, -1, -1, NULL};
+tl_ty *const TY_ERR = &ty_error, *const TY_UNIT_T = &ty_unit, *const TY_BOOL_T = &ty_bool,
+              *const TY_I32_T = &ty_i32, *const TY_I64_T = &ty_i64, *const TY_F32_T = &ty_f32,
+              *const TY_F64_T = &ty_f64, *const TY_CHAR_T = &ty_char, *const TY_STR_T = &ty_str,
+              *const TY_RANGE_T = &ty_range;
+
+/* ---- types ---- */
+
+bool tl_ty_is_refcounted(const tl_ty *t) { return t->kind == TY_STR || t->kind == TY_TENSOR || t->kind == TY_STRUCT; }
+bool tl_ty_is_int(const tl_ty *t) { return t->kind == TY_I32 || t->kind == TY_I64; }
+bool tl_ty_is_float(const tl_ty *t) { return t->kind == TY_F32 || t->kind == TY_F64; }
+bool tl_ty_is_numeric(const tl_ty *t) { return tl_ty_is_int(t) || tl_ty_is_float(t); }
+
+const char *tl_ty_name(const tl_ty *t, char *buf, size_t size) {
+  static const char *const names[] = {"{error}", "()", "bool", "i32", "i64", "f32", "f64", "char", "String",
+                                      "Tensor", "", "Range"};
+  if (t->kind == TY_STRUCT) snprintf(buf, size, "%s", t->st->name);
+  else if (t->kind == TY_TENSOR && t->dtype >= 0 && t->rank >= 0)
+    snprintf(buf, size, "Tensor<%s, %d>", tl_dtype_name((tl_dtype)t->dtype), t->rank);
+  else if (t->kind == TY_TENSOR && t->dtype >= 0) snprintf(buf, size, "Tensor<%s>", tl_dtype_name((tl_dtype)t->dtype));
+  else snprintf(buf, size, "%s", names[t->kind]);
+  return buf;
+}
+
+tl_ty *sema_tensor(sema *s, int dtype, int rank) {
+  tl_ty *t = tl_arena_alloc(s->arena, sizeof *t);
+  if (!t) return TY_ERR;
+  t->kind = TY_TENSOR;
+  t->dtype = dtype;
+  t->rank = rank;
+  return t;
+}
+
+/* the scalar type of a tensor's elements: f32 when the dtype is not known */
+tl_ty *sema_elem_ty(int dtype) {
+  switch (dtype) {
+  case TL_F64: return TY_F64_T;
+  case TL_I64: return TY_I64_T;
+  case TL_I32: return TY_I32_T;
+  case TL_BOOL: return TY_BOOL_T;
+  default: return TY_F32_T;
+  }
+}
+
+int sema_dtype_of(const tl_ty *t) {
+  switch (t->kind) {
+  case TY_F64: return TL_F64;
+  case TY_I64: return TL_I64;
+  case TY_I32: return TL_I32;
+  case TY_BOOL: return TL_BOOL;
+  case TY_F32: return TL_F32;
+  default: return -1;
+  }
+}
+
+/* may a value of type `have` go where `want` is expected? */
+bool sema_ty_fits(const tl_ty *want, const tl_ty *have) {
+  if (want->kind == TY_ERROR || have->kind == TY_ERROR) return true;
+  if (want->kind != have->kind) return false;
+  if (want->kind == TY_STRUCT) return want->st == have->st;
+  if (want->kind == TY_TENSOR)
+    return (want->dtype < 0 || have->dtype < 0 || want->dtype == have->dtype) &&
+           (want->rank < 0 || have->rank < 0 || want->rank == have->rank);
+  return true;
+}
+
+void sema_error(sema *s, const tl_node *n, const char *fmt, ...) {
+  char msg[480];
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(msg, sizeof msg, fmt, ap);
+  va_end(ap);
+  tl_diag_error(s->diag, n->line, n->col, "%s", msg);
+}
+
+void sema_mismatch(sema *s, const tl_node *n, const char *what, const tl_ty *want, const tl_ty *have) {
+  char a[64], b[64];
+  sema_error(s, n, "%s: expected %s, found %s", what, tl_ty_name(want, a, sizeof a), tl_ty_name(have, b, sizeof b));
+}
+
+static tl_struct_info *find_struct(sema *s, const char *name) {
+  for (tl_struct_info *st = s->out->structs; st; st = st->next)
+    if (!strcmp(st->name, name)) return st;
+  return NULL;
+}
+
+static int dtype_named(const char *name) {
+  static const char *const names[] = {"bool", "i32", "i64", "f32", "f64"};
+  static const int dts[] = {TL_BOOL, TL_I32, TL_I64, TL_F32, TL_F64};
+  for (int i = 0; i < 5; i++)
+    if (!strcmp(name, names[i])) return dts[i];
+  return -1;
+}
+
+tl_ty *sema_resolve_type(sema *s, const tl_type *t) {
+  static const struct {
+    const char *name;
+    tl_ty *ty;
+  } scalars[] = {{"i64", &ty_i64}, {"i32", &ty_i32}, {"f32", &ty_f32}, {"f64", &ty_f64},
+                 {"bool", &ty_bool}, {"char", &ty_char}, {"String", &ty_str}};
+  for (size_t i = 0; i < sizeof scalars / sizeof scalars[0]; i++)
+    if (!strcmp(t->name, scalars[i].name)) return scalars[i].ty;
+  if (!strcmp(t->name, "Tensor")) {
+    int dt = -1;
+    if (t->dtype && (dt = dtype_named(t->dtype)) < 0) {
+      tl_diag_error(s->diag, t->line, t->col, "unknown tensor dtype `%s` (bool, i32, i64, f32 or f64)", t->dtype);
+      return TY_ERR;
+    }
+    return sema_tensor(s, dt, t->rank >= 0 ? (int)t->rank : -1);
+  }
+  tl_struct_info *st = find_struct(s, t->name);
+  if (!st) {
+    tl_diag_error(s->diag, t->line, t->col, "unknown type `%s`", t->name);
+    return TY_ERR;
+  }
+  tl_ty *r = tl_arena_alloc(s->arena, sizeof *r);
+  if (!r) return TY_ERR;
+  r->kind = TY_STRUCT;
+  r->st = st;
+  r->dtype = r->rank = -1;
+  return r;
+}
+
+/* ---- names ---- */
+
+tl_var *sema_declare(sema *s, const tl_node *at, const char *name, tl_ty *ty, tl_var_kind kind, bool is_mut) {
+  tl_var *v = tl_arena_alloc(s->arena, sizeof *v);
+  sym *e = tl_arena_alloc(s->arena, sizeof *e);
+  if (!v || !e) return NULL;
+  v->name = name;
+  v->ty = ty;
+  v->kind = kind;
+  v->is_mut = is_mut;
+  v->line = at ? at->line : 0;
+  v->col = at ? at->col : 0;
+  v->loop_depth = s->nloops;
+  if (s->fn) {
+    if (s->fn->nvars == s->cap_vars) {
+      int cap = s->cap_vars ? s->cap_vars * 2 : 16;
+      tl_var **nv = tl_arena_alloc(s->arena, sizeof *nv * (size_t)cap);
+      if (!nv) return NULL;
+      if (s->fn->nvars) memcpy(nv, s->fn->vars, sizeof *nv * (size_t)s->fn->nvars);
+      s->fn->vars = nv;
+      s->cap_vars = cap;
+    }
+    v->id = s->fn->nvars;
+    s->fn->vars[s->fn->nvars++] = v;
+  }
+  e->name = name;
+  e->var = v;
+  e->next = s->syms;
+  s->syms = e;
+  return v;
+}
+
+static tl_var *lookup(sema *s, const char *name) {
+  for (sym *e = s->syms; e; e = e->next)
+    if (!strcmp(e->name, name)) return e->var;
+  return NULL;
+}
+
+tl_fninfo *sema_find_fn(sema *s, const char *name) {
+  for (tl_fninfo *f = s->out->fns; f; f = f->next)
+    if (!strcmp(f->name, name)) return f;
+  return NULL;
+}
+
+/* ---- expressions ---- */
+
+static bool is_untyped_literal(const tl_node *n) {
+  if (n->kind == TL_N_UNARY && n->op == TL_TOK_MINUS) n = n->lhs;
+  return n->kind == TL_N_INT || n->kind == TL_N_FLOAT;
+}
+
+static tl_ty *check_literal(sema *s, tl_node *n, tl_ty *expect) {
+  (void)s;
+  switch (n->kind) {
+  case TL_N_INT:
+    if (expect && (tl_ty_is_numeric(expect))) return expect;
+    if (expect && expect->kind == TY_TENSOR && (expect->dtype == TL_F32 || expect->dtype == TL_F64))
+      return sema_elem_ty(expect->dtype);
+    return TY_I64_T;
+  case TL_N_FLOAT: return expect && expect->kind == TY_F64 ? TY_F64_T : TY_F32_T;
+  case TL_N_STR: return TY_STR_T;
+  case TL_N_CHAR: return TY_CHAR_T;
+  default: return TY_BOOL_T;
+  }
+}
+
+static tl_ty *check_ident(sema *s, tl_node *n) {
+  tl_var *v = lookup(s, n->name);
+  if (!v) {
+    sema_error(s, n, "cannot find `%s` in this scope", n->name);
+    return TY_ERR;
+  }
+  n->var = v;
+  return v->ty;
+}
+
+static tl_ty *binary_tensor(sema *s, tl_node *n, tl_ty *l, tl_ty *r) {
+  int dt = -1, rank = -1;
+  if (l->kind == TY_TENSOR && r->kind == TY_TENSOR) {
+    if (l->dtype >= 0 && r->dtype >= 0 && l->dtype != r->dtype) {
+      sema_error(s, n, "tensor dtypes differ: %s and %s", tl_dtype_name((tl_dtype)l->dtype),
+                 tl_dtype_name((tl_dtype)r->dtype));
+      tl_diag_hint(s->diag, "convert one side with `as`, e.g. `t as f32`");
+      return TY_ERR;
+    }
+    dt = l->dtype >= 0 ? l->dtype : r->dtype;
+    if (l->rank >= 0 && r->rank >= 0) rank = l->rank > r->rank ? l->rank : r->rank;
+  } else {
+    tl_ty *t = l->kind == TY_TENSOR ? l : r, *o = l->kind == TY_TENSOR ? r : l;
+    if (!tl_ty_is_numeric(o) && o->kind != TY_BOOL && o->kind != TY_ERROR) {
+      char b[64];
+      sema_error(s, n, "a tensor combines with a tensor or a number, not %s", tl_ty_name(o, b, sizeof b));
+      return TY_ERR;
+    }
+    dt = t->dtype;
+    rank = t->rank;
+  }
+  bool cmp = n->op == TL_TOK_LT || n->op == TL_TOK_GT || n->op == TL_TOK_LE || n->op == TL_TOK_GE ||
+             n->op == TL_TOK_EQ || n->op == TL_TOK_NE;
+  return sema_tensor(s, cmp ? TL_BOOL : dt, rank);
+}
+
+static tl_ty *check_binary(sema *s, tl_node *n, tl_ty *expect) {
+  tl_tok_kind op = n->op;
+  if (op == TL_TOK_ANDAND || op == TL_TOK_OROR) {
+    tl_ty *l = sema_expr(s, n->lhs, TY_BOOL_T), *r = sema_expr(s, n->rhs, TY_BOOL_T);
+    if (!sema_ty_fits(TY_BOOL_T, l)) sema_mismatch(s, n->lhs, "operand of a logical operator", TY_BOOL_T, l);
+    if (!sema_ty_fits(TY_BOOL_T, r)) sema_mismatch(s, n->rhs, "operand of a logical operator", TY_BOOL_T, r);
+    return TY_BOOL_T;
+  }
+  bool cmp = op == TL_TOK_LT || op == TL_TOK_GT || op == TL_TOK_LE || op == TL_TOK_GE || op == TL_TOK_EQ ||
+             op == TL_TOK_NE;
+  tl_ty *hint = cmp ? NULL : expect;
+  if (hint && hint->kind == TY_TENSOR) hint = sema_elem_ty(hint->dtype);
+  tl_ty *l, *r;
+  if (is_untyped_literal(n->lhs) && !is_untyped_literal(n->rhs)) {
+    r = sema_expr(s, n->rhs, hint);
+    l = sema_expr(s, n->lhs, r->kind == TY_TENSOR ? sema_elem_ty(r->dtype) : r);
+  } else {
+    l = sema_expr(s, n->lhs, hint);
+    r = sema_expr(s, n->rhs, l->kind == TY_TENSOR ? sema_elem_ty(l->dtype) : l);
+  }
+  if (l->kind == TY_ERROR || r->kind == TY_ERROR) return TY_ERR;
+  if (l->kind == TY_TENSOR || r->kind == TY_TENSOR) return binary_tensor(s, n, l, r);
+  char a[64], b[64];
+  if (l->kind == TY_STR && r->kind == TY_STR) {
+    if (op == TL_TOK_PLUS) return TY_STR_T;
+    if (cmp) return TY_BOOL_T;
+  }
+  if (cmp && l->kind == r->kind && l->kind != TY_STRUCT && l->kind != TY_UNIT && l->kind != TY_RANGE) {
+    if ((l->kind == TY_BOOL) && op != TL_TOK_EQ && op != TL_TOK_NE) goto bad;
+    return TY_BOOL_T;
+  }
+  if (!cmp && tl_ty_is_numeric(l) && l->kind == r->kind) return l;
+bad:
+  if (tl_ty_is_numeric(l) && tl_ty_is_numeric(r)) {
+    sema_error(s, n, "mismatched types: %s %s %s", tl_ty_name(l, a, sizeof a), tl_tok_name(op),
+               tl_ty_name(r, b, sizeof b));
+    tl_diag_hint(s->diag, "numeric conversion is explicit: write `x as %s`", tl_ty_name(l, a, sizeof a));
+  } else
+    sema_error(s, n, "operator `%s` cannot be applied to %s and %s", tl_tok_name(op), tl_ty_name(l, a, sizeof a),
+               tl_ty_name(r, b, sizeof b));
+  return TY_ERR;
+}
+
+static tl_ty *check_unary(sema *s, tl_node *n, tl_ty *expect) {
+  if (n->op == TL_TOK_AMP) {
+    sema_error(s, n, "`&mut` is only allowed as a call argument");
+    return TY_ERR;
+  }
+  tl_ty *t = sema_expr(s, n->lhs, n->op == TL_TOK_NOT ? TY_BOOL_T : expect);
+  if (t->kind == TY_ERROR) return t;
+  if (n->op == TL_TOK_MINUS && (tl_ty_is_numeric(t) || t->kind == TY_TENSOR)) return t;
+  if (n->op == TL_TOK_NOT && (t->kind == TY_BOOL || (t->kind == TY_TENSOR && (t->dtype == TL_BOOL || t->dtype < 0))))
+    return t->kind == TY_TENSOR ? sema_tensor(s, TL_BOOL, t->rank) : t;
+  char b[64];
+  sema_error(s, n, "operator `%s` cannot be applied to %s", tl_tok_name(n->op), tl_ty_name(t, b, sizeof b));
+  return TY_ERR;
+}
+
+static tl_ty *check_cast(sema *s, tl_node *n) {
+  tl_ty *to = sema_resolve_type(s, n->type);
+  tl_ty *from = sema_expr(s, n->lhs, tl_ty_is_numeric(to) ? to : NULL);
+  if (to->kind == TY_ERROR || from->kind == TY_ERROR) return TY_ERR;
+  if (from->kind == TY_TENSOR && (tl_ty_is_numeric(to) || to->kind == TY_BOOL))
+    return sema_tensor(s, sema_dtype_of(to), from->rank);
+  bool ok = (tl_ty_is_numeric(to) && (tl_ty_is_numeric(from) || from->kind == TY_BOOL || from->kind == TY_CHAR)) ||
+            (to->kind == TY_CHAR && tl_ty_is_int(from)) || (to->kind == from->kind && to->kind == TY_BOOL);
+  if (!ok) {
+    char a[64], b[64];
+    sema_error(s, n, "cannot cast %s as %s", tl_ty_name(from, a, sizeof a), tl_ty_name(to, b, sizeof b));
+    return TY_ERR;
+  }
+  return to;
+}
+
+static tl_ty *check_range(sema *s, tl_node *n) {
+  for (tl_node *e = n->lhs; e; e = e == n->lhs ? n->rhs : NULL) {
+    if (!e) continue;
+    tl_ty *t = sema_expr(s, e, TY_I64_T);
+    if (t->kind != TY_I64 && t->kind != TY_ERROR) sema_mismatch(s, e, "range bound", TY_I64_T, t);
+  }
+  if (n->rhs) {
+    tl_ty *t = sema_expr(s, n->rhs, TY_I64_T);
+    if (t->kind != TY_I64 && t->kind != TY_ERROR) sema_mismatch(s, n->rhs, "range bound", TY_I64_T, t);
+  }
+  return TY_RANGE_T;
+}
+
+static tl_ty *check_index(sema *s, tl_node *n) {
+  tl_ty *t = sema_expr(s, n->lhs, NULL);
+  int nint = 0, nargs = 0;
+  for (tl_node *a = n->args; a; a = a->next, nargs++) {
+    if (a->kind == TL_N_RANGE) {
+      if (a->lhs) {
+        tl_ty *b = sema_expr(s, a->lhs, TY_I64_T);
+        if (b->kind != TY_I64 && b->kind != TY_ERROR) sema_mismatch(s, a->lhs, "slice bound", TY_I64_T, b);
+      }
+      if (a->rhs) {
+        tl_ty *b = sema_expr(s, a->rhs, TY_I64_T);
+        if (b->kind != TY_I64 && b->kind != TY_ERROR) sema_mismatch(s, a->rhs, "slice bound", TY_I64_T, b);
+      }
+      a->ty = TY_RANGE_T;
+      continue;
+    }
+    tl_ty *i = sema_expr(s, a, TY_I64_T);
+    if (i->kind != TY_I64 && i->kind != TY_ERROR) sema_mismatch(s, a, "index", TY_I64_T, i);
+    nint++;
+  }
+  if (t->kind == TY_ERROR) return t;
+  if (t->kind != TY_TENSOR) {
+    char b[64];
+    sema_error(s, n, "cannot index a value of type %s", tl_ty_name(t, b, sizeof b));
+    return TY_ERR;
+  }
+  if (t->rank >= 0 && nargs > t->rank) {
+    sema_error(s, n, "too many indices: the tensor has %d ax%s, indexed with %d", t->rank, t->rank == 1 ? "is" : "es",
+               nargs);
+    return TY_ERR;
+  }
+  if (t->rank >= 0 && nint == t->rank) return sema_elem_ty(t->dtype); /* every axis: a scalar */
+  if (s->compr_depth && nint == nargs) return sema_elem_ty(t->dtype); /* a body reads elements */
+  return sema_tensor(s, t->dtype, t->rank >= 0 ? t->rank - nint : -1);
+}
+
+static tl_ty *number_leaf(sema *s, tl_node *n, int *dtype, int *rank, int depth);
+
+/* `[1, 2]`: i64 when every leaf is an integer, else f32; nested arrays add axes;
+ * tensor elements are stacked */
+static tl_ty *check_array(sema *s, tl_node *n, tl_ty *expect) {
+  int dtype = -2, rank = -1;
+  if (expect && expect->kind == TY_TENSOR && (expect->dtype == TL_F32 || expect->dtype == TL_F64))
+    dtype = expect->dtype;
+  tl_ty *t = number_leaf(s, n, &dtype, &rank, 0);
+  if (t->kind == TY_ERROR) return t;
+  return sema_tensor(s, dtype < 0 ? TL_F32 : dtype, rank);
+}
+
+static tl_ty *number_leaf(sema *s, tl_node *n, int *dtype, int *rank, int depth) {
+  if (n->kind != TL_N_ARRAY) {
+    tl_ty *want = *dtype == TL_F32 || *dtype == TL_F64 ? sema_elem_ty(*dtype) : NULL;
+    tl_ty *t = sema_expr(s, n, want);
+    if (t->kind == TY_ERROR) return t;
+    int leaf_rank = depth, dt;
+    if (t->kind == TY_TENSOR) {
+      if (t->rank < 0) {
+        sema_error(s, n, "an array of tensors needs tensors of known rank");
+        return TY_ERR;
+      }
+      leaf_rank = depth + t->rank;
+      dt = t->dtype;
+    } else if (tl_ty_is_numeric(t) || t->kind == TY_BOOL) {
+      dt = sema_dtype_of(t);
+    } else {
+      char b[64];
+      sema_error(s, n, "an array literal holds numbers or tensors, not %s", tl_ty_name(t, b, sizeof b));
+      return TY_ERR;
+    }
+    if (*rank >= 0 && *rank != leaf_rank) {
+      sema_error(s, n, "array elements have different ranks");
+      return TY_ERR;
+    }
+    *rank = leaf_rank;
+    if (*dtype == -2 || (*dtype == TL_I64 && (dt == TL_F32 || dt == TL_F64))) *dtype = dt;
+    else if (*dtype != dt && !(dt == TL_I64 && n->kind == TL_N_INT) &&
+             !(n->kind == TL_N_UNARY && n->lhs->kind == TL_N_INT)) {
+      sema_error(s, n, "array elements have different types: %s and %s", tl_dtype_name((tl_dtype)*dtype),
+                 tl_dtype_name((tl_dtype)dt));
+      return TY_ERR;
+    }
+    return t;
+  }
+  n->ty = NULL;
+  if (!n->args) {
+    if (*rank >= 0 && *rank != depth + 1) sema_error(s, n, "array elements have different ranks");
+    *rank = depth + 1;
+    return TY_UNIT_T;
+  }
+  for (tl_node *e = n->args; e; e = e->next) {
+    tl_ty *t = number_leaf(s, e, dtype, rank, depth + 1);
+    if (t->kind == TY_ERROR) return t;
+  }
+  return TY_UNIT_T;
+}
+
+static tl_ty *check_struct_lit(sema *s, tl_node *n) {
+  tl_struct_info *st = find_struct(s, n->name);
+  if (!st) {
+    sema_error(s, n, "unknown struct `%s`", n->name);
+    for (tl_node *f = n->args; f; f = f->next) sema_expr(s, f->lhs, NULL);
+    return TY_ERR;
+  }
+  bool seen[64] = {0};
+  for (tl_node *f = n->args; f; f = f->next) {
+    int i = 0;
+    while (i < st->nfields && strcmp(st->fields[i].name, f->name)) i++;
+    if (i == st->nfields) {
+      sema_error(s, f, "struct `%s` has no field `%s`", st->name, f->name);
+      sema_expr(s, f->lhs, NULL);
+      continue;
+    }
+    if (i < 64 && seen[i]) sema_error(s, f, "field `%s` is given twice", f->name);
+    if (i < 64) seen[i] = true;
+    f->ival = i;
+    tl_ty *t = sema_expr(s, f->lhs, st->fields[i].ty);
+    if (!sema_ty_fits(st->fields[i].ty, t)) sema_mismatch(s, f->lhs, "field value", st->fields[i].ty, t);
+    f->ty = st->fields[i].ty;
+  }
+  for (int i = 0; i < st->nfields && i < 64; i++)
+    if (!seen[i]) sema_error(s, n, "missing field `%s` in `%s { .. }`", st->fields[i].name, st->name);
+  tl_ty *t = tl_arena_alloc(s->arena, sizeof *t);
+  if (!t) return TY_ERR;
+  t->kind = TY_STRUCT;
+  t->st = st;
+  t->dtype = t->rank = -1;
+  return t;
+}
+
+static tl_ty *check_field(sema *s, tl_node *n) {
+  tl_ty *t = sema_expr(s, n->lhs, NULL);
+  if (t->kind == TY_ERROR) return t;
+  if (t->kind == TY_STRUCT)
+    for (int i = 0; i < t->st->nfields; i++)
+      if (!strcmp(t->st->fields[i].name, n->name)) {
+        n->ival = i;
+        return t->st->fields[i].ty;
+      }
+  char b[64];
+  sema_error(s, n, "%s has no field `%s`", tl_ty_name(t, b, sizeof b), n->name);
+  return TY_ERR;
+}
+
+static tl_ty *check_if(sema *s, tl_node *n, tl_ty *expect) {
+  tl_ty *c = sema_expr(s, n->cond, TY_BOOL_T);
+  if (!sema_ty_fits(TY_BOOL_T, c)) {
+    sema_mismatch(s, n->cond, "`if` condition", TY_BOOL_T, c);
+    if (c->kind == TY_TENSOR) tl_diag_hint(s->diag, "read a one-element tensor with `.item()`");
+  }
+  tl_ty *a = sema_expr(s, n->then, expect);
+  if (!n->els) return TY_UNIT_T;
+  tl_ty *b = sema_expr(s, n->els, a->kind == TY_UNIT ? expect : a);
+  if (a->kind == TY_ERROR) return b;
+  if (b->kind == TY_ERROR) return a;
+  if (!sema_ty_fits(a, b)) {
+    char x[64], y[64];
+    sema_error(s, n->els, "`if` and `else` have different types: %s and %s", tl_ty_name(a, x, sizeof x),
+               tl_ty_name(b, y, sizeof y));
+    return TY_ERR;
+  }
+  return a->kind == TY_TENSOR && (a->dtype < 0 || a->rank < 0) ? b : a;
+}
+
+tl_ty *sema_block(sema *s, tl_node *n, tl_ty *expect) {
+  sym *mark = s->syms;
+  for (tl_node *st = n->stmts; st; st = st->next) sema_stmt(s, st);
+  tl_ty *t = n->value ? sema_expr(s, n->value, expect) : TY_UNIT_T;
+  s->syms = mark;
+  return t;
+}
+
+tl_ty *sema_expr(sema *s, tl_node *n, tl_ty *expect) {
+  tl_ty *t;
+  switch (n->kind) {
+  case TL_N_INT: case TL_N_FLOAT: case TL_N_STR: case TL_N_CHAR: case TL_N_BOOL: t = check_literal(s, n, expect); break;
+  case TL_N_IDENT: t = check_ident(s, n); break;
+  case TL_N_SELF:
+    n->name = "self";
+    t = check_ident(s, n);
+    break;
+  case TL_N_PATH:
+    sema_error(s, n, "`%s` is a function: call it with `(...)`", n->name);
+    t = TY_ERR;
+    break;
+  case TL_N_UNARY: t = check_unary(s, n, expect); break;
+  case TL_N_BINARY: t = check_binary(s, n, expect); break;
+  case TL_N_CAST: t = check_cast(s, n); break;
+  case TL_N_RANGE: t = check_range(s, n); break;
+  case TL_N_CALL: t = sema_call(s, n, expect); break;
+  case TL_N_METHOD: t = sema_method(s, n); break;
+  case TL_N_FIELD: t = check_field(s, n); break;
+  case TL_N_INDEX: t = check_index(s, n); break;
+  case TL_N_ARRAY: t = check_array(s, n, expect); break;
+  case TL_N_STRUCT_LIT: t = check_struct_lit(s, n); break;
+  case TL_N_IF: t = check_if(s, n, expect); break;
+  case TL_N_BLOCK: t = sema_block(s, n, expect); break;
+  case TL_N_COMPR: t = sema_compr(s, n); break;
+  case TL_N_ERROR: t = TY_ERR; break;
+  default:
+    sema_error(s, n, "expected an expression");
+    t = TY_ERR;
+  }
+  n->ty = t;
+  return t;
+}
+
+/* ---- statements ---- */
+
+/* the variable at the root of a place (x, x.f.g, x[i]), or NULL */
+static tl_node *place_root(tl_node *n) {
+  while (n->kind == TL_N_FIELD || n->kind == TL_N_INDEX) n = n->lhs;
+  return n->kind == TL_N_IDENT || n->kind == TL_N_SELF ? n : NULL;
+}
+
+static void note_loop_write(sema *s, tl_var *v) {
+  for (int i = v->loop_depth; i < s->nloops; i++) {
+    tl_node *loop = s->loops[i];
+    sema_varlist *e = tl_arena_alloc(s->arena, sizeof *e);
+    if (!e) return;
+    for (sema_varlist *x = loop->ref; x; x = x->next)
+      if (x->var == v) goto next;
+    e->var = v;
+    e->next = loop->ref;
+    loop->ref = e;
+  next:;
+  }
+  if (v->loop_depth < s->nloops) v->assigned_in_loop = true;
+}
+
+/* checks that n is a place the program may write: a mutable variable, a `&mut`
+ * parameter, or a field/element of one */
+static bool check_writable(sema *s, tl_node *n) {
+  tl_node *root = place_root(n);
+  if (!root) {
+    sema_error(s, n, "cannot assign to this expression");
+    return false;
+  }
+  tl_var *v = root->var;
+  if (!v) return false; /* already reported */
+  if (v->is_index) {
+    sema_error(s, n, "cannot assign to comprehension index `%s`", v->name);
+    return false;
+  }
+  if (!v->is_mut && v->kind != VAR_PARAM_REF) {
+    if (root == n) sema_error(s, n, "cannot assign twice to immutable variable `%s`", v->name);
+    else sema_error(s, n, "cannot write through immutable variable `%s`", v->name);
+    if (!strcmp(v->name, "self")) tl_diag_hint(s->diag, "take the receiver as `&mut self`");
+    else tl_diag_hint(s->diag, "declare it mutable: `let mut %s`", v->name);
+    return false;
+  }
+  note_loop_write(s, v);
+  return true;
+}
+
+static void check_assign(sema *s, tl_node *n) {
+  tl_ty *l = sema_expr(s, n->lhs, NULL);
+  if (n->op == TL_TOK_ASSIGN) {
+    tl_ty *r = sema_expr(s, n->rhs, l->kind == TY_TENSOR && n->lhs->kind == TL_N_INDEX ? sema_elem_ty(l->dtype) : l);
+    bool store = n->lhs->kind == TL_N_INDEX && l->kind == TY_TENSOR;
+    if (store ? !(r->kind == TY_TENSOR || tl_ty_is_numeric(r) || r->kind == TY_BOOL || r->kind == TY_ERROR)
+              : !sema_ty_fits(l, r))
+      sema_mismatch(s, n->rhs, "assigned value", l, r);
+  } else {
+    tl_node tmp = *n; /* type `x op= y` as `x op y` */
+    static const tl_tok_kind ops[][2] = {{TL_TOK_PLUS_ASSIGN, TL_TOK_PLUS}, {TL_TOK_MINUS_ASSIGN, TL_TOK_MINUS},
+                                         {TL_TOK_STAR_ASSIGN, TL_TOK_STAR}, {TL_TOK_SLASH_ASSIGN, TL_TOK_SLASH},
+                                         {TL_TOK_PERCENT_ASSIGN, TL_TOK_PERCENT}};
+    for (int i = 0; i < 5; i++)
+      if (ops[i][0] == n->op) tmp.op = ops[i][1];
+    tmp.kind = TL_N_BINARY;
+    tl_ty *r = sema_expr(s, n->rhs, l->kind == TY_TENSOR ? sema_elem_ty(l->dtype) : l);
+    if (l->kind != TY_ERROR && r->kind != TY_ERROR) {
+      bool ok = (l->kind == TY_TENSOR && (r->kind == TY_TENSOR || tl_ty_is_numeric(r))) ||
+                (tl_ty_is_numeric(l) && l->kind == r->kind) || (l->kind == TY_STR && r->kind == TY_STR && tmp.op == TL_TOK_PLUS);
+      if (!ok) {
+        char a[64], b[64];
+        sema_error(s, n, "operator `%s` cannot be applied to %s and %s", tl_tok_name(n->op), tl_ty_name(l, a, sizeof a),
+                   tl_ty_name(r, b, sizeof b));
+      }
+    }
+  }
+  if (l->kind != TY_ERROR) check_writable(s, n->lhs);
+}
+
+static void check_let(sema *s, tl_node *n) {
+  tl_ty *want = n->type ? sema_resolve_type(s, n->type) : NULL;
+  tl_ty *t;
+  if (!n->rhs) {
+    sema_error(s, n, "`let %s` needs a value: `let %s = ...;`", n->name, n->name);
+    t = want ? want : TY_ERR;
+  } else {
+    t = sema_expr(s, n->rhs, want);
+    if (want && !sema_ty_fits(want, t)) sema_mismatch(s, n->rhs, "`let` value", want, t);
+    if (want && want->kind != TY_ERROR) t = want;
+  }
+  if (t->kind == TY_UNIT) {
+    sema_error(s, n->rhs ? n->rhs : n, "this expression has no value");
+    t = TY_ERR;
+  }
+  if (t->kind == TY_RANGE) {
+    sema_error(s, n->rhs, "a range is not a value: use it in `for` or to slice");
+    t = TY_ERR;
+  }
+  n->var = sema_declare(s, n, n->name, t, VAR_LOCAL, n->is_mut);
+}
+
+static void check_for(sema *s, tl_node *n) {
+  tl_ty *it;
+  tl_node *h = n->lhs;
+  if (h->kind == TL_N_CALL && h->lhs->kind == TL_N_IDENT && !strcmp(h->lhs->name, "range") && !lookup(s, "range")) {
+    int k = 0;
+    for (tl_node *a = h->args; a; a = a->next, k++) {
+      tl_ty *t = sema_expr(s, a, TY_I64_T);
+      if (t->kind != TY_I64 && t->kind != TY_ERROR) sema_mismatch(s, a, "range bound", TY_I64_T, t);
+    }
+    if (k < 1 || k > 2) sema_error(s, h, "range() takes 1 or 2 arguments, not %d", k);
+    h->ty = TY_RANGE_T;
+    h->ival = 1; /* marks `range(...)` for the code generator */
+    it = TY_I64_T;
+  } else {
+    tl_ty *t = sema_expr(s, h, NULL);
+    if (t->kind == TY_RANGE) {
+      if (!h->lhs || !h->rhs) sema_error(s, h, "a `for` range needs both ends: `a..b`");
+      it = TY_I64_T;
+    } else if (t->kind == TY_TENSOR) {
+      it = t->rank == 1 ? sema_elem_ty(t->dtype) : sema_tensor(s, t->dtype, t->rank > 0 ? t->rank - 1 : -1);
+      if (t->rank < 0) it = sema_tensor(s, t->dtype, -1);
+    } else {
+      if (t->kind != TY_ERROR) {
+        char b[64];
+        sema_error(s, h, "cannot iterate over %s", tl_ty_name(t, b, sizeof b));
+      }
+      it = TY_ERR;
+    }
+  }
+  sym *mark = s->syms;
+  s->loops[s->nloops++] = n;
+  n->var = sema_declare(s, n, n->name, it, VAR_LOCAL, false);
+  n->var->loop_depth = s->nloops;
+  sema_block(s, n->body, NULL);
+  s->nloops--;
+  s->syms = mark;
+}
+
+static void check_loop(sema *s, tl_node *n) {
+  if (s->nloops == SEMA_MAX_LOOPS) {
+    sema_error(s, n, "loops nested too deep");
+    return;
+  }
+  if (n->kind == TL_N_FOR) {
+    check_for(s, n);
+    return;
+  }
+  s->loops[s->nloops++] = n; /* the condition runs every iteration: it is inside */
+  if (n->kind == TL_N_WHILE) {
+    tl_ty *c = sema_expr(s, n->cond, TY_BOOL_T);
+    if (!sema_ty_fits(TY_BOOL_T, c)) {
+      sema_mismatch(s, n->cond, "`while` condition", TY_BOOL_T, c);
+      if (c->kind == TY_TENSOR) tl_diag_hint(s->diag, "read a one-element tensor with `.item()`");
+    }
+  }
+  sema_block(s, n->body, NULL);
+  s->nloops--;
+}
+
+void sema_stmt(sema *s, tl_node *n) {
+  switch (n->kind) {
+  case TL_N_LET: check_let(s, n); break;
+  case TL_N_ASSIGN: check_assign(s, n); break;
+  case TL_N_EXPR_STMT: sema_expr(s, n->lhs, NULL); break;
+  case TL_N_WHILE: case TL_N_LOOP: case TL_N_FOR: check_loop(s, n); break;
+  case TL_N_BREAK: case TL_N_CONTINUE:
+    if (s->compr_depth) sema_error(s, n, "`%s` inside a comprehension body", n->kind == TL_N_BREAK ? "break" : "continue");
+    else if (!s->nloops) sema_error(s, n, "`%s` outside of a loop", n->kind == TL_N_BREAK ? "break" : "continue");
+    break;
+  case TL_N_RETURN: {
+    if (s->compr_depth) {
+      sema_error(s, n, "`return` inside a comprehension body");
+      break;
+    }
+    tl_ty *want = s->fn->ret;
+    tl_ty *t = n->lhs ? sema_expr(s, n->lhs, want) : TY_UNIT_T;
+    if (!sema_ty_fits(want, t)) sema_mismatch(s, n->lhs ? n->lhs : n, "returned value", want, t);
+    break;
+  }
+  case TL_N_ERROR: break;
+  default: sema_expr(s, n, NULL);
+  }
+}
+
+/* ---- items ---- */
+
+static bool ends_in_return(const tl_node *body) {
+  const tl_node *last = NULL;
+  for (const tl_node *st = body->stmts; st; st = st->next) last = st;
+  if (!last) return false;
+  if (last->kind == TL_N_RETURN) return true;
+  if (last->kind == TL_N_LOOP) return true; /* leaves only by return (break makes it unit) */
+  if (last->kind == TL_N_EXPR_STMT && last->lhs->kind == TL_N_IF && last->lhs->els)
+    return ends_in_return(last->lhs->then) &&
+           (last->lhs->els->kind == TL_N_BLOCK ? ends_in_return(last->lhs->els) : false);
+  return false;
+}
+
+static void check_fn_body(sema *s, tl_fninfo *f) {
+  s->fn = f;
+  s->cap_vars = 0;
+  s->syms = NULL;
+  s->nloops = 0;
+  tl_param *p = f->fn->params;
+  int i = 0;
+  for (; p; p = p->next, i++) {
+    tl_ty *t = p->is_self ? (tl_ty *)f->params[i]->ty : f->params[i]->ty;
+    tl_var_kind k = p->is_self ? (p->is_mut ? VAR_PARAM_REF : VAR_PARAM) : f->params[i]->kind;
+    tl_node at = {.line = p->line, .col = p->col};
+    tl_var *v = sema_declare(s, &at, p->name, t, k, p->is_mut && !p->by_ref && !p->is_self);
+    if (v && k == VAR_PARAM_OWNED) v->is_mut = true;
+    f->params[i] = v;
+  }
+  tl_ty *t = sema_block(s, f->fn->body, f->ret);
+  f->fn->body->ty = t;
+  if (f->ret->kind == TY_UNIT) return;
+  if (f->fn->body->value) {
+    if (!sema_ty_fits(f->ret, t)) sema_mismatch(s, f->fn->body->value, "function result", f->ret, t);
+  } else if (!ends_in_return(f->fn->body)) {
+    char b[64];
+    tl_diag_error(s->diag, f->fn->line, f->fn->col, "function `%s` must return a value of type %s", f->name,
+                  tl_ty_name(f->ret, b, sizeof b));
+  }
+}
+
+static tl_fninfo *declare_fn(sema *s, tl_fn *fn, tl_struct_info *st) {
+  tl_fninfo *f = tl_arena_alloc(s->arena, sizeof *f);
+  if (!f) return NULL;
+  char *name = tl_arena_alloc(s->arena, strlen(fn->name) + (st ? strlen(st->name) + 3 : 1) + 1);
+  char *cname = tl_arena_alloc(s->arena, strlen(fn->name) + (st ? strlen(st->name) + 3 : 1) + 6);
+  if (!name || !cname) return NULL;
+  sprintf(name, "%s%s%s", st ? st->name : "", st ? "::" : "", fn->name);
+  sprintf(cname, "tlf_%s%s%s", st ? st->name : "", st ? "__" : "", fn->name);
+  f->name = name;
+  f->cname = cname;
+  f->fn = fn;
+  f->self_struct = st;
+  f->ret = fn->ret ? sema_resolve_type(s, fn->ret) : TY_UNIT_T;
+  int n = 0;
+  for (tl_param *p = fn->params; p; p = p->next) n++;
+  f->params = tl_arena_alloc(s->arena, sizeof *f->params * (size_t)(n + 1));
+  if (!f->params) return NULL;
+  int i = 0;
+  for (tl_param *p = fn->params; p; p = p->next, i++) {
+    tl_var *v = tl_arena_alloc(s->arena, sizeof *v);
+    if (!v) return NULL;
+    if (p->is_self) {
+      if (i || !st) {
+        tl_diag_error(s->diag, p->line, p->col, "`self` is only allowed as the first parameter of a method");
+        v->ty = TY_ERR;
+      } else {
+        tl_ty *t = tl_arena_alloc(s->arena, sizeof *t);
+        if (!t) return NULL;
+        t->kind = TY_STRUCT;
+        t->st = st;
+        t->dtype = t->rank = -1;
+        v->ty = t;
+        f->self = p;
+      }
+      v->kind = p->is_mut ? VAR_PARAM_REF : VAR_PARAM;
+    } else {
+      v->ty = sema_resolve_type(s, p->type);
+      v->kind = p->by_ref ? VAR_PARAM_REF : p->is_mut ? VAR_PARAM_OWNED : VAR_PARAM;
+      if (v->ty->kind == TY_UNIT) tl_diag_error(s->diag, p->line, p->col, "a parameter cannot have type ()");
+    }
+    v->name = p->name;
+    f->params[i] = v;
+  }
+  f->nparams = n - (f->self ? 1 : 0);
+  tl_fninfo *prev = sema_find_fn(s, name);
+  if (prev) {
+    tl_diag_error(s->diag, fn->line, fn->col, "`%s` is defined twice", name);
+    return f;
+  }
+  f->next = s->out->fns;
+  s->out->fns = f;
+  if (st) {
+    /* methods: kept on the struct too, for lookup by receiver */
+  }
+  return f;
+}
+
+static void declare_struct(sema *s, tl_ast_item *it) {
+  if (find_struct(s, it->name)) {
+    tl_diag_error(s->diag, it->line, it->col, "struct `%s` is defined twice", it->name);
+    return;
+  }
+  tl_struct_info *st = tl_arena_alloc(s->arena, sizeof *st);
+  if (!st) return;
+  st->name = it->name;
+  st->line = it->line;
+  st->col = it->col;
+  st->next = s->out->structs;
+  s->out->structs = st;
+}
+
+static void struct_fields(sema *s, tl_ast_item *it) {
+  tl_struct_info *st = find_struct(s, it->name);
+  if (!st || st->fields) return;
+  int n = 0;
+  for (tl_field *f = it->fields; f; f = f->next) n++;
+  st->fields = tl_arena_alloc(s->arena, sizeof *st->fields * (size_t)(n + 1));
+  if (!st->fields) return;
+  for (tl_field *f = it->fields; f; f = f->next) {
+    for (int i = 0; i < st->nfields; i++)
+      if (!strcmp(st->fields[i].name, f->name)) tl_diag_error(s->diag, f->line, f->col, "field `%s` is declared twice", f->name);
+    tl_field_info *fi = &st->fields[st->nfields++];
+    fi->name = f->name;
+    fi->ty = sema_resolve_type(s, f->type);
+    fi->line = f->line;
+    fi->col = f->col;
+    if (fi->ty->kind == TY_STRUCT && fi->ty->st == st)
+      tl_diag_error(s->diag, f->line, f->col, "struct `%s` cannot contain itself", st->name);
+  }
+}
+
+int tl_sema_check(tl_program *prog, tl_diag *diag, tl_arena *arena, tl_sema *out) {
+  sema s = {.diag = diag, .arena = arena, .out = out};
+  memset(out, 0, sizeof *out);
+  int before = diag->errors;
+  for (tl_ast_item *it = prog->items; it; it = it->next)
+    if (it->kind == TL_ITEM_STRUCT) declare_struct(&s, it);
+  for (tl_ast_item *it = prog->items; it; it = it->next)
+    if (it->kind == TL_ITEM_STRUCT) struct_fields(&s, it);
+  for (tl_ast_item *it = prog->items; it; it = it->next) {
+    if (it->kind == TL_ITEM_FN) declare_fn(&s, it->fn, NULL);
+    if (it->kind != TL_ITEM_IMPL) continue;
+    tl_struct_info *st = find_struct(&s, it->name);
+    if (!st) {
+      tl_diag_error(diag, it->line, it->col, "`impl` of unknown struct `%s`", it->name);
+      continue;
+    }
+    for (tl_fn *m = it->methods; m; m = m->next) declare_fn(&s, m, st);
+  }
+  for (tl_fninfo *f = out->fns; f; f = f->next) check_fn_body(&s, f);
+  out->main = sema_find_fn(&s, "main");
+  if (!out->main) tl_diag_error(diag, 1, 1, "no `fn main()` in this file");
+  else if (out->main->nparams || out->main->self || out->main->ret->kind != TY_UNIT)
+    tl_diag_error(diag, out->main->fn->line, out->main->fn->col, "`main` takes no parameters and returns nothing");
+  return diag->errors - before;
+}

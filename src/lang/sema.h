@@ -1,0 +1,126 @@
+/* sema.h — the TL checker (LANGUAGE.md §3-4): names, types, local inference.
+ * in: a parsed program, its diagnostics, the arena; out: every expression node gets
+ * its type (node->ty), every name its variable (node->var), every call its target
+ * (node->ref: a user function; node->ival: a builtin), or a diagnostic per error.
+ * All checker data lives in the same arena as the tree. */
+#ifndef TL_LANG_SEMA_H
+#define TL_LANG_SEMA_H
+
+#include "graph/uop.h" /* tl_arena */
+#include "lang/ast.h"
+#include "lang/diag.h"
+
+typedef enum {
+  TY_ERROR, /* an expression already reported: silences follow-on errors */
+  TY_UNIT,
+  TY_BOOL,
+  TY_I32,
+  TY_I64,
+  TY_F32,
+  TY_F64,
+  TY_CHAR,
+  TY_STR,
+  TY_TENSOR,
+  TY_STRUCT,
+  TY_RANGE, /* a..b, only as a `for` head, a slice or a generator */
+} tl_ty_kind;
+
+typedef struct tl_struct_info tl_struct_info;
+
+typedef struct tl_ty {
+  tl_ty_kind kind;
+  int dtype;          /* TENSOR: a tl_dtype, or -1 when not known at compile time */
+  int rank;           /* TENSOR: -1 when not known */
+  tl_struct_info *st; /* STRUCT */
+} tl_ty;
+
+typedef enum { VAR_LOCAL, VAR_PARAM, VAR_PARAM_OWNED, VAR_PARAM_REF } tl_var_kind;
+
+typedef struct tl_var {
+  const char *name;
+  tl_ty *ty;
+  tl_var_kind kind;  /* PARAM: borrowed; PARAM_OWNED: `mut x: T`; PARAM_REF: `&mut` */
+  bool is_mut;
+  int id;            /* 0.. within its function: the ownership pass's bit */
+  int line, col;
+  int loop_depth;    /* loops enclosing the declaration */
+  bool assigned_in_loop; /* written inside a loop deeper than its declaration */
+  bool is_index;     /* a comprehension index variable */
+  struct tl_node *gen;       /* index variable: its generator's range, or NULL when inferred */
+  struct tl_node *range_src; /* ... inferred: the INDEX node whose axis gives its range */
+  int range_axis;
+  bool summed;               /* index variable not among the output axes */
+  bool vectorized;           /* set by the code generator: a tensor over a comprehension's space */
+  int axis;                  /* index variable: its axis in the comprehension's space */
+} tl_var;
+
+typedef struct tl_fninfo {
+  const char *name;   /* "main", "P::new" */
+  const char *cname;  /* "tlf_main", "tlf_P__new" */
+  tl_fn *fn;
+  tl_struct_info *self_struct; /* methods: the impl's struct */
+  tl_param *self;     /* the receiver, NULL for functions and `P::f` without self */
+  int nparams;        /* without self */
+  tl_var **params;    /* params[0] is self when there is one */
+  int nvars;          /* variables of the function, numbered 0..nvars-1 */
+  tl_var **vars;
+  tl_ty *ret;
+  struct tl_fninfo *next;
+} tl_fninfo;
+
+typedef struct tl_field_info {
+  const char *name;
+  tl_ty *ty;
+  int line, col;
+} tl_field_info;
+
+struct tl_struct_info {
+  const char *name;
+  int nfields;
+  tl_field_info *fields;
+  tl_fninfo *methods;
+  int line, col;
+  struct tl_struct_info *next;
+};
+
+typedef struct {
+  tl_fninfo *fns;          /* every function and method */
+  tl_struct_info *structs;
+  tl_fninfo *main;
+} tl_sema;
+
+/* builtins: node->ival of a CALL/METHOD/PATH call */
+typedef enum {
+  B_NONE,
+  /* free functions */
+  B_PRINT, B_PRINTLN, B_FORMAT,
+  /* Tensor:: */
+  B_ZEROS, B_ONES, B_FULL, B_RANDN, B_RAND, B_ARANGE, B_EYE, B_CAT, B_STACK,
+  /* tensor methods: elementwise (math also as free functions on scalars) */
+  B_NEG, B_EXP, B_LOG, B_SQRT, B_SIN, B_COS, B_TANH, B_SIGMOID, B_RELU, B_GELU, B_ABS,
+  B_FLOOR, B_CEIL, B_ROUND, B_POW, B_MAXIMUM, B_MINIMUM, B_CLAMP,
+  B_GT, B_LT, B_GE, B_LE, B_EQ, B_NE,
+  /* reductions and shape */
+  B_SUM, B_SUMALL, B_MEAN, B_MAX, B_MIN, B_ARGMAX, B_ARGMIN, B_SOFTMAX, B_LOG_SOFTMAX,
+  B_RESHAPE, B_TRANSPOSE, B_PERMUTE, B_UNSQUEEZE, B_SQUEEZE, B_SHAPE, B_DIM, B_LEN,
+  B_NUMEL, B_MATMUL, B_ITEM, B_CLONE, B_CONTIGUOUS, B_TO_DTYPE,
+  /* autograd */
+  B_BACKWARD, B_GRAD, B_DETACH, B_ENABLE_GRAD, B_REQUIRES_GRAD, B_ZERO_GRAD,
+  /* losses */
+  B_MSE_LOSS, B_CROSS_ENTROPY,
+  /* strings */
+  B_STR_LEN,
+  B_COUNT
+} tl_builtin;
+
+/* returns the number of errors */
+int tl_sema_check(tl_program *prog, tl_diag *diag, tl_arena *arena, tl_sema *out);
+
+bool tl_ty_is_refcounted(const tl_ty *t); /* String, Tensor, struct */
+bool tl_ty_is_numeric(const tl_ty *t);
+bool tl_ty_is_float(const tl_ty *t);
+bool tl_ty_is_int(const tl_ty *t);
+/* "f32", "Tensor<f32, 2>", "Point" into buf */
+const char *tl_ty_name(const tl_ty *t, char *buf, size_t size);
+
+#endif

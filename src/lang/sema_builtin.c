@@ -1,0 +1,647 @@
+/* sema_builtin.c — the checker's calls: user functions and methods, the builtins of
+ * LANGUAGE.md §4-5 (print, Tensor::, tensor methods, scalar math), and tensor
+ * comprehensions (§7). A builtin is found by name in a table and its id goes in
+ * node->ival for the code generator. */
+#include <stdio.h>
+#include <string.h>
+
+#include "lang/sema_impl.h"
+
+typedef enum { ARGS_NONE, ARGS_DIM, ARGS_OPT_DIM, ARGS_VALUE, ARGS_SHAPE, ARGS_DIMS, ARGS_TWO_DIMS, ARGS_TWO_VALUES } arg_rule;
+
+typedef struct {
+  const char *name;
+  tl_builtin id;
+  arg_rule args;
+} method_entry;
+
+/* tensor methods (§5); elementwise math also works on f32/f64 scalars */
+static const method_entry tensor_methods[] = {
+    {"neg", B_NEG, ARGS_NONE}, {"exp", B_EXP, ARGS_NONE}, {"log", B_LOG, ARGS_NONE}, {"ln", B_LOG, ARGS_NONE},
+    {"sqrt", B_SQRT, ARGS_NONE}, {"sin", B_SIN, ARGS_NONE}, {"cos", B_COS, ARGS_NONE}, {"tanh", B_TANH, ARGS_NONE},
+    {"sigmoid", B_SIGMOID, ARGS_NONE}, {"relu", B_RELU, ARGS_NONE}, {"gelu", B_GELU, ARGS_NONE},
+    {"abs", B_ABS, ARGS_NONE}, {"floor", B_FLOOR, ARGS_NONE}, {"ceil", B_CEIL, ARGS_NONE},
+    {"round", B_ROUND, ARGS_NONE}, {"pow", B_POW, ARGS_VALUE}, {"powf", B_POW, ARGS_VALUE},
+    {"powi", B_POW, ARGS_VALUE}, {"maximum", B_MAXIMUM, ARGS_VALUE}, {"minimum", B_MINIMUM, ARGS_VALUE},
+    {"clamp", B_CLAMP, ARGS_TWO_VALUES}, {"gt", B_GT, ARGS_VALUE}, {"lt", B_LT, ARGS_VALUE},
+    {"ge", B_GE, ARGS_VALUE}, {"le", B_LE, ARGS_VALUE}, {"eq", B_EQ, ARGS_VALUE}, {"ne", B_NE, ARGS_VALUE},
+    {"sum", B_SUM, ARGS_OPT_DIM}, {"sumall", B_SUMALL, ARGS_NONE}, {"mean", B_MEAN, ARGS_OPT_DIM},
+    {"max", B_MAX, ARGS_OPT_DIM}, {"min", B_MIN, ARGS_OPT_DIM}, {"argmax", B_ARGMAX, ARGS_DIM},
+    {"argmin", B_ARGMIN, ARGS_DIM}, {"softmax", B_SOFTMAX, ARGS_DIM}, {"log_softmax", B_LOG_SOFTMAX, ARGS_DIM},
+    {"reshape", B_RESHAPE, ARGS_SHAPE}, {"view", B_RESHAPE, ARGS_SHAPE}, {"transpose", B_TRANSPOSE, ARGS_TWO_DIMS},
+    {"permute", B_PERMUTE, ARGS_DIMS}, {"unsqueeze", B_UNSQUEEZE, ARGS_DIM}, {"squeeze", B_SQUEEZE, ARGS_DIM},
+    {"shape", B_SHAPE, ARGS_NONE}, {"dim", B_DIM, ARGS_DIM}, {"size", B_DIM, ARGS_DIM}, {"len", B_LEN, ARGS_NONE},
+    {"numel", B_NUMEL, ARGS_NONE}, {"matmul", B_MATMUL, ARGS_VALUE}, {"item", B_ITEM, ARGS_NONE},
+    {"clone", B_CLONE, ARGS_NONE}, {"contiguous", B_CONTIGUOUS, ARGS_NONE}, {"backward", B_BACKWARD, ARGS_NONE},
+    {"grad", B_GRAD, ARGS_NONE}, {"detach", B_DETACH, ARGS_NONE}, {"enable_grad", B_ENABLE_GRAD, ARGS_NONE},
+    {"requires_grad", B_REQUIRES_GRAD, ARGS_NONE}, {"zero_grad", B_ZERO_GRAD, ARGS_NONE},
+    {"mse_loss", B_MSE_LOSS, ARGS_VALUE}, {"cross_entropy", B_CROSS_ENTROPY, ARGS_VALUE},
+    {"float", B_TO_DTYPE, ARGS_NONE}, {"double", B_TO_DTYPE, ARGS_NONE}, {"long", B_TO_DTYPE, ARGS_NONE},
+    {"int", B_TO_DTYPE, ARGS_NONE}, {"bool", B_TO_DTYPE, ARGS_NONE},
+};
+
+static const method_entry *find_method(const char *name) {
+  for (size_t i = 0; i < sizeof tensor_methods / sizeof tensor_methods[0]; i++)
+    if (!strcmp(tensor_methods[i].name, name)) return &tensor_methods[i];
+  return NULL;
+}
+
+static int count(const tl_node *n) {
+  int k = 0;
+  for (; n; n = n->next) k++;
+  return k;
+}
+
+static bool check_count(sema *s, tl_node *n, const char *name, int got, int lo, int hi) {
+  if (got >= lo && got <= hi) return true;
+  if (lo == hi) sema_error(s, n, "`%s` takes %d argument%s, not %d", name, lo, lo == 1 ? "" : "s", got);
+  else sema_error(s, n, "`%s` takes %d to %d arguments, not %d", name, lo, hi, got);
+  return false;
+}
+
+static void expect_i64(sema *s, tl_node *a, const char *what) {
+  tl_ty *t = sema_expr(s, a, TY_I64_T);
+  if (t->kind != TY_I64 && t->kind != TY_ERROR) sema_mismatch(s, a, what, TY_I64_T, t);
+}
+
+/* a shape: an array literal of integers, or a 1-D integer tensor; its rank when known */
+static int check_shape(sema *s, tl_node *a) {
+  if (a->kind == TL_N_ARRAY) {
+    int k = 0;
+    for (tl_node *e = a->args; e; e = e->next, k++) expect_i64(s, e, "shape dimension");
+    a->ty = sema_tensor(s, TL_I64, 1);
+    return k;
+  }
+  tl_ty *t = sema_expr(s, a, NULL);
+  if (t->kind == TY_ERROR) return -1;
+  if (t->kind == TY_I64) return 1; /* a single dimension */
+  if (t->kind != TY_TENSOR || (t->dtype >= 0 && t->dtype != TL_I64 && t->dtype != TL_I32)) {
+    char b[64];
+    sema_error(s, a, "a shape is an array of integers like `[2, 3]`, not %s", tl_ty_name(t, b, sizeof b));
+  }
+  return -1;
+}
+
+/* a tensor operand or a number (broadcast to the tensor's dtype) */
+static tl_ty *check_value(sema *s, tl_node *a, int dtype) {
+  tl_ty *t = sema_expr(s, a, dtype == TL_F64 ? TY_F64_T : dtype == TL_F32 || dtype < 0 ? TY_F32_T : NULL);
+  if (t->kind != TY_TENSOR && !tl_ty_is_numeric(t) && t->kind != TY_BOOL && t->kind != TY_ERROR) {
+    char b[64];
+    sema_error(s, a, "expected a tensor or a number, found %s", tl_ty_name(t, b, sizeof b));
+    return TY_ERR;
+  }
+  return t;
+}
+
+static bool is_literal_number(const tl_node *n) {
+  if (n->kind == TL_N_UNARY && n->op == TL_TOK_MINUS) n = n->lhs;
+  return n->kind == TL_N_INT || n->kind == TL_N_FLOAT;
+}
+
+/* ---- user functions ---- */
+
+static void check_args(sema *s, tl_node *call, tl_fninfo *f, tl_node *args) {
+  int got = count(args);
+  if (got != f->nparams) {
+    sema_error(s, call, "`%s` takes %d argument%s, not %d", f->name, f->nparams, f->nparams == 1 ? "" : "s", got);
+    for (tl_node *a = args; a; a = a->next) sema_expr(s, a->kind == TL_N_UNARY && a->op == TL_TOK_AMP ? a->lhs : a, NULL);
+    return;
+  }
+  tl_var **p = f->params + (f->self ? 1 : 0);
+  for (tl_node *a = args; a; a = a->next, p++) {
+    bool amp = a->kind == TL_N_UNARY && a->op == TL_TOK_AMP;
+    if ((*p)->kind == VAR_PARAM_REF) {
+      if (!amp) {
+        sema_error(s, a, "parameter `%s` is `&mut`: pass `&mut` a variable", (*p)->name);
+        sema_expr(s, a, NULL);
+        continue;
+      }
+      tl_ty *t = sema_expr(s, a->lhs, (*p)->ty);
+      a->ty = t;
+      if (!sema_ty_fits((*p)->ty, t)) sema_mismatch(s, a->lhs, "argument", (*p)->ty, t);
+      if (a->lhs->kind != TL_N_IDENT && a->lhs->kind != TL_N_SELF) sema_error(s, a, "`&mut` takes a variable");
+      else if (a->lhs->var && !a->lhs->var->is_mut && a->lhs->var->kind != VAR_PARAM_REF) {
+        sema_error(s, a, "cannot pass immutable variable `%s` as `&mut`", a->lhs->var->name);
+        tl_diag_hint(s->diag, "declare it mutable: `let mut %s`", a->lhs->var->name);
+      }
+      continue;
+    }
+    if (amp) {
+      sema_error(s, a, "parameter `%s` is not `&mut`: pass the value", (*p)->name);
+      sema_expr(s, a->lhs, NULL);
+      continue;
+    }
+    tl_ty *t = sema_expr(s, a, (*p)->ty);
+    if (!sema_ty_fits((*p)->ty, t)) sema_mismatch(s, a, "argument", (*p)->ty, t);
+  }
+}
+
+/* ---- print, format ---- */
+
+/* counts `{}` / `{:.N}` in a format string; -1 (and an error) when malformed */
+static int count_placeholders(sema *s, tl_node *fmt) {
+  int k = 0;
+  for (size_t i = 0; i < fmt->len; i++) {
+    char c = fmt->str[i];
+    if ((c == '{' || c == '}') && i + 1 < fmt->len && fmt->str[i + 1] == c) {
+      i++;
+      continue;
+    }
+    if (c == '}') {
+      sema_error(s, fmt, "unmatched `}` in format string (write `}}` for a brace)");
+      return -1;
+    }
+    if (c != '{') continue;
+    size_t j = i + 1;
+    if (j < fmt->len && fmt->str[j] == ':') {
+      if (j + 1 >= fmt->len || fmt->str[j + 1] != '.') goto bad;
+      j += 2;
+      size_t d = j;
+      while (j < fmt->len && fmt->str[j] >= '0' && fmt->str[j] <= '9') j++;
+      if (j == d || j - d > 2) goto bad;
+    }
+    if (j >= fmt->len || fmt->str[j] != '}') goto bad;
+    i = j;
+    k++;
+  }
+  return k;
+bad:
+  sema_error(s, fmt, "bad placeholder in format string: use `{}` or `{:.N}`");
+  return -1;
+}
+
+static tl_ty *check_print(sema *s, tl_node *n, tl_builtin id) {
+  n->ival = id;
+  tl_node *a = n->args;
+  const char *name = id == B_PRINT ? "print" : id == B_PRINTLN ? "println" : "format";
+  if (a && a->kind == TL_N_STR) {
+    a->ty = TY_STR_T;
+    int want = count_placeholders(s, a), got = count(a->next);
+    for (tl_node *e = a->next; e; e = e->next) {
+      tl_ty *t = sema_expr(s, e, NULL);
+      if (t->kind == TY_UNIT || t->kind == TY_RANGE) sema_error(s, e, "this argument has no value to print");
+    }
+    if (want >= 0 && want != got)
+      sema_error(s, n, "format string has %d placeholder%s but %d argument%s follow", want, want == 1 ? "" : "s", got,
+                 got == 1 ? "" : "s");
+  } else {
+    int got = count(a);
+    if (got > 1 || (got == 0 && id != B_PRINTLN)) {
+      sema_error(s, n, "`%s` takes a format string and its arguments, or a single value", name);
+      for (; a; a = a->next) sema_expr(s, a, NULL);
+    } else if (a) {
+      tl_ty *t = sema_expr(s, a, NULL);
+      if (t->kind == TY_UNIT || t->kind == TY_RANGE) sema_error(s, a, "this argument has no value to print");
+    }
+  }
+  return id == B_FORMAT ? TY_STR_T : TY_UNIT_T;
+}
+
+/* ---- scalar math as free functions: abs(x), max(a, b) ... (also on tensors) ---- */
+
+static const struct {
+  const char *name;
+  tl_builtin id;
+  int nargs;
+} math_fns[] = {{"abs", B_ABS, 1},     {"sqrt", B_SQRT, 1},       {"exp", B_EXP, 1},     {"log", B_LOG, 1},
+                {"ln", B_LOG, 1},      {"sin", B_SIN, 1},         {"cos", B_COS, 1},     {"tanh", B_TANH, 1},
+                {"sigmoid", B_SIGMOID, 1}, {"relu", B_RELU, 1},   {"floor", B_FLOOR, 1}, {"ceil", B_CEIL, 1},
+                {"round", B_ROUND, 1}, {"min", B_MINIMUM, 2},     {"max", B_MAXIMUM, 2}, {"pow", B_POW, 2}};
+
+/* elementwise math on a value x (scalar or tensor) and, for binary ones, y */
+static tl_ty *check_math(sema *s, tl_node *n, tl_builtin id, tl_node *x, tl_node *y, tl_ty *tx) {
+  bool ints_ok = id == B_ABS || id == B_MINIMUM || id == B_MAXIMUM || id == B_POW || id == B_RELU;
+  char b[64];
+  if (tx->kind == TY_ERROR) {
+    if (y) sema_expr(s, y, NULL);
+    return TY_ERR;
+  }
+  if (tx->kind == TY_TENSOR) {
+    if (y) check_value(s, y, tx->dtype);
+    return tx;
+  }
+  if (!tl_ty_is_float(tx) && !(ints_ok && tl_ty_is_int(tx))) {
+    sema_error(s, n, "`%s` needs a %s, not %s", n->kind == TL_N_METHOD ? n->name : x->name ? x->name : "math",
+               ints_ok ? "number or tensor" : "float or tensor", tl_ty_name(tx, b, sizeof b));
+    if (y) sema_expr(s, y, NULL);
+    return TY_ERR;
+  }
+  if (y) {
+    tl_ty *ty = sema_expr(s, y, tx);
+    if (ty->kind == TY_TENSOR) return ty;
+    if (ty->kind != TY_ERROR && ty->kind != tx->kind && !(id == B_POW && tl_ty_is_int(ty) && tl_ty_is_float(tx)))
+      sema_mismatch(s, y, "argument", tx, ty);
+  }
+  return tx;
+}
+
+static tl_ty *check_free_call(sema *s, tl_node *n, const char *name, tl_ty *expect) {
+  (void)expect;
+  if (!strcmp(name, "print")) return check_print(s, n, B_PRINT);
+  if (!strcmp(name, "println")) return check_print(s, n, B_PRINTLN);
+  if (!strcmp(name, "format")) return check_print(s, n, B_FORMAT);
+  tl_fninfo *f = sema_find_fn(s, name);
+  if (f && !f->self_struct) {
+    if (s->compr_depth) {
+      sema_error(s, n, "a comprehension body calls only scalar math, not `%s`", name);
+      return TY_ERR;
+    }
+    n->ref = f;
+    check_args(s, n, f, n->args);
+    return f->ret;
+  }
+  for (size_t i = 0; i < sizeof math_fns / sizeof math_fns[0]; i++) {
+    if (strcmp(math_fns[i].name, name)) continue;
+    n->ival = math_fns[i].id;
+    if (!check_count(s, n, name, count(n->args), math_fns[i].nargs, math_fns[i].nargs)) {
+      for (tl_node *a = n->args; a; a = a->next) sema_expr(s, a, NULL);
+      return TY_ERR;
+    }
+    tl_node *x = n->args, *y = x->next;
+    if (y && is_literal_number(x) && !is_literal_number(y)) { /* max(0.0, x): type from x */
+      tl_ty *ty = sema_expr(s, y, NULL);
+      tl_ty *tx = sema_expr(s, x, ty->kind == TY_TENSOR ? sema_elem_ty(ty->dtype) : ty);
+      n->args = y; /* evaluate as y.op(x): both ops are symmetric */
+      y->next = x;
+      x->next = NULL;
+      (void)tx;
+      if (math_fns[i].id == B_POW) {
+        sema_error(s, n, "`pow` needs the base first");
+        return TY_ERR;
+      }
+      return check_math(s, n, math_fns[i].id, y, NULL, ty);
+    }
+    return check_math(s, n, math_fns[i].id, x, y, sema_expr(s, x, NULL));
+  }
+  if (!strcmp(name, "range")) sema_error(s, n, "`range(...)` is only used as a `for` head");
+  else sema_error(s, n, "cannot find function `%s`", name);
+  for (tl_node *a = n->args; a; a = a->next) sema_expr(s, a, NULL);
+  return TY_ERR;
+}
+
+/* ---- Tensor:: and P:: ---- */
+
+static const struct {
+  const char *name;
+  tl_builtin id;
+} tensor_ctors[] = {{"zeros", B_ZEROS}, {"ones", B_ONES}, {"full", B_FULL},   {"randn", B_RANDN}, {"rand", B_RAND},
+                    {"arange", B_ARANGE}, {"eye", B_EYE}, {"cat", B_CAT},     {"stack", B_STACK}};
+
+static tl_ty *check_tensor_list(sema *s, tl_node *a, int *rank, int *dtype) {
+  if (a->kind != TL_N_ARRAY || !a->args) {
+    sema_error(s, a, "expected a list of tensors like `[a, b]`");
+    sema_expr(s, a, NULL);
+    return TY_ERR;
+  }
+  a->ty = TY_UNIT_T;
+  for (tl_node *e = a->args; e; e = e->next) {
+    tl_ty *t = sema_expr(s, e, NULL);
+    if (t->kind == TY_ERROR) continue;
+    if (t->kind != TY_TENSOR) {
+      sema_mismatch(s, e, "list element", sema_tensor(s, -1, -1), t);
+      continue;
+    }
+    if (*rank < 0) *rank = t->rank;
+    if (*dtype < 0) *dtype = t->dtype;
+  }
+  return TY_UNIT_T;
+}
+
+static tl_ty *check_tensor_ctor(sema *s, tl_node *n, tl_builtin id, const char *name) {
+  n->ival = id;
+  int got = count(n->args);
+  tl_node *a = n->args;
+  switch (id) {
+  case B_ZEROS: case B_ONES: case B_RANDN: case B_RAND: case B_FULL: {
+    int extra = id == B_FULL;
+    if (!check_count(s, n, name, got, 1 + extra, 2 + extra)) return TY_ERR;
+    int rank = check_shape(s, a);
+    if (extra) {
+      tl_ty *v = sema_expr(s, a->next, TY_F32_T);
+      if (!tl_ty_is_numeric(v) && v->kind != TY_ERROR) sema_mismatch(s, a->next, "fill value", TY_F32_T, v);
+    }
+    tl_node *rg = extra ? a->next->next : a->next;
+    if (rg) {
+      tl_ty *t = sema_expr(s, rg, TY_BOOL_T);
+      if (!sema_ty_fits(TY_BOOL_T, t)) sema_mismatch(s, rg, "requires_grad", TY_BOOL_T, t);
+    }
+    return sema_tensor(s, TL_F32, rank);
+  }
+  case B_ARANGE: {
+    if (!check_count(s, n, name, got, 1, 3)) return TY_ERR;
+    bool is_float = false;
+    for (; a; a = a->next) {
+      tl_ty *t = sema_expr(s, a, NULL);
+      if (tl_ty_is_float(t)) is_float = true;
+      else if (!tl_ty_is_int(t) && t->kind != TY_ERROR) sema_mismatch(s, a, "arange bound", TY_I64_T, t);
+    }
+    return sema_tensor(s, is_float ? TL_F32 : TL_I64, 1);
+  }
+  case B_EYE:
+    if (!check_count(s, n, name, got, 1, 1)) return TY_ERR;
+    expect_i64(s, a, "size");
+    return sema_tensor(s, TL_F32, 2);
+  default: { /* cat, stack */
+    if (!check_count(s, n, name, got, 1, 2)) return TY_ERR;
+    int rank = -1, dtype = -1;
+    check_tensor_list(s, a, &rank, &dtype);
+    if (a->next) expect_i64(s, a->next, "dim");
+    return sema_tensor(s, dtype, id == B_STACK && rank >= 0 ? rank + 1 : rank);
+  }
+  }
+}
+
+static tl_ty *check_path_call(sema *s, tl_node *n) {
+  const char *path = n->lhs->name;
+  if (!strncmp(path, "Tensor::", 8)) {
+    for (size_t i = 0; i < sizeof tensor_ctors / sizeof tensor_ctors[0]; i++)
+      if (!strcmp(path + 8, tensor_ctors[i].name)) return check_tensor_ctor(s, n, tensor_ctors[i].id, path);
+    sema_error(s, n->lhs, "no function `%s`", path);
+    return TY_ERR;
+  }
+  tl_fninfo *f = sema_find_fn(s, path);
+  if (!f) {
+    sema_error(s, n->lhs, "no function `%s`", path);
+    for (tl_node *a = n->args; a; a = a->next) sema_expr(s, a, NULL);
+    return TY_ERR;
+  }
+  if (f->self) {
+    sema_error(s, n->lhs, "`%s` is a method: call it as `value.%s(...)`", path, f->fn->name);
+    return TY_ERR;
+  }
+  n->ref = f;
+  check_args(s, n, f, n->args);
+  return f->ret;
+}
+
+tl_ty *sema_call(sema *s, tl_node *n, tl_ty *expect) {
+  n->ival = B_NONE;
+  if (n->lhs->kind == TL_N_IDENT) return check_free_call(s, n, n->lhs->name, expect);
+  if (n->lhs->kind == TL_N_PATH) return check_path_call(s, n);
+  sema_error(s, n, "this is not a function");
+  return TY_ERR;
+}
+
+/* ---- methods ---- */
+
+static tl_ty *reduce_result(sema *s, tl_ty *t, bool has_dim) {
+  return sema_tensor(s, t->dtype, has_dim ? (t->rank > 0 ? t->rank - 1 : -1) : 0);
+}
+
+static tl_ty *check_tensor_method(sema *s, tl_node *n, tl_ty *t, const method_entry *m) {
+  int got = count(n->args);
+  tl_node *a = n->args;
+  n->ival = m->id;
+  switch (m->args) {
+  case ARGS_NONE: if (!check_count(s, n, m->name, got, 0, 0)) return TY_ERR; break;
+  case ARGS_DIM:
+    if (!check_count(s, n, m->name, got, 1, 1)) return TY_ERR;
+    expect_i64(s, a, "dim");
+    break;
+  case ARGS_OPT_DIM:
+    if (!check_count(s, n, m->name, got, 0, 1)) return TY_ERR;
+    if (a) expect_i64(s, a, "dim");
+    break;
+  case ARGS_TWO_DIMS:
+    if (!check_count(s, n, m->name, got, 2, 2)) return TY_ERR;
+    expect_i64(s, a, "dim");
+    expect_i64(s, a->next, "dim");
+    break;
+  case ARGS_DIMS:
+    if (t->rank >= 0 && got != t->rank) {
+      sema_error(s, n, "`permute` needs %d dims for this tensor, not %d", t->rank, got);
+      return TY_ERR;
+    }
+    for (; a; a = a->next) expect_i64(s, a, "dim");
+    a = n->args;
+    break;
+  case ARGS_SHAPE:
+    if (!check_count(s, n, m->name, got, 1, 1)) return TY_ERR;
+    return sema_tensor(s, t->dtype, check_shape(s, a));
+  case ARGS_VALUE:
+    if (!check_count(s, n, m->name, got, 1, 1)) return TY_ERR;
+    if (check_value(s, a, t->dtype)->kind == TY_ERROR) return TY_ERR;
+    break;
+  case ARGS_TWO_VALUES:
+    if (!check_count(s, n, m->name, got, 2, 2)) return TY_ERR;
+    check_value(s, a, t->dtype);
+    check_value(s, a->next, t->dtype);
+    break;
+  }
+  switch (m->id) {
+  case B_GT: case B_LT: case B_GE: case B_LE: case B_EQ: case B_NE: return sema_tensor(s, TL_BOOL, t->rank);
+  case B_SUM: case B_MEAN: case B_MAX: case B_MIN: return reduce_result(s, t, a != NULL);
+  case B_SUMALL: return sema_tensor(s, t->dtype, 0);
+  case B_ARGMAX: case B_ARGMIN: return sema_tensor(s, TL_I64, t->rank > 0 ? t->rank - 1 : -1);
+  case B_TRANSPOSE: case B_PERMUTE: case B_SOFTMAX: case B_LOG_SOFTMAX: return t;
+  case B_UNSQUEEZE: return sema_tensor(s, t->dtype, t->rank >= 0 ? t->rank + 1 : -1);
+  case B_SQUEEZE: return sema_tensor(s, t->dtype, t->rank > 0 ? t->rank - 1 : -1);
+  case B_SHAPE: return sema_tensor(s, TL_I64, 1);
+  case B_DIM: case B_LEN: case B_NUMEL: return TY_I64_T;
+  case B_MATMUL: {
+    tl_ty *b = n->args->ty;
+    if (b->kind != TY_TENSOR) {
+      sema_error(s, n->args, "`matmul` needs a tensor");
+      return TY_ERR;
+    }
+    int r = -1;
+    if (t->rank == 1 && b->rank == 1) r = 0;
+    else if (t->rank == 1 && b->rank >= 2) r = b->rank - 1;
+    else if (t->rank >= 2 && b->rank == 1) r = t->rank - 1;
+    else if (t->rank >= 2 && b->rank >= 2) r = t->rank > b->rank ? t->rank : b->rank;
+    return sema_tensor(s, t->dtype >= 0 ? t->dtype : b->dtype, r);
+  }
+  case B_ITEM:
+    if (t->rank > 0) {
+      /* a shape check at run time says which shape; a known rank > 0 may still hold one element */
+    }
+    return sema_elem_ty(t->dtype);
+  case B_BACKWARD: case B_ENABLE_GRAD: case B_ZERO_GRAD: return TY_UNIT_T;
+  case B_REQUIRES_GRAD: return TY_BOOL_T;
+  case B_MSE_LOSS: case B_CROSS_ENTROPY: return sema_tensor(s, t->dtype, 0);
+  case B_TO_DTYPE: {
+    static const char *const names[] = {"float", "double", "long", "int", "bool"};
+    static const int dts[] = {TL_F32, TL_F64, TL_I64, TL_I32, TL_BOOL};
+    for (int i = 0; i < 5; i++)
+      if (!strcmp(n->name, names[i])) n->len = (size_t)dts[i];
+    return sema_tensor(s, (int)n->len, t->rank);
+  }
+  default: return t;
+  }
+}
+
+/* the receiver of a `&mut self` method or enable_grad must be writable */
+static void check_receiver_writable(sema *s, tl_node *n) {
+  tl_node *r = n->lhs;
+  while (r->kind == TL_N_FIELD) r = r->lhs;
+  if ((r->kind != TL_N_IDENT && r->kind != TL_N_SELF) || !r->var) {
+    if (r->kind != TL_N_IDENT && r->kind != TL_N_SELF)
+      sema_error(s, n, "`%s` changes its receiver: call it on a variable", n->name);
+    return;
+  }
+  if (!r->var->is_mut && r->var->kind != VAR_PARAM_REF) {
+    sema_error(s, n, "`%s` changes `%s`, which is not mutable", n->name, r->var->name);
+    tl_diag_hint(s->diag, "declare it mutable: `let mut %s`", r->var->name);
+  }
+}
+
+tl_ty *sema_method(sema *s, tl_node *n) {
+  tl_ty *t = sema_expr(s, n->lhs, NULL);
+  n->ival = B_NONE;
+  char b[64];
+  if (t->kind == TY_ERROR) {
+    for (tl_node *a = n->args; a; a = a->next) sema_expr(s, a, NULL);
+    return TY_ERR;
+  }
+  if (t->kind == TY_STRUCT) {
+    char name[256];
+    snprintf(name, sizeof name, "%s::%s", t->st->name, n->name);
+    tl_fninfo *f = sema_find_fn(s, name);
+    if (!f || !f->self) {
+      sema_error(s, n, "no method `%s` on `%s`", n->name, t->st->name);
+      for (tl_node *a = n->args; a; a = a->next) sema_expr(s, a, NULL);
+      return TY_ERR;
+    }
+    if (s->compr_depth) sema_error(s, n, "a comprehension body calls only scalar math, not `%s`", n->name);
+    n->ref = f;
+    if (f->params[0]->kind == VAR_PARAM_REF) check_receiver_writable(s, n);
+    check_args(s, n, f, n->args);
+    return f->ret;
+  }
+  const method_entry *m = find_method(n->name);
+  if (t->kind == TY_TENSOR && m) {
+    if (m->id == B_ENABLE_GRAD || m->id == B_ZERO_GRAD) check_receiver_writable(s, n);
+    return check_tensor_method(s, n, t, m);
+  }
+  if (t->kind == TY_STR && !strcmp(n->name, "len") && !n->args) {
+    n->ival = B_STR_LEN;
+    return TY_I64_T;
+  }
+  if ((tl_ty_is_numeric(t)) && m) {
+    tl_builtin id = m->id;
+    bool unary = m->args == ARGS_NONE && id >= B_NEG && id <= B_ROUND;
+    bool binary = id == B_POW || id == B_MAXIMUM || id == B_MINIMUM;
+    if (!strcmp(n->name, "max")) id = B_MAXIMUM, binary = true;
+    if (!strcmp(n->name, "min")) id = B_MINIMUM, binary = true;
+    if (unary || binary) {
+      n->ival = id;
+      if (!check_count(s, n, n->name, count(n->args), binary, binary)) return TY_ERR;
+      return check_math(s, n, id, n->lhs, n->args, t);
+    }
+  }
+  sema_error(s, n, "no method `%s` on %s", n->name, tl_ty_name(t, b, sizeof b));
+  for (tl_node *a = n->args; a; a = a->next) sema_expr(s, a, NULL);
+  return TY_ERR;
+}
+
+/* ---- tensor comprehensions (§7) ---- */
+
+static bool mentions_index(const tl_node *n) {
+  if (!n) return false;
+  if ((n->kind == TL_N_IDENT) && n->var && n->var->is_index) return true;
+  for (const tl_node *c = n->args; c; c = c->next)
+    if (mentions_index(c)) return true;
+  for (const tl_node *c = n->stmts; c; c = c->next)
+    if (mentions_index(c)) return true;
+  return mentions_index(n->lhs) || mentions_index(n->rhs) || mentions_index(n->cond) || mentions_index(n->then) ||
+         mentions_index(n->els) || mentions_index(n->value);
+}
+
+/* finds `t[.., v, ..]` (v alone at an axis, t free of index variables) for an index
+ * variable without a generator: that axis of t gives v's range */
+static bool infer_range(tl_var *v, tl_node *n) {
+  if (!n) return false;
+  if (n->kind == TL_N_INDEX && !mentions_index(n->lhs)) {
+    int axis = 0;
+    for (tl_node *a = n->args; a; a = a->next, axis++)
+      if (a->kind == TL_N_IDENT && a->var == v) {
+        v->range_src = n;
+        v->range_axis = axis;
+        return true;
+      }
+  }
+  for (tl_node *c = n->args; c; c = c->next)
+    if (infer_range(v, c)) return true;
+  for (tl_node *c = n->stmts; c; c = c->next)
+    if (infer_range(v, c)) return true;
+  return infer_range(v, n->lhs) || infer_range(v, n->rhs) || infer_range(v, n->cond) || infer_range(v, n->then) ||
+         infer_range(v, n->els) || infer_range(v, n->value);
+}
+
+tl_ty *sema_compr(sema *s, tl_node *n) {
+  if (s->compr_depth) {
+    sema_error(s, n, "a comprehension inside a comprehension body is not supported");
+    return TY_ERR;
+  }
+  sym *mark = s->syms;
+  /* generator ranges are evaluated outside: they see the enclosing scope only */
+  for (tl_node *c = n->stmts; c; c = c->next)
+    if (c->kind == TL_N_GEN) {
+      tl_ty *t = sema_expr(s, c->lhs, NULL);
+      (void)t;
+    }
+  tl_var *vars[32];
+  int nvars = 0;
+  for (tl_node *c = n->stmts; c; c = c->next) {
+    if (c->kind != TL_N_GEN) continue;
+    for (int i = 0; i < nvars; i++)
+      if (!strcmp(vars[i]->name, c->name)) sema_error(s, c, "`%s` is generated twice", c->name);
+    if (nvars == 32) {
+      sema_error(s, c, "a comprehension has at most 32 index variables");
+      break;
+    }
+    tl_var *v = sema_declare(s, c, c->name, TY_I64_T, VAR_LOCAL, false);
+    if (!v) break;
+    v->is_index = true;
+    v->gen = c->lhs;
+    v->summed = true;
+    c->var = vars[nvars++] = v;
+  }
+  int nout = 0;
+  for (tl_node *a = n->args; a; a = a->next, nout++) {
+    tl_var *v = NULL;
+    for (int i = 0; i < nvars; i++)
+      if (!strcmp(vars[i]->name, a->name)) v = vars[i];
+    for (tl_node *b = n->args; b != a; b = b->next)
+      if (!strcmp(b->name, a->name)) sema_error(s, a, "output axis `%s` is named twice", a->name);
+    if (!v && nvars < 32) { /* no generator: the range comes from a tensor the body indexes */
+      v = sema_declare(s, a, a->name, TY_I64_T, VAR_LOCAL, false);
+      if (!v) break;
+      v->is_index = true;
+      vars[nvars++] = v;
+    }
+    if (!v) break;
+    v->summed = false;
+    a->var = v;
+    a->ty = TY_I64_T;
+  }
+  s->compr_depth++;
+  for (tl_node *c = n->stmts; c; c = c->next) {
+    if (c->kind == TL_N_GEN) continue;
+    tl_ty *t = sema_expr(s, c, TY_BOOL_T);
+    if (!sema_ty_fits(TY_BOOL_T, t)) sema_mismatch(s, c, "comprehension filter", TY_BOOL_T, t);
+  }
+  tl_ty *body = n->body ? sema_block(s, n->body, NULL) : TY_I64_T;
+  if (n->body) n->body->ty = body;
+  s->compr_depth--;
+  for (int i = 0; i < nvars; i++) {
+    if (vars[i]->gen) continue;
+    bool found = infer_range(vars[i], n->body);
+    for (tl_node *c = n->stmts; c && !found; c = c->next) found = infer_range(vars[i], c);
+    if (!found) {
+      tl_node at = {.line = vars[i]->line, .col = vars[i]->col};
+      sema_error(s, &at, "cannot infer the range of `%s`: give it a generator `%s <- a..b`", vars[i]->name,
+                 vars[i]->name);
+    }
+  }
+  s->syms = mark;
+  if (body->kind == TY_ERROR) return TY_ERR;
+  if (!tl_ty_is_numeric(body) && body->kind != TY_BOOL) {
+    char b[64];
+    sema_error(s, n->body, "a comprehension body gives a number, not %s", tl_ty_name(body, b, sizeof b));
+    return TY_ERR;
+  }
+  int dt = sema_dtype_of(body);
+  if (dt == TL_BOOL && nvars > nout) dt = TL_I64; /* a sum of booleans counts */
+  return sema_tensor(s, dt, nout + (!n->body && nout > 1));
+}

@@ -1,0 +1,54 @@
+/* sema_impl.h — what the checker's files (sema.c, sema_builtin.c) share. */
+#ifndef TL_LANG_SEMA_IMPL_H
+#define TL_LANG_SEMA_IMPL_H
+
+#include "lang/sema.h"
+#include "tl.h"
+
+#define SEMA_MAX_LOOPS 64
+
+typedef struct sym {
+  const char *name;
+  tl_var *var;
+  struct sym *next;
+} sym;
+
+/* a loop's variables written inside it (loop->ref): realized every iteration */
+typedef struct sema_varlist {
+  tl_var *var;
+  struct sema_varlist *next;
+} sema_varlist;
+
+typedef struct {
+  tl_diag *diag;
+  tl_arena *arena;
+  tl_sema *out;
+  tl_fninfo *fn; /* the function being checked */
+  int cap_vars;
+  sym *syms;     /* names in scope, innermost first */
+  tl_node *loops[SEMA_MAX_LOOPS];
+  int nloops;
+  int compr_depth;
+} sema;
+
+extern tl_ty *const TY_ERR, *const TY_UNIT_T, *const TY_BOOL_T, *const TY_I32_T, *const TY_I64_T,
+    *const TY_F32_T, *const TY_F64_T, *const TY_CHAR_T, *const TY_STR_T, *const TY_RANGE_T;
+
+tl_ty *sema_expr(sema *s, tl_node *n, tl_ty *expect);
+tl_ty *sema_block(sema *s, tl_node *n, tl_ty *expect);
+void sema_stmt(sema *s, tl_node *n);
+tl_ty *sema_call(sema *s, tl_node *n, tl_ty *expect);
+tl_ty *sema_method(sema *s, tl_node *n);
+tl_ty *sema_compr(sema *s, tl_node *n);
+
+tl_ty *sema_tensor(sema *s, int dtype, int rank);
+tl_ty *sema_elem_ty(int dtype);
+int sema_dtype_of(const tl_ty *t);
+bool sema_ty_fits(const tl_ty *want, const tl_ty *have);
+tl_ty *sema_resolve_type(sema *s, const tl_type *t);
+tl_var *sema_declare(sema *s, const tl_node *at, const char *name, tl_ty *ty, tl_var_kind kind, bool is_mut);
+tl_fninfo *sema_find_fn(sema *s, const char *name);
+void sema_error(sema *s, const tl_node *n, const char *fmt, ...) TL_PRINTF(3, 4);
+void sema_mismatch(sema *s, const tl_node *n, const char *what, const tl_ty *want, const tl_ty *have);
+
+#endif
