@@ -63,14 +63,20 @@ $(BUILD)/bench/%: bench/%.c $(BUILD)/libtl.a
 test: $(BUILD)/tests/tl_tests
 	$(BUILD)/tests/tl_tests
 
-example: $(BUILD)/examples/engine_tour $(BUILD)/examples/train_spirals
+# TL programs in examples/ that `make example` runs with the driver (all of them are
+# examples/*.tl; this one is quick)
+TL_EXAMPLES ?= examples/shortest_path.tl
+
+example: $(BUILD)/examples/engine_tour $(BUILD)/examples/train_spirals $(BUILD)/tl
 	$(BUILD)/examples/engine_tour
 	$(BUILD)/examples/train_spirals
+	for p in $(TL_EXAMPLES); do $(BUILD)/tl run $$p || exit 1; done
 
-bench: $(BUILD)/bench/bench_engine $(BUILD)/bench/bench_mem $(BUILD)/bench/bench_train
+bench: $(BUILD)/bench/bench_engine $(BUILD)/bench/bench_mem $(BUILD)/bench/bench_train $(BUILD)/bench/bench_lang $(BUILD)/tl
 	$(BUILD)/bench/bench_engine
 	$(BUILD)/bench/bench_mem
 	$(BUILD)/bench/bench_train
+	$(BUILD)/bench/bench_lang $(BUILD)/tl $(BUILD)/bench
 
 clean:
 	rm -rf build

@@ -55,6 +55,7 @@ static const char *math_fn(int op, int dtype) {
   case TL_OP_SIN: return f ? "sinf" : "sin";
   case TL_OP_COS: return f ? "cosf" : "cos";
   case TL_OP_TANH: return f ? "tanhf" : "tanh";
+  case TL_OP_ABS: return f ? "fabsf" : "fabs";
   default: return NULL;
   }
 }
@@ -121,7 +122,7 @@ static void expression(tl_strbuf *s, const tl_uop *u) {
   case TL_OP_MOD:
   case TL_OP_POW: {
     const char *name;
-    if (!fl && u->op != TL_OP_POW && positive_const(b)) {
+    if ((fl && u->op == TL_OP_IDIV) || (!fl && u->op != TL_OP_POW && positive_const(b))) {
       operand(s, a);
       tl_strbuf_puts(s, u->op == TL_OP_IDIV ? " / " : " % ");
       operand(s, b);

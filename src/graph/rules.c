@@ -109,9 +109,10 @@ static tl_uop *sub_rule(tl_graph *g, tl_uop *u) {
   return tl_build_binary(g, TL_OP_ADD, u->src[0], tl_build_unary(g, TL_OP_NEG, u->src[1]));
 }
 
+/* a float division stays a true division (IDIV renders as `/` on floats): a multiply by
+ * a folded reciprocal is off by an ulp (6 / 3 != 6 * (1 / 3) in f32), and numpy is exact */
 static tl_uop *div_rule(tl_graph *g, tl_uop *u) {
-  if (!tl_dtype_is_float(u->dtype)) return tl_build_binary(g, TL_OP_IDIV, u->src[0], u->src[1]);
-  return tl_build_binary(g, TL_OP_MUL, u->src[0], tl_build_unary(g, TL_OP_RECIP, u->src[1]));
+  return tl_build_binary(g, TL_OP_IDIV, u->src[0], u->src[1]);
 }
 
 static tl_uop *min_rule(tl_graph *g, tl_uop *u) {
@@ -137,8 +138,11 @@ static tl_uop *relu_rule(tl_graph *g, tl_uop *u) {
   return tl_build_binary(g, TL_OP_MAX, u->src[0], k(g, u->src[0], 0));
 }
 
+/* integers only: a float abs renders as fabs, which clears the sign of -0.0 and +0.0
+ * alike (max(x, -x) returns -0.0 for +0.0) */
 static tl_uop *abs_rule(tl_graph *g, tl_uop *u) {
   tl_uop *x = u->src[0];
+  if (u->dtype == TL_F32 || u->dtype == TL_F64) return NULL;
   return tl_build_binary(g, TL_OP_MAX, x, tl_build_unary(g, TL_OP_NEG, x));
 }
 

@@ -163,6 +163,8 @@ static const char *var_ref(gen *g, const tl_var *v) {
 
 static const char *c_literal_float(gen *g, double x, bool f32) {
   char buf[64];
+  if (x != x) return f32 ? "__builtin_nanf(\"\")" : "__builtin_nan(\"\")";
+  if (x > 1.7976931348623157e308 || (f32 && x >= 3.4028235677973366e38)) return f32 ? "__builtin_inff()" : "__builtin_inf()";
   snprintf(buf, sizeof buf, "%.17g", x);
   if (!strpbrk(buf, ".eEn")) strcat(buf, ".0");
   return gen_fmt(g, "%s%s", buf, f32 ? "f" : "");
@@ -843,7 +845,9 @@ char *tl_gen_program(const tl_sema *S, tl_arena *arena, const char *file, bool l
   tl_strbuf out = {0}, fns = {0};
   tl_strbuf_puts(&out, lang_prelude);
   tl_strbuf_puts(&out, "\n/* ---- the program ---- */\nstatic tlrt *R;\n\n");
-  for (const tl_struct_info *st = S->structs; st; st = st->next) tl_strbuf_printf(&out, "struct tls_%s;\n", st->name);
+  for (const tl_struct_info *st = S->structs; st; st = st->next)
+    tl_strbuf_printf(&out, "struct tls_%s;\nstatic void tls_%s__fmt(tlrt *R, struct tls_%s *p);\n", st->name, st->name,
+                     st->name);
   for (const tl_struct_info *st = S->structs; st; st = st->next) gen_struct(g, st, &out);
   for (const tl_fninfo *f = S->fns; f; f = f->next) {
     gen_signature(g, &out, f);

@@ -214,6 +214,7 @@ cv gen_compr(gen *g, tl_node *n) {
   for (tl_node *c = n->stmts; c; c = c->next)
     if (c->kind == TL_N_GEN && c->var->summed && nv < 32) vars[nv++] = c->var;
   g->compr_rank = nv;
+  int id = ++g->ntmp; /* names this comprehension's extents: ext<id>_<axis> */
   /* ranges and index tensors, evaluated once, before the body */
   for (int i = 0; i < nv; i++) {
     tl_var *v = vars[i];
@@ -228,12 +229,12 @@ cv gen_compr(gen *g, tl_node *n) {
       hi = gen_new_temp(g, TY_I64_T, gen_fmt(g, "tlrt_dim(R, %s, %d, %s)", src.c, v->range_axis, loc(g, v->range_src)));
     }
     gen_emit(g, "int64_t lo%d_%d = %s, hi%d_%d = %s > %s ? %s : %s;", v->id, i, lo, v->id, i, hi, lo, hi, lo);
-    gen_emit(g, "int64_t ext%d = hi%d_%d - lo%d_%d;", i, v->id, i, v->id, i);
+    gen_emit(g, "int64_t ext%d_%d = hi%d_%d - lo%d_%d;", id, i, v->id, i, v->id, i);
     gen_new_temp(g, tensor_of(g, TY_I64_T), gen_fmt(g, "tlrt_iota(R, %d, %d, lo%d_%d, hi%d_%d, %s)", nv, i, v->id, i, v->id, i, loc(g, n)));
     gen_emit(g, "tl_tensor *ix%d_%d = %s;", v->id, i, g->temps[g->ntemps - 1].name);
   }
   tl_strbuf sh = {0};
-  for (int i = 0; i < nv; i++) tl_strbuf_printf(&sh, "%sext%d", i ? ", " : "", i);
+  for (int i = 0; i < nv; i++) tl_strbuf_printf(&sh, "%sext%d_%d", i ? ", " : "", id, i);
   char *shape_list = tl_strbuf_take(&sh);
   const char *shape = nv ? gen_fmt(g, "(int64_t[]){%s}", shape_list) : "NULL";
   free(shape_list);

@@ -15,6 +15,7 @@
 #include "lang/sema.h"
 #include "runtime/compiler.h"
 
+/* the text, NUL-terminated */
 char *tl_lang_read_file(const char *path, size_t *len, FILE *err) {
   FILE *f = fopen(path, "rb");
   if (!f) {
@@ -23,9 +24,9 @@ char *tl_lang_read_file(const char *path, size_t *len, FILE *err) {
   }
   size_t cap = 4096, n = 0;
   char *buf = malloc(cap);
-  for (size_t got; buf && (got = fread(buf + n, 1, cap - n, f)) > 0;) {
+  for (size_t got; buf && (got = fread(buf + n, 1, cap - n - 1, f)) > 0;) {
     n += got;
-    if (n == cap) {
+    if (n + 1 >= cap) { /* room for the NUL too */
       char *nb = realloc(buf, cap *= 2);
       if (!nb) free(buf);
       buf = nb;
@@ -41,6 +42,7 @@ char *tl_lang_read_file(const char *path, size_t *len, FILE *err) {
     free(buf);
     return NULL;
   }
+  buf[n] = 0;
   *len = n;
   return buf;
 }

@@ -264,10 +264,18 @@ static int shortest_digits(double v, bool f32, char out[24]) {
 /* Python's repr rules: positional from 1e-4 up to 1e16 (with ".0" when integral),
  * else d.ddde+XX */
 static void fmt_float(tlrt *R, double v, bool f32, int prec) {
-  if (isnan(v)) return fmt_cstr(R, "NaN");
-  if (isinf(v)) return fmt_cstr(R, v < 0 ? "-inf" : "inf");
-  if (prec >= 0) return fmt_printf(R, "%.*f", prec, v);
-  if (v == 0) return fmt_cstr(R, signbit(v) ? "-0.0" : "0.0");
+  if (isnan(v) || isinf(v)) {
+    fmt_cstr(R, isnan(v) ? "NaN" : v < 0 ? "-inf" : "inf");
+    return;
+  }
+  if (prec >= 0) {
+    fmt_printf(R, "%.*f", prec, v);
+    return;
+  }
+  if (v == 0) {
+    fmt_cstr(R, signbit(v) ? "-0.0" : "0.0");
+    return;
+  }
   char d[24], s[64];
   int e = shortest_digits(fabs(v), f32, d), n = (int)strlen(d), k = 0;
   if (v < 0) s[k++] = '-';

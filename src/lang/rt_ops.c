@@ -18,7 +18,7 @@ tl_tensor *tlrt_binop(tlrt *R, int op, tl_tensor *a, tl_tensor *b, int line, int
   typedef tl_tensor *(*bin)(tl_tensor *, tl_tensor *);
   static const bin fns[] = {tl_add, tl_sub, tl_mul, tl_div, tl_mod, tl_lt, tl_gt,
                             tl_le,  tl_ge,  tl_eq,  tl_ne,  tl_pow, tl_maximum, tl_minimum};
-  if (op == TLRT_OP_DIV && tl_get_dtype(a) != TL_F32 && tl_get_dtype(a) != TL_F64 && tl_get_dtype(b) != TL_F32 &&
+  if ((op == TLRT_OP_DIV || op == TLRT_OP_MOD) && tl_get_dtype(a) != TL_F32 && tl_get_dtype(a) != TL_F64 && tl_get_dtype(b) != TL_F32 &&
       tl_get_dtype(b) != TL_F64) {
     tl_tensor *k = CHECK(tl_scalar(R->ctx, tl_get_dtype(b), 0));
     tl_tensor *zero = CHECK(tl_eq(b, k));
@@ -28,7 +28,7 @@ tl_tensor *tlrt_binop(tlrt *R, int op, tl_tensor *a, tl_tensor *b, int line, int
     tlrt_check_status(R, tl_item(m, &any), line, col);
     tl_tensor *garbage[] = {k, zero, zi, m};
     for (int i = 0; i < 4; i++) tl_release(garbage[i]);
-    if (any != 0) tlrt_fail(R, line, col, "integer division by zero");
+    if (any != 0) tlrt_fail(R, line, col, op == TLRT_OP_DIV ? "integer division by zero" : "integer remainder by zero");
   }
   return CHECK(fns[op](a, b));
 }

@@ -6,6 +6,7 @@
 #include "lang/sema_impl.h"
 
 #include <stdarg.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -188,9 +189,12 @@ static bool is_untyped_literal(const tl_node *n) {
 }
 
 static tl_ty *check_literal(sema *s, tl_node *n, tl_ty *expect) {
-  (void)s;
   switch (n->kind) {
   case TL_N_INT:
+    if (expect && expect->kind == TY_I32 && (n->ival > INT32_MAX || n->ival < INT32_MIN)) {
+      sema_error(s, n, "literal %lld does not fit in i32", (long long)n->ival);
+      return TY_ERR;
+    }
     if (expect && (tl_ty_is_numeric(expect))) return expect;
     if (expect && expect->kind == TY_TENSOR && (expect->dtype == TL_F32 || expect->dtype == TL_F64))
       return sema_elem_ty(expect->dtype);
@@ -204,6 +208,10 @@ static tl_ty *check_literal(sema *s, tl_node *n, tl_ty *expect) {
 
 static tl_ty *check_ident(sema *s, tl_node *n) {
   tl_var *v = lookup(s, n->name);
+  if (!v && sema_find_fn(s, n->name)) {
+    sema_error(s, n, "`%s` is a function: call it with `(...)`", n->name);
+    return TY_ERR;
+  }
   if (!v) {
     sema_error(s, n, "cannot find `%s` in this scope", n->name);
     return TY_ERR;
@@ -298,7 +306,7 @@ static tl_ty *check_unary(sema *s, tl_node *n, tl_ty *expect) {
 
 static tl_ty *check_cast(sema *s, tl_node *n) {
   tl_ty *to = sema_resolve_type(s, n->type);
-  tl_ty *from = sema_expr(s, n->lhs, tl_ty_is_numeric(to) ? to : NULL);
+  tl_ty *from = sema_expr(s, n->lhs, tl_ty_is_float(to) ? to : NULL); /* `2147483648 as i32` wraps, as in Rust */
   if (to->kind == TY_ERROR || from->kind == TY_ERROR) return TY_ERR;
   if (from->kind == TY_TENSOR && (tl_ty_is_numeric(to) || to->kind == TY_BOOL))
     return sema_tensor(s, sema_dtype_of(to), from->rank);
@@ -313,10 +321,9 @@ static tl_ty *check_cast(sema *s, tl_node *n) {
 }
 
 static tl_ty *check_range(sema *s, tl_node *n) {
-  for (tl_node *e = n->lhs; e; e = e == n->lhs ? n->rhs : NULL) {
-    if (!e) continue;
-    tl_ty *t = sema_expr(s, e, TY_I64_T);
-    if (t->kind != TY_I64 && t->kind != TY_ERROR) sema_mismatch(s, e, "range bound", TY_I64_T, t);
+  if (n->lhs) {
+    tl_ty *t = sema_expr(s, n->lhs, TY_I64_T);
+    if (t->kind != TY_I64 && t->kind != TY_ERROR) sema_mismatch(s, n->lhs, "range bound", TY_I64_T, t);
   }
   if (n->rhs) {
     tl_ty *t = sema_expr(s, n->rhs, TY_I64_T);
@@ -488,10 +495,14 @@ static tl_ty *check_if(sema *s, tl_node *n, tl_ty *expect) {
   return a->kind == TY_TENSOR && (a->dtype < 0 || a->rank < 0) ? b : a;
 }
 
+static bool ends_in_return(const tl_node *body);
+
 tl_ty *sema_block(sema *s, tl_node *n, tl_ty *expect) {
   sym *mark = s->syms;
   for (tl_node *st = n->stmts; st; st = st->next) sema_stmt(s, st);
-  tl_ty *t = n->value ? sema_expr(s, n->value, expect) : TY_UNIT_T;
+  /* a block that always returns has no value of its own: it fits any type (TY_ERROR
+   * is accepted everywhere silently, which is what a diverging block needs) */
+  tl_ty *t = n->value ? sema_expr(s, n->value, expect) : ends_in_return(n) ? TY_ERR : TY_UNIT_T;
   s->syms = mark;
   return t;
 }
@@ -572,6 +583,8 @@ static bool check_writable(sema *s, tl_node *n) {
     if (root == n) sema_error(s, n, "cannot assign twice to immutable variable `%s`", v->name);
     else sema_error(s, n, "cannot write through immutable variable `%s`", v->name);
     if (!strcmp(v->name, "self")) tl_diag_hint(s->diag, "take the receiver as `&mut self`");
+    else if (v->kind == VAR_PARAM) tl_diag_hint(s->diag, "make it a `mut %s: T` parameter (the callee's own copy), or `%s: &mut T`", v->name, v->name);
+    else if (v->is_for) tl_diag_hint(s->diag, "a `for` variable takes each value in turn; copy it into a `let mut`");
     else tl_diag_hint(s->diag, "declare it mutable: `let mut %s`", v->name);
     return false;
   }
@@ -663,7 +676,9 @@ static void check_for(sema *s, tl_node *n) {
   sym *mark = s->syms;
   s->loops[s->nloops++] = n;
   n->var = sema_declare(s, n, n->name, it, VAR_LOCAL, false);
+  if (!n->var) return;
   n->var->loop_depth = s->nloops;
+  n->var->is_for = true;
   sema_block(s, n->body, NULL);
   s->nloops--;
   s->syms = mark;
@@ -691,6 +706,10 @@ static void check_loop(sema *s, tl_node *n) {
 }
 
 void sema_stmt(sema *s, tl_node *n) {
+  if (s->compr_depth && n->kind != TL_N_LET && n->kind != TL_N_ERROR) {
+    sema_error(s, n, "a comprehension body holds `let` statements and a value, nothing with effects");
+    return;
+  }
   switch (n->kind) {
   case TL_N_LET: check_let(s, n); break;
   case TL_N_ASSIGN: check_assign(s, n); break;
@@ -805,8 +824,9 @@ static tl_fninfo *declare_fn(sema *s, tl_fn *fn, tl_struct_info *st) {
     tl_diag_error(s->diag, fn->line, fn->col, "`%s` is defined twice", name);
     return f;
   }
-  f->next = s->out->fns;
-  s->out->fns = f;
+  tl_fninfo **tail = &s->out->fns; /* in source order: errors come out in order */
+  while (*tail) tail = &(*tail)->next;
+  *tail = f;
   if (st) {
     /* methods: kept on the struct too, for lookup by receiver */
   }

@@ -46,6 +46,7 @@ typedef struct tl_var {
   int loop_depth;    /* loops enclosing the declaration */
   bool assigned_in_loop; /* written inside a loop deeper than its declaration */
   bool is_index;     /* a comprehension index variable */
+  bool is_for;       /* a `for` loop's variable */
   struct tl_node *gen;       /* index variable: its generator's range, or NULL when inferred */
   struct tl_node *range_src; /* ... inferred: the INDEX node whose axis gives its range */
   int range_axis;

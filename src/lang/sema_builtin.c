@@ -100,6 +100,29 @@ static bool is_literal_number(const tl_node *n) {
 
 /* ---- user functions ---- */
 
+static bool reads_var(const tl_node *n, const tl_var *v) {
+  if (!n) return false;
+  if ((n->kind == TL_N_IDENT || n->kind == TL_N_SELF) && n->var == v) return true;
+  for (const tl_node *c = n->args; c; c = c->next)
+    if (reads_var(c, v)) return true;
+  for (const tl_node *c = n->stmts; c; c = c->next)
+    if (reads_var(c, v)) return true;
+  return reads_var(n->lhs, v) || reads_var(n->rhs, v) || reads_var(n->cond, v) || reads_var(n->then, v) ||
+         reads_var(n->els, v) || reads_var(n->value, v);
+}
+
+/* `f(&mut a, a)`: the callee would see its own writes through the other argument, so
+ * (as in Rust) a variable lent as `&mut` is not read elsewhere in the same call */
+static void check_aliasing(sema *s, tl_node *call, const tl_var *lent, const tl_node *except) {
+  if (!lent) return;
+  for (tl_node *a = call->args; a; a = a->next)
+    if (a != except && reads_var(a, lent)) {
+      sema_error(s, a, "`%s` is lent as `&mut` to this call and cannot also be read in it", lent->name);
+      tl_diag_hint(s->diag, "copy it first: `let copy = %s;`", lent->name);
+      return;
+    }
+}
+
 static void check_args(sema *s, tl_node *call, tl_fninfo *f, tl_node *args) {
   int got = count(args);
   if (got != f->nparams) {
@@ -133,6 +156,15 @@ static void check_args(sema *s, tl_node *call, tl_fninfo *f, tl_node *args) {
     }
     tl_ty *t = sema_expr(s, a, (*p)->ty);
     if (!sema_ty_fits((*p)->ty, t)) sema_mismatch(s, a, "argument", (*p)->ty, t);
+  }
+  p = f->params + (f->self ? 1 : 0);
+  for (tl_node *a = args; a; a = a->next, p++)
+    if ((*p)->kind == VAR_PARAM_REF && a->kind == TL_N_UNARY && a->op == TL_TOK_AMP && a->lhs->var)
+      check_aliasing(s, call, a->lhs->var, a);
+  if (f->self && f->params[0]->kind == VAR_PARAM_REF && call->kind == TL_N_METHOD) {
+    const tl_node *r = call->lhs;
+    while (r->kind == TL_N_FIELD) r = r->lhs;
+    if ((r->kind == TL_N_IDENT || r->kind == TL_N_SELF) && r->var) check_aliasing(s, call, r->var, NULL);
   }
 }
 
@@ -182,8 +214,8 @@ static tl_ty *check_print(sema *s, tl_node *n, tl_builtin id) {
       if (t->kind == TY_UNIT || t->kind == TY_RANGE) sema_error(s, e, "this argument has no value to print");
     }
     if (want >= 0 && want != got)
-      sema_error(s, n, "format string has %d placeholder%s but %d argument%s follow", want, want == 1 ? "" : "s", got,
-                 got == 1 ? "" : "s");
+      sema_error(s, n, "format string has %d placeholder%s but %d argument%s", want, want == 1 ? "" : "s", got,
+                 got == 1 ? " follows" : "s follow");
   } else {
     int got = count(a);
     if (got > 1 || (got == 0 && id != B_PRINTLN)) {
@@ -274,7 +306,7 @@ static tl_ty *check_free_call(sema *s, tl_node *n, const char *name, tl_ty *expe
     return check_math(s, n, math_fns[i].id, x, y, sema_expr(s, x, NULL));
   }
   if (!strcmp(name, "range")) sema_error(s, n, "`range(...)` is only used as a `for` head");
-  else sema_error(s, n, "cannot find function `%s`", name);
+  else sema_error(s, n->lhs, "cannot find function `%s`", name);
   for (tl_node *a = n->args; a; a = a->next) sema_expr(s, a, NULL);
   return TY_ERR;
 }
@@ -384,8 +416,10 @@ tl_ty *sema_call(sema *s, tl_node *n, tl_ty *expect) {
 
 /* ---- methods ---- */
 
-static tl_ty *reduce_result(sema *s, tl_ty *t, bool has_dim) {
-  return sema_tensor(s, t->dtype, has_dim ? (t->rank > 0 ? t->rank - 1 : -1) : 0);
+/* a sum of booleans counts them (i64), as in PyTorch */
+static tl_ty *reduce_result(sema *s, tl_ty *t, bool has_dim, bool is_sum) {
+  int dt = is_sum && t->dtype == TL_BOOL ? TL_I64 : t->dtype;
+  return sema_tensor(s, dt, has_dim ? (t->rank > 0 ? t->rank - 1 : -1) : 0);
 }
 
 static tl_ty *check_tensor_method(sema *s, tl_node *n, tl_ty *t, const method_entry *m) {
@@ -430,8 +464,8 @@ static tl_ty *check_tensor_method(sema *s, tl_node *n, tl_ty *t, const method_en
   }
   switch (m->id) {
   case B_GT: case B_LT: case B_GE: case B_LE: case B_EQ: case B_NE: return sema_tensor(s, TL_BOOL, t->rank);
-  case B_SUM: case B_MEAN: case B_MAX: case B_MIN: return reduce_result(s, t, a != NULL);
-  case B_SUMALL: return sema_tensor(s, t->dtype, 0);
+  case B_SUM: case B_MEAN: case B_MAX: case B_MIN: return reduce_result(s, t, a != NULL, m->id == B_SUM);
+  case B_SUMALL: return reduce_result(s, t, false, true);
   case B_ARGMAX: case B_ARGMIN: return sema_tensor(s, TL_I64, t->rank > 0 ? t->rank - 1 : -1);
   case B_TRANSPOSE: case B_PERMUTE: case B_SOFTMAX: case B_LOG_SOFTMAX: return t;
   case B_UNSQUEEZE: return sema_tensor(s, t->dtype, t->rank >= 0 ? t->rank + 1 : -1);
