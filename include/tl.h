@@ -322,6 +322,7 @@ void *tl_data_mut(tl_tensor *t);
 
 /* ---- printing and graphs: strings are malloc'd, free them with tl_free ---------- */
 char *tl_format(tl_tensor *t); /* numpy-style, summarized with ... when large */
+char *tl_format_precision(tl_tensor *t, int precision); /* numpy's precision= (default 8) */
 tl_status tl_print(tl_tensor *t, FILE *out);
 char *tl_graph_dot(tl_tensor *t);    /* the lazy graph behind t */
 char *tl_schedule_dot(tl_tensor *t); /* the kernels that realizing t would run */

@@ -226,7 +226,8 @@ static tl_uop *reduce_node(tl_ctx *ctx, tl_uop *u, reduce_kind kind, uint64_t ma
     for (int i = 0; i < u->ndim; i++)
       if (mask >> i & 1) n *= u->shape[i];
     tl_uop *s = tl_api_reduce(ctx, u, TL_OP_RSUM, mask);
-    return s ? tl_build_binary(g, TL_OP_MUL, s, tl_build_const_like(g, s, n ? 1.0 / (double)n : NAN)) : NULL;
+    /* sum / n, a true division as numpy's (a multiply by a rounded 1/n is an ulp off) */
+    return s ? tl_build_binary(g, TL_OP_DIV, s, tl_build_const_like(g, s, n ? (double)n : NAN)) : NULL;
   }
   }
   return NULL;

@@ -324,10 +324,12 @@ tl_status tl_item(tl_tensor *t, double *out) {
   return TL_OK;
 }
 
-char *tl_format(tl_tensor *t) {
+char *tl_format(tl_tensor *t) { return tl_format_precision(t, 8); }
+
+char *tl_format_precision(tl_tensor *t, int precision) {
   if (!(t = tl_api_tensor(t, "format")) || realize_tensor(t)) return NULL;
   const tl_uop *u = t->u;
-  char *s = tl_format_array(((tl_buffer *)u->arg.p)->data, (tl_dtype)u->dtype, u->ndim, u->shape);
+  char *s = tl_format_array_precision(((tl_buffer *)u->arg.p)->data, (tl_dtype)u->dtype, u->ndim, u->shape, precision);
   if (!s) tl_error_set(&t->slot.ctx->err, TL_ERR_NOMEM, "format: out of memory");
   return s;
 }

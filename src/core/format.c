@@ -130,6 +130,7 @@ typedef struct {
   int pad_right;  /* floats: chars after the '.' (fixed) or mantissa+exp */
   int prec;       /* scientific: mantissa digits after the point */
   int exp_size;   /* scientific: exponent digits */
+  int precision;  /* numpy's print precision: most digits after the point */
 } efmt;
 
 static long long read_int(const efmt *f, int64_t i) {
@@ -180,11 +181,11 @@ static void fill_float(efmt *f, const int64_t *idx, int64_t n) {
     char buf[64];
     int l, r;
     if (f->exp_mode) {
-      scientific(v, f32, PRECISION, buf, sizeof buf);
+      scientific(v, f32, f->precision, buf, sizeof buf);
       int ed = (int)strlen(strchr(buf, 'e') + 2);
       if (ed > expd) expd = ed;
     } else {
-      positional(v, f32, PRECISION, true, buf, sizeof buf);
+      positional(v, f32, f->precision, true, buf, sizeof buf);
     }
     split_lens(buf, &l, &r);
     if (l > left) left = l;
@@ -234,7 +235,7 @@ static void format_float(const efmt *f, double v, char *out, size_t n) {
              ev < 0 ? -ev : ev);
     return;
   }
-  positional(v, f32, PRECISION, true, buf, sizeof buf);
+  positional(v, f32, f->precision, true, buf, sizeof buf);
   split_lens(buf, &l, &r);
   snprintf(out, n, "%*s%s%*s", f->pad_left - l, "", buf, f->pad_right - r, "");
 }
@@ -370,6 +371,11 @@ static void layout_axis(const layout *L, int axis, int64_t off, int hang, int wi
 /* ---- entry point ---------------------------------------------------------- */
 
 char *tl_format_array(const void *data, tl_dtype dtype, int ndim, const int64_t *shape) {
+  return tl_format_array_precision(data, dtype, ndim, shape, PRECISION);
+}
+
+char *tl_format_array_precision(const void *data, tl_dtype dtype, int ndim, const int64_t *shape, int precision) {
+  if (precision < 0 || precision > 17) precision = PRECISION;
   if (!tl_dtype_valid(dtype) || ndim < 0 || ndim > 64 || (ndim > 0 && !shape)) return NULL;
   int64_t size = 1;
   for (int d = 0; d < ndim; d++) {
@@ -379,7 +385,7 @@ char *tl_format_array(const void *data, tl_dtype dtype, int ndim, const int64_t 
   if (size == 0) return strdup("[]");
   if (!data) return NULL;
 
-  efmt f = {.dt = dtype, .data = data};
+  efmt f = {.dt = dtype, .data = data, .precision = precision};
   if (ndim == 0) {
     char buf[64];
     format_scalar(&f, buf, sizeof buf);

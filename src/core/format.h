@@ -9,5 +9,7 @@
 #include "tl.h"
 
 char *tl_format_array(const void *data, tl_dtype dtype, int ndim, const int64_t *shape);
+/* the same with numpy's `precision` (digits after the point, at most; default 8) */
+char *tl_format_array_precision(const void *data, tl_dtype dtype, int ndim, const int64_t *shape, int precision);
 
 #endif

@@ -62,7 +62,7 @@ void gen_line(gen *g, const tl_node *n) {
 }
 
 void gen_fail(gen *g, const tl_node *n, const char *msg) {
-  if (!g->failed) snprintf(g->error, sizeof g->error, "%s:%d:%d: %s", g->file, n ? n->line : 0, n ? n->col : 0, msg);
+  if (!g->failed) snprintf(g->error, sizeof g->error, "%s:%d:%d: error: %s", g->file, n ? n->line : 0, n ? n->col : 0, msg);
   g->failed = true;
 }
 
@@ -861,7 +861,7 @@ char *tl_gen_program(const tl_sema *S, tl_arena *arena, const char *file, bool l
   tl_strbuf_printf(&out, "int tl_program_main(tlrt *run) {\n  R = run;\n  %s();\n  return 0;\n}\n", S->main->cname);
   char *src = tl_strbuf_take(&out);
   if (g->failed || !src) {
-    snprintf(err, errlen, "%s", g->failed ? g->error : "out of memory");
+    snprintf(err, errlen, "%s", g->failed ? g->error : "tl: out of memory");
     free(src);
     src = NULL;
   }

@@ -208,11 +208,9 @@ static cv compr_block(gen *g, tl_node *blk) {
 }
 
 cv gen_compr(gen *g, tl_node *n) {
-  tl_var *vars[32];
-  int nv = 0, nout = 0;
-  for (tl_node *a = n->args; a; a = a->next) vars[nv++] = a->var, nout++;
-  for (tl_node *c = n->stmts; c; c = c->next)
-    if (c->kind == TL_N_GEN && c->var->summed && nv < 32) vars[nv++] = c->var;
+  const tl_compr_vars *space = n->ref;
+  tl_var *const *vars = space->vars;
+  int nv = space->n, nout = space->nout;
   g->compr_rank = nv;
   int id = ++g->ntmp; /* names this comprehension's extents: ext<id>_<axis> */
   /* ranges and index tensors, evaluated once, before the body */

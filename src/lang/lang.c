@@ -69,7 +69,7 @@ char *tl_lang_compile(const char *path, const char *src, size_t len, bool line_d
     }
   char msg[300];
   c = tl_gen_program(&S, arena, path, line_directives, msg, sizeof msg);
-  if (!c) fprintf(err, "%s: error: %s\n", path, msg);
+  if (!c) fprintf(err, "%s\n", msg);
 done:
   if (diag.errors && diag.text.data) fputs(diag.text.data, err);
   tl_diag_free(&diag);
@@ -92,12 +92,12 @@ int tl_lang_exec(tl_program_fn fn, const char *path, const tl_lang_run_options *
     R->argc = o->argc;
     R->argv = o->argv;
     R->on_error = jb;
-    if (!setjmp(*jb)) {
-      rc = fn(R);
-      fflush(o->out);
-    } else {
-      fflush(o->out);
+    bool failed = setjmp(*jb) != 0;
+    if (!failed) rc = fn(R);
+    fflush(o->out);
+    if (failed) { /* the error first, then (with --mem-stats) what was live when it struck */
       fprintf(o->err, "%s\n", R->error);
+      fflush(o->err);
       rc = 1;
     }
     if (o->mem_stats) tlrt_print_mem_stats(R, o->out);

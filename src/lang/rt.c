@@ -321,11 +321,14 @@ void tlrt_fmt_str(tlrt *R, const tlrt_str *s) {
   if (s) tlrt_fmt_text(R, s->data, (size_t)s->len);
 }
 
-/* prec is ignored: the engine's numpy-style printer picks the digits for the whole
- * tensor, so that columns line up. */
+/* prec (`{:.N}`) is numpy's print precision: at most N digits after the point, the
+ * columns still lined up */
 void tlrt_fmt_tensor(tlrt *R, tl_tensor *t, int prec, int line, int col) {
-  (void)prec;
-  char *s = t ? tl_format(t) : NULL;
+  if (t && prec >= 0 && tl_ndim(t) == 0 && (tl_get_dtype(t) == TL_F32 || tl_get_dtype(t) == TL_F64)) {
+    tlrt_fmt_f64(R, tlrt_item(R, t, line, col), prec); /* a 0-d float: as the scalar would print */
+    return;
+  }
+  char *s = t ? tl_format_precision(t, prec < 0 ? 8 : prec) : NULL; /* {:.N}: numpy's precision=N */
   if (!s) engine_fail(R, line, col);
   size_t n = strlen(s);
   bool ok = fmt_reserve(R, n);

@@ -169,7 +169,7 @@ tl_var *sema_declare(sema *s, const tl_node *at, const char *name, tl_ty *ty, tl
   return v;
 }
 
-static tl_var *lookup(sema *s, const char *name) {
+tl_var *sema_lookup(sema *s, const char *name) {
   for (sym *e = s->syms; e; e = e->next)
     if (!strcmp(e->name, name)) return e->var;
   return NULL;
@@ -207,7 +207,7 @@ static tl_ty *check_literal(sema *s, tl_node *n, tl_ty *expect) {
 }
 
 static tl_ty *check_ident(sema *s, tl_node *n) {
-  tl_var *v = lookup(s, n->name);
+  tl_var *v = sema_lookup(s, n->name);
   if (!v && sema_find_fn(s, n->name)) {
     sema_error(s, n, "`%s` is a function: call it with `(...)`", n->name);
     return TY_ERR;
@@ -267,7 +267,14 @@ static tl_ty *check_binary(sema *s, tl_node *n, tl_ty *expect) {
     r = sema_expr(s, n->rhs, l->kind == TY_TENSOR ? sema_elem_ty(l->dtype) : l);
   }
   if (l->kind == TY_ERROR || r->kind == TY_ERROR) return TY_ERR;
-  if (l->kind == TY_TENSOR || r->kind == TY_TENSOR) return binary_tensor(s, n, l, r);
+  if (l->kind == TY_TENSOR || r->kind == TY_TENSOR) {
+    const tl_ty *t = l->kind == TY_TENSOR ? l : r;
+    if (op == TL_TOK_PERCENT && (t->dtype == TL_F32 || t->dtype == TL_F64)) {
+      sema_error(s, n, "`%%` on tensors needs integer tensors");
+      return TY_ERR;
+    }
+    return binary_tensor(s, n, l, r);
+  }
   char a[64], b[64];
   if (l->kind == TY_STR && r->kind == TY_STR) {
     if (op == TL_TOK_PLUS) return TY_STR_T;
@@ -647,7 +654,7 @@ static void check_let(sema *s, tl_node *n) {
 static void check_for(sema *s, tl_node *n) {
   tl_ty *it;
   tl_node *h = n->lhs;
-  if (h->kind == TL_N_CALL && h->lhs->kind == TL_N_IDENT && !strcmp(h->lhs->name, "range") && !lookup(s, "range")) {
+  if (h->kind == TL_N_CALL && h->lhs->kind == TL_N_IDENT && !strcmp(h->lhs->name, "range") && !sema_lookup(s, "range")) {
     int k = 0;
     for (tl_node *a = h->args; a; a = a->next, k++) {
       tl_ty *t = sema_expr(s, a, TY_I64_T);

@@ -55,6 +55,12 @@ typedef struct tl_var {
   int axis;                  /* index variable: its axis in the comprehension's space */
 } tl_var;
 
+/* a comprehension's iteration space (node->ref of a COMPR) */
+typedef struct {
+  int n, nout;
+  tl_var *vars[32];
+} tl_compr_vars;
+
 typedef struct tl_fninfo {
   const char *name;   /* "main", "P::new" */
   const char *cname;  /* "tlf_main", "tlf_P__new" */

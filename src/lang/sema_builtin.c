@@ -249,6 +249,10 @@ static tl_ty *check_math(sema *s, tl_node *n, tl_builtin id, tl_node *x, tl_node
     return TY_ERR;
   }
   if (tx->kind == TY_TENSOR) {
+    if (id == B_FLOOR || id == B_CEIL || id == B_ROUND) {
+      sema_error(s, n->kind == TL_N_CALL ? n->lhs : n, "floor, ceil and round work on scalars; tensors do not have them yet");
+      return TY_ERR;
+    }
     if (y) check_value(s, y, tx->dtype);
     return tx;
   }
@@ -442,6 +446,11 @@ static tl_ty *check_tensor_method(sema *s, tl_node *n, tl_ty *t, const method_en
     expect_i64(s, a->next, "dim");
     break;
   case ARGS_DIMS:
+    if (got == 1 && a->kind == TL_N_ARRAY) { /* permute([2, 0, 1]): the list's elements */
+      n->args = a->args;
+      a = n->args;
+      got = count(a);
+    }
     if (t->rank >= 0 && got != t->rank) {
       sema_error(s, n, "`permute` needs %d dims for this tensor, not %d", t->rank, got);
       return TY_ERR;
@@ -543,6 +552,10 @@ tl_ty *sema_method(sema *s, tl_node *n) {
     return f->ret;
   }
   const method_entry *m = find_method(n->name);
+  if (t->kind == TY_TENSOR && m && (m->id == B_FLOOR || m->id == B_CEIL || m->id == B_ROUND)) {
+    sema_error(s, n, "floor, ceil and round work on scalars; tensors do not have them yet");
+    return TY_ERR;
+  }
   if (t->kind == TY_TENSOR && m) {
     if (m->id == B_ENABLE_GRAD || m->id == B_ZERO_GRAD) check_receiver_writable(s, n);
     return check_tensor_method(s, n, t, m);
@@ -602,6 +615,36 @@ static bool infer_range(tl_var *v, tl_node *n) {
          infer_range(v, n->els) || infer_range(v, n->value);
 }
 
+static bool declares(const tl_node *n, const char *name) {
+  if (!n) return false;
+  if (n->kind == TL_N_LET && !strcmp(n->name, name)) return true;
+  for (const tl_node *c = n->stmts; c; c = c->next)
+    if (declares(c, name)) return true;
+  return declares(n->then, name) || declares(n->els, name) || declares(n->value, name) || declares(n->lhs, name) ||
+         declares(n->rhs, name) || declares(n->body, name);
+}
+
+static int implicit_indices(sema *s, tl_node *n, tl_node *body, tl_var **vars, int nvars) {
+  if (!n) return nvars;
+  if (n->kind == TL_N_INDEX)
+    for (tl_node *a = n->args; a; a = a->next)
+      if (a->kind == TL_N_IDENT && !sema_lookup(s, a->name) && !sema_find_fn(s, a->name) && !declares(body, a->name) &&
+          nvars < 32) {
+        tl_var *v = sema_declare(s, a, a->name, TY_I64_T, VAR_LOCAL, false);
+        if (!v) return nvars;
+        v->is_index = v->summed = true;
+        vars[nvars++] = v;
+      }
+  for (tl_node *c = n->args; c; c = c->next) nvars = implicit_indices(s, c, body, vars, nvars);
+  for (tl_node *c = n->stmts; c; c = c->next) nvars = implicit_indices(s, c, body, vars, nvars);
+  nvars = implicit_indices(s, n->lhs, body, vars, nvars);
+  nvars = implicit_indices(s, n->rhs, body, vars, nvars);
+  nvars = implicit_indices(s, n->cond, body, vars, nvars);
+  nvars = implicit_indices(s, n->then, body, vars, nvars);
+  nvars = implicit_indices(s, n->els, body, vars, nvars);
+  return implicit_indices(s, n->value, body, vars, nvars);
+}
+
 tl_ty *sema_compr(sema *s, tl_node *n) {
   if (s->compr_depth) {
     sema_error(s, n, "a comprehension inside a comprehension body is not supported");
@@ -649,6 +692,11 @@ tl_ty *sema_compr(sema *s, tl_node *n) {
     a->var = v;
     a->ty = TY_I64_T;
   }
+  /* Einstein notation: a name that indexes a tensor directly and is declared nowhere
+   * is a summed index variable, its range from that tensor: [i, j | { a[i, k] * b[k, j] }] */
+  nvars = implicit_indices(s, n->body, n->body, vars, nvars);
+  for (tl_node *c = n->stmts; c; c = c->next)
+    if (c->kind != TL_N_GEN) nvars = implicit_indices(s, c, n->body, vars, nvars);
   s->compr_depth++;
   for (tl_node *c = n->stmts; c; c = c->next) {
     if (c->kind == TL_N_GEN) continue;
@@ -669,6 +717,15 @@ tl_ty *sema_compr(sema *s, tl_node *n) {
     }
   }
   s->syms = mark;
+  tl_compr_vars *cv = tl_arena_alloc(s->arena, sizeof *cv);
+  if (!cv) return TY_ERR;
+  cv->n = 0; /* the space: output axes in order, then the summed variables */
+  for (tl_node *a = n->args; a; a = a->next)
+    if (a->var) cv->vars[cv->n++] = a->var;
+  for (int i = 0; i < nvars; i++)
+    if (vars[i]->summed) cv->vars[cv->n++] = vars[i];
+  cv->nout = nout;
+  n->ref = cv;
   if (body->kind == TY_ERROR) return TY_ERR;
   if (!tl_ty_is_numeric(body) && body->kind != TY_BOOL) {
     char b[64];
