@@ -624,3 +624,27 @@ TEST(tlrt_mem_stats_lines) {
   free(out);
   RT_END(R);
 }
+
+#include "lang/rt_ops.h"
+
+/* Tensor::rand/randn are drawn on the host (no kernel per draw) and must be the very
+ * numbers the engine's lazy tl_rand/tl_randn give for the same stream */
+TEST(tlrt_host_random_matches_the_engine) {
+  RT_BEGIN(R);
+  tl_ctx *other = tl_init();
+  int64_t dims[2] = {37, 5};
+  for (int k = 0; k < 2; k++) { /* stream 0: randn; stream 1: rand */
+    tl_tensor *host = tlrt_new(R, k ? TLRT_NEW_RAND : TLRT_NEW_RANDN, 2, dims, 0, false, 1, 1);
+    tl_tensor *lazy = k ? tl_rand(other, TL_F32, 2, dims) : tl_randn(other, TL_F32, 2, dims);
+    float a[185], b[185];
+    CHECK_INT(tl_to_host(host, a, sizeof a), TL_OK);
+    CHECK_INT(tl_to_host(lazy, b, sizeof b), TL_OK);
+    double worst = 0;
+    for (int i = 0; i < 185; i++) worst = fmax(worst, fabs((double)a[i] - b[i]));
+    CHECK(worst < 1e-5);
+    CHECK(a[0] != a[1]);
+    tlrt_tensor_release(R, host);
+  }
+  TEST_SHUTDOWN(other);
+  RT_END(R);
+}

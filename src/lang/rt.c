@@ -518,9 +518,49 @@ static void select_parts(tlrt *R, tl_tensor *t, int n, const tlrt_ix *spec, tlrt
   }
 }
 
+/* a row (t[i], `for row in t`) copied out of t's realized data: a view would bake its
+ * offset into the kernels that read it, so a loop walking the rows would compile a
+ * kernel per row; the copy costs what reading the view costs. Slices (ranges) stay
+ * views, as LANGUAGE.md §6 has them. */
+static tl_tensor *index_copy(tlrt *R, tl_tensor *t, const tlrt_sel *s, int line, int col) {
+  const char *src = tl_data(t);
+  if (!src) engine_fail(R, line, col);
+  tl_dtype dt = tl_get_dtype(t);
+  size_t esize = tl_dtype_size(dt);
+  int64_t total = 1, acc = 1, tstride[TL_MAX_DIMS], idx[TL_MAX_DIMS] = {0}, off = 0;
+  for (int k = 0; k < s->kept; k++) total *= s->kshape[k];
+  for (int a = s->ndim - 1; a >= 0; a--) tstride[a] = acc, acc *= s->shape[a];
+  int64_t sstride[TL_MAX_DIMS], sshape[TL_MAX_DIMS];
+  int k = 0;
+  for (int a = 0; a < s->ndim; a++) {
+    off += s->lo[a] * tstride[a];
+    if (!s->drop[a]) {
+      sstride[k] = tstride[a];
+      sshape[k] = s->kshape[k];
+      k++;
+    }
+  }
+  char *buf = malloc(esize * (size_t)(total ? total : 1));
+  if (!buf) out_of_memory(R, esize * (size_t)total);
+  for (int64_t e = 0; e < total; e++) {
+    memcpy(buf + (size_t)e * esize, src + (size_t)off * esize, esize);
+    for (int j = k - 1; j >= 0; j--) {
+      off += sstride[j];
+      if (++idx[j] < sshape[j]) break;
+      off -= sstride[j] * sshape[j], idx[j] = 0;
+    }
+  }
+  tl_tensor *out = tl_from_data(R->ctx, dt, s->kept, s->kshape, buf);
+  free(buf);
+  return tlrt_check(R, out, line, col);
+}
+
 tl_tensor *tlrt_index(tlrt *R, tl_tensor *t, int n, const tlrt_ix *spec, int line, int col) {
   tlrt_sel s;
   select_parts(R, t, n, spec, &s, line, col);
+  bool ranges = false;
+  for (int i = 0; i < n; i++) ranges |= spec[i].is_range;
+  if (!ranges && !tl_requires_grad(t)) return index_copy(R, t, &s, line, col); /* history needs the view */
   tl_tensor *part = tlrt_check(R, tl_shrink(t, s.lo, s.hi), line, col);
   if (s.kept == s.ndim) return part;
   tl_tensor *out = tl_reshape(part, s.kept, s.kshape); /* the indexed axes (size 1) go */
