@@ -490,10 +490,14 @@ TEST(errors_compiler_missing_failing_and_cache_unwritable) {
   char dir[] = "/tmp/tl-cc-fail-XXXXXX";
   CHECK(mkdtemp(dir) != NULL);
   CHECK_INT(tl_set_cache_dir(ctx, dir), TL_OK);
+  const char *env = getenv("TL_CFLAGS"); /* the caller's, put back after */
+  char *saved = env ? strdup(env) : NULL;
   setenv("TL_CFLAGS", "-fno-such-flag-for-tl", 1);
   CHECK_INT(tl_realize(y), TL_ERR_COMPILER);
   CHECK_CONTAINS(tl_last_error(ctx), "kernel compilation failed");
-  unsetenv("TL_CFLAGS");
+  if (saved) setenv("TL_CFLAGS", saved, 1);
+  else unsetenv("TL_CFLAGS");
+  free(saved);
   CHECK_INT(tl_set_cache_dir(ctx, dir), TL_OK); /* recreate the compiler without the flag */
   CHECK_INT(tl_realize(y), TL_OK);
   double s;

@@ -4,6 +4,8 @@
  * `// tl-args: --mem-stats` adds the memory statistics to the output. */
 #define _XOPEN_SOURCE 700
 #include <ftw.h>
+#include <sys/wait.h>
+#include <unistd.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -74,4 +76,61 @@ TEST(lang_golden_programs) {
   CHECK(nftw(dir, visit, 16, FTW_PHYS) == 0);
   CHECK(programs >= 1);
   printf("  %d TL programs, %d failed\n", programs, failures);
+}
+
+/* the `tl` command itself (build/tl, built by `make test`): check, --emit-c, build */
+static char *run_cmd(const char *cmd, int *status) {
+  FILE *p = popen(cmd, "r");
+  if (!p) return NULL;
+  char *out = NULL;
+  size_t n = 0;
+  FILE *m = open_memstream(&out, &n);
+  char buf[4096];
+  size_t k;
+  while ((k = fread(buf, 1, sizeof buf, p)) > 0) fwrite(buf, 1, k, m);
+  fclose(m);
+  *status = pclose(p);
+  return out;
+}
+
+TEST(lang_tl_command) {
+  FILE *probe = fopen("build/tl", "rb");
+  if (!probe) {
+    tl_test_fail(__FILE__, __LINE__, "build/tl is missing: `make` builds it");
+    return;
+  }
+  fclose(probe);
+  int st;
+  char *out = run_cmd("build/tl check tests/lang/core/recursion_fib.tl 2>&1", &st);
+  CHECK_STR(out, "");
+  CHECK_INT(st, 0);
+  free(out);
+  out = run_cmd("build/tl check tests/lang/diag/fn_name_as_value.tl 2>&1", &st);
+  char *want = slurp("tests/lang/diag/fn_name_as_value.err");
+  CHECK_STR(out, want);
+  CHECK(WEXITSTATUS(st) == 1);
+  free(out);
+  free(want);
+  out = run_cmd("build/tl run --emit-c tests/lang/basics/readme_program.tl", &st);
+  CHECK(out && strstr(out, "#line 8 \"tests/lang/basics/readme_program.tl\"") && strstr(out, "int tl_program_main("));
+  CHECK_INT(st, 0);
+  free(out);
+  char cmd[512], exe[64];
+  snprintf(exe, sizeof exe, "/tmp/tl-build-test-%d", (int)getpid());
+  snprintf(cmd, sizeof cmd, "build/tl build tests/lang/basics/readme_program.tl -o %s 2>&1 && %s", exe, exe);
+  out = run_cmd(cmd, &st);
+  want = slurp("tests/lang/basics/readme_program.out");
+  CHECK_STR(out, want);
+  CHECK_INT(st, 0);
+  free(out);
+  free(want);
+  remove(exe);
+  out = run_cmd("build/tl run --mem-stats tests/lang/runtime/int_division_by_zero.tl 2>&1", &st);
+  CHECK(out && strstr(out, "runtime error: integer division by zero") && strstr(out, "mem: objects live=0"));
+  CHECK(WEXITSTATUS(st) == 1);
+  free(out);
+  out = run_cmd("build/tl run /nonexistent.tl 2>&1", &st);
+  CHECK_STR(out, "tl: cannot open /nonexistent.tl\n");
+  CHECK(WEXITSTATUS(st) == 1);
+  free(out);
 }

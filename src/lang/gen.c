@@ -95,19 +95,24 @@ static const char *retain_expr(gen *g, const tl_ty *t, const char *c) {
 
 cv gen_scalar(const char *c, tl_ty *t) { return (cv){.c = c, .ty = t, .temp = -1}; }
 
+/* a declared C variable holding one reference becomes an owned temporary, released at
+ * the end of its statement unless a consumer takes it */
+static cv adopt_temp(gen *g, const char *name, tl_ty *t) {
+  if (g->ntemps == GEN_MAX_TEMPS) {
+    gen_fail(g, NULL, "expression too large");
+    return gen_scalar(name, t);
+  }
+  g->temps[g->ntemps].name = name;
+  g->temps[g->ntemps].ty = t;
+  g->temps[g->ntemps].taken = false;
+  g->ntemps++;
+  return (cv){.c = name, .ty = t, .temp = g->ntemps - 1};
+}
+
 const char *gen_new_temp(gen *g, const tl_ty *t, const char *init) {
   const char *name = gen_fmt(g, "t%d", ++g->ntmp);
   gen_emit(g, "%s %s = %s;", gen_ctype(g, t), name, init);
-  if (tl_ty_is_refcounted(t)) {
-    if (g->ntemps == GEN_MAX_TEMPS) {
-      gen_fail(g, NULL, "expression too large");
-      return name;
-    }
-    g->temps[g->ntemps].name = name;
-    g->temps[g->ntemps].ty = (tl_ty *)t;
-    g->temps[g->ntemps].taken = false;
-    g->ntemps++;
-  }
+  if (tl_ty_is_refcounted(t)) adopt_temp(g, name, (tl_ty *)t);
   return name;
 }
 
@@ -439,11 +444,7 @@ static cv gen_user_call(gen *g, tl_node *n, const tl_fninfo *f, tl_node *self_ar
   gen_emit(g, "%s %s = %s;", gen_ctype(g, f->ret), name, call);
   gen_release_temps(g, mark);
   if (!tl_ty_is_refcounted(f->ret)) return gen_scalar(name, f->ret);
-  g->temps[g->ntemps].name = name;
-  g->temps[g->ntemps].ty = f->ret;
-  g->temps[g->ntemps].taken = false;
-  g->ntemps++;
-  return (cv){.c = name, .ty = f->ret, .temp = g->ntemps - 1};
+  return adopt_temp(g, name, f->ret);
 }
 
 /* ---- struct literals ---- */
@@ -522,13 +523,9 @@ static cv gen_if(gen *g, tl_node *n) {
     g->indent--;
   }
   gen_emit(g, "}");
-  if (!has_value) return gen_scalar("0", n->ty->kind == TY_ERROR ? n->ty : n->ty);
+  if (!has_value) return gen_scalar("0", n->ty);
   if (!tl_ty_is_refcounted(n->ty)) return gen_scalar(dst, n->ty);
-  g->temps[g->ntemps].name = dst;
-  g->temps[g->ntemps].ty = n->ty;
-  g->temps[g->ntemps].taken = false;
-  g->ntemps++;
-  return (cv){.c = dst, .ty = n->ty, .temp = g->ntemps - 1};
+  return adopt_temp(g, dst, n->ty);
 }
 
 static cv gen_block_expr(gen *g, tl_node *n) {
@@ -545,11 +542,7 @@ static cv gen_block_expr(gen *g, tl_node *n) {
   gen_emit(g, "}");
   if (!has_value) return gen_scalar("0", n->ty);
   if (!tl_ty_is_refcounted(n->ty)) return gen_scalar(dst, n->ty);
-  g->temps[g->ntemps].name = dst;
-  g->temps[g->ntemps].ty = n->ty;
-  g->temps[g->ntemps].taken = false;
-  g->ntemps++;
-  return (cv){.c = dst, .ty = n->ty, .temp = g->ntemps - 1};
+  return adopt_temp(g, dst, n->ty);
 }
 
 cv gen_expr(gen *g, tl_node *n) {

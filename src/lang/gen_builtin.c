@@ -149,7 +149,7 @@ cv gen_array(gen *g, tl_node *n) {
 
 /* ---- math ---- */
 
-static int unop_code(tl_builtin id) {
+int gen_unop_code(tl_builtin id) {
   switch (id) {
   case B_NEG: return TLRT_UNOP_NEG;
   case B_EXP: return TLRT_UNOP_EXP;
@@ -210,7 +210,7 @@ static cv math_call(gen *g, tl_node *n, tl_builtin id, cv x, tl_node *yn) {
   cv y = {0};
   if (yn) y = gen_expr(g, yn);
   if (x.ty->kind != TY_TENSOR && !(yn && y.ty->kind == TY_TENSOR)) return scalar_math(g, n, id, x, yn ? &y : NULL);
-  if (!yn) return tensor_temp(g, n, gen_fmt(g, "tlrt_unop(R, %d, %s, %s)", unop_code(id), x.c, loc(g, n)));
+  if (!yn) return tensor_temp(g, n, gen_fmt(g, "tlrt_unop(R, %d, %s, %s)", gen_unop_code(id), x.c, loc(g, n)));
   int op = id == B_POW ? TLRT_OP_POW : id == B_MAXIMUM ? TLRT_OP_MAX : TLRT_OP_MIN;
   if (x.ty->kind == TY_TENSOR && y.ty->kind == TY_TENSOR)
     return tensor_temp(g, n, gen_fmt(g, "tlrt_binop(R, %d, %s, %s, %s)", op, x.c, y.c, loc(g, n)));

@@ -127,19 +127,7 @@ static cv compr_math(gen *g, tl_node *n, tl_node *x, tl_node *y) {
     return v;
   }
   tl_ty *t = tensor_of(g, n->ty);
-  if (!y) {
-    static const struct {
-      tl_builtin id;
-      int op;
-    } un[] = {{B_NEG, TLRT_UNOP_NEG}, {B_EXP, TLRT_UNOP_EXP},   {B_LOG, TLRT_UNOP_LOG},         {B_SQRT, TLRT_UNOP_SQRT},
-              {B_SIN, TLRT_UNOP_SIN}, {B_COS, TLRT_UNOP_COS},   {B_TANH, TLRT_UNOP_TANH},       {B_SIGMOID, TLRT_UNOP_SIGMOID},
-              {B_RELU, TLRT_UNOP_RELU}, {B_GELU, TLRT_UNOP_GELU}, {B_ABS, TLRT_UNOP_ABS},       {B_FLOOR, TLRT_UNOP_FLOOR},
-              {B_CEIL, TLRT_UNOP_CEIL}, {B_ROUND, TLRT_UNOP_ROUND}};
-    int op = TLRT_UNOP_NEG;
-    for (size_t i = 0; i < sizeof un / sizeof un[0]; i++)
-      if (un[i].id == id) op = un[i].op;
-    return gen_temp_value(g, t, gen_fmt(g, "tlrt_unop(R, %d, %s, %s)", op, a.c, loc(g, n)));
-  }
+  if (!y) return gen_temp_value(g, t, gen_fmt(g, "tlrt_unop(R, %d, %s, %s)", gen_unop_code(id), a.c, loc(g, n)));
   int op = id == B_POW ? TLRT_OP_POW : id == B_MAXIMUM ? TLRT_OP_MAX : TLRT_OP_MIN;
   return tensor_binop(g, n, op, a, b);
 }

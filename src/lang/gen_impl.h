@@ -77,6 +77,7 @@ cv gen_builtin_call(gen *g, tl_node *n);
 cv gen_print(gen *g, tl_node *n);
 void gen_fmt_value(gen *g, cv v, int prec, const tl_node *at);
 cv gen_array(gen *g, tl_node *n);
+int gen_unop_code(tl_builtin id); /* the rt_ops TLRT_UNOP_* of an elementwise builtin */
 /* gen_compr.c */
 cv gen_compr(gen *g, tl_node *n);
 cv gen_compr_expr(gen *g, tl_node *n); /* an expression of a comprehension body: a tensor */
