@@ -134,3 +134,46 @@ TEST(lang_tl_command) {
   CHECK(WEXITSTATUS(st) == 1);
   free(out);
 }
+
+static int run_program(const char *src, char **out, struct tl_stats_out *st) {
+  size_t n = 0;
+  char *err = NULL;
+  size_t nerr = 0;
+  FILE *fo = open_memstream(out, &n), *fe = open_memstream(&err, &nerr);
+  tl_lang_run_options o = {.out = fo, .err = fe, .stats = st};
+  int rc = tl_lang_run_source("lazy.tl", src, strlen(src), &o);
+  fclose(fo);
+  fclose(fe);
+  if (nerr) fprintf(stderr, "%s", err);
+  free(err);
+  return rc;
+}
+
+/* tensor expressions stay lazy across statements: five statements, one kernel */
+TEST(lang_lazy_across_statements_fuses) {
+  char *out = NULL;
+  struct tl_stats_out st = {0};
+  int rc = run_program("fn main() {\n  let x = Tensor::arange(0, 100) as f32;\n  let a = x * 2.0;\n"
+                       "  let b = a + 1.0;\n  let c = b.relu();\n  let d = c * c;\n  println(d.sum().item());\n}\n",
+                       &out, &st);
+  CHECK_INT(rc, 0);
+  CHECK_STR(out, "1333300.0\n"); /* sum (2i+1)^2, i < 100: exact in f32 */
+  CHECK_INT(st.kernels_run, 1);
+  CHECK_INT(st.live_tensors, 0);
+  free(out);
+}
+
+/* a loop-carried tensor is realized every iteration: its graph never grows (one kernel
+ * per turn, not a chain realized at the end) and the result is right */
+TEST(lang_loop_carried_tensors_are_realized_each_iteration) {
+  char *out = NULL;
+  struct tl_stats_out st = {0};
+  int rc = run_program("fn main() {\n  let mut acc = Tensor::zeros([4]);\n  for i in 0..50 {\n"
+                       "    acc = acc + (i as f32);\n  }\n  println(acc);\n}\n",
+                       &out, &st);
+  CHECK_INT(rc, 0);
+  CHECK_STR(out, "[1225. 1225. 1225. 1225.]\n");
+  CHECK_INT(st.realizes, 50);
+  CHECK_INT(st.live_tensors, 0);
+  free(out);
+}

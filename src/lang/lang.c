@@ -101,6 +101,10 @@ int tl_lang_exec(tl_program_fn fn, const char *path, const tl_lang_run_options *
       rc = 1;
     }
     if (o->mem_stats) tlrt_print_mem_stats(R, o->out);
+    if (o->stats) {
+      tl_stats e = tl_get_stats(ctx);
+      *o->stats = (struct tl_stats_out){e.kernels_run, e.realizes, e.live_tensors};
+    }
     tlrt_free_all(R);
   }
   free(R);

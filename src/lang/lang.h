@@ -14,7 +14,13 @@ typedef struct {
   bool mem_stats;  /* print the memory statistics at exit (to out) */
   int argc;
   char **argv;
+  struct tl_stats_out *stats; /* not NULL: the engine's statistics at exit land here */
 } tl_lang_run_options;
+
+/* what tl_lang_exec reports back when asked (tests: laziness, loops, kernels) */
+struct tl_stats_out {
+  unsigned long long kernels_run, realizes, live_tensors;
+};
 
 /* the file's text (malloc'd, *len bytes) or NULL with a message on err */
 char *tl_lang_read_file(const char *path, size_t *len, FILE *err);
