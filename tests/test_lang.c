@@ -43,8 +43,14 @@ static void run_one(const char *path) {
   char *out = NULL, *err = NULL;
   size_t nout = 0, nerr = 0;
   FILE *fo = open_memstream(&out, &nout), *fe = open_memstream(&err, &nerr);
-  tl_lang_run_options o = {.out = fo, .err = fe, .mem_stats = strstr(src, "// tl-args: --mem-stats") == src};
+  struct tl_stats_out st = {0};
+  tl_lang_run_options o = {.out = fo, .err = fe, .mem_stats = strstr(src, "// tl-args: --mem-stats") == src, .stats = &st};
   int rc = tl_lang_run_source(path, src, len, &o);
+  if (rc == 0 && (st.live_tensors || st.live_objects)) { /* every program that ends well ends with nothing live */
+    failures++;
+    tl_test_fail(__FILE__, __LINE__, "%s: %llu tensors and %llu objects live at exit", path, st.live_tensors,
+                 st.live_objects);
+  }
   fclose(fo);
   fclose(fe);
   programs++;

@@ -712,7 +712,11 @@ static void gen_return(gen *g, tl_node *n) {
       gen_emit(g, "%s %s = %s;", gen_ctype(g, n->lhs->ty), val, gen_take(g, v));
     }
   }
-  gen_release_temps(g, 0);
+  /* every pending temporary of the enclosing statements (a loop's source, ...) and
+   * every owned local goes on this path; the stacks stay as they are for the code
+   * after the return (the rest of the enclosing statements, reached by other paths) */
+  for (int i = g->ntemps - 1; i >= 0; i--)
+    if (!g->temps[i].taken) gen_emit(g, "%s", gen_release_call(g, g->temps[i].ty, g->temps[i].name));
   gen_drop_locals(g, 0);
   gen_emit(g, val ? "return %s;" : "return;", val);
 }

@@ -103,7 +103,7 @@ int tl_lang_exec(tl_program_fn fn, const char *path, const tl_lang_run_options *
     if (o->mem_stats) tlrt_print_mem_stats(R, o->out);
     if (o->stats) {
       tl_stats e = tl_get_stats(ctx);
-      *o->stats = (struct tl_stats_out){e.kernels_run, e.realizes, e.live_tensors};
+      *o->stats = (struct tl_stats_out){e.kernels_run, e.realizes, e.live_tensors, R->stats.objects_live};
     }
     tlrt_free_all(R);
   }

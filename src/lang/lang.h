@@ -19,7 +19,7 @@ typedef struct {
 
 /* what tl_lang_exec reports back when asked (tests: laziness, loops, kernels) */
 struct tl_stats_out {
-  unsigned long long kernels_run, realizes, live_tensors;
+  unsigned long long kernels_run, realizes, live_tensors, live_objects;
 };
 
 /* the file's text (malloc'd, *len bytes) or NULL with a message on err */
