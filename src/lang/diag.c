@@ -3,6 +3,7 @@
 
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 void tl_diag_init(tl_diag *d, const char *file, const char *src, size_t len) {
@@ -12,7 +13,12 @@ void tl_diag_init(tl_diag *d, const char *file, const char *src, size_t len) {
   d->len = len;
 }
 
-void tl_diag_free(tl_diag *d) { tl_strbuf_free(&d->text); }
+void tl_diag_free(tl_diag *d) {
+  tl_strbuf_free(&d->text);
+  free(d->at);
+  d->at = NULL;
+  d->nat = d->capat = 0;
+}
 
 /* the start of line `line` (from 1) and its length, without the newline */
 static const char *line_text(const tl_diag *d, int line, size_t *n) {
@@ -33,6 +39,12 @@ void tl_diag_error(tl_diag *d, int line, int col, const char *fmt, ...) {
   vsnprintf(msg, sizeof msg, fmt, ap);
   va_end(ap);
   d->errors++;
+  if (d->nat == d->capat) {
+    int cap = d->capat ? d->capat * 2 : 16;
+    struct tl_diag_at *na = realloc(d->at, sizeof *na * (size_t)cap);
+    if (na) d->at = na, d->capat = cap;
+  }
+  if (d->nat < d->capat) d->at[d->nat++] = (struct tl_diag_at){line, col, d->text.len};
   tl_strbuf_printf(&d->text, "%s:%d:%d: error: %s\n", d->file, line, col, msg);
   size_t n;
   const char *text = line_text(d, line, &n);
@@ -49,4 +61,32 @@ void tl_diag_hint(tl_diag *d, const char *fmt, ...) {
   vsnprintf(msg, sizeof msg, fmt, ap);
   va_end(ap);
   tl_strbuf_printf(&d->text, "  hint: %s\n", msg);
+}
+
+static int by_place(const void *a, const void *b) {
+  const struct tl_diag_at *x = a, *y = b;
+  if (x->line != y->line) return x->line < y->line ? -1 : 1;
+  if (x->col != y->col) return x->col < y->col ? -1 : 1;
+  return x->start < y->start ? -1 : x->start > y->start; /* stable */
+}
+
+void tl_diag_sort(tl_diag *d) {
+  if (d->nat < 2 || d->text.oom || !d->text.data || d->nat != d->errors) return;
+  struct tl_diag_at *sorted = malloc(sizeof *sorted * (size_t)d->nat);
+  char *text = malloc(d->text.len + 1);
+  if (sorted && text) {
+    for (int i = 0; i < d->nat; i++) sorted[i] = d->at[i];
+    qsort(sorted, (size_t)d->nat, sizeof *sorted, by_place);
+    size_t n = 0;
+    for (int i = 0; i < d->nat; i++) {
+      size_t from = sorted[i].start, to = d->text.len; /* an error runs to the next one */
+      for (int j = 0; j < d->nat; j++)
+        if (d->at[j].start > from && d->at[j].start < to) to = d->at[j].start;
+      memcpy(text + n, d->text.data + from, to - from);
+      n += to - from;
+    }
+    memcpy(d->text.data, text, n);
+  }
+  free(sorted);
+  free(text);
 }

@@ -16,6 +16,8 @@ typedef struct {
   size_t len;
   tl_strbuf text; /* the rendered diagnostics */
   int errors;
+  struct tl_diag_at { int line, col; size_t start; } *at; /* where each error's text starts */
+  int nat, capat;
 } tl_diag;
 
 void tl_diag_init(tl_diag *d, const char *file, const char *src, size_t len);
@@ -25,5 +27,9 @@ void tl_diag_error(tl_diag *d, int line, int col, const char *fmt, ...) TL_PRINT
 
 /* a hint under the last error: `  hint: message` */
 void tl_diag_hint(tl_diag *d, const char *fmt, ...) TL_PRINTF(2, 3);
+
+/* puts the errors in source order (phases report in their own order: the lexer's
+ * come before the parser's); an error keeps its hints; equal places keep their order */
+void tl_diag_sort(tl_diag *d);
 
 #endif

@@ -71,6 +71,7 @@ char *tl_lang_compile(const char *path, const char *src, size_t len, bool line_d
   c = tl_gen_program(&S, arena, path, line_directives, msg, sizeof msg);
   if (!c) fprintf(err, "%s\n", msg);
 done:
+  tl_diag_sort(&diag);
   if (diag.errors && diag.text.data) fputs(diag.text.data, err);
   tl_diag_free(&diag);
   tl_lex_free(&lx);
