@@ -187,7 +187,7 @@ TEST(lex_more_errors) {
   CHECK_CONTAINS(diag_text(&l), "t.tl:1:2: error: \\u{...} is not a Unicode scalar value");
   CHECK_CONTAINS(diag_text(&l), "t.tl:1:15: error: malformed \\u escape: write \\u{1F600} (1 to 6 hex digits)");
   CHECK_CONTAINS(diag_text(&l), "t.tl:1:23: error: hexadecimal literal has no digits");
-  CHECK_CONTAINS(diag_text(&l), "t.tl:1:26: error: unterminated character literal");
+  CHECK_CONTAINS(diag_text(&l), "t.tl:1:26: error: a character literal holds one character");
   CHECK_CONTAINS(diag_text(&l), "t.tl:1:32: error: unexpected character byte 0xFF\n"
                                 "\"\\u{110000}\" '\\u{zz}' 0x 'ab' \t\xff\n"
                                 "                              \t^\n");

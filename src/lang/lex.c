@@ -280,9 +280,16 @@ static void lex_char(scanner *s) {
   if (s->p < s->end && *s->p == '\'') {
     s->p++;
   } else {
-    if (!reported) LEX_ERROR(s, start, s->line, s->line_start, "unterminated character literal");
-    while (s->p < s->end && *s->p != '\'' && *s->p != '\n') s->p++;
-    if (s->p < s->end && *s->p == '\'') s->p++;
+    /* 'ab': a closing quote later on the line means too many characters; without one
+     * the literal is unterminated and the rest of the line is left to the lexer */
+    const char *close = s->p;
+    while (close < s->end && *close != '\'' && *close != '\n') close++;
+    bool closed = close < s->end && *close == '\'';
+    if (!reported)
+      LEX_ERROR(s, start, s->line, s->line_start,
+                closed ? "a character literal holds one character (use a string \"...\" for more)"
+                       : "unterminated character literal");
+    if (closed) s->p = close + 1;
   }
   tl_token *t = push(s, TL_TOK_CHAR, start, s->line, s->line_start);
   if (t) t->v.i = c < 0 ? 0 : c;
