@@ -421,6 +421,7 @@ static cv gen_user_call(gen *g, tl_node *n, const tl_fninfo *f, tl_node *self_ar
   if (f->self) {
     const tl_var *p = f->params[0];
     if (p->kind == VAR_PARAM_REF) tl_strbuf_printf(&b, "&%s", gen_place(g, self_arg));
+    else if (p->kind == VAR_PARAM_OWNED) tl_strbuf_puts(&b, gen_take(g, gen_expr(g, self_arg)));
     else tl_strbuf_puts(&b, gen_expr(g, self_arg).c);
     i = 1;
   }

@@ -642,6 +642,11 @@ static tl_param *param(parser *p) {
     return pa;
   }
   pa->is_mut = consume(p, TL_TOK_MUT);
+  if (pa->is_mut && consume(p, TL_TOK_SELF)) { /* `mut self`: the method's own copy */
+    pa->is_self = true;
+    pa->name = "self";
+    return pa;
+  }
   pa->name = ident(p, "a parameter name");
   expect(p, TL_TOK_COLON, "':' and the parameter's type");
   if (consume(p, TL_TOK_AMP)) {
@@ -946,7 +951,7 @@ static void dump_fn(tl_strbuf *b, const tl_fn *f) {
   for (const tl_param *pa = f->params; pa; pa = pa->next) {
     if (pa != f->params) tl_strbuf_puts(b, " ");
     if (pa->is_self) {
-      tl_strbuf_puts(b, !pa->by_ref ? "self" : pa->is_mut ? "&mut self" : "&self");
+      tl_strbuf_puts(b, !pa->by_ref ? (pa->is_mut ? "mut self" : "self") : pa->is_mut ? "&mut self" : "&self");
       continue;
     }
     tl_strbuf_printf(b, "(%s%s %s", pa->is_mut ? "mut " : "", pa->name, pa->by_ref ? "&mut " : "");

@@ -764,7 +764,7 @@ static void check_fn_body(sema *s, tl_fninfo *f) {
   int i = 0;
   for (; p; p = p->next, i++) {
     tl_ty *t = p->is_self ? (tl_ty *)f->params[i]->ty : f->params[i]->ty;
-    tl_var_kind k = p->is_self ? (p->is_mut ? VAR_PARAM_REF : VAR_PARAM) : f->params[i]->kind;
+    tl_var_kind k = f->params[i]->kind;
     tl_node at = {.line = p->line, .col = p->col};
     tl_var *v = sema_declare(s, &at, p->name, t, k, p->is_mut && !p->by_ref && !p->is_self);
     if (v && k == VAR_PARAM_OWNED) v->is_mut = true;
@@ -816,7 +816,7 @@ static tl_fninfo *declare_fn(sema *s, tl_fn *fn, tl_struct_info *st) {
         v->ty = t;
         f->self = p;
       }
-      v->kind = p->is_mut ? VAR_PARAM_REF : VAR_PARAM;
+      v->kind = p->is_mut ? (p->by_ref ? VAR_PARAM_REF : VAR_PARAM_OWNED) : VAR_PARAM;
     } else {
       v->ty = sema_resolve_type(s, p->type);
       v->kind = p->by_ref ? VAR_PARAM_REF : p->is_mut ? VAR_PARAM_OWNED : VAR_PARAM;
