@@ -183,3 +183,24 @@ TEST(lang_loop_carried_tensors_are_realized_each_iteration) {
   CHECK_INT(st.live_tensors, 0);
   free(out);
 }
+
+/* a comprehension is one engine kernel: index spaces, body, filter and sum fuse */
+TEST(lang_comprehension_runs_as_one_kernel) {
+  char *out = NULL;
+  struct tl_stats_out st = {0};
+  int rc = run_program("fn main() {\n  let a = [[1.0, 2.0], [3.0, 4.0]];\n  let b = [[5.0, 6.0], [7.0, 8.0]];\n"
+                       "  println([i, j | k <- 0..2 { a[i, k] * b[k, j] }]);\n}\n",
+                       &out, &st);
+  CHECK_INT(rc, 0);
+  CHECK_STR(out, "[[19. 22.]\n [43. 50.]]\n");
+  CHECK_INT(st.kernels_run, 1);
+  free(out);
+  out = NULL;
+  rc = run_program("fn main() {\n  let m = [[1.0, 2.0, 3.0], [4.0, 5.0, 6.0], [7.0, 8.0, 9.0]];\n"
+                   "  println([d | d <- 0..5, i <- 0..3, j <- 0..3, i + j == d { m[i, j] }]);\n}\n",
+                   &out, &st);
+  CHECK_INT(rc, 0);
+  CHECK_STR(out, "[ 1.  6. 15. 14.  9.]\n"); /* the anti-diagonal sums */
+  CHECK_INT(st.kernels_run, 1);
+  free(out);
+}
