@@ -55,10 +55,12 @@ static tl_status run_kernel(tl_ctx *ctx, int index, const tl_schedule *s, tl_low
   for (int i = 0; i < low->nargs; i++) {
     tl_uop *node = low->args[i];
     tl_buffer *b = i == 0 ? outs[index] : arg_buffer(node, s, outs);
+    size_t esize = tl_dtype_size((tl_dtype)node->dtype), skip = (size_t)low->arg_offset[i] * esize;
+    size_t need = (size_t)tl_uop_numel(node) * esize;
     k.arg_dtype[i] = (tl_dtype)node->dtype;
-    k.arg_min_bytes[i] = (size_t)tl_uop_numel(node) * tl_dtype_size((tl_dtype)node->dtype);
-    args[i].data = b ? b->data : NULL;
-    args[i].nbytes = b ? b->nbytes : 0;
+    k.arg_min_bytes[i] = need > skip ? need - skip : 0; /* a view's base offset is bound here */
+    args[i].data = b ? (char *)b->data + skip : NULL;
+    args[i].nbytes = b && b->nbytes > skip ? b->nbytes - skip : 0;
     args[i].dtype = b ? b->dtype : TL_F32;
   }
   st = tl_kernel_exec(&k, ctx->pool, k.nargs, args, &ctx->err);

@@ -140,15 +140,27 @@ static void unflatten(lowerer *L, tl_uop *off, int ndim, const int64_t *shape, t
   }
 }
 
-/* symbolic form of tl_st_index: the offset below the tracker and its validity */
-static tl_uop *view_index(lowerer *L, const tl_st *st, tl_uop *const *idx, tl_uop **valid) {
+/* symbolic form of tl_st_index: the offset below the tracker and its validity. With
+ * base not NULL, the buffer-facing view's constant offset is left out and returned
+ * there: the caller binds the buffer at that offset, so a slice read at another
+ * offset (a minibatch, a row) runs the same kernel instead of compiling a new one. */
+static tl_uop *view_index(lowerer *L, const tl_st *st, tl_uop *const *idx, tl_uop **valid, int64_t *base) {
   tl_uop *cur[TL_MAX_DIMS], *off = NULL;
+  /* only where every read lands at or after the base: no mask (a masked-out read is
+   * redirected to index 0, which must stay inside the buffer), no negative stride */
+  for (int vi = 0; base && vi < st->nviews; vi++) {
+    const tl_view *v = &st->views[vi];
+    bool ok = !v->masked && (vi > 0 || v->offset >= 0);
+    for (int d = 0; ok && vi == 0 && d < v->ndim; d++) ok = v->strides[d] >= 0;
+    if (!ok) base = NULL;
+  }
   const tl_view *top = tl_st_top(st);
   memcpy(cur, idx, sizeof(tl_uop *) * (size_t)top->ndim);
   *valid = true_const(L);
   for (int vi = st->nviews - 1; vi >= 0; vi--) {
     const tl_view *v = &st->views[vi];
-    off = ic(L, v->offset);
+    off = ic(L, vi == 0 && base ? 0 : v->offset);
+    if (vi == 0 && base) *base = v->offset;
     for (int d = 0; d < v->ndim; d++) {
       if (v->masked) {
         tl_uop *lo = bin(L, TL_OP_CMPLT, cur[d], ic(L, v->mask_lo[d]));
@@ -165,21 +177,22 @@ static tl_uop *view_index(lowerer *L, const tl_st *st, tl_uop *const *idx, tl_uo
 }
 
 /* ---- values --------------------------------------------------------------------------- */
-static int slot_of(lowerer *L, tl_uop *u) {
+static int slot_of(lowerer *L, tl_uop *u, int64_t base) {
   tl_lowered *o = L->out;
   for (int i = 1; i < o->nargs; i++)
-    if (o->args[i] == u) return i;
+    if (o->args[i] == u && o->arg_offset[i] == base) return i;
   if (o->nargs == TL_KERNEL_MAX_ARGS) {
     tl_error_set(L->err, TL_ERR_INTERNAL, "kernel reads more than %d buffers", TL_KERNEL_MAX_ARGS - 1);
     L->failed = true;
     return 0;
   }
   o->args[o->nargs] = u;
+  o->arg_offset[o->nargs] = base;
   return o->nargs++;
 }
 
-static tl_uop *load(lowerer *L, tl_uop *node, tl_uop *index, tl_uop *guard) {
-  tl_arg slot = {.i = slot_of(L, node)};
+static tl_uop *load(lowerer *L, tl_uop *node, int64_t base, tl_uop *index, tl_uop *guard) {
+  tl_arg slot = {.i = slot_of(L, node, base)};
   tl_uop *src[2] = {index, guard};
   bool always = guard->op == TL_OP_CONST && guard->arg.i != 0;
   return tl_uop_make(&L->out->g, TL_OP_LOAD, (tl_dtype)node->dtype, always ? 1 : 2, src, slot, 0, 0, NULL);
@@ -240,7 +253,7 @@ static tl_uop *reduce_value(lowerer *L, tl_uop *u, tl_uop *const *idx, tl_uop *g
 
 static tl_uop *compute(lowerer *L, tl_uop *u, tl_uop *const *idx, tl_uop *guard) {
   tl_graph *g = &L->out->g;
-  if (is_input(L, u)) return load(L, u, linear_index(L, u->ndim, u->shape, idx), guard);
+  if (is_input(L, u)) return load(L, u, 0, linear_index(L, u->ndim, u->shape, idx), guard);
   switch (tl_op_kind(u->op)) {
   case 'L':
     if (u->op == TL_OP_CONST) {
@@ -254,10 +267,12 @@ static tl_uop *compute(lowerer *L, tl_uop *u, tl_uop *const *idx, tl_uop *guard)
     break;
   case 'V': {
     tl_uop *valid, *src = u->src[0], *sidx[TL_MAX_DIMS];
-    tl_uop *off = view_index(L, u->arg.p, idx, &valid);
+    int64_t base = 0;
+    bool input = is_input(L, src);
+    tl_uop *off = view_index(L, u->arg.p, idx, &valid, input ? &base : NULL);
     tl_uop *g2 = bin(L, TL_OP_AND, guard, valid);
     tl_uop *v;
-    if (is_input(L, src)) return load(L, src, off, g2);
+    if (input) return load(L, src, base, off, g2);
     unflatten(L, off, src->ndim, src->shape, sidx);
     v = value(L, src, sidx, g2);
     if (valid->op == TL_OP_CONST && valid->arg.i) return v;

@@ -39,6 +39,7 @@ typedef struct tl_lowered {
   tl_block *root;
   int nargs;
   tl_uop *args[TL_KERNEL_MAX_ARGS]; /* tensor-graph node behind each slot */
+  int64_t arg_offset[TL_KERNEL_MAX_ARGS]; /* elements: the slot is bound at data + offset */
   int64_t work;        /* iterations of the parallel loop (1 if none) */
   int64_t inner_work;  /* scalar work per parallel iteration, for chunking */
   int next_name;
