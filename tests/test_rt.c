@@ -6,6 +6,7 @@
 #include <stdlib.h>
 
 #include "lang/rt.h"
+#include "lang/rt_ops.h"
 #include "test.h"
 
 /* A run state whose errors come back to the test: the statement must fail with
@@ -75,12 +76,13 @@ static void check_values(tl_tensor *t, int n, const double *want) {
 TEST(tlrt_fail_jumps_with_the_located_message) {
   RT_BEGIN(R);
   CHECK_FAILS(R, tlrt_fail(R, 3, 7, "bad value %d", 5), "t.tl:3:7: runtime error: bad value 5");
-  CHECK_FAILS(R, tlrt_div_i64(R, 1, 0, 10, 2), "t.tl:10:2: runtime error: integer division by zero");
-  CHECK_FAILS(R, tlrt_mod_i64(R, 1, 0, 11, 4), "t.tl:11:4: runtime error: integer remainder by zero");
-  CHECK_INT(tlrt_div_i64(R, -7, 2, 1, 1), -3); /* toward zero, like the engine */
-  CHECK_INT(tlrt_mod_i64(R, -7, 3, 1, 1), -1);
-  CHECK(tlrt_div_i64(R, INT64_MIN, -1, 1, 1) == INT64_MIN);
-  CHECK_INT(tlrt_mod_i64(R, INT64_MIN, -1, 1, 1), 0);
+  /* the checked integer division compiled programs inline (rt_ops.h) */
+  CHECK_FAILS(R, tl__div64(R, 1, 0, 10, 2), "t.tl:10:2: runtime error: integer division by zero");
+  CHECK_FAILS(R, tl__mod64(R, 1, 0, 11, 4), "t.tl:11:4: runtime error: integer remainder by zero");
+  CHECK_INT(tl__div64(R, -7, 2, 1, 1), -3); /* toward zero, like the engine */
+  CHECK_INT(tl__mod64(R, -7, 3, 1, 1), -1);
+  CHECK(tl__div64(R, INT64_MIN, -1, 1, 1) == INT64_MIN);
+  CHECK_INT(tl__mod64(R, INT64_MIN, -1, 1, 1), 0);
   RT_END(R);
 }
 
@@ -625,7 +627,6 @@ TEST(tlrt_mem_stats_lines) {
   RT_END(R);
 }
 
-#include "lang/rt_ops.h"
 
 /* Tensor::rand/randn are drawn on the host (no kernel per draw) and must be the very
  * numbers the engine's lazy tl_rand/tl_randn give for the same stream */

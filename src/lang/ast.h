@@ -124,4 +124,9 @@ typedef struct tl_program {
   tl_ast_item *items;
 } tl_program;
 
+/* the first node of n's subtree (n first, then its children: args, stmts, lhs, rhs,
+ * cond, then, els, body, value) for which pred holds, or NULL. A pred that only
+ * records what it sees and returns false visits every node. */
+tl_node *tl_ast_find(tl_node *n, bool (*pred)(tl_node *n, void *arg), void *arg);
+
 #endif

@@ -33,11 +33,15 @@ static const char *line_text(const tl_diag *d, int line, size_t *n) {
 }
 
 void tl_diag_error(tl_diag *d, int line, int col, const char *fmt, ...) {
-  char msg[512];
   va_list ap;
   va_start(ap, fmt);
-  vsnprintf(msg, sizeof msg, fmt, ap);
+  tl_diag_verror(d, line, col, fmt, ap);
   va_end(ap);
+}
+
+void tl_diag_verror(tl_diag *d, int line, int col, const char *fmt, va_list ap) {
+  char msg[512];
+  vsnprintf(msg, sizeof msg, fmt, ap);
   d->errors++;
   if (d->nat == d->capat) {
     int cap = d->capat ? d->capat * 2 : 16;

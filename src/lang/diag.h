@@ -5,6 +5,7 @@
 #ifndef TL_LANG_DIAG_H
 #define TL_LANG_DIAG_H
 
+#include <stdarg.h>
 #include <stddef.h>
 
 #include "core/error.h"
@@ -24,6 +25,7 @@ void tl_diag_init(tl_diag *d, const char *file, const char *src, size_t len);
 void tl_diag_free(tl_diag *d);
 /* line and col count from 1; col is a byte column */
 void tl_diag_error(tl_diag *d, int line, int col, const char *fmt, ...) TL_PRINTF(4, 5);
+void tl_diag_verror(tl_diag *d, int line, int col, const char *fmt, va_list ap);
 
 /* a hint under the last error: `  hint: message` */
 void tl_diag_hint(tl_diag *d, const char *fmt, ...) TL_PRINTF(2, 3);

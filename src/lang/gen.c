@@ -130,14 +130,14 @@ void gen_release_temps(gen *g, int mark) {
   }
 }
 
-static bool reads_var(const tl_node *n, const tl_var *v, const tl_node *except) {
-  if (!n) return false;
-  if (n != except && (n->kind == TL_N_IDENT || n->kind == TL_N_SELF) && n->var == v) return true;
-  for (const tl_node *c = n->args; c; c = c->next)
-    if (reads_var(c, v, except)) return true;
-  if (n->kind != TL_N_BLOCK && n->kind != TL_N_IF) /* nested statements run before or after, not beside */
-    return reads_var(n->lhs, v, except) || reads_var(n->rhs, v, except);
-  return reads_var(n->cond, v, except);
+typedef struct {
+  const tl_var *var;
+  const tl_node *except;
+} other_read;
+
+static bool is_other_read(tl_node *n, void *arg) {
+  const other_read *o = arg;
+  return n != o->except && (n->kind == TL_N_IDENT || n->kind == TL_N_SELF) && n->var == o->var;
 }
 
 const char *gen_take(gen *g, cv v) {
@@ -148,7 +148,8 @@ const char *gen_take(gen *g, cv v) {
   }
   tl_var *var = v.var;
   bool owned = var && (var->kind == VAR_LOCAL || var->kind == VAR_PARAM_OWNED);
-  if (owned && v.node && v.node->last_use && !reads_var(g->stmt, var, v.node)) {
+  other_read other = {var, v.node};
+  if (owned && v.node && v.node->last_use && !tl_ast_find((tl_node *)g->stmt, is_other_read, &other)) {
     /* the last use: move; the variable is nulled so its drop does nothing */
     const char *name = gen_fmt(g, "t%d", ++g->ntmp);
     gen_emit(g, "%s %s = %s;", gen_ctype(g, v.ty), name, v.c);
@@ -222,7 +223,7 @@ static const char *tok_c(tl_tok_kind op) {
 }
 
 /* the run-time op code of tensor arithmetic (rt_ops.h TLRT_OP_*) */
-static int tensor_op(tl_tok_kind op) {
+int gen_tensor_op(tl_tok_kind op) {
   static const tl_tok_kind ops[] = {TL_TOK_PLUS, TL_TOK_MINUS, TL_TOK_STAR, TL_TOK_SLASH, TL_TOK_PERCENT, TL_TOK_LT,
                                     TL_TOK_GT,   TL_TOK_LE,    TL_TOK_GE,   TL_TOK_EQ,    TL_TOK_NE};
   for (int i = 0; i < 11; i++)
@@ -240,12 +241,12 @@ cv gen_binary_values(gen *g, tl_node *n, tl_tok_kind op, cv a, cv b);
 cv gen_binary_values(gen *g, tl_node *n, tl_tok_kind op, cv a, cv b) {
   tl_ty *t = n->ty;
   if (a.ty->kind == TY_TENSOR && b.ty->kind == TY_TENSOR)
-    return gen_temp_value(g, t, gen_fmt(g, "tlrt_binop(R, %d, %s, %s, %d, %d)", tensor_op(op), a.c, b.c, n->line, n->col));
+    return gen_temp_value(g, t, gen_fmt(g, "tlrt_binop(R, %d, %s, %s, %d, %d)", gen_tensor_op(op), a.c, b.c, n->line, n->col));
   if (a.ty->kind == TY_TENSOR || b.ty->kind == TY_TENSOR) {
     bool left = b.ty->kind == TY_TENSOR;
     cv tv = left ? b : a, sv = left ? a : b;
     bool k = is_const_scalar(left ? n->lhs : n->rhs);
-    return gen_temp_value(g, t, gen_fmt(g, "tlrt_binop_s(R, %d, %s, (double)(%s), %d, %d, %d, %d)", tensor_op(op), tv.c,
+    return gen_temp_value(g, t, gen_fmt(g, "tlrt_binop_s(R, %d, %s, (double)(%s), %d, %d, %d, %d)", gen_tensor_op(op), tv.c,
                                         sv.c, left, k, n->line, n->col));
   }
   if (a.ty->kind == TY_STR) {
@@ -338,78 +339,55 @@ static cv gen_ident(gen *g, tl_node *n) {
 /* ---- indexing ---- */
 
 /* the index list of t[...]: ints alone (`all_int`) or as tlrt_ix specs */
-static char *index_list(gen *g, tl_node *args, int *k, bool *all_int) {
-  const char *parts[32];
-  bool range[32];
-  *k = 0;
-  *all_int = true;
-  for (tl_node *a = args; a && *k < 32; a = a->next, (*k)++) {
-    range[*k] = a->kind == TL_N_RANGE;
-    if (range[*k]) {
-      *all_int = false;
-      const char *lo = a->lhs ? gen_expr(g, a->lhs).c : "0", *hi = a->rhs ? gen_expr(g, a->rhs).c : "0";
-      parts[*k] = gen_fmt(g, "{true, %d, %d, %s, %s}", a->lhs != NULL, a->rhs != NULL, lo, hi);
-    } else parts[*k] = gen_new_temp(g, TY_I64_T, gen_expr(g, a).c); /* evaluated once, in order */
-  }
-  tl_strbuf b = {0};
-  for (int i = 0; i < *k; i++)
-    tl_strbuf_printf(&b, "%s%s", i ? ", " : "",
-                     *all_int || range[i] ? parts[i] : gen_fmt(g, "{false, 0, 0, %s, 0}", parts[i]));
-  char *list = tl_strbuf_take(&b);
-  return list ? list : calloc(1, 1);
-}
+/* the indices of t[...], each evaluated once, in order: as plain integers (`ints`,
+ * when no axis is a range) and as tlrt_ix specs (`specs`) */
+typedef struct {
+  int n;
+  bool all_int;
+  const char *ints, *specs;
+} index_args;
 
-static const char *ints_as_specs(gen *g, const char *ints) {
-  /* "a, b" -> "{false, 0, 0, a, 0}, {false, 0, 0, b, 0}": temps have no commas inside */
-  tl_strbuf b = {0};
-  const char *p = ints;
-  int i = 0;
-  while (*p) {
-    const char *e = strchr(p, ',');
-    size_t n = e ? (size_t)(e - p) : strlen(p);
-    tl_strbuf_printf(&b, "%s{false, 0, 0, %.*s, 0}", i++ ? ", " : "", (int)n, p);
-    p += n;
-    while (*p == ',' || *p == ' ') p++;
+static index_args index_list(gen *g, tl_node *args) {
+  index_args ix = {.all_int = true, .ints = "", .specs = ""};
+  for (tl_node *a = args; a && ix.n < 32; a = a->next, ix.n++) {
+    const char *sep = ix.n ? ", " : "";
+    if (a->kind == TL_N_RANGE) {
+      ix.all_int = false;
+      const char *lo = a->lhs ? gen_expr(g, a->lhs).c : "0", *hi = a->rhs ? gen_expr(g, a->rhs).c : "0";
+      ix.specs = gen_fmt(g, "%s%s{true, %d, %d, %s, %s}", ix.specs, sep, a->lhs != NULL, a->rhs != NULL, lo, hi);
+      continue;
+    }
+    const char *i = gen_new_temp(g, TY_I64_T, gen_expr(g, a).c);
+    ix.ints = gen_fmt(g, "%s%s%s", ix.ints, sep, i);
+    ix.specs = gen_fmt(g, "%s%s{false, 0, 0, %s, 0}", ix.specs, sep, i);
   }
-  char *s = tl_strbuf_take(&b);
-  const char *r = gen_fmt(g, "%s", s ? s : "");
-  free(s);
-  return r;
+  return ix;
 }
 
 static cv gen_index(gen *g, tl_node *n) {
   cv t = gen_expr(g, n->lhs);
-  int k;
-  bool all_int;
-  char *list = index_list(g, n->args, &k, &all_int);
-  cv r;
-  if (all_int && n->ty->kind != TY_TENSOR)
-    r = gen_temp_value(g, n->ty, gen_fmt(g, "(%s)tlrt_get(R, %s, %d, (int64_t[]){%s}, %d, %d)", gen_ctype(g, n->ty), t.c,
-                                         k, list, n->line, n->col));
-  else
-    r = gen_temp_value(g, n->ty, gen_fmt(g, "tlrt_index(R, %s, %d, (tlrt_ix[]){%s}, %d, %d)", t.c, k,
-                                         all_int ? ints_as_specs(g, list) : list, n->line, n->col));
-  free(list);
-  return r;
+  index_args ix = index_list(g, n->args);
+  if (ix.all_int && n->ty->kind != TY_TENSOR)
+    return gen_temp_value(g, n->ty, gen_fmt(g, "(%s)tlrt_get(R, %s, %d, (int64_t[]){%s}, %d, %d)", gen_ctype(g, n->ty),
+                                            t.c, ix.n, ix.ints, n->line, n->col));
+  return gen_temp_value(g, n->ty, gen_fmt(g, "tlrt_index(R, %s, %d, (tlrt_ix[]){%s}, %d, %d)", t.c, ix.n, ix.specs,
+                                          n->line, n->col));
 }
 
 static const char *gen_place(gen *g, tl_node *n);
 
 static void gen_store(gen *g, tl_node *lhs, cv v) {
-  int k;
-  bool all_int;
-  char *list = index_list(g, lhs->args, &k, &all_int);
+  index_args ix = index_list(g, lhs->args);
   const char *place = gen_place(g, lhs->lhs);
-  if (all_int && v.ty->kind != TY_TENSOR && lhs->ty->kind != TY_TENSOR)
-    gen_emit(g, "tlrt_set(R, &%s, %d, (int64_t[]){%s}, (double)(%s), %d, %d);", place, k, list, v.c, lhs->line, lhs->col);
-  else {
-    const char *val = v.c;
-    if (v.ty->kind != TY_TENSOR)
-      val = gen_new_temp(g, lhs->lhs->ty, gen_fmt(g, "tlrt_scalar(R, tl_get_dtype(%s), (double)(%s))", place, v.c));
-    gen_emit(g, "tlrt_store(R, &%s, %d, (tlrt_ix[]){%s}, %s, %d, %d);", place, k, all_int ? ints_as_specs(g, list) : list,
-             val, lhs->line, lhs->col);
+  if (ix.all_int && v.ty->kind != TY_TENSOR && lhs->ty->kind != TY_TENSOR) {
+    gen_emit(g, "tlrt_set(R, &%s, %d, (int64_t[]){%s}, (double)(%s), %d, %d);", place, ix.n, ix.ints, v.c, lhs->line,
+             lhs->col);
+    return;
   }
-  free(list);
+  const char *val = v.c;
+  if (v.ty->kind != TY_TENSOR)
+    val = gen_new_temp(g, lhs->lhs->ty, gen_fmt(g, "tlrt_scalar(R, tl_get_dtype(%s), (double)(%s))", place, v.c));
+  gen_emit(g, "tlrt_store(R, &%s, %d, (tlrt_ix[]){%s}, %s, %d, %d);", place, ix.n, ix.specs, val, lhs->line, lhs->col);
 }
 
 /* ---- calls of user functions ---- */
@@ -626,17 +604,22 @@ static void gen_assign(gen *g, tl_node *n) {
   } else gen_emit(g, "%s = %s;", place, val);
 }
 
-static void gen_loop_body(gen *g, tl_node *loop, tl_node *body) {
-  if (g->nloops == GEN_MAX_LOOPS) {
-    gen_fail(g, loop, "loops nested too deep");
+/* one turn of a loop; `owned` (a `for` row, or NULL) is a local of the turn, released
+ * at its end and by break and continue */
+static void gen_loop_body(gen *g, tl_node *loop, tl_node *body, tl_var *owned) {
+  if (g->nloops == GEN_MAX_LOOPS || g->nlocals == GEN_MAX_LOCALS) {
+    gen_fail(g, loop, "too many nested loops or variables in one function");
     return;
   }
-  g->loops[g->nloops].locals_mark = g->nlocals;
+  int mark = g->nlocals;
+  g->loops[g->nloops].locals_mark = mark;
   g->loops[g->nloops].node = loop;
   g->nloops++;
+  if (owned) g->locals[g->nlocals++] = owned;
   gen_block_into(g, body, NULL);
   realize_carried(g, loop);
   g->nloops--;
+  gen_scope_end(g, mark);
 }
 
 static void gen_while(gen *g, tl_node *n) {
@@ -650,7 +633,7 @@ static void gen_while(gen *g, tl_node *n) {
     gen_release_temps(g, mark);
     gen_emit(g, "if (!%s) break;", cond);
   }
-  gen_loop_body(g, n, n->body);
+  gen_loop_body(g, n, n->body, NULL);
   g->indent--;
   gen_emit(g, "}");
 }
@@ -668,7 +651,7 @@ static void gen_for(gen *g, tl_node *n) {
     const char *b = gen_new_temp(g, TY_I64_T, gen_expr(g, hi).c);
     gen_emit(g, "for (int64_t %s = %s; %s < %s; %s++) {", var_ref(g, v), a, var_ref(g, v), b, var_ref(g, v));
     g->indent++;
-    gen_loop_body(g, n, n->body);
+    gen_loop_body(g, n, n->body, NULL);
   } else {
     cv src = gen_expr(g, h);
     const char *s = gen_new_temp(g, h->ty, src.temp >= 0 ? gen_take(g, src) : gen_fmt(g, "tlrt_tensor_retain(R, %s)", src.c));
@@ -679,21 +662,11 @@ static void gen_for(gen *g, tl_node *n) {
     g->indent++;
     if (v->ty->kind == TY_TENSOR) {
       gen_emit(g, "tl_tensor *%s = tlrt_index_ints(R, %s, 1, (int64_t[]){%s}, %d, %d);", var_ref(g, v), s, k, h->line, h->col);
-      g->loops[g->nloops].locals_mark = g->nlocals; /* the row is released each turn, break and continue included */
-      g->locals[g->nlocals++] = v;
-      if (g->nloops == GEN_MAX_LOOPS) gen_fail(g, n, "loops nested too deep");
-      else {
-        g->loops[g->nloops].node = n;
-        g->nloops++;
-        gen_block_into(g, n->body, NULL);
-        realize_carried(g, n);
-        g->nloops--;
-      }
-      gen_scope_end(g, g->nlocals - 1);
+      gen_loop_body(g, n, n->body, v);
     } else {
       gen_emit(g, "%s %s = (%s)tlrt_get(R, %s, 1, (int64_t[]){%s}, %d, %d);", gen_ctype(g, v->ty), var_ref(g, v),
                gen_ctype(g, v->ty), s, k, h->line, h->col);
-      gen_loop_body(g, n, n->body);
+      gen_loop_body(g, n, n->body, NULL);
     }
   }
   g->indent--;

@@ -219,12 +219,6 @@ static cv math_call(gen *g, tl_node *n, tl_builtin id, cv x, tl_node *yn) {
                                    left ? x.c : y.c, left, loc(g, n)));
 }
 
-static int count_args(const tl_node *a) {
-  int k = 0;
-  for (; a; a = a->next) k++;
-  return k;
-}
-
 static cv gen_ctor(gen *g, tl_node *n) {
   tl_builtin id = (tl_builtin)n->ival;
   tl_node *a = n->args;
@@ -357,6 +351,5 @@ cv gen_builtin_call(gen *g, tl_node *n) {
   }
   if (n->lhs->ty->kind == TY_TENSOR) return gen_tensor_method(g, n, id);
   cv x = gen_expr(g, n->lhs); /* scalar methods: x.sqrt(), a.max(b) */
-  (void)count_args;
   return math_call(g, n, id, x, n->args);
 }

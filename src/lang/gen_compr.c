@@ -20,9 +20,9 @@ static tl_ty *tensor_of(gen *g, const tl_ty *scalar) {
     g->failed = true;
     return (tl_ty *)scalar;
   }
+  int dt = sema_dtype_of(scalar);
   t->kind = TY_TENSOR;
-  t->dtype = scalar->kind == TY_F64 ? TL_F64 : scalar->kind == TY_I64 ? TL_I64 : scalar->kind == TY_I32 ? TL_I32
-             : scalar->kind == TY_BOOL ? TL_BOOL : TL_F32;
+  t->dtype = dt < 0 ? TL_F32 : dt;
   t->rank = -1;
   return t;
 }
@@ -44,24 +44,13 @@ static cv outside(gen *g, tl_node *n) {
   return v;
 }
 
-static bool depends(const tl_node *n) {
-  if (!n) return false;
-  if ((n->kind == TL_N_IDENT) && n->var && (n->var->is_index || n->var->vectorized)) return true;
-  for (const tl_node *c = n->args; c; c = c->next)
-    if (depends(c)) return true;
-  for (const tl_node *c = n->stmts; c; c = c->next)
-    if (depends(c)) return true;
-  return depends(n->lhs) || depends(n->rhs) || depends(n->cond) || depends(n->then) || depends(n->els) ||
-         depends(n->value);
+static bool is_vector_read(tl_node *n, void *unused) {
+  (void)unused;
+  return n->kind == TL_N_IDENT && n->var && (n->var->is_index || n->var->vectorized);
 }
 
-static int binop_code(tl_tok_kind op) {
-  static const tl_tok_kind ops[] = {TL_TOK_PLUS, TL_TOK_MINUS, TL_TOK_STAR, TL_TOK_SLASH, TL_TOK_PERCENT, TL_TOK_LT,
-                                    TL_TOK_GT,   TL_TOK_LE,    TL_TOK_GE,   TL_TOK_EQ,    TL_TOK_NE};
-  for (int i = 0; i < 11; i++)
-    if (ops[i] == op) return i;
-  return 0;
-}
+/* does n vary over the iteration space? */
+static bool depends(tl_node *n) { return tl_ast_find(n, is_vector_read, NULL) != NULL; }
 
 static cv tensor_binop(gen *g, const tl_node *n, int op, cv a, cv b) {
   tl_ty *t = tensor_of(g, n->ty);
@@ -144,7 +133,7 @@ cv gen_compr_expr(gen *g, tl_node *n) {
     cv a = gen_compr_expr(g, n->lhs), b = gen_compr_expr(g, n->rhs);
     if (n->op == TL_TOK_ANDAND) return where(g, n, a, b, a);
     if (n->op == TL_TOK_OROR) return where(g, n, a, a, b);
-    return tensor_binop(g, n, binop_code(n->op), a, b);
+    return tensor_binop(g, n, gen_tensor_op(n->op), a, b);
   }
   case TL_N_UNARY: {
     cv a = gen_compr_expr(g, n->lhs);
@@ -243,8 +232,7 @@ cv gen_compr(gen *g, tl_node *n) {
     free(list);
   }
   /* the full space, then the filters, then the sum over the summed axes */
-  tl_ty *vt = tensor_of(g, is_tensor(val) ? (val.ty->dtype == TL_F64 ? TY_F64_T : val.ty->dtype == TL_I64 ? TY_I64_T
-                                            : val.ty->dtype == TL_BOOL ? TY_BOOL_T : TY_F32_T) : val.ty);
+  tl_ty *vt = tensor_of(g, is_tensor(val) ? sema_elem_ty(val.ty->dtype) : val.ty);
   const char *full = as_tensor(g, val);
   if (n->body || nout == 1)
     full = gen_new_temp(g, vt, gen_fmt(g, "tlrt_expand_to(R, %s, %d, %s, %s)", full, nv, shape, loc(g, n)));

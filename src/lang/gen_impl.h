@@ -78,6 +78,7 @@ cv gen_print(gen *g, tl_node *n);
 void gen_fmt_value(gen *g, cv v, int prec, const tl_node *at);
 cv gen_array(gen *g, tl_node *n);
 int gen_unop_code(tl_builtin id); /* the rt_ops TLRT_UNOP_* of an elementwise builtin */
+int gen_tensor_op(tl_tok_kind op); /* the rt_ops TLRT_OP_* of an operator token */
 /* gen_compr.c */
 cv gen_compr(gen *g, tl_node *n);
 cv gen_compr_expr(gen *g, tl_node *n); /* an expression of a comprehension body: a tensor */

@@ -42,12 +42,10 @@ static bool consume(parser *p, tl_tok_kind k) {
 
 static _Noreturn void fail_at(parser *p, const tl_token *t, const char *fmt, ...) TL_PRINTF(3, 4);
 static _Noreturn void fail_at(parser *p, const tl_token *t, const char *fmt, ...) {
-  char msg[400];
   va_list ap;
   va_start(ap, fmt);
-  vsnprintf(msg, sizeof msg, fmt, ap);
+  tl_diag_verror(p->diag, t->line, t->col, fmt, ap);
   va_end(ap);
-  tl_diag_error(p->diag, t->line, t->col, "%s", msg);
   longjmp(*p->recover, 1);
 }
 

@@ -56,17 +56,6 @@ void tlrt_check_status(tlrt *R, tl_status st, int line, int col) {
 }
 
 /* Integer division truncates toward zero, as C, Rust and the engine do. */
-int64_t tlrt_div_i64(tlrt *R, int64_t a, int64_t b, int line, int col) {
-  if (b == 0) tlrt_fail(R, line, col, "integer division by zero");
-  if (b == -1) return (int64_t)(0 - (uint64_t)a); /* INT64_MIN / -1 wraps, never traps */
-  return a / b;
-}
-
-int64_t tlrt_mod_i64(tlrt *R, int64_t a, int64_t b, int line, int col) {
-  if (b == 0) tlrt_fail(R, line, col, "integer remainder by zero");
-  return b == -1 ? 0 : a % b; /* INT64_MIN % -1 traps in C */
-}
-
 /* ---- objects ------------------------------------------------------------------------- */
 static void obj_link(tlrt *R, tlrt_obj *o) {
   o->prev = R->objs.prev;

@@ -68,8 +68,6 @@ _Noreturn void tlrt_fail(tlrt *R, int line, int col, const char *fmt, ...)
 /* t, or a run-time error carrying the engine's message when t is NULL */
 tl_tensor *tlrt_check(tlrt *R, tl_tensor *t, int line, int col);
 void tlrt_check_status(tlrt *R, tl_status st, int line, int col);
-int64_t tlrt_div_i64(tlrt *R, int64_t a, int64_t b, int line, int col); /* b == 0 fails */
-int64_t tlrt_mod_i64(tlrt *R, int64_t a, int64_t b, int line, int col);
 
 /* objects: allocation, counting, copy-on-write */
 void *tlrt_obj_new(tlrt *R, size_t size, void (*drop)(tlrt *R, tlrt_obj *o));

@@ -81,12 +81,10 @@ bool sema_ty_fits(const tl_ty *want, const tl_ty *have) {
 }
 
 void sema_error(sema *s, const tl_node *n, const char *fmt, ...) {
-  char msg[480];
   va_list ap;
   va_start(ap, fmt);
-  vsnprintf(msg, sizeof msg, fmt, ap);
+  tl_diag_verror(s->diag, n->line, n->col, fmt, ap);
   va_end(ap);
-  tl_diag_error(s->diag, n->line, n->col, "%s", msg);
 }
 
 void sema_mismatch(sema *s, const tl_node *n, const char *what, const tl_ty *want, const tl_ty *have) {
@@ -135,6 +133,12 @@ tl_ty *sema_resolve_type(sema *s, const tl_type *t) {
   r->st = st;
   r->dtype = r->rank = -1;
   return r;
+}
+
+/* checks that n is an i64 (an index, a bound, a dim): integer literals become i64 */
+void sema_expect_i64(sema *s, tl_node *n, const char *what) {
+  tl_ty *t = sema_expr(s, n, TY_I64_T);
+  if (t->kind != TY_I64 && t->kind != TY_ERROR) sema_mismatch(s, n, what, TY_I64_T, t);
 }
 
 /* ---- names ---- */
@@ -328,14 +332,8 @@ static tl_ty *check_cast(sema *s, tl_node *n) {
 }
 
 static tl_ty *check_range(sema *s, tl_node *n) {
-  if (n->lhs) {
-    tl_ty *t = sema_expr(s, n->lhs, TY_I64_T);
-    if (t->kind != TY_I64 && t->kind != TY_ERROR) sema_mismatch(s, n->lhs, "range bound", TY_I64_T, t);
-  }
-  if (n->rhs) {
-    tl_ty *t = sema_expr(s, n->rhs, TY_I64_T);
-    if (t->kind != TY_I64 && t->kind != TY_ERROR) sema_mismatch(s, n->rhs, "range bound", TY_I64_T, t);
-  }
+  if (n->lhs) sema_expect_i64(s, n->lhs, "range bound");
+  if (n->rhs) sema_expect_i64(s, n->rhs, "range bound");
   return TY_RANGE_T;
 }
 
@@ -344,19 +342,12 @@ static tl_ty *check_index(sema *s, tl_node *n) {
   int nint = 0, nargs = 0;
   for (tl_node *a = n->args; a; a = a->next, nargs++) {
     if (a->kind == TL_N_RANGE) {
-      if (a->lhs) {
-        tl_ty *b = sema_expr(s, a->lhs, TY_I64_T);
-        if (b->kind != TY_I64 && b->kind != TY_ERROR) sema_mismatch(s, a->lhs, "slice bound", TY_I64_T, b);
-      }
-      if (a->rhs) {
-        tl_ty *b = sema_expr(s, a->rhs, TY_I64_T);
-        if (b->kind != TY_I64 && b->kind != TY_ERROR) sema_mismatch(s, a->rhs, "slice bound", TY_I64_T, b);
-      }
+      if (a->lhs) sema_expect_i64(s, a->lhs, "slice bound");
+      if (a->rhs) sema_expect_i64(s, a->rhs, "slice bound");
       a->ty = TY_RANGE_T;
       continue;
     }
-    tl_ty *i = sema_expr(s, a, TY_I64_T);
-    if (i->kind != TY_I64 && i->kind != TY_ERROR) sema_mismatch(s, a, "index", TY_I64_T, i);
+    sema_expect_i64(s, a, "index");
     nint++;
   }
   if (t->kind == TY_ERROR) return t;
@@ -569,7 +560,6 @@ static void note_loop_write(sema *s, tl_var *v) {
     loop->ref = e;
   next:;
   }
-  if (v->loop_depth < s->nloops) v->assigned_in_loop = true;
 }
 
 /* checks that n is a place the program may write: a mutable variable, a `&mut`
@@ -657,8 +647,7 @@ static void check_for(sema *s, tl_node *n) {
   if (h->kind == TL_N_CALL && h->lhs->kind == TL_N_IDENT && !strcmp(h->lhs->name, "range") && !sema_lookup(s, "range")) {
     int k = 0;
     for (tl_node *a = h->args; a; a = a->next, k++) {
-      tl_ty *t = sema_expr(s, a, TY_I64_T);
-      if (t->kind != TY_I64 && t->kind != TY_ERROR) sema_mismatch(s, a, "range bound", TY_I64_T, t);
+      sema_expect_i64(s, a, "range bound");
     }
     if (k < 1 || k > 2) sema_error(s, h, "range() takes 1 or 2 arguments, not %d", k);
     h->ty = TY_RANGE_T;
@@ -834,9 +823,6 @@ static tl_fninfo *declare_fn(sema *s, tl_fn *fn, tl_struct_info *st) {
   tl_fninfo **tail = &s->out->fns; /* in source order: errors come out in order */
   while (*tail) tail = &(*tail)->next;
   *tail = f;
-  if (st) {
-    /* methods: kept on the struct too, for lookup by receiver */
-  }
   return f;
 }
 

@@ -44,7 +44,6 @@ typedef struct tl_var {
   int id;            /* 0.. within its function: the ownership pass's bit */
   int line, col;
   int loop_depth;    /* loops enclosing the declaration */
-  bool assigned_in_loop; /* written inside a loop deeper than its declaration */
   bool is_index;     /* a comprehension index variable */
   bool is_for;       /* a `for` loop's variable */
   struct tl_node *gen;       /* index variable: its generator's range, or NULL when inferred */
@@ -85,7 +84,6 @@ struct tl_struct_info {
   const char *name;
   int nfields;
   tl_field_info *fields;
-  tl_fninfo *methods;
   int line, col;
   struct tl_struct_info *next;
 };

@@ -59,16 +59,11 @@ static bool check_count(sema *s, tl_node *n, const char *name, int got, int lo, 
   return false;
 }
 
-static void expect_i64(sema *s, tl_node *a, const char *what) {
-  tl_ty *t = sema_expr(s, a, TY_I64_T);
-  if (t->kind != TY_I64 && t->kind != TY_ERROR) sema_mismatch(s, a, what, TY_I64_T, t);
-}
-
 /* a shape: an array literal of integers, or a 1-D integer tensor; its rank when known */
 static int check_shape(sema *s, tl_node *a) {
   if (a->kind == TL_N_ARRAY) {
     int k = 0;
-    for (tl_node *e = a->args; e; e = e->next, k++) expect_i64(s, e, "shape dimension");
+    for (tl_node *e = a->args; e; e = e->next, k++) sema_expect_i64(s, e, "shape dimension");
     a->ty = sema_tensor(s, TL_I64, 1);
     return k;
   }
@@ -100,15 +95,8 @@ static bool is_literal_number(const tl_node *n) {
 
 /* ---- user functions ---- */
 
-static bool reads_var(const tl_node *n, const tl_var *v) {
-  if (!n) return false;
-  if ((n->kind == TL_N_IDENT || n->kind == TL_N_SELF) && n->var == v) return true;
-  for (const tl_node *c = n->args; c; c = c->next)
-    if (reads_var(c, v)) return true;
-  for (const tl_node *c = n->stmts; c; c = c->next)
-    if (reads_var(c, v)) return true;
-  return reads_var(n->lhs, v) || reads_var(n->rhs, v) || reads_var(n->cond, v) || reads_var(n->then, v) ||
-         reads_var(n->els, v) || reads_var(n->value, v);
+static bool is_read_of(tl_node *n, void *var) {
+  return (n->kind == TL_N_IDENT || n->kind == TL_N_SELF) && n->var == var;
 }
 
 /* `f(&mut a, a)`: the callee would see its own writes through the other argument, so
@@ -116,7 +104,7 @@ static bool reads_var(const tl_node *n, const tl_var *v) {
 static void check_aliasing(sema *s, tl_node *call, const tl_var *lent, const tl_node *except) {
   if (!lent) return;
   for (tl_node *a = call->args; a; a = a->next)
-    if (a != except && reads_var(a, lent)) {
+    if (a != except && tl_ast_find(a, is_read_of, (void *)lent)) {
       sema_error(s, a, "`%s` is lent as `&mut` to this call and cannot also be read in it", lent->name);
       tl_diag_hint(s->diag, "copy it first: `let copy = %s;`", lent->name);
       return;
@@ -294,16 +282,13 @@ static tl_ty *check_free_call(sema *s, tl_node *n, const char *name, tl_ty *expe
       return TY_ERR;
     }
     tl_node *x = n->args, *y = x->next;
-    if (y && is_literal_number(x) && !is_literal_number(y)) { /* max(0.0, x): type from x */
+    if (y && is_literal_number(x) && !is_literal_number(y)) { /* max(0.0, x), pow(2.0, x): the literal takes x's type */
       tl_ty *ty = sema_expr(s, y, NULL);
-      tl_ty *tx = sema_expr(s, x, ty->kind == TY_TENSOR ? sema_elem_ty(ty->dtype) : ty);
-      n->args = y; /* evaluate as y.op(x): both ops are symmetric */
-      y->next = x;
-      x->next = NULL;
-      (void)tx;
-      if (math_fns[i].id == B_POW) {
-        sema_error(s, n, "`pow` needs the base first");
-        return TY_ERR;
+      sema_expr(s, x, ty->kind == TY_TENSOR ? sema_elem_ty(ty->dtype) : ty);
+      if (math_fns[i].id != B_POW) { /* min and max are symmetric: the typed operand goes first */
+        n->args = y;
+        y->next = x;
+        x->next = NULL;
       }
       return check_math(s, n, math_fns[i].id, y, NULL, ty);
     }
@@ -375,13 +360,13 @@ static tl_ty *check_tensor_ctor(sema *s, tl_node *n, tl_builtin id, const char *
   }
   case B_EYE:
     if (!check_count(s, n, name, got, 1, 1)) return TY_ERR;
-    expect_i64(s, a, "size");
+    sema_expect_i64(s, a, "size");
     return sema_tensor(s, TL_F32, 2);
   default: { /* cat, stack */
     if (!check_count(s, n, name, got, 1, 2)) return TY_ERR;
     int rank = -1, dtype = -1;
     check_tensor_list(s, a, &rank, &dtype);
-    if (a->next) expect_i64(s, a->next, "dim");
+    if (a->next) sema_expect_i64(s, a->next, "dim");
     return sema_tensor(s, dtype, id == B_STACK && rank >= 0 ? rank + 1 : rank);
   }
   }
@@ -434,16 +419,16 @@ static tl_ty *check_tensor_method(sema *s, tl_node *n, tl_ty *t, const method_en
   case ARGS_NONE: if (!check_count(s, n, m->name, got, 0, 0)) return TY_ERR; break;
   case ARGS_DIM:
     if (!check_count(s, n, m->name, got, 1, 1)) return TY_ERR;
-    expect_i64(s, a, "dim");
+    sema_expect_i64(s, a, "dim");
     break;
   case ARGS_OPT_DIM:
     if (!check_count(s, n, m->name, got, 0, 1)) return TY_ERR;
-    if (a) expect_i64(s, a, "dim");
+    if (a) sema_expect_i64(s, a, "dim");
     break;
   case ARGS_TWO_DIMS:
     if (!check_count(s, n, m->name, got, 2, 2)) return TY_ERR;
-    expect_i64(s, a, "dim");
-    expect_i64(s, a->next, "dim");
+    sema_expect_i64(s, a, "dim");
+    sema_expect_i64(s, a->next, "dim");
     break;
   case ARGS_DIMS:
     if (got == 1 && a->kind == TL_N_ARRAY) { /* permute([2, 0, 1]): the list's elements */
@@ -455,7 +440,7 @@ static tl_ty *check_tensor_method(sema *s, tl_node *n, tl_ty *t, const method_en
       sema_error(s, n, "`permute` needs %d dims for this tensor, not %d", t->rank, got);
       return TY_ERR;
     }
-    for (; a; a = a->next) expect_i64(s, a, "dim");
+    for (; a; a = a->next) sema_expect_i64(s, a, "dim");
     a = n->args;
     break;
   case ARGS_SHAPE:
@@ -583,66 +568,49 @@ tl_ty *sema_method(sema *s, tl_node *n) {
 
 /* ---- tensor comprehensions (§7) ---- */
 
-static bool mentions_index(const tl_node *n) {
-  if (!n) return false;
-  if ((n->kind == TL_N_IDENT) && n->var && n->var->is_index) return true;
-  for (const tl_node *c = n->args; c; c = c->next)
-    if (mentions_index(c)) return true;
-  for (const tl_node *c = n->stmts; c; c = c->next)
-    if (mentions_index(c)) return true;
-  return mentions_index(n->lhs) || mentions_index(n->rhs) || mentions_index(n->cond) || mentions_index(n->then) ||
-         mentions_index(n->els) || mentions_index(n->value);
+static bool is_index_read(tl_node *n, void *unused) {
+  (void)unused;
+  return n->kind == TL_N_IDENT && n->var && n->var->is_index;
 }
 
-/* finds `t[.., v, ..]` (v alone at an axis, t free of index variables) for an index
+/* `t[.., v, ..]` (v alone at an axis, t free of index variables), for an index
  * variable without a generator: that axis of t gives v's range */
-static bool infer_range(tl_var *v, tl_node *n) {
-  if (!n) return false;
-  if (n->kind == TL_N_INDEX && !mentions_index(n->lhs)) {
-    int axis = 0;
-    for (tl_node *a = n->args; a; a = a->next, axis++)
-      if (a->kind == TL_N_IDENT && a->var == v) {
-        v->range_src = n;
-        v->range_axis = axis;
-        return true;
-      }
-  }
-  for (tl_node *c = n->args; c; c = c->next)
-    if (infer_range(v, c)) return true;
-  for (tl_node *c = n->stmts; c; c = c->next)
-    if (infer_range(v, c)) return true;
-  return infer_range(v, n->lhs) || infer_range(v, n->rhs) || infer_range(v, n->cond) || infer_range(v, n->then) ||
-         infer_range(v, n->els) || infer_range(v, n->value);
+static bool gives_range(tl_node *n, void *var) {
+  tl_var *v = var;
+  if (n->kind != TL_N_INDEX || tl_ast_find(n->lhs, is_index_read, NULL)) return false;
+  int axis = 0;
+  for (tl_node *a = n->args; a; a = a->next, axis++)
+    if (a->kind == TL_N_IDENT && a->var == v) {
+      v->range_src = n;
+      v->range_axis = axis;
+      return true;
+    }
+  return false;
 }
 
-static bool declares(const tl_node *n, const char *name) {
-  if (!n) return false;
-  if (n->kind == TL_N_LET && !strcmp(n->name, name)) return true;
-  for (const tl_node *c = n->stmts; c; c = c->next)
-    if (declares(c, name)) return true;
-  return declares(n->then, name) || declares(n->els, name) || declares(n->value, name) || declares(n->lhs, name) ||
-         declares(n->rhs, name) || declares(n->body, name);
-}
+static bool is_let_of(tl_node *n, void *name) { return n->kind == TL_N_LET && !strcmp(n->name, name); }
 
-static int implicit_indices(sema *s, tl_node *n, tl_node *body, tl_var **vars, int nvars) {
-  if (!n) return nvars;
-  if (n->kind == TL_N_INDEX)
-    for (tl_node *a = n->args; a; a = a->next)
-      if (a->kind == TL_N_IDENT && !sema_lookup(s, a->name) && !sema_find_fn(s, a->name) && !declares(body, a->name) &&
-          nvars < 32) {
-        tl_var *v = sema_declare(s, a, a->name, TY_I64_T, VAR_LOCAL, false);
-        if (!v) return nvars;
-        v->is_index = v->summed = true;
-        vars[nvars++] = v;
-      }
-  for (tl_node *c = n->args; c; c = c->next) nvars = implicit_indices(s, c, body, vars, nvars);
-  for (tl_node *c = n->stmts; c; c = c->next) nvars = implicit_indices(s, c, body, vars, nvars);
-  nvars = implicit_indices(s, n->lhs, body, vars, nvars);
-  nvars = implicit_indices(s, n->rhs, body, vars, nvars);
-  nvars = implicit_indices(s, n->cond, body, vars, nvars);
-  nvars = implicit_indices(s, n->then, body, vars, nvars);
-  nvars = implicit_indices(s, n->els, body, vars, nvars);
-  return implicit_indices(s, n->value, body, vars, nvars);
+typedef struct {
+  sema *s;
+  tl_node *body;
+  tl_var **vars;
+  int nvars;
+} implicit_ctx;
+
+/* Einstein notation: declares each name that indexes a tensor directly and is
+ * declared nowhere as a summed index variable; visits every node (returns false) */
+static bool declare_implicit(tl_node *n, void *arg) {
+  implicit_ctx *c = arg;
+  if (n->kind != TL_N_INDEX) return false;
+  for (tl_node *a = n->args; a; a = a->next)
+    if (a->kind == TL_N_IDENT && !sema_lookup(c->s, a->name) && !sema_find_fn(c->s, a->name) &&
+        !tl_ast_find(c->body, is_let_of, (void *)a->name) && c->nvars < 32) {
+      tl_var *v = sema_declare(c->s, a, a->name, TY_I64_T, VAR_LOCAL, false);
+      if (!v) return false;
+      v->is_index = v->summed = true;
+      c->vars[c->nvars++] = v;
+    }
+  return false;
 }
 
 tl_ty *sema_compr(sema *s, tl_node *n) {
@@ -653,10 +621,7 @@ tl_ty *sema_compr(sema *s, tl_node *n) {
   sym *mark = s->syms;
   /* generator ranges are evaluated outside: they see the enclosing scope only */
   for (tl_node *c = n->stmts; c; c = c->next)
-    if (c->kind == TL_N_GEN) {
-      tl_ty *t = sema_expr(s, c->lhs, NULL);
-      (void)t;
-    }
+    if (c->kind == TL_N_GEN) sema_expr(s, c->lhs, NULL);
   tl_var *vars[32];
   int nvars = 0;
   for (tl_node *c = n->stmts; c; c = c->next) {
@@ -694,9 +659,11 @@ tl_ty *sema_compr(sema *s, tl_node *n) {
   }
   /* Einstein notation: a name that indexes a tensor directly and is declared nowhere
    * is a summed index variable, its range from that tensor: [i, j | { a[i, k] * b[k, j] }] */
-  nvars = implicit_indices(s, n->body, n->body, vars, nvars);
+  implicit_ctx ic = {s, n->body, vars, nvars};
+  tl_ast_find(n->body, declare_implicit, &ic);
   for (tl_node *c = n->stmts; c; c = c->next)
-    if (c->kind != TL_N_GEN) nvars = implicit_indices(s, c, n->body, vars, nvars);
+    if (c->kind != TL_N_GEN) tl_ast_find(c, declare_implicit, &ic);
+  nvars = ic.nvars;
   s->compr_depth++;
   for (tl_node *c = n->stmts; c; c = c->next) {
     if (c->kind == TL_N_GEN) continue;
@@ -708,8 +675,8 @@ tl_ty *sema_compr(sema *s, tl_node *n) {
   s->compr_depth--;
   for (int i = 0; i < nvars; i++) {
     if (vars[i]->gen) continue;
-    bool found = infer_range(vars[i], n->body);
-    for (tl_node *c = n->stmts; c && !found; c = c->next) found = infer_range(vars[i], c);
+    bool found = tl_ast_find(n->body, gives_range, vars[i]);
+    for (tl_node *c = n->stmts; c && !found; c = c->next) found = tl_ast_find(c, gives_range, vars[i]);
     if (!found) {
       tl_node at = {.line = vars[i]->line, .col = vars[i]->col};
       sema_error(s, &at, "cannot infer the range of `%s`: give it a generator `%s <- a..b`", vars[i]->name,

@@ -49,6 +49,7 @@ tl_ty *sema_resolve_type(sema *s, const tl_type *t);
 tl_var *sema_declare(sema *s, const tl_node *at, const char *name, tl_ty *ty, tl_var_kind kind, bool is_mut);
 tl_fninfo *sema_find_fn(sema *s, const char *name);
 tl_var *sema_lookup(sema *s, const char *name);
+void sema_expect_i64(sema *s, tl_node *n, const char *what);
 void sema_error(sema *s, const tl_node *n, const char *fmt, ...) TL_PRINTF(3, 4);
 void sema_mismatch(sema *s, const tl_node *n, const char *what, const tl_ty *want, const tl_ty *have);
 
