@@ -12,7 +12,7 @@
 #include "lang/lang.h"
 #include "test.h"
 
-static int programs, failures;
+static int programs; /* registered at start-up */
 
 static char *slurp(const char *path) {
   FILE *f = fopen(path, "rb");
@@ -47,17 +47,14 @@ static void run_one(const char *path) {
   tl_lang_run_options o = {.out = fo, .err = fe, .mem_stats = strstr(src, "// tl-args: --mem-stats") == src, .stats = &st};
   int rc = tl_lang_run_source(path, src, len, &o);
   if (rc == 0 && (st.live_tensors || st.live_objects)) { /* every program that ends well ends with nothing live */
-    failures++;
     tl_test_fail(__FILE__, __LINE__, "%s: %llu tensors and %llu objects live at exit", path, st.live_tensors,
                  st.live_objects);
   }
   fclose(fo);
   fclose(fe);
-  programs++;
   int want_rc = want_err ? 1 : 0;
   const char *wo = want_out ? want_out : "", *we = want_err ? want_err : "";
   if (rc != want_rc || strcmp(out, wo) || strcmp(err, we)) {
-    failures++;
     tl_test_fail(__FILE__, __LINE__, "%s: exit %d (want %d)\n--- stdout:\n%s--- want:\n%s--- stderr:\n%s--- want:\n%s", path,
                  rc, want_rc, out, wo, err, we);
   }
@@ -68,20 +65,33 @@ static void run_one(const char *path) {
   free(src);
 }
 
-static int visit(const char *path, const struct stat *st, int flag, struct FTW *ftw) {
+static void run_golden(void *path) { run_one(path); }
+
+/* Each program is a test of its own (lang_golden/DIR/NAME), so the runner spreads
+ * them over the cores; TL_LANG_TESTS=DIR registers another tree instead. */
+static int register_program(const char *path, const struct stat *st, int flag, struct FTW *ftw) {
   (void)st;
   (void)ftw;
   size_t n = strlen(path);
-  if (flag == FTW_F && n > 3 && !strcmp(path + n - 3, ".tl")) run_one(path);
+  if (flag != FTW_F || n <= 3 || strcmp(path + n - 3, ".tl")) return 0;
+  const char *rel = strncmp(path, "tests/lang/", 11) ? path : path + 11;
+  char *name = malloc(strlen(rel) + 16), *copy = strdup(path);
+  if (!name || !copy) return 1;
+  sprintf(name, "lang_golden/%.*s", (int)(strlen(rel) - 3), rel);
+  tl_test_register_arg(name, run_golden, copy, __FILE__);
+  programs++;
   return 0;
 }
 
-TEST(lang_golden_programs) {
-  programs = failures = 0;
-  const char *dir = getenv("TL_LANG_TESTS") ? getenv("TL_LANG_TESTS") : "tests/lang";
-  CHECK(nftw(dir, visit, 16, FTW_PHYS) == 0);
-  CHECK(programs >= 1);
-  printf("  %d TL programs, %d failed\n", programs, failures);
+static const char *golden_dir(void) { return getenv("TL_LANG_TESTS") ? getenv("TL_LANG_TESTS") : "tests/lang"; }
+
+__attribute__((constructor)) static void register_golden_programs(void) {
+  nftw(golden_dir(), register_program, 16, FTW_PHYS);
+}
+
+/* the tree was there and held programs (a wrong working directory registers none) */
+TEST(lang_golden_programs_found) {
+  if (programs < 1) tl_test_fail(__FILE__, __LINE__, "no TL programs under %s (run from the repository root)", golden_dir());
 }
 
 /* the `tl` command itself (build/tl, built by `make test`): check, --emit-c, build */
@@ -136,7 +146,7 @@ TEST(lang_tl_command) {
   CHECK(WEXITSTATUS(st) == 1);
   free(out);
   out = run_cmd("build/tl run /nonexistent.tl 2>&1", &st);
-  CHECK_STR(out, "tl: cannot open /nonexistent.tl\n");
+  CHECK_STR(out, "tl: cannot open /nonexistent.tl: No such file or directory\n");
   CHECK(WEXITSTATUS(st) == 1);
   free(out);
 }

@@ -1,28 +1,55 @@
 /* test_main.c — runs every registered test and ends with "N passed, N failed". A test
  * passes when it records no failure. Arguments filter by name: WORD keeps the tests
- * containing it (any of them), -WORD drops those containing it. */
+ * containing it (any of them), -WORD drops those containing it; -jN runs N at once
+ * (default: TL_TEST_JOBS, else one per core). Each test runs in a forked child, so a
+ * crash or a hang fails that test alone; -j1 runs them in this process, in order. */
 #include "test.h"
 #include "tl.h"
 
+#include <errno.h>
 #include <libgen.h>
-#include <stdbool.h>
+#include <signal.h>
 #include <stdarg.h>
+#include <stdbool.h>
+#include <stdint.h>
 #include <stdlib.h>
+#include <sys/mman.h>
+#include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 typedef struct {
   const char *name, *file;
   tl_test_fn fn;
+  tl_test_arg_fn arg_fn;
+  void *arg;
 } test_entry;
 
-static test_entry tests[1024];
-static int ntests;
+static test_entry *tests;
+static int ntests, cap_tests;
 static int current_failures;
 static char bindir[4096];
 
+static void add_entry(test_entry e) {
+  if (ntests == cap_tests) {
+    int cap = cap_tests ? 2 * cap_tests : 512;
+    test_entry *t = realloc(tests, (size_t)cap * sizeof *t);
+    if (!t) {
+      fprintf(stderr, "tests: out of memory registering %s\n", e.name);
+      return;
+    }
+    tests = t;
+    cap_tests = cap;
+  }
+  tests[ntests++] = e;
+}
+
 void tl_test_register(const char *name, tl_test_fn fn, const char *file) {
-  if (ntests < (int)(sizeof tests / sizeof tests[0]))
-    tests[ntests++] = (test_entry){name, file, fn};
+  add_entry((test_entry){name, file, fn, NULL, NULL});
+}
+
+void tl_test_register_arg(const char *name, tl_test_arg_fn fn, void *arg, const char *file) {
+  add_entry((test_entry){name, file, NULL, fn, arg});
 }
 
 void tl_test_fail(const char *file, int line, const char *fmt, ...) {
@@ -73,6 +100,7 @@ void tl_test_shutdown(tl_ctx *ctx, const char *file, int line) {
 static bool selected(const char *name, int argc, char **argv) {
   bool any_include = false, included = false;
   for (int i = 1; i < argc; i++) {
+    if (!strncmp(argv[i], "-j", 2)) continue;
     if (argv[i][0] == '-') {
       if (strstr(name, argv[i] + 1)) return false;
     } else {
@@ -89,6 +117,123 @@ static int by_file_then_name(const void *a, const void *b) {
   return c ? c : strcmp(x->name, y->name);
 }
 
+static double now_seconds(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+static void run_entry(const test_entry *t) {
+  current_failures = 0;
+  if (t->fn) t->fn();
+  else t->arg_fn(t->arg);
+}
+
+static void report(const test_entry *t, bool ok, double seconds) {
+  if (ok) printf("ok   %s", t->name);
+  else printf("FAIL %s (%s)", t->name, t->file);
+  if (seconds >= 1.0) printf(" [%.1f s]", seconds);
+  putchar('\n');
+  fflush(stdout);
+}
+
+/* what a child leaves for the parent, in memory shared across fork */
+typedef struct {
+  int failures, contexts;
+  int finished; /* the child got to the end of its test */
+} test_result;
+
+typedef struct {
+  pid_t pid;
+  int index;
+  FILE *output; /* the child's stdout and stderr */
+  double started;
+} running_test;
+
+static void copy_output(FILE *f) {
+  char buf[8192];
+  size_t k;
+  rewind(f);
+  while ((k = fread(buf, 1, sizeof buf, f)) > 0) fwrite(buf, 1, k, stdout);
+  fclose(f);
+}
+
+static int run_forked(int *order, int count, int jobs, int timeout_s, int *passed, int *failed) {
+  test_result *results = mmap(NULL, (size_t)count * sizeof *results, PROT_READ | PROT_WRITE,
+                              MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+  if (results == MAP_FAILED) return -1;
+  memset(results, 0, (size_t)count * sizeof *results);
+  running_test *run = calloc((size_t)jobs, sizeof *run);
+  if (!run) return -1;
+  int next = 0, active = 0;
+  while (next < count || active > 0) {
+    while (active < jobs && next < count) {
+      FILE *out = tmpfile();
+      if (!out) return -1;
+      fflush(stdout);
+      fflush(stderr);
+      pid_t pid = fork();
+      if (pid < 0) return -1;
+      int i = order[next];
+      if (pid == 0) {
+        dup2(fileno(out), 1);
+        dup2(fileno(out), 2);
+        alarm((unsigned)timeout_s); /* a hang fails its test instead of the suite */
+        run_entry(&tests[i]);
+        fflush(stdout);
+        results[next].failures = current_failures;
+        results[next].contexts = contexts_checked;
+        results[next].finished = 1;
+        exit(0); /* exit, not _exit: sanitizers' and valgrind's leak checks run per test */
+      }
+      int slot = 0;
+      while (run[slot].pid) slot++;
+      run[slot] = (running_test){pid, next, out, now_seconds()};
+      next++;
+      active++;
+    }
+    int status;
+    pid_t pid = wait(&status);
+    if (pid < 0) {
+      if (errno == EINTR) continue;
+      return -1;
+    }
+    int slot = 0;
+    while (slot < jobs && run[slot].pid != pid) slot++;
+    if (slot == jobs) continue;
+    running_test r = run[slot];
+    run[slot].pid = 0;
+    active--;
+    test_result *res = &results[r.index];
+    const test_entry *t = &tests[order[r.index]];
+    copy_output(r.output);
+    bool ok = res->finished && res->failures == 0 && WIFEXITED(status) && WEXITSTATUS(status) == 0;
+    if (WIFSIGNALED(status))
+      printf("  %s: killed by signal %d (%s)%s\n", t->name, WTERMSIG(status), strsignal(WTERMSIG(status)),
+             WTERMSIG(status) == SIGALRM ? ": over the time limit (TL_TEST_TIMEOUT)" : "");
+    else if (WIFEXITED(status) && WEXITSTATUS(status) != 0)
+      printf("  %s: exit status %d at the end of the test (a sanitizer or leak report above?)\n", t->name,
+             WEXITSTATUS(status));
+    contexts_checked += res->contexts;
+    report(t, ok, now_seconds() - r.started);
+    if (ok) (*passed)++;
+    else (*failed)++;
+  }
+  free(run);
+  munmap(results, (size_t)count * sizeof *results);
+  return 0;
+}
+
+static int job_count(int argc, char **argv) {
+  int jobs = 0;
+  const char *env = getenv("TL_TEST_JOBS");
+  if (env) jobs = atoi(env);
+  for (int i = 1; i < argc; i++)
+    if (!strncmp(argv[i], "-j", 2)) jobs = atoi(argv[i] + 2);
+  if (jobs <= 0) jobs = (int)sysconf(_SC_NPROCESSORS_ONLN);
+  return jobs > 0 ? jobs : 1;
+}
+
 int main(int argc, char **argv) {
   char self[4096];
   ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
@@ -97,22 +242,32 @@ int main(int argc, char **argv) {
     snprintf(bindir, sizeof bindir, "%s", dirname(self));
   }
   qsort(tests, (size_t)ntests, sizeof tests[0], by_file_then_name);
-  int passed = 0, failed = 0;
-  for (int i = 0; i < ntests; i++) {
-    if (!selected(tests[i].name, argc, argv)) continue;
-    current_failures = 0;
-    fflush(stdout);
-    tests[i].fn();
-    if (current_failures) {
-      printf("FAIL %s (%s)\n", tests[i].name, tests[i].file);
-      failed++;
-    } else {
-      printf("ok   %s\n", tests[i].name);
-      passed++;
+  int *order = malloc(((size_t)ntests + 1) * sizeof *order), count = 0;
+  if (!order) return 2;
+  for (int i = 0; i < ntests; i++)
+    if (selected(tests[i].name, argc, argv)) order[count++] = i;
+  int jobs = job_count(argc, argv), passed = 0, failed = 0;
+  const char *timeout_env = getenv("TL_TEST_TIMEOUT");
+  int timeout_s = timeout_env && atoi(timeout_env) > 0 ? atoi(timeout_env) : 1200;
+  double start = now_seconds();
+  if (jobs == 1 || count <= 1) {
+    for (int k = 0; k < count; k++) {
+      fflush(stdout);
+      double t0 = now_seconds();
+      run_entry(&tests[order[k]]);
+      fflush(stdout);
+      report(&tests[order[k]], current_failures == 0, now_seconds() - t0);
+      if (current_failures) failed++;
+      else passed++;
     }
-    fflush(stdout);
+  } else if (run_forked(order, count, jobs, timeout_s, &passed, &failed) != 0) {
+    printf("tests: could not run tests in child processes: %s\n", strerror(errno));
+    return 2;
   }
+  free(order);
+  free(tests);
   printf("leak check: %d contexts ended with nothing live\n", contexts_checked);
+  printf("%d tests in %.1f s with %d job%s\n", count, now_seconds() - start, jobs, jobs == 1 ? "" : "s");
   printf("%d passed, %d failed\n", passed, failed);
   return failed ? 1 : 0;
 }
