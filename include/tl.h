@@ -12,6 +12,8 @@
  * Errors: a function that fails returns NULL (or a non-zero tl_status) and sets a
  * message read with tl_last_error(ctx). A function given a NULL input returns NULL
  * without touching the message, so a chain of calls can be checked once, at its end.
+ * One that fails with no context in reach (tl_cat(0, NULL, 0), tl_sgd with no
+ * parameters) leaves its message for this thread in tl_last_error(NULL).
  */
 #ifndef TL_H
 #define TL_H
@@ -25,6 +27,12 @@ extern "C" {
 #endif
 
 #define TL_MAX_DIMS 8
+/* The most elements a tensor may hold: 2^40. Every shape an operation makes is checked
+ * against it (creation, broadcasting, reshape, expand, pad, cat, stack, matmul's
+ * result, arange, eye), lazy ones included, so element counts, strides and byte sizes
+ * never overflow; a shape over it is a TL_ERR_RANGE error that says how big it is.
+ * Sizes of 0 aside, the product of a shape's sizes must fit too. */
+#define TL_MAX_NUMEL ((int64_t)1 << 40)
 
 typedef struct tl_ctx tl_ctx;
 typedef struct tl_tensor tl_tensor;
@@ -53,6 +61,8 @@ typedef enum {
 tl_ctx *tl_init(void);
 /* Frees everything, tensors still held included: no handle may be used after it. */
 void tl_shutdown(tl_ctx *ctx);
+/* ctx NULL: the last failure in this thread that had no context to record it in
+ * ("no context" if none); tl_clear_error(NULL) clears it. */
 const char *tl_last_error(const tl_ctx *ctx);
 tl_status tl_last_status(const tl_ctx *ctx);
 void tl_clear_error(tl_ctx *ctx);
@@ -329,6 +339,119 @@ char *tl_schedule_dot(tl_tensor *t); /* the kernels that realizing t would run *
 /* The number of kernels realizing t would run now (0 if it is already realized). */
 int tl_schedule_count(tl_tensor *t);
 void tl_free(void *p);
+
+/* ==== knowledge base: Datalog facts, rules and queries ===========================
+ * A knowledge base holds entities (symbols interned to i64 ids 0, 1, 2, ... in order
+ * of first appearance), relations with a type per column (entity or integer), facts
+ * and rules. Relations are evaluated when queried: stratum by stratum (strongly
+ * connected components of the dependency graph, negation only on lower strata),
+ * semi-naively to a fixpoint. A relation whose domain box is small is a bit array
+ * (dense), a bigger one a list of tuples with hash indexes (sparse); both give the
+ * same tuples. Facts added later re-derive only what they can change; a repeated
+ * query is a lookup. Errors: a status (or NULL, or -1) and tl_last_error(ctx); a NULL
+ * knowledge base is reported through tl_last_error(NULL). Free a knowledge base before
+ * tl_shutdown: it holds a scope of the context. See docs/logic.md. */
+typedef struct tl_kb tl_kb;
+#define TL_KB_MAX_ARITY 32
+typedef enum { TL_KB_ENTITY, TL_KB_INT } tl_kb_type;
+typedef enum { TL_KB_AUTO, TL_KB_DENSE, TL_KB_SPARSE } tl_kb_repr;
+/* A term: a variable (named; the same name is the same variable within a rule or a
+ * query), an integer, an entity id, the wildcard _, or an arithmetic expression
+ * lhs op rhs (TL_KB_ADD .. TL_KB_MOD, integers, wrapping; a division or remainder by
+ * zero makes the literal fail). Expressions point at terms the caller owns during
+ * the call. */
+typedef enum { TL_KB_VAR, TL_KB_NUM, TL_KB_ENT, TL_KB_ANY, TL_KB_EXPR } tl_kb_term_kind;
+typedef enum {
+  TL_KB_ADD, TL_KB_SUB, TL_KB_MUL, TL_KB_DIV, TL_KB_MOD, /* arithmetic */
+  TL_KB_LT, TL_KB_LE, TL_KB_GT, TL_KB_GE, TL_KB_EQ, TL_KB_NE /* comparisons */
+} tl_kb_op;
+typedef struct tl_kb_term {
+  tl_kb_term_kind kind;
+  const char *name; /* VAR */
+  int64_t value;    /* NUM: the integer; ENT: the entity id */
+  tl_kb_op op;      /* EXPR */
+  const struct tl_kb_term *lhs, *rhs;
+} tl_kb_term;
+static inline tl_kb_term tl_kb_var(const char *name) {
+  tl_kb_term t = {TL_KB_VAR, name, 0, TL_KB_ADD, NULL, NULL};
+  return t;
+}
+static inline tl_kb_term tl_kb_num(int64_t v) {
+  tl_kb_term t = {TL_KB_NUM, NULL, v, TL_KB_ADD, NULL, NULL};
+  return t;
+}
+static inline tl_kb_term tl_kb_ent(int64_t id) {
+  tl_kb_term t = {TL_KB_ENT, NULL, id, TL_KB_ADD, NULL, NULL};
+  return t;
+}
+static inline tl_kb_term tl_kb_any(void) {
+  tl_kb_term t = {TL_KB_ANY, NULL, 0, TL_KB_ADD, NULL, NULL};
+  return t;
+}
+static inline tl_kb_term tl_kb_expr(tl_kb_op op, const tl_kb_term *lhs, const tl_kb_term *rhs) {
+  tl_kb_term t = {TL_KB_EXPR, NULL, 0, op, lhs, rhs};
+  return t;
+}
+/* A literal of a rule: an atom rel(args), a negated atom (not rel(args): every
+ * variable in it bound elsewhere; _ means "any value"), a comparison args[0] op args[1]
+ * (TL_KB_LT .. TL_KB_NE, both sides bound), or an arithmetic relation
+ * args[0] op args[1] = args[2] (TL_KB_ADD .. TL_KB_MOD: binds args[2] when it is a new
+ * variable, checks it otherwise; the language's add(x, y, z)). */
+typedef enum { TL_KB_ATOM, TL_KB_NOT, TL_KB_CMP, TL_KB_ARITH } tl_kb_lit_kind;
+typedef struct {
+  tl_kb_lit_kind kind;
+  const char *rel; /* ATOM, NOT */
+  tl_kb_op op;     /* CMP, ARITH */
+  int nargs;       /* ATOM, NOT: the relation's arity; CMP: 2; ARITH: 3 */
+  const tl_kb_term *args;
+} tl_kb_literal;
+static inline tl_kb_literal tl_kb_atom(const char *rel, int nargs, const tl_kb_term *args) {
+  tl_kb_literal l = {TL_KB_ATOM, rel, TL_KB_ADD, nargs, args};
+  return l;
+}
+static inline tl_kb_literal tl_kb_not(const char *rel, int nargs, const tl_kb_term *args) {
+  tl_kb_literal l = {TL_KB_NOT, rel, TL_KB_ADD, nargs, args};
+  return l;
+}
+static inline tl_kb_literal tl_kb_cmp(tl_kb_op op, const tl_kb_term *args2) {
+  tl_kb_literal l = {TL_KB_CMP, NULL, op, 2, args2};
+  return l;
+}
+static inline tl_kb_literal tl_kb_arith(tl_kb_op op, const tl_kb_term *args3) {
+  tl_kb_literal l = {TL_KB_ARITH, NULL, op, 3, args3};
+  return l;
+}
+
+tl_kb *tl_kb_new(tl_ctx *ctx);
+void tl_kb_free(tl_kb *kb);
+/* The id of the entity called name, made on first use; -1 on error. */
+int64_t tl_kb_entity(tl_kb *kb, const char *name);
+/* The name of entity id (valid until the knowledge base is freed); NULL on error. */
+const char *tl_kb_entity_name(tl_kb *kb, int64_t id);
+int64_t tl_kb_entity_count(const tl_kb *kb); /* -1 for NULL */
+/* Declares rel(types[0], ..., types[arity - 1]) (types may be NULL for arity 0).
+ * Declaring it again with the same types is allowed; other types are an error. */
+tl_status tl_kb_relation(tl_kb *kb, const char *rel, int arity, const tl_kb_type *types);
+/* Asserts rel(values[0], ..., values[n - 1]): n must be rel's arity, entity columns
+ * take entity ids. tl_kb_facts asserts nrows of them, row-major. */
+tl_status tl_kb_fact(tl_kb *kb, const char *rel, int n, const int64_t *values);
+tl_status tl_kb_facts(tl_kb *kb, const char *rel, int64_t nrows, const int64_t *values);
+/* Adds the rule head :- body[0], ..., body[nbody - 1]. Checked here: relations known,
+ * arities, column types, every variable bound (in a positive atom or as an arithmetic
+ * result), negation stratified; the message quotes the rule. (The language layer will
+ * add rules from text through this call.) */
+tl_status tl_kb_rule(tl_kb *kb, const tl_kb_literal *head, int nbody, const tl_kb_literal *body);
+/* Queries rel(args): variables are the output columns, in order of first appearance
+ * (a variable repeated must match itself), constants select, _ matches anything. The
+ * result is an i64 tensor [n, k] of the distinct matches, rows ascending, or for a
+ * query without variables a 0-d f32 tensor, 1.0 or 0.0. It belongs to the current
+ * scope. NULL on error. */
+tl_tensor *tl_kb_query(tl_kb *kb, const char *rel, int nargs, const tl_kb_term *args);
+/* The number of tuples in rel (evaluating it); -1 on error. */
+int64_t tl_kb_count(tl_kb *kb, const char *rel);
+/* Forces every relation dense or sparse (for tests and measurements), or back to the
+ * automatic choice; evaluated relations are evaluated again. */
+tl_status tl_kb_set_repr(tl_kb *kb, tl_kb_repr repr);
 
 #ifdef __cplusplus
 }

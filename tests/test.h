@@ -12,7 +12,7 @@ typedef void (*tl_test_fn)(void);
 typedef void (*tl_test_arg_fn)(void *arg);
 void tl_test_register(const char *name, tl_test_fn fn, const char *file);
 /* a test made at start-up (one per data file, say): fn(arg) runs it; name and arg
- * must live until the end */
+ * are malloc'd and the runner frees them at the end */
 void tl_test_register_arg(const char *name, tl_test_arg_fn fn, void *arg, const char *file);
 void tl_test_fail(const char *file, int line, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));

@@ -120,3 +120,39 @@ TEST(codegen_slice_offsets_share_one_kernel) {
   free(src);
   TEST_SHUTDOWN(ctx);
 }
+
+/* A long f32 sum is blocked: 128 elements at a time into a fresh f32 accumulator,
+ * each block's sum added in f64, the partial last block after the loop over whole
+ * ones, one rounding to f32 at the end. A short sum to one value adds each term in
+ * f64; short rows stay one f32 loop. */
+TEST(codegen_long_f32_sum_is_blocked) {
+  tl_ctx *ctx = tl_init();
+  float d[2000] = {0};
+  tl_tensor *x = tl_from_data(ctx, TL_F32, 2, (int64_t[]){2, 1000}, d);
+  char *src = kernel_source(tl_sum(x, 1, (int[]){1}, 0));
+  CHECK_CONTAINS(src, "double acc0 = 0;");
+  CHECK_CONTAINS(src, "for (tl_i64 r1 = 0; r1 < 7LL; r1++) {"); /* 7 whole blocks */
+  CHECK_CONTAINS(src, "float acc1 = 0;");
+  CHECK_CONTAINS(src, "r2 < 128LL");
+  CHECK_CONTAINS(src, "r3 < 104LL"); /* and 104 elements */
+  CHECK_CONTAINS(src, "acc0 = acc0 + v");
+  CHECK_CONTAINS(src, "= (float)acc0;");
+  free(src);
+  src = kernel_source(tl_sum(tl_reshape(x, 1, (int64_t[]){2000}), 0, NULL, 0));
+  CHECK_CONTAINS(src, "double acc0 = 0;");
+  CHECK_CONTAINS(src, "= (double)v");
+  free(src);
+  src = kernel_source(tl_sum(tl_shrink(x, (int64_t[]){0, 0}, (int64_t[]){2, 128}), 1, (int[]){1}, 0));
+  CHECK(src && !strstr(src, "double acc") && strstr(src, "float acc0 = 0;"));
+  free(src);
+  TEST_SHUTDOWN(ctx);
+}
+
+/* float -> integer casts call the prelude's saturating conversions */
+TEST(codegen_float_to_int_cast_saturates) {
+  tl_ctx *ctx = tl_init();
+  char *src = kernel_source(tl_cast(matrix(ctx), TL_I64));
+  CHECK_CONTAINS(src, "tl_i64 v4 = tl_f32_to_i64(v3);");
+  free(src);
+  TEST_SHUTDOWN(ctx);
+}

@@ -1,17 +1,19 @@
 /* test_diff.c — the compiled backend against the reference interpreter on 1,000
  * random graphs (random shapes, dtypes, chains of movement, elementwise and reduce
- * ops). Every graph is seeded; a mismatch prints the seed, and
- * `TL_DIFF_SEED=N build/tests/tl_tests diff_random_graphs` replays one graph. */
+ * ops), and on 300 graphs of casts between every dtype of extreme values (±inf, NaN,
+ * ±1e30, values either side of the i32 and i64 ranges). Every graph is seeded; a
+ * mismatch prints the seed, and `TL_DIFF_SEED=N build/tests/tl_tests
+ * diff_random_graphs` (TL_DIFF_CAST_SEED, diff_random_casts) replays one graph. */
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdlib.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include "test.h"
 #include "tl.h"
 
 #define NGRAPHS 1000
+#define NCAST_GRAPHS 300
 #define MAX_POOL 64
 
 typedef struct {
@@ -20,6 +22,7 @@ typedef struct {
   tl_tensor *pool[MAX_POOL];
   int n;
   bool used_f32; /* an f32 anywhere bounds the precision of the result */
+  bool extreme;  /* the cast graphs: float leaves hold extreme values */
 } gen;
 
 static uint64_t next(gen *g) { /* splitmix64 */
@@ -37,6 +40,22 @@ static tl_tensor *keep(gen *g, tl_tensor *t) {
   return t;
 }
 
+/* float values where casts to integers saturate, round toward zero or give 0, as
+ * f32 or f64 (those f32 cannot hold round to a neighbour, still a boundary case) */
+static const double extremes[] = {
+    NAN, INFINITY, -INFINITY, 1e30, -1e30, 1e19, -1e19, 2.5, -2.5, 0.75, -0.75, -0.0,
+    2147483647.0, 2147483647.75, 2147483648.0, 2147483520.0, 3e9,           /* i32 max */
+    -2147483648.0, -2147483648.75, -2147483649.0, -2147483904.0, -3e9,      /* i32 min */
+    9223372036854775808.0, 9223372036854774784.0, 9223371487098961920.0,    /* i64 max */
+    -9223372036854775808.0, -9223372036854777856.0, -9223373136366403584.0, /* i64 min */
+};
+
+/* i64 values whose casts wrap (to i32) or round (to f32, f64) */
+static const int64_t wide_ints[] = {
+    (1LL << 40) + 5,   -(1LL << 31) - 1, 1LL << 31, 2147483647, -2147483647 - 1,
+    (1LL << 60) + (1LL << 36) + 1, (1LL << 53) + 1, 9223372036854775807LL, -9223372036854775807LL - 1,
+    -((1LL << 60) + (1LL << 36) + 1), 0, -7};
+
 static tl_tensor *leaf(gen *g, int ndim, const int64_t *shape) {
   static const tl_dtype dts[] = {TL_F32, TL_F32, TL_F64, TL_I32, TL_I64, TL_BOOL};
   tl_dtype dt = dts[pick(g, 6)];
@@ -48,6 +67,9 @@ static tl_tensor *leaf(gen *g, int ndim, const int64_t *shape) {
     double v = (dt == TL_F32 || dt == TL_F64) ? (double)(int64_t)(next(g) % 4001) / 1000.0 - 2.0
                                           : (double)((int64_t)(next(g) % 11) - 5);
     vals[i] = dt == TL_BOOL ? (double)(next(g) & 1) : v;
+    /* drawn only for the cast graphs: the other graphs keep their values */
+    if (g->extreme && (dt == TL_F32 || dt == TL_F64) && pick(g, 3))
+      vals[i] = extremes[pick(g, (int)(sizeof extremes / sizeof extremes[0]))];
   }
   for (int64_t i = 0; i < n; i++) {
     switch (dt) {
@@ -188,6 +210,56 @@ static tl_tensor *reduction(gen *g, tl_tensor *t) {
   }
 }
 
+/* ---- the cast graphs ----------------------------------------------------------------
+ * Every op here is exact on both backends (movement, negation, +, -, * of floats,
+ * maximum, minimum, selects, max/min reductions), so a cast never sees values that
+ * differ by rounding; integer arithmetic, which could overflow, is left out. */
+static tl_dtype any_dtype(gen *g) {
+  static const tl_dtype dts[] = {TL_I32, TL_I64, TL_BOOL, TL_F32, TL_F64};
+  return dts[pick(g, 5)];
+}
+
+static bool is_float(tl_tensor *t) { return tl_get_dtype(t) == TL_F32 || tl_get_dtype(t) == TL_F64; }
+
+/* an i64 leaf of wide values shaped to broadcast against t, cast to any dtype */
+static tl_tensor *wide_partner(gen *g, tl_tensor *t) {
+  int nd = tl_ndim(t);
+  int64_t s[TL_MAX_DIMS], n = 1, v[4096];
+  for (int i = 0; i < nd; i++) n *= s[i] = pick(g, 3) ? tl_dim(t, i) : 1;
+  for (int64_t i = 0; i < n; i++) v[i] = wide_ints[pick(g, (int)(sizeof wide_ints / sizeof wide_ints[0]))];
+  tl_tensor *w = keep(g, tl_from_data(g->ctx, TL_I64, nd, s, v));
+  return keep(g, tl_cast(w, any_dtype(g)));
+}
+
+static tl_tensor *cast_step(gen *g, tl_tensor *t) {
+  int nd = tl_ndim(t), ax[1] = {nd ? pick(g, nd) : 0}, kd = pick(g, 2);
+  tl_tensor *p;
+  switch (pick(g, 10)) {
+  case 0:
+  case 1:
+  case 2: return keep(g, tl_cast(t, any_dtype(g)));
+  case 3: return movement(g, t);
+  case 4: return keep(g, is_float(t) ? tl_neg(t) : tl_cast(t, any_dtype(g)));
+  case 5: /* a float partner: float + - * of extremes (inf - inf, 1e30 * 1e30) */
+    if (!is_float(t)) return keep(g, tl_maximum(t, wide_partner(g, t)));
+    p = partner(g, t);
+    if (!p || !is_float(p)) return keep(g, tl_minimum(t, p));
+    return keep(g, pick(g, 3) == 0 ? tl_add(t, p) : pick(g, 2) ? tl_sub(t, p) : tl_mul(t, p));
+  case 6: return keep(g, pick(g, 2) ? tl_maximum(t, wide_partner(g, t)) : tl_minimum(wide_partner(g, t), t));
+  case 7: {
+    p = partner(g, t);
+    tl_tensor *c = keep(g, pick(g, 2) ? tl_lt(p, t) : tl_ge(p, t));
+    return keep(g, tl_where(c, t, p));
+  }
+  case 8: /* sums only where they cannot overflow: i32 and bool, summed as i64 */
+    if (nd && (tl_get_dtype(t) == TL_I32 || tl_get_dtype(t) == TL_BOOL)) return keep(g, tl_sum(t, 1, ax, kd));
+    /* fall through */
+  default:
+    if (!nd) return keep(g, tl_cast(t, any_dtype(g)));
+    return keep(g, pick(g, 2) ? tl_max(t, pick(g, 4) ? 1 : 0, ax, kd) : tl_min(t, pick(g, 4) ? 1 : 0, ax, kd));
+  }
+}
+
 static bool close_enough(tl_dtype d, double a, double b) {
   if (isnan(a) || isnan(b)) return isnan(a) && isnan(b);
   if (isinf(a) || isinf(b)) return a == b;
@@ -198,16 +270,21 @@ static bool close_enough(tl_dtype d, double a, double b) {
 
 /* Builds the graph of `seed` and realizes it (as f64) on `backend`; the generator is
  * deterministic, so both backends see the same graph. */
-static int eval_graph(uint64_t seed, const char *backend, double **out, int64_t *n, tl_dtype *dt,
+static int eval_graph(uint64_t seed, bool extreme, const char *backend, double **out, int64_t *n, tl_dtype *dt,
                       char *why, size_t whylen) {
   /* *dt: the dtype whose tolerance applies (f32 if any f32 was involved) */
-  gen g = {seed * 0x2545F4914F6CDD1Dull + 1, tl_init(), {0}, 0, false};
+  gen g = {seed * 0x2545F4914F6CDD1Dull + 1, tl_init(), {0}, 0, false, extreme};
   if (!g.ctx) return 1;
   tl_manual_seed(g.ctx, seed);
   tl_set_backend(g.ctx, backend);
   tl_tensor *t = random_leaf(&g);
   int steps = 2 + pick(&g, 6);
   for (int i = 0; i < steps && t; i++) {
+    if (extreme) {
+      t = cast_step(&g, t);
+      if (t && tl_numel(t) > 4096) t = keep(&g, tl_max(t, 1, (int[]){0}, 0));
+      continue;
+    }
     int k = pick(&g, 10);
     t = k < 4 ? movement(&g, t) : k < 8 ? elementwise(&g, t) : reduction(&g, t);
     if (t && tl_numel(t) > 4096) t = keep(&g, tl_sum(t, 1, (int[]){0}, 0));
@@ -251,12 +328,12 @@ static int eval_graph(uint64_t seed, const char *backend, double **out, int64_t 
 }
 
 /* one graph; returns 0 if both backends agree */
-static int run_graph(uint64_t seed, char *why, size_t whylen) {
+static int run_graph(uint64_t seed, bool extreme, char *why, size_t whylen) {
   double *want = NULL, *got = NULL;
   int64_t n = 0, n2 = 0;
   tl_dtype dt = TL_F32;
-  int bad = eval_graph(seed, "interp", &want, &n, &dt, why, whylen) ||
-            eval_graph(seed, "cpu", &got, &n2, &dt, why, whylen);
+  int bad = eval_graph(seed, extreme, "interp", &want, &n, &dt, why, whylen) ||
+            eval_graph(seed, extreme, "cpu", &got, &n2, &dt, why, whylen);
   if (!bad && n != n2) {
     snprintf(why, whylen, "sizes differ: %lld and %lld", (long long)n, (long long)n2);
     bad = 1;
@@ -272,12 +349,12 @@ static int run_graph(uint64_t seed, char *why, size_t whylen) {
   return bad;
 }
 
-static int run_range(uint64_t from, uint64_t to) {
+static int run_range(uint64_t from, uint64_t to, bool extreme) {
   int failures = 0;
   char why[512];
   for (uint64_t s = from; s < to; s++) {
-    if (run_graph(s, why, sizeof why)) {
-      printf("  differential mismatch, seed %llu: %s\n", (unsigned long long)s, why);
+    if (run_graph(s, extreme, why, sizeof why)) {
+      printf("  differential mismatch%s, seed %llu: %s\n", extreme ? " (casts)" : "", (unsigned long long)s, why);
       fflush(stdout);
       failures++;
     }
@@ -285,22 +362,27 @@ static int run_range(uint64_t from, uint64_t to) {
   return failures;
 }
 
-TEST(diff_random_graphs) {
-  const char *one = getenv("TL_DIFF_SEED");
+/* graphs [0, n) in SHARDS tests, which the runner spreads over the cores (compiling
+ * kernels is the slow part); TL_DIFF_SEED (or TL_DIFF_CAST_SEED) runs one seed */
+enum { SHARDS = 8 };
+static void run_shard(int shard, int n, bool extreme) {
+  const char *one = getenv(extreme ? "TL_DIFF_CAST_SEED" : "TL_DIFF_SEED");
   if (one) {
-    CHECK_INT(run_range(strtoull(one, NULL, 10), strtoull(one, NULL, 10) + 1), 0);
+    if (shard == 0) CHECK_INT(run_range(strtoull(one, NULL, 10), strtoull(one, NULL, 10) + 1, extreme), 0);
     return;
   }
-  /* two processes, one per core: compiling ~1,500 kernels is the slow part */
-  pid_t kids[2];
-  for (int k = 0; k < 2; k++) {
-    fflush(stdout);
-    kids[k] = fork();
-    if (kids[k] == 0) _exit(run_range((uint64_t)k * NGRAPHS / 2, (uint64_t)(k + 1) * NGRAPHS / 2) ? 1 : 0);
-  }
-  for (int k = 0; k < 2; k++) {
-    int status = 0;
-    CHECK(kids[k] > 0 && waitpid(kids[k], &status, 0) == kids[k]);
-    CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0);
-  }
+  CHECK_INT(run_range((uint64_t)shard * n / SHARDS, (uint64_t)(shard + 1) * n / SHARDS, extreme), 0);
 }
+
+#define DIFF_SHARD(k)                                                \
+  TEST(diff_random_graphs_##k) { run_shard(k, NGRAPHS, false); }     \
+  /* casts saturate (NaN gives 0) on both backends, float to int */  \
+  TEST(diff_random_casts_##k) { run_shard(k, NCAST_GRAPHS, true); }
+DIFF_SHARD(0)
+DIFF_SHARD(1)
+DIFF_SHARD(2)
+DIFF_SHARD(3)
+DIFF_SHARD(4)
+DIFF_SHARD(5)
+DIFF_SHARD(6)
+DIFF_SHARD(7)

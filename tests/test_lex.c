@@ -133,6 +133,58 @@ TEST(lex_strings_and_chars) {
   done(&l);
 }
 
+/* literals are strict UTF-8: every well-formed length is read as its code point, and
+ * each ill-formed kind is one error at its byte, once per literal */
+TEST(lex_utf8_in_literals) {
+  lexed l;
+  lex(&l, "'\x7f' '\xc2\x80' '\xe0\xa0\x80' '\xf0\x90\x80\x80' '\xf4\x8f\xbf\xbf'");
+  CHECK_INT(l.errors, 0);
+  CHECK_INT(l.lx.tokens[0].v.i, 0x7f);
+  CHECK_INT(l.lx.tokens[1].v.i, 0x80);
+  CHECK_INT(l.lx.tokens[2].v.i, 0x800);
+  CHECK_INT(l.lx.tokens[3].v.i, 0x10000);
+  CHECK_INT(l.lx.tokens[4].v.i, 0x10FFFF);
+  done(&l);
+  static const char *bad[] = {
+      "\"\x80\"",             /* a continuation byte alone */
+      "\"\xc1\xbf\"",         /* overlong: U+007F in two bytes */
+      "\"\xe0\x9f\xbf\"",     /* overlong: U+07FF in three */
+      "\"\xf0\x8f\xbf\xbf\"", /* overlong: U+FFFF in four */
+      "\"\xed\xbf\xbf\"",     /* a surrogate, U+DFFF */
+      "\"\xf4\x90\x80\x80\"", /* past U+10FFFF */
+      "\"\xf5\x80\x80\x80\"", /* a lead no sequence starts with */
+      "\"\xe2\x82\"",         /* cut off before the closing quote */
+      "\"\xe2\x82",           /* cut off by the end of the file (and unterminated) */
+  };
+  for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+    lex(&l, bad[i]);
+    CHECK(l.errors >= 1);
+    CHECK(strstr(diag_text(&l), "t.tl:1:2: error: invalid UTF-8 in a literal") == diag_text(&l));
+    done(&l);
+  }
+  lex(&l, "\"\xff\xfe ok \xff\"");
+  CHECK_INT(l.errors, 1); /* once per literal */
+  CHECK_STR(l.lx.tokens[0].str, " ok ");
+  done(&l);
+}
+
+/* a token with a lexical error in it, or just after skipped bytes, is marked, so the
+ * parser says nothing about what follows from it; end of file sits after the last text */
+TEST(lex_marks_error_tokens_and_places_end_of_file) {
+  lexed l;
+  lex(&l, "a \"open\nb @ c\n\n  \n");
+  CHECK_INT(l.errors, 2);
+  CHECK(!l.lx.tokens[0].lex_error);                                                /* a */
+  CHECK(l.lx.tokens[1].kind == TL_TOK_STRING && l.lx.tokens[1].lex_error);         /* "open: its line */
+  CHECK(l.lx.tokens[2].kind == TL_TOK_IDENT && !l.lx.tokens[2].lex_error);         /* b, lexed as code */
+  CHECK(l.lx.tokens[3].kind == TL_TOK_IDENT && l.lx.tokens[3].lex_error);          /* c, after the @ */
+  CHECK(l.lx.tokens[4].kind == TL_TOK_EOF && l.lx.tokens[4].line == 2 && l.lx.tokens[4].col == 6);
+  done(&l);
+  lex(&l, "");
+  CHECK(l.lx.tokens[0].kind == TL_TOK_EOF && l.lx.tokens[0].line == 1 && l.lx.tokens[0].col == 1);
+  done(&l);
+}
+
 TEST(lex_comments_nest) {
   lexed l;
   lex(&l, "a /* outer /* inner */ still outer */ b // to the end\nc");

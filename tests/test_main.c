@@ -22,7 +22,7 @@ typedef struct {
   const char *name, *file;
   tl_test_fn fn;
   tl_test_arg_fn arg_fn;
-  void *arg;
+  void *arg; /* with arg_fn, name and arg are the runner's to free at the end */
 } test_entry;
 
 static test_entry *tests;
@@ -150,6 +150,8 @@ typedef struct {
   double started;
 } running_test;
 
+static running_test *running;
+
 static void copy_output(FILE *f) {
   char buf[8192];
   size_t k;
@@ -163,7 +165,9 @@ static int run_forked(int *order, int count, int jobs, int timeout_s, int *passe
                               MAP_SHARED | MAP_ANONYMOUS, -1, 0);
   if (results == MAP_FAILED) return -1;
   memset(results, 0, (size_t)count * sizeof *results);
-  running_test *run = calloc((size_t)jobs, sizeof *run);
+  /* file-scope, so a child's leak check sees it reachable */
+  running = calloc((size_t)jobs, sizeof *running);
+  running_test *run = running;
   if (!run) return -1;
   int next = 0, active = 0;
   while (next < count || active > 0) {
@@ -179,6 +183,7 @@ static int run_forked(int *order, int count, int jobs, int timeout_s, int *passe
         dup2(fileno(out), 1);
         dup2(fileno(out), 2);
         alarm((unsigned)timeout_s); /* a hang fails its test instead of the suite */
+        contexts_checked = 0;       /* this test's own, not the parent's so far */
         run_entry(&tests[i]);
         fflush(stdout);
         results[next].failures = current_failures;
@@ -219,7 +224,8 @@ static int run_forked(int *order, int count, int jobs, int timeout_s, int *passe
     if (ok) (*passed)++;
     else (*failed)++;
   }
-  free(run);
+  free(running);
+  running = NULL;
   munmap(results, (size_t)count * sizeof *results);
   return 0;
 }
@@ -265,6 +271,11 @@ int main(int argc, char **argv) {
     return 2;
   }
   free(order);
+  for (int i = 0; i < ntests; i++)
+    if (tests[i].arg_fn) {
+      free((char *)tests[i].name);
+      free(tests[i].arg);
+    }
   free(tests);
   printf("leak check: %d contexts ended with nothing live\n", contexts_checked);
   printf("%d tests in %.1f s with %d job%s\n", count, now_seconds() - start, jobs, jobs == 1 ? "" : "s");

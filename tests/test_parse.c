@@ -404,20 +404,30 @@ TEST(parse_error_bad_assignment_target) {
                "(fn f () (block (error) (error)))\n");
 }
 
-/* `if P { x: 1 }` is `if P` and a body that does not parse, as in Rust */
+/* `if P { x: 1 }`: no block starts with `x:`, so this is a struct literal where Rust's
+ * rule allows none; the error says so and how to write it, and the literal is parsed as
+ * one, so what follows it reads as meant (no second error) */
 TEST(parse_error_struct_literal_in_condition) {
   CHECK_ERRORS("fn f() { if P { x: 1 } { } }", 1,
-               "t.tl:1:18: error: expected ';' after the expression, found ':'\n"
+               "t.tl:1:13: error: a struct literal cannot be written directly in an `if` condition\n"
                "fn f() { if P { x: 1 } { } }\n"
-               "                 ^\n",
-               "(fn f () (block (if P (block (error))) (value (block))))\n");
+               "            ^\n"
+               "  hint: wrap it in parentheses: `(P { .. })`\n",
+               "(fn f () (block (value (if (struct-lit P (x 1)) (block)))))\n");
+  CHECK_ERRORS("fn f() { while a == Pt { y: 2 }.y { } }", 1,
+               "t.tl:1:21: error: a struct literal cannot be written directly in a `while` condition\n"
+               "fn f() { while a == Pt { y: 2 }.y { } }\n"
+               "                    ^\n"
+               "  hint: wrap it in parentheses: `(Pt { .. })`\n",
+               "(fn f () (block (while (== a (. (struct-lit Pt (y 2)) y)) (block))))\n");
 }
 
+/* end of file is just past the last text, not on the blank line after it */
 TEST(parse_error_unclosed_block) {
-  CHECK_ERRORS("fn f() {\n  let x = 1;\n", 1,
-               "t.tl:3:1: error: expected '}' to close the block, found end of file\n"
-               "\n"
-               "^\n",
+  CHECK_ERRORS("fn f() {\n  let x = 1;\n\n  \n", 1,
+               "t.tl:2:13: error: expected '}' to close the block, found end of file\n"
+               "  let x = 1;\n"
+               "            ^\n",
                "");
 }
 
@@ -633,6 +643,52 @@ TEST(parse_error_too_deep) {
   CHECK_STR(r.dump, "(fn f () (block (error) (value ok)))\n");
   done(&r);
   free(src);
+}
+
+/* a chain of postfix operations (`.f`, calls, indexing) or of casts nests as deep as
+ * its length in every pass after the parser, so each link counts as a level; a chain
+ * of binary operators is walked in a loop everywhere and has no such bound */
+TEST(parse_error_long_postfix_and_cast_chains) {
+  enum { N = 300 };
+  char *src = malloc(16 * N + 64);
+  strcpy(src, "fn f() { let x = a");
+  for (int i = 0; i < N; i++) strcat(src, ".b");
+  strcat(src, "; ok }");
+  parsed r;
+  parse(&r, src);
+  CHECK_INT(r.errors, 1);
+  CHECK_CONTAINS(r.diags, "error: nesting is too deep (more than 200 levels)");
+  CHECK_STR(r.dump, "(fn f () (block (error) (value ok)))\n");
+  done(&r);
+  strcpy(src, "fn f() { let x = a");
+  for (int i = 0; i < N; i++) strcat(src, " as i64");
+  strcat(src, "; ok }");
+  parse(&r, src);
+  CHECK_INT(r.errors, 1);
+  CHECK_CONTAINS(r.diags, "error: nesting is too deep (more than 200 levels)");
+  done(&r);
+  strcpy(src, "fn f() { let x = a"); /* 150 links, then the depth is back where it was */
+  for (int i = 0; i < 150; i++) strcat(src, ".b()");
+  strcat(src, " + c");
+  for (int i = 0; i < 150; i++) strcat(src, "[0]");
+  strcat(src, "; }");
+  parse(&r, src);
+  CHECK_INT(r.errors, 0);
+  done(&r);
+  free(src);
+}
+
+/* `name: value` in a call's arguments is a named argument (the checker allows only
+ * `requires_grad:` of the creation functions); in indexing it is not */
+TEST(parse_named_arguments) {
+  CHECK_BODY("Tensor::randn([2, 2], requires_grad: true);",
+             "(block (call Tensor::randn (array 2 2) (requires_grad true)))");
+  CHECK_BODY("x.m(a, b: c + 1);", "(block (method x m a (b (+ c 1))))");
+  CHECK_ERRORS("fn f() { t[i: 1]; }", 1,
+               "t.tl:1:13: error: expected ',' or ']' in the index, found ':'\n"
+               "fn f() { t[i: 1]; }\n"
+               "            ^\n",
+               "(fn f () (block (error)))\n");
 }
 
 /* garbage never loops or crashes: every recovery moves on */

@@ -1,23 +1,58 @@
-/* tl — the command line: run, build and check TL programs.
- *   tl run [--emit-c] [--mem-stats] prog.tl [args...]
- *   tl build prog.tl -o prog      a standalone executable (links libtl.a)
- *   tl check prog.tl              diagnostics only */
+/* tl — the command line: run, build and check TL programs (`tl help` lists them).
+ * Exit status: 0 success; 1 the program failed (it did not compile, a run-time
+ * error, a file that cannot be read, a failed build); 2 the command line is wrong.
+ * No user text ever goes through a shell: `tl build` runs the C compiler with an
+ * argument vector, and file names written into C are escaped (tl_gen_c_string). */
+#include <errno.h>
 #include <limits.h>
+#include <spawn.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
+#include "core/strbuf.h"
+#include "lang/gen.h"
 #include "lang/lang.h"
 
-static int usage(void) {
-  fprintf(stderr, "usage: tl run [--emit-c] [--mem-stats] prog.tl [args...]\n"
-                  "       tl build prog.tl -o prog\n"
-                  "       tl check prog.tl\n");
+extern char **environ;
+
+static const char usage_text[] =
+    "usage: tl run [--emit-c] [--mem-stats] PROG.tl [ARGS...]\n"
+    "       tl build PROG.tl -o EXE\n"
+    "       tl check PROG.tl\n"
+    "       tl help\n"
+    "\n"
+    "  run    compile PROG.tl and run it; ARGS go to the program\n"
+    "           --emit-c     print the generated C instead of running it\n"
+    "           --mem-stats  print memory statistics when the program ends\n"
+    "  build  compile PROG.tl into the standalone executable EXE\n"
+    "  check  report every error in PROG.tl without running it\n"
+    "\n"
+    "exit status: 0 success, 1 the program failed or did not compile, 2 bad command line\n";
+
+typedef enum { CMD_RUN, CMD_BUILD, CMD_CHECK } command;
+static const char *const cmd_usage[] = {
+    [CMD_RUN] = "tl run [--emit-c] [--mem-stats] PROG.tl [ARGS...]",
+    [CMD_BUILD] = "tl build PROG.tl -o EXE",
+    [CMD_CHECK] = "tl check PROG.tl",
+};
+static const char *const cmd_name[] = {[CMD_RUN] = "run", [CMD_BUILD] = "build", [CMD_CHECK] = "check"};
+
+/* a command-line mistake: what is wrong, then how the command is used; exit 2 */
+static int bad_usage(command c, const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  fprintf(stderr, "tl: %s: ", cmd_name[c]);
+  vfprintf(stderr, fmt, ap);
+  fprintf(stderr, "\nusage: %s\n", cmd_usage[c]);
+  va_end(ap);
   return 2;
 }
 
-/* the directory of this executable: libtl.a and include/ are found from it */
+/* the directory of this executable: libtl.a is found beside it */
 static void self_dir(char *buf, size_t n) {
   ssize_t k = readlink("/proc/self/exe", buf, n - 1);
   if (k <= 0) k = 0;
@@ -27,67 +62,140 @@ static void self_dir(char *buf, size_t n) {
   else snprintf(buf, n, ".");
 }
 
+/* runs argv[0] (searched in PATH) with these arguments, no shell; its exit status,
+ * or -1 after saying why it could not run */
+static int run_program(char *const argv[]) {
+  pid_t pid;
+  int rc = posix_spawnp(&pid, argv[0], NULL, NULL, argv, environ);
+  if (rc != 0) {
+    fprintf(stderr, "tl: cannot run %s: %s\n", argv[0], strerror(rc));
+    return -1;
+  }
+  int ws;
+  while (waitpid(pid, &ws, 0) < 0)
+    if (errno != EINTR) return -1;
+  return WIFEXITED(ws) ? WEXITSTATUS(ws) : 128 + WTERMSIG(ws);
+}
+
+static int write_all(int fd, const char *p, size_t n) {
+  while (n > 0) {
+    ssize_t k = write(fd, p, n);
+    if (k < 0 && errno == EINTR) continue;
+    if (k <= 0) return -1;
+    p += k;
+    n -= (size_t)k;
+  }
+  return 0;
+}
+
 static int build(const char *path, const char *src, size_t len, const char *out) {
-  char *c = tl_lang_compile(path, src, len, true, stderr);
-  if (!c) return 1;
-  char dir[PATH_MAX], cfile[PATH_MAX + 16], cmd[4 * PATH_MAX];
+  char dir[PATH_MAX], lib[PATH_MAX + 16];
   self_dir(dir, sizeof dir);
-  snprintf(cfile, sizeof cfile, "%s.c", out);
-  FILE *f = fopen(cfile, "w");
-  if (!f) {
-    fprintf(stderr, "tl: cannot write %s\n", cfile);
-    free(c);
+  snprintf(lib, sizeof lib, "%s/libtl.a", dir);
+  if (access(lib, R_OK) != 0) {
+    fprintf(stderr, "tl: cannot find %s (tl build links the libtl.a beside the tl executable)\n", lib);
     return 1;
   }
-  fputs(c, f);
-  fprintf(f, "\n#include <stdbool.h>\nstruct tlrt;\ntypedef struct { FILE *out, *err; bool mem_stats; int argc; char **argv; } "
-             "tl__opts;\nint tl_lang_exec(int (*)(tlrt *), const char *, const tl__opts *);\n"
-             "int main(int argc, char **argv) {\n  tl__opts o = {stdout, stderr, false, argc, argv};\n"
-             "  return tl_lang_exec(tl_program_main, \"%s\", &o);\n}\n", path);
-  fclose(f);
+  char *c = tl_lang_compile(path, src, len, true, stderr);
+  if (!c) return 1;
+  /* the executable's main: runs the program under the file's own name */
+  tl_strbuf text = {0};
+  tl_strbuf_puts(&text, c);
   free(c);
-  snprintf(cmd, sizeof cmd, "cc -O2 -fno-math-errno -w -o '%s' '%s' '%s/libtl.a' -ldl -lpthread -lm", out, cfile, dir);
-  int rc = system(cmd);
-  remove(cfile);
-  if (rc) fprintf(stderr, "tl: building %s failed\n", out);
-  return rc ? 1 : 0;
+  tl_strbuf_puts(&text, "\nint tl_lang_main(int (*)(tlrt *), const char *, int, char **);\n"
+                        "int main(int argc, char **argv) {\n  return tl_lang_main(tl_program_main, ");
+  tl_gen_c_string(&text, path);
+  tl_strbuf_puts(&text, ", argc, argv);\n}\n");
+  char *all = tl_strbuf_take(&text);
+  if (!all) {
+    fprintf(stderr, "tl: out of memory\n");
+    return 1;
+  }
+  /* an unpredictable name, created here (O_EXCL): nobody else's file is written */
+  const char *tmpdir = getenv("TMPDIR") && *getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp";
+  char cfile[PATH_MAX];
+  snprintf(cfile, sizeof cfile, "%s/tl-build-XXXXXX.c", tmpdir);
+  int fd = mkstemps(cfile, 2);
+  if (fd < 0) {
+    fprintf(stderr, "tl: cannot create a temporary file in %s: %s\n", tmpdir, strerror(errno));
+    free(all);
+    return 1;
+  }
+  int werr = write_all(fd, all, strlen(all)) ? errno : 0;
+  if (close(fd) != 0 && !werr) werr = errno;
+  free(all);
+  int rc = 1;
+  if (werr) fprintf(stderr, "tl: cannot write %s: %s\n", cfile, strerror(werr));
+  else {
+    /* the kernels' compiler (TL_CC, a program name) builds programs too */
+    const char *cc = getenv("TL_CC") && *getenv("TL_CC") ? getenv("TL_CC") : "cc";
+    char *argv[] = {(char *)cc, "-O2", "-fno-math-errno", "-fwrapv", "-w", "-o", /* TL_LANG_CFLAGS */ (char *)out, cfile, lib, "-ldl", "-lpthread", "-lm", NULL};
+    int st = run_program(argv);
+    if (st > 0) fprintf(stderr, "tl: building %s failed (cc exit %d)\n", out, st);
+    rc = st == 0 ? 0 : 1;
+  }
+  unlink(cfile);
+  return rc;
 }
 
 int main(int argc, char **argv) {
-  if (argc < 3) return usage();
-  const char *cmd = argv[1], *path = NULL, *out = NULL;
-  bool emit_c = false, mem_stats = false;
-  int i = 2;
-  for (; i < argc; i++) {
-    if (!strcmp(argv[i], "--emit-c")) emit_c = true;
-    else if (!strcmp(argv[i], "--mem-stats")) mem_stats = true;
-    else if (!strcmp(argv[i], "-o") && i + 1 < argc) out = argv[++i];
-    else if (argv[i][0] == '-' && !path) {
-      fprintf(stderr, "tl: unknown option %s\n", argv[i]);
-      return usage();
-    } else if (!path) path = argv[i];
-    else break; /* the program's own arguments */
+  if (argc < 2) {
+    fputs(usage_text, stderr);
+    return 2;
   }
-  if (!path) return usage();
+  const char *name = argv[1];
+  if (!strcmp(name, "help") || !strcmp(name, "--help") || !strcmp(name, "-h")) {
+    fputs(usage_text, stdout);
+    return 0;
+  }
+  command cmd;
+  if (!strcmp(name, "run")) cmd = CMD_RUN;
+  else if (!strcmp(name, "build")) cmd = CMD_BUILD;
+  else if (!strcmp(name, "check")) cmd = CMD_CHECK;
+  else {
+    fprintf(stderr, "tl: unknown command '%s'\nrun 'tl help' for usage\n", name);
+    return 2;
+  }
+  const char *path = NULL, *out = NULL;
+  bool emit_c = false, mem_stats = false, options_done = false;
+  int i = 2;
+  while (i < argc) {
+    const char *a = argv[i++];
+    if (!options_done && a[0] == '-' && a[1]) {
+      if (!strcmp(a, "--")) options_done = true; /* a file name may start with '-' */
+      else if (cmd == CMD_RUN && !strcmp(a, "--emit-c")) emit_c = true;
+      else if (cmd == CMD_RUN && !strcmp(a, "--mem-stats")) mem_stats = true;
+      else if (cmd == CMD_BUILD && !strcmp(a, "-o")) {
+        if (i >= argc || !argv[i][0]) return bad_usage(cmd, "-o needs the name of the executable");
+        if (out) return bad_usage(cmd, "-o given twice");
+        out = argv[i++];
+      } else return bad_usage(cmd, "unknown option '%s'", a);
+    } else if (!path) {
+      path = a;
+      if (cmd == CMD_RUN) break; /* the rest are the program's own arguments */
+    } else return bad_usage(cmd, "unexpected argument '%s'", a);
+  }
+  if (!path) return bad_usage(cmd, "missing the program file");
+  if (cmd == CMD_BUILD && !out) return bad_usage(cmd, "missing -o EXE, the executable to write");
   size_t len;
   char *src = tl_lang_read_file(path, &len, stderr);
   if (!src) return 1;
   int rc;
-  if (!strcmp(cmd, "check")) {
+  if (cmd == CMD_CHECK) {
     char *c = tl_lang_compile(path, src, len, false, stderr);
     rc = c ? 0 : 1;
     free(c);
-  } else if (!strcmp(cmd, "build")) {
-    rc = out ? build(path, src, len, out) : usage();
-  } else if (!strcmp(cmd, "run") && emit_c) {
+  } else if (cmd == CMD_BUILD) {
+    rc = build(path, src, len, out);
+  } else if (emit_c) {
     char *c = tl_lang_compile(path, src, len, true, stderr);
     if (c) fputs(c, stdout);
     rc = c ? 0 : 1;
     free(c);
-  } else if (!strcmp(cmd, "run")) {
+  } else { /* the program's argv[0] is its file, then ARGS */
     tl_lang_run_options o = {.out = stdout, .err = stderr, .mem_stats = mem_stats, .argc = argc - i + 1, .argv = argv + i - 1};
     rc = tl_lang_run_source(path, src, len, &o);
-  } else rc = usage();
+  }
   free(src);
   return rc;
 }

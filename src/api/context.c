@@ -12,9 +12,24 @@
 
 static char *dup_or_null(const char *s) { return s ? strdup(s) : NULL; }
 
+/* The message of the last call in this thread that failed with no context to record
+ * it in (tl_cat(0, NULL), tl_sgd over no parameters, tl_init itself): the one state
+ * outside a context, per thread, read with tl_last_error(NULL). */
+static _Thread_local tl_error orphan_err;
+
+void tl_api_fail_orphan(tl_status st, const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  tl_error_vset(&orphan_err, st, fmt, ap);
+  va_end(ap);
+}
+
 tl_ctx *tl_init(void) {
   tl_ctx *ctx = calloc(1, sizeof *ctx);
-  if (!ctx) return NULL;
+  if (!ctx) {
+    tl_api_fail_orphan(TL_ERR_NOMEM, "init: out of memory");
+    return NULL;
+  }
   tl_graph_init(&ctx->graph, true);
   ctx->seed = 0x5eed;
   const char *b = getenv("TL_BACKEND");
@@ -23,6 +38,7 @@ tl_ctx *tl_init(void) {
   ctx->debug = d && *d && strcmp(d, "0");
   if (!tl_api_scopes_init(ctx)) {
     tl_shutdown(ctx);
+    tl_api_fail_orphan(TL_ERR_NOMEM, "init: out of memory");
     return NULL;
   }
   return ctx;
@@ -48,11 +64,15 @@ void tl_shutdown(tl_ctx *ctx) {
   free(ctx);
 }
 
-const char *tl_last_error(const tl_ctx *ctx) { return ctx ? ctx->err.msg : "no context"; }
-tl_status tl_last_status(const tl_ctx *ctx) { return ctx ? ctx->err.status : TL_ERR_ARG; }
-void tl_clear_error(tl_ctx *ctx) {
-  if (ctx) tl_error_clear(&ctx->err);
+const char *tl_last_error(const tl_ctx *ctx) {
+  if (ctx) return ctx->err.msg;
+  return orphan_err.status ? orphan_err.msg : "no context";
 }
+tl_status tl_last_status(const tl_ctx *ctx) {
+  if (ctx) return ctx->err.status;
+  return orphan_err.status ? orphan_err.status : TL_ERR_ARG;
+}
+void tl_clear_error(tl_ctx *ctx) { tl_error_clear(ctx ? &ctx->err : &orphan_err); }
 
 tl_status tl_set_backend(tl_ctx *ctx, const char *name) {
   if (!ctx) return TL_ERR_ARG;
@@ -157,6 +177,96 @@ int64_t tl_dim(const tl_tensor *h, int axis) {
   return t->u->shape[axis];
 }
 
+/* ---- sizes -------------------------------------------------------------------- */
+/* The exact decimal product of the positive sizes, however large (base-1e9 limbs):
+ * a message says how big a shape is even when its count overflows 64 bits. */
+static void product_text(char *out, size_t cap, int ndim, const int64_t *shape) {
+  enum { BASE = 1000000000, LIMBS = 3 * TL_MAX_DIMS + 1 };
+  uint32_t acc[LIMBS] = {1};
+  int n = 1;
+  for (int d = 0; d < ndim; d++) {
+    if (shape[d] <= 0) continue;
+    uint32_t m[3], r[LIMBS] = {0};
+    int nm = 0;
+    for (uint64_t v = (uint64_t)shape[d]; v; v /= BASE) m[nm++] = (uint32_t)(v % BASE);
+    for (int i = 0; i < n; i++) {
+      uint64_t carry = 0;
+      int k = i;
+      for (int j = 0; j < nm; j++, k++) {
+        uint64_t t = r[k] + (uint64_t)acc[i] * m[j] + carry;
+        r[k] = (uint32_t)(t % BASE);
+        carry = t / BASE;
+      }
+      for (; carry; k++) {
+        uint64_t t = r[k] + carry;
+        r[k] = (uint32_t)(t % BASE);
+        carry = t / BASE;
+      }
+    }
+    n += nm;
+    while (n > 1 && !r[n - 1]) n--;
+    memcpy(acc, r, sizeof acc);
+  }
+  size_t used = (size_t)snprintf(out, cap, "%u", acc[n - 1]);
+  for (int i = n - 2; i >= 0 && used < cap; i--) used += (size_t)snprintf(out + used, cap - used, "%09u", acc[i]);
+}
+
+static void shape_text(char *out, size_t cap, int ndim, const int64_t *shape) {
+  size_t used = (size_t)snprintf(out, cap, "[");
+  for (int i = 0; i < ndim && used < cap; i++)
+    used += (size_t)snprintf(out + used, cap - used, "%s%lld", i ? ", " : "", (long long)shape[i]);
+  if (used < cap) snprintf(out + used, cap - used, "]");
+}
+
+/* infer: a size -1 (reshape's) is allowed and counts as 1 */
+static bool shape_fits(tl_ctx *ctx, const char *what, int ndim, const int64_t *shape, bool infer) {
+  int64_t s[TL_MAX_DIMS] = {0};
+  bool zero = false, minus = false;
+  for (int i = 0; i < ndim; i++) {
+    s[i] = shape[i];
+    if (infer && s[i] == -1) {
+      s[i] = 1;
+      minus = true;
+    } else if (s[i] < 0) {
+      tl_error_set(&ctx->err, TL_ERR_SHAPE, "%s: size %lld of axis %d is out of range", what,
+                   (long long)shape[i], i);
+      return false;
+    }
+    zero |= s[i] == 0;
+  }
+  if (tl_shape_fits(ndim, s)) return true;
+  char st[TL_MAX_DIMS * 22 + 4], n[200];
+  shape_text(st, sizeof st, ndim, shape);
+  product_text(n, sizeof n, ndim, shape);
+  if (zero || minus) /* a size 0 still has strides, products of the other sizes */
+    tl_error_set(&ctx->err, TL_ERR_RANGE,
+                 "%s: shape %s is too large: its sizes other than %s multiply to %s; the most a tensor may hold "
+                 "is " TL_API_LIMIT_TEXT,
+                 what, st, zero && minus ? "0 and -1" : zero ? "0" : "-1", n);
+  else
+    tl_error_set(&ctx->err, TL_ERR_RANGE,
+                 "%s: shape %s has %s elements; the most a tensor may hold is " TL_API_LIMIT_TEXT, what, st, n);
+  return false;
+}
+
+bool tl_api_shape_fits(tl_ctx *ctx, const char *what, int ndim, const int64_t *shape) {
+  return shape_fits(ctx, what, ndim, shape, false);
+}
+
+bool tl_api_shape_fits_infer(tl_ctx *ctx, const char *what, int ndim, const int64_t *shape) {
+  return shape_fits(ctx, what, ndim, shape, true);
+}
+
+bool tl_api_count_fits(tl_ctx *ctx, const char *what, const char *counted, double count) {
+  if (count <= (double)TL_MAX_NUMEL) return true;
+  char n[64];
+  if (count < 0x1p63) snprintf(n, sizeof n, "%lld", (long long)count);
+  else snprintf(n, sizeof n, "%g", count);
+  tl_error_set(&ctx->err, TL_ERR_RANGE, "%s: %s has %s elements; the most a tensor may hold is " TL_API_LIMIT_TEXT,
+               what, counted, n);
+  return false;
+}
+
 /* ---- creation ------------------------------------------------------------------- */
 static bool check_shape(tl_ctx *ctx, const char *what, int ndim, const int64_t *shape) {
   if (ndim < 0 || ndim > TL_MAX_DIMS) {
@@ -168,13 +278,7 @@ static bool check_shape(tl_ctx *ctx, const char *what, int ndim, const int64_t *
     tl_error_set(&ctx->err, TL_ERR_ARG, "%s: shape is NULL", what);
     return false;
   }
-  for (int i = 0; i < ndim; i++)
-    if (shape[i] < 0 || shape[i] > ((int64_t)1 << 40)) {
-      tl_error_set(&ctx->err, TL_ERR_SHAPE, "%s: size %lld of axis %d is out of range", what,
-                   (long long)shape[i], i);
-      return false;
-    }
-  return true;
+  return tl_api_shape_fits(ctx, what, ndim, shape);
 }
 
 static bool check_dtype(tl_ctx *ctx, const char *what, tl_dtype d) {
@@ -183,9 +287,19 @@ static bool check_dtype(tl_ctx *ctx, const char *what, tl_dtype d) {
   return false;
 }
 
-static tl_uop *buffer_node(tl_ctx *ctx, tl_dtype dtype, int ndim, const int64_t *shape,
+tl_buffer *tl_api_buffer_new(tl_ctx *ctx, const char *what, tl_dtype dtype, int64_t numel) {
+  size_t esize = tl_dtype_size(dtype);
+  /* a legal count may still exceed size_t (32-bit) or the memory there is */
+  tl_buffer *b = numel >= 0 && (uint64_t)numel <= SIZE_MAX / esize ? tl_buffer_new(dtype, numel, &ctx->mem) : NULL;
+  if (!b)
+    tl_error_set(&ctx->err, TL_ERR_NOMEM, "%s: out of memory for a buffer of %lld %s elements (%llu bytes)", what,
+                 (long long)numel, tl_dtype_name(dtype), (unsigned long long)numel * esize); /* numel <= 2^40 */
+  return b;
+}
+
+static tl_uop *buffer_node(tl_ctx *ctx, const char *what, tl_dtype dtype, int ndim, const int64_t *shape,
                            const void *data) {
-  tl_buffer *b = tl_buffer_new(dtype, tl_shape_numel(ndim, shape), &ctx->mem);
+  tl_buffer *b = tl_api_buffer_new(ctx, what, dtype, tl_shape_numel(ndim, shape));
   if (!b) return NULL;
   if (data && b->nbytes) memcpy(b->data, data, b->nbytes);
   tl_arg arg = {.p = b};
@@ -202,7 +316,7 @@ tl_tensor *tl_from_data(tl_ctx *ctx, tl_dtype dtype, int ndim, const int64_t *sh
     return NULL;
   if (!data && tl_shape_numel(ndim, shape) > 0)
     return tl_api_fail(ctx, mark, TL_ERR_ARG, "from_data: data is NULL");
-  return tl_api_wrap(ctx, "from_data", buffer_node(ctx, dtype, ndim, shape, data), mark);
+  return tl_api_wrap(ctx, "from_data", buffer_node(ctx, "from_data", dtype, ndim, shape, data), mark);
 }
 
 tl_tensor *tl_full(tl_ctx *ctx, tl_dtype dtype, int ndim, const int64_t *shape, double value) {
@@ -230,14 +344,14 @@ tl_tensor *tl_arange(tl_ctx *ctx, tl_dtype dtype, double start, double stop, dou
     tl_error_set(&ctx->err, TL_ERR_ARG, "arange: step must be non-zero and bounds finite");
     return NULL;
   }
+  /* counted as a double: converting one beyond int64 to an integer is undefined */
   double span = ceil((stop - start) / step);
+  char what[160];
+  snprintf(what, sizeof what, "[%g, %g) in steps of %g", start, stop, step);
+  if (!tl_api_count_fits(ctx, "arange", what, span)) return NULL;
   int64_t n = span > 0 ? (int64_t)span : 0;
-  if (n > ((int64_t)1 << 40)) {
-    tl_error_set(&ctx->err, TL_ERR_RANGE, "arange: %lld elements is too many", (long long)n);
-    return NULL;
-  }
   size_t mark = tl_graph_mark(&ctx->graph);
-  tl_uop *u = buffer_node(ctx, dtype, 1, &n, NULL);
+  tl_uop *u = buffer_node(ctx, "arange", dtype, 1, &n, NULL);
   if (u)
     for (int64_t i = 0; i < n; i++)
       tl_dtype_write(((tl_buffer *)u->arg.p)->data, dtype, i, start + (double)i * step);
@@ -249,7 +363,7 @@ tl_tensor *tl_eye(tl_ctx *ctx, tl_dtype dtype, int64_t n) {
   int64_t shape[2] = {n, n};
   if (!check_dtype(ctx, "eye", dtype) || !check_shape(ctx, "eye", 2, shape)) return NULL;
   size_t mark = tl_graph_mark(&ctx->graph);
-  tl_uop *u = buffer_node(ctx, dtype, 2, shape, NULL);
+  tl_uop *u = buffer_node(ctx, "eye", dtype, 2, shape, NULL);
   if (u) {
     void *data = ((tl_buffer *)u->arg.p)->data;
     memset(data, 0, (size_t)(n * n) * tl_dtype_size(dtype));

@@ -88,6 +88,21 @@ bool tl_api_scopes_init(tl_ctx *ctx);
  * NULL node: the error is already set; returns NULL. */
 tl_tensor *tl_api_wrap(tl_ctx *ctx, const char *what, tl_uop *u, size_t mark);
 tl_tensor *tl_api_fail(tl_ctx *ctx, size_t mark, tl_status st, const char *fmt, ...) TL_PRINTF(4, 5);
+/* TL_MAX_NUMEL as messages give it */
+#define TL_API_LIMIT_TEXT "2^40 (1099511627776)"
+_Static_assert(TL_MAX_NUMEL == (int64_t)1 << 40, "TL_API_LIMIT_TEXT must name TL_MAX_NUMEL");
+
+/* A shape every operation may make: sizes >= 0 and at most TL_MAX_NUMEL elements
+ * (tl_shape_fits); false and an error saying how big it is otherwise. */
+bool tl_api_shape_fits(tl_ctx *ctx, const char *what, int ndim, const int64_t *shape);
+/* The same, allowing sizes -1 (reshape's inferred size), counted as 1. */
+bool tl_api_shape_fits_infer(tl_ctx *ctx, const char *what, int ndim, const int64_t *shape);
+/* The same for a count that is not a shape yet (arange's), described by `counted`. */
+bool tl_api_count_fits(tl_ctx *ctx, const char *what, const char *counted, double count);
+/* tl_buffer_new, or NULL and an out-of-memory error naming the size. */
+tl_buffer *tl_api_buffer_new(tl_ctx *ctx, const char *what, tl_dtype dtype, int64_t numel);
+/* Records a failure that has no context to go to (no tensor given): tl_last_error(NULL). */
+void tl_api_fail_orphan(tl_status st, const char *fmt, ...) TL_PRINTF(2, 3);
 /* Normalizes a possibly negative axis; false (and an error) when out of range. */
 bool tl_api_axis(tl_ctx *ctx, int ndim, int *axis, const char *what);
 /* Movement on a node (no handle): used by the API and by composite ops. */

@@ -67,10 +67,11 @@ tl_uop *tl_api_broadcast_to(tl_ctx *ctx, tl_uop *u, int ndim, const int64_t *sha
 
 tl_tensor *tl_reshape(tl_tensor *t, int ndim, const int64_t *shape) {
   BEGIN(t, "reshape");
-  if (ndim < 0 || ndim > TL_MAX_DIMS || (ndim && !shape))
+  if (ndim < 0 || ndim > TL_MAX_DIMS)
     return tl_api_fail(ctx, mark, TL_ERR_SHAPE, "reshape: rank %d is not between 0 and %d", ndim,
                        TL_MAX_DIMS);
-  int64_t s[TL_MAX_DIMS], known = 1;
+  if (ndim && !shape) return tl_api_fail(ctx, mark, TL_ERR_ARG, "reshape: shape is NULL");
+  int64_t s[TL_MAX_DIMS];
   int infer = -1;
   for (int i = 0; i < ndim; i++) {
     s[i] = shape[i];
@@ -78,10 +79,15 @@ tl_tensor *tl_reshape(tl_tensor *t, int ndim, const int64_t *shape) {
     else if (s[i] < 0)
       return tl_api_fail(ctx, mark, TL_ERR_SHAPE, "reshape: bad size %lld at axis %d",
                          (long long)s[i], i);
-    else known *= s[i];
   }
   int64_t n = tl_uop_numel(t->u);
-  if (infer >= 0) s[infer] = known ? n / known : 0;
+  /* the given sizes must fit before they divide anything; then the inferred one fits */
+  if (!tl_api_shape_fits_infer(ctx, "reshape", ndim, s)) return NULL;
+  if (infer >= 0) {
+    s[infer] = 1;
+    int64_t known = tl_shape_numel(ndim, s);
+    s[infer] = known ? n / known : 0;
+  }
   if (tl_shape_numel(ndim, s) != n)
     return tl_api_fail(ctx, mark, TL_ERR_SHAPE,
                        "reshape: cannot reshape %lld elements into a shape of %lld elements",
@@ -122,8 +128,9 @@ tl_tensor *tl_transpose(tl_tensor *t, int a, int b) {
 tl_tensor *tl_expand(tl_tensor *t, int ndim, const int64_t *shape) {
   BEGIN(t, "expand");
   int nd = t->u->ndim;
-  if (ndim < nd || ndim > TL_MAX_DIMS || !shape)
+  if (ndim < nd || ndim > TL_MAX_DIMS)
     return tl_api_fail(ctx, mark, TL_ERR_SHAPE, "expand: cannot expand rank %d to rank %d", nd, ndim);
+  if (ndim && !shape) return tl_api_fail(ctx, mark, TL_ERR_ARG, "expand: shape is NULL");
   int64_t s[TL_MAX_DIMS];
   for (int i = 0; i < ndim; i++) {
     int j = i - (ndim - nd);
@@ -135,6 +142,7 @@ tl_tensor *tl_expand(tl_tensor *t, int ndim, const int64_t *shape) {
                          (long long)have, (long long)shape[i]);
     if (s[i] < 0) return tl_api_fail(ctx, mark, TL_ERR_SHAPE, "expand: bad size %lld", (long long)s[i]);
   }
+  if (!tl_api_shape_fits(ctx, "expand", ndim, s)) return NULL; /* nothing built yet */
   tl_tensor *out = tl_api_wrap(ctx, "expand", tl_api_broadcast_to(ctx, t->u, ndim, s), mark);
   return tl_ag_record(out, TL_AG_EXPAND, 1, &t, NULL, 0, 0);
 }
@@ -170,9 +178,15 @@ tl_tensor *tl_slice(tl_tensor *t, int axis, int64_t start, int64_t stop, int64_t
   memcpy(e, t->u->shape, sizeof e);
   b[axis] = start;
   e[axis] = stop;
+  /* counted without len + step - 1, which overflows for a huge step; one element is a
+   * plain shrink, so a stepped slice has step < len and pads to cnt * step < 2 * len */
+  int64_t len = stop - start, cnt = len ? (len - 1) / step + 1 : 0;
+  if (cnt <= 1) {
+    step = 1;
+    e[axis] = stop = start + cnt;
+  }
   tl_uop *u = tl_api_view(ctx, t->u, TL_MOVE_SHRINK, b, e, NULL, NULL, nd);
-  int64_t len = stop - start, cnt = (len + step - 1) / step;
-  if (step > 1 && cnt > 0) { /* pad to cnt*step, split the axis into (cnt, step), keep column 0 */
+  if (step > 1) { /* pad to cnt*step, split the axis into (cnt, step), keep column 0 */
     int64_t pb[TL_MAX_DIMS] = {0}, pa[TL_MAX_DIMS] = {0}, s[TL_MAX_DIMS], s2[TL_MAX_DIMS];
     pa[axis] = cnt * step - len;
     u = tl_api_view(ctx, u, TL_MOVE_PAD, pb, pa, NULL, NULL, nd);
@@ -195,8 +209,6 @@ tl_tensor *tl_slice(tl_tensor *t, int axis, int64_t start, int64_t stop, int64_t
     for (int i = 0, j = 0; i < nd + 1; i++)
       if (i != axis + 1) s[j++] = s2[i];
     u = tl_api_view(ctx, u, TL_MOVE_RESHAPE, s, NULL, NULL, NULL, nd);
-  } else if (step > 1) {
-    u = tl_api_view(ctx, u, TL_MOVE_SHRINK, b, b, NULL, NULL, nd);
   }
   tl_tensor *out = tl_api_wrap(ctx, "slice", u, mark);
   return tl_ag_record(out, TL_AG_SLICE, 1, &t, (int64_t[]){axis, start, stop, step}, 4, 0);
@@ -206,9 +218,17 @@ tl_tensor *tl_pad(tl_tensor *t, const int64_t *before, const int64_t *after, dou
   BEGIN(t, "pad");
   int nd = t->u->ndim;
   if (nd && (!before || !after)) return tl_api_fail(ctx, mark, TL_ERR_ARG, "pad: NULL widths");
-  for (int i = 0; i < nd; i++)
+  int64_t padded[TL_MAX_DIMS];
+  for (int i = 0; i < nd; i++) {
     if (before[i] < 0 || after[i] < 0)
       return tl_api_fail(ctx, mark, TL_ERR_RANGE, "pad: negative width on axis %d", i);
+    if (before[i] > TL_MAX_NUMEL || after[i] > TL_MAX_NUMEL) /* else the sum below cannot overflow */
+      return tl_api_fail(ctx, mark, TL_ERR_RANGE,
+                         "pad: width %lld on axis %d is more than the most a tensor may hold, " TL_API_LIMIT_TEXT,
+                         (long long)(before[i] > TL_MAX_NUMEL ? before[i] : after[i]), i);
+    padded[i] = t->u->shape[i] + before[i] + after[i];
+  }
+  if (!tl_api_shape_fits(ctx, "pad", nd, padded)) return NULL; /* nothing built yet */
   tl_uop *u = tl_api_view(ctx, t->u, TL_MOVE_PAD, before, after, NULL, NULL, nd);
   if (value != 0 && u) { /* where(pad(true), pad(x), value) */
     tl_graph *g = &ctx->graph;
@@ -226,6 +246,8 @@ tl_tensor *tl_pad(tl_tensor *t, const int64_t *before, const int64_t *after, dou
 tl_tensor *tl_flip(tl_tensor *t, int naxes, const int *axes) {
   BEGIN(t, "flip");
   bool f[TL_MAX_DIMS] = {0};
+  if (naxes < 0) return tl_api_fail(ctx, mark, TL_ERR_ARG, "flip: naxes must be >= 0, got %d", naxes);
+  if (naxes && !axes) return tl_api_fail(ctx, mark, TL_ERR_ARG, "flip: axes is NULL");
   for (int i = 0; i < naxes; i++) {
     int a = axes[i];
     if (!tl_api_axis(ctx, t->u->ndim, &a, "flip")) return NULL;
@@ -274,8 +296,16 @@ static bool open_all(int n, tl_tensor *const *ts, const char *what) {
 }
 static tl_uop *node_of(tl_tensor *handle) { return tl_api_tensor(handle, "cat")->u; }
 
+/* A count and array with no tensor in reach: the message goes where tl_last_error(NULL)
+ * reads it. false: fail. */
+static bool check_list(int n, tl_tensor *const *ts, const char *what) {
+  if (n <= 0) tl_api_fail_orphan(TL_ERR_ARG, "%s: n is %d; at least one tensor is needed", what, n);
+  else if (!ts) tl_api_fail_orphan(TL_ERR_ARG, "%s: the tensor array is NULL (n = %d)", what, n);
+  return n > 0 && ts;
+}
+
 tl_tensor *tl_cat(int n, tl_tensor *const *ts, int axis) {
-  if (n <= 0 || !ts || !open_all(n, ts, "cat")) return NULL;
+  if (!check_list(n, ts, "cat") || !open_all(n, ts, "cat")) return NULL;
   tl_ctx *ctx = tl_api_tensor(ts[0], "cat")->slot.ctx;
   size_t mark = tl_graph_mark(&ctx->graph);
   const tl_uop *first = node_of(ts[0]);
@@ -293,8 +323,13 @@ tl_tensor *tl_cat(int n, tl_tensor *const *ts, int axis) {
       return tl_api_fail(ctx, mark, TL_ERR_SHAPE,
                          "cat: tensor %d does not match the shape of tensor 0 outside axis %d", i, axis);
     dt = tl_dtype_promote(dt, (tl_dtype)u->dtype);
-    total += u->shape[axis];
+    if (__builtin_add_overflow(total, u->shape[axis], &total))
+      return tl_api_fail(ctx, mark, TL_ERR_RANGE, "cat: the sizes along axis %d add up to more than 2^63", axis);
   }
+  int64_t shape[TL_MAX_DIMS];
+  memcpy(shape, first->shape, sizeof shape);
+  shape[axis] = total;
+  if (!tl_api_shape_fits(ctx, "cat", nd, shape)) return NULL; /* nothing built yet */
   tl_uop *acc = NULL;
   int64_t off = 0;
   for (int i = 0; i < n; i++) {
@@ -310,7 +345,7 @@ tl_tensor *tl_cat(int n, tl_tensor *const *ts, int axis) {
 }
 
 tl_tensor *tl_stack(int n, tl_tensor *const *ts, int axis) {
-  if (n <= 0 || !ts || !open_all(n, ts, "stack")) return NULL;
+  if (!check_list(n, ts, "stack") || !open_all(n, ts, "stack")) return NULL;
   tl_tensor *tmp[256];
   tl_ctx *ctx = tl_api_tensor(ts[0], "stack")->slot.ctx;
   if (n > 256) {
@@ -324,6 +359,12 @@ tl_tensor *tl_stack(int n, tl_tensor *const *ts, int axis) {
       tl_error_set(&ctx->err, TL_ERR_SHAPE, "stack: tensor %d has a different shape from tensor 0", i);
       return NULL;
     }
+  }
+  int nd = first->ndim, ax = axis < 0 ? axis + nd + 1 : axis;
+  if (nd < TL_MAX_DIMS && ax >= 0 && ax <= nd) { /* else unsqueeze says why */
+    int64_t shape[TL_MAX_DIMS];
+    for (int i = 0, j = 0; i <= nd; i++) shape[i] = i == ax ? n : first->shape[j++];
+    if (!tl_api_shape_fits(ctx, "stack", nd + 1, shape)) return NULL;
   }
   tl_tensor *r = NULL;
   int made = 0;

@@ -71,7 +71,7 @@ static bool broadcast_shapes(tl_ctx *ctx, const char *what, const tl_uop *a, con
     shape[i] = x == 1 ? y : x;
   }
   *ndim = nd;
-  return true;
+  return tl_api_shape_fits(ctx, what, nd, shape); /* [n, 1] with [1, n] grows */
 }
 
 /* Broadcasts and promotes two nodes; float_only lifts integers to f32. */
@@ -187,6 +187,10 @@ static bool axes_mask(tl_ctx *ctx, const char *what, int ndim, int naxes, const 
     *mask = ndim ? ((uint64_t)1 << ndim) - 1 : 0;
     return true;
   }
+  if (naxes < 0) {
+    tl_error_set(&ctx->err, TL_ERR_ARG, "%s: naxes must be >= 0, got %d", what, naxes);
+    return false;
+  }
   for (int i = 0; i < naxes; i++) {
     int a = axes[i];
     if (!tl_api_axis(ctx, ndim, &a, what)) return false;
@@ -260,7 +264,11 @@ static tl_tensor *arg_extreme(tl_tensor *t, int axis, int keepdim, bool is_min, 
   if (is_min) x = x->dtype == TL_BOOL ? tl_build_unary(g, TL_OP_NOT, x) : tl_build_unary(g, TL_OP_NEG, x);
   int64_t n = x->shape[axis];
   tl_tensor *idx = tl_api_tensor(tl_arange(ctx, TL_I64, (double)n, 0, -1), what);
-  if (!idx) return tl_api_fail(ctx, mark, ctx->err.status, "%s", "argmax: out of memory");
+  if (!idx) { /* arange's message (an axis too long to hold its indices), under our name */
+    char inner[sizeof ctx->err.msg];
+    snprintf(inner, sizeof inner, "%s", ctx->err.msg);
+    return tl_api_fail(ctx, mark, ctx->err.status, "%s: %s", what, inner);
+  }
   int64_t s[TL_MAX_DIMS];
   for (int i = 0; i < x->ndim; i++) s[i] = i == axis ? n : 1;
   tl_uop *iv = tl_api_broadcast_to(ctx, tl_api_view(ctx, idx->u, TL_MOVE_RESHAPE, s, NULL, NULL, NULL, x->ndim),
@@ -357,6 +365,14 @@ tl_uop *tl_api_matmul(tl_ctx *ctx, tl_uop *a, tl_uop *b) {
                          (long long)p, (long long)q);
     batch[i] = p == 1 ? q : p;
   }
+  /* the result must fit like any tensor. The product summed over K is never stored,
+   * and its count batch*M*N*K is at most 2^60: its square is at most the product of
+   * the counts of a, b and the result, each at most 2^40. */
+  int64_t res[TL_MAX_DIMS];
+  memcpy(res, batch, sizeof(int64_t) * (size_t)nb);
+  res[nb] = M;
+  res[nb + 1] = N;
+  if (!tl_api_shape_fits(ctx, "matmul", nb + 2, res)) return NULL;
   tl_dtype dt = tl_dtype_promote((tl_dtype)a->dtype, (tl_dtype)b->dtype);
   if (dt == TL_BOOL) dt = TL_I32;
   a = tl_build_cast(&ctx->graph, a, dt);

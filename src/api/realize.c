@@ -96,14 +96,15 @@ static tl_status allocate_outputs(tl_ctx *ctx, const tl_schedule *s, tl_lowered 
   tl_buffer *arena = NULL;
   if (!st && plan.arena_bytes &&
       !(arena = tl_buffer_new(TL_BOOL, (int64_t)plan.arena_bytes, &ctx->mem)))
-    st = tl_error_set(&ctx->err, TL_ERR_NOMEM, "out of memory for a %zu-byte arena", plan.arena_bytes);
+    st = tl_error_set(&ctx->err, TL_ERR_NOMEM, "realize: out of memory for a %zu-byte arena", plan.arena_bytes);
   for (int i = 0; !st && i < n; i++) {
     tl_uop *r = s->roots[i];
-    outs[i] = i + 1 < n ? tl_buffer_view(arena, pb[i].offset, (tl_dtype)r->dtype, tl_uop_numel(r))
-                        : tl_buffer_new((tl_dtype)r->dtype, tl_uop_numel(r), &ctx->mem);
-    if (!outs[i])
-      st = tl_error_set(&ctx->err, TL_ERR_NOMEM, "out of memory for a %lld-element buffer",
-                        (long long)tl_uop_numel(r));
+    if (i + 1 == n) {
+      outs[i] = tl_api_buffer_new(ctx, "realize", (tl_dtype)r->dtype, tl_uop_numel(r));
+      st = outs[i] ? TL_OK : ctx->err.status;
+    } else if (!(outs[i] = tl_buffer_view(arena, pb[i].offset, (tl_dtype)r->dtype, tl_uop_numel(r)))) {
+      st = tl_error_set(&ctx->err, TL_ERR_NOMEM, "realize: out of memory for a view into the arena");
+    }
   }
   tl_buffer_release(arena); /* the views hold it */
   free(pb);
@@ -310,11 +311,8 @@ const void *tl_data(tl_tensor *t) {
 static void *unshare(tl_ctx *ctx, tl_tensor *t) {
   tl_uop *u = t->u;
   const tl_buffer *old = u->arg.p;
-  tl_buffer *b = tl_buffer_new((tl_dtype)u->dtype, tl_uop_numel(u), &ctx->mem);
-  if (!b) {
-    tl_error_set(&ctx->err, TL_ERR_NOMEM, "data_mut: out of memory copying %zu bytes", old->nbytes);
-    return NULL;
-  }
+  tl_buffer *b = tl_api_buffer_new(ctx, "data_mut", (tl_dtype)u->dtype, tl_uop_numel(u));
+  if (!b) return NULL;
   memcpy(b->data, old->data, old->nbytes);
   size_t mark = tl_graph_mark(&ctx->graph);
   tl_arg arg = {.p = b};

@@ -423,6 +423,9 @@ tl_status tl_scope_adopt(tl_scope *scope, tl_tensor *handle) {
   tl_tensor *t = s ? tl_api_tensor(handle, "scope_adopt") : NULL;
   if (!t) return TL_ERR_ARG;
   tl_ctx *ctx = s->slot.ctx;
+  if (t->slot.ctx != ctx) /* moving it would link it into the other context's lists */
+    return tl_error_set(&ctx->err, TL_ERR_ARG, "scope_adopt: the tensor and scope '%s' belong to different contexts",
+                        s->name);
   if (t->owner == s) return TL_OK;
   if (!owner_is_caller(ctx, t, "scope_adopt")) return ctx->err.status;
   set_owner(ctx, t, s);

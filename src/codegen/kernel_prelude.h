@@ -56,6 +56,34 @@ static inline double tl_where_f64(int c, double a, double b) {
 static inline float tl_max_f32(float a, float b) { return tl_where_f32(a > b, a, b); }
 static inline double tl_max_f64(double a, double b) { return tl_where_f64(a > b, a, b); }
 
+/* float -> integer saturates and NaN gives 0 (Rust's `as`; C leaves both undefined and
+ * x86 gives INT_MIN). Only an in-range value (or 0) reaches the conversion; the
+ * bounds are OR-ed in afterwards, so it stays branch-free and vectorizes. The lower
+ * bound -2^31 (-2^63) is exact in both float types, and so is the upper 2^31 (2^63):
+ * everything below it truncates into range. */
+static inline tl_i32 tl_f32_to_i32(float x) {
+  tl_u32 hi = 0u - (tl_u32)(x >= 2147483648.0f), lo = 0u - (tl_u32)(x < -2147483648.0f);
+  tl_u32 bad = hi | lo | (0u - (tl_u32)(x != x));
+  return (tl_i32)((tl_u32)(tl_i32)tl_blend_f32(bad, 0.0f, x) | (hi & 0x7fffffffu) | (lo & 0x80000000u));
+}
+static inline tl_i32 tl_f64_to_i32(double x) {
+  tl_u64 hi = 0ull - (tl_u64)(x >= 2147483648.0), lo = 0ull - (tl_u64)(x < -2147483648.0);
+  tl_u64 bad = hi | lo | (0ull - (tl_u64)(x != x));
+  return (tl_i32)((tl_u32)(tl_i32)tl_blend_f64(bad, 0.0, x) | ((tl_u32)hi & 0x7fffffffu) | ((tl_u32)lo & 0x80000000u));
+}
+static inline tl_i64 tl_f32_to_i64(float x) {
+  tl_u64 hi = 0ull - (tl_u64)(x >= 9223372036854775808.0f), lo = 0ull - (tl_u64)(x < -9223372036854775808.0f);
+  tl_u32 bad = (tl_u32)(hi | lo) | (0u - (tl_u32)(x != x));
+  return (tl_i64)((tl_u64)(tl_i64)tl_blend_f32(bad, 0.0f, x) | (hi & 0x7fffffffffffffffull) |
+                  (lo & 0x8000000000000000ull));
+}
+static inline tl_i64 tl_f64_to_i64(double x) {
+  tl_u64 hi = 0ull - (tl_u64)(x >= 9223372036854775808.0), lo = 0ull - (tl_u64)(x < -9223372036854775808.0);
+  tl_u64 bad = hi | lo | (0ull - (tl_u64)(x != x));
+  return (tl_i64)((tl_u64)(tl_i64)tl_blend_f64(bad, 0.0, x) | (hi & 0x7fffffffffffffffull) |
+                  (lo & 0x8000000000000000ull));
+}
+
 /* exp for f32, vectorizable (libm's expf is an opaque call): exp(x) = 2^k p(r),
  * k = round(x / ln 2), r = x - k ln 2 in two parts, p a degree-6 Taylor polynomial
  * (|r| <= 0.35: under 2 ulp). Overflow gives inf, deep underflow 0 (no subnormals),

@@ -106,6 +106,10 @@ static void expression(tl_strbuf *s, const tl_uop *u) {
       tl_strbuf_puts(s, "(");
       operand(s, a);
       tl_strbuf_puts(s, " != 0)");
+    } else if (tl_dtype_is_float(a->dtype) && !fl) { /* saturating: a plain C cast is UB */
+      tl_strbuf_printf(s, "tl_%s_to_%s(", a->dtype == TL_F32 ? "f32" : "f64", u->dtype == TL_I32 ? "i32" : "i64");
+      operand(s, a);
+      tl_strbuf_puts(s, ")");
     } else {
       tl_strbuf_printf(s, "(%s)", ctype(u->dtype));
       operand(s, a);

@@ -2,17 +2,33 @@
 
 #include <string.h>
 
+/* Saturates instead of overflowing: the API refuses shapes over TL_MAX_NUMEL before
+ * they reach a view, so saturation only keeps an unchecked caller free of UB. */
 int64_t tl_shape_numel(int ndim, const int64_t *shape) {
   int64_t n = 1;
-  for (int i = 0; i < ndim; i++) n *= shape[i];
-  return n;
+  bool over = false;
+  for (int i = 0; i < ndim; i++) {
+    if (shape[i] == 0) return 0;
+    over |= __builtin_mul_overflow(n, shape[i], &n);
+  }
+  return over ? INT64_MAX : n;
+}
+
+bool tl_shape_fits(int ndim, const int64_t *shape) {
+  int64_t n = 1;
+  for (int i = 0; i < ndim; i++) {
+    if (shape[i] < 0 || shape[i] > TL_MAX_NUMEL) return false;
+    if (shape[i] && n > TL_MAX_NUMEL / shape[i]) return false; /* checked before it can overflow */
+    if (shape[i]) n *= shape[i];
+  }
+  return true;
 }
 
 void tl_shape_strides(int ndim, const int64_t *shape, int64_t *strides) {
   int64_t s = 1;
   for (int i = ndim - 1; i >= 0; i--) {
     strides[i] = shape[i] == 1 ? 0 : s; /* size-1 axes get stride 0: one canonical form */
-    s *= shape[i];
+    if (__builtin_mul_overflow(s, shape[i], &s)) s = INT64_MAX; /* only for shapes that do not fit */
   }
 }
 

@@ -34,7 +34,13 @@ typedef struct tl_st {
   tl_view views[TL_MAX_VIEWS];
 } tl_st;
 
+/* The element count; INT64_MAX when the product overflows (a shape that does not fit). */
 int64_t tl_shape_numel(int ndim, const int64_t *shape);
+/* Every size in [0, TL_MAX_NUMEL] and the product of the non-zero sizes at most
+ * TL_MAX_NUMEL: then element counts, strides, offsets and byte sizes of views over
+ * the shape cannot overflow. A shape with a size 0 must fit too, since its strides
+ * are still products of the other sizes. */
+bool tl_shape_fits(int ndim, const int64_t *shape);
 void tl_shape_strides(int ndim, const int64_t *shape, int64_t *strides); /* row-major */
 
 tl_view tl_view_contiguous(int ndim, const int64_t *shape);

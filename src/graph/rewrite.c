@@ -56,9 +56,8 @@ tl_value tl_value_from_double(tl_dtype d, double v) {
   tl_value s;
   if (tl_dtype_is_float(d)) s.f = d == TL_F32 ? (double)(float)v : v;
   else if (d == TL_BOOL) s.i = v != 0;
-  else if (isnan(v)) s.i = 0; /* a float-to-int conversion out of range is defined here */
-  else if (d == TL_I32) s.i = v >= 2147483647.0 ? INT32_MAX : v <= -2147483648.0 ? INT32_MIN : (int32_t)v;
-  else s.i = v >= 9.2233720368547758e18 ? INT64_MAX : v <= -9.2233720368547758e18 ? INT64_MIN : (int64_t)v;
+  else if (d == TL_I32) s.i = tl_f64_to_i32(v); /* saturating, NaN 0: the kernels' rule */
+  else s.i = tl_f64_to_i64(v);
   return s;
 }
 
@@ -114,7 +113,12 @@ static tl_value apply_int(int op, tl_dtype out, int64_t a, int64_t b) {
 tl_value tl_value_apply(int op, tl_dtype out, tl_dtype in, tl_value a, tl_value b, tl_value c) {
   bool fin = tl_dtype_is_float(in);
   switch (op) {
-  case TL_OP_CAST: return tl_value_from_double(out, fin ? a.f : (double)a.i);
+  case TL_OP_CAST:
+    if (fin) return tl_value_from_double(out, a.f);
+    /* from an integer as C converts it in a kernel: wrapping to a narrower integer,
+     * rounded once to a float (through double, an i64 to f32 could round twice) */
+    if (tl_dtype_is_float(out)) return (tl_value){.f = out == TL_F32 ? (double)(float)a.i : (double)a.i};
+    return wrap_int(out, a.i);
   case TL_OP_WHERE: return a.i ? b : c;
   case TL_OP_CMPLT: return wrap_int(TL_BOOL, fin ? a.f < b.f : a.i < b.i);
   case TL_OP_CMPEQ: return wrap_int(TL_BOOL, fin ? a.f == b.f : a.i == b.i);

@@ -105,6 +105,8 @@ typedef struct tl_fn {
   tl_param *params;
   tl_type *ret; /* NULL: no `->` */
   tl_node *body;
+  bool broken;  /* a syntax or lexical error inside: its body is not checked */
+  bool partial; /* parsing it was given up: only its start is known (name, some params) */
   struct tl_fn *next;
 } tl_fn;
 
@@ -122,6 +124,9 @@ typedef struct tl_ast_item {
 
 typedef struct tl_program {
   tl_ast_item *items;
+  /* items whose parse was given up, as far as they got (a name, some fields or
+   * methods): the checker declares them so that what uses them is not an error too */
+  tl_ast_item *broken;
 } tl_program;
 
 /* the first node of n's subtree (n first, then its children: args, stmts, lhs, rhs,

@@ -21,12 +21,16 @@ void tl_diag_free(tl_diag *d) {
 }
 
 /* the start of line `line` (from 1) and its length, without the newline */
-static const char *line_text(const tl_diag *d, int line, size_t *n) {
+static const char *line_text(tl_diag *d, int line, size_t *n) {
   const char *p = d->src, *end = d->src + d->len;
-  for (int l = 1; l < line && p < end; l++) {
+  int l = 1;
+  if (d->seen_line >= 1 && d->seen_line <= line) l = d->seen_line, p += d->seen_at;
+  for (; l < line && p < end; l++) {
     const char *nl = memchr(p, '\n', (size_t)(end - p));
     p = nl ? nl + 1 : end;
   }
+  d->seen_line = l;
+  d->seen_at = (size_t)(p - d->src);
   const char *nl = memchr(p, '\n', (size_t)(end - p));
   *n = (size_t)((nl ? nl : end) - p);
   return p;
@@ -67,30 +71,46 @@ void tl_diag_hint(tl_diag *d, const char *fmt, ...) {
   tl_strbuf_printf(&d->text, "  hint: %s\n", msg);
 }
 
+typedef struct {
+  struct tl_diag_at at;
+  int k; /* its index in d->at */
+} placed;
+
 static int by_place(const void *a, const void *b) {
-  const struct tl_diag_at *x = a, *y = b;
+  const struct tl_diag_at *x = &((const placed *)a)->at, *y = &((const placed *)b)->at;
   if (x->line != y->line) return x->line < y->line ? -1 : 1;
   if (x->col != y->col) return x->col < y->col ? -1 : 1;
   return x->start < y->start ? -1 : x->start > y->start; /* stable */
 }
 
+/* d->at stays in the order of the text (its starts increasing), so an error's text runs
+ * to the next one's start */
 void tl_diag_sort(tl_diag *d) {
   if (d->nat < 2 || d->text.oom || !d->text.data || d->nat != d->errors) return;
-  struct tl_diag_at *sorted = malloc(sizeof *sorted * (size_t)d->nat);
+  placed *order = malloc(sizeof *order * (size_t)d->nat);
   char *text = malloc(d->text.len + 1);
-  if (sorted && text) {
-    for (int i = 0; i < d->nat; i++) sorted[i] = d->at[i];
-    qsort(sorted, (size_t)d->nat, sizeof *sorted, by_place);
+  if (order && text) {
+    for (int i = 0; i < d->nat; i++) order[i] = (placed){d->at[i], i};
+    qsort(order, (size_t)d->nat, sizeof *order, by_place);
     size_t n = 0;
     for (int i = 0; i < d->nat; i++) {
-      size_t from = sorted[i].start, to = d->text.len; /* an error runs to the next one */
-      for (int j = 0; j < d->nat; j++)
-        if (d->at[j].start > from && d->at[j].start < to) to = d->at[j].start;
+      int k = order[i].k;
+      size_t from = d->at[k].start, to = k + 1 < d->nat ? d->at[k + 1].start : d->text.len;
       memcpy(text + n, d->text.data + from, to - from);
+      order[i].at.start = n;
       n += to - from;
     }
     memcpy(d->text.data, text, n);
+    for (int i = 0; i < d->nat; i++) d->at[i] = order[i].at;
   }
-  free(sorted);
+  free(order);
   free(text);
+}
+
+void tl_diag_limit(tl_diag *d, int max) {
+  if (max < 0 || d->errors <= max || d->text.oom || !d->text.data || d->nat != d->errors) return;
+  d->text.len = d->at[max].start; /* the text of the errors after the first max */
+  d->text.data[d->text.len] = 0;
+  int more = d->errors - max;
+  tl_strbuf_printf(&d->text, "... and %d more error%s\n", more, more == 1 ? "" : "s");
 }

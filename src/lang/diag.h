@@ -19,6 +19,8 @@ typedef struct {
   int errors;
   struct tl_diag_at { int line, col; size_t start; } *at; /* where each error's text starts */
   int nat, capat;
+  int seen_line; /* the last line looked up and where it starts: errors mostly come */
+  size_t seen_at; /* in order, so finding each line does not read the file from the top */
 } tl_diag;
 
 void tl_diag_init(tl_diag *d, const char *file, const char *src, size_t len);
@@ -33,5 +35,10 @@ void tl_diag_hint(tl_diag *d, const char *fmt, ...) TL_PRINTF(2, 3);
 /* puts the errors in source order (phases report in their own order: the lexer's
  * come before the parser's); an error keeps its hints; equal places keep their order */
 void tl_diag_sort(tl_diag *d);
+
+/* keeps the first `max` errors (after sorting: the first in the file) and ends the text
+ * with `... and N more errors`: a file of garbage gives a screenful, not thousands */
+#define TL_DIAG_MAX_SHOWN 50
+void tl_diag_limit(tl_diag *d, int max);
 
 #endif

@@ -57,8 +57,26 @@ void gen_emit(gen *g, const char *fmt, ...) {
   tl_strbuf_puts(g->out, "\n");
 }
 
+/* A file name is user text: written raw, a `"` or a newline in it would end the
+ * literal and let the rest be compiled as C. Octal escapes are always three digits,
+ * so a digit after one is not read into it; `?` is escaped against trigraphs. */
+void tl_gen_c_string(tl_strbuf *out, const char *s) {
+  tl_strbuf_puts(out, "\"");
+  char buf[5];
+  for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
+    if (*p == '\\' || *p == '"' || *p == '?') snprintf(buf, sizeof buf, "\\%c", *p);
+    else if (*p < 0x20 || *p == 0x7f) snprintf(buf, sizeof buf, "\\%03o", *p);
+    else snprintf(buf, sizeof buf, "%c", *p); /* UTF-8 bytes stay: C source takes them */
+    tl_strbuf_puts(out, buf);
+  }
+  tl_strbuf_puts(out, "\"");
+}
+
 void gen_line(gen *g, const tl_node *n) {
-  if (g->lines && n && n->line > 0) tl_strbuf_printf(g->out, "#line %d \"%s\"\n", n->line, g->file);
+  if (!g->lines || !n || n->line <= 0) return;
+  tl_strbuf_printf(g->out, "#line %d ", n->line);
+  tl_gen_c_string(g->out, g->file);
+  tl_strbuf_puts(g->out, "\n");
 }
 
 void gen_fail(gen *g, const tl_node *n, const char *msg) {
@@ -182,7 +200,7 @@ static cv gen_literal(gen *g, tl_node *n) {
   case TL_N_INT:
     if (tl_ty_is_float(t)) return gen_scalar(c_literal_float(g, (double)n->ival, t->kind == TY_F32), t);
     if (t->kind == TY_I32) return gen_scalar(gen_fmt(g, "((int32_t)%lld)", (long long)n->ival), t);
-    return gen_scalar(gen_fmt(g, "INT64_C(%lld)", (long long)n->ival), t);
+    return gen_scalar(gen_fmt(g, "%lldLL", (long long)n->ival), t);
   case TL_N_FLOAT: return gen_scalar(c_literal_float(g, n->fval, t->kind == TY_F32), t);
   case TL_N_BOOL: return gen_scalar(n->ival ? "true" : "false", t);
   case TL_N_CHAR: return gen_scalar(gen_fmt(g, "UINT32_C(%lld)", (long long)n->ival), t);
@@ -199,10 +217,11 @@ static cv gen_literal(gen *g, tl_node *n) {
   }
 }
 
-/* integer + - * wrap (two's complement), as Rust's release builds do: no C UB */
+/* integer + - * wrap (two's complement), as Rust's release builds do: programs are
+ * compiled with -fwrapv (TL_LANG_CFLAGS), so plain C arithmetic has no UB, and the
+ * text stays short (a 100,000-term sum compiles in half the time of unsigned casts) */
 static const char *int_arith(gen *g, const tl_ty *t, const char *op, const char *a, const char *b) {
-  const char *u = t->kind == TY_I32 ? "uint32_t" : "uint64_t", *s = gen_ctype(g, t);
-  return gen_fmt(g, "((%s)((%s)(%s) %s (%s)(%s)))", s, u, a, op, u, b);
+  return gen_fmt(g, "((%s)((%s) %s (%s)))", gen_ctype(g, t), a, op, b);
 }
 
 static const char *tok_c(tl_tok_kind op) {
@@ -265,8 +284,25 @@ cv gen_binary_values(gen *g, tl_node *n, tl_tok_kind op, cv a, cv b) {
   return gen_scalar(gen_fmt(g, "(%s %s %s)", a.c, tok_c(op), b.c), t);
 }
 
-static cv gen_logical(gen *g, tl_node *n) {
-  cv a = gen_expr(g, n->lhs);
+/* a node whose C is more than arithmetic on scalars: a call (of the run time, for
+ * tensors, strings, integer division; or of a function), or statements */
+static bool calls(tl_node *n, void *unused) {
+  (void)unused;
+  if (n->ty && tl_ty_is_refcounted(n->ty)) return true;
+  switch (n->kind) {
+  case TL_N_INT: case TL_N_FLOAT: case TL_N_BOOL: case TL_N_CHAR: case TL_N_IDENT: case TL_N_SELF: case TL_N_UNARY:
+  case TL_N_FIELD: return false;
+  case TL_N_BINARY: return (n->op == TL_TOK_SLASH || n->op == TL_TOK_PERCENT) && n->ty && tl_ty_is_int(n->ty);
+  default: return true;
+  }
+}
+
+/* `a && b`, `a || b`, the left operand's value a already made */
+static cv gen_logical(gen *g, tl_node *n, cv a) {
+  if (!tl_ast_find(n->rhs, calls, NULL)) { /* b is a C expression without effects: C's own && */
+    cv b = gen_expr(g, n->rhs);
+    return gen_scalar(gen_fmt(g, "(%s %s %s)", a.c, n->op == TL_TOK_ANDAND ? "&&" : "||", b.c), n->ty);
+  }
   const char *r = gen_new_temp(g, n->ty, a.c);
   gen_emit(g, "if (%s%s) {", n->op == TL_TOK_ANDAND ? "" : "!", r);
   g->indent++;
@@ -279,11 +315,83 @@ static cv gen_logical(gen *g, tl_node *n) {
   return gen_scalar(r, n->ty);
 }
 
-static cv gen_binary(gen *g, tl_node *n) {
-  if (n->op == TL_TOK_ANDAND || n->op == TL_TOK_OROR) return gen_logical(g, n);
-  cv a = gen_expr(g, n->lhs);
+/* n, the left operand's value a already made */
+static cv gen_binary_step(gen *g, tl_node *n, cv a) {
+  if (n->op == TL_TOK_ANDAND || n->op == TL_TOK_OROR) return gen_logical(g, n, a);
   cv b = gen_expr(g, n->rhs);
   return gen_binary_values(g, n, n->op, a, b);
+}
+
+/* After a step of a chain made r from a (the previous step's value) and temporaries
+ * from `mark` on: those and a's own temporary are released now, not at the end of the
+ * statement (a chain of 100,000 tensor sums would hold 100,000), and a scalar is kept
+ * in a C variable once its text is long, so the C is never nested deep and its text
+ * grows linearly with the chain. r, where it now is. */
+cv gen_chain_settle(gen *g, cv r, cv a, int mark) {
+  bool scalar = !tl_ty_is_refcounted(r.ty);
+  int lo = a.temp >= 0 && a.temp == mark - 1 ? mark - 1 : mark;
+  int top = scalar ? g->ntemps : g->ntemps - 1; /* a refcounted r is the last temporary */
+  bool release = top > lo && (scalar || r.temp == top);
+  /* a scalar's text may read the operands (`tlrt_str_eq(t1, t2)`): evaluated first */
+  if (scalar && r.temp < 0 && (release || strlen(r.c) > 200)) r = gen_scalar(gen_new_temp(g, r.ty, r.c), r.ty);
+  if (!release) return r;
+  for (int i = top - 1; i >= lo; i--)
+    if (!g->temps[i].taken) gen_emit(g, "%s", gen_release_call(g, g->temps[i].ty, g->temps[i].name));
+  if (!scalar) {
+    g->temps[lo] = g->temps[top];
+    r.temp = lo;
+  }
+  g->ntemps = scalar ? lo : lo + 1;
+  return r;
+}
+
+/* The spine of a chain, top first, or NULL after an error. The C compiler's optimizer
+ * takes time that grows faster than the number of calls in one function (4,096 tensor
+ * sums: seconds; 20,000: minutes), so a chain has at most GEN_MAX_CHAIN_CALLS steps
+ * that call: a clear error, not a compiler that seems to hang. Arithmetic on scalars
+ * has no such bound (100,000 terms compile in about a second). */
+tl_node **gen_chain_spine(gen *g, tl_node *n, size_t *k) {
+  size_t len = 0, ncalls = 0;
+  for (tl_node *m = n; m->kind == TL_N_BINARY; m = m->lhs) len++;
+  tl_node **spine = malloc(sizeof *spine * len);
+  if (!spine) {
+    gen_fail(g, n, "out of memory generating a long expression");
+    return NULL;
+  }
+  tl_node *m = n;
+  for (size_t i = 0; i < len; i++, m = m->lhs) {
+    spine[i] = m;
+    ncalls += calls(m, NULL) || tl_ast_find(m->rhs, calls, NULL);
+  }
+  if (ncalls > GEN_MAX_CHAIN_CALLS) { /* reported where the expression starts */
+    char msg[200];
+    snprintf(msg, sizeof msg,
+             "expression too long: a chain of %zu tensor, string or call operations (at most %d: the C compiler "
+             "would take minutes); use a loop",
+             ncalls, GEN_MAX_CHAIN_CALLS);
+    gen_fail(g, m, msg);
+    free(spine);
+    return NULL;
+  }
+  *k = len;
+  return spine;
+}
+
+/* A left-leaning chain `a + b + c ...` is made in a loop, not by recursion: it may be
+ * 100,000 deep (a 400 KB file). Each step settles (gen_chain_settle). */
+static cv gen_binary(gen *g, tl_node *n) {
+  if (n->lhs->kind != TL_N_BINARY) return gen_binary_step(g, n, gen_expr(g, n->lhs));
+  size_t k;
+  tl_node **spine = gen_chain_spine(g, n, &k);
+  if (!spine) return gen_scalar("0", n->ty);
+  tl_node *m = spine[k - 1]->lhs;
+  cv a = gen_expr(g, m);
+  for (size_t i = k; i-- > 0;) {
+    int mark = g->ntemps;
+    a = gen_chain_settle(g, gen_binary_step(g, spine[i], a), a, mark);
+  }
+  free(spine);
+  return a;
 }
 
 static cv gen_unary(gen *g, tl_node *n) {
@@ -309,10 +417,9 @@ static cv gen_cast(gen *g, tl_node *n) {
 
 /* ---- places and fields ---- */
 
-static const char *gen_place(gen *g, tl_node *n);
 /* the C lvalue of a place, made unique on the way (copy-on-write of each struct
  * the path goes through), ready to be written */
-static const char *gen_place(gen *g, tl_node *n) {
+const char *gen_place(gen *g, tl_node *n) {
   if (n->kind == TL_N_IDENT || n->kind == TL_N_SELF) return var_ref(g, n->var);
   if (n->kind == TL_N_FIELD) {
     const char *base = gen_place(g, n->lhs);
@@ -367,14 +474,17 @@ static index_args index_list(gen *g, tl_node *args) {
 static cv gen_index(gen *g, tl_node *n) {
   cv t = gen_expr(g, n->lhs);
   index_args ix = index_list(g, n->args);
-  if (ix.all_int && n->ty->kind != TY_TENSOR)
-    return gen_temp_value(g, n->ty, gen_fmt(g, "(%s)tlrt_get(R, %s, %d, (int64_t[]){%s}, %d, %d)", gen_ctype(g, n->ty),
-                                            t.c, ix.n, ix.ints, n->line, n->col));
+  if (ix.all_int && n->ty->kind != TY_TENSOR) {
+    const char *get = gen_fmt(g, "tlrt_get(R, %s, %d, (int64_t[]){%s}, %d, %d)", t.c, ix.n, ix.ints, n->line, n->col);
+    /* an integer read of a tensor whose dtype is unknown may meet floats: convert as
+     * `as` does (saturating, NaN 0), never C's undefined float-to-int */
+    if (tl_ty_is_int(n->ty) && n->lhs->ty->dtype < 0)
+      get = gen_fmt(g, "tl__f2i(%s, %d)", get, n->ty->kind == TY_I32);
+    return gen_temp_value(g, n->ty, gen_fmt(g, "(%s)%s", gen_ctype(g, n->ty), get));
+  }
   return gen_temp_value(g, n->ty, gen_fmt(g, "tlrt_index(R, %s, %d, (tlrt_ix[]){%s}, %d, %d)", t.c, ix.n, ix.specs,
                                           n->line, n->col));
 }
-
-static const char *gen_place(gen *g, tl_node *n);
 
 static void gen_store(gen *g, tl_node *lhs, cv v) {
   index_args ix = index_list(g, lhs->args);
@@ -745,6 +855,10 @@ static void gen_function(gen *g, const tl_fninfo *f, tl_strbuf *out) {
   gen_signature(g, out, f);
   tl_strbuf_puts(out, " {\n");
   g->indent = 1;
+  /* deep recursion is a run-time error at the function, not a SIGSEGV (rt.h) */
+  gen_emit(g, "char tl__sp;");
+  gen_emit(g, "if (__builtin_expect((uintptr_t)&tl__sp < R->stack_limit, 0)) tlrt_fail(R, %d, %d, \"stack overflow\");",
+           f->fn->line, f->fn->col);
   int n = f->nparams + (f->self ? 1 : 0);
   for (int i = 0; i < n; i++) /* a `mut x: T` parameter is the callee's own: dropped at its exit */
     if (f->params[i]->kind == VAR_PARAM_OWNED && tl_ty_is_refcounted(f->params[i]->ty))

@@ -8,10 +8,13 @@
 
 #include <stdbool.h>
 
+#include "core/strbuf.h"
 #include "lang/sema.h"
 
 /* malloc'd source, or NULL with a message in err (size errlen) */
 char *tl_gen_program(const tl_sema *S, tl_arena *arena, const char *file, bool line_directives, char *err,
                      size_t errlen);
+/* appends s as a C string literal, quotes included, escaped so any bytes are safe */
+void tl_gen_c_string(tl_strbuf *out, const char *s);
 
 #endif

@@ -229,18 +229,22 @@ static cv gen_ctor(gen *g, tl_node *n) {
     const char *shape = gen_shape_arg(g, a);
     const char *value = id == B_FULL ? gen_expr(g, a->next).c : "0";
     tl_node *rg = id == B_FULL ? a->next->next : a->next;
+    if (rg && rg->kind == TL_N_FIELD_INIT) rg = rg->lhs; /* `requires_grad: b` */
     const char *req = rg ? gen_expr(g, rg).c : "false";
     return tensor_temp(g, n, gen_fmt(g, "tlrt_new(R, %d, %s, (double)(%s), %s, %s)", kind, shape, value, req, loc(g, n)));
   }
-  case B_ARANGE: {
+  case B_ARANGE: case B_EYE: {
     const char *v[3] = {"0", "0", "0"};
     int k = 0;
     bool is_float = n->ty->dtype == TL_F32;
-    for (; a; a = a->next, k++) v[k] = gen_expr(g, a).c;
-    return tensor_temp(g, n, gen_fmt(g, "tlrt_arange(R, %d, (double)(%s), (double)(%s), (double)(%s), %d, %s)", k, v[0],
-                                     v[1], v[2], is_float, loc(g, n)));
+    for (; a && a->kind != TL_N_FIELD_INIT; a = a->next, k++) v[k] = gen_expr(g, a).c;
+    cv t = tensor_temp(g, n, id == B_EYE ? gen_fmt(g, "tlrt_eye(R, %s, %s)", v[0], loc(g, n))
+                                         : gen_fmt(g, "tlrt_arange(R, %d, (double)(%s), (double)(%s), (double)(%s), %d, %s)",
+                                                   k, v[0], v[1], v[2], is_float, loc(g, n)));
+    if (a) /* `requires_grad: b`: a leaf that requires grad, as tlrt_new makes */
+      gen_emit(g, "if (%s) tlrt_enable_grad(R, &%s, %s);", gen_expr(g, a->lhs).c, t.c, loc(g, n));
+    return t;
   }
-  case B_EYE: return tensor_temp(g, n, gen_fmt(g, "tlrt_eye(R, %s, %s)", gen_expr(g, a).c, loc(g, n)));
   default: { /* cat, stack */
     tl_strbuf b = {0};
     int k = 0;
@@ -268,18 +272,10 @@ static int reduce_code(tl_builtin id) {
   }
 }
 
-/* the receiver of a method that writes it (enable_grad): a place */
-static const char *receiver_place(gen *g, tl_node *r) {
-  if (r->kind == TL_N_IDENT || r->kind == TL_N_SELF)
-    return r->var->kind == VAR_PARAM_REF ? gen_fmt(g, "(*v%d_%s)", r->var->id, r->var->name)
-                                         : gen_fmt(g, "v%d_%s", r->var->id, r->var->name);
-  gen_fail(g, r, "`enable_grad` needs a variable");
-  return "";
-}
-
 static cv gen_tensor_method(gen *g, tl_node *n, tl_builtin id) {
   if (id == B_ENABLE_GRAD) {
-    gen_emit(g, "tlrt_enable_grad(R, &%s, %s);", receiver_place(g, n->lhs), loc(g, n));
+    /* a write: a variable or a field path (`m.w`), its structs copied first when shared */
+    gen_emit(g, "tlrt_enable_grad(R, &%s, %s);", gen_place(g, n->lhs), loc(g, n));
     return gen_scalar("0", TY_UNIT_T);
   }
   cv t = gen_expr(g, n->lhs);

@@ -121,6 +121,34 @@ static cv compr_math(gen *g, tl_node *n, tl_node *x, tl_node *y) {
   return tensor_binop(g, n, op, a, b);
 }
 
+/* n, the left operand's value a already made */
+static cv compr_binary_step(gen *g, tl_node *n, cv a) {
+  cv b = gen_compr_expr(g, n->rhs);
+  if (n->op == TL_TOK_ANDAND) return where(g, n, a, b, a);
+  if (n->op == TL_TOK_OROR) return where(g, n, a, a, b);
+  return tensor_binop(g, n, gen_tensor_op(n->op), a, b);
+}
+
+/* a chain `a + b + ...` in a loop, as gen_binary makes it (it may be 100,000 deep); its
+ * lower part that reads no index variable is one value made outside */
+static cv compr_binary(gen *g, tl_node *n) {
+  if (n->lhs->kind != TL_N_BINARY) return compr_binary_step(g, n, gen_compr_expr(g, n->lhs));
+  size_t k;
+  tl_node **spine = gen_chain_spine(g, n, &k);
+  if (!spine) return gen_scalar("0", n->ty);
+  tl_node *m = spine[k - 1]->lhs;
+  size_t i = k; /* spine[i..k) read no index variable: depends() of each, bottom up, in one pass */
+  bool dep = depends(m);
+  while (i > 0 && !dep && !(dep = depends(spine[i - 1]->rhs))) i--;
+  cv a = i == k ? gen_compr_expr(g, m) : outside(g, spine[i]);
+  while (i-- > 0) {
+    int mark = g->ntemps;
+    a = gen_chain_settle(g, compr_binary_step(g, spine[i], a), a, mark);
+  }
+  free(spine);
+  return a;
+}
+
 cv gen_compr_expr(gen *g, tl_node *n) {
   if (!depends(n)) return outside(g, n);
   switch (n->kind) {
@@ -129,12 +157,7 @@ cv gen_compr_expr(gen *g, tl_node *n) {
     if (v->is_index) return (cv){.c = gen_fmt(g, "ix%d_%d", v->id, v->axis), .ty = tensor_of(g, TY_I64_T), .temp = -1};
     return (cv){.c = gen_fmt(g, "v%d_%s", v->id, v->name), .ty = tensor_of(g, v->ty), .temp = -1};
   }
-  case TL_N_BINARY: {
-    cv a = gen_compr_expr(g, n->lhs), b = gen_compr_expr(g, n->rhs);
-    if (n->op == TL_TOK_ANDAND) return where(g, n, a, b, a);
-    if (n->op == TL_TOK_OROR) return where(g, n, a, a, b);
-    return tensor_binop(g, n, gen_tensor_op(n->op), a, b);
-  }
+  case TL_N_BINARY: return compr_binary(g, n);
   case TL_N_UNARY: {
     cv a = gen_compr_expr(g, n->lhs);
     return gen_temp_value(g, tensor_of(g, n->ty), gen_fmt(g, "tlrt_unop(R, %d, %s, %s)", n->op == TL_TOK_NOT ? TLRT_UNOP_NOT : TLRT_UNOP_NEG,

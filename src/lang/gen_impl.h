@@ -67,6 +67,7 @@ cv gen_temp_value(gen *g, const tl_ty *t, const char *init);
 cv gen_expr(gen *g, tl_node *n);
 cv gen_scalar(const char *c, tl_ty *t);
 const char *gen_take(gen *g, cv v); /* a C expression holding a reference the consumer owns */
+const char *gen_place(gen *g, tl_node *n); /* a place's C lvalue, each struct on its path made unique */
 void gen_release_temps(gen *g, int mark);
 const char *gen_release_call(gen *g, const tl_ty *t, const char *c);
 void gen_block_stmts(gen *g, tl_node *block);
@@ -83,5 +84,10 @@ int gen_tensor_op(tl_tok_kind op); /* the rt_ops TLRT_OP_* of an operator token 
 cv gen_compr(gen *g, tl_node *n);
 cv gen_compr_expr(gen *g, tl_node *n); /* an expression of a comprehension body: a tensor */
 cv gen_binary_values(gen *g, tl_node *n, tl_tok_kind op, cv a, cv b);
+/* binary chains `a + b + c ...` (gen.c): the spine, top first (malloc'd; NULL after
+ * an error), and a step's value r made from a with temporaries from mark on, settled */
+#define GEN_MAX_CHAIN_CALLS 4096
+tl_node **gen_chain_spine(gen *g, tl_node *n, size_t *k);
+cv gen_chain_settle(gen *g, cv r, cv a, int mark);
 
 #endif

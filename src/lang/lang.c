@@ -4,8 +4,10 @@
  * compilation; the program's values live in the engine context and the run state. */
 #include "lang/lang.h"
 
+#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "lang/gen.h"
 #include "lang/lex.h"
@@ -19,7 +21,14 @@
 char *tl_lang_read_file(const char *path, size_t *len, FILE *err) {
   FILE *f = fopen(path, "rb");
   if (!f) {
-    fprintf(err, "tl: cannot open %s\n", path);
+    fprintf(err, "tl: cannot open %s: %s\n", path, strerror(errno));
+    return NULL;
+  }
+  /* a directory opens fine and then reads as an error: say what it is */
+  struct stat st;
+  if (fstat(fileno(f), &st) == 0 && S_ISDIR(st.st_mode)) {
+    fprintf(err, "tl: %s is a directory, not a program file\n", path);
+    fclose(f);
     return NULL;
   }
   size_t cap = 4096, n = 0;
@@ -32,9 +41,15 @@ char *tl_lang_read_file(const char *path, size_t *len, FILE *err) {
       buf = nb;
     }
   }
+  int read_error = ferror(f) ? errno : 0;
   fclose(f);
   if (!buf) {
     fprintf(err, "tl: out of memory reading %s\n", path);
+    return NULL;
+  }
+  if (read_error) {
+    fprintf(err, "tl: cannot read %s: %s\n", path, strerror(read_error));
+    free(buf);
     return NULL;
   }
   if (memchr(buf, 0, n)) {
@@ -60,7 +75,10 @@ char *tl_lang_compile(const char *path, const char *src, size_t len, bool line_d
   tl_program *prog = NULL;
   tl_sema S;
   tl_lex(&lx, &diag);
-  if (tl_parse(lx.tokens, lx.ntokens, &diag, arena, &prog) || !prog || diag.errors) goto done;
+  /* after syntax errors the checker still runs: it checks what parsed cleanly and only
+   * declares the rest (tl_program.broken), so the file's type errors come out too */
+  tl_parse(lx.tokens, lx.ntokens, &diag, arena, &prog);
+  if (!prog) goto done;
   if (tl_sema_check(prog, &diag, arena, &S) || diag.errors) goto done;
   for (tl_fninfo *f = S.fns; f; f = f->next)
     if (tl_own_analyze(f)) {
@@ -72,6 +90,7 @@ char *tl_lang_compile(const char *path, const char *src, size_t len, bool line_d
   if (!c) fprintf(err, "%s\n", msg);
 done:
   tl_diag_sort(&diag);
+  tl_diag_limit(&diag, TL_DIAG_MAX_SHOWN);
   if (diag.errors && diag.text.data) fputs(diag.text.data, err);
   tl_diag_free(&diag);
   tl_lex_free(&lx);
@@ -114,12 +133,17 @@ int tl_lang_exec(tl_program_fn fn, const char *path, const tl_lang_run_options *
   return rc;
 }
 
+int tl_lang_main(tl_program_fn fn, const char *path, int argc, char **argv) {
+  tl_lang_run_options o = {.out = stdout, .err = stderr, .argc = argc, .argv = argv};
+  return tl_lang_exec(fn, path, &o);
+}
+
 int tl_lang_run_source(const char *path, const char *src, size_t len, const tl_lang_run_options *o) {
   char *c = tl_lang_compile(path, src, len, true, o->err);
   if (!c) return 1;
   tl_error e = {0};
   /* -O2 as a C programmer would; the cache key holds these flags */
-  tl_compiler *cc = tl_compiler_create(NULL, "-O2 -fno-math-errno -w", NULL, &e);
+  tl_compiler *cc = tl_compiler_create(NULL, TL_LANG_CFLAGS, NULL, &e);
   if (!cc) {
     fprintf(o->err, "tl: %s\n", e.msg);
     free(c);

@@ -2,6 +2,10 @@
 #ifndef TL_LANG_LANG_H
 #define TL_LANG_LANG_H
 
+/* how a program's C is compiled (tl run; tl build passes the same flags): -fwrapv
+ * makes integer overflow wrap, which the generated arithmetic relies on */
+#define TL_LANG_CFLAGS "-O2 -fno-math-errno -fwrapv -w"
+
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdio.h>
@@ -29,8 +33,10 @@ char *tl_lang_compile(const char *path, const char *src, size_t len, bool line_d
 /* compile, load through the engine's compiler and cache, run: the exit code (0, or 1
  * after a compile or run-time error) */
 int tl_lang_run_source(const char *path, const char *src, size_t len, const tl_lang_run_options *o);
-/* runs a compiled program's entry in a fresh engine context (also the `main` of a
- * `tl build` executable) */
+/* runs a compiled program's entry in a fresh engine context */
 int tl_lang_exec(tl_program_fn fn, const char *path, const tl_lang_run_options *o);
+/* the `main` of a `tl build` executable: tl_lang_exec on stdout and stderr (its
+ * generated C declares this prototype itself, so it only passes plain types) */
+int tl_lang_main(tl_program_fn fn, const char *path, int argc, char **argv);
 
 #endif

@@ -10,6 +10,7 @@ typedef struct {
   const char *src, *p, *end;
   const char *line_start;
   int line;
+  bool bad_utf8; /* the literal being lexed has reported invalid UTF-8 (once is enough) */
 } scanner;
 
 typedef struct {
@@ -196,13 +197,42 @@ static uint32_t utf8_decode(scanner *s) {
   return cp;
 }
 
+/* the code point of the well-formed UTF-8 sequence at p (advanced past it), or -1
+ * (advanced past the bad lead byte and the continuation bytes after it): overlong
+ * forms, surrogates, code points past U+10FFFF and cut-off sequences are not UTF-8 */
+static int64_t utf8_decode_strict(scanner *s) {
+  unsigned char c = (unsigned char)*s->p++;
+  if (c < 0x80) return c;
+  int more = c >= 0xC2 && c <= 0xDF ? 1 : c >= 0xE0 && c <= 0xEF ? 2 : c >= 0xF0 && c <= 0xF4 ? 3 : -1;
+  if (more < 0) { /* a stray continuation byte, or a lead that no sequence starts with */
+    while (s->p < s->end && ((unsigned char)*s->p & 0xC0) == 0x80) s->p++;
+    return -1;
+  }
+  static const uint32_t least[] = {0, 0x80, 0x800, 0x10000};
+  uint32_t cp = c & (0x3Fu >> more);
+  int k = 0;
+  for (; k < more && s->p < s->end && ((unsigned char)*s->p & 0xC0) == 0x80; k++)
+    cp = cp << 6 | ((unsigned char)*s->p++ & 0x3Fu);
+  if (k < more || cp < least[more] || cp > 0x10FFFF || (cp >= 0xD800 && cp <= 0xDFFF)) return -1;
+  return cp;
+}
+
 /* one character of a string or char literal, escapes decoded; -1 after an error */
 static int64_t lex_char_in_literal(scanner *s) {
   const char *at = s->p;
-  if (*s->p != '\\') return utf8_decode(s);
+  if (*s->p != '\\') {
+    int64_t cp = utf8_decode_strict(s);
+    if (cp < 0 && !s->bad_utf8) {
+      s->bad_utf8 = true;
+      LEX_ERROR(s, at, s->line, s->line_start, "invalid UTF-8 in a literal (byte 0x%02X): source text must be UTF-8",
+                (unsigned char)*at);
+    }
+    return cp;
+  }
   s->p++;
   if (s->p >= s->end) return -1;
   char e = *s->p++;
+  if (e == '\n') newline(s, s->p - 1); /* the line count stays right after a bad escape */
   switch (e) {
   case 'n': return '\n';
   case 't': return '\t';
@@ -238,8 +268,19 @@ static int64_t lex_char_in_literal(scanner *s) {
 static void lex_string(scanner *s) {
   const char *start = s->p++, *start_line = s->line_start;
   int line = s->line;
+  s->bad_utf8 = false;
+  /* the closing quote first: an unterminated string ends with its own line, so the
+   * lines after it are lexed as code, not swallowed (and their errors not pushed to
+   * the end of the file) */
+  const char *stop = s->p;
+  while (stop < s->end && *stop != '"') stop += *stop == '\\' && stop + 1 < s->end ? 2 : 1;
+  bool closed = stop < s->end;
+  if (!closed) {
+    stop = s->p;
+    while (stop < s->end && *stop != '\n') stop++;
+  }
   tl_strbuf text = {0};
-  while (s->p < s->end && *s->p != '"') {
+  while (s->p < stop) {
     if (*s->p == '\n') newline(s, s->p);
     int64_t c = lex_char_in_literal(s);
     if (c == 0) {
@@ -250,10 +291,11 @@ static void lex_string(scanner *s) {
       tl_strbuf_puts(&text, buf);
     }
   }
-  if (s->p >= s->end) {
+  if (!closed) {
     LEX_ERROR(s, start, line, start_line, "unterminated string literal");
+    s->p = stop;
   } else {
-    s->p++;
+    s->p = stop + 1;
   }
   tl_token *t = push(s, TL_TOK_STRING, start, line, start_line);
   char *copy = t ? tl_arena_alloc(s->lx->arena, text.len + 1) : NULL;
@@ -271,6 +313,7 @@ static void lex_char(scanner *s) {
   const char *start = s->p++;
   int64_t c = -1;
   int errors = s->d->errors;
+  s->bad_utf8 = false;
   if (s->p < s->end && *s->p == '\'') {
     LEX_ERROR(s, start, s->line, s->line_start, "empty character literal");
   } else if (s->p < s->end && *s->p != '\n') {
@@ -318,22 +361,38 @@ int tl_lex(tl_lexer *lx, tl_diag *d) {
   memset(lx, 0, sizeof *lx);
   lx->arena = tl_arena_create();
   int before = d->errors;
-  scanner s = {lx, d, d->src, d->src, d->src + d->len, d->src, 1};
+  scanner s = {lx, d, d->src, d->src, d->src + d->len, d->src, 1, false};
   if (!lx->arena) {
     tl_diag_error(d, 1, 1, "out of memory lexing the file");
     return d->errors - before;
   }
+  int reported = d->errors; /* errors already marked on a token */
   for (;;) {
     skip_space(&s);
     if (s.p >= s.end) break;
     char c = *s.p;
+    int ntok = lx->ntokens;
     if (is_ident_start(c)) lex_ident(&s);
     else if (is_digit(c)) lex_number(&s);
     else if (c == '"') lex_string(&s);
     else if (c == '\'') lex_char(&s);
     else lex_punct(&s);
+    if (lx->ntokens > ntok && d->errors > reported) { /* this token, or a skipped byte before it */
+      lx->tokens[lx->ntokens - 1].lex_error = true;
+      reported = d->errors;
+    }
   }
-  push(&s, TL_TOK_EOF, s.p, s.line, s.line_start);
+  /* end of file sits just past the last text, not on the blank line after a final
+   * newline: an error there shows the line it follows */
+  const char *last = s.end;
+  int line = s.line;
+  while (last > s.src && (last[-1] == ' ' || last[-1] == '\t' || last[-1] == '\r' || last[-1] == '\n'))
+    if (*--last == '\n') line--;
+  const char *line_start = last;
+  while (line_start > s.src && line_start[-1] != '\n') line_start--;
+  s.p = last;
+  tl_token *eof = push(&s, TL_TOK_EOF, last, line, line_start);
+  if (eof && d->errors > reported) eof->lex_error = true;
   return d->errors - before;
 }
 

@@ -7,6 +7,7 @@
 #ifndef TL_LANG_LEX_H
 #define TL_LANG_LEX_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
 #include "graph/uop.h" /* tl_arena */
@@ -56,6 +57,8 @@ typedef struct {
     double f;
   } v;
   const char *str; /* TL_TOK_STRING: the decoded text */
+  bool lex_error;  /* a lexical error is in this token or just before it: the parser
+                      does not report what follows from it (an error, then its echo) */
 } tl_token;
 
 typedef struct {

@@ -86,16 +86,18 @@ static void live_expr(own *o, tl_node *n, uint64_t *live) {
       add(live, n->var->id);
     }
     return;
-  case TL_N_BINARY:
-    if (n->op == TL_TOK_ANDAND || n->op == TL_TOK_OROR) { /* rhs runs only sometimes */
-      int mark = o->used;
-      uint64_t *skip = set_new(o);
-      set_copy(o, skip, live);
-      live_expr(o, n->rhs, live);
-      set_union(o, live, skip);
-      o->used = mark;
-    } else live_expr(o, n->rhs, live);
-    live_expr(o, n->lhs, live);
+  case TL_N_BINARY: /* a left-leaning chain `a + b + c ...` in a loop: it may be 100,000 deep */
+    for (; n->kind == TL_N_BINARY; n = n->lhs) {
+      if (n->op == TL_TOK_ANDAND || n->op == TL_TOK_OROR) { /* rhs runs only sometimes */
+        int mark = o->used;
+        uint64_t *skip = set_new(o);
+        set_copy(o, skip, live);
+        live_expr(o, n->rhs, live);
+        set_union(o, live, skip);
+        o->used = mark;
+      } else live_expr(o, n->rhs, live);
+    }
+    live_expr(o, n, live);
     return;
   case TL_N_IF: live_if(o, n, live); return;
   case TL_N_BLOCK: live_block(o, n, live); return;

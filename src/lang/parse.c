@@ -19,7 +19,11 @@ typedef struct {
   tl_arena *arena;
   jmp_buf *recover; /* the innermost recovery point */
   bool no_struct;   /* in an if/while/for head: `x {` opens the body, not a struct literal */
+  const char *head; /* ... which head, for the hint: "an `if` condition" */
   int depth;
+  int fails;         /* syntax errors so far, reported or not (an echo of a lexical error is not) */
+  tl_ast_item *item; /* the item being parsed and */
+  tl_fn *partial;    /* the function: what is known of them when they fail */
 } parser;
 
 /* ---- tokens ---- */
@@ -40,13 +44,32 @@ static bool consume(parser *p, tl_tok_kind k) {
   return true;
 }
 
+/* an error at t; not reported when t is, or follows, a token with a lexical error:
+ * `"abc` eats the `"` the parser would want next, and saying so again is noise */
+static bool report(parser *p, const tl_token *t, const char *fmt, va_list ap) {
+  p->fails++;
+  if (t->lex_error || (t > p->tok && t[-1].lex_error)) return false;
+  tl_diag_verror(p->diag, t->line, t->col, fmt, ap);
+  return true;
+}
+
 static _Noreturn void fail_at(parser *p, const tl_token *t, const char *fmt, ...) TL_PRINTF(3, 4);
 static _Noreturn void fail_at(parser *p, const tl_token *t, const char *fmt, ...) {
   va_list ap;
   va_start(ap, fmt);
-  tl_diag_verror(p->diag, t->line, t->col, fmt, ap);
+  report(p, t, fmt, ap);
   va_end(ap);
   longjmp(*p->recover, 1);
+}
+
+/* an error with a hint under it, after which parsing goes on (it knows what was meant) */
+static void error_hint(parser *p, const tl_token *t, const char *hint, const char *fmt, ...) TL_PRINTF(4, 5);
+static void error_hint(parser *p, const tl_token *t, const char *hint, const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  bool said = report(p, t, fmt, ap);
+  va_end(ap);
+  if (said) tl_diag_hint(p->diag, "%s", hint);
 }
 
 /* "'}'", "identifier 'x'", "end of file" */
@@ -146,11 +169,27 @@ static tl_node *expr_with(parser *p, bool no_struct) {
   return n;
 }
 
-// args = (expr ("," expr)* ","?)? CLOSE
+/* the head of an if/while/for or a comprehension clause: no struct literal */
+static tl_node *head_expr(parser *p, const char *what) {
+  const char *saved = p->head;
+  p->head = what;
+  tl_node *n = expr_with(p, true);
+  p->head = saved;
+  return n;
+}
+
+// args = (arg ("," arg)* ","?)? CLOSE    arg = expr | ident ":" expr (in calls: a named
+//        argument, FIELD_INIT: `Tensor::randn([2], requires_grad: true)`)
 static tl_node *args(parser *p, tl_tok_kind close, const char *what) {
   tl_node head = {0}, *cur = &head;
   while (!at(p, close)) {
-    cur = cur->next = expr_with(p, false);
+    if (close == TL_TOK_RPAREN && at(p, TL_TOK_IDENT) && peek_at(p, 1)->kind == TL_TOK_COLON) {
+      const tl_token *t = next(p);
+      cur = cur->next = new_node(p, TL_N_FIELD_INIT, t);
+      cur->name = text_of(p, t);
+      next(p);
+      cur->lhs = expr_with(p, false);
+    } else cur = cur->next = expr_with(p, false);
     if (at(p, close)) break;
     expect(p, TL_TOK_COMMA, what);
   }
@@ -182,12 +221,12 @@ static tl_node *clause(parser *p) {
     g->name = text_of(p, next(p));
     next(p);
     const tl_token *r = peek(p);
-    g->lhs = expr_with(p, true);
+    g->lhs = head_expr(p, "a comprehension clause");
     if (g->lhs->kind != TL_N_RANGE || !g->lhs->lhs || !g->lhs->rhs) fail_at(p, r, "a generator needs a range `a..b`");
     return g;
   }
   if (larrow_ahead(p)) fail_at(p, t, "a generator's variable must be a name: `i <- 0..n`");
-  return expr_with(p, true);
+  return head_expr(p, "a comprehension clause");
 }
 
 // compr = "[" (ident ("," ident)* ","?)? "|" (clause ("," clause)* ","?)? block? "]"
@@ -265,7 +304,7 @@ static tl_node *struct_lit(parser *p) {
 static tl_node *if_expr(parser *p) {
   enter(p);
   tl_node *n = new_node(p, TL_N_IF, next(p));
-  n->cond = expr_with(p, true);
+  n->cond = head_expr(p, "an `if` condition");
   n->then = block(p);
   if (consume(p, TL_TOK_ELSE)) n->els = at(p, TL_TOK_IF) ? if_expr(p) : block(p);
   p->depth--;
@@ -308,7 +347,22 @@ static tl_node *primary(parser *p) {
   case TL_TOK_TRUE:
   case TL_TOK_FALSE: n = new_node(p, TL_N_BOOL, next(p)); n->ival = t->kind == TL_TOK_TRUE; return n;
   case TL_TOK_SELF: return new_node(p, TL_N_SELF, next(p));
-  case TL_TOK_IDENT: return struct_lit_ahead(p) ? struct_lit(p) : path_or_ident(p);
+  case TL_TOK_IDENT:
+    /* `if p == P { x: 1 } {`: no block starts with `x:`, so this is a struct literal
+     * where Rust's rule does not allow one; said, then parsed as one, so the rest of
+     * the statement reads as meant */
+    if (p->no_struct && peek_at(p, 1)->kind == TL_TOK_LBRACE && peek_at(p, 2)->kind == TL_TOK_IDENT &&
+        peek_at(p, 3)->kind == TL_TOK_COLON) {
+      char hint[160];
+      snprintf(hint, sizeof hint, "wrap it in parentheses: `(%.*s { .. })`", (int)t->len, p->diag->src + t->offset);
+      error_hint(p, t, hint, "a struct literal cannot be written directly in %s", p->head ? p->head : "this head");
+      bool saved = p->no_struct;
+      p->no_struct = false;
+      n = struct_lit(p);
+      p->no_struct = saved;
+      return n;
+    }
+    return struct_lit_ahead(p) ? struct_lit(p) : path_or_ident(p);
   case TL_TOK_LPAREN:
     next(p);
     n = expr_with(p, false);
@@ -323,11 +377,15 @@ static tl_node *primary(parser *p) {
 }
 
 // postfix = primary ("(" args ")" | "." ident ("(" args ")")? | "[" args "]")*
+//   -- each link of a chain counts as a level of nesting: every pass walks a chain
+//      recursively, and only a binary operator chain is walked in a loop
 static tl_node *postfix(parser *p) {
   tl_node *n = primary(p);
+  int depth = p->depth;
   for (;;) {
     const tl_token *t = peek(p);
     tl_node *m;
+    if (t->kind == TL_TOK_LPAREN || t->kind == TL_TOK_LBRACKET || t->kind == TL_TOK_DOT) enter(p);
     if (consume(p, TL_TOK_LPAREN)) {
       m = new_node(p, TL_N_CALL, t);
       m->args = args(p, TL_TOK_RPAREN, "',' or ')' in the arguments");
@@ -342,6 +400,7 @@ static tl_node *postfix(parser *p) {
         m->args = args(p, TL_TOK_RPAREN, "',' or ')' in the arguments");
       }
     } else {
+      p->depth = depth;
       return n;
     }
     m->lhs = n;
@@ -366,12 +425,15 @@ static tl_node *unary(parser *p) {
 // cast = unary ("as" type)*
 static tl_node *cast(parser *p) {
   tl_node *n = unary(p);
+  int depth = p->depth;
   while (at(p, TL_TOK_AS)) {
+    enter(p); /* a chain of casts nests as postfix links do */
     tl_node *c = new_node(p, TL_N_CAST, next(p));
     c->lhs = n;
     c->type = type(p);
     n = c;
   }
+  p->depth = depth;
   return n;
 }
 
@@ -456,7 +518,7 @@ static tl_node *for_stmt(parser *p) {
   tl_node *n = new_node(p, TL_N_FOR, next(p));
   n->name = ident(p, "a loop variable after 'for'");
   expect(p, TL_TOK_IN, "'in' after the loop variable");
-  n->lhs = expr_with(p, true);
+  n->lhs = head_expr(p, "a `for` head");
   n->body = block(p);
   return n;
 }
@@ -499,7 +561,7 @@ static tl_node *stmt(parser *p, bool *is_value) {
   case TL_TOK_FOR: return for_stmt(p);
   case TL_TOK_WHILE:
     n = new_node(p, TL_N_WHILE, next(p));
-    n->cond = expr_with(p, true);
+    n->cond = head_expr(p, "a `while` condition");
     n->body = block(p);
     return n;
   case TL_TOK_LOOP:
@@ -655,24 +717,36 @@ static tl_param *param(parser *p) {
   return pa;
 }
 
+/* a lexical error among tokens [from, to) */
+static bool lex_error_in(parser *p, int from, int to) {
+  for (int i = from; i < to && i < p->n; i++)
+    if (p->tok[i].lex_error) return true;
+  return false;
+}
+
 // fn = "fn" ident "(" (param ("," param)* ","?)? ")" ("->" type)? block
 static tl_fn *fn(parser *p) {
+  int start = p->pos, fails = p->fails;
   const tl_token *t = expect(p, TL_TOK_FN, "'fn' or '}' in the impl");
   tl_fn *f = alloc(p, sizeof *f);
   f->line = t->line;
   f->col = t->col;
+  f->partial = f->broken = true; /* until it is whole */
+  p->partial = f;
   f->name = ident(p, "a function name after 'fn'");
   expect(p, TL_TOK_LPAREN, "'(' and the parameters");
-  tl_param head = {0}, *cur = &head;
+  tl_param **tail = &f->params; /* linked as they come: a partial fn keeps them */
   while (!at(p, TL_TOK_RPAREN)) {
-    cur = cur->next = param(p);
+    *tail = param(p);
+    tail = &(*tail)->next;
     if (at(p, TL_TOK_RPAREN)) break;
     expect(p, TL_TOK_COMMA, "',' or ')' in the parameters");
   }
   next(p);
-  f->params = head.next;
   if (consume(p, TL_TOK_ARROW)) f->ret = type(p);
   f->body = block(p);
+  f->partial = false;
+  f->broken = p->fails > fails || lex_error_in(p, start, p->pos); /* a statement recovered inside */
   return f;
 }
 
@@ -681,20 +755,21 @@ static void struct_item(parser *p, tl_ast_item *it) {
   next(p);
   it->name = ident(p, "a struct name after 'struct'");
   expect(p, TL_TOK_LBRACE, "'{' and the fields");
-  tl_field head = {0}, *cur = &head;
+  tl_field **tail = &it->fields; /* linked when whole: a broken struct keeps those */
   while (!at(p, TL_TOK_RBRACE)) {
     const tl_token *t = peek(p);
-    cur = cur->next = alloc(p, sizeof *cur);
-    cur->line = t->line;
-    cur->col = t->col;
-    cur->name = ident(p, "a field name");
+    tl_field *f = alloc(p, sizeof *f);
+    f->line = t->line;
+    f->col = t->col;
+    f->name = ident(p, "a field name");
     expect(p, TL_TOK_COLON, "':' and the field's type");
-    cur->type = type(p);
+    f->type = type(p);
+    *tail = f;
+    tail = &f->next;
     if (at(p, TL_TOK_RBRACE)) break;
     expect(p, TL_TOK_COMMA, "',' or '}' in the fields");
   }
   next(p);
-  it->fields = head.next;
 }
 
 /* skips to the next `fn`/`struct`/`impl` outside braces (in an impl: also to its
@@ -713,16 +788,19 @@ static void sync_item(parser *p, bool in_impl, int start) {
   }
 }
 
-/* a function with a recovery point (impl methods); NULL after an error */
+/* a function with a recovery point (impl methods); after an error, what is known of
+ * it (partial), or NULL */
 static tl_fn *guarded_fn(parser *p) {
   jmp_buf here, *outer = p->recover;
   int depth = p->depth, start = p->pos;
+  p->partial = NULL;
   if (setjmp(here)) {
     p->recover = outer;
     p->depth = depth;
     p->no_struct = false;
+    p->head = NULL;
     sync_item(p, true, start);
-    return NULL;
+    return p->partial && p->partial->name ? p->partial : NULL;
   }
   p->recover = &here;
   tl_fn *f = fn(p);
@@ -735,13 +813,12 @@ static void impl_item(parser *p, tl_ast_item *it) {
   next(p);
   it->name = ident(p, "a type name after 'impl'");
   expect(p, TL_TOK_LBRACE, "'{' and the methods");
-  tl_fn head = {0}, *cur = &head;
+  tl_fn **tail = &it->methods; /* linked as they come: a broken impl keeps them */
   while (!at(p, TL_TOK_RBRACE) && !at(p, TL_TOK_EOF)) {
     tl_fn *f = guarded_fn(p);
-    if (f) cur = cur->next = f;
+    if (f) *tail = f, tail = &f->next;
   }
   expect(p, TL_TOK_RBRACE, "'}' to close the impl");
-  it->methods = head.next;
 }
 
 // item = fn | struct | impl
@@ -750,6 +827,7 @@ static tl_ast_item *item(parser *p) {
   tl_ast_item *it = alloc(p, sizeof *it);
   it->line = t->line;
   it->col = t->col;
+  p->item = it;
   switch (t->kind) {
   case TL_TOK_FN:
     it->kind = TL_ITEM_FN;
@@ -766,14 +844,21 @@ static tl_ast_item *item(parser *p) {
   }
 }
 
-/* one item with a recovery point; NULL after an error */
-static tl_ast_item *guarded_item(parser *p) {
+/* one item with a recovery point; NULL after an error, when what is known of the
+ * item (a name at least) goes to *broken */
+static tl_ast_item *guarded_item(parser *p, tl_ast_item **broken) {
   jmp_buf here;
   int start = p->pos;
+  p->item = NULL;
+  p->partial = NULL;
   if (setjmp(here)) {
     p->depth = 0;
     p->no_struct = false;
+    p->head = NULL;
     sync_item(p, false, start);
+    tl_ast_item *it = p->item;
+    if (it && it->kind == TL_ITEM_FN && !it->fn && p->partial) it->fn = p->partial, it->name = p->partial->name;
+    if (it && it->name) *broken = it;
     return NULL;
   }
   p->recover = &here;
@@ -791,10 +876,11 @@ int tl_parse(const tl_token *tokens, int n, tl_diag *diag, tl_arena *arena, tl_p
     tl_diag_error(diag, 1, 1, *out ? "internal error: the tokens do not end with end of file" : "out of memory");
     return diag->errors - before;
   }
-  tl_ast_item head = {0}, *cur = &head;
+  tl_ast_item head = {0}, *cur = &head, **broken = &(*out)->broken;
   while (!at(&p, TL_TOK_EOF)) {
-    tl_ast_item *it = guarded_item(&p);
+    tl_ast_item *it = guarded_item(&p, broken);
     if (it) cur = cur->next = it;
+    else if (*broken) broken = &(*broken)->next;
   }
   (*out)->items = head.next;
   return diag->errors - before;
@@ -978,7 +1064,8 @@ char *tl_ast_dump(const tl_program *p) {
       tl_strbuf_puts(&b, ")");
     } else {
       tl_strbuf_printf(&b, "(impl %s", it->name);
-      for (const tl_fn *f = it->methods; f; f = f->next) tl_strbuf_puts(&b, " "), dump_fn(&b, f);
+      for (const tl_fn *f = it->methods; f; f = f->next) /* a method given up is not in the tree */
+        if (!f->partial) tl_strbuf_puts(&b, " "), dump_fn(&b, f);
       tl_strbuf_puts(&b, ")");
     }
     tl_strbuf_puts(&b, "\n");

@@ -6,17 +6,46 @@
 #include <float.h>
 #include <inttypes.h>
 #include <math.h>
+#include <pthread.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 
 /* ---- set-up, errors ---------------------------------------------------------------- */
+
+/* The lowest stack address the program's functions may reach on this thread (stacks
+ * grow down): the stack's end plus a quarter of its size (at least 256 KB) for what a
+ * TL function calls below its frame (the engine, the C compiler driver, printf). */
+static uintptr_t stack_limit(void) {
+  uintptr_t sp = (uintptr_t)__builtin_frame_address(0), lo = 0; /* the real stack, even under ASan */
+  size_t size = 0;
+#ifdef __GLIBC__
+  pthread_attr_t attr; /* the main thread's too: glibc reads its mapping and the rlimit */
+  if (pthread_getattr_np(pthread_self(), &attr) == 0) {
+    void *addr;
+    if (pthread_attr_getstack(&attr, &addr, &size) == 0 && (uintptr_t)addr < sp) lo = (uintptr_t)addr;
+    pthread_attr_destroy(&attr);
+  }
+#endif
+  if (!lo) { /* elsewhere: the rlimit, counted from here (the driver is not deep) */
+    struct rlimit rl;
+    size = 8u << 20;
+    if (getrlimit(RLIMIT_STACK, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY) size = (size_t)rl.rlim_cur;
+    lo = sp > size ? sp - size : 0;
+  }
+  size_t margin = size / 4 > (256u << 10) ? size / 4 : 256u << 10;
+  if (lo + margin >= sp) return lo + (sp - lo) / 2; /* already deep: keep half of what is left */
+  return lo + margin;
+}
+
 void tlrt_init(tlrt *R, tl_ctx *ctx, const char *file, FILE *out) {
   memset(R, 0, sizeof *R);
   R->ctx = ctx;
   R->file = file ? file : "<program>";
   R->out = out ? out : stdout;
   R->objs.prev = R->objs.next = &R->objs;
+  R->stack_limit = stack_limit();
 }
 
 _Noreturn void tlrt_fail(tlrt *R, int line, int col, const char *fmt, ...) {

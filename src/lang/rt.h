@@ -54,6 +54,11 @@ struct tlrt {
   size_t fmt_len, fmt_cap;
   int argc;
   char **argv;
+  /* every generated function starts by comparing the address of a local with this:
+   * below it, the stack is nearly used up, and the call is a run-time error (`stack
+   * overflow`, at the function) instead of a SIGSEGV. tlrt_init sets it for the thread
+   * that runs the program, leaving room for the library's own calls. */
+  uintptr_t stack_limit;
 };
 
 /* set-up and tear-down (the driver) */

@@ -102,6 +102,8 @@ int64_t tlrt_dim(tlrt *R, tl_tensor *t, int64_t axis, int line, int col) {
 static tl_tensor *host_random(tlrt *R, bool normal, int ndim, const int64_t *dims, int line, int col) {
   tl_ctx *ctx = R->ctx;
   uint64_t seed = ctx->seed, stream = ctx->rand_calls++;
+  /* the engine's size limit before the product: a shape past it would overflow n */
+  if (!tl_api_shape_fits(ctx, normal ? "randn" : "rand", ndim, dims)) return CHECK(NULL);
   int64_t n = 1;
   for (int i = 0; i < ndim; i++) n *= dims[i];
   float *v = malloc(sizeof *v * (size_t)(n ? n : 1));

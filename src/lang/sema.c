@@ -8,6 +8,7 @@
 #include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 static tl_ty ty_error = {TY_ERROR, -1, -1, NULL}, ty_unit = {TY_UNIT, -1, -1, NULL},
@@ -77,6 +78,34 @@ bool sema_ty_fits(const tl_ty *want, const tl_ty *have) {
   if (want->kind == TY_TENSOR)
     return (want->dtype < 0 || have->dtype < 0 || want->dtype == have->dtype) &&
            (want->rank < 0 || have->rank < 0 || want->rank == have->rank);
+  return true;
+}
+
+/* the type of a value that may come from a or from b (an `if`'s branches, the values
+ * of a variable): tensors keep the dtype and the rank they share, unknown (-1) where
+ * they differ; other types must be the same. NULL when they do not join. */
+tl_ty *sema_join(sema *s, tl_ty *a, tl_ty *b) {
+  if (a->kind == TY_ERROR) return b;
+  if (b->kind == TY_ERROR) return a;
+  if (a->kind != TY_TENSOR || b->kind != TY_TENSOR) return sema_ty_fits(a, b) ? a : NULL;
+  int dt = a->dtype == b->dtype ? a->dtype : -1, rank = a->rank == b->rank ? a->rank : -1;
+  if (dt == a->dtype && rank == a->rank) return a;
+  return dt == b->dtype && rank == b->rank ? b : sema_tensor(s, dt, rank);
+}
+
+/* v gets a value of type t. A variable whose type was inferred takes the join: when
+ * that is wider than what the checker assumed so far, the uses already checked may be
+ * wrong, so the function is checked again from its `let` (see check_fn_body). A
+ * written type is a bound instead: t must fit it. false: t does not fit v. */
+bool sema_widen(sema *s, tl_var *v, tl_ty *t) {
+  if (!v->let) return sema_ty_fits(v->ty, t);
+  if (v->ty->kind == TY_ERROR) return true;
+  tl_ty *j = sema_join(s, v->ty, t);
+  if (!j) return false;
+  if (j->kind == TY_TENSOR && (j->dtype != v->ty->dtype || j->rank != v->ty->rank)) {
+    v->ty = v->let->ty = j;
+    s->widened = true;
+  }
   return true;
 }
 
@@ -250,25 +279,50 @@ static tl_ty *binary_tensor(sema *s, tl_node *n, tl_ty *l, tl_ty *r) {
   return sema_tensor(s, cmp ? TL_BOOL : dt, rank);
 }
 
-static tl_ty *check_binary(sema *s, tl_node *n, tl_ty *expect) {
+/* n against expect: a requirement when need, else only a hint (sema_expr_hint) */
+static tl_ty *expr_as(sema *s, tl_node *n, tl_ty *expect, bool need) {
+  return need ? sema_expr(s, n, expect) : sema_expr_hint(s, n, expect);
+}
+
+/* the type n's operands are checked against, and whether it is required of them
+ * (*need) or only a hint */
+static tl_ty *operand_expect(const tl_node *n, tl_ty *expect, bool hint_only, bool *need) {
   tl_tok_kind op = n->op;
   if (op == TL_TOK_ANDAND || op == TL_TOK_OROR) {
-    tl_ty *l = sema_expr(s, n->lhs, TY_BOOL_T), *r = sema_expr(s, n->rhs, TY_BOOL_T);
-    if (!sema_ty_fits(TY_BOOL_T, l)) sema_mismatch(s, n->lhs, "operand of a logical operator", TY_BOOL_T, l);
-    if (!sema_ty_fits(TY_BOOL_T, r)) sema_mismatch(s, n->rhs, "operand of a logical operator", TY_BOOL_T, r);
+    *need = true;
     return TY_BOOL_T;
   }
   bool cmp = op == TL_TOK_LT || op == TL_TOK_GT || op == TL_TOK_LE || op == TL_TOK_GE || op == TL_TOK_EQ ||
              op == TL_TOK_NE;
   tl_ty *hint = cmp ? NULL : expect;
   if (hint && hint->kind == TY_TENSOR) hint = sema_elem_ty(hint->dtype);
+  /* a scalar result is required: a tensor operand would make it a tensor, so both
+   * operands are required scalars; otherwise each side's type only hints the other's */
+  *need = !hint_only && hint && hint == expect;
+  return hint;
+}
+
+/* n, its left operand's type `l_done` when a chain has checked it already (NULL:
+ * checked here) */
+static tl_ty *check_binary_at(sema *s, tl_node *n, tl_ty *expect, bool hint_only, tl_ty *l_done) {
+  tl_tok_kind op = n->op;
+  bool need;
+  tl_ty *hint = operand_expect(n, expect, hint_only, &need);
+  if (op == TL_TOK_ANDAND || op == TL_TOK_OROR) {
+    tl_ty *l = l_done ? l_done : sema_expr(s, n->lhs, TY_BOOL_T), *r = sema_expr(s, n->rhs, TY_BOOL_T);
+    if (!sema_ty_fits(TY_BOOL_T, l)) sema_mismatch(s, n->lhs, "operand of a logical operator", TY_BOOL_T, l);
+    if (!sema_ty_fits(TY_BOOL_T, r)) sema_mismatch(s, n->rhs, "operand of a logical operator", TY_BOOL_T, r);
+    return TY_BOOL_T;
+  }
+  bool cmp = op == TL_TOK_LT || op == TL_TOK_GT || op == TL_TOK_LE || op == TL_TOK_GE || op == TL_TOK_EQ ||
+             op == TL_TOK_NE;
   tl_ty *l, *r;
-  if (is_untyped_literal(n->lhs) && !is_untyped_literal(n->rhs)) {
-    r = sema_expr(s, n->rhs, hint);
-    l = sema_expr(s, n->lhs, r->kind == TY_TENSOR ? sema_elem_ty(r->dtype) : r);
+  if (!l_done && is_untyped_literal(n->lhs) && !is_untyped_literal(n->rhs)) {
+    r = expr_as(s, n->rhs, hint, need);
+    l = expr_as(s, n->lhs, r->kind == TY_TENSOR ? sema_elem_ty(r->dtype) : r, need);
   } else {
-    l = sema_expr(s, n->lhs, hint);
-    r = sema_expr(s, n->rhs, l->kind == TY_TENSOR ? sema_elem_ty(l->dtype) : l);
+    l = l_done ? l_done : expr_as(s, n->lhs, hint, need);
+    r = expr_as(s, n->rhs, l->kind == TY_TENSOR ? sema_elem_ty(l->dtype) : l, need);
   }
   if (l->kind == TY_ERROR || r->kind == TY_ERROR) return TY_ERR;
   if (l->kind == TY_TENSOR || r->kind == TY_TENSOR) {
@@ -300,12 +354,45 @@ bad:
   return TY_ERR;
 }
 
-static tl_ty *check_unary(sema *s, tl_node *n, tl_ty *expect) {
+/* A left-leaning chain `a + b + c ...` is checked in a loop, not by recursion (100,000
+ * terms are a 400 KB file, and a tree that deep): what each operand is checked against
+ * goes down the left spine, the types come back up. */
+static tl_ty *check_binary(sema *s, tl_node *n, tl_ty *expect, bool hint_only) {
+  if (n->lhs->kind != TL_N_BINARY) return check_binary_at(s, n, expect, hint_only, NULL);
+  size_t k = 0;
+  for (tl_node *m = n; m->kind == TL_N_BINARY; m = m->lhs) k++;
+  struct spine {
+    tl_node *n;
+    tl_ty *expect;
+    bool hint_only;
+  } *sp = malloc(sizeof *sp * k);
+  if (!sp) {
+    sema_error(s, n, "out of memory checking a long expression");
+    return TY_ERR;
+  }
+  tl_node *m = n;
+  for (size_t i = 0; i < k; i++, m = m->lhs) {
+    sp[i] = (struct spine){m, expect, hint_only};
+    bool need;
+    expect = operand_expect(m, expect, hint_only, &need); /* what m's left operand gets */
+    hint_only = !need;
+  }
+  tl_ty *t = NULL;
+  for (size_t i = k; i-- > 0;) {
+    t = check_binary_at(s, sp[i].n, sp[i].expect, sp[i].hint_only, t);
+    sp[i].n->ty = t; /* what sema_expr would have set */
+  }
+  free(sp);
+  return t;
+}
+
+static tl_ty *check_unary(sema *s, tl_node *n, tl_ty *expect, bool hint_only) {
   if (n->op == TL_TOK_AMP) {
     sema_error(s, n, "`&mut` is only allowed as a call argument");
     return TY_ERR;
   }
-  tl_ty *t = sema_expr(s, n->lhs, n->op == TL_TOK_NOT ? TY_BOOL_T : expect);
+  bool need = !hint_only && expect && expect->kind != TY_TENSOR; /* -x, !x: a scalar only from a scalar */
+  tl_ty *t = expr_as(s, n->lhs, n->op == TL_TOK_NOT ? TY_BOOL_T : expect, need);
   if (t->kind == TY_ERROR) return t;
   if (n->op == TL_TOK_MINUS && (tl_ty_is_numeric(t) || t->kind == TY_TENSOR)) return t;
   if (n->op == TL_TOK_NOT && (t->kind == TY_BOOL || (t->kind == TY_TENSOR && (t->dtype == TL_BOOL || t->dtype < 0))))
@@ -315,9 +402,11 @@ static tl_ty *check_unary(sema *s, tl_node *n, tl_ty *expect) {
   return TY_ERR;
 }
 
-static tl_ty *check_cast(sema *s, tl_node *n) {
+static tl_ty *check_cast(sema *s, tl_node *n, tl_ty *need) {
   tl_ty *to = sema_resolve_type(s, n->type);
-  tl_ty *from = sema_expr(s, n->lhs, tl_ty_is_float(to) ? to : NULL); /* `2147483648 as i32` wraps, as in Rust */
+  /* `2147483648 as i32` wraps, as in Rust; a float scalar required of the cast is
+   * required of its operand (an element of unknown dtype is then read as `to`) */
+  tl_ty *from = expr_as(s, n->lhs, tl_ty_is_float(to) ? to : NULL, need && tl_ty_is_float(to));
   if (to->kind == TY_ERROR || from->kind == TY_ERROR) return TY_ERR;
   if (from->kind == TY_TENSOR && (tl_ty_is_numeric(to) || to->kind == TY_BOOL))
     return sema_tensor(s, sema_dtype_of(to), from->rank);
@@ -337,7 +426,9 @@ static tl_ty *check_range(sema *s, tl_node *n) {
   return TY_RANGE_T;
 }
 
-static tl_ty *check_index(sema *s, tl_node *n) {
+/* need: the scalar type the context requires, or NULL. An element read: the tensor's
+ * element type; with the dtype unknown, the type required (else f32). */
+static tl_ty *check_index(sema *s, tl_node *n, tl_ty *need) {
   tl_ty *t = sema_expr(s, n->lhs, NULL);
   int nint = 0, nargs = 0;
   for (tl_node *a = n->args; a; a = a->next, nargs++) {
@@ -361,8 +452,12 @@ static tl_ty *check_index(sema *s, tl_node *n) {
                nargs);
     return TY_ERR;
   }
-  if (t->rank >= 0 && nint == t->rank) return sema_elem_ty(t->dtype); /* every axis: a scalar */
+  tl_ty *elem = t->dtype < 0 && need ? need : sema_elem_ty(t->dtype);
+  if (t->rank >= 0 && nint == t->rank) return elem; /* every axis: a scalar */
   if (s->compr_depth && nint == nargs) return sema_elem_ty(t->dtype); /* a body reads elements */
+  /* the rank unknown where a scalar is required: read one, the rank checked at run
+   * time (tlrt_get); elsewhere it stays a tensor, of whatever rank is left */
+  if (nint == nargs && need) return elem;
   return sema_tensor(s, t->dtype, t->rank >= 0 ? t->rank - nint : -1);
 }
 
@@ -382,7 +477,7 @@ static tl_ty *check_array(sema *s, tl_node *n, tl_ty *expect) {
 static tl_ty *number_leaf(sema *s, tl_node *n, int *dtype, int *rank, int depth) {
   if (n->kind != TL_N_ARRAY) {
     tl_ty *want = *dtype == TL_F32 || *dtype == TL_F64 ? sema_elem_ty(*dtype) : NULL;
-    tl_ty *t = sema_expr(s, n, want);
+    tl_ty *t = sema_expr_hint(s, n, want); /* a tensor element is stacked: no scalar required */
     if (t->kind == TY_ERROR) return t;
     int leaf_rank = depth, dt;
     if (t->kind == TY_TENSOR) {
@@ -438,7 +533,7 @@ static tl_ty *check_struct_lit(sema *s, tl_node *n) {
     int i = 0;
     while (i < st->nfields && strcmp(st->fields[i].name, f->name)) i++;
     if (i == st->nfields) {
-      sema_error(s, f, "struct `%s` has no field `%s`", st->name, f->name);
+      if (!st->partial) sema_error(s, f, "struct `%s` has no field `%s`", st->name, f->name);
       sema_expr(s, f->lhs, NULL);
       continue;
     }
@@ -450,7 +545,7 @@ static tl_ty *check_struct_lit(sema *s, tl_node *n) {
     f->ty = st->fields[i].ty;
   }
   for (int i = 0; i < st->nfields && i < 64; i++)
-    if (!seen[i]) sema_error(s, n, "missing field `%s` in `%s { .. }`", st->fields[i].name, st->name);
+    if (!seen[i] && !st->partial) sema_error(s, n, "missing field `%s` in `%s { .. }`", st->fields[i].name, st->name);
   tl_ty *t = tl_arena_alloc(s->arena, sizeof *t);
   if (!t) return TY_ERR;
   t->kind = TY_STRUCT;
@@ -468,44 +563,56 @@ static tl_ty *check_field(sema *s, tl_node *n) {
         n->ival = i;
         return t->st->fields[i].ty;
       }
+  if (t->kind == TY_STRUCT && t->st->partial) return TY_ERR; /* it may be a field that did not parse */
   char b[64];
   sema_error(s, n, "%s has no field `%s`", tl_ty_name(t, b, sizeof b), n->name);
   return TY_ERR;
 }
 
-static tl_ty *check_if(sema *s, tl_node *n, tl_ty *expect) {
+static tl_ty *check_if(sema *s, tl_node *n, tl_ty *expect, bool hint_only) {
   tl_ty *c = sema_expr(s, n->cond, TY_BOOL_T);
   if (!sema_ty_fits(TY_BOOL_T, c)) {
     sema_mismatch(s, n->cond, "`if` condition", TY_BOOL_T, c);
     if (c->kind == TY_TENSOR) tl_diag_hint(s->diag, "read a one-element tensor with `.item()`");
   }
-  tl_ty *a = sema_expr(s, n->then, expect);
+  tl_ty *a = expr_as(s, n->then, expect, !hint_only);
   if (!n->els) return TY_UNIT_T;
-  tl_ty *b = sema_expr(s, n->els, a->kind == TY_UNIT ? expect : a);
-  if (a->kind == TY_ERROR) return b;
-  if (b->kind == TY_ERROR) return a;
-  if (!sema_ty_fits(a, b)) {
+  /* a scalar `then` requires the same scalar of `else` (only tensors join) */
+  bool scalar = a->kind != TY_UNIT && a->kind != TY_TENSOR && a->kind != TY_ERROR;
+  tl_ty *b = expr_as(s, n->els, a->kind == TY_UNIT ? expect : a, scalar || !hint_only);
+  tl_ty *j = sema_join(s, a, b); /* the value comes from either branch */
+  if (!j) {
     char x[64], y[64];
     sema_error(s, n->els, "`if` and `else` have different types: %s and %s", tl_ty_name(a, x, sizeof x),
                tl_ty_name(b, y, sizeof y));
     return TY_ERR;
   }
-  return a->kind == TY_TENSOR && (a->dtype < 0 || a->rank < 0) ? b : a;
+  return j;
 }
 
 static bool ends_in_return(const tl_node *body);
 
 tl_ty *sema_block(sema *s, tl_node *n, tl_ty *expect) {
+  bool hint = s->hint; /* for the value, not the statements */
+  s->hint = false;
   sym *mark = s->syms;
   for (tl_node *st = n->stmts; st; st = st->next) sema_stmt(s, st);
   /* a block that always returns has no value of its own: it fits any type (TY_ERROR
    * is accepted everywhere silently, which is what a diverging block needs) */
-  tl_ty *t = n->value ? sema_expr(s, n->value, expect) : ends_in_return(n) ? TY_ERR : TY_UNIT_T;
+  tl_ty *t = n->value ? expr_as(s, n->value, expect, !hint) : ends_in_return(n) ? TY_ERR : TY_UNIT_T;
   s->syms = mark;
   return t;
 }
 
+tl_ty *sema_expr_hint(sema *s, tl_node *n, tl_ty *hint) {
+  s->hint = true;
+  return sema_expr(s, n, hint);
+}
+
 tl_ty *sema_expr(sema *s, tl_node *n, tl_ty *expect) {
+  bool hint = s->hint; /* this call's own: the calls for n's parts say theirs */
+  s->hint = false;
+  tl_ty *need = !hint && expect && (tl_ty_is_numeric(expect) || expect->kind == TY_BOOL) ? expect : NULL;
   tl_ty *t;
   switch (n->kind) {
   case TL_N_INT: case TL_N_FLOAT: case TL_N_STR: case TL_N_CHAR: case TL_N_BOOL: t = check_literal(s, n, expect); break;
@@ -518,20 +625,28 @@ tl_ty *sema_expr(sema *s, tl_node *n, tl_ty *expect) {
     sema_error(s, n, "`%s` is a function: call it with `(...)`", n->name);
     t = TY_ERR;
     break;
-  case TL_N_UNARY: t = check_unary(s, n, expect); break;
-  case TL_N_BINARY: t = check_binary(s, n, expect); break;
-  case TL_N_CAST: t = check_cast(s, n); break;
+  case TL_N_UNARY: t = check_unary(s, n, expect, hint); break;
+  case TL_N_BINARY: t = check_binary(s, n, expect, hint); break;
+  case TL_N_CAST: t = check_cast(s, n, need); break;
   case TL_N_RANGE: t = check_range(s, n); break;
   case TL_N_CALL: t = sema_call(s, n, expect); break;
   case TL_N_METHOD: t = sema_method(s, n); break;
   case TL_N_FIELD: t = check_field(s, n); break;
-  case TL_N_INDEX: t = check_index(s, n); break;
+  case TL_N_INDEX: t = check_index(s, n, need); break;
   case TL_N_ARRAY: t = check_array(s, n, expect); break;
   case TL_N_STRUCT_LIT: t = check_struct_lit(s, n); break;
-  case TL_N_IF: t = check_if(s, n, expect); break;
-  case TL_N_BLOCK: t = sema_block(s, n, expect); break;
+  case TL_N_IF: t = check_if(s, n, expect, hint); break;
+  case TL_N_BLOCK:
+    s->hint = hint;
+    t = sema_block(s, n, expect);
+    break;
   case TL_N_COMPR: t = sema_compr(s, n); break;
   case TL_N_ERROR: t = TY_ERR; break;
+  case TL_N_FIELD_INIT: /* `name: value` among call arguments (check_tensor_ctor takes its own) */
+    sema_error(s, n, "only the tensor creation functions take a named argument (`requires_grad: true`)");
+    sema_expr(s, n->lhs, NULL);
+    t = TY_ERR;
+    break;
   default:
     sema_error(s, n, "expected an expression");
     t = TY_ERR;
@@ -591,11 +706,13 @@ static bool check_writable(sema *s, tl_node *n) {
 
 static void check_assign(sema *s, tl_node *n) {
   tl_ty *l = sema_expr(s, n->lhs, NULL);
+  /* a variable itself (not a field or an element) takes the value: sema_widen's rule */
+  tl_var *whole = n->lhs->kind == TL_N_IDENT ? n->lhs->var : NULL;
   if (n->op == TL_TOK_ASSIGN) {
-    tl_ty *r = sema_expr(s, n->rhs, l->kind == TY_TENSOR && n->lhs->kind == TL_N_INDEX ? sema_elem_ty(l->dtype) : l);
-    bool store = n->lhs->kind == TL_N_INDEX && l->kind == TY_TENSOR;
+    bool store = n->lhs->kind == TL_N_INDEX && l->kind == TY_TENSOR; /* a tensor or a number fills it */
+    tl_ty *r = store ? sema_expr_hint(s, n->rhs, sema_elem_ty(l->dtype)) : sema_expr(s, n->rhs, l);
     if (store ? !(r->kind == TY_TENSOR || tl_ty_is_numeric(r) || r->kind == TY_BOOL || r->kind == TY_ERROR)
-              : !sema_ty_fits(l, r))
+              : whole ? !sema_widen(s, whole, r) : !sema_ty_fits(l, r))
       sema_mismatch(s, n->rhs, "assigned value", l, r);
   } else {
     tl_node tmp = *n; /* type `x op= y` as `x op y` */
@@ -605,7 +722,7 @@ static void check_assign(sema *s, tl_node *n) {
     for (int i = 0; i < 5; i++)
       if (ops[i][0] == n->op) tmp.op = ops[i][1];
     tmp.kind = TL_N_BINARY;
-    tl_ty *r = sema_expr(s, n->rhs, l->kind == TY_TENSOR ? sema_elem_ty(l->dtype) : l);
+    tl_ty *r = l->kind == TY_TENSOR ? sema_expr_hint(s, n->rhs, sema_elem_ty(l->dtype)) : sema_expr(s, n->rhs, l);
     if (l->kind != TY_ERROR && r->kind != TY_ERROR) {
       bool ok = (l->kind == TY_TENSOR && (r->kind == TY_TENSOR || tl_ty_is_numeric(r))) ||
                 (tl_ty_is_numeric(l) && l->kind == r->kind) || (l->kind == TY_STR && r->kind == TY_STR && tmp.op == TL_TOK_PLUS);
@@ -613,6 +730,13 @@ static void check_assign(sema *s, tl_node *n) {
         char a[64], b[64];
         sema_error(s, n, "operator `%s` cannot be applied to %s and %s", tl_tok_name(n->op), tl_ty_name(l, a, sizeof a),
                    tl_ty_name(r, b, sizeof b));
+      } else if (l->kind == TY_TENSOR) { /* x op= y is x = x op y: broadcasting may change the rank */
+        tl_ty *v = binary_tensor(s, &tmp, l, r);
+        if (v->kind != TY_ERROR && (whole ? !sema_widen(s, whole, v) : !sema_ty_fits(l, v))) {
+          char what[32];
+          snprintf(what, sizeof what, "result of `%s`", tl_tok_name(n->op));
+          sema_mismatch(s, n, what, l, v);
+        }
       }
     }
   }
@@ -638,7 +762,15 @@ static void check_let(sema *s, tl_node *n) {
     sema_error(s, n->rhs, "a range is not a value: use it in `for` or to slice");
     t = TY_ERR;
   }
+  /* no written type: the join of every value, as far as the passes before this one
+   * found them (n->ty keeps it from pass to pass; see check_fn_body) */
+  tl_ty *before = n->ty;
+  if (!want && before && t->kind == TY_TENSOR && before->kind == TY_TENSOR) t = sema_join(s, t, before);
   n->var = sema_declare(s, n, n->name, t, VAR_LOCAL, n->is_mut);
+  if (n->var && !want) {
+    n->var->let = n;
+    n->ty = t;
+  }
 }
 
 static void check_for(sema *s, tl_node *n) {
@@ -744,9 +876,11 @@ static bool ends_in_return(const tl_node *body) {
   return false;
 }
 
-static void check_fn_body(sema *s, tl_fninfo *f) {
+static void check_fn_pass(sema *s, tl_fninfo *f) {
   s->fn = f;
   s->cap_vars = 0;
+  f->nvars = 0; /* every variable is declared again, with the same ids */
+  f->vars = NULL;
   s->syms = NULL;
   s->nloops = 0;
   tl_param *p = f->fn->params;
@@ -771,6 +905,33 @@ static void check_fn_body(sema *s, tl_fninfo *f) {
   }
 }
 
+static bool forget_loop_writes(tl_node *n, void *unused) {
+  (void)unused;
+  if (n->kind == TL_N_WHILE || n->kind == TL_N_LOOP || n->kind == TL_N_FOR) n->ref = NULL;
+  return false;
+}
+
+/* A variable whose inferred type widens (sema_widen) was used with the narrower type
+ * before the assignment that widened it (and, in a loop, after it): the body is checked
+ * again, its `let`s starting from the wider types, until no type widens. A pass only
+ * ever widens (a dtype or rank becomes unknown), so this ends. The errors of a pass
+ * that widened are dropped: the next pass reports them with the final types. */
+static void check_fn_body(sema *s, tl_fninfo *f) {
+  tl_diag *d = s->diag;
+  int errors = d->errors, nat = d->nat;
+  size_t len = d->text.len;
+  for (int pass = 0;; pass++) {
+    s->widened = false;
+    check_fn_pass(s, f);
+    if (!s->widened || pass == 100) break;
+    d->errors = errors;
+    d->nat = nat;
+    d->text.len = len;
+    if (d->text.data) d->text.data[len] = '\0';
+    tl_ast_find(f->fn->body, forget_loop_writes, NULL);
+  }
+}
+
 static tl_fninfo *declare_fn(sema *s, tl_fn *fn, tl_struct_info *st) {
   tl_fninfo *f = tl_arena_alloc(s->arena, sizeof *f);
   if (!f) return NULL;
@@ -783,6 +944,16 @@ static tl_fninfo *declare_fn(sema *s, tl_fn *fn, tl_struct_info *st) {
   f->cname = cname;
   f->fn = fn;
   f->self_struct = st;
+  if (fn->partial) { /* known by name only: a call to it is not an error too */
+    f->partial = true;
+    f->ret = TY_ERR;
+    if (!sema_find_fn(s, name)) {
+      tl_fninfo **tail = &s->out->fns;
+      while (*tail) tail = &(*tail)->next;
+      *tail = f;
+    }
+    return f;
+  }
   f->ret = fn->ret ? sema_resolve_type(s, fn->ret) : TY_UNIT_T;
   int n = 0;
   for (tl_param *p = fn->params; p; p = p->next) n++;
@@ -826,9 +997,9 @@ static tl_fninfo *declare_fn(sema *s, tl_fn *fn, tl_struct_info *st) {
   return f;
 }
 
-static void declare_struct(sema *s, tl_ast_item *it) {
+static void declare_struct(sema *s, tl_ast_item *it, bool partial) {
   if (find_struct(s, it->name)) {
-    tl_diag_error(s->diag, it->line, it->col, "struct `%s` is defined twice", it->name);
+    if (!partial) tl_diag_error(s->diag, it->line, it->col, "struct `%s` is defined twice", it->name);
     return;
   }
   tl_struct_info *st = tl_arena_alloc(s->arena, sizeof *st);
@@ -836,6 +1007,7 @@ static void declare_struct(sema *s, tl_ast_item *it) {
   st->name = it->name;
   st->line = it->line;
   st->col = it->col;
+  st->partial = partial;
   st->next = s->out->structs;
   s->out->structs = st;
 }
@@ -848,8 +1020,13 @@ static void struct_fields(sema *s, tl_ast_item *it) {
   st->fields = tl_arena_alloc(s->arena, sizeof *st->fields * (size_t)(n + 1));
   if (!st->fields) return;
   for (tl_field *f = it->fields; f; f = f->next) {
+    bool twice = false;
     for (int i = 0; i < st->nfields; i++)
-      if (!strcmp(st->fields[i].name, f->name)) tl_diag_error(s->diag, f->line, f->col, "field `%s` is declared twice", f->name);
+      if (!strcmp(st->fields[i].name, f->name)) twice = true;
+    if (twice) { /* reported once; kept out, so `P { x: .. }` is not also missing a second `x` */
+      tl_diag_error(s->diag, f->line, f->col, "field `%s` is declared twice", f->name);
+      continue;
+    }
     tl_field_info *fi = &st->fields[st->nfields++];
     fi->name = f->name;
     fi->ty = sema_resolve_type(s, f->type);
@@ -864,24 +1041,33 @@ int tl_sema_check(tl_program *prog, tl_diag *diag, tl_arena *arena, tl_sema *out
   sema s = {.diag = diag, .arena = arena, .out = out};
   memset(out, 0, sizeof *out);
   int before = diag->errors;
-  for (tl_ast_item *it = prog->items; it; it = it->next)
-    if (it->kind == TL_ITEM_STRUCT) declare_struct(&s, it);
-  for (tl_ast_item *it = prog->items; it; it = it->next)
-    if (it->kind == TL_ITEM_STRUCT) struct_fields(&s, it);
-  for (tl_ast_item *it = prog->items; it; it = it->next) {
-    if (it->kind == TL_ITEM_FN) declare_fn(&s, it->fn, NULL);
-    if (it->kind != TL_ITEM_IMPL) continue;
-    tl_struct_info *st = find_struct(&s, it->name);
-    if (!st) {
-      tl_diag_error(diag, it->line, it->col, "`impl` of unknown struct `%s`", it->name);
-      continue;
+  /* the items that did not parse are declared as far as they got, after the others,
+   * so what uses them is not reported too; the bodies of functions with a syntax
+   * error in them are not checked */
+  for (int pass = 0; pass < 2; pass++)
+    for (tl_ast_item *it = pass ? prog->broken : prog->items; it; it = it->next)
+      if (it->kind == TL_ITEM_STRUCT) declare_struct(&s, it, pass);
+  for (int pass = 0; pass < 2; pass++)
+    for (tl_ast_item *it = pass ? prog->broken : prog->items; it; it = it->next)
+      if (it->kind == TL_ITEM_STRUCT) struct_fields(&s, it);
+  for (int pass = 0; pass < 2; pass++)
+    for (tl_ast_item *it = pass ? prog->broken : prog->items; it; it = it->next) {
+      if (it->kind == TL_ITEM_FN) declare_fn(&s, it->fn, NULL);
+      if (it->kind != TL_ITEM_IMPL) continue;
+      tl_struct_info *st = find_struct(&s, it->name);
+      if (!st) {
+        if (!pass) tl_diag_error(diag, it->line, it->col, "`impl` of unknown struct `%s`", it->name);
+        continue;
+      }
+      if (pass) st->partial = true; /* a method may be missing */
+      for (tl_fn *m = it->methods; m; m = m->next) declare_fn(&s, m, st);
     }
-    for (tl_fn *m = it->methods; m; m = m->next) declare_fn(&s, m, st);
-  }
-  for (tl_fninfo *f = out->fns; f; f = f->next) check_fn_body(&s, f);
+  for (tl_fninfo *f = out->fns; f; f = f->next)
+    if (!f->fn->broken) check_fn_body(&s, f);
   out->main = sema_find_fn(&s, "main");
-  if (!out->main) tl_diag_error(diag, 1, 1, "no `fn main()` in this file");
-  else if (out->main->nparams || out->main->self || out->main->ret->kind != TY_UNIT)
+  if (!out->main) {
+    if (before == 0) tl_diag_error(diag, 1, 1, "no `fn main()` in this file"); /* else it may be what failed */
+  } else if (!out->main->partial && (out->main->nparams || out->main->self || out->main->ret->kind != TY_UNIT))
     tl_diag_error(diag, out->main->fn->line, out->main->fn->col, "`main` takes no parameters and returns nothing");
   return diag->errors - before;
 }

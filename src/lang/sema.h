@@ -52,6 +52,8 @@ typedef struct tl_var {
   bool summed;               /* index variable not among the output axes */
   bool vectorized;           /* set by the code generator: a tensor over a comprehension's space */
   int axis;                  /* index variable: its axis in the comprehension's space */
+  struct tl_node *let;       /* a `let` without a written type: the variable's type is the
+                                join of every value it gets (sema_widen) */
 } tl_var;
 
 /* a comprehension's iteration space (node->ref of a COMPR) */
@@ -71,6 +73,8 @@ typedef struct tl_fninfo {
   int nvars;          /* variables of the function, numbered 0..nvars-1 */
   tl_var **vars;
   tl_ty *ret;
+  bool partial;       /* its parse was given up: calls to it are not checked (its result is
+                         TY_ERROR), nor is it */
   struct tl_fninfo *next;
 } tl_fninfo;
 
@@ -85,6 +89,8 @@ struct tl_struct_info {
   int nfields;
   tl_field_info *fields;
   int line, col;
+  bool partial; /* its parse, or its impl's, was given up: an unknown field or method
+                   is not reported (it may be the part that did not parse) */
   struct tl_struct_info *next;
 };
 

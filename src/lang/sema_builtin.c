@@ -79,7 +79,7 @@ static int check_shape(sema *s, tl_node *a) {
 
 /* a tensor operand or a number (broadcast to the tensor's dtype) */
 static tl_ty *check_value(sema *s, tl_node *a, int dtype) {
-  tl_ty *t = sema_expr(s, a, dtype == TL_F64 ? TY_F64_T : dtype == TL_F32 || dtype < 0 ? TY_F32_T : NULL);
+  tl_ty *t = sema_expr_hint(s, a, dtype == TL_F64 ? TY_F64_T : dtype == TL_F32 || dtype < 0 ? TY_F32_T : NULL);
   if (t->kind != TY_TENSOR && !tl_ty_is_numeric(t) && t->kind != TY_BOOL && t->kind != TY_ERROR) {
     char b[64];
     sema_error(s, a, "expected a tensor or a number, found %s", tl_ty_name(t, b, sizeof b));
@@ -112,6 +112,10 @@ static void check_aliasing(sema *s, tl_node *call, const tl_var *lent, const tl_
 }
 
 static void check_args(sema *s, tl_node *call, tl_fninfo *f, tl_node *args) {
+  if (f->partial) { /* its parameters are not known: the arguments are checked alone */
+    for (tl_node *a = args; a; a = a->next) sema_expr(s, a->kind == TL_N_UNARY && a->op == TL_TOK_AMP ? a->lhs : a, NULL);
+    return;
+  }
   int got = count(args);
   if (got != f->nparams) {
     sema_error(s, call, "`%s` takes %d argument%s, not %d", f->name, f->nparams, f->nparams == 1 ? "" : "s", got);
@@ -130,6 +134,7 @@ static void check_args(sema *s, tl_node *call, tl_fninfo *f, tl_node *args) {
       tl_ty *t = sema_expr(s, a->lhs, (*p)->ty);
       a->ty = t;
       if (!sema_ty_fits((*p)->ty, t)) sema_mismatch(s, a->lhs, "argument", (*p)->ty, t);
+      else if (a->lhs->var) sema_widen(s, a->lhs->var, (*p)->ty); /* the callee may store any value of its type */
       if (a->lhs->kind != TL_N_IDENT && a->lhs->kind != TL_N_SELF) sema_error(s, a, "`&mut` takes a variable");
       else if (a->lhs->var && !a->lhs->var->is_mut && a->lhs->var->kind != VAR_PARAM_REF) {
         sema_error(s, a, "cannot pass immutable variable `%s` as `&mut`", a->lhs->var->name);
@@ -251,7 +256,7 @@ static tl_ty *check_math(sema *s, tl_node *n, tl_builtin id, tl_node *x, tl_node
     return TY_ERR;
   }
   if (y) {
-    tl_ty *ty = sema_expr(s, y, tx);
+    tl_ty *ty = sema_expr_hint(s, y, tx); /* max(a, t) on a tensor is fine */
     if (ty->kind == TY_TENSOR) return ty;
     if (ty->kind != TY_ERROR && ty->kind != tx->kind && !(id == B_POW && tl_ty_is_int(ty) && tl_ty_is_float(tx)))
       sema_mismatch(s, y, "argument", tx, ty);
@@ -328,39 +333,77 @@ static tl_ty *check_tensor_list(sema *s, tl_node *a, int *rank, int *dtype) {
   return TY_UNIT_T;
 }
 
+static void check_requires_grad(sema *s, tl_node *rg) {
+  tl_node *v = rg->kind == TL_N_FIELD_INIT ? rg->lhs : rg;
+  tl_ty *t = sema_expr(s, v, TY_BOOL_T);
+  rg->ty = t;
+  if (!sema_ty_fits(TY_BOOL_T, t)) sema_mismatch(s, v, "requires_grad", TY_BOOL_T, t);
+}
+
+/* The creation functions (not cat and stack) take a last named argument
+ * `requires_grad: b` (LANGUAGE.md §5); it stays in the list as a FIELD_INIT, where
+ * the ownership pass sees what it reads. false after an error; *got counts the
+ * arguments before it. */
+static bool named_requires_grad(sema *s, tl_node *n, const char *name, tl_node **rg, int *got) {
+  *rg = NULL;
+  bool takes = n->ival != B_CAT && n->ival != B_STACK;
+  for (tl_node *a = n->args; a; a = a->next) {
+    if (a->kind != TL_N_FIELD_INIT) continue;
+    if (!takes || strcmp(a->name, "requires_grad")) {
+      sema_error(s, a, "`%s` has no argument named `%s`", name, a->name);
+      if (takes) tl_diag_hint(s->diag, "its named argument is `requires_grad: bool`");
+      return false;
+    }
+    if (a->next) {
+      sema_error(s, a, "the named argument `requires_grad:` comes last");
+      return false;
+    }
+    *rg = a;
+  }
+  *got = count(n->args) - (*rg != NULL);
+  return true;
+}
+
 static tl_ty *check_tensor_ctor(sema *s, tl_node *n, tl_builtin id, const char *name) {
   n->ival = id;
-  int got = count(n->args);
-  tl_node *a = n->args;
+  int got;
+  tl_node *a = n->args, *named;
+  if (!named_requires_grad(s, n, name, &named, &got)) return TY_ERR;
   switch (id) {
   case B_ZEROS: case B_ONES: case B_RANDN: case B_RAND: case B_FULL: {
     int extra = id == B_FULL;
-    if (!check_count(s, n, name, got, 1 + extra, 2 + extra)) return TY_ERR;
+    /* requires_grad by name, or as the last positional argument */
+    if (!check_count(s, n, name, got, 1 + extra, named ? 1 + extra : 2 + extra)) return TY_ERR;
     int rank = check_shape(s, a);
     if (extra) {
       tl_ty *v = sema_expr(s, a->next, TY_F32_T);
       if (!tl_ty_is_numeric(v) && v->kind != TY_ERROR) sema_mismatch(s, a->next, "fill value", TY_F32_T, v);
     }
     tl_node *rg = extra ? a->next->next : a->next;
-    if (rg) {
-      tl_ty *t = sema_expr(s, rg, TY_BOOL_T);
-      if (!sema_ty_fits(TY_BOOL_T, t)) sema_mismatch(s, rg, "requires_grad", TY_BOOL_T, t);
-    }
+    if (rg) check_requires_grad(s, rg);
     return sema_tensor(s, TL_F32, rank);
   }
   case B_ARANGE: {
     if (!check_count(s, n, name, got, 1, 3)) return TY_ERR;
     bool is_float = false;
-    for (; a; a = a->next) {
+    for (; a && a != named; a = a->next) {
       tl_ty *t = sema_expr(s, a, NULL);
       if (tl_ty_is_float(t)) is_float = true;
       else if (!tl_ty_is_int(t) && t->kind != TY_ERROR) sema_mismatch(s, a, "arange bound", TY_I64_T, t);
+    }
+    if (named) {
+      check_requires_grad(s, named);
+      if (!is_float && named->lhs->kind == TL_N_BOOL && named->lhs->ival) {
+        sema_error(s, named, "only a float tensor can require grad; this `arange` gives i64");
+        tl_diag_hint(s->diag, "give it a float bound: `Tensor::arange(0.0, 4.0)`");
+      }
     }
     return sema_tensor(s, is_float ? TL_F32 : TL_I64, 1);
   }
   case B_EYE:
     if (!check_count(s, n, name, got, 1, 1)) return TY_ERR;
     sema_expect_i64(s, a, "size");
+    if (named) check_requires_grad(s, named);
     return sema_tensor(s, TL_F32, 2);
   default: { /* cat, stack */
     if (!check_count(s, n, name, got, 1, 2)) return TY_ERR;
@@ -386,7 +429,7 @@ static tl_ty *check_path_call(sema *s, tl_node *n) {
     for (tl_node *a = n->args; a; a = a->next) sema_expr(s, a, NULL);
     return TY_ERR;
   }
-  if (f->self) {
+  if (f->self && !f->partial) {
     sema_error(s, n->lhs, "`%s` is a method: call it as `value.%s(...)`", path, f->fn->name);
     return TY_ERR;
   }
@@ -525,14 +568,14 @@ tl_ty *sema_method(sema *s, tl_node *n) {
     char name[256];
     snprintf(name, sizeof name, "%s::%s", t->st->name, n->name);
     tl_fninfo *f = sema_find_fn(s, name);
-    if (!f || !f->self) {
-      sema_error(s, n, "no method `%s` on `%s`", n->name, t->st->name);
+    if (!f || (!f->self && !f->partial)) {
+      if (!t->st->partial) sema_error(s, n, "no method `%s` on `%s`", n->name, t->st->name);
       for (tl_node *a = n->args; a; a = a->next) sema_expr(s, a, NULL);
       return TY_ERR;
     }
     if (s->compr_depth) sema_error(s, n, "a comprehension body calls only scalar math, not `%s`", n->name);
     n->ref = f;
-    if (f->params[0]->kind == VAR_PARAM_REF) check_receiver_writable(s, n);
+    if (!f->partial && f->params[0]->kind == VAR_PARAM_REF) check_receiver_writable(s, n);
     check_args(s, n, f, n->args);
     return f->ret;
   }

@@ -29,12 +29,18 @@ typedef struct {
   tl_node *loops[SEMA_MAX_LOOPS];
   int nloops;
   int compr_depth;
+  bool widened; /* a variable's inferred type grew in this pass: check the function again */
+  bool hint;    /* the next sema_expr's expected type is a hint only (sema_expr_hint) */
 } sema;
 
 extern tl_ty *const TY_ERR, *const TY_UNIT_T, *const TY_BOOL_T, *const TY_I32_T, *const TY_I64_T,
     *const TY_F32_T, *const TY_F64_T, *const TY_CHAR_T, *const TY_STR_T, *const TY_RANGE_T;
 
+/* expect: the type the context requires (a written type, a condition, a scalar
+ * operand of a scalar result); a scalar one makes an index of a tensor of unknown rank
+ * read a scalar. sema_expr_hint: a type literals may take, no requirement. */
 tl_ty *sema_expr(sema *s, tl_node *n, tl_ty *expect);
+tl_ty *sema_expr_hint(sema *s, tl_node *n, tl_ty *hint);
 tl_ty *sema_block(sema *s, tl_node *n, tl_ty *expect);
 void sema_stmt(sema *s, tl_node *n);
 tl_ty *sema_call(sema *s, tl_node *n, tl_ty *expect);
@@ -45,6 +51,8 @@ tl_ty *sema_tensor(sema *s, int dtype, int rank);
 tl_ty *sema_elem_ty(int dtype);
 int sema_dtype_of(const tl_ty *t);
 bool sema_ty_fits(const tl_ty *want, const tl_ty *have);
+tl_ty *sema_join(sema *s, tl_ty *a, tl_ty *b);
+bool sema_widen(sema *s, tl_var *v, tl_ty *t);
 tl_ty *sema_resolve_type(sema *s, const tl_type *t);
 tl_var *sema_declare(sema *s, const tl_node *at, const char *name, tl_ty *ty, tl_var_kind kind, bool is_mut);
 tl_fninfo *sema_find_fn(sema *s, const char *name);

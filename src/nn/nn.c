@@ -309,7 +309,7 @@ tl_tensor *tl_xavier_uniform(tl_ctx *ctx, tl_dtype dtype, int ndim, const int64_
                       (long long)fan_in, (long long)fan_out);
   tl_scope *s = tl_scope_begin(ctx, "xavier_uniform");
   if (!s) return NULL;
-  double a = sqrt(6.0 / (double)(fan_in + fan_out));
+  double a = sqrt(6.0 / ((double)fan_in + (double)fan_out)); /* no int64 overflow */
   tl_tensor *u = tl_add_scalar(tl_mul_scalar(tl_rand(ctx, dtype, ndim, shape), 2), -1); /* U[-1, 1) */
   return tl_nn_make_param(ctx, s, tl_mul_scalar(u, a), "xavier_uniform");
 }

@@ -90,10 +90,15 @@ static void tl_optim_release(tl_optimizer *o, int nretained) {
 }
 
 /* n >= 1 parameters, the context taken from the first. A NULL parameter (a failed
- * call upstream) gives NULL and keeps that call's message, like any NULL input. */
+ * call upstream) gives NULL and keeps that call's message, like any NULL input. With
+ * no parameter there is no context: the message goes where tl_last_error(NULL) reads. */
 static tl_optimizer *tl_optim_new(tl_optim_kind kind, const char *name, int n, tl_tensor *const *params,
                                   const double hyper[6]) {
-  if (n < 1 || !params) return NULL;
+  if (n < 1 || !params) {
+    if (n < 1) tl_api_fail_orphan(TL_ERR_ARG, "%s: n is %d; at least one parameter is needed", name, n);
+    else tl_api_fail_orphan(TL_ERR_ARG, "%s: the parameter array is NULL (n = %d)", name, n);
+    return NULL;
+  }
   for (int i = 0; i < n; i++)
     if (!params[i]) return NULL;
   tl_ctx *ctx = tl_context(params[0]);

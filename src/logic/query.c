@@ -1,0 +1,228 @@
+/* query.c — queries: a relation and a pattern in (variables, constants, _), the
+ * distinct matches out as an i64 tensor [n, k] with rows ascending (or a 0-d f32
+ * 1.0/0.0 for a pattern without variables). Results are remembered per pattern until
+ * the knowledge base changes, so asking again is a lookup. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "logic/logic.h"
+
+/* ---- sorting rows --------------------------------------------------------------------- */
+
+static int row_cmp(const int64_t *a, const int64_t *b, int k) {
+  for (int c = 0; c < k; c++)
+    if (a[c] != b[c]) return a[c] < b[c] ? -1 : 1;
+  return 0;
+}
+
+/* Least significant digit radix sort: columns last to first, bytes of each column
+ * (sign bit flipped) low to high, skipping the bytes every row shares. Rows move
+ * whole, k values at a time. */
+static bool radix_sort(int64_t *rows, int64_t n, int k) {
+  int64_t *tmp = malloc((size_t)n * (size_t)k * sizeof *tmp);
+  size_t *count = malloc(8 * 256 * sizeof *count);
+  if (!tmp || !count) {
+    free(tmp), free(count);
+    return false;
+  }
+  int64_t *src = rows, *dst = tmp;
+  for (int c = k - 1; c >= 0; c--) {
+    memset(count, 0, 8 * 256 * sizeof *count);
+    for (int64_t i = 0; i < n; i++) {
+      uint64_t v = (uint64_t)src[i * k + c] ^ ((uint64_t)1 << 63);
+      for (int b = 0; b < 8; b++) count[b * 256 + (v >> (8 * b) & 255)]++;
+    }
+    for (int b = 0; b < 8; b++) {
+      size_t *cnt = count + b * 256;
+      bool one = false;
+      for (int d = 0; d < 256; d++)
+        if (cnt[d] == (size_t)n) one = true;
+      if (one) continue; /* every row has the same byte here */
+      size_t sum = 0;
+      for (int d = 0; d < 256; d++) {
+        size_t x = cnt[d];
+        cnt[d] = sum;
+        sum += x;
+      }
+      for (int64_t i = 0; i < n; i++) {
+        uint64_t v = (uint64_t)src[i * k + c] ^ ((uint64_t)1 << 63);
+        memcpy(dst + (int64_t)cnt[v >> (8 * b) & 255]++ * k, src + i * k, (size_t)k * sizeof *src);
+      }
+      int64_t *t = src;
+      src = dst, dst = t;
+    }
+  }
+  if (src != rows) memcpy(rows, src, (size_t)n * (size_t)k * sizeof *rows);
+  free(tmp);
+  free(count);
+  return true;
+}
+
+int64_t tl_logic_sort_unique(int64_t *rows, int64_t n, int k) {
+  if (n <= 1 || k == 0) return n < 1 ? n : 1;
+  bool sorted = true;
+  for (int64_t i = 1; i < n && sorted; i++) sorted = row_cmp(rows + (i - 1) * k, rows + i * k, k) <= 0;
+  if (!sorted && !radix_sort(rows, n, k)) return -1;
+  int64_t m = 1;
+  for (int64_t i = 1; i < n; i++)
+    if (row_cmp(rows + (m - 1) * k, rows + i * k, k) != 0) {
+      if (m != i) memcpy(rows + m * k, rows + i * k, (size_t)k * sizeof *rows);
+      m++;
+    }
+  return m;
+}
+
+/* ---- the cache --------------------------------------------------------------------------- */
+
+void tl_logic_cache_clear(tl_kb *kb) {
+  for (int i = 0; i < kb->ncache; i++) free(kb->cache[i].key);
+  free(kb->cache);
+  kb->cache = NULL;
+  kb->ncache = kb->cap_cache = 0;
+  if (kb->cache_scope) tl_scope_free(kb->cache_scope);
+  kb->cache_scope = NULL;
+  kb->cache_version = kb->version;
+}
+
+/* Remembers a copy of the result's handle (sharing its buffer) in the cache scope. */
+static void cache_put(tl_kb *kb, const char *key, size_t keylen, tl_tensor *result) {
+  if (kb->ncache >= 256) tl_logic_cache_clear(kb); /* bounded: a program asking ever new questions */
+  if (kb->ncache == kb->cap_cache) {
+    int cap = kb->cap_cache ? kb->cap_cache * 2 : 8;
+    tl_logic_cached *c = realloc(kb->cache, (size_t)cap * sizeof *c);
+    if (!c) return; /* not remembering is not an error */
+    kb->cache = c;
+    kb->cap_cache = cap;
+  }
+  if (!kb->cache_scope) kb->cache_scope = tl_scope_new(kb->ctx, "kb_query_cache");
+  char *k = malloc(keylen);
+  tl_tensor *copy = kb->cache_scope && k ? tl_detach(result) : NULL;
+  if (!copy || tl_scope_adopt(kb->cache_scope, copy) != TL_OK) {
+    free(k);
+    if (copy) tl_release(copy);
+    return;
+  }
+  memcpy(k, key, keylen);
+  kb->cache[kb->ncache++] = (tl_logic_cached){k, keylen, copy};
+}
+
+/* ---- queries ------------------------------------------------------------------------------- */
+
+tl_tensor *tl_logic_query(tl_kb *kb, int rel, int nargs, const tl_kb_term *args) {
+  tl_logic_rel *r = &kb->rels[rel];
+  if (nargs != r->arity) {
+    tl_logic_fail(kb, TL_ERR_ARG, "kb_query: %s has arity %d but is given %d argument%s", r->name, r->arity, nargs,
+                  nargs == 1 ? "" : "s");
+    return NULL;
+  }
+  /* the pattern: known columns, columns equal to an earlier one, output columns */
+  int64_t key[TL_LOGIC_MAX_ARITY] = {0};
+  int8_t same[TL_LOGIC_MAX_ARITY];
+  int outcol[TL_LOGIC_MAX_ARITY], k = 0;
+  uint32_t mask = 0;
+  bool has_same = false;
+  char ckey[4 + TL_LOGIC_MAX_ARITY * 9];
+  size_t klen = 0;
+  memcpy(ckey, &rel, sizeof rel);
+  klen += sizeof rel;
+  for (int a = 0; a < nargs; a++) {
+    const tl_kb_term *t = &args[a];
+    int ct = r->type[a];
+    char v[64];
+    same[a] = -1;
+    ckey[klen++] = (char)t->kind;
+    switch (t->kind) {
+    case TL_KB_NUM:
+    case TL_KB_ENT:
+      tl_logic_value_text(kb, t->kind == TL_KB_ENT ? TL_KB_ENTITY : TL_KB_INT, t->value, v, sizeof v);
+      if (t->kind == TL_KB_ENT && (t->value < 0 || t->value >= kb->nent)) {
+        tl_logic_fail(kb, TL_ERR_RANGE, "kb_query: argument %d of %s: %lld is not an entity id (there are %lld)", a + 1,
+                      r->name, (long long)t->value, (long long)kb->nent);
+        return NULL;
+      }
+      if ((t->kind == TL_KB_ENT) != (ct == TL_KB_ENTITY)) {
+        tl_logic_fail(kb, TL_ERR_ARG, "kb_query: argument %d of %s is %s, not the %s %s", a + 1, r->name,
+                      ct == TL_KB_ENTITY ? "an entity" : "an integer", t->kind == TL_KB_ENT ? "entity" : "integer", v);
+        return NULL;
+      }
+      key[a] = t->value;
+      mask |= (uint32_t)1 << a;
+      memcpy(ckey + klen, &t->value, 8);
+      klen += 8;
+      break;
+    case TL_KB_ANY:
+      break;
+    case TL_KB_VAR: {
+      if (!t->name || !t->name[0]) {
+        tl_logic_fail(kb, TL_ERR_ARG, "kb_query: argument %d of %s: a variable without a name", a + 1, r->name);
+        return NULL;
+      }
+      int first = -1;
+      for (int b = 0; b < a && first < 0; b++)
+        if (args[b].kind == TL_KB_VAR && strcmp(args[b].name, t->name) == 0) first = b;
+      if (first >= 0 && (int)r->type[first] != ct) {
+        tl_logic_fail(kb, TL_ERR_ARG, "kb_query: variable %s is used both as an entity and as an integer", t->name);
+        return NULL;
+      }
+      if (first >= 0) same[a] = (int8_t)first, has_same = true;
+      else outcol[k++] = a;
+      ckey[klen++] = (char)(first >= 0 ? first : a);
+      break;
+    }
+    case TL_KB_EXPR:
+      tl_logic_fail(kb, TL_ERR_ARG, "kb_query: argument %d of %s is an expression: a query takes variables, constants and _",
+                    a + 1, r->name);
+      return NULL;
+    default:
+      tl_logic_fail(kb, TL_ERR_ARG, "kb_query: argument %d of %s has kind %d, not TL_KB_VAR, TL_KB_NUM, TL_KB_ENT or TL_KB_ANY",
+                    a + 1, r->name, (int)t->kind);
+      return NULL;
+    }
+  }
+  kb->stats.queries++;
+  if (kb->cache_version != kb->version) tl_logic_cache_clear(kb);
+  for (int i = 0; i < kb->ncache; i++)
+    if (kb->cache[i].keylen == klen && memcmp(kb->cache[i].key, ckey, klen) == 0) {
+      kb->stats.query_cache_hits++;
+      return tl_detach(kb->cache[i].result);
+    }
+  if (tl_logic_eval(kb, rel) != TL_OK) return NULL;
+  if (r->repr == TL_REPR_SPARSE && mask && tl_logic_sparse_index(&r->sp, r->arity, mask) < 0) {
+    tl_logic_fail(kb, TL_ERR_NOMEM, "kb_query: out of memory");
+    return NULL;
+  }
+  tl_logic_iter it;
+  int64_t t[TL_LOGIC_MAX_ARITY];
+  tl_logic_iter_init(&it, r, TL_VER_FULL, mask, key, has_same ? same : NULL);
+  tl_tensor *result;
+  if (k == 0) {
+    float one = tl_logic_iter_next(&it, t) ? 1.0f : 0.0f;
+    result = tl_from_data(kb->ctx, TL_F32, 0, NULL, &one);
+  } else {
+    int64_t n = 0, cap = 1024;
+    int64_t *rows = malloc((size_t)cap * (size_t)k * sizeof *rows);
+    while (rows && tl_logic_iter_next(&it, t)) {
+      if (n == cap) {
+        int64_t *g = realloc(rows, (size_t)cap * 2 * (size_t)k * sizeof *rows);
+        if (!g) {
+          free(rows);
+          rows = NULL;
+          break;
+        }
+        rows = g, cap *= 2;
+      }
+      for (int c = 0; c < k; c++) rows[n * k + c] = t[outcol[c]];
+      n++;
+    }
+    if (rows) n = tl_logic_sort_unique(rows, n, k);
+    if (!rows || n < 0) {
+      free(rows);
+      tl_logic_fail(kb, TL_ERR_NOMEM, "kb_query: out of memory");
+      return NULL;
+    }
+    result = tl_from_data(kb->ctx, TL_I64, 2, (int64_t[]){n, k}, rows);
+    free(rows);
+  }
+  if (result) cache_put(kb, ckey, klen, result);
+  return result;
+}

@@ -1,0 +1,332 @@
+/* test_command.c — the `tl` command (build/tl, built by `make test`): usage and its
+ * errors, and that no file name given to it can inject a shell command or C code.
+ * Commands run with fork/execv and an argument vector (the names under test hold
+ * quotes, backslashes and semicolons); stdout and stderr are compared exactly. */
+#include <fcntl.h>
+#include <stdbool.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "core/strbuf.h"
+#include "lang/gen.h"
+#include "lang/lang.h"
+#include "test.h"
+
+typedef struct {
+  int status; /* exit code, or 128 + signal */
+  char *out, *err;
+} result;
+
+static char *read_fd(int fd) {
+  char *s = NULL;
+  size_t n = 0;
+  FILE *m = open_memstream(&s, &n);
+  char buf[4096];
+  ssize_t k;
+  lseek(fd, 0, SEEK_SET);
+  while ((k = read(fd, buf, sizeof buf)) > 0) fwrite(buf, 1, (size_t)k, m);
+  fclose(m);
+  close(fd);
+  return s;
+}
+
+/* runs argv (argv[0] a path) with TMPDIR set to tmpdir and in the directory cwd, when
+ * not NULL */
+static result run_in(char *const argv[], const char *tmpdir, const char *cwd) {
+  result r = {-1, NULL, NULL};
+  char out_path[] = "/tmp/tl-cmd-out-XXXXXX", err_path[] = "/tmp/tl-cmd-err-XXXXXX";
+  int fo = mkstemp(out_path), fe = mkstemp(err_path);
+  if (fo < 0 || fe < 0) return r;
+  unlink(out_path);
+  unlink(err_path);
+  fflush(stdout);
+  pid_t pid = fork();
+  if (pid == 0) {
+    if (tmpdir) setenv("TMPDIR", tmpdir, 1);
+    if (cwd && chdir(cwd) != 0) _exit(126);
+    dup2(fo, 1);
+    dup2(fe, 2);
+    execv(argv[0], argv);
+    _exit(127);
+  }
+  int ws = 0;
+  if (pid > 0) waitpid(pid, &ws, 0);
+  r.status = WIFEXITED(ws) ? WEXITSTATUS(ws) : 128 + WTERMSIG(ws);
+  r.out = read_fd(fo);
+  r.err = read_fd(fe);
+  return r;
+}
+
+static result run(char *const argv[], const char *tmpdir) { return run_in(argv, tmpdir, NULL); }
+
+static void result_free(result *r) {
+  free(r->out);
+  free(r->err);
+}
+
+#define CHECK_RUN(r, want_status, want_out, want_err) \
+  do {                                                \
+    CHECK_INT((r).status, want_status);               \
+    CHECK_STR((r).out, want_out);                     \
+    CHECK_STR((r).err, want_err);                     \
+  } while (0)
+
+static const char usage_text[] =
+    "usage: tl run [--emit-c] [--mem-stats] PROG.tl [ARGS...]\n"
+    "       tl build PROG.tl -o EXE\n"
+    "       tl check PROG.tl\n"
+    "       tl help\n"
+    "\n"
+    "  run    compile PROG.tl and run it; ARGS go to the program\n"
+    "           --emit-c     print the generated C instead of running it\n"
+    "           --mem-stats  print memory statistics when the program ends\n"
+    "  build  compile PROG.tl into the standalone executable EXE\n"
+    "  check  report every error in PROG.tl without running it\n"
+    "\n"
+    "exit status: 0 success, 1 the program failed or did not compile, 2 bad command line\n";
+
+/* help is asked for: stdout, exit 0; no command at all: stderr, exit 2 */
+TEST(command_help) {
+  const char *asks[] = {"help", "--help", "-h"};
+  for (int i = 0; i < 3; i++) {
+    result r = run((char *[]){"build/tl", (char *)asks[i], NULL}, NULL);
+    CHECK_RUN(r, 0, usage_text, "");
+    result_free(&r);
+  }
+  result r = run((char *[]){"build/tl", NULL}, NULL);
+  CHECK_RUN(r, 2, "", usage_text);
+  result_free(&r);
+}
+
+/* `tl frob x.tl` used to say "cannot open x.tl" */
+TEST(command_unknown) {
+  result r = run((char *[]){"build/tl", "frob", "x.tl", NULL}, NULL);
+  CHECK_RUN(r, 2, "", "tl: unknown command 'frob'\nrun 'tl help' for usage\n");
+  result_free(&r);
+}
+
+/* a wrong command line: what is wrong and the command's usage line, exit 2 */
+TEST(command_usage_errors) {
+  static const struct {
+    char *argv[6];
+    const char *err;
+  } cases[] = {
+      {{"build/tl", "run"}, "tl: run: missing the program file\nusage: tl run [--emit-c] [--mem-stats] PROG.tl [ARGS...]\n"},
+      {{"build/tl", "run", "--emit-c"},
+       "tl: run: missing the program file\nusage: tl run [--emit-c] [--mem-stats] PROG.tl [ARGS...]\n"},
+      {{"build/tl", "run", "--bogus", "x.tl"},
+       "tl: run: unknown option '--bogus'\nusage: tl run [--emit-c] [--mem-stats] PROG.tl [ARGS...]\n"},
+      {{"build/tl", "run", "-o", "exe", "x.tl"},
+       "tl: run: unknown option '-o'\nusage: tl run [--emit-c] [--mem-stats] PROG.tl [ARGS...]\n"},
+      {{"build/tl", "check"}, "tl: check: missing the program file\nusage: tl check PROG.tl\n"},
+      {{"build/tl", "check", "a.tl", "b.tl"}, "tl: check: unexpected argument 'b.tl'\nusage: tl check PROG.tl\n"},
+      {{"build/tl", "check", "--mem-stats", "a.tl"}, "tl: check: unknown option '--mem-stats'\nusage: tl check PROG.tl\n"},
+      {{"build/tl", "build", "x.tl"}, "tl: build: missing -o EXE, the executable to write\nusage: tl build PROG.tl -o EXE\n"},
+      {{"build/tl", "build", "x.tl", "-o"}, "tl: build: -o needs the name of the executable\nusage: tl build PROG.tl -o EXE\n"},
+      {{"build/tl", "build", "x.tl", "-o", ""}, "tl: build: -o needs the name of the executable\nusage: tl build PROG.tl -o EXE\n"},
+      {{"build/tl", "build", "-o", "a", "-o", "b"}, "tl: build: -o given twice\nusage: tl build PROG.tl -o EXE\n"},
+      {{"build/tl", "build", "-o", "exe"}, "tl: build: missing the program file\nusage: tl build PROG.tl -o EXE\n"},
+  };
+  for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+    result r = run(cases[i].argv, NULL);
+    CHECK_RUN(r, 2, "", cases[i].err);
+    result_free(&r);
+  }
+}
+
+/* files that cannot be programs: exit 1 with the reason (a directory used to read as
+ * an empty program) */
+TEST(command_unreadable_files) {
+  result r = run((char *[]){"build/tl", "run", "tests", NULL}, NULL);
+  CHECK_RUN(r, 1, "", "tl: tests is a directory, not a program file\n");
+  result_free(&r);
+  r = run((char *[]){"build/tl", "check", "/nonexistent.tl", NULL}, NULL);
+  CHECK_RUN(r, 1, "", "tl: cannot open /nonexistent.tl: No such file or directory\n");
+  result_free(&r);
+  /* `--` ends the options, so a file named like one can be given */
+  r = run((char *[]){"build/tl", "run", "--", "--mem-stats", NULL}, NULL);
+  CHECK_RUN(r, 1, "", "tl: cannot open --mem-stats: No such file or directory\n");
+  result_free(&r);
+}
+
+/* everything after the program file belongs to the program, even words that look like
+ * tl's own options (they used to be taken: this printed the memory statistics) */
+TEST(command_arguments_after_the_file_go_to_the_program) {
+  result r = run((char *[]){"build/tl", "run", "tests/lang/basics/readme_program.tl", "--mem-stats", "-o", "x", NULL}, NULL);
+  FILE *f = fopen("tests/lang/basics/readme_program.out", "rb");
+  char want[4096] = {0};
+  if (f) {
+    size_t n = fread(want, 1, sizeof want - 1, f);
+    want[n] = 0;
+    fclose(f);
+  }
+  CHECK_RUN(r, 0, want, "");
+  result_free(&r);
+}
+
+/* file names in generated C: quotes, backslashes, control bytes and `??` escaped */
+TEST(command_c_string_escapes) {
+  tl_strbuf b = {0};
+  tl_gen_c_string(&b, "a\"b\\c d\n\t\x01\x7f?\?/9\xc3\xa9"); /* ?\? is "??" */
+  char *s = tl_strbuf_take(&b);
+  CHECK_STR(s, "\"a\\\"b\\\\c d\\012\\011\\001\\177\\?\\?/9\xc3\xa9\"");
+  free(s);
+}
+
+static char *slurp_path(const char *path) {
+  int fd = open(path, O_RDONLY);
+  return fd < 0 ? NULL : read_fd(fd);
+}
+
+/* `tl build` with an output name built to break a shell command line and a source
+ * path built to break a C string literal: the program builds and runs, nothing is
+ * injected, run-time errors name the file as it is, and the temporary C file is a
+ * fresh one (a file at the old predictable name EXE.c is left alone) and is removed.
+ * tl runs in a fresh directory, where an injected `touch injected` would land. */
+TEST(command_build_hostile_names) {
+  char dir[] = "/tmp/tl-cmd-test-XXXXXX", *tl = realpath("build/tl", NULL);
+  if (!mkdtemp(dir) || !tl) {
+    tl_test_fail(__FILE__, __LINE__, "mkdtemp or realpath failed");
+    free(tl);
+    return;
+  }
+  const char *exe = "o'; touch injected; '";
+  char src[96], marker[96], old_tmp[112], tmpdir[96], abs_exe[96], want_err[160];
+  snprintf(src, sizeof src, "%s/p\"q\\ r?\?'$(x)\n.tl", dir); /* ?\? is "??" */
+  snprintf(marker, sizeof marker, "%s/injected", dir);
+  snprintf(abs_exe, sizeof abs_exe, "%s/%s", dir, exe);
+  snprintf(old_tmp, sizeof old_tmp, "%s.c", abs_exe);
+  snprintf(tmpdir, sizeof tmpdir, "%s/tmp", dir);
+  mkdir(tmpdir, 0700);
+  char *prog = slurp_path("tests/lang/runtime/int_division_by_zero.tl");
+  FILE *f = fopen(src, "wb");
+  if (f) fputs(prog ? prog : "", f), fclose(f);
+  f = fopen(old_tmp, "wb");
+  if (f) fputs("keep", f), fclose(f);
+  free(prog);
+  snprintf(want_err, sizeof want_err, "%s:2:37: runtime error: integer division by zero\n", src);
+
+  result r = run_in((char *[]){tl, "build", src, "-o", (char *)exe, NULL}, tmpdir, dir);
+  CHECK_RUN(r, 0, "", "");
+  result_free(&r);
+  CHECK(access(marker, F_OK) != 0);
+  char *kept = slurp_path(old_tmp);
+  CHECK_STR(kept, "keep");
+  free(kept);
+  r = run((char *[]){"/bin/ls", "-A", tmpdir, NULL}, NULL);
+  CHECK_RUN(r, 0, "", ""); /* the temporary C file is gone */
+  result_free(&r);
+
+  r = run((char *[]){abs_exe, NULL}, NULL);
+  CHECK_RUN(r, 1, "3\ninf\n4\n6\n12\n", want_err);
+  result_free(&r);
+  r = run((char *[]){tl, "run", src, NULL}, NULL);
+  CHECK_RUN(r, 1, "3\ninf\n4\n6\n12\n", want_err);
+  result_free(&r);
+  r = run((char *[]){tl, "check", src, NULL}, NULL);
+  CHECK_RUN(r, 0, "", "");
+  result_free(&r);
+  /* the #line directives: a raw newline there would end the directive mid-name */
+  char want_line[160];
+  snprintf(want_line, sizeof want_line, "\n#line 2 \"%s/p\\\"q\\\\ r\\?\\?'$(x)\\012.tl\"\n", dir);
+  r = run((char *[]){tl, "run", "--emit-c", src, NULL}, NULL);
+  CHECK_CONTAINS(r.out, want_line);
+  CHECK_INT(r.status, 0);
+  result_free(&r);
+
+  unlink(src);
+  unlink(abs_exe);
+  unlink(old_tmp);
+  rmdir(tmpdir);
+  CHECK_INT(rmdir(dir), 0); /* nothing else was created */
+  free(tl);
+}
+
+/* `tl build` links the libtl.a beside the tl executable: a tl copied elsewhere says
+ * which file it misses instead of leaving it to the linker */
+TEST(command_build_needs_libtl_beside_tl) {
+  char dir[] = "/tmp/tl-cmd-lib-XXXXXX";
+  if (!mkdtemp(dir)) {
+    tl_test_fail(__FILE__, __LINE__, "mkdtemp failed");
+    return;
+  }
+  char tl[64], want[160];
+  snprintf(tl, sizeof tl, "%s/tl", dir);
+  result r = run((char *[]){"/bin/cp", "build/tl", tl, NULL}, NULL);
+  CHECK_INT(r.status, 0);
+  result_free(&r);
+  snprintf(want, sizeof want, "tl: cannot find %s/libtl.a (tl build links the libtl.a beside the tl executable)\n", dir);
+  r = run((char *[]){tl, "build", "tests/lang/basics/smoke.tl", "-o", "/dev/null/x", NULL}, NULL);
+  CHECK_RUN(r, 1, "", want);
+  result_free(&r);
+  unlink(tl);
+  CHECK_INT(rmdir(dir), 0);
+}
+
+/* every ```rust block of docs/language.md is a whole program; the ```text block after
+ * one is exactly what it prints (stdout, then stderr), run as prog.tl, with
+ * `--mem-stats` when the block says ```text mem-stats. A block with no output shown
+ * must compile. So the reference cannot drift from the compiler. */
+TEST(docs_language_examples) {
+  char *doc = slurp_path("docs/language.md");
+  if (!doc) {
+    tl_test_fail(__FILE__, __LINE__, "cannot read docs/language.md");
+    return;
+  }
+  int examples = 0;
+  for (char *p = strstr(doc, "\n```rust\n"); p; p = strstr(p, "\n```rust\n")) {
+    char *prog = p + 9, *end = strstr(prog, "\n```\n");
+    if (!end) break;
+    size_t plen = (size_t)(end - prog) + 1;
+    char *after = end + 5, *want = NULL;
+    bool mem_stats = false;
+    if (!strncmp(after, "```text\n", 8) || !strncmp(after, "```text mem-stats\n", 18)) {
+      mem_stats = after[7] == ' ';
+      want = strchr(after, '\n') + 1;
+      char *wend = strstr(want, "```\n");
+      if (!wend) break;
+      *wend = 0;
+      after = wend + 4;
+    }
+    char *src = strndup(prog, plen), *out = NULL, *err = NULL;
+    size_t nout = 0, nerr = 0;
+    FILE *fo = open_memstream(&out, &nout), *fe = open_memstream(&err, &nerr);
+    int rc;
+    if (want) {
+      tl_lang_run_options o = {.out = fo, .err = fe, .mem_stats = mem_stats};
+      rc = tl_lang_run_source("prog.tl", src, plen, &o);
+    } else {
+      char *c = tl_lang_compile("prog.tl", src, plen, false, fe);
+      rc = c ? 0 : 1;
+      free(c);
+    }
+    fclose(fo);
+    fclose(fe);
+    char *got = NULL;
+    size_t ngot = 0;
+    FILE *fg = open_memstream(&got, &ngot);
+    fputs(out, fg);
+    fputs(err, fg);
+    fclose(fg);
+    examples++;
+    if (want ? strcmp(got, want) != 0 : rc != 0)
+      tl_test_fail(__FILE__, __LINE__, "docs/language.md example %d (exit %d):\n%s--- prints:\n%s--- the page says:\n%s",
+                   examples, rc, src, got, want ? want : "(no output block: it must compile)\n");
+    free(src), free(out), free(err), free(got);
+    p = after - 1;
+  }
+  CHECK(examples >= 10);
+  free(doc);
+}
+
+/* tl build compiles with TL_CC when it is set, as the kernels do */
+TEST(command_build_uses_tl_cc) {
+  setenv("TL_CC", "/nonexistent/tl-test-cc", 1);
+  result r = run((char *[]){"build/tl", "build", "tests/lang/basics/smoke.tl", "-o", "/tmp/tl-cc-test-unused", NULL}, NULL);
+  unsetenv("TL_CC");
+  CHECK_RUN(r, 1, "", "tl: cannot run /nonexistent/tl-test-cc: No such file or directory\n");
+  result_free(&r);
+}
