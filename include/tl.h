@@ -51,7 +51,9 @@ typedef enum {
   TL_ERR_CACHE,    /* the kernel cache directory cannot be used */
   TL_ERR_BACKEND,  /* unknown backend name */
   TL_ERR_NOMEM,    /* out of memory */
-  TL_ERR_INTERNAL  /* a bug in TL: please report it */
+  TL_ERR_INTERNAL, /* a bug in TL: please report it */
+  TL_ERR_IO,       /* a file cannot be opened, read, written or replaced */
+  TL_ERR_FORMAT    /* a file is malformed, or in a form TL does not read */
 } tl_status;
 
 /* ---- context ---------------------------------------------------------------
@@ -339,6 +341,37 @@ char *tl_schedule_dot(tl_tensor *t); /* the kernels that realizing t would run *
 /* The number of kernels realizing t would run now (0 if it is already realized). */
 int tl_schedule_count(tl_tensor *t);
 void tl_free(void *p);
+
+/* ---- tensor files: numpy .npy and safetensors ----------------------------------
+ * Both store little-endian data in C order. Saving realizes the tensors (a view is
+ * saved as its values) and writes a temporary file beside path, renamed over path once
+ * complete: a failed save leaves no partial file, and an old file stays whole. Loaded
+ * tensors are new leaves of the current scope. A file that is not what its header says
+ * (truncated, a bad header, an absurd header length, a shape whose size disagrees with
+ * the data or is over TL_MAX_NUMEL, a dtype TL lacks) is an error that names the file
+ * and the problem, never a crash or an allocation bigger than the file:
+ * TL_ERR_IO (cannot open, read or write), TL_ERR_FORMAT (malformed, or big-endian or
+ * Fortran-order .npy data), TL_ERR_DTYPE (a dtype TL lacks), TL_ERR_RANGE (over
+ * TL_MAX_NUMEL), TL_ERR_ARG (a name missing on load, bad arguments).
+ *
+ * .npy: numpy's format 1.0, or 2.0 when the header needs it (never for 8 axes); reads
+ * 1.0 and 2.0. dtypes '|b1' '<i4' '<i8' '<f4' '<f8' (bool i32 i64 f32 f64). */
+tl_status tl_save_npy(tl_tensor *t, const char *path);
+tl_tensor *tl_load_npy(tl_ctx *ctx, const char *path);
+/* .safetensors: named tensors, dtypes BOOL I32 I64 F32 F64. Saving writes the header
+ * and the data in the order given; names must be distinct, valid UTF-8 and not
+ * "__metadata__" (a file's __metadata__ is checked on load, then ignored). */
+tl_status tl_save_safetensors(tl_ctx *ctx, const char *path, int n, const char *const *names,
+                              tl_tensor *const *tensors);
+/* Loads every tensor, sorted by name (byte order): *n of them, in *names and *tensors,
+ * both NULL-terminated arrays the caller frees with tl_free (one call each: the names
+ * array holds its strings); the tensors belong to the current scope. names or tensors
+ * may be NULL: tensors NULL reads the names only. On failure *n is 0, the arrays are
+ * NULL and no tensor is left behind. */
+tl_status tl_load_safetensors(tl_ctx *ctx, const char *path, int *n, char ***names, tl_tensor ***tensors);
+/* The tensor called name (the whole header is checked first); NULL and an error
+ * listing the names there are if none is. */
+tl_tensor *tl_load_safetensors_one(tl_ctx *ctx, const char *path, const char *name);
 
 /* ==== knowledge base: Datalog facts, rules and queries ===========================
  * A knowledge base holds entities (symbols interned to i64 ids 0, 1, 2, ... in order

@@ -11,6 +11,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
+#include <sys/syscall.h>
+#include <unistd.h>
 
 /* ---- set-up, errors ---------------------------------------------------------------- */
 
@@ -26,6 +28,15 @@ static uintptr_t stack_limit(void) {
     void *addr;
     if (pthread_attr_getstack(&attr, &addr, &size) == 0 && (uintptr_t)addr < sp) lo = (uintptr_t)addr;
     pthread_attr_destroy(&attr);
+  }
+  /* The main thread's stack grows on demand up to the rlimit, but glibc may report only
+   * what is mapped so far (20 KB in a forked child under valgrind): count the rlimit
+   * down from the stack's top instead. */
+  struct rlimit rl;
+  if (lo && getpid() == (pid_t)syscall(SYS_gettid) && getrlimit(RLIMIT_STACK, &rl) == 0 &&
+      rl.rlim_cur != RLIM_INFINITY && rl.rlim_cur > size && lo + size > rl.rlim_cur) {
+    lo = lo + size - (uintptr_t)rl.rlim_cur;
+    size = (size_t)rl.rlim_cur;
   }
 #endif
   if (!lo) { /* elsewhere: the rlimit, counted from here (the driver is not deep) */
