@@ -485,6 +485,18 @@ int64_t tl_kb_count(tl_kb *kb, const char *rel);
 /* Forces every relation dense or sparse (for tests and measurements), or back to the
  * automatic choice; evaluated relations are evaluated again. */
 tl_status tl_kb_set_repr(tl_kb *kb, tl_kb_repr repr);
+/* Adds the facts, rules and relation declarations of text, written as in TL programs
+ * (LANGUAGE.md §8): `parent(alice, bob).`, `anc(x, y) :- parent(x, z), anc(z, y).`,
+ * `relation age(entity, i64);`, with `not`, comparisons, add/sub/mul/div/mod and `_`.
+ * A name that is an argument of a fact (in text, or an entity of kb already) is an
+ * entity; in a rule every other name, and `$x`, is a variable. Columns take the types
+ * of kb's relations, of declarations, and of what meets in them (integers when nothing
+ * decides). The text is checked whole before anything is added, so an error leaves
+ * kb as it was, but for a rule kb itself refuses (negation through one of its
+ * existing rules): then what came before it stays. Errors name the place:
+ * "kb_add_rules: 2:14: unknown relation `parnet`". Implemented by the language
+ * (src/lang/kb_text.c). */
+tl_status tl_kb_add_rules(tl_kb *kb, const char *text);
 
 #ifdef __cplusplus
 }

@@ -74,6 +74,13 @@ static int register_program(const char *path, const struct stat *st, int flag, s
   (void)ftw;
   size_t n = strlen(path);
   if (flag != FTW_F || n <= 3 || strcmp(path + n - 3, ".tl")) return 0;
+  char head[16] = "";
+  FILE *f = fopen(path, "rb");
+  if (f) {
+    if (!fgets(head, sizeof head, f)) head[0] = '\0';
+    fclose(f);
+  }
+  if (!strncmp(head, "// tl-module", 12)) return 0; /* a module of another program (`mod name;`) */
   const char *rel = strncmp(path, "tests/lang/", 11) ? path : path + 11;
   char *name = malloc(strlen(rel) + 16), *copy = strdup(path);
   if (!name || !copy) return 1;

@@ -469,10 +469,10 @@ TEST(parse_error_many_in_one_file) {
 
 TEST(parse_error_item_level_recovery) {
   CHECK_ERRORS("x = 1;\nfn main() { }\n}\nfn g() { }\n", 2,
-               "t.tl:1:1: error: expected an item (fn, struct or impl), found identifier 'x'\n"
+               "t.tl:1:1: error: expected an item (fn, struct, impl, a fact or a rule), found identifier 'x'\n"
                "x = 1;\n"
                "^\n"
-               "t.tl:3:1: error: expected an item (fn, struct or impl), found '}'\n"
+               "t.tl:3:1: error: expected an item (fn, struct, impl, a fact or a rule), found '}'\n"
                "}\n"
                "^\n",
                "(fn main () (block))\n(fn g () (block))\n");
@@ -489,25 +489,61 @@ TEST(parse_error_in_impl_recovers_at_next_method) {
                "(impl P (fn b () (block (value ok))))\n(fn main () (block))\n");
 }
 
-TEST(parse_error_not_supported_yet) {
+TEST(parse_logic_items_and_queries) {
   CHECK_ERRORS("relation parent(entity, entity);\n"
                "parent(alice, bob).\n"
+               "age(bob, -3).\n"
+               "anc(x, y) :- parent(x, z), anc(z, y), not bad(x), !bad(y), x != y, add(x, 1, $w).\n"
+               "ok(x + 1) :- n(x), x * 2 <= (x - 1) % 3.\n"
+               "mod facts;\n"
+               "use facts::*;\n"
                "fn main() {\n"
                "  let q = ?parent(alice, $x);\n"
+               "  parent(bob, carol).\n"
+               "  let n = q.len() + parent(_, $y).len();\n"
                "}\n",
-               2,
-               "t.tl:1:1: error: relation declarations are not supported yet\n"
-               "relation parent(entity, entity);\n"
+               0, "",
+               "(relation parent entity entity)\n"
+               "(fact (parent alice bob))\n"
+               "(fact (age bob -3))\n"
+               "(rule (anc x y) (parent x z) (anc z y) (not bad x) (not bad y) (!= x y) (add x 1 $w))\n"
+               "(rule (ok (+ x 1)) (n x) (<= (* x 2) (% (- x 1) 3)))\n"
+               "(mod facts)\n"
+               "(use facts)\n"
+               "(fn main () (block (let q (? parent alice $x)) (fact parent bob carol) "
+               "(let n (+ (method q len) (method (call parent _ $y) len)))))\n");
+}
+
+TEST(parse_logic_errors) {
+  CHECK_ERRORS("parent(alice, bob)\n"
+               "p(x) :- q(x); r(x).\n"
+               "relation r(f32);\n"
+               "use facts;\n"
+               "q(1.5).\n"
+               "ok(a).\n"
+               "fn main() {\n"
+               "  let q = ?(x);\n"
+               "}\n",
+               5,
+               "t.tl:2:1: error: expected '.' to end the fact or ':-' to start a rule's body, found identifier 'p'\n"
+               "p(x) :- q(x); r(x).\n"
                "^\n"
-               "t.tl:4:11: error: queries are not supported yet\n"
-               "  let q = ?parent(alice, $x);\n"
-               "          ^\n",
+               "t.tl:3:12: error: a relation's columns are `entity` or `i64`\n"
+               "relation r(f32);\n"
+               "           ^\n"
+               "  hint: write `relation parent(entity, entity);` or `relation age(entity, i64);`\n"
+               "t.tl:4:10: error: expected `::*` after the module name: only `use facts::*;` is supported\n"
+               "use facts;\n"
+               "         ^\n"
+               "t.tl:5:3: error: expected a term (a name, an integer, `$x` or `_`), found a float\n"
+               "q(1.5).\n"
+               "  ^\n"
+               "  hint: logic arguments are entities and integers\n"
+               "t.tl:8:12: error: expected a relation after `?`: `?p(a, $x)`, found '('\n"
+               "  let q = ?(x);\n"
+               "           ^\n",
+               "(fact (ok a))\n"
                "(fn main () (block (error)))\n");
-  CHECK_ERRORS("parent(alice, bob).\n", 1,
-               "t.tl:1:1: error: Datalog facts and rules are not supported yet\n"
-               "parent(alice, bob).\n"
-               "^\n",
-               "");
 }
 
 TEST(parse_error_types) {

@@ -43,6 +43,9 @@ typedef enum {
   TL_N_COMPR,      /* [args | stmts body?]: args are the output axes (IDENT nodes), stmts
                       the clauses (GEN nodes and filter expressions), body a BLOCK or NULL */
   TL_N_GEN,        /* a comprehension clause `name <- lhs` (lhs a RANGE) */
+  TL_N_LOGIC,      /* Datalog (parse_logic.c): ival a TL_LOGIC_* kind, name the relation,
+                      args the terms; an ATOM negated has op NOT */
+  TL_N_LVAR,       /* `$x` in a query or a rule: name */
   /* statements */
   TL_N_LET,        /* let is_mut? name (: type)? (= rhs)? */
   TL_N_ASSIGN,     /* lhs op rhs: op is ASSIGN or PLUS_ASSIGN... */
@@ -107,10 +110,21 @@ typedef struct tl_fn {
   tl_node *body;
   bool broken;  /* a syntax or lexical error inside: its body is not checked */
   bool partial; /* parsing it was given up: only its start is known (name, some params) */
+  int unit;     /* the file it is in (tl_program.units) */
   struct tl_fn *next;
 } tl_fn;
 
-typedef enum { TL_ITEM_FN, TL_ITEM_STRUCT, TL_ITEM_IMPL } tl_item_kind;
+typedef enum {
+  TL_ITEM_FN, TL_ITEM_STRUCT, TL_ITEM_IMPL,
+  TL_ITEM_FACT,     /* atom: a LOGIC ATOM */
+  TL_ITEM_RULE,     /* atom: the head; body: literals (LOGIC ATOMs, comparisons) */
+  TL_ITEM_RELATION, /* name; atom: a LOGIC ATOM whose args are IDENTs `entity` / `i64` */
+  TL_ITEM_MOD,      /* name: `mod name;`; module: the file's items, once read (lang.c) */
+  TL_ITEM_USE,      /* name: `use name::*;` */
+} tl_item_kind;
+
+/* TL_N_LOGIC kinds */
+enum { TL_LOGIC_ATOM, TL_LOGIC_QUERY, TL_LOGIC_CALL, TL_LOGIC_FACT, TL_LOGIC_ENTITY_NAME };
 
 typedef struct tl_ast_item {
   tl_item_kind kind;
@@ -119,14 +133,30 @@ typedef struct tl_ast_item {
   tl_fn *fn;         /* FN */
   tl_field *fields;  /* STRUCT */
   tl_fn *methods;    /* IMPL */
+  tl_node *atom, *body; /* FACT, RULE, RELATION */
+  struct tl_program *module; /* MOD */
+  int unit;          /* the file it is in: 0 the program's, 1.. its modules (lang.c) */
   struct tl_ast_item *next;
 } tl_ast_item;
+
+/* a file of the program: its path, its diagnostics, the `mod` item that brought it in
+ * (NULL for the program's own file) and its text (modules: freed with them) */
+typedef struct tl_unit {
+  const char *path;
+  tl_diag *diag;
+  struct tl_ast_item *mod;
+  char *src;
+} tl_unit;
 
 typedef struct tl_program {
   tl_ast_item *items;
   /* items whose parse was given up, as far as they got (a name, some fields or
    * methods): the checker declares them so that what uses them is not an error too */
   tl_ast_item *broken;
+  /* the files: unit 0 the program's, then its modules (module.c), whose items are
+   * spliced in after their `mod` line; NULL/0 without modules */
+  tl_unit *units;
+  int nunits;
 } tl_program;
 
 /* the first node of n's subtree (n first, then its children: args, stmts, lhs, rhs,

@@ -649,6 +649,7 @@ cv gen_expr(gen *g, tl_node *n) {
   case TL_N_IF: return gen_if(g, n);
   case TL_N_BLOCK: return gen_block_expr(g, n);
   case TL_N_COMPR: return gen_compr(g, n);
+  case TL_N_LOGIC: return gen_logic(g, n);
   case TL_N_CALL:
     if (n->ref) return gen_user_call(g, n, n->ref, NULL);
     return gen_builtin_call(g, n);
@@ -802,6 +803,7 @@ static void gen_return(gen *g, tl_node *n) {
   for (int i = g->ntemps - 1; i >= 0; i--)
     if (!g->temps[i].taken) gen_emit(g, "%s", gen_release_call(g, g->temps[i].ty, g->temps[i].name));
   gen_drop_locals(g, 0);
+  if (g->own_file) gen_emit(g, "R->file = tl__file;");
   gen_emit(g, val ? "return %s;" : "return;", val);
 }
 
@@ -859,6 +861,16 @@ static void gen_function(gen *g, const tl_fninfo *f, tl_strbuf *out) {
   gen_emit(g, "char tl__sp;");
   gen_emit(g, "if (__builtin_expect((uintptr_t)&tl__sp < R->stack_limit, 0)) tlrt_fail(R, %d, %d, \"stack overflow\");",
            f->fn->line, f->fn->col);
+  /* with modules, a run-time error names the file of the function it is in */
+  g->own_file = g->S->nunits > 1;
+  g->file = g->own_file && f->fn->unit > 0 && f->fn->unit < g->S->nunits ? g->S->units[f->fn->unit].path : g->main_file;
+  if (g->own_file) {
+    tl_strbuf name = {0};
+    tl_gen_c_string(&name, g->file);
+    gen_emit(g, "const char *tl__file = R->file;");
+    gen_emit(g, "R->file = %s;", name.data ? name.data : "\"\"");
+    tl_strbuf_free(&name);
+  }
   int n = f->nparams + (f->self ? 1 : 0);
   for (int i = 0; i < n; i++) /* a `mut x: T` parameter is the callee's own: dropped at its exit */
     if (f->params[i]->kind == VAR_PARAM_OWNED && tl_ty_is_refcounted(f->params[i]->ty))
@@ -873,6 +885,7 @@ static void gen_function(gen *g, const tl_fninfo *f, tl_strbuf *out) {
     gen_emit(g, "%s %s = %s;", gen_ctype(g, f->ret), r, gen_take(g, v));
     gen_release_temps(g, 0);
     gen_drop_locals(g, 0);
+    if (g->own_file) gen_emit(g, "R->file = tl__file;");
     gen_emit(g, "return %s;", r);
   } else {
     if (body->value) {
@@ -882,6 +895,7 @@ static void gen_function(gen *g, const tl_fninfo *f, tl_strbuf *out) {
       gen_release_temps(g, 0);
     }
     gen_drop_locals(g, 0);
+    if (g->own_file) gen_emit(g, "R->file = tl__file;");
     if (f->ret->kind != TY_UNIT) gen_emit(g, "tlrt_fail(R, %d, %d, \"function ended without a value\");", f->fn->line, f->fn->col);
   }
   tl_strbuf_puts(out, "}\n\n");
@@ -925,7 +939,7 @@ char *tl_gen_program(const tl_sema *S, tl_arena *arena, const char *file, bool l
   }
   g->S = S;
   g->arena = arena;
-  g->file = file;
+  g->file = g->main_file = file;
   g->lines = line_directives;
   tl_strbuf out = {0}, fns = {0};
   tl_strbuf_puts(&out, lang_prelude);
@@ -934,6 +948,7 @@ char *tl_gen_program(const tl_sema *S, tl_arena *arena, const char *file, bool l
     tl_strbuf_printf(&out, "struct tls_%s;\nstatic void tls_%s__fmt(tlrt *R, struct tls_%s *p);\n", st->name, st->name,
                      st->name);
   for (const tl_struct_info *st = S->structs; st; st = st->next) gen_struct(g, st, &out);
+  if (S->logic) gen_logic_program(S->logic, &out);
   for (const tl_fninfo *f = S->fns; f; f = f->next) {
     gen_signature(g, &out, f);
     tl_strbuf_puts(&out, ";\n");
@@ -943,7 +958,10 @@ char *tl_gen_program(const tl_sema *S, tl_arena *arena, const char *file, bool l
   char *body = tl_strbuf_take(&fns);
   if (body) tl_strbuf_puts(&out, body);
   free(body);
-  tl_strbuf_printf(&out, "int tl_program_main(tlrt *run) {\n  R = run;\n  %s();\n  return 0;\n}\n", S->main->cname);
+  /* the knowledge base lives as long as main runs (an error exit frees it too) */
+  tl_strbuf_printf(&out, "int tl_program_main(tlrt *run) {\n  R = run;\n%s  %s();\n%s  return 0;\n}\n",
+                   S->logic ? "  tlrt_logic_begin(R, &tl__logic);\n" : "", S->main->cname,
+                   S->logic ? "  tlrt_logic_end(R);\n" : "");
   char *src = tl_strbuf_take(&out);
   if (g->failed || !src) {
     snprintf(err, errlen, "%s", g->failed ? g->error : "tl: out of memory");

@@ -21,7 +21,11 @@ void gen_fmt_value(gen *g, cv v, int prec, const tl_node *at) {
   case TY_BOOL: gen_emit(g, "tlrt_fmt_bool(R, %s);", c); break;
   case TY_CHAR: gen_emit(g, "tlrt_fmt_char(R, %s);", c); break;
   case TY_STR: gen_emit(g, "tlrt_fmt_str(R, %s);", c); break;
-  case TY_TENSOR: gen_emit(g, "tlrt_fmt_tensor(R, %s, %d, %d, %d);", c, prec, at ? at->line : 0, at ? at->col : 0); break;
+  case TY_TENSOR:
+    if (v.ty->ent_cols) /* a query result: entity columns by name (rt_logic.c) */
+      gen_emit(g, "tlrt_fmt_entities(R, %s, %uu, %d, %d);", c, (unsigned)v.ty->ent_cols, at ? at->line : 0, at ? at->col : 0);
+    else gen_emit(g, "tlrt_fmt_tensor(R, %s, %d, %d, %d);", c, prec, at ? at->line : 0, at ? at->col : 0);
+    break;
   case TY_STRUCT: gen_emit(g, "tls_%s__fmt(R, %s);", v.ty->st->name, c); break;
   default: gen_emit(g, "tlrt_fmt_text(R, \"()\", 2);"); break;
   }

@@ -56,6 +56,8 @@ typedef struct {
   bool in_compr;
   bool failed;
   char error[256];
+  const char *main_file; /* the program's file; file is the function's own (modules) */
+  bool own_file;         /* the function sets R->file to its file: restored on return */
 } gen;
 
 const char *gen_fmt(gen *g, const char *fmt, ...) TL_PRINTF(2, 3);
@@ -80,6 +82,10 @@ void gen_fmt_value(gen *g, cv v, int prec, const tl_node *at);
 cv gen_array(gen *g, tl_node *n);
 int gen_unop_code(tl_builtin id); /* the rt_ops TLRT_UNOP_* of an elementwise builtin */
 int gen_tensor_op(tl_tok_kind op); /* the rt_ops TLRT_OP_* of an operator token */
+/* gen_logic.c: Datalog; the program's knowledge base as static data */
+cv gen_logic(gen *g, tl_node *n);
+struct lf_program;
+void gen_logic_program(const struct lf_program *P, tl_strbuf *out);
 /* gen_compr.c */
 cv gen_compr(gen *g, tl_node *n);
 cv gen_compr_expr(gen *g, tl_node *n); /* an expression of a comprehension body: a tensor */

@@ -11,6 +11,7 @@
 
 #include "lang/gen.h"
 #include "lang/lex.h"
+#include "lang/module.h"
 #include "lang/own.h"
 #include "lang/parse.h"
 #include "lang/rt.h"
@@ -79,7 +80,8 @@ char *tl_lang_compile(const char *path, const char *src, size_t len, bool line_d
    * declares the rest (tl_program.broken), so the file's type errors come out too */
   tl_parse(lx.tokens, lx.ntokens, &diag, arena, &prog);
   if (!prog) goto done;
-  if (tl_sema_check(prog, &diag, arena, &S) || diag.errors) goto done;
+  tl_modules_load(prog, path, &diag, arena); /* `mod m;` files join the program */
+  if (tl_sema_check(prog, &diag, arena, &S) || diag.errors || tl_modules_errors(prog)) goto done;
   for (tl_fninfo *f = S.fns; f; f = f->next)
     if (tl_own_analyze(f)) {
       fprintf(err, "tl: out of memory in the ownership pass\n");
@@ -92,6 +94,8 @@ done:
   tl_diag_sort(&diag);
   tl_diag_limit(&diag, TL_DIAG_MAX_SHOWN);
   if (diag.errors && diag.text.data) fputs(diag.text.data, err);
+  tl_modules_print(prog, err); /* each module's errors after the program's */
+  tl_modules_free(prog);
   tl_diag_free(&diag);
   tl_lex_free(&lx);
   tl_arena_destroy(arena);

@@ -106,6 +106,7 @@ static void live_expr(own *o, tl_node *n, uint64_t *live) {
     live_expr(o, n->lhs, live);
     return;
   case TL_N_CALL: case TL_N_METHOD: case TL_N_INDEX: case TL_N_ARRAY: case TL_N_STRUCT_LIT:
+  case TL_N_LOGIC: /* a query's or a fact's arguments read the function's values */
     live_list(o, n->args, live, false);
     live_expr(o, n->lhs, live); /* the receiver or indexed value runs first */
     return;

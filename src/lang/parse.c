@@ -5,6 +5,8 @@
  * unwinding leaks nothing. */
 #include "lang/parse.h"
 
+#include "lang/parse_logic.h"
+
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -127,6 +129,53 @@ static void enter(parser *p) {
   if (++p->depth > MAX_DEPTH) fail_at(p, peek(p), "nesting is too deep (more than %d levels)", MAX_DEPTH);
 }
 
+/* ---- Datalog (parse_logic.c) ---- */
+
+static tl_lparse logic_at(parser *p) {
+  return (tl_lparse){.tok = p->tok, .n = p->n, .pos = p->pos, .src = p->diag->src, .arena = p->arena};
+}
+
+static bool say(parser *p, const tl_token *t, const char *fmt, ...) TL_PRINTF(3, 4);
+static bool say(parser *p, const tl_token *t, const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  bool said = report(p, t, fmt, ap);
+  va_end(ap);
+  return said;
+}
+
+/* the logic parser's error, reported as the parser's own (so an echo of a lexical
+ * error is not); unwind: then to the recovery point, as fail_at */
+static void logic_report(parser *p, tl_lparse *lp, bool unwind) {
+  if (say(p, &p->tok[lp->err_pos], "%s", lp->err) && lp->hint[0]) tl_diag_hint(p->diag, "%s", lp->hint);
+  if (unwind) longjmp(*p->recover, 1);
+}
+
+/* `?p(..)`, `$x`, a fact statement: tl_lparse_query and the like, at p's position */
+static tl_node *logic_node(parser *p, bool (*parse)(tl_lparse *, tl_node **)) {
+  tl_lparse lp = logic_at(p);
+  tl_node *n = NULL;
+  bool ok = parse(&lp, &n);
+  p->pos = lp.pos;
+  if (!ok) logic_report(p, &lp, true);
+  return n;
+}
+
+/* a fact, rule, `relation`, `mod` or `use` item; after an error, reported, the rest
+ * of it is skipped and NULL returned (the items after it still parse) */
+static tl_ast_item *logic_item(parser *p, tl_ast_item *it) {
+  tl_lparse lp = logic_at(p);
+  int start = p->pos;
+  bool ok = tl_lparse_item(&lp, it);
+  p->pos = lp.pos;
+  if (ok) return it;
+  logic_report(p, &lp, false);
+  lp.pos = p->pos;
+  tl_lparse_skip_item(&lp, start);
+  p->pos = lp.pos;
+  return NULL;
+}
+
 /* ---- types ---- */
 
 static bool is_dtype(const char *s) {
@@ -180,6 +229,24 @@ static tl_node *head_expr(parser *p, const char *what) {
 
 // args = (arg ("," arg)* ","?)? CLOSE    arg = expr | ident ":" expr (in calls: a named
 //        argument, FIELD_INIT: `Tensor::randn([2], requires_grad: true)`)
+static tl_node *args(parser *p, tl_tok_kind close, const char *what);
+
+// query = "?" ident "(" args ")"      fact_stmt = ident "(" args ")" "."
+//   -- a query's or a fact statement's arguments are expressions (`$x` is a primary):
+//      what each means is the checker's business
+static tl_node *logic_call(parser *p, int kind) {
+  const tl_token *t = peek(p);
+  if (kind == TL_LOGIC_QUERY) next(p);
+  const tl_token *name = expect(p, TL_TOK_IDENT, kind == TL_LOGIC_QUERY ? "a relation after `?`: `?p(a, $x)`" : "a fact");
+  tl_node *n = new_node(p, TL_N_LOGIC, t);
+  n->ival = kind;
+  n->name = text_of(p, name);
+  expect(p, TL_TOK_LPAREN, "'(' and the arguments");
+  n->args = args(p, TL_TOK_RPAREN, "',' or ')' in the arguments");
+  if (kind == TL_LOGIC_FACT) expect(p, TL_TOK_DOT, "'.' to end the fact");
+  return n;
+}
+
 static tl_node *args(parser *p, tl_tok_kind close, const char *what) {
   tl_node head = {0}, *cur = &head;
   while (!at(p, close)) {
@@ -371,7 +438,8 @@ static tl_node *primary(parser *p) {
   case TL_TOK_LBRACKET: return array(p);
   case TL_TOK_IF: return if_expr(p);
   case TL_TOK_LBRACE: return block(p);
-  case TL_TOK_QUESTION: fail_at(p, t, "queries are not supported yet");
+  case TL_TOK_QUESTION: return logic_call(p, TL_LOGIC_QUERY);
+  case TL_TOK_DOLLAR: return logic_node(p, tl_lparse_lvar);
   default: unexpected(p, "an expression");
   }
 }
@@ -579,7 +647,11 @@ static tl_node *stmt(parser *p, bool *is_value) {
     if (!at(p, TL_TOK_SEMI) && !at(p, TL_TOK_RBRACE)) n->lhs = expr(p);
     if (!at(p, TL_TOK_RBRACE)) expect(p, TL_TOK_SEMI, n->lhs ? "';' after the expression" : "';' after 'return'");
     return n;
-  default: return expr_stmt(p, is_value);
+  default: {
+    tl_lparse lp = logic_at(p);
+    if (tl_lparse_fact_ahead(&lp)) return logic_call(p, TL_LOGIC_FACT);
+    return expr_stmt(p, is_value);
+  }
   }
 }
 
@@ -836,11 +908,11 @@ static tl_ast_item *item(parser *p) {
     return it;
   case TL_TOK_STRUCT: it->kind = TL_ITEM_STRUCT; struct_item(p, it); return it;
   case TL_TOK_IMPL: it->kind = TL_ITEM_IMPL; impl_item(p, it); return it;
-  case TL_TOK_RELATION: fail_at(p, t, "relation declarations are not supported yet");
+  case TL_TOK_RELATION: case TL_TOK_MOD: case TL_TOK_USE: return logic_item(p, it);
   case TL_TOK_IDENT:
-    if (peek_at(p, 1)->kind == TL_TOK_LPAREN) fail_at(p, t, "Datalog facts and rules are not supported yet");
-    unexpected(p, "an item (fn, struct or impl)");
-  default: unexpected(p, "an item (fn, struct or impl)");
+    if (peek_at(p, 1)->kind == TL_TOK_LPAREN) return logic_item(p, it);
+    unexpected(p, "an item (fn, struct, impl, a fact or a rule)");
+  default: unexpected(p, "an item (fn, struct, impl, a fact or a rule)");
   }
 }
 
@@ -1026,6 +1098,7 @@ static void dump_node(tl_strbuf *b, const tl_node *n) {
     if (n->lhs) tl_strbuf_puts(b, " "), dump_node(b, n->lhs);
     break;
   case TL_N_ERROR: tl_strbuf_puts(b, "(error"); break;
+  case TL_N_LOGIC: case TL_N_LVAR: tl_logic_dump_node(b, n); return;
   }
   tl_strbuf_puts(b, ")");
 }
@@ -1062,6 +1135,8 @@ char *tl_ast_dump(const tl_program *p) {
         tl_strbuf_puts(&b, ")");
       }
       tl_strbuf_puts(&b, ")");
+    } else if (it->kind != TL_ITEM_IMPL) {
+      tl_logic_dump_item(&b, it);
     } else {
       tl_strbuf_printf(&b, "(impl %s", it->name);
       for (const tl_fn *f = it->methods; f; f = f->next) /* a method given up is not in the tree */

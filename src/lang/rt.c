@@ -163,6 +163,7 @@ void tlrt_free_all(tlrt *R) {
   free(R->fmt);
   R->fmt = NULL;
   R->fmt_len = R->fmt_cap = 0;
+  tlrt_logic_end(R); /* after an error: main did not end it */
 }
 
 void tlrt_make_unique(tlrt *R, void **o, size_t size, void (*retain_fields)(tlrt *R, void *o)) {

@@ -59,6 +59,7 @@ struct tlrt {
    * overflow`, at the function) instead of a SIGSEGV. tlrt_init sets it for the thread
    * that runs the program, leaving room for the library's own calls. */
   uintptr_t stack_limit;
+  tl_kb *kb; /* the program's facts and rules (rt_logic.c), NULL when it has none */
 };
 
 /* set-up and tear-down (the driver) */
@@ -141,5 +142,38 @@ tl_tensor *tlrt_grad(tlrt *R, tl_tensor *t, int line, int col); /* no grad: erro
 
 /* the statistics `tl run --mem-stats` prints */
 void tlrt_print_mem_stats(tlrt *R, FILE *out);
+
+/* ---- logic (rt_logic.c, LANGUAGE.md §8): the knowledge base of the program ---- */
+typedef struct {
+  const char *name;
+  int arity;
+  const tl_kb_type *types;
+  int64_t nfacts;
+  const int64_t *facts; /* the top-level facts, rows of arity values */
+} tlrt_lrel;
+typedef struct {
+  const tl_kb_literal *head;
+  int nbody;
+  const tl_kb_literal *body;
+} tlrt_lrule;
+typedef struct {
+  int64_t nent;
+  const char *const *ents; /* entity names by id */
+  int nrels;
+  const tlrt_lrel *rels;
+  int nrules;
+  const tlrt_lrule *rules;
+} tlrt_lprog;
+/* before main: R->kb made from the checked program; after it: freed (an error exit
+ * frees it in tlrt_free_all) */
+void tlrt_logic_begin(tlrt *R, const tlrt_lprog *P);
+void tlrt_logic_end(tlrt *R);
+/* ?rel(args): [n, k] i64 or 0-d f32; rank1: a relation call, at least 1-D */
+tl_tensor *tlrt_logic_query(tlrt *R, const char *rel, int nargs, const tl_kb_term *args, bool rank1, int line, int col);
+/* a fact statement: rel(vals) asserted now */
+void tlrt_logic_fact(tlrt *R, const char *rel, int n, const int64_t *vals, int line, int col);
+tlrt_str *tlrt_entity_name(tlrt *R, int64_t id, int line, int col);
+/* a query result printed numpy-style, the columns in ent_cols (of the last axis) by name */
+void tlrt_fmt_entities(tlrt *R, tl_tensor *t, uint32_t ent_cols, int line, int col);
 
 #endif

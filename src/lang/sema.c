@@ -11,11 +11,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-static tl_ty ty_error = {TY_ERROR, -1, -1, NULL}, ty_unit = {TY_UNIT, -1, -1, NULL},
-             ty_bool = {TY_BOOL, -1, -1, NULL}, ty_i32 = {TY_I32, -1, -1, NULL},
-             ty_i64 = {TY_I64, -1, -1, NULL}, ty_f32 = {TY_F32, -1, -1, NULL},
-             ty_f64 = {TY_F64, -1, -1, NULL}, ty_char = {TY_CHAR, -1, -1, NULL},
-             ty_str = {TY_STR, -1, -1, NULL}, ty_range = {TY_RANGE, -1, -1, NULL};
+static tl_ty ty_error = {TY_ERROR, -1, -1, NULL, 0}, ty_unit = {TY_UNIT, -1, -1, NULL, 0},
+             ty_bool = {TY_BOOL, -1, -1, NULL, 0}, ty_i32 = {TY_I32, -1, -1, NULL, 0},
+             ty_i64 = {TY_I64, -1, -1, NULL, 0}, ty_f32 = {TY_F32, -1, -1, NULL, 0},
+             ty_f64 = {TY_F64, -1, -1, NULL, 0}, ty_char = {TY_CHAR, -1, -1, NULL, 0},
+             ty_str = {TY_STR, -1, -1, NULL, 0}, ty_range = {TY_RANGE, -1, -1, NULL, 0};
 tl_ty *const TY_ERR = &ty_error, *const TY_UNIT_T = &ty_unit, *const TY_BOOL_T = &ty_bool,
               *const TY_I32_T = &ty_i32, *const TY_I64_T = &ty_i64, *const TY_F32_T = &ty_f32,
               *const TY_F64_T = &ty_f64, *const TY_CHAR_T = &ty_char, *const TY_STR_T = &ty_str,
@@ -629,7 +629,8 @@ tl_ty *sema_expr(sema *s, tl_node *n, tl_ty *expect) {
   case TL_N_BINARY: t = check_binary(s, n, expect, hint); break;
   case TL_N_CAST: t = check_cast(s, n, need); break;
   case TL_N_RANGE: t = check_range(s, n); break;
-  case TL_N_CALL: t = sema_call(s, n, expect); break;
+  case TL_N_CALL: t = sema_logic_claims(s, n) ? sema_logic_expr(s, n) : sema_call(s, n, expect); break;
+  case TL_N_LOGIC: case TL_N_LVAR: t = sema_logic_expr(s, n); break;
   case TL_N_METHOD: t = sema_method(s, n); break;
   case TL_N_FIELD: t = check_field(s, n); break;
   case TL_N_INDEX: t = check_index(s, n, need); break;
@@ -1062,8 +1063,17 @@ int tl_sema_check(tl_program *prog, tl_diag *diag, tl_arena *arena, tl_sema *out
       if (pass) st->partial = true; /* a method may be missing */
       for (tl_fn *m = it->methods; m; m = m->next) declare_fn(&s, m, st);
     }
+  sema_logic_begin(&s, prog);
   for (tl_fninfo *f = out->fns; f; f = f->next)
-    if (!f->fn->broken) check_fn_body(&s, f);
+    if (!f->fn->broken) {
+      int u = f->fn->unit; /* a module's function: its errors are its file's */
+      s.diag = u > 0 && u < prog->nunits ? prog->units[u].diag : diag;
+      check_fn_body(&s, f);
+    }
+  s.diag = diag;
+  sema_logic_finish(&s);
+  out->units = prog->units;
+  out->nunits = prog->nunits;
   out->main = sema_find_fn(&s, "main");
   if (!out->main) {
     if (before == 0) tl_diag_error(diag, 1, 1, "no `fn main()` in this file"); /* else it may be what failed */

@@ -32,6 +32,8 @@ typedef struct tl_ty {
   int dtype;          /* TENSOR: a tl_dtype, or -1 when not known at compile time */
   int rank;           /* TENSOR: -1 when not known */
   tl_struct_info *st; /* STRUCT */
+  uint32_t ent_cols;  /* TENSOR from a query: bit c set when column c (of the last axis)
+                         holds entity ids, printed by name (sema_logic.c) */
 } tl_ty;
 
 typedef enum { VAR_LOCAL, VAR_PARAM, VAR_PARAM_OWNED, VAR_PARAM_REF } tl_var_kind;
@@ -98,6 +100,9 @@ typedef struct {
   tl_fninfo *fns;          /* every function and method */
   tl_struct_info *structs;
   tl_fninfo *main;
+  struct lf_program *logic; /* the Datalog program (sema_logic.c), NULL when none */
+  const struct tl_unit *units; /* the program's files (module.c); nunits 0 or 1: one file */
+  int nunits;
 } tl_sema;
 
 /* builtins: node->ival of a CALL/METHOD/PATH call */

@@ -31,6 +31,7 @@ typedef struct {
   int compr_depth;
   bool widened; /* a variable's inferred type grew in this pass: check the function again */
   bool hint;    /* the next sema_expr's expected type is a hint only (sema_expr_hint) */
+  struct sema_logic *logic; /* Datalog (sema_logic.c) */
 } sema;
 
 extern tl_ty *const TY_ERR, *const TY_UNIT_T, *const TY_BOOL_T, *const TY_I32_T, *const TY_I64_T,
@@ -46,6 +47,13 @@ void sema_stmt(sema *s, tl_node *n);
 tl_ty *sema_call(sema *s, tl_node *n, tl_ty *expect);
 tl_ty *sema_method(sema *s, tl_node *n);
 tl_ty *sema_compr(sema *s, tl_node *n);
+/* sema_logic.c: Datalog. begin: before the bodies are checked (relations known);
+ * claims: is this call `p(..)` a relation call or entity_name(id)? (it becomes a
+ * TL_N_LOGIC node); expr: a TL_N_LOGIC or TL_N_LVAR node; finish: after the bodies */
+void sema_logic_begin(sema *s, tl_program *prog);
+bool sema_logic_claims(sema *s, tl_node *n);
+tl_ty *sema_logic_expr(sema *s, tl_node *n);
+void sema_logic_finish(sema *s);
 
 tl_ty *sema_tensor(sema *s, int dtype, int rank);
 tl_ty *sema_elem_ty(int dtype);

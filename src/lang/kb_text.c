@@ -1,0 +1,65 @@
+/* kb_text.c — tl_kb_add_rules (tl.h): Datalog text into a knowledge base, through
+ * the language's lexer, parser and logic front end (logic_front.c), the same checks
+ * and lowering as a compiled program's facts and rules get. */
+#include <stdio.h>
+#include <string.h>
+
+#include "api/context.h" /* tl_api_fail_orphan: an error with no knowledge base */
+#include "lang/lex.h"
+#include "lang/logic_front.h"
+#include "lang/parse.h"
+#include "logic/logic.h" /* tl_logic_fail */
+
+/* the first error of d as "kb_add_rules: LINE:COL: message (and N more errors)" */
+static tl_status fail_with(tl_kb *kb, tl_diag *d) {
+  const char *t = d->text.data ? d->text.data : "";
+  const char *at = strchr(t, ':'); /* after the file name, which is "" */
+  at = at ? at + 1 : t;
+  const char *end = strchr(at, '\n');
+  int n = end ? (int)(end - at) : (int)strlen(at);
+  char first[600];
+  snprintf(first, sizeof first, "%.*s", n, at);
+  char *e = strstr(first, " error: ");
+  if (e) memmove(e + 1, e + 8, strlen(e + 8) + 1); /* "3:14: error: m" -> "3:14: m" */
+  if (d->errors > 1)
+    return tl_logic_fail(kb, TL_ERR_ARG, "kb_add_rules: %s (and %d more error%s)", first, d->errors - 1,
+                         d->errors > 2 ? "s" : "");
+  return tl_logic_fail(kb, TL_ERR_ARG, "kb_add_rules: %s", first);
+}
+
+tl_status tl_kb_add_rules(tl_kb *kb, const char *text) {
+  if (!kb) return tl_api_fail_orphan(TL_ERR_ARG, "kb_add_rules: the knowledge base is NULL"), TL_ERR_ARG;
+  if (!text) return tl_logic_fail(kb, TL_ERR_ARG, "kb_add_rules: the text is NULL");
+  tl_arena *arena = tl_arena_create();
+  if (!arena) return tl_logic_fail(kb, TL_ERR_NOMEM, "kb_add_rules: out of memory");
+  tl_diag diag;
+  tl_diag_init(&diag, "", text, strlen(text));
+  tl_lexer lx = {.arena = arena};
+  tl_program *prog = NULL;
+  lf *L = NULL;
+  tl_lex(&lx, &diag);
+  tl_parse(lx.tokens, lx.ntokens, &diag, arena, &prog);
+  for (tl_ast_item *it = prog ? prog->items : NULL; it; it = it->next)
+    if (it->kind != TL_ITEM_FACT && it->kind != TL_ITEM_RULE && it->kind != TL_ITEM_RELATION)
+      tl_diag_error(&diag, it->line, it->col, "only facts, rules and relation declarations go in rule text");
+  tl_status st = TL_OK;
+  if (!diag.errors && prog) {
+    tl_diag *diags[1] = {&diag};
+    L = lf_new(arena, diags, NULL, 1, kb);
+    if (!L) st = tl_logic_fail(kb, TL_ERR_NOMEM, "kb_add_rules: out of memory");
+    else if (lf_add_items(L, prog->items)) {
+      lf_define(L);
+      if (!lf_resolve(L)) lf_apply(L);
+    }
+  }
+  if (!prog) st = tl_logic_fail(kb, TL_ERR_NOMEM, "kb_add_rules: out of memory");
+  else if (diag.errors) {
+    tl_diag_sort(&diag);
+    st = fail_with(kb, &diag);
+  }
+  lf_free(L);
+  tl_diag_free(&diag);
+  tl_lex_free(&lx);
+  tl_arena_destroy(arena);
+  return st;
+}
