@@ -29,9 +29,9 @@ build/gen/kernel_prelude.inc: src/codegen/kernel_prelude.h
 	sed -e 's/\\/\\\\/g' -e 's/"/\\"/g' -e 's/^/"/' -e 's/$$/\\n"/' $< > $@
 
 # the run-time headers, pasted in front of every compiled TL program
-build/gen/lang_prelude.inc: include/tl.h src/lang/rt.h src/lang/rt_ops.h
+build/gen/lang_prelude.inc: include/tl.h src/lang/rt.h src/lang/rt_ops.h src/lang/rt_sys.h
 	@mkdir -p $(dir $@)
-	(echo '#include <math.h>'; cat include/tl.h src/lang/rt.h src/lang/rt_ops.h | grep -v '^#include "') | \
+	(echo '#include <math.h>'; cat include/tl.h src/lang/rt.h src/lang/rt_ops.h src/lang/rt_sys.h | grep -v '^#include "') | \
 	  sed -e 's/\\/\\\\/g' -e 's/"/\\"/g' -e 's/^/"/' -e 's/$$/\\n"/' > $@
 
 $(BUILD)/tl: tools/tl.c $(BUILD)/libtl.a
@@ -41,12 +41,16 @@ $(BUILD)/obj/%.o: %.c $(GEN)
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) -MMD -MP -c $< -o $@
 
+# the library exports only what carries TL_API (include/tl.h): the public API and the
+# run time that compiled TL programs call (the headers pasted into lang_prelude.inc)
+$(OBJ): CFLAGS += -fvisibility=hidden
+
 $(BUILD)/libtl.a: $(OBJ)
 	@rm -f $@
 	ar rcs $@ $^
 
 $(BUILD)/libtl.so: $(OBJ)
-	$(CC) -shared -o $@ $^ $(LDLIBS)
+	$(CC) -shared -Wl,--no-undefined -o $@ $^ $(LDLIBS)
 
 $(BUILD)/tests/tl_tests: $(TEST_OBJ) $(BUILD)/libtl.a
 	@mkdir -p $(dir $@)
@@ -60,8 +64,9 @@ $(BUILD)/bench/%: bench/%.c $(BUILD)/libtl.a
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) -O3 -o $@ $< $(BUILD)/libtl.a $(LDLIBS)
 
-# the suite also drives the `tl` command (build/tl, the regular build)
-test: $(BUILD)/tests/tl_tests build/tl
+# the suite also drives the `tl` command (build/tl, the regular build); the install
+# tests install this build directory's tl and libraries
+test: $(BUILD)/tests/tl_tests build/tl $(BUILD)/tl $(BUILD)/libtl.so
 	$(BUILD)/tests/tl_tests
 
 # the TL programs `make example` runs, the flagship first, then the C examples
@@ -82,6 +87,26 @@ bench: $(BUILD)/bench/bench_engine $(BUILD)/bench/bench_mem $(BUILD)/bench/bench
 clean:
 	rm -rf build
 
+# make install [PREFIX=/usr/local] [DESTDIR=a staging root]: the tl command, libtl.a,
+# libtl.so, tl.h and the pkg-config file tl.pc (pkg-config --cflags --libs tl).
+# An installed tl finds the libtl.a for `tl build` in ../lib beside its bin/.
+PREFIX     ?= /usr/local
+DESTDIR    ?=
+TL_VERSION := 0.1.0
+INST       = $(DESTDIR)$(PREFIX)
+.PHONY: install
+install: $(BUILD)/tl $(BUILD)/libtl.a $(BUILD)/libtl.so
+	install -d "$(INST)/bin" "$(INST)/lib/pkgconfig" "$(INST)/include"
+	install -m 755 $(BUILD)/tl "$(INST)/bin/tl"
+	install -m 644 $(BUILD)/libtl.a "$(INST)/lib/libtl.a"
+	install -m 755 $(BUILD)/libtl.so "$(INST)/lib/libtl.so"
+	install -m 644 include/tl.h "$(INST)/include/tl.h"
+	printf '%s\n' 'prefix=$(PREFIX)' 'exec_prefix=$${prefix}' 'libdir=$${exec_prefix}/lib' \
+	  'includedir=$${prefix}/include' '' 'Name: tl' \
+	  'Description: TL tensor engine: lazy tensors fused into kernels compiled to C' \
+	  'Version: $(TL_VERSION)' 'Libs: -L$${libdir} -ltl' 'Libs.private: -ldl -lpthread -lm' \
+	  'Cflags: -I$${includedir}' > "$(INST)/lib/pkgconfig/tl.pc"
+
 -include $(OBJ:.o=.d) $(TEST_OBJ:.o=.d)
 
 # The whole suite under AddressSanitizer + UndefinedBehaviorSanitizer.
@@ -96,6 +121,6 @@ test-asan: build/tl
 # training runs): they run natively and under ASan, too slow under valgrind
 # Kernels are built without -march=native here: valgrind's emulation of fused
 # multiply-add gets the sign of an exact zero wrong (0.5 - 2 * 0.25 gives -0.0).
-test-valgrind: $(BUILD)/tests/tl_tests build/tl
+test-valgrind: $(BUILD)/tests/tl_tests build/tl $(BUILD)/tl $(BUILD)/libtl.so
 	TL_CFLAGS="-O2 -fno-math-errno" valgrind --quiet --error-exitcode=1 --leak-check=full --errors-for-leak-kinds=definite \
 	  $(BUILD)/tests/tl_tests -diff_random -deep_chains -grad_random -train_mlp -training_loop

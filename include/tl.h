@@ -26,6 +26,17 @@
 extern "C" {
 #endif
 
+/* TL_API marks what libtl.so exports: the library is compiled with -fvisibility=hidden,
+ * so every function of this header (and of the run time that compiled TL programs call,
+ * src/lang/rt.h and rt_ops.h) carries it, and nothing else is exported. */
+#ifndef TL_API
+#if defined(__GNUC__) || defined(__clang__)
+#define TL_API __attribute__((visibility("default")))
+#else
+#define TL_API
+#endif
+#endif
+
 #define TL_MAX_DIMS 8
 /* The most elements a tensor may hold: 2^40. Every shape an operation makes is checked
  * against it (creation, broadcasting, reshape, expand, pad, cat, stack, matmul's
@@ -60,19 +71,19 @@ typedef enum {
  * One context holds all engine state: node tables, kernel cache, thread pool.
  * Environment: TL_BACKEND (cpu|interp), TL_CACHE_DIR, TL_CC, TL_CFLAGS,
  * TL_THREADS, TL_DEBUG=1 (print generated kernels to stderr). */
-tl_ctx *tl_init(void);
+TL_API tl_ctx *tl_init(void);
 /* Frees everything, tensors still held included: no handle may be used after it. */
-void tl_shutdown(tl_ctx *ctx);
+TL_API void tl_shutdown(tl_ctx *ctx);
 /* ctx NULL: the last failure in this thread that had no context to record it in
  * ("no context" if none); tl_clear_error(NULL) clears it. */
-const char *tl_last_error(const tl_ctx *ctx);
-tl_status tl_last_status(const tl_ctx *ctx);
-void tl_clear_error(tl_ctx *ctx);
-tl_status tl_set_backend(tl_ctx *ctx, const char *name); /* "cpu" or "interp" */
-const char *tl_backend_name(const tl_ctx *ctx);
-tl_status tl_set_cache_dir(tl_ctx *ctx, const char *path);
-tl_status tl_set_compiler(tl_ctx *ctx, const char *cc); /* a cc path, or "tcc" for libtcc */
-void tl_manual_seed(tl_ctx *ctx, uint64_t seed);
+TL_API const char *tl_last_error(const tl_ctx *ctx);
+TL_API tl_status tl_last_status(const tl_ctx *ctx);
+TL_API void tl_clear_error(tl_ctx *ctx);
+TL_API tl_status tl_set_backend(tl_ctx *ctx, const char *name); /* "cpu" or "interp" */
+TL_API const char *tl_backend_name(const tl_ctx *ctx);
+TL_API tl_status tl_set_cache_dir(tl_ctx *ctx, const char *path);
+TL_API tl_status tl_set_compiler(tl_ctx *ctx, const char *cc); /* a cc path, or "tcc" for libtcc */
+TL_API void tl_manual_seed(tl_ctx *ctx, uint64_t seed);
 
 typedef struct {
   uint64_t kernels_run;      /* kernels executed */
@@ -100,17 +111,17 @@ typedef struct {
   uint64_t plan_naive_bytes; /* last realize: the intermediates' sizes added up */
   uint64_t arena_bytes_total; /* all realizes: arena bytes planned, added up */
 } tl_stats;
-tl_stats tl_get_stats(const tl_ctx *ctx);
+TL_API tl_stats tl_get_stats(const tl_ctx *ctx);
 /* Returns the buffer memory cached for reuse to the system. */
-void tl_mem_trim(tl_ctx *ctx);
+TL_API void tl_mem_trim(tl_ctx *ctx);
 /* Starts peak_bytes again from the bytes live now. */
-void tl_mem_reset_peak(tl_ctx *ctx);
+TL_API void tl_mem_reset_peak(tl_ctx *ctx);
 
 /* Prints the statistics and every object that would leak if the context were shut
  * down now (escaped or retained tensors never released, scopes other than the root
  * never ended or freed), each with what made it; returns how many there are. out may
  * be NULL to count only. TL_MEM_REPORT=1 prints it at tl_shutdown. */
-size_t tl_mem_report(tl_ctx *ctx, FILE *out);
+TL_API size_t tl_mem_report(tl_ctx *ctx, FILE *out);
 
 /* ---- scopes -----------------------------------------------------------------
  * Scopes nest: tl_scope_begin makes a scope current; tensors made while it is
@@ -128,133 +139,133 @@ size_t tl_mem_report(tl_ctx *ctx, FILE *out);
  * escaping or adopting it from an inner scope is an error. A free-standing scope
  * (tl_scope_new) is not current until entered and lives until tl_scope_free: for
  * values whose lifetime follows no block (a cache, a model's parameters). */
-tl_scope *tl_scope_begin(tl_ctx *ctx, const char *name); /* name: for reports, may be NULL */
-tl_status tl_scope_end(tl_scope *s);
-tl_status tl_scope_keep(tl_scope *s, tl_tensor *t);       /* t goes to the parent at the end */
-tl_tensor *tl_scope_return(tl_scope *s, tl_tensor *t);   /* keep t, end s, return t */
-tl_scope *tl_scope_root(tl_ctx *ctx);    /* NULL once the root scope was ended */
-tl_scope *tl_scope_current(tl_ctx *ctx); /* NULL when no scope is open */
-tl_scope *tl_scope_new(tl_ctx *ctx, const char *name); /* free-standing */
-tl_status tl_scope_enter(tl_scope *s); /* a free-standing scope becomes current */
-tl_status tl_scope_leave(tl_scope *s); /* ... and stops being current */
-tl_status tl_scope_free(tl_scope *s);  /* releases a free-standing scope and its tensors */
-tl_status tl_scope_adopt(tl_scope *s, tl_tensor *t); /* s owns t from now on */
-int64_t tl_scope_size(const tl_scope *s); /* the number of tensors s owns */
+TL_API tl_scope *tl_scope_begin(tl_ctx *ctx, const char *name); /* name: for reports, may be NULL */
+TL_API tl_status tl_scope_end(tl_scope *s);
+TL_API tl_status tl_scope_keep(tl_scope *s, tl_tensor *t);       /* t goes to the parent at the end */
+TL_API tl_tensor *tl_scope_return(tl_scope *s, tl_tensor *t);   /* keep t, end s, return t */
+TL_API tl_scope *tl_scope_root(tl_ctx *ctx);    /* NULL once the root scope was ended */
+TL_API tl_scope *tl_scope_current(tl_ctx *ctx); /* NULL when no scope is open */
+TL_API tl_scope *tl_scope_new(tl_ctx *ctx, const char *name); /* free-standing */
+TL_API tl_status tl_scope_enter(tl_scope *s); /* a free-standing scope becomes current */
+TL_API tl_status tl_scope_leave(tl_scope *s); /* ... and stops being current */
+TL_API tl_status tl_scope_free(tl_scope *s);  /* releases a free-standing scope and its tensors */
+TL_API tl_status tl_scope_adopt(tl_scope *s, tl_tensor *t); /* s owns t from now on */
+TL_API int64_t tl_scope_size(const tl_scope *s); /* the number of tensors s owns */
 /* Runs a block in a new scope, ended when the block finishes normally. Leaving the
  * block with break, goto or return skips the end: use tl_scope_return there. */
 #define TL_SCOPE(ctx, s) for (tl_scope *s = tl_scope_begin((ctx), __func__); s; tl_scope_end(s), s = NULL)
 
 /* ---- handles --------------------------------------------------------------- */
 /* One more reference: the tensor outlives its scope until tl_release drops it. */
-tl_tensor *tl_retain(tl_tensor *t);
+TL_API tl_tensor *tl_retain(tl_tensor *t);
 /* In the tensor's own scope (or for an escaped tensor): gives up the scope's reference
  * now (a tensor also held by tl_retain stays alive, escaped, until those references
  * go). For a tensor of another scope: drops a tl_retain reference, and is an error if
  * there is none (the tensor is borrowed). */
-void tl_release(tl_tensor *t);
+TL_API void tl_release(tl_tensor *t);
 /* Drops a tl_retain reference, never the scope's: the release of a holder (an
  * optimizer) that does not know which scope it is called from. */
-void tl_unretain(tl_tensor *t);
+TL_API void tl_unretain(tl_tensor *t);
 /* The references to this handle: its scope's (until released or escaped) plus one per
  * tl_retain. More than one: another holder sees every write through it (tl_data_mut
  * copies storage, never the handle); make a new handle (tl_detach) to write alone. */
-int tl_handle_refs(const tl_tensor *t); /* 0 for NULL or a stale handle */
+TL_API int tl_handle_refs(const tl_tensor *t); /* 0 for NULL or a stale handle */
 /* No scope owns t any more: the caller releases it with tl_release. */
-tl_tensor *tl_escape(tl_tensor *t);
-tl_ctx *tl_context(const tl_tensor *t);
-int tl_ndim(const tl_tensor *t);
-int64_t tl_dim(const tl_tensor *t, int axis); /* negative axes count from the end */
-int64_t tl_numel(const tl_tensor *t);
-tl_dtype tl_get_dtype(const tl_tensor *t);
-const char *tl_dtype_name(tl_dtype dtype);
-size_t tl_dtype_size(tl_dtype dtype);
+TL_API tl_tensor *tl_escape(tl_tensor *t);
+TL_API tl_ctx *tl_context(const tl_tensor *t);
+TL_API int tl_ndim(const tl_tensor *t);
+TL_API int64_t tl_dim(const tl_tensor *t, int axis); /* negative axes count from the end */
+TL_API int64_t tl_numel(const tl_tensor *t);
+TL_API tl_dtype tl_get_dtype(const tl_tensor *t);
+TL_API const char *tl_dtype_name(tl_dtype dtype);
+TL_API size_t tl_dtype_size(tl_dtype dtype);
 
 /* ---- creation -------------------------------------------------------------- */
-tl_tensor *tl_from_data(tl_ctx *ctx, tl_dtype dtype, int ndim, const int64_t *shape,
+TL_API tl_tensor *tl_from_data(tl_ctx *ctx, tl_dtype dtype, int ndim, const int64_t *shape,
                         const void *data); /* copies the data */
-tl_tensor *tl_full(tl_ctx *ctx, tl_dtype dtype, int ndim, const int64_t *shape, double value);
-tl_tensor *tl_zeros(tl_ctx *ctx, tl_dtype dtype, int ndim, const int64_t *shape);
-tl_tensor *tl_ones(tl_ctx *ctx, tl_dtype dtype, int ndim, const int64_t *shape);
-tl_tensor *tl_scalar(tl_ctx *ctx, tl_dtype dtype, double value); /* 0-d */
-tl_tensor *tl_arange(tl_ctx *ctx, tl_dtype dtype, double start, double stop, double step);
-tl_tensor *tl_eye(tl_ctx *ctx, tl_dtype dtype, int64_t n);
-tl_tensor *tl_rand(tl_ctx *ctx, tl_dtype dtype, int ndim, const int64_t *shape);  /* U[0,1) */
-tl_tensor *tl_randn(tl_ctx *ctx, tl_dtype dtype, int ndim, const int64_t *shape); /* N(0,1) */
+TL_API tl_tensor *tl_full(tl_ctx *ctx, tl_dtype dtype, int ndim, const int64_t *shape, double value);
+TL_API tl_tensor *tl_zeros(tl_ctx *ctx, tl_dtype dtype, int ndim, const int64_t *shape);
+TL_API tl_tensor *tl_ones(tl_ctx *ctx, tl_dtype dtype, int ndim, const int64_t *shape);
+TL_API tl_tensor *tl_scalar(tl_ctx *ctx, tl_dtype dtype, double value); /* 0-d */
+TL_API tl_tensor *tl_arange(tl_ctx *ctx, tl_dtype dtype, double start, double stop, double step);
+TL_API tl_tensor *tl_eye(tl_ctx *ctx, tl_dtype dtype, int64_t n);
+TL_API tl_tensor *tl_rand(tl_ctx *ctx, tl_dtype dtype, int ndim, const int64_t *shape);  /* U[0,1) */
+TL_API tl_tensor *tl_randn(tl_ctx *ctx, tl_dtype dtype, int ndim, const int64_t *shape); /* N(0,1) */
 
 /* ---- elementwise ----------------------------------------------------------- */
-tl_tensor *tl_neg(tl_tensor *a);
-tl_tensor *tl_exp(tl_tensor *a);
-tl_tensor *tl_log(tl_tensor *a);
-tl_tensor *tl_sqrt(tl_tensor *a);
-tl_tensor *tl_sin(tl_tensor *a);
-tl_tensor *tl_cos(tl_tensor *a);
-tl_tensor *tl_tanh(tl_tensor *a);
-tl_tensor *tl_sigmoid(tl_tensor *a);
-tl_tensor *tl_relu(tl_tensor *a);
-tl_tensor *tl_gelu(tl_tensor *a); /* tanh approximation */
-tl_tensor *tl_abs(tl_tensor *a);
-tl_tensor *tl_reciprocal(tl_tensor *a);
-tl_tensor *tl_logical_not(tl_tensor *a);
+TL_API tl_tensor *tl_neg(tl_tensor *a);
+TL_API tl_tensor *tl_exp(tl_tensor *a);
+TL_API tl_tensor *tl_log(tl_tensor *a);
+TL_API tl_tensor *tl_sqrt(tl_tensor *a);
+TL_API tl_tensor *tl_sin(tl_tensor *a);
+TL_API tl_tensor *tl_cos(tl_tensor *a);
+TL_API tl_tensor *tl_tanh(tl_tensor *a);
+TL_API tl_tensor *tl_sigmoid(tl_tensor *a);
+TL_API tl_tensor *tl_relu(tl_tensor *a);
+TL_API tl_tensor *tl_gelu(tl_tensor *a); /* tanh approximation */
+TL_API tl_tensor *tl_abs(tl_tensor *a);
+TL_API tl_tensor *tl_reciprocal(tl_tensor *a);
+TL_API tl_tensor *tl_logical_not(tl_tensor *a);
 
 /* Binary operations broadcast like numpy and promote dtypes in the order
  * bool < i32 < i64 < f32 < f64. Integer division truncates toward zero and
  * a division by zero gives 0 (the language layer reports it as an error). */
-tl_tensor *tl_add(tl_tensor *a, tl_tensor *b);
-tl_tensor *tl_sub(tl_tensor *a, tl_tensor *b);
-tl_tensor *tl_mul(tl_tensor *a, tl_tensor *b);
-tl_tensor *tl_div(tl_tensor *a, tl_tensor *b);
-tl_tensor *tl_mod(tl_tensor *a, tl_tensor *b); /* integers only */
-tl_tensor *tl_pow(tl_tensor *a, tl_tensor *b);
-tl_tensor *tl_maximum(tl_tensor *a, tl_tensor *b);
-tl_tensor *tl_minimum(tl_tensor *a, tl_tensor *b);
-tl_tensor *tl_lt(tl_tensor *a, tl_tensor *b); /* comparisons give bool */
-tl_tensor *tl_le(tl_tensor *a, tl_tensor *b);
-tl_tensor *tl_gt(tl_tensor *a, tl_tensor *b);
-tl_tensor *tl_ge(tl_tensor *a, tl_tensor *b);
-tl_tensor *tl_eq(tl_tensor *a, tl_tensor *b);
-tl_tensor *tl_ne(tl_tensor *a, tl_tensor *b);
+TL_API tl_tensor *tl_add(tl_tensor *a, tl_tensor *b);
+TL_API tl_tensor *tl_sub(tl_tensor *a, tl_tensor *b);
+TL_API tl_tensor *tl_mul(tl_tensor *a, tl_tensor *b);
+TL_API tl_tensor *tl_div(tl_tensor *a, tl_tensor *b);
+TL_API tl_tensor *tl_mod(tl_tensor *a, tl_tensor *b); /* integers only */
+TL_API tl_tensor *tl_pow(tl_tensor *a, tl_tensor *b);
+TL_API tl_tensor *tl_maximum(tl_tensor *a, tl_tensor *b);
+TL_API tl_tensor *tl_minimum(tl_tensor *a, tl_tensor *b);
+TL_API tl_tensor *tl_lt(tl_tensor *a, tl_tensor *b); /* comparisons give bool */
+TL_API tl_tensor *tl_le(tl_tensor *a, tl_tensor *b);
+TL_API tl_tensor *tl_gt(tl_tensor *a, tl_tensor *b);
+TL_API tl_tensor *tl_ge(tl_tensor *a, tl_tensor *b);
+TL_API tl_tensor *tl_eq(tl_tensor *a, tl_tensor *b);
+TL_API tl_tensor *tl_ne(tl_tensor *a, tl_tensor *b);
 /* tensor (op) scalar: the scalar takes the tensor's dtype */
-tl_tensor *tl_add_scalar(tl_tensor *a, double s);
-tl_tensor *tl_mul_scalar(tl_tensor *a, double s);
-tl_tensor *tl_pow_scalar(tl_tensor *a, double s);
-tl_tensor *tl_where(tl_tensor *cond, tl_tensor *a, tl_tensor *b);
-tl_tensor *tl_cast(tl_tensor *a, tl_dtype dtype);
+TL_API tl_tensor *tl_add_scalar(tl_tensor *a, double s);
+TL_API tl_tensor *tl_mul_scalar(tl_tensor *a, double s);
+TL_API tl_tensor *tl_pow_scalar(tl_tensor *a, double s);
+TL_API tl_tensor *tl_where(tl_tensor *cond, tl_tensor *a, tl_tensor *b);
+TL_API tl_tensor *tl_cast(tl_tensor *a, tl_dtype dtype);
 
 /* ---- reductions ------------------------------------------------------------
  * axes == NULL (naxes ignored) reduces over every axis. keepdim keeps reduced
  * axes with size 1. Sum and prod of bool or i32 accumulate in i64, like numpy. */
-tl_tensor *tl_sum(tl_tensor *a, int naxes, const int *axes, int keepdim);
-tl_tensor *tl_prod(tl_tensor *a, int naxes, const int *axes, int keepdim);
-tl_tensor *tl_max(tl_tensor *a, int naxes, const int *axes, int keepdim);
-tl_tensor *tl_min(tl_tensor *a, int naxes, const int *axes, int keepdim);
-tl_tensor *tl_mean(tl_tensor *a, int naxes, const int *axes, int keepdim);
-tl_tensor *tl_argmax(tl_tensor *a, int axis, int keepdim); /* i64, first maximum */
-tl_tensor *tl_argmin(tl_tensor *a, int axis, int keepdim);
-tl_tensor *tl_softmax(tl_tensor *a, int axis);
-tl_tensor *tl_log_softmax(tl_tensor *a, int axis);
+TL_API tl_tensor *tl_sum(tl_tensor *a, int naxes, const int *axes, int keepdim);
+TL_API tl_tensor *tl_prod(tl_tensor *a, int naxes, const int *axes, int keepdim);
+TL_API tl_tensor *tl_max(tl_tensor *a, int naxes, const int *axes, int keepdim);
+TL_API tl_tensor *tl_min(tl_tensor *a, int naxes, const int *axes, int keepdim);
+TL_API tl_tensor *tl_mean(tl_tensor *a, int naxes, const int *axes, int keepdim);
+TL_API tl_tensor *tl_argmax(tl_tensor *a, int axis, int keepdim); /* i64, first maximum */
+TL_API tl_tensor *tl_argmin(tl_tensor *a, int axis, int keepdim);
+TL_API tl_tensor *tl_softmax(tl_tensor *a, int axis);
+TL_API tl_tensor *tl_log_softmax(tl_tensor *a, int axis);
 
 /* ---- movement (views: no data is copied) -------------------------------------
  * reshape accepts one -1. shrink keeps [begin[i], end[i]) of every axis; slice does
  * it for one axis with Python-style negative indices and a positive step. */
-tl_tensor *tl_reshape(tl_tensor *a, int ndim, const int64_t *shape);
-tl_tensor *tl_permute(tl_tensor *a, const int *perm);
-tl_tensor *tl_transpose(tl_tensor *a, int axis0, int axis1);
-tl_tensor *tl_expand(tl_tensor *a, int ndim, const int64_t *shape);
-tl_tensor *tl_shrink(tl_tensor *a, const int64_t *begin, const int64_t *end);
-tl_tensor *tl_slice(tl_tensor *a, int axis, int64_t start, int64_t stop, int64_t step);
-tl_tensor *tl_pad(tl_tensor *a, const int64_t *before, const int64_t *after, double value);
-tl_tensor *tl_flip(tl_tensor *a, int naxes, const int *axes);
-tl_tensor *tl_squeeze(tl_tensor *a, int axis); /* axis must have size 1 */
-tl_tensor *tl_unsqueeze(tl_tensor *a, int axis);
-tl_tensor *tl_cat(int n, tl_tensor *const *ts, int axis);
-tl_tensor *tl_stack(int n, tl_tensor *const *ts, int axis);
+TL_API tl_tensor *tl_reshape(tl_tensor *a, int ndim, const int64_t *shape);
+TL_API tl_tensor *tl_permute(tl_tensor *a, const int *perm);
+TL_API tl_tensor *tl_transpose(tl_tensor *a, int axis0, int axis1);
+TL_API tl_tensor *tl_expand(tl_tensor *a, int ndim, const int64_t *shape);
+TL_API tl_tensor *tl_shrink(tl_tensor *a, const int64_t *begin, const int64_t *end);
+TL_API tl_tensor *tl_slice(tl_tensor *a, int axis, int64_t start, int64_t stop, int64_t step);
+TL_API tl_tensor *tl_pad(tl_tensor *a, const int64_t *before, const int64_t *after, double value);
+TL_API tl_tensor *tl_flip(tl_tensor *a, int naxes, const int *axes);
+TL_API tl_tensor *tl_squeeze(tl_tensor *a, int axis); /* axis must have size 1 */
+TL_API tl_tensor *tl_unsqueeze(tl_tensor *a, int axis);
+TL_API tl_tensor *tl_cat(int n, tl_tensor *const *ts, int axis);
+TL_API tl_tensor *tl_stack(int n, tl_tensor *const *ts, int axis);
 /* a copy of a in a buffer of its own, computed when realized (a kernel boundary) */
-tl_tensor *tl_contiguous(tl_tensor *a);
+TL_API tl_tensor *tl_contiguous(tl_tensor *a);
 
 /* ---- linear algebra ---------------------------------------------------------
  * numpy matmul semantics: 1-D operands are promoted and the added axis removed;
  * batch axes broadcast. */
-tl_tensor *tl_matmul(tl_tensor *a, tl_tensor *b);
+TL_API tl_tensor *tl_matmul(tl_tensor *a, tl_tensor *b);
 
 /* ---- autograd ----------------------------------------------------------------
  * A tensor requiring grad records, in every operation it takes part in, what
@@ -268,79 +279,79 @@ tl_tensor *tl_matmul(tl_tensor *a, tl_tensor *b);
  * mod, argmax/argmin, integer and bool results. */
 /* Makes a float tensor a leaf requiring grad (on a tensor already requiring grad: a
  * no-op); off: only for leaves (a computed tensor is cut off with tl_detach). */
-tl_status tl_set_requires_grad(tl_tensor *t, int on);
-int tl_requires_grad(const tl_tensor *t);
-tl_tensor *tl_detach(tl_tensor *t); /* the same values, no history, not requiring grad */
+TL_API tl_status tl_set_requires_grad(tl_tensor *t, int on);
+TL_API int tl_requires_grad(const tl_tensor *t);
+TL_API tl_tensor *tl_detach(tl_tensor *t); /* the same values, no history, not requiring grad */
 /* seed: d(out)/d(loss) with loss's shape; NULL for a loss of one element (seed 1). */
-tl_status tl_backward(tl_tensor *loss, tl_tensor *seed);
+TL_API tl_status tl_backward(tl_tensor *loss, tl_tensor *seed);
 /* A new handle to t's accumulated gradient (zeros before any backward). An error for a
  * tensor that does not require grad or is not a leaf. */
-tl_tensor *tl_grad(tl_tensor *t);
-tl_status tl_zero_grad(tl_tensor *t);
+TL_API tl_tensor *tl_grad(tl_tensor *t);
+TL_API tl_status tl_zero_grad(tl_tensor *t);
 /* Off: operations record nothing (optimizer steps, evaluation). On by default. */
-void tl_set_grad_enabled(tl_ctx *ctx, int on);
-int tl_grad_enabled(const tl_ctx *ctx);
+TL_API void tl_set_grad_enabled(tl_ctx *ctx, int on);
+TL_API int tl_grad_enabled(const tl_ctx *ctx);
 /* dst takes the value of src (same shape; cast to dst's dtype), keeping its identity:
  * requires-grad flag and gradient. dst must be a leaf; src's history is not kept. */
-tl_status tl_assign(tl_tensor *dst, tl_tensor *src);
+TL_API tl_status tl_assign(tl_tensor *dst, tl_tensor *src);
 
 /* ---- training building blocks (built from the operations above) ----------------- */
 /* Losses, averaged over every element (mse, bce) or over the batch (cross-entropy). */
-tl_tensor *tl_mse_loss(tl_tensor *pred, tl_tensor *target);
+TL_API tl_tensor *tl_mse_loss(tl_tensor *pred, tl_tensor *target);
 /* logits [N, C] (float), targets [N] (integer class indices in [0, C)) */
-tl_tensor *tl_cross_entropy(tl_tensor *logits, tl_tensor *targets);
+TL_API tl_tensor *tl_cross_entropy(tl_tensor *logits, tl_tensor *targets);
 /* prob and target of one shape, prob in (0, 1): clamped to [1e-7, 1 - 1e-7] */
-tl_tensor *tl_binary_cross_entropy(tl_tensor *prob, tl_tensor *target);
+TL_API tl_tensor *tl_binary_cross_entropy(tl_tensor *prob, tl_tensor *target);
 /* normalizes over the last axis; gamma and beta ([D]) may be NULL */
-tl_tensor *tl_layer_norm(tl_tensor *x, tl_tensor *gamma, tl_tensor *beta, double eps);
+TL_API tl_tensor *tl_layer_norm(tl_tensor *x, tl_tensor *gamma, tl_tensor *beta, double eps);
 /* weight [V, D], indices integer of any shape -> [..., D]; out-of-range indices are an error */
-tl_tensor *tl_embedding(tl_tensor *weight, tl_tensor *indices);
+TL_API tl_tensor *tl_embedding(tl_tensor *weight, tl_tensor *indices);
 /* training: zeroes each element with probability p (from the context's seed and call
  * counter, like tl_rand) and scales the rest by 1/(1-p); not training: x itself */
-tl_tensor *tl_dropout(tl_tensor *x, double p, int training);
+TL_API tl_tensor *tl_dropout(tl_tensor *x, double p, int training);
 /* N(0, 2/fan_in) and U(-a, a) with a = sqrt(6/(fan_in+fan_out)), as leaves requiring grad */
-tl_tensor *tl_kaiming_normal(tl_ctx *ctx, tl_dtype dtype, int ndim, const int64_t *shape, int64_t fan_in);
-tl_tensor *tl_xavier_uniform(tl_ctx *ctx, tl_dtype dtype, int ndim, const int64_t *shape, int64_t fan_in,
+TL_API tl_tensor *tl_kaiming_normal(tl_ctx *ctx, tl_dtype dtype, int ndim, const int64_t *shape, int64_t fan_in);
+TL_API tl_tensor *tl_xavier_uniform(tl_ctx *ctx, tl_dtype dtype, int ndim, const int64_t *shape, int64_t fan_in,
                              int64_t fan_out);
 
 /* Optimizers update their parameters in place (tl_assign) from their gradients. They
  * hold a reference to each parameter; their state lives until tl_optimizer_free. */
 typedef struct tl_optimizer tl_optimizer;
-tl_optimizer *tl_sgd(int n, tl_tensor *const *params, double lr, double momentum, double weight_decay);
+TL_API tl_optimizer *tl_sgd(int n, tl_tensor *const *params, double lr, double momentum, double weight_decay);
 /* Adam with L2 weight decay added to the gradient; AdamW with decoupled decay */
-tl_optimizer *tl_adam(int n, tl_tensor *const *params, double lr, double beta1, double beta2, double eps,
+TL_API tl_optimizer *tl_adam(int n, tl_tensor *const *params, double lr, double beta1, double beta2, double eps,
                       double weight_decay);
-tl_optimizer *tl_adamw(int n, tl_tensor *const *params, double lr, double beta1, double beta2, double eps,
+TL_API tl_optimizer *tl_adamw(int n, tl_tensor *const *params, double lr, double beta1, double beta2, double eps,
                        double weight_decay);
-tl_status tl_optimizer_step(tl_optimizer *opt);
-tl_status tl_optimizer_zero_grad(tl_optimizer *opt);
-void tl_optimizer_free(tl_optimizer *opt);
+TL_API tl_status tl_optimizer_step(tl_optimizer *opt);
+TL_API tl_status tl_optimizer_zero_grad(tl_optimizer *opt);
+TL_API void tl_optimizer_free(tl_optimizer *opt);
 
 /* ---- evaluation and host access ---------------------------------------------- */
-tl_status tl_realize(tl_tensor *t);
+TL_API tl_status tl_realize(tl_tensor *t);
 /* Copies the values, row-major, into dst (nbytes must equal numel * dtype size). */
-tl_status tl_to_host(tl_tensor *t, void *dst, size_t nbytes);
+TL_API tl_status tl_to_host(tl_tensor *t, void *dst, size_t nbytes);
 /* Reads the single element of a tensor of numel 1 as a double. */
-tl_status tl_item(tl_tensor *t, double *out);
+TL_API tl_status tl_item(tl_tensor *t, double *out);
 /* Realizes t and returns its values, contiguous and row-major (numel * dtype size
  * bytes); NULL (and an error) on failure. Valid until t is released or written. */
-const void *tl_data(tl_tensor *t);
+TL_API const void *tl_data(tl_tensor *t);
 /* The same, for writing in place: when the memory may be seen by anything else (another
  * handle or graph holding t's node, or another node holding its buffer), t first moves
  * to a copy of its own (copy-on-write), so a write is seen through this handle only (by
  * every holder of the handle: see tl_handle_refs). A unique tensor is not copied. NULL
  * and an error for a tensor that requires grad: its history reads the old values. */
-void *tl_data_mut(tl_tensor *t);
+TL_API void *tl_data_mut(tl_tensor *t);
 
 /* ---- printing and graphs: strings are malloc'd, free them with tl_free ---------- */
-char *tl_format(tl_tensor *t); /* numpy-style, summarized with ... when large */
-char *tl_format_precision(tl_tensor *t, int precision); /* numpy's precision= (default 8) */
-tl_status tl_print(tl_tensor *t, FILE *out);
-char *tl_graph_dot(tl_tensor *t);    /* the lazy graph behind t */
-char *tl_schedule_dot(tl_tensor *t); /* the kernels that realizing t would run */
+TL_API char *tl_format(tl_tensor *t); /* numpy-style, summarized with ... when large */
+TL_API char *tl_format_precision(tl_tensor *t, int precision); /* numpy's precision= (default 8) */
+TL_API tl_status tl_print(tl_tensor *t, FILE *out);
+TL_API char *tl_graph_dot(tl_tensor *t);    /* the lazy graph behind t */
+TL_API char *tl_schedule_dot(tl_tensor *t); /* the kernels that realizing t would run */
 /* The number of kernels realizing t would run now (0 if it is already realized). */
-int tl_schedule_count(tl_tensor *t);
-void tl_free(void *p);
+TL_API int tl_schedule_count(tl_tensor *t);
+TL_API void tl_free(void *p);
 
 /* ---- tensor files: numpy .npy and safetensors ----------------------------------
  * Both store little-endian data in C order. Saving realizes the tensors (a view is
@@ -356,22 +367,22 @@ void tl_free(void *p);
  *
  * .npy: numpy's format 1.0, or 2.0 when the header needs it (never for 8 axes); reads
  * 1.0 and 2.0. dtypes '|b1' '<i4' '<i8' '<f4' '<f8' (bool i32 i64 f32 f64). */
-tl_status tl_save_npy(tl_tensor *t, const char *path);
-tl_tensor *tl_load_npy(tl_ctx *ctx, const char *path);
+TL_API tl_status tl_save_npy(tl_tensor *t, const char *path);
+TL_API tl_tensor *tl_load_npy(tl_ctx *ctx, const char *path);
 /* .safetensors: named tensors, dtypes BOOL I32 I64 F32 F64. Saving writes the header
  * and the data in the order given; names must be distinct, valid UTF-8 and not
  * "__metadata__" (a file's __metadata__ is checked on load, then ignored). */
-tl_status tl_save_safetensors(tl_ctx *ctx, const char *path, int n, const char *const *names,
+TL_API tl_status tl_save_safetensors(tl_ctx *ctx, const char *path, int n, const char *const *names,
                               tl_tensor *const *tensors);
 /* Loads every tensor, sorted by name (byte order): *n of them, in *names and *tensors,
  * both NULL-terminated arrays the caller frees with tl_free (one call each: the names
  * array holds its strings); the tensors belong to the current scope. names or tensors
  * may be NULL: tensors NULL reads the names only. On failure *n is 0, the arrays are
  * NULL and no tensor is left behind. */
-tl_status tl_load_safetensors(tl_ctx *ctx, const char *path, int *n, char ***names, tl_tensor ***tensors);
+TL_API tl_status tl_load_safetensors(tl_ctx *ctx, const char *path, int *n, char ***names, tl_tensor ***tensors);
 /* The tensor called name (the whole header is checked first); NULL and an error
  * listing the names there are if none is. */
-tl_tensor *tl_load_safetensors_one(tl_ctx *ctx, const char *path, const char *name);
+TL_API tl_tensor *tl_load_safetensors_one(tl_ctx *ctx, const char *path, const char *name);
 
 /* ==== knowledge base: Datalog facts, rules and queries ===========================
  * A knowledge base holds entities (symbols interned to i64 ids 0, 1, 2, ... in order
@@ -455,36 +466,36 @@ static inline tl_kb_literal tl_kb_arith(tl_kb_op op, const tl_kb_term *args3) {
   return l;
 }
 
-tl_kb *tl_kb_new(tl_ctx *ctx);
-void tl_kb_free(tl_kb *kb);
+TL_API tl_kb *tl_kb_new(tl_ctx *ctx);
+TL_API void tl_kb_free(tl_kb *kb);
 /* The id of the entity called name, made on first use; -1 on error. */
-int64_t tl_kb_entity(tl_kb *kb, const char *name);
+TL_API int64_t tl_kb_entity(tl_kb *kb, const char *name);
 /* The name of entity id (valid until the knowledge base is freed); NULL on error. */
-const char *tl_kb_entity_name(tl_kb *kb, int64_t id);
-int64_t tl_kb_entity_count(const tl_kb *kb); /* -1 for NULL */
+TL_API const char *tl_kb_entity_name(tl_kb *kb, int64_t id);
+TL_API int64_t tl_kb_entity_count(const tl_kb *kb); /* -1 for NULL */
 /* Declares rel(types[0], ..., types[arity - 1]) (types may be NULL for arity 0).
  * Declaring it again with the same types is allowed; other types are an error. */
-tl_status tl_kb_relation(tl_kb *kb, const char *rel, int arity, const tl_kb_type *types);
+TL_API tl_status tl_kb_relation(tl_kb *kb, const char *rel, int arity, const tl_kb_type *types);
 /* Asserts rel(values[0], ..., values[n - 1]): n must be rel's arity, entity columns
  * take entity ids. tl_kb_facts asserts nrows of them, row-major. */
-tl_status tl_kb_fact(tl_kb *kb, const char *rel, int n, const int64_t *values);
-tl_status tl_kb_facts(tl_kb *kb, const char *rel, int64_t nrows, const int64_t *values);
+TL_API tl_status tl_kb_fact(tl_kb *kb, const char *rel, int n, const int64_t *values);
+TL_API tl_status tl_kb_facts(tl_kb *kb, const char *rel, int64_t nrows, const int64_t *values);
 /* Adds the rule head :- body[0], ..., body[nbody - 1]. Checked here: relations known,
  * arities, column types, every variable bound (in a positive atom or as an arithmetic
  * result), negation stratified; the message quotes the rule. (The language layer will
  * add rules from text through this call.) */
-tl_status tl_kb_rule(tl_kb *kb, const tl_kb_literal *head, int nbody, const tl_kb_literal *body);
+TL_API tl_status tl_kb_rule(tl_kb *kb, const tl_kb_literal *head, int nbody, const tl_kb_literal *body);
 /* Queries rel(args): variables are the output columns, in order of first appearance
  * (a variable repeated must match itself), constants select, _ matches anything. The
  * result is an i64 tensor [n, k] of the distinct matches, rows ascending, or for a
  * query without variables a 0-d f32 tensor, 1.0 or 0.0. It belongs to the current
  * scope. NULL on error. */
-tl_tensor *tl_kb_query(tl_kb *kb, const char *rel, int nargs, const tl_kb_term *args);
+TL_API tl_tensor *tl_kb_query(tl_kb *kb, const char *rel, int nargs, const tl_kb_term *args);
 /* The number of tuples in rel (evaluating it); -1 on error. */
-int64_t tl_kb_count(tl_kb *kb, const char *rel);
+TL_API int64_t tl_kb_count(tl_kb *kb, const char *rel);
 /* Forces every relation dense or sparse (for tests and measurements), or back to the
  * automatic choice; evaluated relations are evaluated again. */
-tl_status tl_kb_set_repr(tl_kb *kb, tl_kb_repr repr);
+TL_API tl_status tl_kb_set_repr(tl_kb *kb, tl_kb_repr repr);
 /* Adds the facts, rules and relation declarations of text, written as in TL programs
  * (LANGUAGE.md §8): `parent(alice, bob).`, `anc(x, y) :- parent(x, z), anc(z, y).`,
  * `relation age(entity, i64);`, with `not`, comparisons, add/sub/mul/div/mod and `_`.
@@ -496,7 +507,7 @@ tl_status tl_kb_set_repr(tl_kb *kb, tl_kb_repr repr);
  * existing rules): then what came before it stays. Errors name the place:
  * "kb_add_rules: 2:14: unknown relation `parnet`". Implemented by the language
  * (src/lang/kb_text.c). */
-tl_status tl_kb_add_rules(tl_kb *kb, const char *text);
+TL_API tl_status tl_kb_add_rules(tl_kb *kb, const char *text);
 
 #ifdef __cplusplus
 }

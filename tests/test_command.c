@@ -167,6 +167,17 @@ TEST(command_arguments_after_the_file_go_to_the_program) {
   result_free(&r);
 }
 
+/* args_get(0) is the program's path as given, then the words after it; System::exit's
+ * code is tl run's exit status */
+TEST(command_program_arguments_and_exit_code) {
+  result r = run((char *[]){"build/tl", "run", "tests/lang/lib/args.tl", "alpha", "--beta", NULL}, NULL);
+  CHECK_RUN(r, 0, "3\ntrue\nalpha\n--beta\n", "");
+  result_free(&r);
+  r = run((char *[]){"build/tl", "run", "tests/lang/lib/exit_code.tl", NULL}, NULL);
+  CHECK_RUN(r, 3, "held\n4.0\n", "");
+  result_free(&r);
+}
+
 /* file names in generated C: quotes, backslashes, control bytes and `??` escaped */
 TEST(command_c_string_escapes) {
   tl_strbuf b = {0};
@@ -258,7 +269,7 @@ TEST(command_build_needs_libtl_beside_tl) {
   result r = run((char *[]){"/bin/cp", "build/tl", tl, NULL}, NULL);
   CHECK_INT(r.status, 0);
   result_free(&r);
-  snprintf(want, sizeof want, "tl: cannot find %s/libtl.a (tl build links the libtl.a beside the tl executable)\n", dir);
+  snprintf(want, sizeof want, "tl: cannot find %s/libtl.a (tl build links the libtl.a beside the tl executable, or in ../lib)\n", dir);
   r = run((char *[]){tl, "build", "tests/lang/basics/smoke.tl", "-o", "/dev/null/x", NULL}, NULL);
   CHECK_RUN(r, 1, "", want);
   result_free(&r);

@@ -1,7 +1,8 @@
 /* test_lang.c — the language's golden tests: every tests/lang/ ** /NAME.tl is compiled
  * and run in this process; its stdout must equal NAME.out, and its diagnostics or
  * run-time error NAME.err (then the exit code must be 1, else 0). A first line
- * `// tl-args: --mem-stats` adds the memory statistics to the output. */
+ * `// tl-args: --mem-stats` adds the memory statistics to the output, `// tl-argv: a b`
+ * gives the program arguments, `// tl-exit: N` the exit code it must end with. */
 #define _XOPEN_SOURCE 700
 #include <ftw.h>
 #include <sys/wait.h>
@@ -44,7 +45,17 @@ static void run_one(const char *path) {
   size_t nout = 0, nerr = 0;
   FILE *fo = open_memstream(&out, &nout), *fe = open_memstream(&err, &nerr);
   struct tl_stats_out st = {0};
-  tl_lang_run_options o = {.out = fo, .err = fe, .mem_stats = strstr(src, "// tl-args: --mem-stats") == src, .stats = &st};
+  /* `// tl-argv: a b` first: the program's arguments after its path (args_get);
+   * `// tl-exit: N` first: the exit code System::exit gives */
+  char *argv[16] = {(char *)path}, words[256] = "";
+  int argc = 1, want_code = 0;
+  if (!strncmp(src, "// tl-argv:", 11)) {
+    snprintf(words, sizeof words, "%.*s", (int)strcspn(src + 11, "\n"), src + 11);
+    for (char *w = strtok(words, " "); w && argc < 16; w = strtok(NULL, " ")) argv[argc++] = w;
+  }
+  if (!strncmp(src, "// tl-exit:", 11)) want_code = atoi(src + 11);
+  tl_lang_run_options o = {.out = fo, .err = fe, .mem_stats = strstr(src, "// tl-args: --mem-stats") == src, .stats = &st,
+                           .argc = argc, .argv = argv};
   int rc = tl_lang_run_source(path, src, len, &o);
   if (rc == 0 && (st.live_tensors || st.live_objects)) { /* every program that ends well ends with nothing live */
     tl_test_fail(__FILE__, __LINE__, "%s: %llu tensors and %llu objects live at exit", path, st.live_tensors,
@@ -52,7 +63,7 @@ static void run_one(const char *path) {
   }
   fclose(fo);
   fclose(fe);
-  int want_rc = want_err ? 1 : 0;
+  int want_rc = want_err ? 1 : want_code;
   const char *wo = want_out ? want_out : "", *we = want_err ? want_err : "";
   if (rc != want_rc || strcmp(out, wo) || strcmp(err, we)) {
     tl_test_fail(__FILE__, __LINE__, "%s: exit %d (want %d)\n--- stdout:\n%s--- want:\n%s--- stderr:\n%s--- want:\n%s", path,

@@ -469,12 +469,13 @@ TEST(parse_error_many_in_one_file) {
 
 TEST(parse_error_item_level_recovery) {
   CHECK_ERRORS("x = 1;\nfn main() { }\n}\nfn g() { }\n", 2,
-               "t.tl:1:1: error: expected an item (fn, struct, impl, a fact or a rule), found identifier 'x'\n"
-               "x = 1;\n"
-               "^\n"
                "t.tl:3:1: error: expected an item (fn, struct, impl, a fact or a rule), found '}'\n"
                "}\n"
-               "^\n",
+               "^\n"
+               "t.tl:1:1: error: a file with `fn main` cannot also have statements outside functions\n"
+               "x = 1;\n"
+               "^\n"
+               "  hint: move them into `main` (line 2), or remove `fn main` to run them as a script\n",
                "(fn main () (block))\n(fn g () (block))\n");
 }
 
@@ -740,4 +741,32 @@ TEST(parse_error_garbage_terminates) {
     CHECK(r.dump != NULL);
     done(&r);
   }
+}
+
+/* a file without `fn main`: statements outside functions become main's body, in order;
+ * `name(..)` is a statement when `;`, a method, an operator or `[` follows, else a
+ * fact or a rule (test_parse: statements vs items at the top level) */
+TEST(parse_script_statements) {
+  CHECK_FILE("p(a).\n"
+             "let x = 1;\n"
+             "q(y) :- p(y).\n"
+             "println(x);\n"
+             "fn f() -> i64 { 2 }\n"
+             "f() + x;\n"
+             "f().max(1);\n"
+             "for i in 0..2 { x; }\n",
+             "(fact (p a))\n"
+             "(rule (q y) (p y))\n"
+             "(fn f () -> i64 (block (value 2)))\n"
+             "(fn main () (block (let x 1) (call println x) (+ (call f) x) (method (call f) max 1) "
+             "(for i (.. 0 2) (block x))))\n");
+}
+
+TEST(parse_script_and_main_is_an_error) {
+  CHECK_ERRORS("fn main() { }\nlet y = 2;\n", 1,
+               "t.tl:2:1: error: a file with `fn main` cannot also have statements outside functions\n"
+               "let y = 2;\n"
+               "^\n"
+               "  hint: move them into `main` (line 1), or remove `fn main` to run them as a script\n",
+               "(fn main () (block))\n");
 }

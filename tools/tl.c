@@ -52,7 +52,7 @@ static int bad_usage(command c, const char *fmt, ...) {
   return 2;
 }
 
-/* the directory of this executable: libtl.a is found beside it */
+/* the directory of this executable: libtl.a is found beside it or in ../lib */
 static void self_dir(char *buf, size_t n) {
   ssize_t k = readlink("/proc/self/exe", buf, n - 1);
   if (k <= 0) k = 0;
@@ -89,11 +89,14 @@ static int write_all(int fd, const char *p, size_t n) {
 }
 
 static int build(const char *path, const char *src, size_t len, const char *out) {
-  char dir[PATH_MAX], lib[PATH_MAX + 16];
+  char dir[PATH_MAX], lib[PATH_MAX + 16], installed[PATH_MAX + 16];
   self_dir(dir, sizeof dir);
+  /* beside tl (the build tree), else in ../lib (an installed PREFIX/bin/tl) */
   snprintf(lib, sizeof lib, "%s/libtl.a", dir);
+  snprintf(installed, sizeof installed, "%s/../lib/libtl.a", dir);
+  if (access(lib, R_OK) != 0 && access(installed, R_OK) == 0) memcpy(lib, installed, sizeof lib);
   if (access(lib, R_OK) != 0) {
-    fprintf(stderr, "tl: cannot find %s (tl build links the libtl.a beside the tl executable)\n", lib);
+    fprintf(stderr, "tl: cannot find %s (tl build links the libtl.a beside the tl executable, or in ../lib)\n", lib);
     return 1;
   }
   char *c = tl_lang_compile(path, src, len, true, stderr);

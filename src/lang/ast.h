@@ -110,6 +110,7 @@ typedef struct tl_fn {
   tl_node *body;
   bool broken;  /* a syntax or lexical error inside: its body is not checked */
   bool partial; /* parsing it was given up: only its start is known (name, some params) */
+  bool script;  /* the `main` made of a file's statements outside functions (parse.c) */
   int unit;     /* the file it is in (tl_program.units) */
   struct tl_fn *next;
 } tl_fn;

@@ -650,6 +650,7 @@ cv gen_expr(gen *g, tl_node *n) {
   case TL_N_BLOCK: return gen_block_expr(g, n);
   case TL_N_COMPR: return gen_compr(g, n);
   case TL_N_LOGIC: return gen_logic(g, n);
+  case TL_N_PATH: return gen_sys_call(g, n); /* Device::Auto (gen_sys.c) */
   case TL_N_CALL:
     if (n->ref) return gen_user_call(g, n, n->ref, NULL);
     return gen_builtin_call(g, n);

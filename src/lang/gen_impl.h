@@ -77,6 +77,7 @@ void gen_fail(gen *g, const tl_node *n, const char *msg);
 
 /* gen_builtin.c */
 cv gen_builtin_call(gen *g, tl_node *n);
+cv gen_io_call(gen *g, tl_node *n); /* gen_io.c: B_IO_FIRST..B_IO_LAST */
 cv gen_print(gen *g, tl_node *n);
 void gen_fmt_value(gen *g, cv v, int prec, const tl_node *at);
 cv gen_array(gen *g, tl_node *n);
@@ -86,6 +87,8 @@ int gen_tensor_op(tl_tok_kind op); /* the rt_ops TLRT_OP_* of an operator token 
 cv gen_logic(gen *g, tl_node *n);
 struct lf_program;
 void gen_logic_program(const struct lf_program *P, tl_strbuf *out);
+/* gen_sys.c: a B_SYS call (assert, System::, File::, String methods...) */
+cv gen_sys_call(gen *g, tl_node *n);
 /* gen_compr.c */
 cv gen_compr(gen *g, tl_node *n);
 cv gen_compr_expr(gen *g, tl_node *n); /* an expression of a comprehension body: a tensor */

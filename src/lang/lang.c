@@ -119,6 +119,10 @@ int tl_lang_exec(tl_program_fn fn, const char *path, const tl_lang_run_options *
     bool failed = setjmp(*jb) != 0;
     if (!failed) rc = fn(R);
     fflush(o->out);
+    if (failed && R->exiting) { /* System::exit(code): no error, the program's code */
+      failed = false;
+      rc = R->exit_code;
+    }
     if (failed) { /* the error first, then (with --mem-stats) what was live when it struck */
       fprintf(o->err, "%s\n", R->error);
       fflush(o->err);

@@ -63,6 +63,13 @@ static bool load_unit(tl_program *prog, int u, tl_ast_item *mod, tl_arena *arena
   tl_parse(lx.tokens, lx.ntokens, m->diag, arena, &mp);
   tl_lex_free(&lx);
   if (!mp) return false;
+  for (tl_ast_item **it = &mp->items; *it;) /* a module's statements would make a second `main` */
+    if ((*it)->kind == TL_ITEM_FN && (*it)->fn->script) {
+      tl_diag_error(m->diag, (*it)->line, (*it)->col, "a module holds items only: statements outside functions go in the program's file");
+      *it = (*it)->next;
+    } else {
+      it = &(*it)->next;
+    }
   mark_unit(mp->items, u);
   mark_unit(mp->broken, u);
   mod->module = mp;

@@ -939,7 +939,40 @@ static tl_ast_item *guarded_item(parser *p, tl_ast_item **broken) {
   return it;
 }
 
-// program = item*
+/* at the top level: does a statement start here (a script's, LANGUAGE.md §2) rather
+ * than an item? `p(..)` is a fact or a rule when a `.` ends it or `:-` follows it */
+static bool top_stmt_ahead(parser *p) {
+  switch (peek(p)->kind) {
+  case TL_TOK_LET: case TL_TOK_FOR: case TL_TOK_WHILE: case TL_TOK_LOOP: case TL_TOK_IF: case TL_TOK_INT:
+  case TL_TOK_FLOAT: case TL_TOK_STRING: case TL_TOK_CHAR: case TL_TOK_LPAREN: case TL_TOK_LBRACKET:
+  case TL_TOK_MINUS: case TL_TOK_NOT: case TL_TOK_QUESTION: case TL_TOK_TRUE: case TL_TOK_FALSE: return true;
+  case TL_TOK_IDENT: {
+    if (peek_at(p, 1)->kind != TL_TOK_LPAREN) return true;
+    tl_lparse lp = logic_at(p);
+    if (tl_lparse_fact_ahead(&lp)) return false;
+    int depth = 0;
+    for (int i = p->pos + 1; i < p->n; i++) {
+      tl_tok_kind k = p->tok[i].kind;
+      if (k == TL_TOK_EOF || k == TL_TOK_SEMI || k == TL_TOK_LBRACE || k == TL_TOK_RBRACE) break;
+      if (k == TL_TOK_LPAREN) depth++;
+      if (k != TL_TOK_RPAREN || --depth) continue;
+      switch (i + 1 < p->n ? p->tok[i + 1].kind : TL_TOK_EOF) { /* what follows `name(..)` */
+      case TL_TOK_SEMI: case TL_TOK_DOT: case TL_TOK_LBRACKET: case TL_TOK_ASSIGN: case TL_TOK_PLUS_ASSIGN:
+      case TL_TOK_MINUS_ASSIGN: case TL_TOK_STAR_ASSIGN: case TL_TOK_SLASH_ASSIGN: case TL_TOK_PERCENT_ASSIGN:
+      case TL_TOK_PLUS: case TL_TOK_MINUS: case TL_TOK_STAR: case TL_TOK_SLASH: case TL_TOK_PERCENT: case TL_TOK_EQ:
+      case TL_TOK_NE: case TL_TOK_LT: case TL_TOK_GT: case TL_TOK_LE: case TL_TOK_GE: case TL_TOK_ANDAND:
+      case TL_TOK_OROR: case TL_TOK_AS: return true;
+      default: return false; /* a fact or a rule, maybe missing its `.` */
+      }
+    }
+    return false; /* unclosed: reported as the item it starts */
+  }
+  default: return false;
+  }
+}
+
+// program = (item | stmt)*   -- statements outside any function run in order, as the
+//                               body of a `main` made for them (no `fn main` allowed then)
 int tl_parse(const tl_token *tokens, int n, tl_diag *diag, tl_arena *arena, tl_program **out) {
   int before = diag->errors;
   parser p = {.tok = tokens, .n = n, .diag = diag, .arena = arena};
@@ -949,10 +982,44 @@ int tl_parse(const tl_token *tokens, int n, tl_diag *diag, tl_arena *arena, tl_p
     return diag->errors - before;
   }
   tl_ast_item head = {0}, *cur = &head, **broken = &(*out)->broken;
+  tl_node script = {0}, *last = &script; /* top-level statements */
+  const tl_ast_item *main_fn = NULL;
   while (!at(&p, TL_TOK_EOF)) {
+    if (top_stmt_ahead(&p)) {
+      bool is_value = false;
+      p.depth = 0;
+      last = last->next = guarded_stmt(&p, &is_value);
+      continue;
+    }
     tl_ast_item *it = guarded_item(&p, broken);
     if (it) cur = cur->next = it;
     else if (*broken) broken = &(*broken)->next;
+    if (it && it->kind == TL_ITEM_FN && it->name && !strcmp(it->name, "main") && !main_fn) main_fn = it;
+  }
+  if (script.next && main_fn) {
+    tl_node *first = script.next;
+    tl_diag_error(diag, first->line, first->col, "a file with `fn main` cannot also have statements outside functions");
+    tl_diag_hint(diag, "move them into `main` (line %d), or remove `fn main` to run them as a script", main_fn->line);
+  } else if (script.next) { /* the statements are the body of `fn main()` */
+    tl_ast_item *it = tl_arena_alloc(arena, sizeof *it);
+    tl_fn *f = tl_arena_alloc(arena, sizeof *f);
+    tl_node *body = tl_arena_alloc(arena, sizeof *body);
+    if (!it || !f || !body) {
+      tl_diag_error(diag, 1, 1, "out of memory");
+      return diag->errors - before;
+    }
+    body->kind = TL_N_BLOCK;
+    body->line = f->line = it->line = script.next->line;
+    body->col = f->col = it->col = script.next->col;
+    body->stmts = script.next;
+    f->name = it->name = "main";
+    f->body = body;
+    f->script = true;
+    for (tl_node *st = script.next; st; st = st->next)
+      if (st->kind == TL_N_ERROR) f->broken = true; /* as a function with a recovered statement */
+    it->kind = TL_ITEM_FN;
+    it->fn = f;
+    cur = cur->next = it;
   }
   (*out)->items = head.next;
   return diag->errors - before;

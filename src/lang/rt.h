@@ -60,62 +60,65 @@ struct tlrt {
    * that runs the program, leaving room for the library's own calls. */
   uintptr_t stack_limit;
   tl_kb *kb; /* the program's facts and rules (rt_logic.c), NULL when it has none */
+  /* System::exit(code) (rt_sys.c) longjmps to on_error with exiting set: no error */
+  bool exiting;
+  int exit_code;
 };
 
 /* set-up and tear-down (the driver) */
-void tlrt_init(tlrt *R, tl_ctx *ctx, const char *file, FILE *out);
+TL_API void tlrt_init(tlrt *R, tl_ctx *ctx, const char *file, FILE *out);
 /* frees every live object without its drop (after an error: tensors go with the
  * context) and the format buffer: the driver's last call, after an error or not */
-void tlrt_free_all(tlrt *R);
+TL_API void tlrt_free_all(tlrt *R);
 
 /* errors */
-_Noreturn void tlrt_fail(tlrt *R, int line, int col, const char *fmt, ...)
+TL_API _Noreturn void tlrt_fail(tlrt *R, int line, int col, const char *fmt, ...)
     __attribute__((format(printf, 4, 5)));
 /* t, or a run-time error carrying the engine's message when t is NULL */
-tl_tensor *tlrt_check(tlrt *R, tl_tensor *t, int line, int col);
-void tlrt_check_status(tlrt *R, tl_status st, int line, int col);
+TL_API tl_tensor *tlrt_check(tlrt *R, tl_tensor *t, int line, int col);
+TL_API void tlrt_check_status(tlrt *R, tl_status st, int line, int col);
 
 /* objects: allocation, counting, copy-on-write */
-void *tlrt_obj_new(tlrt *R, size_t size, void (*drop)(tlrt *R, tlrt_obj *o));
-void *tlrt_retain(tlrt *R, void *o);  /* NULL-safe; counts a retain */
-void tlrt_release(tlrt *R, void *o);  /* NULL-safe; drop + free at 0 */
+TL_API void *tlrt_obj_new(tlrt *R, size_t size, void (*drop)(tlrt *R, tlrt_obj *o));
+TL_API void *tlrt_retain(tlrt *R, void *o);  /* NULL-safe; counts a retain */
+TL_API void tlrt_release(tlrt *R, void *o);  /* NULL-safe; drop + free at 0 */
 /* for a write through a struct: *o is shared (rc > 1)? copy `size` bytes into a new
  * object, call `retain_fields` on it, release the old one, store the copy in *o */
-void tlrt_make_unique(tlrt *R, void **o, size_t size, void (*retain_fields)(tlrt *R, void *o));
+TL_API void tlrt_make_unique(tlrt *R, void **o, size_t size, void (*retain_fields)(tlrt *R, void *o));
 
 /* tensors as owned values */
-tl_tensor *tlrt_tensor_retain(tlrt *R, tl_tensor *t); /* NULL-safe */
-void tlrt_tensor_release(tlrt *R, tl_tensor *t);      /* NULL-safe */
+TL_API tl_tensor *tlrt_tensor_retain(tlrt *R, tl_tensor *t); /* NULL-safe */
+TL_API void tlrt_tensor_release(tlrt *R, tl_tensor *t);      /* NULL-safe */
 
 /* strings (immutable; len < 0: strlen(s)) */
-tlrt_str *tlrt_str_new(tlrt *R, const char *s, int64_t len);
-tlrt_str *tlrt_str_concat(tlrt *R, const tlrt_str *a, const tlrt_str *b);
-bool tlrt_str_eq(const tlrt_str *a, const tlrt_str *b);
-int tlrt_str_cmp(const tlrt_str *a, const tlrt_str *b); /* -1, 0, 1 by bytes */
+TL_API tlrt_str *tlrt_str_new(tlrt *R, const char *s, int64_t len);
+TL_API tlrt_str *tlrt_str_concat(tlrt *R, const tlrt_str *a, const tlrt_str *b);
+TL_API bool tlrt_str_eq(const tlrt_str *a, const tlrt_str *b);
+TL_API int tlrt_str_cmp(const tlrt_str *a, const tlrt_str *b); /* -1, 0, 1 by bytes */
 
 /* formatting: begin, add pieces, then print (println adds '\n') or take a String.
  * prec < 0: the default form. Floats print the shortest digits that read back and
  * keep a ".0" when integral (1.0, 0.1, 1e-07...); tensors print numpy-style. */
-void tlrt_fmt_begin(tlrt *R);
-void tlrt_fmt_text(tlrt *R, const char *s, size_t len);
-void tlrt_fmt_i64(tlrt *R, int64_t v, int prec);
-void tlrt_fmt_f32(tlrt *R, float v, int prec);
-void tlrt_fmt_f64(tlrt *R, double v, int prec);
-void tlrt_fmt_bool(tlrt *R, bool v);
-void tlrt_fmt_char(tlrt *R, uint32_t c); /* UTF-8 */
-void tlrt_fmt_str(tlrt *R, const tlrt_str *s);
-void tlrt_fmt_tensor(tlrt *R, tl_tensor *t, int prec, int line, int col);
-void tlrt_fmt_print(tlrt *R, bool newline);
-tlrt_str *tlrt_fmt_take(tlrt *R);
+TL_API void tlrt_fmt_begin(tlrt *R);
+TL_API void tlrt_fmt_text(tlrt *R, const char *s, size_t len);
+TL_API void tlrt_fmt_i64(tlrt *R, int64_t v, int prec);
+TL_API void tlrt_fmt_f32(tlrt *R, float v, int prec);
+TL_API void tlrt_fmt_f64(tlrt *R, double v, int prec);
+TL_API void tlrt_fmt_bool(tlrt *R, bool v);
+TL_API void tlrt_fmt_char(tlrt *R, uint32_t c); /* UTF-8 */
+TL_API void tlrt_fmt_str(tlrt *R, const tlrt_str *s);
+TL_API void tlrt_fmt_tensor(tlrt *R, tl_tensor *t, int prec, int line, int col);
+TL_API void tlrt_fmt_print(tlrt *R, bool newline);
+TL_API tlrt_str *tlrt_fmt_take(tlrt *R);
 
 /* tensor element access. idx: n indices, negative ones count from the end (as Python);
  * out of range is a run-time error. Reading realizes the tensor. */
-double tlrt_get(tlrt *R, tl_tensor *t, int n, const int64_t *idx, int line, int col);
+TL_API double tlrt_get(tlrt *R, tl_tensor *t, int n, const int64_t *idx, int line, int col);
 /* writes one element: *t is made unique first (copy-on-write), so no other value sees it.
  * Unique: when the handle is shared (other values retained it), *t becomes a new handle
  * of the current scope and the old one is released; then its storage is copied if
  * anything else sees it (tl_data_mut). A tensor requiring grad is an error. */
-void tlrt_set(tlrt *R, tl_tensor **t, int n, const int64_t *idx, double v, int line, int col);
+TL_API void tlrt_set(tlrt *R, tl_tensor **t, int n, const int64_t *idx, double v, int line, int col);
 /* t[spec...]: each axis spec is an index (is_range false: the axis goes; the index is
  * in lo) or a range lo..hi (has_lo/has_hi false: open end; negative ends count from the
  * end; out of range or lo > hi is an error, never clamped). Fewer specs than axes keep
@@ -124,24 +127,24 @@ typedef struct {
   bool is_range, has_lo, has_hi;
   int64_t lo, hi;
 } tlrt_ix;
-tl_tensor *tlrt_index(tlrt *R, tl_tensor *t, int n, const tlrt_ix *spec, int line, int col);
+TL_API tl_tensor *tlrt_index(tlrt *R, tl_tensor *t, int n, const tlrt_ix *spec, int line, int col);
 /* t[spec...] = v: v broadcasts to the selected part; *t is made unique first */
-void tlrt_store(tlrt *R, tl_tensor **t, int n, const tlrt_ix *spec, tl_tensor *v, int line, int col);
+TL_API void tlrt_store(tlrt *R, tl_tensor **t, int n, const tlrt_ix *spec, tl_tensor *v, int line, int col);
 /* *t made unique (copy-on-write) and realized: for enable_grad and other writes */
-void tlrt_tensor_make_unique(tlrt *R, tl_tensor **t, int line, int col);
+TL_API void tlrt_tensor_make_unique(tlrt *R, tl_tensor **t, int line, int col);
 
 /* tensor construction from the language: NULL with the engine's error on failure
  * (check it with tlrt_check) */
-tl_tensor *tlrt_from_f64(tlrt *R, tl_dtype dt, int ndim, const int64_t *shape, const double *v);
-tl_tensor *tlrt_scalar(tlrt *R, tl_dtype dt, double v); /* 0-d, as data (not a constant) */
+TL_API tl_tensor *tlrt_from_f64(tlrt *R, tl_dtype dt, int ndim, const int64_t *shape, const double *v);
+TL_API tl_tensor *tlrt_scalar(tlrt *R, tl_dtype dt, double v); /* 0-d, as data (not a constant) */
 /* a shape argument: a 1-D integer tensor (or 0-d) -> dims; fails when not integral or
  * a dim is negative or there are more than 8 */
-int tlrt_shape(tlrt *R, tl_tensor *shape, int64_t *dims, int line, int col);
-double tlrt_item(tlrt *R, tl_tensor *t, int line, int col);
-tl_tensor *tlrt_grad(tlrt *R, tl_tensor *t, int line, int col); /* no grad: error */
+TL_API int tlrt_shape(tlrt *R, tl_tensor *shape, int64_t *dims, int line, int col);
+TL_API double tlrt_item(tlrt *R, tl_tensor *t, int line, int col);
+TL_API tl_tensor *tlrt_grad(tlrt *R, tl_tensor *t, int line, int col); /* no grad: error */
 
 /* the statistics `tl run --mem-stats` prints */
-void tlrt_print_mem_stats(tlrt *R, FILE *out);
+TL_API void tlrt_print_mem_stats(tlrt *R, FILE *out);
 
 /* ---- logic (rt_logic.c, LANGUAGE.md §8): the knowledge base of the program ---- */
 typedef struct {
@@ -166,14 +169,14 @@ typedef struct {
 } tlrt_lprog;
 /* before main: R->kb made from the checked program; after it: freed (an error exit
  * frees it in tlrt_free_all) */
-void tlrt_logic_begin(tlrt *R, const tlrt_lprog *P);
-void tlrt_logic_end(tlrt *R);
+TL_API void tlrt_logic_begin(tlrt *R, const tlrt_lprog *P);
+TL_API void tlrt_logic_end(tlrt *R);
 /* ?rel(args): [n, k] i64 or 0-d f32; rank1: a relation call, at least 1-D */
-tl_tensor *tlrt_logic_query(tlrt *R, const char *rel, int nargs, const tl_kb_term *args, bool rank1, int line, int col);
+TL_API tl_tensor *tlrt_logic_query(tlrt *R, const char *rel, int nargs, const tl_kb_term *args, bool rank1, int line, int col);
 /* a fact statement: rel(vals) asserted now */
-void tlrt_logic_fact(tlrt *R, const char *rel, int n, const int64_t *vals, int line, int col);
-tlrt_str *tlrt_entity_name(tlrt *R, int64_t id, int line, int col);
+TL_API void tlrt_logic_fact(tlrt *R, const char *rel, int n, const int64_t *vals, int line, int col);
+TL_API tlrt_str *tlrt_entity_name(tlrt *R, int64_t id, int line, int col);
 /* a query result printed numpy-style, the columns in ent_cols (of the last axis) by name */
-void tlrt_fmt_entities(tlrt *R, tl_tensor *t, uint32_t ent_cols, int line, int col);
+TL_API void tlrt_fmt_entities(tlrt *R, tl_tensor *t, uint32_t ent_cols, int line, int col);
 
 #endif

@@ -22,57 +22,77 @@ enum { /* reductions and friends */
 };
 enum { TLRT_NEW_ZEROS, TLRT_NEW_ONES, TLRT_NEW_FULL, TLRT_NEW_RANDN, TLRT_NEW_RAND };
 
-tl_tensor *tlrt_binop(tlrt *R, int op, tl_tensor *a, tl_tensor *b, int line, int col);
+TL_API tl_tensor *tlrt_binop(tlrt *R, int op, tl_tensor *a, tl_tensor *b, int line, int col);
 /* tensor (op) scalar, or scalar (op) tensor when scalar_left; a literal scalar
  * (is_const) is compiled into kernels, a computed one is passed as data */
-tl_tensor *tlrt_binop_s(tlrt *R, int op, tl_tensor *t, double s, int scalar_left, int is_const, int line, int col);
-tl_tensor *tlrt_unop(tlrt *R, int op, tl_tensor *a, int line, int col);
-tl_tensor *tlrt_reduce(tlrt *R, int op, tl_tensor *a, int has_dim, int64_t dim, int line, int col);
-tl_tensor *tlrt_clamp(tlrt *R, tl_tensor *a, double lo, double hi, int line, int col);
-tl_tensor *tlrt_to_dtype(tlrt *R, tl_tensor *a, int dtype, int line, int col);
-void tlrt_realize(tlrt *R, tl_tensor *t, int line, int col); /* NULL-safe */
-int64_t tlrt_len(tlrt *R, tl_tensor *t, int line, int col);  /* size of the first axis */
-int64_t tlrt_dim(tlrt *R, tl_tensor *t, int64_t axis, int line, int col);
+TL_API tl_tensor *tlrt_binop_s(tlrt *R, int op, tl_tensor *t, double s, int scalar_left, int is_const, int line, int col);
+TL_API tl_tensor *tlrt_unop(tlrt *R, int op, tl_tensor *a, int line, int col);
+TL_API tl_tensor *tlrt_reduce(tlrt *R, int op, tl_tensor *a, int has_dim, int64_t dim, int line, int col);
+TL_API tl_tensor *tlrt_clamp(tlrt *R, tl_tensor *a, double lo, double hi, int line, int col);
+TL_API tl_tensor *tlrt_to_dtype(tlrt *R, tl_tensor *a, int dtype, int line, int col);
+TL_API void tlrt_realize(tlrt *R, tl_tensor *t, int line, int col); /* NULL-safe */
+TL_API int64_t tlrt_len(tlrt *R, tl_tensor *t, int line, int col);  /* size of the first axis */
+TL_API int64_t tlrt_dim(tlrt *R, tl_tensor *t, int64_t axis, int line, int col);
 
 /* creation; shape as dims */
-tl_tensor *tlrt_new(tlrt *R, int kind, int ndim, const int64_t *dims, double value, bool requires_grad, int line, int col);
-tl_tensor *tlrt_arange(tlrt *R, int nargs, double a, double b, double step, bool is_float, int line, int col);
-tl_tensor *tlrt_eye(tlrt *R, int64_t n, int line, int col);
-tl_tensor *tlrt_cat(tlrt *R, bool stack, int n, tl_tensor *const *ts, int64_t dim, int line, int col);
+TL_API tl_tensor *tlrt_new(tlrt *R, int kind, int ndim, const int64_t *dims, double value, bool requires_grad, int line, int col);
+TL_API tl_tensor *tlrt_arange(tlrt *R, int nargs, double a, double b, double step, bool is_float, int line, int col);
+TL_API tl_tensor *tlrt_eye(tlrt *R, int64_t n, int line, int col);
+TL_API tl_tensor *tlrt_cat(tlrt *R, bool stack, int n, tl_tensor *const *ts, int64_t dim, int line, int col);
 
 /* shape */
-tl_tensor *tlrt_reshape(tlrt *R, tl_tensor *a, int ndim, const int64_t *dims, int line, int col);
-tl_tensor *tlrt_transpose(tlrt *R, tl_tensor *a, int64_t d0, int64_t d1, int line, int col);
-tl_tensor *tlrt_permute(tlrt *R, tl_tensor *a, int n, const int64_t *dims, int line, int col);
-tl_tensor *tlrt_unsqueeze(tlrt *R, tl_tensor *a, int64_t d, int line, int col);
-tl_tensor *tlrt_squeeze(tlrt *R, tl_tensor *a, int64_t d, int line, int col);
-tl_tensor *tlrt_shape_of(tlrt *R, tl_tensor *a);
-tl_tensor *tlrt_matmul(tlrt *R, tl_tensor *a, tl_tensor *b, int line, int col);
-tl_tensor *tlrt_clone(tlrt *R, tl_tensor *a, int line, int col);
+TL_API tl_tensor *tlrt_reshape(tlrt *R, tl_tensor *a, int ndim, const int64_t *dims, int line, int col);
+TL_API tl_tensor *tlrt_transpose(tlrt *R, tl_tensor *a, int64_t d0, int64_t d1, int line, int col);
+TL_API tl_tensor *tlrt_permute(tlrt *R, tl_tensor *a, int n, const int64_t *dims, int line, int col);
+TL_API tl_tensor *tlrt_unsqueeze(tlrt *R, tl_tensor *a, int64_t d, int line, int col);
+TL_API tl_tensor *tlrt_squeeze(tlrt *R, tl_tensor *a, int64_t d, int line, int col);
+TL_API tl_tensor *tlrt_shape_of(tlrt *R, tl_tensor *a);
+TL_API tl_tensor *tlrt_matmul(tlrt *R, tl_tensor *a, tl_tensor *b, int line, int col);
+TL_API tl_tensor *tlrt_clone(tlrt *R, tl_tensor *a, int line, int col);
 /* t[i, j] with fewer indices than axes: a view */
-tl_tensor *tlrt_index_ints(tlrt *R, tl_tensor *t, int n, const int64_t *idx, int line, int col);
+TL_API tl_tensor *tlrt_index_ints(tlrt *R, tl_tensor *t, int n, const int64_t *idx, int line, int col);
 
 /* autograd */
-void tlrt_backward(tlrt *R, tl_tensor *t, int line, int col);
-tl_tensor *tlrt_detach(tlrt *R, tl_tensor *t, int line, int col);
-void tlrt_enable_grad(tlrt *R, tl_tensor **t, int line, int col);
-void tlrt_zero_grad(tlrt *R, tl_tensor *t, int line, int col);
-tl_tensor *tlrt_loss(tlrt *R, int cross_entropy, tl_tensor *a, tl_tensor *b, int line, int col);
+TL_API void tlrt_backward(tlrt *R, tl_tensor *t, int line, int col);
+TL_API tl_tensor *tlrt_detach(tlrt *R, tl_tensor *t, int line, int col);
+TL_API void tlrt_enable_grad(tlrt *R, tl_tensor **t, int line, int col);
+TL_API void tlrt_zero_grad(tlrt *R, tl_tensor *t, int line, int col);
+TL_API tl_tensor *tlrt_loss(tlrt *R, int cross_entropy, tl_tensor *a, tl_tensor *b, int line, int col);
 
 /* comprehensions: an index axis of an iteration space of `rank` axes: shape 1 but
  * `hi - lo` at `axis`, values lo.. (i64) */
-tl_tensor *tlrt_iota(tlrt *R, int rank, int axis, int64_t lo, int64_t hi, int line, int col);
+TL_API tl_tensor *tlrt_iota(tlrt *R, int rank, int axis, int64_t lo, int64_t hi, int line, int col);
 /* t's elements at integer index tensors idx[0..n) (broadcast together): a gather */
-tl_tensor *tlrt_gather(tlrt *R, tl_tensor *t, int n, tl_tensor *const *idx, int line, int col);
+TL_API tl_tensor *tlrt_gather(tlrt *R, tl_tensor *t, int n, tl_tensor *const *idx, int line, int col);
 /* t[v_0, ..., v_k] where every v_j is a distinct index variable: a view of t with
  * axis j sliced to [lo_j, hi_j) and moved to axis axes[j] of a space of `rank` axes */
-tl_tensor *tlrt_compr_view(tlrt *R, tl_tensor *t, int rank, int n, const int *axes, const int64_t *lo,
+TL_API tl_tensor *tlrt_compr_view(tlrt *R, tl_tensor *t, int rank, int n, const int *axes, const int64_t *lo,
                            const int64_t *hi, int line, int col);
 /* sum over the axes in `mask`, then drop them */
-tl_tensor *tlrt_sum_axes(tlrt *R, tl_tensor *t, uint64_t mask, int line, int col);
-tl_tensor *tlrt_where(tlrt *R, tl_tensor *c, tl_tensor *a, tl_tensor *b, int line, int col);
+TL_API tl_tensor *tlrt_sum_axes(tlrt *R, tl_tensor *t, uint64_t mask, int line, int col);
+TL_API tl_tensor *tlrt_where(tlrt *R, tl_tensor *c, tl_tensor *a, tl_tensor *b, int line, int col);
 /* broadcast t to the full iteration space `shape` */
-tl_tensor *tlrt_expand_to(tlrt *R, tl_tensor *t, int ndim, const int64_t *shape, int line, int col);
+TL_API tl_tensor *tlrt_expand_to(tlrt *R, tl_tensor *t, int ndim, const int64_t *shape, int line, int col);
+
+/* tensor files and more tensor methods (rt_io.c). A .safetensors file saved from one
+ * tensor holds it under this name. */
+#define TLRT_TENSOR_FILE_NAME "tensor"
+TL_API void tlrt_tensor_save(tlrt *R, tl_tensor *t, const tlrt_str *path, int line, int col);
+/* name NULL: a .npy file, or a .safetensors file holding exactly one tensor */
+TL_API tl_tensor *tlrt_tensor_load(tlrt *R, const tlrt_str *path, const tlrt_str *name, int line, int col);
+/* a model's tensor fields by dotted name: saved as one .safetensors file; loaded into
+ * the fields (each field's handle replaced), every name and shape checked first */
+TL_API void tlrt_params_save(tlrt *R, const tlrt_str *path, int n, const char *const *names, tl_tensor *const *ts,
+                             int line, int col);
+TL_API void tlrt_params_load(tlrt *R, const tlrt_str *path, int n, const char *const *names, tl_tensor **const *fields,
+                             int line, int col);
+TL_API tl_tensor *tlrt_full_like(tlrt *R, tl_tensor *t, double v, int line, int col);
+TL_API tl_tensor *tlrt_tri(tlrt *R, tl_tensor *t, int64_t k, bool upper, int line, int col);
+TL_API tl_tensor *tlrt_masked_fill(tlrt *R, tl_tensor *t, tl_tensor *mask, double v, int line, int col);
+TL_API tl_tensor *tlrt_slice(tlrt *R, tl_tensor *t, int64_t dim, int64_t start, int64_t end, int64_t step, int line, int col);
+TL_API tl_tensor *tlrt_slice_len(tlrt *R, tl_tensor *t, int64_t start, int64_t len, int line, int col);
+TL_API tl_tensor *tlrt_detach_grad(tlrt *R, tl_tensor *t, bool requires_grad, int line, int col);
+TL_API void tlrt_clear_grads(tlrt *R); /* every leaf's gradient back to none (zeros) */
 
 /* ---- inline scalar helpers (the generated code's) ---- */
 static inline int64_t tl__div64(tlrt *R, int64_t a, int64_t b, int line, int col) {

@@ -622,6 +622,7 @@ tl_ty *sema_expr(sema *s, tl_node *n, tl_ty *expect) {
     t = check_ident(s, n);
     break;
   case TL_N_PATH:
+    if ((t = sema_sys_path_value(s, n))) break; /* Device::Auto (sema_sys.c) */
     sema_error(s, n, "`%s` is a function: call it with `(...)`", n->name);
     t = TY_ERR;
     break;

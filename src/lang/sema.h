@@ -126,8 +126,16 @@ typedef enum {
   B_MSE_LOSS, B_CROSS_ENTROPY,
   /* strings */
   B_STR_LEN,
+  /* tensor files and more tensor methods (sema_io.c, gen_io.c, rt_io.c): B_IO_FIRST..B_IO_LAST */
+  B_TENSOR_SAVE, B_TENSOR_LOAD, B_PARAM_SAVE, B_PARAM_LOAD, B_CLEAR_GRADS, B_ZEROS_LIKE, B_ONES_LIKE,
+  B_TRIL, B_TRIU, B_MASKED_FILL, B_SLICE, B_SLICE_LEN, B_TENSOR_PRINT, B_DETACH_GRAD,
+  /* system calls and String methods (sema_sys.c, gen_sys.c, rt_sys.c): node->len is
+   * the row of sema_sys.c's table */
+  B_SYS,
   B_COUNT
 } tl_builtin;
+#define B_IO_FIRST B_TENSOR_SAVE
+#define B_IO_LAST B_DETACH_GRAD
 
 /* returns the number of errors */
 int tl_sema_check(tl_program *prog, tl_diag *diag, tl_arena *arena, tl_sema *out);

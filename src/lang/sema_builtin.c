@@ -279,6 +279,9 @@ static tl_ty *check_free_call(sema *s, tl_node *n, const char *name, tl_ty *expe
     check_args(s, n, f, n->args);
     return f->ret;
   }
+  tl_ty *sys = sema_positional_struct(s, n, name, expect); /* `Linear(w, b)` (sema_sys.c) */
+  if (!sys) sys = sema_sys_call(s, n, name);               /* assert, args_get... (sema_sys.c) */
+  if (sys) return sys;
   for (size_t i = 0; i < sizeof math_fns / sizeof math_fns[0]; i++) {
     if (strcmp(math_fns[i].name, name)) continue;
     n->ival = math_fns[i].id;
@@ -417,6 +420,8 @@ static tl_ty *check_tensor_ctor(sema *s, tl_node *n, tl_builtin id, const char *
 
 static tl_ty *check_path_call(sema *s, tl_node *n) {
   const char *path = n->lhs->name;
+  tl_ty *io = sema_io_path_call(s, n); /* Tensor::save/load, Param::save/load (sema_io.c) */
+  if (io) return io;
   if (!strncmp(path, "Tensor::", 8)) {
     for (size_t i = 0; i < sizeof tensor_ctors / sizeof tensor_ctors[0]; i++)
       if (!strcmp(path + 8, tensor_ctors[i].name)) return check_tensor_ctor(s, n, tensor_ctors[i].id, path);
@@ -424,6 +429,10 @@ static tl_ty *check_path_call(sema *s, tl_node *n) {
     return TY_ERR;
   }
   tl_fninfo *f = sema_find_fn(s, path);
+  if (!f) { /* System::time, File::exists... (sema_sys.c) */
+    tl_ty *sys = sema_sys_call(s, n, path);
+    if (sys) return sys;
+  }
   if (!f) {
     sema_error(s, n->lhs, "no function `%s`", path);
     for (tl_node *a = n->args; a; a = a->next) sema_expr(s, a, NULL);
@@ -579,6 +588,10 @@ tl_ty *sema_method(sema *s, tl_node *n) {
     check_args(s, n, f, n->args);
     return f->ret;
   }
+  if (t->kind == TY_TENSOR) { /* zeros_like, tril, slice, detach(b)... (sema_io.c) */
+    tl_ty *io = sema_io_method(s, n, t);
+    if (io) return io;
+  }
   const method_entry *m = find_method(n->name);
   if (t->kind == TY_TENSOR && m && (m->id == B_FLOOR || m->id == B_CEIL || m->id == B_ROUND)) {
     sema_error(s, n, "floor, ceil and round work on scalars; tensors do not have them yet");
@@ -587,6 +600,10 @@ tl_ty *sema_method(sema *s, tl_node *n) {
   if (t->kind == TY_TENSOR && m) {
     if (m->id == B_ENABLE_GRAD || m->id == B_ZERO_GRAD) check_receiver_writable(s, n);
     return check_tensor_method(s, n, t, m);
+  }
+  if (t->kind == TY_STR) { /* char_at, contains, substring... (sema_sys.c) */
+    tl_ty *sys = sema_sys_method(s, n, t);
+    if (sys) return sys;
   }
   if (t->kind == TY_STR && !strcmp(n->name, "len") && !n->args) {
     n->ival = B_STR_LEN;

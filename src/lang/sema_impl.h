@@ -68,5 +68,28 @@ tl_var *sema_lookup(sema *s, const char *name);
 void sema_expect_i64(sema *s, tl_node *n, const char *what);
 void sema_error(sema *s, const tl_node *n, const char *fmt, ...) TL_PRINTF(3, 4);
 void sema_mismatch(sema *s, const tl_node *n, const char *what, const tl_ty *want, const tl_ty *have);
+/* sema_io.c: Tensor::save/load, Param::save/load, Tensor::clear_grads (path calls) and
+ * the tensor methods it adds; NULL when the call is none of them */
+tl_ty *sema_io_path_call(sema *s, tl_node *n);
+tl_ty *sema_io_method(sema *s, tl_node *n, tl_ty *t);
+/* sema_sys.c: assert, System::, Env::, File::, args_*, String:: (free and path calls)
+ * and the String methods; NULL when the call is none of them */
+tl_ty *sema_sys_call(sema *s, tl_node *n, const char *name);
+tl_ty *sema_sys_method(sema *s, tl_node *n, tl_ty *t);
+/* a path that is a value, `Device::Auto`; NULL when it is none */
+tl_ty *sema_sys_path_value(sema *s, tl_node *n);
+/* `S(a, b)` where S is a struct (and no function): `S { f1: a, f2: b }` in field order;
+ * the node becomes that literal. NULL when no struct is named so. */
+tl_ty *sema_positional_struct(sema *s, tl_node *n, const char *name, tl_ty *expect);
+typedef struct {
+  const char *name; /* "assert", "System::time", "char_at" (a method) */
+  char kind;        /* 'f' free, 'p' path, 'm' String method, 'v' a value (Device::Auto) */
+  const char *cfn;  /* the rt_sys.h function */
+  const char *args; /* one letter a parameter: b bool, i i64, s String */
+  char ret;         /* u unit, b, i, s, f f32, d f64, c char */
+  bool loc;         /* cfn takes the line and column */
+} sema_sys_entry;
+const sema_sys_entry *sema_sys_row(size_t i);
+tl_ty *sema_sys_type(char c);
 
 #endif
