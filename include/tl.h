@@ -70,7 +70,7 @@ typedef enum {
 /* ---- context ---------------------------------------------------------------
  * One context holds all engine state: node tables, kernel cache, thread pool.
  * Environment: TL_BACKEND (cpu|interp), TL_CACHE_DIR, TL_CC, TL_CFLAGS,
- * TL_THREADS, TL_DEBUG=1 (print generated kernels to stderr). */
+ * TL_THREADS, TL_DEBUG=1 (print generated kernels to stderr), TL_DOT_DIR (tl_set_dot_dir). */
 TL_API tl_ctx *tl_init(void);
 /* Frees everything, tensors still held included: no handle may be used after it. */
 TL_API void tl_shutdown(tl_ctx *ctx);
@@ -83,6 +83,12 @@ TL_API tl_status tl_set_backend(tl_ctx *ctx, const char *name); /* "cpu" or "int
 TL_API const char *tl_backend_name(const tl_ctx *ctx);
 TL_API tl_status tl_set_cache_dir(tl_ctx *ctx, const char *path);
 TL_API tl_status tl_set_compiler(tl_ctx *ctx, const char *cc); /* a cc path, or "tcc" for libtcc */
+/* Pictures: every realize from now on writes DIR/realize-0001.dot, -0002, ... (Graphviz
+ * DOT: the graph being realized, each kernel of its schedule a cluster named as the
+ * kernel runs, buffers as boxes). DIR is created if missing (its parent must exist);
+ * an error naming the reason when it cannot be created or is not a writable directory.
+ * NULL or "" stops it. The environment variable TL_DOT_DIR sets it at tl_init. */
+TL_API tl_status tl_set_dot_dir(tl_ctx *ctx, const char *dir);
 TL_API void tl_manual_seed(tl_ctx *ctx, uint64_t seed);
 
 typedef struct {

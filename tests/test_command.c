@@ -75,7 +75,7 @@ static void result_free(result *r) {
   } while (0)
 
 static const char usage_text[] =
-    "usage: tl run [--emit-c] [--mem-stats] PROG.tl [ARGS...]\n"
+    "usage: tl run [--emit-c] [--mem-stats] [--dot DIR] PROG.tl [ARGS...]\n"
     "       tl build PROG.tl -o EXE\n"
     "       tl check PROG.tl\n"
     "       tl help\n"
@@ -83,10 +83,13 @@ static const char usage_text[] =
     "  run    compile PROG.tl and run it; ARGS go to the program\n"
     "           --emit-c     print the generated C instead of running it\n"
     "           --mem-stats  print memory statistics when the program ends\n"
+    "           --dot DIR    write every realize's graph and kernels as DIR/realize-NNNN.dot\n"
+    "                        (Graphviz: dot -Tpng); DIR is created if missing (not its parent)\n"
     "  build  compile PROG.tl into the standalone executable EXE\n"
     "  check  report every error in PROG.tl without running it\n"
     "\n"
-    "exit status: 0 success, 1 the program failed or did not compile, 2 bad command line\n";
+    "exit status: 0 success, 1 the program failed or did not compile, 2 bad command line\n"
+    "             (a --dot DIR that cannot be created or written included)\n";
 
 /* help is asked for: stdout, exit 0; no command at all: stderr, exit 2 */
 TEST(command_help) {
@@ -114,13 +117,15 @@ TEST(command_usage_errors) {
     char *argv[6];
     const char *err;
   } cases[] = {
-      {{"build/tl", "run"}, "tl: run: missing the program file\nusage: tl run [--emit-c] [--mem-stats] PROG.tl [ARGS...]\n"},
+      {{"build/tl", "run"}, "tl: run: missing the program file\nusage: tl run [--emit-c] [--mem-stats] [--dot DIR] PROG.tl [ARGS...]\n"},
       {{"build/tl", "run", "--emit-c"},
-       "tl: run: missing the program file\nusage: tl run [--emit-c] [--mem-stats] PROG.tl [ARGS...]\n"},
+       "tl: run: missing the program file\nusage: tl run [--emit-c] [--mem-stats] [--dot DIR] PROG.tl [ARGS...]\n"},
       {{"build/tl", "run", "--bogus", "x.tl"},
-       "tl: run: unknown option '--bogus'\nusage: tl run [--emit-c] [--mem-stats] PROG.tl [ARGS...]\n"},
+       "tl: run: unknown option '--bogus'\nusage: tl run [--emit-c] [--mem-stats] [--dot DIR] PROG.tl [ARGS...]\n"},
       {{"build/tl", "run", "-o", "exe", "x.tl"},
-       "tl: run: unknown option '-o'\nusage: tl run [--emit-c] [--mem-stats] PROG.tl [ARGS...]\n"},
+       "tl: run: unknown option '-o'\nusage: tl run [--emit-c] [--mem-stats] [--dot DIR] PROG.tl [ARGS...]\n"},
+      {{"build/tl", "run", "--dot"},
+       "tl: run: --dot needs a directory\nusage: tl run [--emit-c] [--mem-stats] [--dot DIR] PROG.tl [ARGS...]\n"},
       {{"build/tl", "check"}, "tl: check: missing the program file\nusage: tl check PROG.tl\n"},
       {{"build/tl", "check", "a.tl", "b.tl"}, "tl: check: unexpected argument 'b.tl'\nusage: tl check PROG.tl\n"},
       {{"build/tl", "check", "--mem-stats", "a.tl"}, "tl: check: unknown option '--mem-stats'\nusage: tl check PROG.tl\n"},
@@ -176,6 +181,40 @@ TEST(command_program_arguments_and_exit_code) {
   r = run((char *[]){"build/tl", "run", "tests/lang/lib/exit_code.tl", NULL}, NULL);
   CHECK_RUN(r, 3, "held\n4.0\n", "");
   result_free(&r);
+}
+
+/* --dot DIR: a DOT file per realize; a DIR that cannot be made: the reason, exit 2 */
+TEST(command_dot) {
+  char dir[] = "/tmp/tl-dot-cmd-XXXXXX";
+  CHECK(mkdtemp(dir) != NULL);
+  char sub[64], file[96];
+  snprintf(sub, sizeof sub, "%s/pics", dir);
+  result r = run((char *[]){"build/tl", "run", "--dot", sub, "tests/lang/basics/readme_program.tl", NULL}, NULL);
+  CHECK_INT(r.status, 0);
+  CHECK_STR(r.err, "");
+  result_free(&r);
+  snprintf(file, sizeof file, "%s/realize-0001.dot", sub);
+  FILE *f = fopen(file, "r");
+  CHECK(f != NULL);
+  char head[64] = {0};
+  if (f) {
+    CHECK(fread(head, 1, sizeof head - 1, f) > 0);
+    fclose(f);
+  }
+  CHECK(!strncmp(head, "digraph tl_realize {", 20));
+  /* a regular file where the directory's parent should be */
+  snprintf(file, sizeof file, "%s/plain", dir);
+  f = fopen(file, "w");
+  if (f) fclose(f);
+  snprintf(sub, sizeof sub, "%s/plain/x", dir);
+  r = run((char *[]){"build/tl", "run", "--dot", sub, "tests/lang/basics/readme_program.tl", NULL}, NULL);
+  char want[256];
+  snprintf(want, sizeof want, "tl: run: --dot: dot directory '%s' cannot be created: Not a directory\n", sub);
+  CHECK_RUN(r, 2, "", want);
+  result_free(&r);
+  char cmd[128];
+  snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+  CHECK_INT(system(cmd), 0);
 }
 
 /* file names in generated C: quotes, backslashes, control bytes and `??` escaped */

@@ -20,7 +20,7 @@
 extern char **environ;
 
 static const char usage_text[] =
-    "usage: tl run [--emit-c] [--mem-stats] PROG.tl [ARGS...]\n"
+    "usage: tl run [--emit-c] [--mem-stats] [--dot DIR] PROG.tl [ARGS...]\n"
     "       tl build PROG.tl -o EXE\n"
     "       tl check PROG.tl\n"
     "       tl help\n"
@@ -28,14 +28,17 @@ static const char usage_text[] =
     "  run    compile PROG.tl and run it; ARGS go to the program\n"
     "           --emit-c     print the generated C instead of running it\n"
     "           --mem-stats  print memory statistics when the program ends\n"
+    "           --dot DIR    write every realize's graph and kernels as DIR/realize-NNNN.dot\n"
+    "                        (Graphviz: dot -Tpng); DIR is created if missing (not its parent)\n"
     "  build  compile PROG.tl into the standalone executable EXE\n"
     "  check  report every error in PROG.tl without running it\n"
     "\n"
-    "exit status: 0 success, 1 the program failed or did not compile, 2 bad command line\n";
+    "exit status: 0 success, 1 the program failed or did not compile, 2 bad command line\n"
+    "             (a --dot DIR that cannot be created or written included)\n";
 
 typedef enum { CMD_RUN, CMD_BUILD, CMD_CHECK } command;
 static const char *const cmd_usage[] = {
-    [CMD_RUN] = "tl run [--emit-c] [--mem-stats] PROG.tl [ARGS...]",
+    [CMD_RUN] = "tl run [--emit-c] [--mem-stats] [--dot DIR] PROG.tl [ARGS...]",
     [CMD_BUILD] = "tl build PROG.tl -o EXE",
     [CMD_CHECK] = "tl check PROG.tl",
 };
@@ -159,7 +162,7 @@ int main(int argc, char **argv) {
     fprintf(stderr, "tl: unknown command '%s'\nrun 'tl help' for usage\n", name);
     return 2;
   }
-  const char *path = NULL, *out = NULL;
+  const char *path = NULL, *out = NULL, *dot_dir = NULL;
   bool emit_c = false, mem_stats = false, options_done = false;
   int i = 2;
   while (i < argc) {
@@ -168,6 +171,10 @@ int main(int argc, char **argv) {
       if (!strcmp(a, "--")) options_done = true; /* a file name may start with '-' */
       else if (cmd == CMD_RUN && !strcmp(a, "--emit-c")) emit_c = true;
       else if (cmd == CMD_RUN && !strcmp(a, "--mem-stats")) mem_stats = true;
+      else if (cmd == CMD_RUN && !strcmp(a, "--dot")) {
+        if (i >= argc || !argv[i][0]) return bad_usage(cmd, "--dot needs a directory");
+        dot_dir = argv[i++];
+      }
       else if (cmd == CMD_BUILD && !strcmp(a, "-o")) {
         if (i >= argc || !argv[i][0]) return bad_usage(cmd, "-o needs the name of the executable");
         if (out) return bad_usage(cmd, "-o given twice");
@@ -196,7 +203,7 @@ int main(int argc, char **argv) {
     rc = c ? 0 : 1;
     free(c);
   } else { /* the program's argv[0] is its file, then ARGS */
-    tl_lang_run_options o = {.out = stdout, .err = stderr, .mem_stats = mem_stats, .argc = argc - i + 1, .argv = argv + i - 1};
+    tl_lang_run_options o = {.out = stdout, .err = stderr, .mem_stats = mem_stats, .dot_dir = dot_dir, .argc = argc - i + 1, .argv = argv + i - 1};
     rc = tl_lang_run_source(path, src, len, &o);
   }
   free(src);

@@ -1,10 +1,13 @@
 /* context.c — contexts, errors, handles and tensor creation. */
+#include <errno.h>
 #include <inttypes.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "api/context.h"
 #include "core/shapetracker.h"
@@ -36,6 +39,9 @@ tl_ctx *tl_init(void) {
   ctx->backend = b && !strcmp(b, "interp") ? TL_BACKEND_INTERP : TL_BACKEND_CPU;
   const char *d = getenv("TL_DEBUG");
   ctx->debug = d && *d && strcmp(d, "0");
+  const char *dot = getenv("TL_DOT_DIR");
+  if (dot && *dot && tl_set_dot_dir(ctx, dot)) /* the context still works, without pictures */
+    fprintf(stderr, "tl: TL_DOT_DIR: %s\n", ctx->err.msg);
   if (!tl_api_scopes_init(ctx)) {
     tl_shutdown(ctx);
     tl_api_fail_orphan(TL_ERR_NOMEM, "init: out of memory");
@@ -61,6 +67,7 @@ void tl_shutdown(tl_ctx *ctx) {
   if (ctx->pool) tl_pool_destroy(ctx->pool);
   free(ctx->cc);
   free(ctx->cache_dir);
+  free(ctx->dot_dir);
   free(ctx);
 }
 
@@ -106,6 +113,23 @@ tl_status tl_set_compiler(tl_ctx *ctx, const char *cc) {
   free(ctx->cc);
   ctx->cc = dup_or_null(cc);
   return reset_compiler(ctx);
+}
+
+tl_status tl_set_dot_dir(tl_ctx *ctx, const char *dir) {
+  if (!ctx) return TL_ERR_ARG;
+  free(ctx->dot_dir);
+  ctx->dot_dir = NULL;
+  if (!dir || !*dir) return TL_OK;
+  struct stat sb;
+  if (mkdir(dir, 0777) && errno != EEXIST)
+    return tl_error_set(&ctx->err, TL_ERR_IO, "dot directory '%s' cannot be created: %s", dir, strerror(errno));
+  if (stat(dir, &sb) || !S_ISDIR(sb.st_mode))
+    return tl_error_set(&ctx->err, TL_ERR_IO, "dot directory '%s' is not a directory", dir);
+  if (access(dir, W_OK | X_OK))
+    return tl_error_set(&ctx->err, TL_ERR_IO, "dot directory '%s' is not writable: %s", dir, strerror(errno));
+  if (!(ctx->dot_dir = dup_or_null(dir))) return tl_error_set(&ctx->err, TL_ERR_NOMEM, "set_dot_dir: out of memory");
+  ctx->dot_count = 0;
+  return TL_OK;
 }
 
 void tl_manual_seed(tl_ctx *ctx, uint64_t seed) {

@@ -72,6 +72,8 @@ struct tl_ctx {
   uint64_t tensor_serial, scope_serial;
   bool grad_disabled; /* tl_set_grad_enabled(ctx, 0): operations record nothing */
   bool debug;
+  char *dot_dir;      /* tl_set_dot_dir: every realize writes a DOT file here */
+  unsigned dot_count; /* realize-NNNN.dot files written */
 };
 
 /* Opens a handle given to the API: the tensor, or NULL (with an error naming `what`

@@ -1,5 +1,7 @@
 /* realize.c — running graphs: rewrite, schedule, lower, render, compile, execute
  * (cpu), or interpret (interp); reading results back; printing; DOT. */
+#include <errno.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -18,6 +20,8 @@
 
 static const tl_ruleset *const graph_rules[] = {&tl_rules_fallback, &tl_rules_fold, &tl_rules_algebra,
                                                  &tl_rules_split};
+
+static tl_status dot_realize(tl_ctx *ctx, const tl_uop *root, const tl_schedule *sched);
 
 static tl_status ensure_runtime(tl_ctx *ctx) {
   if (!ctx->compiler) {
@@ -150,7 +154,8 @@ static tl_buffer *realize_cpu(tl_ctx *ctx, tl_uop *u) {
     tl_error_set(&ctx->err, TL_ERR_NOMEM, "out of memory scheduling the graph");
   } else {
     tl_buffer **outs = calloc((size_t)s.nkernels, sizeof *outs);
-    tl_status st = outs ? run_schedule(ctx, &s, outs) : tl_error_set(&ctx->err, TL_ERR_NOMEM, "out of memory");
+    tl_status st = outs ? dot_realize(ctx, r, &s) : tl_error_set(&ctx->err, TL_ERR_NOMEM, "out of memory");
+    if (!st) st = run_schedule(ctx, &s, outs);
     if (!st) {
       result = outs[s.nkernels - 1];
       tl_buffer_retain(result);
@@ -169,7 +174,8 @@ static tl_buffer *realize_cpu(tl_ctx *ctx, tl_uop *u) {
 enum { MAX_REALIZE_DEPTH = 512 };
 
 static tl_buffer *realize_node(tl_ctx *ctx, tl_uop *u) {
-  return ctx->backend == TL_BACKEND_INTERP ? tl_interp_eval(u, &ctx->mem, &ctx->err) : realize_cpu(ctx, u);
+  if (ctx->backend != TL_BACKEND_INTERP) return realize_cpu(ctx, u);
+  return dot_realize(ctx, u, NULL) ? NULL : tl_interp_eval(u, &ctx->mem, &ctx->err);
 }
 
 /* Realizes, bottom-up, the node about MAX_REALIZE_DEPTH above the bottom of the
@@ -397,21 +403,100 @@ static void dot_label(tl_strbuf *s, const tl_uop *u) {
   }
 }
 
-static void dot_nodes(tl_strbuf *s, const tl_uop *u, tl_ptrmap *seen, const tl_schedule *sched) {
-  if (tl_ptrmap_get(seen, u)) return;
-  if (!tl_ptrmap_put(seen, u, (void *)u)) {
-    s->oom = true;
-    return;
+/* every node under u, sources before their users */
+static bool dot_collect(const tl_uop *u, tl_ptrmap *seen, const tl_uop ***v, size_t *n, size_t *cap) {
+  if (tl_ptrmap_get(seen, u)) return true;
+  if (!tl_ptrmap_put(seen, u, (void *)u)) return false;
+  for (int i = 0; i < u->nsrc; i++)
+    if (!dot_collect(u->src[i], seen, v, n, cap)) return false;
+  if (*n == *cap) {
+    size_t c = *cap ? 2 * *cap : 64;
+    const tl_uop **p = realloc(*v, c * sizeof *p);
+    if (!p) return false;
+    *v = p;
+    *cap = c;
   }
+  (*v)[(*n)++] = u;
+  return true;
+}
+
+/* owner: node -> kernel index + 1, for the nodes kernel k computes: from its root down
+ * to the buffers and the other kernels' outputs it loads (as the lowering reads the
+ * schedule). A node inlined into several kernels is drawn in the first. */
+static bool dot_own(const tl_schedule *s, int k, const tl_uop *u, tl_ptrmap *owner) {
+  if (u->op == TL_OP_BUFFER || tl_ptrmap_get(owner, u)) return true;
+  int kk = tl_schedule_kernel_of(s, u);
+  if (kk && kk != k + 1) return true;
+  if (!tl_ptrmap_put(owner, u, (void *)(intptr_t)(k + 1))) return false;
+  for (int i = 0; i < u->nsrc; i++)
+    if (!dot_own(s, k, u->src[i], owner)) return false;
+  return true;
+}
+
+static void dot_node(tl_strbuf *s, const tl_uop *u, const tl_schedule *sched, const char *indent) {
   int k = sched ? tl_schedule_kernel_of(sched, u) : 0;
-  tl_strbuf_printf(s, "  n%llu [label=\"", (unsigned long long)u->id);
+  tl_strbuf_printf(s, "%sn%llu [label=\"", indent, (unsigned long long)u->id);
   dot_label(s, u);
   if (k) tl_strbuf_printf(s, "\\nkernel %d output", k - 1);
   tl_strbuf_printf(s, "\"%s];\n", k ? ", style=filled, fillcolor=lightblue" : u->op == TL_OP_BUFFER ? ", shape=box" : "");
-  for (int i = 0; i < u->nsrc; i++) {
-    dot_nodes(s, u->src[i], seen, sched);
-    tl_strbuf_printf(s, "  n%llu -> n%llu;\n", (unsigned long long)u->src[i]->id, (unsigned long long)u->id);
+}
+
+/* The one DOT writer: the graph under root, buffers as boxes, ops as ellipses with
+ * their dtypes and shapes; with a schedule, each kernel's nodes in a cluster named
+ * as the kernel runs (k0, k1, ...), its output filled. */
+static void dot_write(tl_strbuf *s, const char *name, const tl_uop *root, const tl_schedule *sched) {
+  tl_ptrmap seen = {0}, owner = {0};
+  const tl_uop **v = NULL;
+  size_t n = 0, cap = 0;
+  bool ok = dot_collect(root, &seen, &v, &n, &cap);
+  for (int k = 0; ok && sched && k < sched->nkernels; k++) ok = dot_own(sched, k, sched->roots[k], &owner);
+  if (!ok) {
+    s->oom = true;
+  } else {
+    tl_strbuf_printf(s, "digraph %s {\n  rankdir=BT;\n  graph [fontname=\"monospace\"];\n"
+                        "  node [shape=ellipse, fontname=\"monospace\"];\n", name);
+    if (sched) tl_strbuf_printf(s, "  label=\"%d kernel(s)\";\n", sched->nkernels);
+    for (int k = 0; sched && k < sched->nkernels; k++) {
+      tl_strbuf_printf(s, "  subgraph cluster_k%d {\n    label=\"kernel k%d\";\n    style=rounded;\n    color=blue;\n", k, k);
+      for (size_t i = 0; i < n; i++)
+        if ((intptr_t)tl_ptrmap_get(&owner, v[i]) == k + 1) dot_node(s, v[i], sched, "    ");
+      tl_strbuf_puts(s, "  }\n");
+    }
+    for (size_t i = 0; i < n; i++)
+      if (!tl_ptrmap_get(&owner, v[i])) dot_node(s, v[i], sched, "  ");
+    for (size_t i = 0; i < n; i++)
+      for (int j = 0; j < v[i]->nsrc; j++)
+        tl_strbuf_printf(s, "  n%llu -> n%llu;\n", (unsigned long long)v[i]->src[j]->id, (unsigned long long)v[i]->id);
+    tl_strbuf_puts(s, "}\n");
   }
+  free(v);
+  tl_ptrmap_free(&seen);
+  tl_ptrmap_free(&owner);
+}
+
+/* With a dot directory set: DIR/realize-NNNN.dot, the graph being realized and (cpu)
+ * its kernels. A file that cannot be written fails the realize. */
+static tl_status dot_realize(tl_ctx *ctx, const tl_uop *root, const tl_schedule *sched) {
+  if (!ctx->dot_dir) return TL_OK;
+  tl_strbuf s = {0};
+  dot_write(&s, "tl_realize", root, sched);
+  char *text = tl_strbuf_take(&s);
+  if (!text) return tl_error_set(&ctx->err, TL_ERR_NOMEM, "realize: out of memory writing DOT");
+  size_t plen = strlen(ctx->dot_dir) + 32;
+  char *path = malloc(plen);
+  tl_status st = TL_OK;
+  if (!path) {
+    st = tl_error_set(&ctx->err, TL_ERR_NOMEM, "realize: out of memory writing DOT");
+  } else {
+    snprintf(path, plen, "%s/realize-%04u.dot", ctx->dot_dir, ++ctx->dot_count);
+    FILE *f = fopen(path, "w");
+    bool w = f && fputs(text, f) >= 0;
+    if (f && fclose(f)) w = false;
+    if (!w) st = tl_error_set(&ctx->err, TL_ERR_IO, "realize: cannot write %s: %s", path, strerror(errno));
+  }
+  free(path);
+  free(text);
+  return st;
 }
 
 static bool too_deep_to_walk(tl_tensor *t, const char *what) {
@@ -424,11 +509,7 @@ static bool too_deep_to_walk(tl_tensor *t, const char *what) {
 char *tl_graph_dot(tl_tensor *t) {
   if (!(t = tl_api_tensor(t, "graph_dot")) || too_deep_to_walk(t, "graph_dot")) return NULL;
   tl_strbuf s = {0};
-  tl_ptrmap seen = {0};
-  tl_strbuf_puts(&s, "digraph tl_graph {\n  rankdir=BT;\n  node [shape=ellipse, fontname=\"monospace\"];\n");
-  dot_nodes(&s, t->u, &seen, NULL);
-  tl_strbuf_puts(&s, "}\n");
-  tl_ptrmap_free(&seen);
+  dot_write(&s, "tl_graph", t->u, NULL);
   return tl_strbuf_take(&s);
 }
 
@@ -451,12 +532,7 @@ static bool with_schedule(tl_tensor *t, void (*f)(tl_uop *root, tl_schedule *s, 
 }
 
 static void schedule_dot(tl_uop *root, tl_schedule *s, void *user) {
-  tl_strbuf *sb = user;
-  tl_ptrmap seen = {0};
-  tl_strbuf_printf(sb, "digraph tl_schedule {\n  rankdir=BT;\n  label=\"%d kernel(s)\";\n", s->nkernels);
-  dot_nodes(sb, root, &seen, s);
-  tl_strbuf_puts(sb, "}\n");
-  tl_ptrmap_free(&seen);
+  dot_write(user, "tl_schedule", root, s);
 }
 
 char *tl_schedule_dot(tl_tensor *t) {

@@ -108,6 +108,11 @@ int tl_lang_exec(tl_program_fn fn, const char *path, const tl_lang_run_options *
     fprintf(o->err, "tl: cannot create the engine context\n");
     return 1;
   }
+  if (o->dot_dir && tl_set_dot_dir(ctx, o->dot_dir)) { /* before the program runs: exit 2 */
+    fprintf(o->err, "tl: run: --dot: %s\n", tl_last_error(ctx));
+    tl_shutdown(ctx);
+    return 2;
+  }
   tlrt *R = calloc(1, sizeof *R);
   jmp_buf *jb = malloc(sizeof *jb);
   int rc = 1;
