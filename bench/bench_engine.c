@@ -1,6 +1,11 @@
 /* bench_engine.c — `make bench`: TL against numpy, run in the same invocation.
- * Prints per workload: bench: NAME tl_ms=X peer=numpy peer_ms=Y ratio=Y/X
- * (ratio > 1: TL is faster). Times are medians of 7 runs after 2 warm-ups. */
+ * Prints per workload: bench: NAME tl_ms=X peer=numpy peer_ms=Y ratio=Y/X threads=N
+ * (ratio > 1: TL is faster). Times are medians of 7 runs after 2 warm-ups. numpy runs
+ * with TL's thread count (OPENBLAS_NUM_THREADS). Matrix products also print their
+ * gflops= and peak_gflops=, the FMA peak of the cores measured here (register-only
+ * FMAs at the vector width kernels use, on as many threads): GEMM is judged against
+ * the machine, whose BLAS may not be tuned for it. */
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -25,6 +30,79 @@ static tl_tensor *rowsum(tl_tensor **in) { return tl_sum(in[0], 1, (int[]){1}, 0
 static tl_tensor *softmax(tl_tensor **in) { return tl_softmax(in[0], 1); }
 static tl_tensor *matmul(tl_tensor **in) { return tl_matmul(in[0], in[1]); }
 
+/* TL's thread count: the pool's rule (TL_THREADS, else the online cores) */
+static int tl_threads(void) {
+  const char *env = getenv("TL_THREADS");
+  int n = env ? atoi(env) : 0;
+  long cores = sysconf(_SC_NPROCESSORS_ONLN);
+  return n > 0 ? n : cores > 0 ? (int)cores : 1;
+}
+
+/* ---- the FMA peak ----------------------------------------------------------------------
+ * Twelve independent chains of 256-bit FMAs (two FMA pipes times four cycles of latency
+ * need at least eight), nothing but registers: the most a core can do at the width
+ * kernels are built for (-march=native -mno-avx512f). Without AVX2/FMA, 128-bit
+ * multiplies and adds. */
+typedef float v8f __attribute__((vector_size(32)));
+typedef float v4f __attribute__((vector_size(16)));
+enum { PEAK_ITERS = 20000000 };
+
+/* twelve named accumulators (an array would live in memory); the empty asm keeps
+ * each one a register the compiler cannot fold away */
+#define PEAK_CHAINS(X) X(0) X(1) X(2) X(3) X(4) X(5) X(6) X(7) X(8) X(9) X(10) X(11)
+#define PEAK_INIT(i) V a##i = x + (float)i;
+#define PEAK_SUM(i) s += a##i[0];
+__attribute__((target("avx2,fma"), noinline)) static float fma_loop(long n, float seed) {
+  typedef v8f V;
+  V x = {seed, seed, seed, seed, seed, seed, seed, seed}, y = x * 0.999f;
+  PEAK_CHAINS(PEAK_INIT)
+  for (long i = 0; i < n; i++) {
+#define PEAK_FMA(i) a##i = __builtin_ia32_vfmaddps256(a##i, y, x); __asm__("" : "+x"(a##i));
+    PEAK_CHAINS(PEAK_FMA)
+  }
+  float s = 0;
+  PEAK_CHAINS(PEAK_SUM)
+  return s;
+}
+__attribute__((noinline)) static float muladd_loop(long n, float seed) {
+  typedef v4f V;
+  V x = {seed, seed, seed, seed}, y = x * 0.999f;
+  PEAK_CHAINS(PEAK_INIT)
+  for (long i = 0; i < n; i++) {
+#define PEAK_MULADD(i) a##i = a##i * y + x; __asm__("" : "+x"(a##i));
+    PEAK_CHAINS(PEAK_MULADD)
+  }
+  float s = 0;
+  PEAK_CHAINS(PEAK_SUM)
+  return s;
+}
+
+static int have_fma;
+static void *peak_thread(void *arg) {
+  float *out = arg;
+  *out = have_fma ? fma_loop(PEAK_ITERS, 1.0f) : muladd_loop(PEAK_ITERS, 1.0f);
+  return NULL;
+}
+
+/* GFLOP/s of `threads` threads at once, the median of 3 runs */
+static double peak_gflops(int threads) {
+  __builtin_cpu_init();
+  have_fma = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
+  double flops = (double)PEAK_ITERS * 12 * (have_fma ? 16 : 8) * threads, g[3];
+  pthread_t th[256];
+  float sink[256];
+  if (threads > 256) threads = 256;
+  for (int r = 0; r < 3; r++) {
+    double t0 = now_ms();
+    for (int i = 1; i < threads; i++) pthread_create(&th[i], NULL, peak_thread, &sink[i]);
+    peak_thread(&sink[0]);
+    for (int i = 1; i < threads; i++) pthread_join(th[i], NULL);
+    g[r] = flops / ((now_ms() - t0) * 1e6);
+  }
+  qsort(g, 3, sizeof g[0], by_value);
+  return g[1];
+}
+
 static double time_tl(tl_ctx *ctx, workload_fn f, tl_tensor **in) {
   double t[7];
   for (int i = -2; i < 7; i++) {
@@ -44,7 +122,9 @@ static double time_tl(tl_ctx *ctx, workload_fn f, tl_tensor **in) {
 /* numpy's median for one workload, or -1 if numpy is not there */
 static double time_numpy(const char *name) {
   char cmd[512], line[256];
-  snprintf(cmd, sizeof cmd, "%s bench/peer_numpy.py %s 2>/dev/null", peer_python(), name);
+  int n = tl_threads();
+  snprintf(cmd, sizeof cmd, "OPENBLAS_NUM_THREADS=%d OMP_NUM_THREADS=%d %s bench/peer_numpy.py %s 2>/dev/null", n, n,
+           peer_python(), name);
   FILE *p = popen(cmd, "r");
   double ms = -1;
   if (!p) return -1;
@@ -57,12 +137,21 @@ static double time_numpy(const char *name) {
   return ms;
 }
 
-static void report(const char *name, double tl_ms) {
+/* flops: of a matrix product (0: not one) */
+static void report(const char *name, double tl_ms, double flops) {
   double peer = time_numpy(name);
   if (peer > 0)
-    printf("bench: %s tl_ms=%.3f peer=numpy peer_ms=%.3f ratio=%.2f\n", name, tl_ms, peer, peer / tl_ms);
+    printf("bench: %s tl_ms=%.3f peer=numpy peer_ms=%.3f ratio=%.2f threads=%d", name, tl_ms, peer, peer / tl_ms,
+           tl_threads());
   else
-    printf("bench: %s tl_ms=%.3f peer=none peer_ms=nan ratio=nan\n", name, tl_ms);
+    printf("bench: %s tl_ms=%.3f peer=none peer_ms=nan ratio=nan threads=%d", name, tl_ms, tl_threads());
+  if (flops > 0) {
+    static double peak;
+    if (!peak) peak = peak_gflops(tl_threads());
+    printf(" gflops=%.1f peak_gflops=%.1f", flops / (tl_ms * 1e6), peak);
+    if (peer > 0) printf(" peer_gflops=%.1f", flops / (peer * 1e6));
+  }
+  printf("\n");
   fflush(stdout);
 }
 
@@ -70,8 +159,9 @@ int main(int argc, char **argv) {
   tl_ctx *ctx = tl_init();
   tl_manual_seed(ctx, 0);
   const char *only = argc > 1 ? argv[1] : NULL;
-  int64_t n = 16 << 20, sq[2] = {4096, 4096}, mm[2] = {1024, 1024};
-  tl_tensor *v[3], *m, *p, *q;
+  int64_t n = 16 << 20, sq[2] = {4096, 4096}, mm[2] = {1024, 1024}, big[2] = {2048, 2048};
+  int64_t x_shape[2] = {128, 784}, w_shape[2] = {784, 256};
+  tl_tensor *v[3], *m, *p, *q, *p2, *q2, *x, *w;
   for (int i = 0; i < 3; i++) {
     v[i] = tl_randn(ctx, TL_F32, 1, &n);
     tl_realize(v[i]);
@@ -80,20 +170,27 @@ int main(int argc, char **argv) {
   p = tl_randn(ctx, TL_F32, 2, mm);
   q = tl_randn(ctx, TL_F32, 2, mm);
   tl_realize(m);
-  tl_realize(p);
-  tl_realize(q);
+  p2 = tl_randn(ctx, TL_F32, 2, big);
+  q2 = tl_randn(ctx, TL_F32, 2, big);
+  x = tl_randn(ctx, TL_F32, 2, x_shape);
+  w = tl_randn(ctx, TL_F32, 2, w_shape);
+  tl_tensor *all[] = {p, q, p2, q2, x, w};
+  for (size_t i = 0; i < sizeof all / sizeof all[0]; i++) tl_realize(all[i]);
   struct {
     const char *name;
     workload_fn f;
     tl_tensor *in[3];
-  } w[] = {
-      {"fused_chain_16M", fused_chain, {v[0], v[1], v[2]}},
-      {"rowsum_4096", rowsum, {m}},
-      {"softmax_4096", softmax, {m}},
-      {"matmul_1024", matmul, {p, q}},
+    double flops;
+  } work[] = {
+      {"fused_chain_16M", fused_chain, {v[0], v[1], v[2]}, 0},
+      {"rowsum_4096", rowsum, {m}, 0},
+      {"softmax_4096", softmax, {m}, 0},
+      {"matmul_1024", matmul, {p, q}, 2.0 * 1024 * 1024 * 1024},
+      {"matmul_2048", matmul, {p2, q2}, 2.0 * 2048 * 2048 * 2048},
+      {"matmul_128x784x256", matmul, {x, w}, 2.0 * 128 * 784 * 256},
   };
-  for (size_t i = 0; i < sizeof w / sizeof w[0]; i++)
-    if (!only || !strcmp(only, w[i].name)) report(w[i].name, time_tl(ctx, w[i].f, w[i].in));
+  for (size_t i = 0; i < sizeof work / sizeof work[0]; i++)
+    if (!only || !strcmp(only, work[i].name)) report(work[i].name, time_tl(ctx, work[i].f, work[i].in), work[i].flops);
   tl_shutdown(ctx);
   return 0;
 }

@@ -167,3 +167,348 @@ static inline double tl_uniform_f64(tl_u64 seed, tl_u64 stream, tl_i64 i) {
 }
 
 #endif
+
+/* ---- GEMM (matmul-shaped sums) ------------------------------------------------------
+ * A fixed, tested routine that generated kernels call (docs/decisions.md, "GEMM in the
+ * prelude"): the lowering recognises the sum, picks the plan (strides, unit tiles) and
+ * renders a call; this code packs, blocks and runs the register-tiled micro-kernel.
+ * Pasted only into GEMM kernels (render_c.c cuts the prelude at this section: every
+ * realize hashes its kernel's source, and this is most of the text); its functions
+ * are compiled only where TL_GEMM is defined (those kernels and the GEMM tests). The
+ * sizes are shared with the lowering. */
+#ifndef TL_KERNEL_PRELUDE_GEMM_H
+#define TL_KERNEL_PRELUDE_GEMM_H
+#define TL_GEMM_MR 6          /* rows of C a micro-kernel holds */
+#define TL_GEMM_VBYTES 32     /* one vector: AVX2 (8 f32, 4 f64); NR is two vectors */
+#define TL_GEMM_KC 256        /* depth of a packed block: a B micro-panel (KC x NR) is 16 KiB, in L1 */
+#define TL_GEMM_MC 144        /* rows of A packed at a time: 144 x 256 f32 = 144 KiB, in L2 */
+#define TL_GEMM_NC_BYTES 4096 /* columns of B packed at a time, times the element size (1 MiB) */
+#define TL_GEMM_MAXB 8        /* batch axes */
+#define TL_GEMM_PACK_B_ROWS 12 /* B is packed for more rows than this */
+
+#ifdef TL_GEMM
+typedef __SIZE_TYPE__ tl_size;
+void *malloc(tl_size);
+void free(void *);
+
+/* C[b][m, n] = sum_k A[b][m, k] B[b][k, n], every operand strided (elements); C's rows
+ * are contiguous. The parallel range counts unit tiles (um x un of C) in the order
+ * (batch, unit row, unit column); a chunk of them runs as at most three rectangles
+ * (see tl_gemm_run_*), so a thread given half of C packs and blocks like one given
+ * all of it, and small units still spread any shape over many cores. */
+typedef struct tl_gemm_desc {
+  tl_i64 m, n, k;
+  tl_i64 sam, sak, sbk, sbn, ldc;
+  tl_i64 um, un, gm, gn; /* unit tile and units along M and N */
+  int nbatch;
+  tl_i64 bshape[TL_GEMM_MAXB], bsa[TL_GEMM_MAXB], bsb[TL_GEMM_MAXB], bsc[TL_GEMM_MAXB];
+} tl_gemm_desc;
+
+/* applied to C's row m, columns [n0, n1), of batch bi once its sum is complete (while
+ * it is in cache): the elementwise consumers fused into the kernel */
+typedef void (*tl_gemm_epi)(void *const *bufs, tl_i64 bi, tl_i64 m, tl_i64 n0, tl_i64 n1);
+
+static inline tl_i64 tl_gemm_min(tl_i64 a, tl_i64 b) { return a < b ? a : b; }
+
+#if defined(__GNUC__) && !defined(__TINYC__)
+#define TL_GEMM_ALIGN __attribute__((aligned(64)))
+#else
+#define TL_GEMM_ALIGN
+#endif
+
+/* Packing. A block (mc x kc) goes to panels of MR rows, each k-major (the micro-kernel
+ * reads MR values of one k together), padded with zero rows; a B block (kc x nc) to
+ * panels of NR columns, k-major, padded with zero columns. Loop order follows the
+ * operand's unit stride so reads stay sequential. */
+#define TL_GEMM_PACK(T, S)                                                                        \
+  static inline void tl_pack_a_##S(const T *a, tl_i64 sam, tl_i64 sak, tl_i64 mc, tl_i64 kc, T *dst) {   \
+    for (tl_i64 i0 = 0; i0 < mc; i0 += TL_GEMM_MR, dst += TL_GEMM_MR * kc) {                      \
+      tl_i64 h = tl_gemm_min(TL_GEMM_MR, mc - i0);                                                \
+      const T *src = a + i0 * sam;                                                                \
+      if (h == TL_GEMM_MR) { /* the rows side by side: six streams for the prefetcher */          \
+        const T *r0 = src, *r1 = src + sam, *r2 = src + 2 * sam, *r3 = src + 3 * sam;             \
+        const T *r4 = src + 4 * sam, *r5 = src + 5 * sam;                                         \
+        for (tl_i64 k = 0; k < kc; k++) {                                                         \
+          T *o = dst + k * TL_GEMM_MR;                                                            \
+          tl_i64 x = k * sak;                                                                     \
+          o[0] = r0[x], o[1] = r1[x], o[2] = r2[x], o[3] = r3[x], o[4] = r4[x], o[5] = r5[x];     \
+        }                                                                                         \
+      } else {                                                                                    \
+        for (tl_i64 k = 0; k < kc; k++)                                                           \
+          for (tl_i64 i = 0; i < TL_GEMM_MR; i++)                                                 \
+            dst[k * TL_GEMM_MR + i] = i < h ? src[i * sam + k * sak] : (T)0;                      \
+      }                                                                                           \
+    }                                                                                             \
+  }                                                                                               \
+  static inline void tl_pack_b_##S(const T *b, tl_i64 sbk, tl_i64 sbn, tl_i64 kc, tl_i64 nc, T *dst) {   \
+    const tl_i64 nr = 2 * TL_GEMM_VBYTES / (tl_i64)sizeof(T);                                     \
+    for (tl_i64 j0 = 0; j0 < nc; j0 += nr, dst += nr * kc) {                                      \
+      tl_i64 w = tl_gemm_min(nr, nc - j0);                                                        \
+      const T *src = b + j0 * sbn;                                                                \
+      if (sbn == 1 && w == nr) {                                                                  \
+        for (tl_i64 k = 0; k < kc; k++) __builtin_memcpy(dst + k * nr, src + k * sbk, sizeof(T) * (tl_size)nr); \
+      } else if (sbk == 1) {                                                                      \
+        for (tl_i64 j = 0; j < nr; j++)                                                           \
+          for (tl_i64 k = 0; k < kc; k++) dst[k * nr + j] = j < w ? src[j * sbn + k] : (T)0;      \
+      } else {                                                                                    \
+        for (tl_i64 k = 0; k < kc; k++)                                                           \
+          for (tl_i64 j = 0; j < nr; j++) dst[k * nr + j] = j < w ? src[k * sbk + j * sbn] : (T)0; \
+      }                                                                                           \
+    }                                                                                             \
+  }
+
+#if defined(__GNUC__) && !defined(__TINYC__)
+/* The micro-kernel: C[0:mr, 0:nr] (+)= A[0:mr, 0:kc] B[0:kc, 0:NR], an MR x NR block
+ * of C in 12 vector registers (AVX2: 12 of 16 ymm; two more for a row of B, one for
+ * a broadcast A value), an FMA each. A is read at a[i*ars + k*acs] (packed: ars 1,
+ * acs MR), B at b[k*bcs + j] (packed: bcs NR). Rows past mr read the last valid row
+ * (their sums are dropped), so an unpacked A is never read out of bounds; columns past
+ * nr must be readable (packed, zero). Without AVX (valgrind's build) GCC splits every
+ * vector in two: slower, same results. */
+#define TL_GEMM_ROW(i)                                                                            \
+  {                                                                                               \
+    T s_ = a##i[k * acs];                                                                         \
+    V x_ = TL_BC(s_);                                                                             \
+    c##i##0 += x_ * b0;                                                                           \
+    c##i##1 += x_ * b1;                                                                           \
+  }
+#define TL_GEMM_STORE(i)                                                                          \
+  if (i < mr) {                                                                                   \
+    T *row_ = c + i * ldc;                                                                        \
+    if (nr == NRV) {                                                                              \
+      if (add) {                                                                                  \
+        V o0_, o1_;                                                                               \
+        __builtin_memcpy(&o0_, row_, sizeof(V));                                                  \
+        __builtin_memcpy(&o1_, row_ + LANES, sizeof(V));                                          \
+        c##i##0 += o0_;                                                                           \
+        c##i##1 += o1_;                                                                           \
+      }                                                                                           \
+      __builtin_memcpy(row_, &c##i##0, sizeof(V));                                                \
+      __builtin_memcpy(row_ + LANES, &c##i##1, sizeof(V));                                        \
+    } else {                                                                                      \
+      T t_[2 * TL_GEMM_VBYTES / sizeof(T)];                                                       \
+      __builtin_memcpy(t_, &c##i##0, sizeof(V));                                                  \
+      __builtin_memcpy(t_ + LANES, &c##i##1, sizeof(V));                                          \
+      for (int j = 0; j < nr; j++) row_[j] = add ? row_[j] + t_[j] : t_[j];                       \
+    }                                                                                             \
+  }
+#define TL_GEMM_UKR(S)                                                                            \
+  static inline void tl_ukr_##S(tl_i64 kc, const T *a, tl_i64 ars, tl_i64 acs, const T *b, tl_i64 bcs, \
+                                T *c, tl_i64 ldc, int mr, int nr, int add) {                      \
+    enum { LANES = TL_GEMM_VBYTES / sizeof(T), NRV = 2 * LANES };                                 \
+    const T *a0 = a, *a1 = a + (mr > 1 ? 1 : mr - 1) * ars, *a2 = a + (mr > 2 ? 2 : mr - 1) * ars; \
+    const T *a3 = a + (mr > 3 ? 3 : mr - 1) * ars, *a4 = a + (mr > 4 ? 4 : mr - 1) * ars;         \
+    const T *a5 = a + (mr > 5 ? 5 : mr - 1) * ars;                                                \
+    if (mr == 1) { /* one row (a row times a matrix, an edge): four chains over k, not six rows */ \
+      V s0 = {0}, s1 = {0}, s2 = {0}, s3 = {0}, s4 = {0}, s5 = {0}, s6 = {0}, s7 = {0};            \
+      tl_i64 k = 0;                                                                               \
+      for (; k + 4 <= kc; k += 4, b += 4 * bcs) {                                                 \
+        V b0, b1, x0 = TL_BC(a[k * acs]), x1 = TL_BC(a[(k + 1) * acs]);                           \
+        V x2 = TL_BC(a[(k + 2) * acs]), x3 = TL_BC(a[(k + 3) * acs]);                             \
+        __builtin_memcpy(&b0, b, sizeof(V));                                                      \
+        __builtin_memcpy(&b1, b + LANES, sizeof(V));                                              \
+        s0 += x0 * b0, s1 += x0 * b1;                                                             \
+        __builtin_memcpy(&b0, b + bcs, sizeof(V));                                                \
+        __builtin_memcpy(&b1, b + bcs + LANES, sizeof(V));                                        \
+        s2 += x1 * b0, s3 += x1 * b1;                                                             \
+        __builtin_memcpy(&b0, b + 2 * bcs, sizeof(V));                                            \
+        __builtin_memcpy(&b1, b + 2 * bcs + LANES, sizeof(V));                                    \
+        s4 += x2 * b0, s5 += x2 * b1;                                                             \
+        __builtin_memcpy(&b0, b + 3 * bcs, sizeof(V));                                            \
+        __builtin_memcpy(&b1, b + 3 * bcs + LANES, sizeof(V));                                    \
+        s6 += x3 * b0, s7 += x3 * b1;                                                             \
+      }                                                                                           \
+      for (; k < kc; k++, b += bcs) {                                                             \
+        V b0, b1, x0 = TL_BC(a[k * acs]);                                                         \
+        __builtin_memcpy(&b0, b, sizeof(V));                                                      \
+        __builtin_memcpy(&b1, b + LANES, sizeof(V));                                              \
+        s0 += x0 * b0, s1 += x0 * b1;                                                             \
+      }                                                                                           \
+      V c00 = (s0 + s2) + (s4 + s6), c01 = (s1 + s3) + (s5 + s7);                                 \
+      TL_GEMM_STORE(0)                                                                            \
+      return;                                                                                     \
+    }                                                                                             \
+    for (int i_ = 0; i_ < mr; i_++) { /* C is read at the end: fetch it while the sums run */      \
+      __builtin_prefetch(c + i_ * ldc, 1);                                                        \
+      __builtin_prefetch(c + i_ * ldc + NRV - 1, 1);                                              \
+    }                                                                                             \
+    V c00 = {0}, c01 = {0}, c10 = {0}, c11 = {0}, c20 = {0}, c21 = {0};                          \
+    V c30 = {0}, c31 = {0}, c40 = {0}, c41 = {0}, c50 = {0}, c51 = {0};                          \
+    for (tl_i64 k = 0; k < kc; k++, b += bcs) {                                                   \
+      V b0, b1;                                                                                   \
+      __builtin_memcpy(&b0, b, sizeof(V));                                                        \
+      __builtin_memcpy(&b1, b + LANES, sizeof(V));                                                \
+      TL_GEMM_ROW(0) TL_GEMM_ROW(1) TL_GEMM_ROW(2) TL_GEMM_ROW(3) TL_GEMM_ROW(4) TL_GEMM_ROW(5)   \
+    }                                                                                             \
+    TL_GEMM_STORE(0) TL_GEMM_STORE(1) TL_GEMM_STORE(2) TL_GEMM_STORE(3) TL_GEMM_STORE(4)          \
+    TL_GEMM_STORE(5)                                                                              \
+  }
+typedef float tl_vf32 __attribute__((vector_size(TL_GEMM_VBYTES)));
+typedef double tl_vf64 __attribute__((vector_size(TL_GEMM_VBYTES)));
+#define T float
+#define V tl_vf32
+#define TL_BC(s) ((V){s, s, s, s, s, s, s, s})
+TL_GEMM_UKR(f32)
+#undef TL_BC
+#undef V
+#undef T
+#define T double
+#define V tl_vf64
+#define TL_BC(s) ((V){s, s, s, s})
+TL_GEMM_UKR(f64)
+#undef TL_BC
+#undef V
+#undef T
+#else
+/* no vector extension (libtcc): the same contract, one element at a time */
+#define TL_GEMM_UKR(T, S)                                                                         \
+  static inline void tl_ukr_##S(tl_i64 kc, const T *a, tl_i64 ars, tl_i64 acs, const T *b, tl_i64 bcs, T *c, \
+                         tl_i64 ldc, int mr, int nr, int add) {                                   \
+    for (int i = 0; i < mr; i++)                                                                  \
+      for (int j = 0; j < nr; j++) {                                                              \
+        T s = 0;                                                                                  \
+        for (tl_i64 k = 0; k < kc; k++) s += a[i * ars + k * acs] * b[k * bcs + j];               \
+        c[i * ldc + j] = add ? c[i * ldc + j] + s : s;                                            \
+      }                                                                                           \
+  }
+TL_GEMM_UKR(float, f32)
+TL_GEMM_UKR(double, f64)
+#endif
+
+/* One rectangle [m0, m1) x [n0, n1) of one batch's C, blocked as BLIS does: columns
+ * by NC, depth by KC (B block packed once, then kept in L2/L3), rows by MC (A block
+ * packed, in L2), then NR x MR micro-tiles (a B micro-panel stays in L1 across the
+ * rows). With few rows to reuse it (m1 - m0 <= 2 MR) B is read in place when its rows
+ * are contiguous; with few columns A is read in place: packing would cost more than
+ * it saves. ws: KC x NC then MC x KC elements, 64-aligned (NULL: nothing packed but
+ * edge panels, on the stack). */
+#define TL_GEMM_RECT(T, S)                                                                        \
+  /* One row of C (a row times a matrix read along its rows): nothing to reuse, so no     \
+   * packing and no register tile; B is streamed in order, four rows at a time, into a   \
+   * stretch of C kept in L1 (memory speed, where the tile would read B down columns). */ \
+  static inline void tl_gemm_row_##S(const tl_gemm_desc *d, const T *a, const T *B, T *c, tl_i64 n0, tl_i64 n1, \
+                                     void *const *bufs, tl_i64 bi, tl_i64 m, tl_gemm_epi epi) {   \
+    enum { CH = 8192 / sizeof(T) };                                                               \
+    for (tl_i64 j0 = n0; j0 < n1; j0 += CH) {                                                     \
+      tl_i64 w = tl_gemm_min(CH, n1 - j0), k = 0;                                                 \
+      T *restrict cr = c + j0;                                                                    \
+      for (tl_i64 j = 0; j < w; j++) cr[j] = 0;                                                   \
+      for (; k + 4 <= d->k; k += 4) {                                                             \
+        T x0 = a[k * d->sak], x1 = a[(k + 1) * d->sak], x2 = a[(k + 2) * d->sak], x3 = a[(k + 3) * d->sak]; \
+        const T *restrict b0 = B + k * d->sbk + j0, *restrict b1 = b0 + d->sbk;                   \
+        const T *restrict b2 = b1 + d->sbk, *restrict b3 = b2 + d->sbk;                           \
+        for (tl_i64 j = 0; j < w; j++) cr[j] += x0 * b0[j] + x1 * b1[j] + x2 * b2[j] + x3 * b3[j]; \
+      }                                                                                           \
+      for (; k < d->k; k++) {                                                                     \
+        T x0 = a[k * d->sak];                                                                     \
+        const T *restrict b0 = B + k * d->sbk + j0;                                               \
+        for (tl_i64 j = 0; j < w; j++) cr[j] += x0 * b0[j];                                       \
+      }                                                                                           \
+      if (epi) epi(bufs, bi, m, j0, j0 + w);                                                      \
+    }                                                                                             \
+  }                                                                                               \
+  static inline void tl_gemm_rect_##S(const tl_gemm_desc *d, const T *A, const T *B, T *C, tl_i64 m0, tl_i64 m1, \
+                               tl_i64 n0, tl_i64 n1, T *pb, T *pa, void *const *bufs, tl_i64 bi,         \
+                               tl_gemm_epi epi) {                                                 \
+    enum { NR = 2 * TL_GEMM_VBYTES / sizeof(T), NC = TL_GEMM_NC_BYTES / sizeof(T) };              \
+    T edge[TL_GEMM_KC * NR] TL_GEMM_ALIGN;                                                        \
+    int pack_b = pb && (d->sbn != 1 || m1 - m0 > TL_GEMM_PACK_B_ROWS);                                 \
+    int pack_a = pa && n1 - n0 > 2 * NR;                                                          \
+    if (m1 - m0 == 1 && d->sbn == 1) {                                                            \
+      tl_gemm_row_##S(d, A + m0 * d->sam, B, C + m0 * d->ldc, n0, n1, bufs, bi, m0, epi);         \
+      return;                                                                                     \
+    }                                                                                             \
+    for (tl_i64 jc = n0; jc < n1; jc += NC) {                                                     \
+      tl_i64 nc = tl_gemm_min(NC, n1 - jc);                                                       \
+      for (tl_i64 pc = 0; pc < d->k; pc += TL_GEMM_KC) {                                          \
+        tl_i64 kc = tl_gemm_min(TL_GEMM_KC, d->k - pc);                                           \
+        const T *bk = B + pc * d->sbk + jc * d->sbn;                                              \
+        if (pack_b) tl_pack_b_##S(bk, d->sbk, d->sbn, kc, nc, pb);                                \
+        for (tl_i64 ic = m0; ic < m1; ic += TL_GEMM_MC) {                                         \
+          tl_i64 mc = tl_gemm_min(TL_GEMM_MC, m1 - ic);                                           \
+          const T *ak = A + ic * d->sam + pc * d->sak;                                            \
+          if (pack_a) tl_pack_a_##S(ak, d->sam, d->sak, mc, kc, pa);                              \
+          for (tl_i64 jr = 0; jr < nc; jr += NR) {                                                \
+            int nr = (int)tl_gemm_min(NR, nc - jr);                                               \
+            const T *bp = pb + jr * kc;                                                           \
+            tl_i64 bcs = NR;                                                                      \
+            if (!pack_b && d->sbn == 1 && nr == NR) {                                             \
+              bp = bk + jr;                                                                       \
+              bcs = d->sbk;                                                                       \
+            } else if (!pack_b) {                                                                 \
+              tl_pack_b_##S(bk + jr * d->sbn, d->sbk, d->sbn, kc, nr, edge);                      \
+              bp = edge;                                                                          \
+            }                                                                                     \
+            T *cp = C + ic * d->ldc + jc + jr;                                                    \
+            for (tl_i64 ir = 0; ir < mc; ir += TL_GEMM_MR) {                                      \
+              int mr = (int)tl_gemm_min(TL_GEMM_MR, mc - ir);                                     \
+              if (pack_a)                                                                         \
+                tl_ukr_##S(kc, pa + ir * kc, 1, TL_GEMM_MR, bp, bcs, cp + ir * d->ldc, d->ldc, mr, nr, pc > 0); \
+              else                                                                                \
+                tl_ukr_##S(kc, ak + ir * d->sam, d->sam, d->sak, bp, bcs, cp + ir * d->ldc, d->ldc, mr, nr, \
+                           pc > 0);                                                               \
+            }                                                                                     \
+          }                                                                                       \
+          if (epi && pc + kc >= d->k)                                                             \
+            for (tl_i64 i = ic; i < ic + mc; i++) epi(bufs, bi, i, jc, jc + nc);                  \
+        }                                                                                         \
+      }                                                                                           \
+    }                                                                                             \
+  }                                                                                               \
+  /* Units [begin, end) of the grid: a partial unit row, whole unit rows (one rectangle),  \
+   * a partial row; per batch. K == 0 leaves zeros. */                                            \
+  static inline void tl_gemm_run_##S(const tl_gemm_desc *d, const T *A, const T *B, T *C, tl_i64 begin,  \
+                              tl_i64 end, void *const *bufs, tl_gemm_epi epi) {                   \
+    enum { NR = 2 * TL_GEMM_VBYTES / sizeof(T), NC = TL_GEMM_NC_BYTES / sizeof(T) };              \
+    void *raw = 0;                                                                                \
+    T *pb = 0, *pa = 0;                                                                           \
+    if (d->m > 2 * TL_GEMM_MR || d->sbn != 1) { /* blocks no bigger than the matrices */          \
+      tl_i64 kc = tl_gemm_min(TL_GEMM_KC, d->k), nc = tl_gemm_min(NC, (d->n + NR - 1) / NR * NR);  \
+      tl_i64 mc = tl_gemm_min(TL_GEMM_MC, (d->m + TL_GEMM_MR - 1) / TL_GEMM_MR * TL_GEMM_MR);     \
+      raw = malloc(sizeof(T) * (tl_size)(kc * nc + mc * kc) + 64);                                \
+      pb = raw ? (T *)(((tl_size)raw + 63) & ~(tl_size)63) : 0;                                   \
+      pa = raw ? pb + kc * nc : 0;                                                                \
+    }                                                                                             \
+    tl_i64 per = d->gm * d->gn;                                                                   \
+    for (tl_i64 t = begin; t < end;) {                                                            \
+      tl_i64 bi = t / per, r = t - bi * per, mt = r / d->gn, nt = r - mt * d->gn, x = bi;          \
+      tl_i64 oa = 0, ob = 0, oc = 0;                                                              \
+      for (int i = d->nbatch - 1; i >= 0; i--) {                                                  \
+        tl_i64 q = x % d->bshape[i];                                                              \
+        x /= d->bshape[i];                                                                        \
+        oa += q * d->bsa[i];                                                                      \
+        ob += q * d->bsb[i];                                                                      \
+        oc += q * d->bsc[i];                                                                      \
+      }                                                                                           \
+      tl_i64 ma = mt * d->um, mb, na, nb, used;                                                   \
+      if (nt == 0 && end - t >= d->gn) {                                                          \
+        tl_i64 rows = tl_gemm_min((end - t) / d->gn, d->gm - mt);                                 \
+        mb = tl_gemm_min(d->m, (mt + rows) * d->um);                                              \
+        na = 0;                                                                                   \
+        nb = d->n;                                                                                \
+        used = rows * d->gn;                                                                      \
+      } else {                                                                                    \
+        tl_i64 cols = tl_gemm_min(end - t, d->gn - nt);                                           \
+        mb = tl_gemm_min(d->m, ma + d->um);                                                       \
+        na = nt * d->un;                                                                          \
+        nb = tl_gemm_min(d->n, (nt + cols) * d->un);                                              \
+        used = cols;                                                                              \
+      }                                                                                           \
+      if (d->k > 0) {                                                                             \
+        tl_gemm_rect_##S(d, A + oa, B + ob, C + oc, ma, mb, na, nb, pb, pa, bufs, bi, epi);           \
+      } else {                                                                                    \
+        for (tl_i64 i = ma; i < mb; i++) {                                                        \
+          for (tl_i64 j = na; j < nb; j++) C[oc + i * d->ldc + j] = 0;                            \
+          if (epi) epi(bufs, bi, i, na, nb);                                                      \
+        }                                                                                         \
+      }                                                                                           \
+      t += used;                                                                                  \
+    }                                                                                             \
+    free(raw);                                                                                    \
+  }
+TL_GEMM_PACK(float, f32)
+TL_GEMM_PACK(double, f64)
+TL_GEMM_RECT(float, f32)
+TL_GEMM_RECT(double, f64)
+#endif /* TL_GEMM */
+#endif /* TL_KERNEL_PRELUDE_GEMM_H */

@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "codegen/kernel_prelude.h" /* the GEMM's tile sizes */
 #include "core/shapetracker.h"
 
 typedef struct memo_entry {
@@ -19,6 +20,7 @@ typedef struct {
   tl_lowered *out;
   const tl_schedule *sched;
   tl_uop *kroot;
+  tl_uop *sums; /* the GEMM whose epilogue this kernel is: read from slot 0 */
   memo_entry *memo[4096];
   int next_range, next_acc;
   tl_error *err;
@@ -337,6 +339,10 @@ static tl_uop *compute(lowerer *L, tl_uop *u, tl_uop *const *idx, tl_uop *guard)
     int64_t base = 0;
     bool input = is_input(L, src);
     tl_uop *off = view_index(L, u->arg.p, idx, &valid, input ? &base : NULL);
+    if (src == L->sums) { /* the GEMM's sum, stored in the output at the same index */
+      tl_arg out_slot = {.i = 0};
+      return tl_uop_make(g, TL_OP_LOAD, (tl_dtype)src->dtype, 1, &off, out_slot, 0, 0, NULL);
+    }
     tl_uop *g2 = bin(L, TL_OP_AND, guard, valid);
     tl_uop *v;
     if (input) return load(L, src, base, off, g2);
@@ -517,6 +523,205 @@ static void lower_interchanged(lowerer *L, tl_uop *root, tl_uop **idx, tl_block 
   }
 }
 
+/* ---- GEMM ----------------------------------------------------------------------------
+ * A float sum over one axis of the product of two plain strided views, where each
+ * output axis but the batch ones is indexed by one operand only, is C = A B (batched):
+ * the prelude's packed, register-tiled routine runs it (docs/decisions.md). The output
+ * axis with stride 1 in C is N; the operand that varies along it is B, the other A;
+ * M is the last other axis only A varies along; the remaining output axes are batch
+ * axes (either operand may broadcast along them). */
+enum {
+  GEMM_MIN_WORK = 4096, /* M N K below this: the plain loops cost less than a call */
+  GEMM_UNITS = 16       /* about this many unit tiles along M and N */
+};
+
+typedef struct {
+  const tl_uop *a, *b; /* the operand views */
+  int md, nd, kd;      /* axes: M (-1: M is 1), N, K */
+} gemm_roles;
+
+static const int64_t *view_strides(const tl_uop *v) { return ((const tl_st *)v->arg.p)->views[0].strides; }
+
+static bool plain_view(const tl_uop *v) {
+  if (v->op != TL_OP_VIEW) return false;
+  const tl_st *st = v->arg.p;
+  return st->nviews == 1 && !st->views[0].masked;
+}
+
+static bool gemm_roles_of(const tl_uop *root, gemm_roles *r) {
+  if (root->op != TL_OP_RSUM || (root->dtype != TL_F32 && root->dtype != TL_F64) || tl_uop_numel(root) == 0)
+    return false;
+  const tl_uop *p = root->src[0];
+  if (p->op != TL_OP_MUL || !plain_view(p->src[0]) || !plain_view(p->src[1])) return false;
+  r->kd = r->nd = r->md = -1;
+  for (int d = 0; d < root->ndim; d++) {
+    bool reduced = root->arg.u >> d & 1;
+    if (reduced && p->shape[d] == 0) return false;
+    if (reduced && p->shape[d] > 1) {
+      if (r->kd >= 0) return false; /* one reduced axis */
+      r->kd = d;
+    }
+    if (!reduced && root->shape[d] > 1) r->nd = d;
+  }
+  if (r->kd < 0 || r->nd < 0) return false;
+  const int64_t *sx = view_strides(p->src[0]), *sy = view_strides(p->src[1]);
+  int nd = r->nd;
+  if (sx[nd] && !sy[nd]) r->a = p->src[1], r->b = p->src[0];
+  else if (sy[nd] && !sx[nd]) r->a = p->src[0], r->b = p->src[1];
+  else return false;
+  const int64_t *sa = view_strides(r->a), *sb = view_strides(r->b);
+  for (int d = nd - 1; d >= 0 && r->md < 0; d--)
+    if (!(root->arg.u >> d & 1) && root->shape[d] > 1 && sa[d] && !sb[d]) r->md = d;
+  int64_t m = r->md >= 0 ? root->shape[r->md] : 1, n = root->shape[nd], k = p->shape[r->kd];
+  /* one row times a matrix read along its rows runs as the GEMM's row kernel; one
+   * read along its columns (a matrix-vector product) is a dot product per output,
+   * which the plain sum does at memory speed */
+  if (m == 1 && sb[nd] != 1) return false;
+  return m * n * k >= GEMM_MIN_WORK;
+}
+
+bool tl_lower_is_gemm(const tl_uop *reduce, tl_uop *operands[2]) {
+  gemm_roles r;
+  if (!gemm_roles_of(reduce, &r)) return false;
+  operands[0] = r.a->src[0];
+  operands[1] = r.b->src[0];
+  return true;
+}
+
+/* the slot an operand view's buffer is bound at, and the offset of its origin there:
+ * bound at the view's offset when no stride is negative (a slice at another offset
+ * then runs the same kernel), else at the buffer's start */
+static int gemm_operand(lowerer *L, const tl_uop *v, int64_t *off) {
+  const tl_view *w = &((const tl_st *)v->arg.p)->views[0];
+  bool at_offset = w->offset >= 0;
+  for (int d = 0; d < w->ndim; d++)
+    if (w->shape[d] > 1 && w->strides[d] < 0) at_offset = false;
+  *off = at_offset ? 0 : w->offset;
+  return slot_of(L, v->src[0], at_offset ? w->offset : 0);
+}
+
+static int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
+
+static void lower_store(lowerer *L, tl_uop *root, tl_uop **idx, tl_block *innermost);
+
+/* the non-1 sizes of two shapes agree, in order */
+static bool same_sizes(const tl_uop *a, const tl_uop *b) {
+  int i = 0, j = 0;
+  for (;; i++, j++) {
+    while (i < a->ndim && a->shape[i] == 1) i++;
+    while (j < b->ndim && b->shape[j] == 1) j++;
+    if (i == a->ndim || j == b->ndim) return i == a->ndim && j == b->ndim;
+    if (a->shape[i] != b->shape[j]) return false;
+  }
+}
+
+bool tl_lower_epilogue_view(const tl_uop *root, const tl_uop *view) {
+  tl_uop *operands[2];
+  if (!tl_op_is_elementwise(root->op) || root->op == TL_OP_CONTIGUOUS || view->op != TL_OP_VIEW) return false;
+  const tl_uop *sum = view->src[0];
+  return sum->dtype == root->dtype && tl_st_is_contiguous(view->arg.p) && same_sizes(sum, view) &&
+         tl_lower_is_gemm(sum, operands);
+}
+
+/* the view of a GEMM sum left in this kernel (see tl_lower_epilogue_view) among the
+ * elementwise nodes under u, or NULL */
+static tl_uop *find_sums(lowerer *L, tl_uop *u, tl_ptrmap *seen, int depth) {
+  if (depth > 4 * 512 || tl_ptrmap_get(seen, u) || is_input(L, u)) return NULL;
+  if (!tl_ptrmap_put(seen, u, u)) L->failed = true;
+  if (u->op == TL_OP_VIEW)
+    return !is_input(L, u->src[0]) && tl_lower_epilogue_view(L->kroot, u) ? u : NULL;
+  if (!tl_op_is_elementwise(u->op)) return NULL;
+  for (int i = 0; i < u->nsrc; i++) {
+    tl_uop *v = find_sums(L, u->src[i], seen, depth + 1);
+    if (v) return v;
+  }
+  return NULL;
+}
+
+/* the epilogue's loop over C's row: its parameters (the batch bi and the row m), the
+ * output index they and the column give, and the store of root there */
+static void lower_epilogue(lowerer *L, tl_uop *root, const tl_uop *sum, const gemm_roles *r, const tl_gemm_plan *g) {
+  tl_graph *gr = &L->out->g;
+  tl_block *top = L->out->root, *body;
+  int64_t batch = 1, bshape[TL_MAX_DIMS];
+  for (int i = 0; i < g->nbatch; i++) batch *= bshape[i] = g->bshape[i];
+  tl_arg bid = {.i = L->next_range++}, mid = {.i = L->next_range++};
+  tl_uop *bi = tl_uop_make(gr, TL_OP_RANGE, TL_I64, 0, NULL, bid, batch, 0, NULL);
+  tl_uop *m = tl_uop_make(gr, TL_OP_RANGE, TL_I64, 0, NULL, mid, g->m, 0, NULL);
+  tl_uop *n = open_loop(L, top, g->n, true, &body);
+  if (!bi || !m || !n) {
+    L->failed = true;
+    return;
+  }
+  bi->aux = m->aux = top; /* parameters: what depends on them alone is computed once a row */
+  tl_uop *bidx[TL_MAX_DIMS], *sidx[TL_MAX_DIMS], *idx[TL_MAX_DIMS];
+  unflatten(L, bi, g->nbatch, bshape, bidx);
+  for (int d = 0, b = 0; d < sum->ndim; d++) {
+    bool batch_axis = d != r->md && d != r->nd && !(sum->arg.u >> d & 1) && sum->shape[d] > 1;
+    sidx[d] = d == r->md ? m : d == r->nd ? n : batch_axis ? bidx[b++] : ic(L, 0);
+  }
+  for (int d = 0, j = 0; d < root->ndim; d++) { /* the same non-1 axes, in order */
+    if (root->shape[d] == 1) {
+      idx[d] = ic(L, 0);
+      continue;
+    }
+    while (sum->shape[j] == 1) j++;
+    idx[d] = sidx[j++];
+  }
+  L->sums = (tl_uop *)sum;
+  lower_store(L, root, idx, body);
+  L->out->epilogue = true;
+  L->out->epi_bi = bid.i;
+  L->out->epi_m = mid.i;
+}
+
+/* the kernel as a GEMM: its root the sum, or elementwise over one (the epilogue) */
+static bool lower_gemm(lowerer *L, tl_uop *root) {
+  const tl_uop *sum = root;
+  if (root->op != TL_OP_RSUM) {
+    tl_ptrmap seen = {0};
+    tl_uop *view = tl_dtype_is_float(root->dtype) ? find_sums(L, root, &seen, 0) : NULL;
+    tl_ptrmap_free(&seen);
+    if (!view) return false;
+    sum = view->src[0];
+  }
+  gemm_roles r;
+  if (!gemm_roles_of(sum, &r) || !is_input(L, r.a->src[0]) || !is_input(L, r.b->src[0])) return false;
+  tl_gemm_plan *g = alloc(L, sizeof *g);
+  if (!g) return true;
+  const int64_t *sa = view_strides(r.a), *sb = view_strides(r.b);
+  int64_t cs[TL_MAX_DIMS], nr = 2 * TL_GEMM_VBYTES / tl_dtype_size((tl_dtype)sum->dtype);
+  tl_shape_strides(sum->ndim, sum->shape, cs); /* C: the output, laid out as the sum */
+  g->slot_a = gemm_operand(L, r.a, &g->off_a);
+  g->slot_b = gemm_operand(L, r.b, &g->off_b);
+  g->m = r.md >= 0 ? sum->shape[r.md] : 1;
+  g->n = sum->shape[r.nd];
+  g->k = sum->src[0]->shape[r.kd];
+  g->sam = r.md >= 0 ? sa[r.md] : 0;
+  g->sbn = sb[r.nd];
+  g->sak = sa[r.kd];
+  g->sbk = sb[r.kd];
+  g->ldc = r.md >= 0 ? cs[r.md] : 0;
+  int64_t batch = 1;
+  for (int d = 0; d < sum->ndim; d++) {
+    if (d == r.md || d == r.nd || (sum->arg.u >> d & 1) || sum->shape[d] == 1) continue;
+    g->bshape[g->nbatch] = sum->shape[d];
+    g->bsa[g->nbatch] = sa[d];
+    g->bsb[g->nbatch] = sb[d];
+    g->bsc[g->nbatch++] = cs[d];
+    batch *= sum->shape[d];
+  }
+  g->um = TL_GEMM_MR * ceil_div(ceil_div(g->m, TL_GEMM_MR), GEMM_UNITS);
+  g->un = nr * ceil_div(ceil_div(g->n, nr), GEMM_UNITS);
+  g->gm = ceil_div(g->m, g->um);
+  g->gn = ceil_div(g->n, g->un);
+  L->out->gemm = g;
+  if (sum != root) lower_epilogue(L, root, sum, &r, g);
+  L->out->work = batch * g->gm * g->gn;
+  L->out->inner_work = g->um * g->un * (g->k > 0 ? g->k : 1);
+  return true;
+}
+
 /* out[idx] = root(idx) in the innermost output loop */
 static void lower_store(lowerer *L, tl_uop *root, tl_uop **idx, tl_block *innermost) {
   tl_uop *v = value(L, root, idx, true_const(L));
@@ -547,6 +752,27 @@ static int64_t parallel_body_work(const tl_block *root) {
   return block_work(root);
 }
 
+/* the output loops (the first one parallel) and the store, or the interchanged sum */
+static void lower_loops(lowerer *L, tl_uop *root) {
+  tl_uop *idx[TL_MAX_DIMS];
+  tl_block *b = L->out->root;
+  bool first = true;
+  int last = interchange_axis(root, L->sched), jam = last >= 0 ? jam_axis(root, last) : -1;
+  for (int d = 0; d < root->ndim && !L->failed; d++) {
+    if (root->shape[d] == 1 || d == last) {
+      idx[d] = ic(L, 0);
+      continue;
+    }
+    int64_t extent = d == jam ? root->shape[d] / JAM : root->shape[d];
+    idx[d] = open_loop(L, b, extent, first, &b);
+    if (first) L->out->work = extent;
+    first = false;
+  }
+  if (last >= 0) lower_interchanged(L, root, idx, b, last, jam);
+  else lower_store(L, root, idx, b);
+  L->out->inner_work = L->failed ? 1 : parallel_body_work(L->out->root);
+}
+
 tl_status tl_lower_kernel(tl_uop *root, const tl_schedule *s, tl_lowered *out, tl_error *err) {
   memset(out, 0, sizeof *out);
   tl_graph_init(&out->g, false);
@@ -563,23 +789,7 @@ tl_status tl_lower_kernel(tl_uop *root, const tl_schedule *s, tl_lowered *out, t
   out->args[0] = root;
   out->nargs = 1;
   out->work = 1;
-  tl_uop *idx[TL_MAX_DIMS];
-  tl_block *b = out->root;
-  bool first = true;
-  int last = interchange_axis(root, s), jam = last >= 0 ? jam_axis(root, last) : -1;
-  for (int d = 0; d < root->ndim && !L->failed; d++) {
-    if (root->shape[d] == 1 || d == last) {
-      idx[d] = ic(L, 0);
-      continue;
-    }
-    int64_t extent = d == jam ? root->shape[d] / JAM : root->shape[d];
-    idx[d] = open_loop(L, b, extent, first, &b);
-    if (first) out->work = extent;
-    first = false;
-  }
-  if (last >= 0) lower_interchanged(L, root, idx, b, last, jam);
-  else lower_store(L, root, idx, b);
-  out->inner_work = L->failed ? 1 : parallel_body_work(out->root);
+  if (!lower_gemm(L, root)) lower_loops(L, root);
   bool failed = L->failed;
   free(L);
   if (failed) {

@@ -34,8 +34,28 @@ struct tl_block {
   tl_stmt *open; /* the child loop being filled: new statements go before it */
 };
 
+/* A matmul-shaped sum run by the prelude's GEMM (kernel_prelude.h): C[b][m, n] =
+ * sum_k A[b][m, k] B[b][k, n] over strided operands, C the kernel's output. The
+ * parallel range counts unit tiles of C (um x un), batch-major; see tl_gemm_run_*. */
+typedef struct tl_gemm_plan {
+  int slot_a, slot_b;  /* argument slots of the operands */
+  int64_t off_a, off_b; /* elements from the slot's bound base to the operand's origin */
+  int64_t m, n, k, sam, sak, sbk, sbn, ldc;
+  int64_t um, un, gm, gn;
+  int nbatch;
+  int64_t bshape[TL_MAX_DIMS], bsa[TL_MAX_DIMS], bsb[TL_MAX_DIMS], bsc[TL_MAX_DIMS];
+} tl_gemm_plan;
+
 typedef struct tl_lowered {
   tl_graph g;          /* the kernel graph (arena) */
+  tl_gemm_plan *gemm;  /* not NULL: the kernel is this GEMM; root then holds its
+                          epilogue, if any (below) */
+  /* The epilogue: the kernel's root is elementwise over the GEMM's sums (bias, relu,
+   * scale). root holds one pass over C's row m of batch bi, columns [begin, end) (the
+   * parallel loop): RANGEs epi_bi and epi_m are its parameters, slot 0 holds the
+   * sums and receives the results. */
+  bool epilogue;
+  int64_t epi_bi, epi_m;  /* RANGE ids */
   tl_block *root;
   int nargs;
   tl_uop *args[TL_KERNEL_MAX_ARGS]; /* tensor-graph node behind each slot */
@@ -48,6 +68,15 @@ typedef struct tl_lowered {
 /* A sum that runs fastest with its reduce loop outside the last output loop (a
  * matmul): it must be the root of its kernel, so the scheduler gives it one. */
 bool tl_lower_wants_interchange(const tl_uop *reduce);
+/* A sum the prelude's GEMM runs (float, one reduced axis, the product of two plain
+ * strided views, big enough): it must be the root of its kernel, and its operands'
+ * sources (returned in operands) must be buffers, so the scheduler realizes them. */
+bool tl_lower_is_gemm(const tl_uop *reduce, tl_uop *operands[2]);
+/* Whether root, an elementwise node, may compute its value as the epilogue of the
+ * GEMM `view` reads: view only reshapes the sum (drops size-1 axes: it reads it at
+ * the output's own index) and the types agree. The scheduler then leaves the sum in
+ * root's kernel if nothing else reads it. */
+bool tl_lower_epilogue_view(const tl_uop *root, const tl_uop *view);
 tl_status tl_lower_kernel(tl_uop *root, const tl_schedule *s, tl_lowered *out, tl_error *err);
 void tl_lowered_free(tl_lowered *l);
 

@@ -9,6 +9,8 @@
 static const char prelude_text[] =
 #include "kernel_prelude.inc"
     ;
+/* where the prelude's GEMM section starts: kernels without a GEMM stop there */
+#define GEMM_SECTION "/* ---- GEMM (matmul-shaped sums)"
 
 static const char *ctype(int dtype) {
   switch (dtype) {
@@ -326,14 +328,58 @@ static bool has_parallel_loop(const tl_block *b) {
   return false;
 }
 
+static void int_list(tl_strbuf *s, int n, const int64_t *v) {
+  tl_strbuf_puts(s, "{");
+  for (int i = 0; i < n; i++) tl_strbuf_printf(s, "%s%lldLL", i ? ", " : "", (long long)v[i]);
+  tl_strbuf_puts(s, n ? "}" : "0}");
+}
+
+/* the plan as a constant descriptor (every size known: the routine's loops see
+ * constants once inlined) */
+static void gemm_desc(tl_strbuf *s, const tl_gemm_plan *g) {
+  tl_strbuf_puts(s, "static const tl_gemm_desc tl_gd = {");
+  const int64_t v[] = {g->m, g->n, g->k, g->sam, g->sak, g->sbk, g->sbn, g->ldc, g->um, g->un, g->gm, g->gn};
+  for (size_t i = 0; i < sizeof v / sizeof v[0]; i++) tl_strbuf_printf(s, "%lldLL, ", (long long)v[i]);
+  tl_strbuf_printf(s, "%d,\n  ", g->nbatch);
+  int_list(s, g->nbatch, g->bshape);
+  tl_strbuf_puts(s, ", ");
+  int_list(s, g->nbatch, g->bsa);
+  tl_strbuf_puts(s, ", ");
+  int_list(s, g->nbatch, g->bsb);
+  tl_strbuf_puts(s, ", ");
+  int_list(s, g->nbatch, g->bsc);
+  tl_strbuf_puts(s, "};\n");
+}
+
+/* the arguments as typed pointers b0 (the output) .. bN */
+static void buffer_pointers(tl_strbuf *s, const tl_lowered *l, bool restrict_) {
+  for (int i = 0; i < l->nargs; i++)
+    tl_strbuf_printf(s, "  %s%s *%sb%d = (%s *)bufs[%d];\n", i ? "const " : "", ctype(l->args[i]->dtype),
+                     restrict_ ? "restrict " : "", i, ctype(l->args[i]->dtype), i);
+}
+
 char *tl_render_c(const tl_lowered *l, const char *fn_name) {
   tl_strbuf s = {0};
-  tl_strbuf_puts(&s, prelude_text);
+  const tl_gemm_plan *g = l->gemm;
+  if (g) tl_strbuf_puts(&s, "#define TL_GEMM 1\n");
+  const char *gemm = g ? NULL : strstr(prelude_text, GEMM_SECTION);
+  tl_strbuf_putn(&s, prelude_text, gemm ? (size_t)(gemm - prelude_text) : sizeof prelude_text - 1);
+  if (g) gemm_desc(&s, g);
+  if (g && l->epilogue) { /* the store loop over one row of C (begin, end: its columns) */
+    tl_strbuf_printf(&s, "\nstatic void tl_epi(void *const *bufs, tl_i64 r%lld, tl_i64 r%lld, tl_i64 begin, tl_i64 end) {\n",
+                     (long long)l->epi_bi, (long long)l->epi_m);
+    buffer_pointers(&s, l, true);
+    block(&s, l->root, 1);
+    tl_strbuf_puts(&s, "}\n");
+  }
   tl_strbuf_printf(&s, "\nvoid %s(void *const *bufs, tl_i64 begin, tl_i64 end) {\n", fn_name);
-  for (int i = 0; i < l->nargs; i++)
-    tl_strbuf_printf(&s, "  %s%s *restrict b%d = (%s *)bufs[%d];\n", i ? "const " : "",
-                     ctype(l->args[i]->dtype), i, ctype(l->args[i]->dtype), i);
-  if (has_parallel_loop(l->root)) {
+  /* a GEMM's buffers are written through the routine's own pointers: no restrict */
+  buffer_pointers(&s, l, !g);
+  if (g) {
+    tl_strbuf_printf(&s, "  tl_gemm_run_%s(&tl_gd, b%d + %lldLL, b%d + %lldLL, b0, begin, end, bufs, %s);\n",
+                     l->args[0]->dtype == TL_F32 ? "f32" : "f64", g->slot_a, (long long)g->off_a, g->slot_b,
+                     (long long)g->off_b, l->epilogue ? "tl_epi" : "0");
+  } else if (has_parallel_loop(l->root)) {
     block(&s, l->root, 1);
   } else { /* no loop to split: the single iteration belongs to chunk [0, 1) */
     tl_strbuf_puts(&s, "  if (begin < end) {\n");

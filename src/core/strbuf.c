@@ -32,11 +32,13 @@ void tl_strbuf_printf(tl_strbuf *s, const char *fmt, ...) {
   s->len += (size_t)n;
 }
 
-void tl_strbuf_puts(tl_strbuf *s, const char *text) {
-  size_t n = strlen(text);
+void tl_strbuf_puts(tl_strbuf *s, const char *text) { tl_strbuf_putn(s, text, strlen(text)); }
+
+void tl_strbuf_putn(tl_strbuf *s, const char *text, size_t n) {
   if (!reserve(s, n)) return;
-  memcpy(s->data + s->len, text, n + 1);
+  memcpy(s->data + s->len, text, n);
   s->len += n;
+  s->data[s->len] = 0;
 }
 
 char *tl_strbuf_take(tl_strbuf *s) {

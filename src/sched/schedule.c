@@ -15,6 +15,7 @@ typedef struct {
   int norder, cap;
   tl_uop **work; /* kernels to visit, in the order they were chosen */
   int nwork, capwork;
+  tl_uop *epilogue; /* the GEMM sum left in the kernel being visited, if any */
   bool oom;
 } scheduler;
 
@@ -96,6 +97,42 @@ static uint64_t state_key(const tl_uop *u, const depths *dp) {
   return (h | 1) ^ 2;
 }
 
+/* ---- GEMM epilogues ------------------------------------------------------------------
+ * Elementwise consumers of a GEMM (bias, activation, scale) run in its kernel, on each
+ * block of C while it is in cache (lower.c), instead of in a kernel of their own that
+ * reads C back. Only when nothing else needs the sum: no other reader of it, and its
+ * view read by nothing but the elementwise nodes of this kernel. */
+static void count_reads(scheduler *s, tl_uop *u, const tl_uop *sum, tl_ptrmap *seen, tl_uop **view, int *edges,
+                        bool *ok, int depth) {
+  if (!*ok || tl_ptrmap_get(seen, u)) return;
+  if (depth > 4 * 512 || !tl_ptrmap_put(seen, u, u)) {
+    *ok = false;
+    return;
+  }
+  for (int i = 0; i < u->nsrc; i++) {
+    tl_uop *c = u->src[i];
+    if (c->op == TL_OP_VIEW && c->src[0] == sum) {
+      if (*view && *view != c) *ok = false; /* one view of it, at the output's index */
+      *view = c;
+      (*edges)++;
+    } else if (tl_op_is_elementwise(c->op) && c->op != TL_OP_CONTIGUOUS && !tl_ptrmap_get(&s->realize, c)) {
+      count_reads(s, c, sum, seen, view, edges, ok, depth + 1);
+    }
+  }
+}
+
+static bool epilogue_fusable(scheduler *s, tl_uop *kroot, const tl_uop *sum) {
+  if (!tl_op_is_elementwise(kroot->op) || (uintptr_t)tl_ptrmap_get(&s->parents, sum) != 1) return false;
+  tl_ptrmap seen = {0};
+  tl_uop *view = NULL;
+  int edges = 0;
+  bool ok = true;
+  count_reads(s, kroot, sum, &seen, &view, &edges, &ok, 0);
+  tl_ptrmap_free(&seen);
+  return ok && view && (uintptr_t)edges == (uintptr_t)tl_ptrmap_get(&s->parents, view) &&
+         tl_lower_epilogue_view(kroot, view);
+}
+
 static void visit(scheduler *s, tl_uop *u, const depths *dp, tl_uop *kroot) {
   if (u != kroot && (is_leaf(u) || tl_ptrmap_get(&s->realize, u))) return;
   uint64_t key = state_key(u, dp);
@@ -106,8 +143,17 @@ static void visit(scheduler *s, tl_uop *u, const depths *dp, tl_uop *kroot) {
     mark_realize(s, u);
     return;
   }
-  if (kind == 'R' && u != kroot && (!dp || tl_lower_wants_interchange(u))) {
+  tl_uop *operands[2];
+  bool gemm = kind == 'R' && tl_lower_is_gemm(u, operands);
+  if (gemm && u != kroot && (s->epilogue == u || (!s->epilogue && epilogue_fusable(s, kroot, u))))
+    s->epilogue = u; /* stays, under its elementwise consumers */
+  else if (kind == 'R' && u != kroot && (!dp || gemm || tl_lower_wants_interchange(u))) {
     mark_realize(s, u);
+    return;
+  }
+  if (gemm) { /* the GEMM reads its operands from buffers: computed ones come first */
+    for (int i = 0; i < 2; i++)
+      if (!is_leaf(operands[i])) mark_realize(s, operands[i]);
     return;
   }
   if (kind == 'R') {
@@ -224,6 +270,7 @@ bool tl_schedule_build(tl_uop *root, tl_schedule *out) {
     tl_uop *k = s.work[next];
     depths dp = root_depths(k);
     tl_ptrmap_free(&s.seen);
+    s.epilogue = NULL;
     visit(&s, k, &dp, k);
     tl_ptrmap memo = {0};
     count_inputs(&s, k, k, &memo, 0);
