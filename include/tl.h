@@ -312,6 +312,18 @@ TL_API tl_tensor *tl_binary_cross_entropy(tl_tensor *prob, tl_tensor *target);
 TL_API tl_tensor *tl_layer_norm(tl_tensor *x, tl_tensor *gamma, tl_tensor *beta, double eps);
 /* weight [V, D], indices integer of any shape -> [..., D]; out-of-range indices are an error */
 TL_API tl_tensor *tl_embedding(tl_tensor *weight, tl_tensor *indices);
+/* 2-D convolution (cross-correlation, as PyTorch's conv2d) of x [N, C, H, W] with a
+ * kernel w [O, C, kh, kw], x zero-padded by pad_h rows and pad_w columns on each side;
+ * bias ([O]) may be NULL. The result is [N, O, OH, OW] with
+ * OH = (H + 2*pad_h - kh) / stride_h + 1 (likewise OW). Strides must be positive, the
+ * kernel at most 256 x 256 and no bigger than the padded input. */
+TL_API tl_tensor *tl_conv2d(tl_tensor *x, tl_tensor *w, tl_tensor *bias, int64_t stride_h, int64_t stride_w,
+                            int64_t pad_h, int64_t pad_w);
+/* The maximum (mean) of each kh x kw window of x [N, C, H, W], windows stride_h rows
+ * and stride_w columns apart, no padding: [N, C, (H - kh) / stride_h + 1, ...]. Ties
+ * of max share the gradient equally. */
+TL_API tl_tensor *tl_max_pool2d(tl_tensor *x, int64_t kh, int64_t kw, int64_t stride_h, int64_t stride_w);
+TL_API tl_tensor *tl_avg_pool2d(tl_tensor *x, int64_t kh, int64_t kw, int64_t stride_h, int64_t stride_w);
 /* training: zeroes each element with probability p (from the context's seed and call
  * counter, like tl_rand) and scales the rest by 1/(1-p); not training: x itself */
 TL_API tl_tensor *tl_dropout(tl_tensor *x, double p, int training);

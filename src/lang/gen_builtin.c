@@ -344,6 +344,7 @@ cv gen_builtin_call(gen *g, tl_node *n) {
   tl_builtin id = (tl_builtin)n->ival;
   if (id == B_PRINT || id == B_PRINTLN || id == B_FORMAT) return gen_print(g, n);
   if (id >= B_IO_FIRST && id <= B_IO_LAST) return gen_io_call(g, n); /* gen_io.c */
+  if (id >= B_NN_FIRST && id <= B_NN_LAST) return gen_nn_call(g, n); /* gen_nn.c */
   if (id >= B_ZEROS && id <= B_STACK) return gen_ctor(g, n);
   if (id == B_SYS) return gen_sys_call(g, n); /* gen_sys.c */
   if (id == B_STR_LEN) return gen_scalar(gen_fmt(g, "(%s)->len", gen_expr(g, n->lhs).c), TY_I64_T);

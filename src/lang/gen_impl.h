@@ -78,6 +78,7 @@ void gen_fail(gen *g, const tl_node *n, const char *msg);
 /* gen_builtin.c */
 cv gen_builtin_call(gen *g, tl_node *n);
 cv gen_io_call(gen *g, tl_node *n); /* gen_io.c: B_IO_FIRST..B_IO_LAST */
+cv gen_nn_call(gen *g, tl_node *n); /* gen_nn.c: B_NN_FIRST..B_NN_LAST */
 cv gen_print(gen *g, tl_node *n);
 void gen_fmt_value(gen *g, cv v, int prec, const tl_node *at);
 cv gen_array(gen *g, tl_node *n);

@@ -94,6 +94,20 @@ TL_API tl_tensor *tlrt_slice_len(tlrt *R, tl_tensor *t, int64_t start, int64_t l
 TL_API tl_tensor *tlrt_detach_grad(tlrt *R, tl_tensor *t, bool requires_grad, int line, int col);
 TL_API void tlrt_clear_grads(tlrt *R); /* every leaf's gradient back to none (zeros) */
 
+/* layer methods (rt_nn.c); bias may be NULL; padding and stride apply to both axes */
+TL_API tl_tensor *tlrt_conv2d(tlrt *R, tl_tensor *x, tl_tensor *kernel, tl_tensor *bias, int64_t padding, int64_t stride,
+                              int line, int col);
+/* padding: -inf for max, zeros counted in the mean for avg (PyTorch's defaults), at most k / 2 */
+TL_API tl_tensor *tlrt_pool2d(tlrt *R, tl_tensor *x, int64_t k, int64_t stride, int64_t padding, bool is_max, int line,
+                              int col);
+TL_API tl_tensor *tlrt_layer_norm(tlrt *R, tl_tensor *x, tl_tensor *w, tl_tensor *b, double eps, int line, int col);
+TL_API tl_tensor *tlrt_embedding(tlrt *R, tl_tensor *indices, tl_tensor *weights, int line, int col);
+/* p.adam_step(grad, m, v, step, lr, beta1, beta2, eps, weight_decay): one AdamW step
+ * (decoupled decay; bias correction with t = step + 1, as the reference language);
+ * *p, *m and *v are replaced by new realized leaves (*p requiring grad if it did) */
+TL_API void tlrt_adam_step(tlrt *R, tl_tensor **p, tl_tensor *grad, tl_tensor **m, tl_tensor **v, int64_t step,
+                           double lr, double beta1, double beta2, double eps, double weight_decay, int line, int col);
+
 /* ---- inline scalar helpers (the generated code's) ---- */
 static inline int64_t tl__div64(tlrt *R, int64_t a, int64_t b, int line, int col) {
   if (__builtin_expect(b == 0, 0)) tlrt_fail(R, line, col, "integer division by zero");

@@ -591,6 +591,8 @@ tl_ty *sema_method(sema *s, tl_node *n) {
   if (t->kind == TY_TENSOR) { /* zeros_like, tril, slice, detach(b)... (sema_io.c) */
     tl_ty *io = sema_io_method(s, n, t);
     if (io) return io;
+    tl_ty *nn = sema_nn_method(s, n, t); /* conv2d, pooling, layer_norm, embedding (sema_nn.c) */
+    if (nn) return nn;
   }
   const method_entry *m = find_method(n->name);
   if (t->kind == TY_TENSOR && m && (m->id == B_FLOOR || m->id == B_CEIL || m->id == B_ROUND)) {

@@ -72,6 +72,9 @@ void sema_mismatch(sema *s, const tl_node *n, const char *what, const tl_ty *wan
  * the tensor methods it adds; NULL when the call is none of them */
 tl_ty *sema_io_path_call(sema *s, tl_node *n);
 tl_ty *sema_io_method(sema *s, tl_node *n, tl_ty *t);
+/* sema_nn.c: the layer methods conv2d, max_pool2d, avg_pool2d, layer_norm, embedding;
+ * NULL when the call is none of them */
+tl_ty *sema_nn_method(sema *s, tl_node *n, tl_ty *t);
 /* sema_sys.c: assert, System::, Env::, File::, args_*, String:: (free and path calls)
  * and the String methods; NULL when the call is none of them */
 tl_ty *sema_sys_call(sema *s, tl_node *n, const char *name);
