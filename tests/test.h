@@ -73,4 +73,21 @@ void tl_test_shutdown(tl_ctx *ctx, const char *file, int line);
                    #hay, tl_h_ ? tl_h_ : "(null)", tl_n_);                   \
   } while (0)
 
+/* numpy's word on TL's files: PYTHON -I -c script arg, its exit status (128 + signal
+ * when killed) and its stdout and stderr together in *out (malloc'd) */
+#define PYTHON "/usr/bin/python3"
+int tl_test_run_python(const char *script, const char *arg, char **out);
+/* a script that must succeed and print exactly want */
+#define CHECK_PYTHON(script, arg, want)                                                          \
+  do {                                                                                           \
+    char *py_out_;                                                                               \
+    int py_rc_ = tl_test_run_python(script, arg, &py_out_);                                      \
+    if (py_rc_ != 0)                                                                             \
+      tl_test_fail(__FILE__, __LINE__, PYTHON " (with numpy) failed, status %d:\n%s", py_rc_,    \
+                   py_out_ ? py_out_ : "");                                                      \
+    else                                                                                         \
+      CHECK_STR(py_out_, want);                                                                  \
+    free(py_out_);                                                                               \
+  } while (0)
+
 #endif

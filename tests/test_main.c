@@ -97,6 +97,33 @@ void tl_test_shutdown(tl_ctx *ctx, const char *file, int line) {
   tl_shutdown(ctx);
 }
 
+int tl_test_run_python(const char *script, const char *arg, char **out) {
+  char path[] = "/tmp/tl-test-py-XXXXXX";
+  int fd = mkstemp(path);
+  *out = NULL;
+  if (fd < 0) return -1;
+  unlink(path);
+  fflush(stdout);
+  fflush(stderr);
+  pid_t pid = fork();
+  if (pid == 0) {
+    dup2(fd, 1);
+    dup2(fd, 2);
+    char *argv[] = {"python3", "-I", "-c", (char *)script, (char *)arg, NULL};
+    execv(PYTHON, argv);
+    _exit(127);
+  }
+  int ws = 0;
+  if (pid > 0) waitpid(pid, &ws, 0);
+  size_t n = (size_t)lseek(fd, 0, SEEK_END);
+  char *s = calloc(n + 1, 1);
+  if (s && pread(fd, s, n, 0) != (ssize_t)n) s[0] = 0;
+  close(fd);
+  *out = s;
+  if (pid < 0) return -1;
+  return WIFEXITED(ws) ? WEXITSTATUS(ws) : 128 + WTERMSIG(ws);
+}
+
 static bool selected(const char *name, int argc, char **argv) {
   bool any_include = false, included = false;
   for (int i = 1; i < argc; i++) {

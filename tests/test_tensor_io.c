@@ -20,48 +20,6 @@
 #include "tl.h"
 
 /* ---- helpers ------------------------------------------------------------------ */
-#define PYTHON "/usr/bin/python3"
-
-/* Runs PYTHON -I -c script dir; returns its exit status (128 + signal when killed) and
- * its stdout and stderr together in *out (malloc'd). */
-static int run_python(const char *script, const char *dir, char **out) {
-  char outp[] = "/tmp/tl-io-py-XXXXXX";
-  int fd = mkstemp(outp);
-  *out = NULL;
-  if (fd < 0) return -1;
-  unlink(outp);
-  fflush(stdout);
-  pid_t pid = fork();
-  if (pid == 0) {
-    dup2(fd, 1);
-    dup2(fd, 2);
-    char *argv[] = {"python3", "-I", "-c", (char *)script, (char *)dir, NULL};
-    execv(PYTHON, argv);
-    _exit(127);
-  }
-  int ws = 0;
-  if (pid > 0) waitpid(pid, &ws, 0);
-  size_t n = (size_t)lseek(fd, 0, SEEK_END);
-  char *s = calloc(n + 1, 1);
-  if (s && pread(fd, s, n, 0) != (ssize_t)n) s[0] = 0;
-  close(fd);
-  *out = s;
-  if (pid < 0) return -1;
-  return WIFEXITED(ws) ? WEXITSTATUS(ws) : 128 + WTERMSIG(ws);
-}
-
-/* Runs a script that must succeed and print exactly `want`. */
-#define CHECK_PYTHON(script, dir, want)                                                                   \
-  do {                                                                                                    \
-    char *py_out_;                                                                                        \
-    int py_rc_ = run_python(script, dir, &py_out_);                                                       \
-    if (py_rc_ != 0)                                                                                      \
-      tl_test_fail(__FILE__, __LINE__, PYTHON " (with numpy) failed, status %d:\n%s", py_rc_,             \
-                   py_out_ ? py_out_ : "");                                                               \
-    else                                                                                                  \
-      CHECK_STR(py_out_, want);                                                                           \
-    free(py_out_);                                                                                        \
-  } while (0)
 
 static char *make_dir(void) {
   char tmpl[] = "/tmp/tl-io-XXXXXX";

@@ -15,35 +15,11 @@
 #include "tl.h"
 /* Only for ctx->err: tl.h offers no way to set an error from outside src/api. */
 #include "api/context.h"
+#include "nn/nn_internal.h"
 
 /* the most kernel rows or columns: tl_stack takes at most 256 tensors */
 #define TL_CONV_MAX_K 256
 
-static tl_tensor *tl_conv_fail(tl_ctx *ctx, tl_status st, const char *fmt, ...) TL_PRINTF(3, 4);
-static tl_tensor *tl_conv_fail(tl_ctx *ctx, tl_status st, const char *fmt, ...) {
-  va_list ap;
-  va_start(ap, fmt);
-  tl_error_vset(&ctx->err, st, fmt, ap);
-  va_end(ap);
-  return NULL;
-}
-
-/* Hands r to the caller's scope; an inner operation's message gets "what: " in front
- * (as nn.c's tl_nn_finish does). */
-static tl_tensor *tl_conv_finish(tl_ctx *ctx, tl_scope *s, tl_tensor *r, const char *what) {
-  r = tl_scope_return(s, r);
-  size_t n = strlen(what);
-  char *msg = ctx->err.msg;
-  if (r || tl_last_status(ctx) == TL_OK || (strncmp(msg, what, n) == 0 && msg[n] == ':')) return r;
-  size_t len = strlen(msg), cap = sizeof ctx->err.msg;
-  if (n + 2 + len >= cap) len = cap - n - 3;
-  memmove(msg + n + 2, msg, len);
-  msg[n + 2 + len] = 0;
-  memcpy(msg, what, n);
-  msg[n] = ':';
-  msg[n + 1] = ' ';
-  return NULL;
-}
 
 static const char *tl_conv_shape_str(const tl_tensor *t, char *buf, size_t len) {
   size_t used = (size_t)snprintf(buf, len, "[");
@@ -62,25 +38,25 @@ static int tl_conv_check(tl_ctx *ctx, const char *what, tl_tensor *x, int64_t kh
   char sa[200];
   tl_dtype dt = tl_get_dtype(x);
   if (tl_ndim(x) != 4)
-    return tl_conv_fail(ctx, TL_ERR_SHAPE, "%s: input must be [N, C, H, W], got %s", what,
+    return tl_nn_fail(ctx, TL_ERR_SHAPE, "%s: input must be [N, C, H, W], got %s", what,
                         tl_conv_shape_str(x, sa, sizeof sa)) != NULL;
   if (!tl_conv_is_float(dt))
-    return tl_conv_fail(ctx, TL_ERR_DTYPE, "%s: input must be f32 or f64, got %s", what, tl_dtype_name(dt)) != NULL;
+    return tl_nn_fail(ctx, TL_ERR_DTYPE, "%s: input must be f32 or f64, got %s", what, tl_dtype_name(dt)) != NULL;
   if (sh <= 0 || sw <= 0)
-    return tl_conv_fail(ctx, TL_ERR_ARG, "%s: stride must be positive, got %lld x %lld", what, (long long)sh,
+    return tl_nn_fail(ctx, TL_ERR_ARG, "%s: stride must be positive, got %lld x %lld", what, (long long)sh,
                         (long long)sw) != NULL;
   if (ph < 0 || pw < 0)
-    return tl_conv_fail(ctx, TL_ERR_ARG, "%s: padding must be >= 0, got %lld x %lld", what, (long long)ph,
+    return tl_nn_fail(ctx, TL_ERR_ARG, "%s: padding must be >= 0, got %lld x %lld", what, (long long)ph,
                         (long long)pw) != NULL;
   if (kh <= 0 || kw <= 0 || kh > TL_CONV_MAX_K || kw > TL_CONV_MAX_K)
-    return tl_conv_fail(ctx, TL_ERR_ARG, "%s: kernel size must be in [1, %d], got %lld x %lld", what, TL_CONV_MAX_K,
+    return tl_nn_fail(ctx, TL_ERR_ARG, "%s: kernel size must be in [1, %d], got %lld x %lld", what, TL_CONV_MAX_K,
                         (long long)kh, (long long)kw) != NULL;
   if (ph > TL_MAX_NUMEL || pw > TL_MAX_NUMEL) /* keeps the sums below from overflowing */
-    return tl_conv_fail(ctx, TL_ERR_RANGE, "%s: padding %lld x %lld is too large", what, (long long)ph,
+    return tl_nn_fail(ctx, TL_ERR_RANGE, "%s: padding %lld x %lld is too large", what, (long long)ph,
                         (long long)pw) != NULL;
   int64_t hp = tl_dim(x, 2) + 2 * ph, wp = tl_dim(x, 3) + 2 * pw;
   if (kh > hp || kw > wp)
-    return tl_conv_fail(ctx, TL_ERR_SHAPE, "%s: kernel %lld x %lld is bigger than the padded input %lld x %lld", what,
+    return tl_nn_fail(ctx, TL_ERR_SHAPE, "%s: kernel %lld x %lld is bigger than the padded input %lld x %lld", what,
                         (long long)kh, (long long)kw, (long long)hp, (long long)wp) != NULL;
   *oh = (hp - kh) / sh + 1;
   *ow = (wp - kw) / sw + 1;
@@ -108,24 +84,24 @@ tl_tensor *tl_conv2d(tl_tensor *x, tl_tensor *w, tl_tensor *bias, int64_t stride
   if (!x || !w) return NULL;
   tl_ctx *ctx = tl_context(x), *wc = ctx ? tl_context(w) : NULL, *bc = bias && wc ? tl_context(bias) : wc;
   if (!ctx || !wc || !bc) return NULL;
-  if (wc != ctx || bc != ctx) return tl_conv_fail(ctx, TL_ERR_ARG, "conv2d: tensors from different contexts");
+  if (wc != ctx || bc != ctx) return tl_nn_fail(ctx, TL_ERR_ARG, "conv2d: tensors from different contexts");
   char sa[200], sb[200];
   if (tl_ndim(w) != 4)
-    return tl_conv_fail(ctx, TL_ERR_SHAPE, "conv2d: kernel must be [out, in, kh, kw], got %s",
+    return tl_nn_fail(ctx, TL_ERR_SHAPE, "conv2d: kernel must be [out, in, kh, kw], got %s",
                         tl_conv_shape_str(w, sa, sizeof sa));
   if (!tl_conv_is_float(tl_get_dtype(w)))
-    return tl_conv_fail(ctx, TL_ERR_DTYPE, "conv2d: kernel must be f32 or f64, got %s", tl_dtype_name(tl_get_dtype(w)));
+    return tl_nn_fail(ctx, TL_ERR_DTYPE, "conv2d: kernel must be f32 or f64, got %s", tl_dtype_name(tl_get_dtype(w)));
   int64_t o = tl_dim(w, 0), c = tl_dim(w, 1), kh = tl_dim(w, 2), kw = tl_dim(w, 3), oh = 0, ow = 0;
   if (!tl_conv_check(ctx, "conv2d", x, kh, kw, stride_h, stride_w, pad_h, pad_w, &oh, &ow)) return NULL;
   if (tl_dim(x, 1) != c)
-    return tl_conv_fail(ctx, TL_ERR_SHAPE, "conv2d: input %s has %lld channels, the kernel %s expects %lld",
+    return tl_nn_fail(ctx, TL_ERR_SHAPE, "conv2d: input %s has %lld channels, the kernel %s expects %lld",
                         tl_conv_shape_str(x, sa, sizeof sa), (long long)tl_dim(x, 1),
                         tl_conv_shape_str(w, sb, sizeof sb), (long long)c);
   if (bias && (tl_ndim(bias) != 1 || tl_dim(bias, 0) != o))
-    return tl_conv_fail(ctx, TL_ERR_SHAPE, "conv2d: bias must be [%lld] (the kernel's out channels), got %s",
+    return tl_nn_fail(ctx, TL_ERR_SHAPE, "conv2d: bias must be [%lld] (the kernel's out channels), got %s",
                         (long long)o, tl_conv_shape_str(bias, sa, sizeof sa));
   if (bias && !tl_conv_is_float(tl_get_dtype(bias)))
-    return tl_conv_fail(ctx, TL_ERR_DTYPE, "conv2d: bias must be f32 or f64, got %s",
+    return tl_nn_fail(ctx, TL_ERR_DTYPE, "conv2d: bias must be f32 or f64, got %s",
                         tl_dtype_name(tl_get_dtype(bias)));
   int64_t n = tl_dim(x, 0), k = c * kh * kw;
   tl_scope *s = tl_scope_begin(ctx, "conv2d");
@@ -135,7 +111,7 @@ tl_tensor *tl_conv2d(tl_tensor *x, tl_tensor *w, tl_tensor *bias, int64_t stride
   tl_tensor *y = tl_matmul(tl_reshape(w, 2, (int64_t[]){o, k}), cols); /* [N, O, OH*OW] */
   y = tl_reshape(y, 4, (int64_t[]){n, o, oh, ow});
   if (bias) y = tl_add(y, tl_reshape(bias, 4, (int64_t[]){1, o, 1, 1}));
-  return tl_conv_finish(ctx, s, y, "conv2d");
+  return tl_nn_finish(ctx, s, y, "conv2d");
 }
 
 static tl_tensor *tl_pool2d(tl_tensor *x, int64_t kh, int64_t kw, int64_t sh, int64_t sw, int is_max,
@@ -152,7 +128,7 @@ static tl_tensor *tl_pool2d(tl_tensor *x, int64_t kh, int64_t kw, int64_t sh, in
                               (int64_t[]){n, c, kh * kw, oh, ow});
   int axis = 2;
   tl_tensor *y = is_max ? tl_max(win, 1, &axis, 0) : tl_mean(win, 1, &axis, 0);
-  return tl_conv_finish(ctx, s, y, what);
+  return tl_nn_finish(ctx, s, y, what);
 }
 
 tl_tensor *tl_max_pool2d(tl_tensor *x, int64_t kh, int64_t kw, int64_t stride_h, int64_t stride_w) {

@@ -13,13 +13,13 @@
 #include "tl.h"
 /* Only for ctx->err: tl.h offers no way to set an error from outside src/api. */
 #include "api/context.h"
+#include "nn/nn_internal.h"
 
 /* ---- helpers -------------------------------------------------------------------- */
 
 /* Sets the message and returns NULL: the way out on bad input, before any scope
  * (`return tl_nn_fail(...) != NULL` in a check returning 0 on failure). */
-static tl_tensor *tl_nn_fail(tl_ctx *ctx, tl_status st, const char *fmt, ...) TL_PRINTF(3, 4);
-static tl_tensor *tl_nn_fail(tl_ctx *ctx, tl_status st, const char *fmt, ...) {
+tl_tensor *tl_nn_fail(tl_ctx *ctx, tl_status st, const char *fmt, ...) {
   va_list ap;
   va_start(ap, fmt);
   tl_error_vset(&ctx->err, st, fmt, ap);
@@ -30,7 +30,7 @@ static tl_tensor *tl_nn_fail(tl_ctx *ctx, tl_status st, const char *fmt, ...) {
 /* Hands r to the caller's scope. A failure inside (a stale handle, a bad shape
  * reaching tl_randn) carries the inner operation's name; ours goes in front so every
  * message starts with the public function the caller called. */
-static tl_tensor *tl_nn_finish(tl_ctx *ctx, tl_scope *s, tl_tensor *r, const char *what) {
+tl_tensor *tl_nn_finish(tl_ctx *ctx, tl_scope *s, tl_tensor *r, const char *what) {
   r = tl_scope_return(s, r);
   size_t n = strlen(what);
   char *msg = ctx->err.msg;

@@ -1,0 +1,16 @@
+/* nn_internal.h — the helpers the files of src/nn share: a failure's message, and
+ * handing a result out of a function's scope with the function's name on any error. */
+#ifndef TL_NN_INTERNAL_H
+#define TL_NN_INTERNAL_H
+
+#include "tl.h"
+#include "core/error.h"
+
+/* Sets the message and returns NULL: the way out on bad input, before any scope. */
+tl_tensor *tl_nn_fail(tl_ctx *ctx, tl_status st, const char *fmt, ...) TL_PRINTF(3, 4);
+/* Hands r to the caller's scope (tl_scope_return of s). A failure inside carries the
+ * inner operation's name; `what: ` goes in front, so every message starts with the
+ * public function the caller called. */
+tl_tensor *tl_nn_finish(tl_ctx *ctx, tl_scope *s, tl_tensor *r, const char *what);
+
+#endif
