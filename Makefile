@@ -77,12 +77,13 @@ example: $(BUILD)/examples/engine_tour $(BUILD)/examples/train_spirals $(BUILD)/
 	$(BUILD)/examples/engine_tour
 	$(BUILD)/examples/train_spirals
 
-bench: $(BUILD)/bench/bench_engine $(BUILD)/bench/bench_mem $(BUILD)/bench/bench_train $(BUILD)/bench/bench_lang $(BUILD)/tl $(BUILD)/bench/bench_logic
+bench: $(BUILD)/bench/bench_engine $(BUILD)/bench/bench_mem $(BUILD)/bench/bench_train $(BUILD)/bench/bench_lang $(BUILD)/tl $(BUILD)/bench/bench_logic $(BUILD)/bench/bench_lib
 	$(BUILD)/bench/bench_engine
 	$(BUILD)/bench/bench_mem
 	$(BUILD)/bench/bench_train
 	$(BUILD)/bench/bench_lang $(BUILD)/tl $(BUILD)/bench
 	$(BUILD)/bench/bench_logic ../shared $(BUILD)/bench/datalog
+	$(BUILD)/bench/bench_lib
 
 clean:
 	rm -rf build
