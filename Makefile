@@ -70,7 +70,7 @@ test: $(BUILD)/tests/tl_tests build/tl $(BUILD)/tl $(BUILD)/libtl.so
 	$(BUILD)/tests/tl_tests
 
 # the TL programs `make example` runs, the flagship first, then the C examples
-TL_EXAMPLES ?= examples/nqueens.tl examples/shortest_path.tl examples/linear_regression.tl
+TL_EXAMPLES ?= examples/nqueens.tl examples/kinship.tl examples/shortest_path.tl examples/linear_regression.tl
 
 example: $(BUILD)/examples/engine_tour $(BUILD)/examples/train_spirals $(BUILD)/tl
 	for p in $(TL_EXAMPLES); do echo "== tl run $$p"; $(BUILD)/tl run $$p || exit 1; done
