@@ -90,4 +90,7 @@ int tl_test_run_python(const char *script, const char *arg, char **out);
     free(py_out_);                                                                               \
   } while (0)
 
+/* a whole file as a string (malloc'd), NULL if it cannot be read */
+char *tl_test_slurp(const char *path);
+
 #endif

@@ -11,20 +11,6 @@
 #include "test.h"
 #include "tl.h"
 
-static char *slurp(const char *path) {
-  FILE *f = fopen(path, "rb");
-  if (!f) return NULL;
-  char *s = NULL;
-  size_t n = 0;
-  FILE *m = open_memstream(&s, &n);
-  char buf[4096];
-  size_t k;
-  while ((k = fread(buf, 1, sizeof buf, f)) > 0) fwrite(buf, 1, k, m);
-  fclose(m);
-  fclose(f);
-  return s;
-}
-
 static int count(const char *hay, const char *needle) {
   int n = 0;
   for (const char *p = hay; (p = strstr(p, needle)); p += strlen(needle)) n++;
@@ -50,7 +36,7 @@ static bool have_graphviz(void) { return system("command -v dot >/dev/null 2>&1"
 static char *check_file(const char *dir, int n, int kernels) {
   char path[256];
   snprintf(path, sizeof path, "%s/realize-%04d.dot", dir, n);
-  char *s = slurp(path);
+  char *s = tl_test_slurp(path);
   CHECK(s != NULL);
   if (!s) return NULL;
   CHECK(!strncmp(s, "digraph tl_realize {", 20));

@@ -63,20 +63,6 @@ static bool sh_ok(const char *file, int line, const char *cmd, char **out) {
 }
 #define SH_OK(cmd, out) sh_ok(__FILE__, __LINE__, (cmd), (out))
 
-static char *slurp(const char *path) {
-  FILE *f = fopen(path, "rb");
-  if (!f) return NULL;
-  char *s = NULL;
-  size_t n = 0;
-  FILE *m = open_memstream(&s, &n);
-  char buf[4096];
-  size_t k;
-  while ((k = fread(buf, 1, sizeof buf, f)) > 0) fwrite(buf, 1, k, m);
-  fclose(m);
-  fclose(f);
-  return s;
-}
-
 static bool write_file(const char *path, const char *text) {
   FILE *f = fopen(path, "w");
   if (!f) return false;
@@ -172,7 +158,7 @@ TEST(install_prefix) {
     if (access(path, R_OK) != 0) tl_test_fail(__FILE__, __LINE__, "make install made no %s", path);
   }
   snprintf(path, sizeof path, "%s/lib/pkgconfig/tl.pc", dir);
-  char *pc = slurp(path);
+  char *pc = tl_test_slurp(path);
   char want[4200];
   snprintf(want, sizeof want, "prefix=%s\n", dir);
   CHECK_CONTAINS(pc, want);
@@ -254,7 +240,7 @@ TEST(install_destdir) {
     snprintf(path, sizeof path, "%s/opt/tl/bin/tl", dir);
     CHECK_INT(access(path, X_OK), 0);
     snprintf(path, sizeof path, "%s/opt/tl/lib/pkgconfig/tl.pc", dir);
-    char *pc = slurp(path);
+    char *pc = tl_test_slurp(path);
     CHECK_CONTAINS(pc, "prefix=/opt/tl\n");
     CHECK_CONTAINS(pc, "Libs: -L${libdir} -ltl\n");
     CHECK_CONTAINS(pc, "Libs.private: -ldl -lpthread -lm\n");
@@ -276,7 +262,7 @@ typedef struct {
 /* the headers pasted into the language prelude: the prerequisites of the Makefile's
  * build/gen/lang_prelude.inc rule */
 static int prelude_headers(char headers[][256], int max) {
-  char *mk = slurp("Makefile");
+  char *mk = tl_test_slurp("Makefile");
   int n = 0;
   char *p = mk ? strstr(mk, "\nbuild/gen/lang_prelude.inc:") : NULL;
   if (p) {
@@ -298,7 +284,7 @@ static int prelude_headers(char headers[][256], int max) {
 
 /* the functions a header declares (not static inline ones, not macros, not typedefs) */
 static int parse_decls(const char *header, decl *out, int n, int max) {
-  char *src = slurp(header);
+  char *src = tl_test_slurp(header);
   if (!src) {
     tl_test_fail(__FILE__, __LINE__, "cannot read %s", header);
     return n;

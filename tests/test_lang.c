@@ -15,19 +15,6 @@
 
 static int programs; /* registered at start-up */
 
-static char *slurp(const char *path) {
-  FILE *f = fopen(path, "rb");
-  if (!f) return NULL;
-  fseek(f, 0, SEEK_END);
-  long n = ftell(f);
-  fseek(f, 0, SEEK_SET);
-  char *s = malloc((size_t)n + 1);
-  if (s && fread(s, 1, (size_t)n, f) != (size_t)n) n = 0;
-  if (s) s[n] = 0;
-  fclose(f);
-  return s;
-}
-
 static void run_one(const char *path) {
   size_t len;
   char *src = tl_lang_read_file(path, &len, stderr);
@@ -38,9 +25,9 @@ static void run_one(const char *path) {
   char base[1024], want_path[1100];
   snprintf(base, sizeof base, "%.*s", (int)(strlen(path) - 3), path);
   snprintf(want_path, sizeof want_path, "%s.out", base);
-  char *want_out = slurp(want_path);
+  char *want_out = tl_test_slurp(want_path);
   snprintf(want_path, sizeof want_path, "%s.err", base);
-  char *want_err = slurp(want_path);
+  char *want_err = tl_test_slurp(want_path);
   char *out = NULL, *err = NULL;
   size_t nout = 0, nerr = 0;
   FILE *fo = open_memstream(&out, &nout), *fe = open_memstream(&err, &nerr);
@@ -140,7 +127,7 @@ TEST(lang_tl_command) {
   CHECK_INT(st, 0);
   free(out);
   out = run_cmd("build/tl check tests/lang/diag/fn_name_as_value.tl 2>&1", &st);
-  char *want = slurp("tests/lang/diag/fn_name_as_value.err");
+  char *want = tl_test_slurp("tests/lang/diag/fn_name_as_value.err");
   CHECK_STR(out, want);
   CHECK(WEXITSTATUS(st) == 1);
   free(out);
@@ -153,7 +140,7 @@ TEST(lang_tl_command) {
   snprintf(exe, sizeof exe, "/tmp/tl-build-test-%d", (int)getpid());
   snprintf(cmd, sizeof cmd, "build/tl build tests/lang/basics/readme_program.tl -o %s 2>&1 && %s", exe, exe);
   out = run_cmd(cmd, &st);
-  want = slurp("tests/lang/basics/readme_program.out");
+  want = tl_test_slurp("tests/lang/basics/readme_program.out");
   CHECK_STR(out, want);
   CHECK_INT(st, 0);
   free(out);

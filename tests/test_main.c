@@ -97,6 +97,20 @@ void tl_test_shutdown(tl_ctx *ctx, const char *file, int line) {
   tl_shutdown(ctx);
 }
 
+char *tl_test_slurp(const char *path) {
+  FILE *f = fopen(path, "rb");
+  if (!f) return NULL;
+  char *s = NULL;
+  size_t n = 0;
+  FILE *m = open_memstream(&s, &n);
+  char buf[4096];
+  size_t k;
+  while ((k = fread(buf, 1, sizeof buf, f)) > 0) fwrite(buf, 1, k, m);
+  fclose(m);
+  fclose(f);
+  return s;
+}
+
 int tl_test_run_python(const char *script, const char *arg, char **out) {
   char path[] = "/tmp/tl-test-py-XXXXXX";
   int fd = mkstemp(path);

@@ -61,3 +61,9 @@ tl_node *tl_ast_find(tl_node *root, bool (*pred)(tl_node *n, void *arg), void *a
   if (st != small) free(st);
   return hit;
 }
+
+int tl_ast_count(const tl_node *list) {
+  int k = 0;
+  for (; list; list = list->next) k++;
+  return k;
+}

@@ -164,5 +164,7 @@ typedef struct tl_program {
  * cond, then, els, body, value) for which pred holds, or NULL. A pred that only
  * records what it sees and returns false visits every node. */
 tl_node *tl_ast_find(tl_node *n, bool (*pred)(tl_node *n, void *arg), void *arg);
+/* the length of a node list linked by next (arguments, items) */
+int tl_ast_count(const tl_node *list);
 
 #endif

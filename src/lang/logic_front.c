@@ -227,11 +227,7 @@ bool lf_is_builtin(const char *name) {
   return builtin_op(name, &a) >= 0;
 }
 
-static int count_args(const tl_node *n) {
-  int k = 0;
-  for (const tl_node *a = n ? n->args : NULL; a; a = a->next) k++;
-  return k;
-}
+static int count_args(const tl_node *n) { return n ? tl_ast_count(n->args) : 0; }
 
 /* the place of (unit, line, col) in the program text: a module's text sits at its
  * `mod` line */

@@ -46,10 +46,8 @@ static const method_entry *find_method(const char *name) {
   return NULL;
 }
 
-static int count(const tl_node *n) {
-  int k = 0;
-  for (; n; n = n->next) k++;
-  return k;
+void sema_check_rest(sema *s, tl_node *a) {
+  for (; a; a = a->next) sema_expr(s, a->kind == TL_N_FIELD_INIT ? a->lhs : a, NULL);
 }
 
 static bool check_count(sema *s, tl_node *n, const char *name, int got, int lo, int hi) {
@@ -116,7 +114,7 @@ static void check_args(sema *s, tl_node *call, tl_fninfo *f, tl_node *args) {
     for (tl_node *a = args; a; a = a->next) sema_expr(s, a->kind == TL_N_UNARY && a->op == TL_TOK_AMP ? a->lhs : a, NULL);
     return;
   }
-  int got = count(args);
+  int got = tl_ast_count(args);
   if (got != f->nparams) {
     sema_error(s, call, "`%s` takes %d argument%s, not %d", f->name, f->nparams, f->nparams == 1 ? "" : "s", got);
     for (tl_node *a = args; a; a = a->next) sema_expr(s, a->kind == TL_N_UNARY && a->op == TL_TOK_AMP ? a->lhs : a, NULL);
@@ -201,7 +199,7 @@ static tl_ty *check_print(sema *s, tl_node *n, tl_builtin id) {
   const char *name = id == B_PRINT ? "print" : id == B_PRINTLN ? "println" : "format";
   if (a && a->kind == TL_N_STR) {
     a->ty = TY_STR_T;
-    int want = count_placeholders(s, a), got = count(a->next);
+    int want = count_placeholders(s, a), got = tl_ast_count(a->next);
     for (tl_node *e = a->next; e; e = e->next) {
       tl_ty *t = sema_expr(s, e, NULL);
       if (t->kind == TY_UNIT || t->kind == TY_RANGE) sema_error(s, e, "this argument has no value to print");
@@ -210,7 +208,7 @@ static tl_ty *check_print(sema *s, tl_node *n, tl_builtin id) {
       sema_error(s, n, "format string has %d placeholder%s but %d argument%s", want, want == 1 ? "" : "s", got,
                  got == 1 ? " follows" : "s follow");
   } else {
-    int got = count(a);
+    int got = tl_ast_count(a);
     if (got > 1 || (got == 0 && id != B_PRINTLN)) {
       sema_error(s, n, "`%s` takes a format string and its arguments, or a single value", name);
       for (; a; a = a->next) sema_expr(s, a, NULL);
@@ -285,7 +283,7 @@ static tl_ty *check_free_call(sema *s, tl_node *n, const char *name, tl_ty *expe
   for (size_t i = 0; i < sizeof math_fns / sizeof math_fns[0]; i++) {
     if (strcmp(math_fns[i].name, name)) continue;
     n->ival = math_fns[i].id;
-    if (!check_count(s, n, name, count(n->args), math_fns[i].nargs, math_fns[i].nargs)) {
+    if (!check_count(s, n, name, tl_ast_count(n->args), math_fns[i].nargs, math_fns[i].nargs)) {
       for (tl_node *a = n->args; a; a = a->next) sema_expr(s, a, NULL);
       return TY_ERR;
     }
@@ -363,7 +361,7 @@ static bool named_requires_grad(sema *s, tl_node *n, const char *name, tl_node *
     }
     *rg = a;
   }
-  *got = count(n->args) - (*rg != NULL);
+  *got = tl_ast_count(n->args) - (*rg != NULL);
   return true;
 }
 
@@ -464,7 +462,7 @@ static tl_ty *reduce_result(sema *s, tl_ty *t, bool has_dim, bool is_sum) {
 }
 
 static tl_ty *check_tensor_method(sema *s, tl_node *n, tl_ty *t, const method_entry *m) {
-  int got = count(n->args);
+  int got = tl_ast_count(n->args);
   tl_node *a = n->args;
   n->ival = m->id;
   switch (m->args) {
@@ -486,7 +484,7 @@ static tl_ty *check_tensor_method(sema *s, tl_node *n, tl_ty *t, const method_en
     if (got == 1 && a->kind == TL_N_ARRAY) { /* permute([2, 0, 1]): the list's elements */
       n->args = a->args;
       a = n->args;
-      got = count(a);
+      got = tl_ast_count(a);
     }
     if (t->rank >= 0 && got != t->rank) {
       sema_error(s, n, "`permute` needs %d dims for this tensor, not %d", t->rank, got);
@@ -619,7 +617,7 @@ tl_ty *sema_method(sema *s, tl_node *n) {
     if (!strcmp(n->name, "min")) id = B_MINIMUM, binary = true;
     if (unary || binary) {
       n->ival = id;
-      if (!check_count(s, n, n->name, count(n->args), binary, binary)) return TY_ERR;
+      if (!check_count(s, n, n->name, tl_ast_count(n->args), binary, binary)) return TY_ERR;
       return check_math(s, n, id, n->lhs, n->args, t);
     }
   }

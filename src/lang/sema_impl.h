@@ -95,4 +95,8 @@ typedef struct {
 const sema_sys_entry *sema_sys_row(size_t i);
 tl_ty *sema_sys_type(char c);
 
+/* checks each argument of a list (a named one by its value) after an arity error, so
+ * errors inside them are still reported */
+void sema_check_rest(sema *s, tl_node *args);
+
 #endif

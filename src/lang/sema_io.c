@@ -7,22 +7,12 @@
 
 #include "lang/sema_impl.h"
 
-static int nargs(const tl_node *n) {
-  int k = 0;
-  for (; n; n = n->next) k++;
-  return k;
-}
-
-static void check_rest(sema *s, tl_node *a) {
-  for (; a; a = a->next) sema_expr(s, a->kind == TL_N_FIELD_INIT ? a->lhs : a, NULL);
-}
-
 static bool arity(sema *s, tl_node *n, const char *name, int lo, int hi) {
-  int got = nargs(n->args);
+  int got = tl_ast_count(n->args);
   if (got >= lo && got <= hi) return true;
   if (lo == hi) sema_error(s, n, "`%s` takes %d argument%s, not %d", name, lo, lo == 1 ? "" : "s", got);
   else sema_error(s, n, "`%s` takes %d to %d arguments, not %d", name, lo, hi, got);
-  check_rest(s, n->args);
+  sema_check_rest(s, n->args);
   return false;
 }
 
@@ -133,10 +123,10 @@ tl_ty *sema_io_method(sema *s, tl_node *n, tl_ty *t) {
     return t;
   }
   if (!strcmp(m, "slice")) {
-    int got = nargs(a);
+    int got = tl_ast_count(a);
     if (got != 2 && got != 4) {
       sema_error(s, n, "`slice` takes (dim, start, end, step) or (start, len), not %d argument%s", got, got == 1 ? "" : "s");
-      check_rest(s, a);
+      sema_check_rest(s, a);
       return TY_ERR;
     }
     n->ival = got == 4 ? B_SLICE : B_SLICE_LEN;

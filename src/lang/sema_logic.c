@@ -98,8 +98,7 @@ static void value_arg(sema *s, tl_node *a, const char *what) {
 
 static tl_ty *check_entity_name(sema *s, tl_node *n) {
   s->logic->used = true;
-  int k = 0;
-  for (tl_node *a = n->args; a; a = a->next) k++;
+  int k = tl_ast_count(n->args);
   if (k != 1) {
     sema_error(s, n, "`entity_name` takes 1 argument (an entity's id), not %d", k);
     for (tl_node *a = n->args; a; a = a->next) sema_expr(s, a, NULL);

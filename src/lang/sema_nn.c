@@ -9,21 +9,11 @@
 
 #include "lang/sema_impl.h"
 
-static int nargs(const tl_node *n) {
-  int k = 0;
-  for (; n; n = n->next) k++;
-  return k;
-}
-
-static void check_rest(sema *s, tl_node *a) {
-  for (; a; a = a->next) sema_expr(s, a->kind == TL_N_FIELD_INIT ? a->lhs : a, NULL);
-}
-
 static bool arity(sema *s, tl_node *n, const char *name, int lo, int hi, const char *form) {
-  int got = nargs(n->args);
+  int got = tl_ast_count(n->args);
   if (got >= lo && got <= hi) return true;
   sema_error(s, n, "`%s` takes %s, not %d argument%s", name, form, got, got == 1 ? "" : "s");
-  check_rest(s, n->args);
+  sema_check_rest(s, n->args);
   return false;
 }
 
@@ -66,7 +56,7 @@ tl_ty *sema_nn_method(sema *s, tl_node *n, tl_ty *t) {
   tl_node *a = n->args;
   if (!strcmp(m, "conv2d")) {
     if (!arity(s, n, m, 3, 4, "(kernel, padding, stride) or (kernel, bias, padding, stride)")) return TY_ERR;
-    bool bias = nargs(a) == 4;
+    bool bias = tl_ast_count(a) == 4;
     n->ival = bias ? B_CONV2D_BIAS : B_CONV2D;
     expect_tensor(s, a, "kernel", TL_F32);
     a = a->next;
