@@ -39,6 +39,8 @@ tl_ctx *tl_init(void) {
   ctx->backend = b && !strcmp(b, "interp") ? TL_BACKEND_INTERP : TL_BACKEND_CPU;
   const char *d = getenv("TL_DEBUG");
   ctx->debug = d && *d && strcmp(d, "0");
+  const char *prof = getenv("TL_PROFILE");
+  ctx->profile = prof && *prof && strcmp(prof, "0");
   const char *dot = getenv("TL_DOT_DIR");
   if (dot && *dot && tl_set_dot_dir(ctx, dot)) /* the context still works, without pictures */
     fprintf(stderr, "tl: TL_DOT_DIR: %s\n", ctx->err.msg);

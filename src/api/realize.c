@@ -1,10 +1,12 @@
 /* realize.c — running graphs: rewrite, schedule, lower, render, compile, execute
  * (cpu), or interpret (interp); reading results back; printing; DOT. */
 #include <errno.h>
+#include <inttypes.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "api/context.h"
 #include "autograd/autograd.h"
@@ -67,8 +69,17 @@ static tl_status run_kernel(tl_ctx *ctx, int index, const tl_schedule *s, tl_low
     args[i].nbytes = b && b->nbytes > skip ? b->nbytes - skip : 0;
     args[i].dtype = b ? b->dtype : TL_F32;
   }
+  struct timespec t0, t1;
+  if (ctx->profile) clock_gettime(CLOCK_MONOTONIC, &t0);
   st = tl_kernel_exec(&k, ctx->pool, k.nargs, args, &ctx->err);
   if (!st) ctx->stats.kernels_run++;
+  if (!st && ctx->profile) {
+    clock_gettime(CLOCK_MONOTONIC, &t1);
+    double ms = (double)(t1.tv_sec - t0.tv_sec) * 1e3 + (double)(t1.tv_nsec - t0.tv_nsec) / 1e6;
+    fprintf(stderr, "tl profile: realize %" PRIu64 " kernel %d: %.3f ms, %d args, output %s [%lld elements]\n",
+            ctx->stats.realizes, index, ms, low->nargs, tl_dtype_name((tl_dtype)low->args[0]->dtype),
+            (long long)tl_uop_numel(low->args[0]));
+  }
   return st;
 }
 
