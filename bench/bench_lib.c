@@ -2,8 +2,10 @@
  * run in the same invocation (after TL: the two never share the cores). Prints
  *   bench: NAME tl_ms=X peer=P peer_ms=Y ratio=Y/X threads=N   (ratio > 1: TL is faster)
  * conv2d_32x64x56x56: x [32, 64, 56, 56] and w [64, 64, 3, 3], N(0,1) f32 leaves
- *   requiring grad; a step is tl_conv2d (padding 1, stride 1, no bias), loss = sum of the
- *   output (realized), tl_backward, the gradients of x and w realized. 1 warm-up, then the
+ *   requiring grad, g of x's shape N(0,1) fixed; a step is tl_conv2d (padding 1, stride 1,
+ *   no bias), loss = sum(output * g) (realized; the output's gradient is then g, not ones a
+ *   sum's backward simplifies away), tl_backward, the gradients of x and w realized. 1
+ *   warm-up, then the
  *   median of 5 steps. Peer: torch (bench/peer_torch_conv.py) with torch.set_num_threads
  *   at TL's thread count; without torch the line says it was skipped.
  * load_safetensors_256MB: a 256 MiB f32 tensor saved with tl_save_safetensors, its bytes
@@ -63,14 +65,16 @@ static void bench_conv(tl_ctx *ctx) {
   const char *name = "conv2d_32x64x56x56";
   tl_tensor *x = tl_randn(ctx, TL_F32, 4, (int64_t[]){32, 64, 56, 56});
   tl_tensor *w = tl_randn(ctx, TL_F32, 4, (int64_t[]){64, 64, 3, 3});
-  if (!x || !w || tl_realize(x) || tl_realize(w) || tl_set_requires_grad(x, 1) || tl_set_requires_grad(w, 1))
+  tl_tensor *g = tl_randn(ctx, TL_F32, 4, (int64_t[]){32, 64, 56, 56});
+  if (!x || !w || !g || tl_realize(x) || tl_realize(w) || tl_realize(g) || tl_set_requires_grad(x, 1) ||
+      tl_set_requires_grad(w, 1))
     fail(ctx, name, "inputs");
   double t[CONV_RUNS];
   for (int i = -CONV_WARMUP; i < CONV_RUNS; i++) {
     double t0 = now_ms();
     TL_SCOPE(ctx, s) {
       if (tl_zero_grad(x) || tl_zero_grad(w)) fail(ctx, name, "zero grad");
-      tl_tensor *loss = tl_sum(tl_conv2d(x, w, NULL, 1, 1, 1, 1), 0, NULL, 0);
+      tl_tensor *loss = tl_sum(tl_mul(tl_conv2d(x, w, NULL, 1, 1, 1, 1), g), 0, NULL, 0);
       if (!loss || tl_realize(loss) || tl_backward(loss, NULL)) fail(ctx, name, "forward");
       tl_tensor *gx = tl_grad(x), *gw = tl_grad(w);
       if (!gx || !gw || tl_realize(gx) || tl_realize(gw)) fail(ctx, name, "backward");
@@ -81,6 +85,7 @@ static void bench_conv(tl_ctx *ctx) {
   double tl_ms = t[CONV_RUNS / 2];
   tl_release(x);
   tl_release(w);
+  tl_release(g);
 
   char cmd[512];
   snprintf(cmd, sizeof cmd, "%s -c 'import torch' >/dev/null 2>&1", peer_python());

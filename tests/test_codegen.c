@@ -4,21 +4,38 @@
 
 #include "api/context.h"
 #include "codegen/render_c.h"
+#include "graph/rewrite.h"
 #include "test.h"
 
-/* the C of the kernel computing t (which must need one kernel) */
+/* in the kernel's function, after the prelude */
+static int count_occurrences(const char *s, const char *what) {
+  int n = 0;
+  const char *body = strstr(s, "\nvoid k(");
+  for (const char *p = body ? body : s; (p = strstr(p, what)); p += strlen(what)) n++;
+  return n;
+}
+
+/* the C of the kernel computing t (the last of its schedule), its graph rewritten
+ * first by the rules a realize runs */
 static char *kernel_source(tl_tensor *handle) {
+  static const tl_ruleset *const rules[] = {&tl_rules_fallback, &tl_rules_fold, &tl_rules_algebra, &tl_rules_split};
   tl_tensor *t = tl_api_tensor(handle, "kernel_source");
+  size_t mark = tl_graph_mark(&t->slot.ctx->graph);
+  tl_uop *root = tl_rewrite_graph(&t->slot.ctx->graph, t->u, rules, 4);
   tl_schedule s;
   tl_lowered l;
   tl_error e = {0};
   char *src = NULL;
-  if (!tl_schedule_build(t->u, &s)) return NULL;
-  if (tl_lower_kernel(t->u, &s, &l, &e) == TL_OK) {
+  if (!root || !tl_schedule_build(root, &s)) {
+    tl_graph_release_to(&t->slot.ctx->graph, mark);
+    return NULL;
+  }
+  if (tl_lower_kernel(root, &s, &l, &e) == TL_OK) {
     src = tl_render_c(&l, "k");
     tl_lowered_free(&l);
   }
   tl_schedule_free(&s);
+  tl_graph_release_to(&t->slot.ctx->graph, mark); /* the rewritten nodes */
   return src;
 }
 
@@ -41,11 +58,68 @@ TEST(codegen_pad_guards_the_load_with_its_mask) {
   tl_ctx *ctx = tl_init();
   char *src = kernel_source(tl_pad(matrix(ctx), (int64_t[]){1, 0}, (int64_t[]){0, 2}, 0)); /* (3, 5) */
   CHECK_CONTAINS(src, "tl_i64 v2 = v1 + -3LL;"); /* offset moves back one row */
-  CHECK_CONTAINS(src, "tl_bool v4 = r0 < 1LL;"); /* row 0 is padding */
-  CHECK_CONTAINS(src, "tl_bool v6 = r1 < 3LL;"); /* columns 3, 4 are padding */
-  CHECK_CONTAINS(src, "tl_where_f32(v7, b1[v7 ? v3 : 0], (float)0)");
+  CHECK_CONTAINS(src, "tl_bool v4 = r0 < 1LL;"); /* row 0 is padding (the parallel loop is not split) */
+  /* the column loop is split where the mask changes: columns 0-2 load under the row's
+   * mask alone, columns 3-4 store zeros without reading */
+  CHECK_CONTAINS(src, "for (tl_i64 r1 = 0; r1 < 3LL; r1++) {\n      tl_i64 v3 = v2 + r1;\n"
+                      "      float v6 = tl_where_f32(v5, b1[v5 ? v3 : 0], (float)0);");
+  CHECK_CONTAINS(src, "for (tl_i64 r2 = 0; r2 < 2LL; r2++) {\n      tl_i64 v9 = r2 + 3LL;\n"
+                      "      tl_i64 v10 = v7 + v9;\n      b0[v10] = 0.0f;");
   CHECK(!strstr(src, "r0 < 3LL")); /* the bound r0 < 3 is proven by the loop: no check */
+  CHECK(count_occurrences(src, "tl_where") == 1); /* the row mask's, and no column mask */
   free(src);
+  TEST_SHUTDOWN(ctx);
+}
+
+/* conv2d's windows: a stack of 3 x 3 slices of a padded input. Split where the masks
+ * change, the stacked axes unroll to constants and the padded borders to loops of
+ * their own: no where and no guarded load is left, only plain copies. */
+TEST(codegen_stacked_slices_of_a_pad_have_no_masks) {
+  tl_ctx *ctx = tl_init();
+  tl_tensor *x = tl_full(ctx, TL_F32, 4, (int64_t[]){2, 3, 6, 7}, 1.0);
+  CHECK(tl_realize(x) == TL_OK);
+  tl_tensor *xp = tl_pad(x, (int64_t[]){0, 0, 1, 1}, (int64_t[]){0, 0, 1, 1}, 0), *rows[3], *cols[3];
+  for (int ki = 0; ki < 3; ki++) {
+    tl_tensor *band = tl_slice(xp, 2, ki, ki + 6, 1);
+    for (int kj = 0; kj < 3; kj++) cols[kj] = tl_slice(band, 3, kj, kj + 7, 1);
+    rows[ki] = tl_stack(3, cols, 2);
+  }
+  char *src = kernel_source(tl_stack(3, rows, 2)); /* [2, 3, 3, 3, 6, 7] */
+  CHECK(src != NULL);
+  if (src) {
+    CHECK(count_occurrences(src, "tl_where") == 0);
+    CHECK(count_occurrences(src, " ? ") == 0);
+    CHECK(count_occurrences(src, "b1[") >= 9); /* each tap reads the input in its pieces */
+  }
+  free(src);
+  TEST_SHUTDOWN(ctx);
+}
+
+/* A sum of a value broadcast along an axis it keeps: each row's sum is computed once,
+ * outside the loop over the copies, not once per copy (the backward of sum(x @ w)
+ * reads ones broadcast like this). */
+TEST(codegen_sum_of_a_broadcast_is_computed_once_per_row) {
+  tl_ctx *ctx = tl_init();
+  float d[6 * 4];
+  for (int i = 0; i < 24; i++) d[i] = (float)(i % 5) - 1.5f;
+  tl_tensor *x = tl_from_data(ctx, TL_F32, 3, (int64_t[]){6, 1, 4}, d);
+  tl_tensor *y = tl_sum(tl_expand(x, 3, (int64_t[]){6, 5, 4}), 1, (int[]){2}, 0); /* [6, 5] */
+  char *src = kernel_source(y);
+  CHECK(src != NULL);
+  if (src) {
+    const char *body = strstr(src, "\nvoid k("), *sum = body ? strstr(body, "< 4LL") : NULL,
+               *copies = body ? strstr(body, "< 5LL") : NULL;
+    CHECK(sum && copies && sum < copies);
+  }
+  free(src);
+  float got[30];
+  CHECK_INT(tl_to_host(y, got, sizeof got), TL_OK);
+  for (int r = 0; r < 6; r++)
+    for (int c = 0; c < 5; c++) {
+      float want = 0;
+      for (int k = 0; k < 4; k++) want += d[r * 4 + k];
+      CHECK(got[r * 5 + c] == want);
+    }
   TEST_SHUTDOWN(ctx);
 }
 

@@ -158,15 +158,19 @@ TEST(matmul_row_jam_matches_loops) {
 
 /* x @ w^T with w stored [N, K] (a torch Linear weight, or b^T in a gradient): w^T is
  * copied once (a kernel), then the sum runs in the interchanged, jammed order */
-TEST(matmul_transposed_right_operand_is_copied) {
+/* A transposed right operand: a float product is one GEMM kernel, whose packing reads
+ * the strides as they are; an integer product's loop kernel would read it across its
+ * rows, so it is copied first (two kernels). Both give the exact sums. */
+static void check_transposed_product(tl_dtype dt, int kernels) {
   tl_ctx *ctx = new_ctx();
   double a[8 * 3], w[5 * 3], got[8 * 5];
   for (int i = 0; i < 24; i++) a[i] = i % 7 - 3;
-  for (int i = 0; i < 15; i++) w[i] = (i % 4) * 0.5;
-  tl_tensor *x = tl_from_data(ctx, TL_F64, 2, (int64_t[]){8, 3}, a);
-  tl_tensor *wt = tl_from_data(ctx, TL_F64, 2, (int64_t[]){5, 3}, w);
-  tl_tensor *y = tl_matmul(x, tl_transpose(wt, 0, 1));
-  CHECK_INT(tl_schedule_count(y), 2);
+  for (int i = 0; i < 15; i++) w[i] = (i % 4) * (dt == TL_F64 ? 0.5 : 1);
+  tl_tensor *x = tl_cast(tl_from_data(ctx, TL_F64, 2, (int64_t[]){8, 3}, a), dt);
+  tl_tensor *wt = tl_cast(tl_from_data(ctx, TL_F64, 2, (int64_t[]){5, 3}, w), dt);
+  CHECK(tl_realize(x) == TL_OK && tl_realize(wt) == TL_OK);
+  tl_tensor *y = tl_cast(tl_matmul(x, tl_transpose(wt, 0, 1)), TL_F64);
+  CHECK_INT(tl_schedule_count(y), kernels);
   CHECK_INT(tl_to_host(y, got, sizeof got), TL_OK);
   for (int m = 0; m < 8; m++)
     for (int n = 0; n < 5; n++) {
@@ -176,6 +180,9 @@ TEST(matmul_transposed_right_operand_is_copied) {
     }
   TEST_SHUTDOWN(ctx);
 }
+
+TEST(matmul_transposed_right_operand_float_is_read_in_place) { check_transposed_product(TL_F64, 1); }
+TEST(matmul_transposed_right_operand_integer_is_copied) { check_transposed_product(TL_I64, 2); }
 
 /* A sum of 100 tensors fused would read 100 buffers; a kernel takes at most 63: the
  * scheduler computes parts of it first. Found by a long autograd chain, whose leaf

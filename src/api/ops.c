@@ -377,7 +377,9 @@ tl_uop *tl_api_matmul(tl_ctx *ctx, tl_uop *a, tl_uop *b) {
   if (dt == TL_BOOL) dt = TL_I32;
   a = tl_build_cast(&ctx->graph, a, dt);
   b = tl_build_cast(&ctx->graph, b, dt);
-  if (M > 1 && is_transposed(b)) b = tl_build_unary(&ctx->graph, TL_OP_CONTIGUOUS, b);
+  /* the loop kernel of an integer product reads a transposed b along its rows; a float
+   * one runs as a GEMM, whose packing reads any strides: a copy would only cost */
+  if (M > 1 && !tl_dtype_is_float(dt) && is_transposed(b)) b = tl_build_unary(&ctx->graph, TL_OP_CONTIGUOUS, b);
   /* a: (..., M, 1, K); b^T: (..., 1, N, K); product (..., M, N, K) */
   int perm[TL_MAX_DIMS];
   for (int i = 0; i < b->ndim; i++) perm[i] = i;

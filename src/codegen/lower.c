@@ -197,6 +197,7 @@ static tl_uop *load(lowerer *L, tl_uop *node, int64_t base, tl_uop *index, tl_uo
   tl_arg slot = {.i = slot_of(L, node, base)};
   tl_uop *src[2] = {index, guard};
   bool always = guard->op == TL_OP_CONST && guard->arg.i != 0;
+  if (guard->op == TL_OP_CONST && !always) return tl_build_const(&L->out->g, (tl_dtype)node->dtype, 0);
   return tl_uop_make(&L->out->g, TL_OP_LOAD, (tl_dtype)node->dtype, always ? 1 : 2, src, slot, 0, 0, NULL);
 }
 
@@ -752,13 +753,172 @@ static int64_t parallel_body_work(const tl_block *root) {
   return block_work(root);
 }
 
+/* ---- splitting output loops where masks change -----------------------------------
+ * A pad, a cat or a stack reads through masks: where(lo <= i && i < hi, load, 0) for
+ * every element, and a stack of k slices evaluates all k. Split at the constants its
+ * index is compared with, a loop becomes pieces in which every such comparison has
+ * one answer: the index rules fold the masks and wheres away as the body is built
+ * (a piece of one element makes the index a constant, so a small stacked axis
+ * unrolls), and the inner loops run without branches, vectorized. The points are
+ * found by building the store's value once with plain loops and reading its
+ * comparisons. The parallel loop is never split: a kernel has one parallel range. */
+enum { SPLIT_MAX_COPIES = 128, SPLIT_MAX_POINTS = 16 };
+
+typedef struct {
+  int n;
+  int64_t at[SPLIT_MAX_POINTS]; /* sorted, each in (0, extent) */
+} split_points;
+
+/* i * a + c0 < c with a > 0 and i a loop index in [0, extent): true exactly for i
+ * below ceil((c - c0) / a) */
+static void add_split_point(split_points *sp, const tl_uop *cmp, const int64_t *range_id, const tl_uop *root) {
+  const tl_uop *x = cmp->src[0], *c = cmp->src[1];
+  int64_t c0 = 0, a = 1;
+  if (c->op != TL_OP_CONST || x->dtype != TL_I64) return;
+  if (x->op == TL_OP_ADD && x->src[1]->op == TL_OP_CONST) c0 = x->src[1]->arg.i, x = x->src[0];
+  if (x->op == TL_OP_MUL && x->src[1]->op == TL_OP_CONST) a = x->src[1]->arg.i, x = x->src[0];
+  if (x->op != TL_OP_RANGE || a <= 0) return;
+  int d = 0;
+  while (d < root->ndim && range_id[d] != x->arg.i) d++;
+  if (d == root->ndim) return; /* a reduce loop */
+  int64_t num = c->arg.i - c0, at = num > 0 ? (num + a - 1) / a : 0;
+  split_points *p = &sp[d];
+  if (at <= 0 || at >= root->shape[d] || p->n == SPLIT_MAX_POINTS) return;
+  int i = 0;
+  while (i < p->n && p->at[i] < at) i++;
+  if (i < p->n && p->at[i] == at) return;
+  memmove(p->at + i + 1, p->at + i, sizeof(int64_t) * (size_t)(p->n - i));
+  p->at[i] = at;
+  p->n++;
+}
+
+static bool reads_masked_view(lowerer *L, tl_uop *u, tl_ptrmap *seen, int depth) {
+  if (is_input(L, u) || tl_ptrmap_get(seen, u)) return false;
+  if (depth > 4096 || !tl_ptrmap_put(seen, u, u)) return true; /* unsure: look */
+  if (u->op == TL_OP_VIEW) {
+    const tl_st *st = u->arg.p;
+    for (int i = 0; i < st->nviews; i++)
+      if (st->views[i].masked) return true;
+  }
+  for (int i = 0; i < u->nsrc; i++)
+    if (reads_masked_view(L, u->src[i], seen, depth + 1)) return true;
+  return false;
+}
+
+/* the comparisons of loop indices with constants in the store's value, built once
+ * with plain loops in a scratch kernel graph */
+static void find_split_points(lowerer *L, tl_uop *root, split_points *sp) {
+  tl_ptrmap seen = {0};
+  bool masked = reads_masked_view(L, root, &seen, 0);
+  tl_ptrmap_free(&seen);
+  if (!masked) return;
+  tl_lowered scratch;
+  memset(&scratch, 0, sizeof scratch);
+  tl_graph_init(&scratch.g, false);
+  lowerer *T = calloc(1, sizeof *T);
+  tl_error err = {0};
+  if (!T || !scratch.g.arena) goto done;
+  T->out = &scratch;
+  T->sched = L->sched;
+  T->kroot = L->kroot;
+  T->err = &err;
+  scratch.root = new_block(T, NULL);
+  scratch.nargs = 1;
+  tl_uop *idx[TL_MAX_DIMS];
+  int64_t range_id[TL_MAX_DIMS];
+  tl_block *b = scratch.root;
+  for (int d = 0; d < root->ndim && !T->failed; d++) {
+    range_id[d] = -1;
+    if (root->shape[d] == 1) {
+      idx[d] = ic(T, 0);
+      continue;
+    }
+    idx[d] = open_loop(T, b, root->shape[d], false, &b);
+    if (idx[d]) range_id[d] = idx[d]->arg.i;
+  }
+  tl_uop *v = T->failed ? NULL : value(T, root, idx, true_const(T));
+  if (!v) goto done;
+  /* every node of the value, without recursion: chains can be long */
+  size_t cap = 256, n = 0;
+  tl_uop **stack = malloc(cap * sizeof *stack);
+  if (stack) stack[n++] = v;
+  while (stack && n) {
+    tl_uop *u = stack[--n];
+    if (tl_ptrmap_get(&seen, u)) continue;
+    if (!tl_ptrmap_put(&seen, u, u)) break;
+    if (u->op == TL_OP_CMPLT) add_split_point(sp, u, range_id, root);
+    for (int i = 0; i < u->nsrc; i++) {
+      if (n == cap) {
+        tl_uop **grown = realloc(stack, 2 * cap * sizeof *stack);
+        if (!grown) break;
+        stack = grown;
+        cap *= 2;
+      }
+      stack[n++] = u->src[i];
+    }
+  }
+  free(stack);
+  tl_ptrmap_free(&seen);
+done:
+  free(T);
+  tl_lowered_free(&scratch);
+}
+
+/* keeps the splits of the innermost loops first (they unlock vectorizing), as long
+ * as the body's copies stay few; never the first (parallel) loop */
+static void choose_splits(const tl_uop *root, split_points *sp) {
+  int first = 0;
+  while (first < root->ndim && root->shape[first] == 1) first++;
+  int64_t copies = 1;
+  for (int d = root->ndim - 1; d >= 0; d--) {
+    if (d <= first || copies * (sp[d].n + 1) > SPLIT_MAX_COPIES) sp[d].n = 0;
+    copies *= sp[d].n + 1;
+  }
+}
+
+/* the loops from axis d inward, each split into its pieces, around the store */
+static void lower_pieces(lowerer *L, tl_uop *root, tl_uop **idx, int d, tl_block *b, const split_points *sp) {
+  if (L->failed) return;
+  if (d == root->ndim) {
+    lower_store(L, root, idx, b);
+    return;
+  }
+  if (root->shape[d] == 1) {
+    idx[d] = ic(L, 0);
+    lower_pieces(L, root, idx, d + 1, b, sp);
+    return;
+  }
+  int64_t lo = 0;
+  for (int i = 0; i <= sp[d].n && !L->failed; i++) {
+    int64_t hi = i < sp[d].n ? sp[d].at[i] : root->shape[d];
+    tl_block *body = b;
+    b->open = NULL; /* each piece after the one before */
+    if (hi - lo == 1) {
+      idx[d] = ic(L, lo);
+    } else {
+      tl_uop *r = open_loop(L, b, hi - lo, false, &body);
+      idx[d] = lo && r ? bin(L, TL_OP_ADD, r, ic(L, lo)) : r;
+    }
+    lower_pieces(L, root, idx, d + 1, body, sp);
+    lo = hi;
+  }
+}
+
 /* the output loops (the first one parallel) and the store, or the interchanged sum */
 static void lower_loops(lowerer *L, tl_uop *root) {
   tl_uop *idx[TL_MAX_DIMS];
   tl_block *b = L->out->root;
   bool first = true;
   int last = interchange_axis(root, L->sched), jam = last >= 0 ? jam_axis(root, last) : -1;
-  for (int d = 0; d < root->ndim && !L->failed; d++) {
+  split_points sp[TL_MAX_DIMS];
+  memset(sp, 0, sizeof sp);
+  if (last < 0) {
+    find_split_points(L, root, sp);
+    choose_splits(root, sp);
+  }
+  int split_from = 0;
+  while (split_from < root->ndim && !sp[split_from].n) split_from++;
+  for (int d = 0; d < root->ndim && d < split_from && !L->failed; d++) {
     if (root->shape[d] == 1 || d == last) {
       idx[d] = ic(L, 0);
       continue;
@@ -769,7 +929,7 @@ static void lower_loops(lowerer *L, tl_uop *root) {
     first = false;
   }
   if (last >= 0) lower_interchanged(L, root, idx, b, last, jam);
-  else lower_store(L, root, idx, b);
+  else lower_pieces(L, root, idx, split_from, b, sp);
   L->out->inner_work = L->failed ? 1 : parallel_body_work(L->out->root);
 }
 

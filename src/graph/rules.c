@@ -94,11 +94,48 @@ static tl_uop *contiguous_leaf(tl_graph *g, tl_uop *u) { /* already its own buff
   return op == TL_OP_BUFFER || op == TL_OP_CONTIGUOUS ? u->src[0] : NULL;
 }
 
+/* A reduce of a value broadcast along axes it keeps computes the same sums once per
+ * copy: sum_k x[m, k] broadcast over n. It becomes the reduce of the unbroadcast value,
+ * broadcast afterwards, which the scheduler can then compute once (a matmul with a
+ * broadcast operand: the backward of loss = sum(x @ w) reads ones). Only an unmasked
+ * top view: its stride-0 axes are then ignored by every index. Tensor graphs only. */
+static tl_uop *reduce_of_broadcast(tl_graph *g, tl_uop *u) {
+  const tl_uop *v = u->src[0];
+  if (!g->refcounted || v->op != TL_OP_VIEW) return NULL;
+  tl_st st = *(const tl_st *)v->arg.p;
+  tl_view *top = &st.views[st.nviews - 1];
+  if (top->masked) return NULL;
+  int64_t reduced[TL_MAX_DIMS];
+  bool any = false;
+  memcpy(reduced, u->shape, sizeof(int64_t) * (size_t)u->ndim);
+  for (int d = 0; d < top->ndim; d++)
+    if (top->shape[d] > 1 && top->strides[d] == 0 && !(u->arg.u >> d & 1)) {
+      top->shape[d] = 1;
+      reduced[d] = 1;
+      any = true;
+    }
+  if (!any) return NULL;
+  tl_arg varg = {.p = &st};
+  const tl_uop *base = v->src[0];
+  bool same = tl_st_is_contiguous(&st) && top->ndim == base->ndim &&
+              !memcmp(top->shape, base->shape, sizeof(int64_t) * (size_t)base->ndim);
+  tl_uop *in = same ? v->src[0]
+               : tl_uop_make(g, TL_OP_VIEW, (tl_dtype)v->dtype, 1, (tl_uop *const *)&v->src[0], varg, 0,
+                             top->ndim, top->shape);
+  tl_uop *r = in ? tl_uop_make(g, u->op, (tl_dtype)u->dtype, 1, &in, u->arg, u->arg2, u->ndim, reduced) : NULL;
+  if (!r) return NULL;
+  tl_st out = tl_st_contiguous(u->ndim, reduced);
+  tl_st_expand(&out, u->shape);
+  tl_arg oarg = {.p = &out};
+  return tl_uop_make(g, TL_OP_VIEW, (tl_dtype)u->dtype, 1, &r, oarg, 0, u->ndim, u->shape);
+}
+
 static const tl_rule algebra_rules[] = {
     {TL_OP_CONTIGUOUS, contiguous_leaf},
     {TL_OP_ADD, add_zero},        {TL_OP_MUL, mul_one},     {TL_OP_NEG, involution},
     {TL_OP_NOT, involution},      {TL_OP_MAX, same_operands}, {TL_OP_WHERE, same_operands},
     {TL_OP_WHERE, where_const},   {TL_OP_VIEW, identity_view},
+    {TL_OP_RSUM, reduce_of_broadcast}, {TL_OP_RMAX, reduce_of_broadcast}, {TL_OP_RPROD, reduce_of_broadcast},
 };
 const tl_ruleset tl_rules_algebra = {"algebra", algebra_rules, COUNT(algebra_rules)};
 
@@ -236,6 +273,10 @@ static tl_uop *divmod_rules(tl_graph *g, tl_uop *u) {
   if (c == 1) return div ? x : ic(g, 0);
   if (x->vmin < 0) return NULL; /* C truncates toward zero: the rules below need x >= 0 */
   if (x->vmax < c) return div ? ic(g, 0) : x;
+  if (x->vmin / c == x->vmax / c) { /* one quotient over x's whole range */
+    int64_t q = x->vmin / c;
+    return div ? ic(g, q) : tl_build_binary(g, TL_OP_ADD, x, ic(g, -q * c));
+  }
   if (div && x->op == TL_OP_IDIV && int_const(x->src[1], &c2) && c2 > 0 && x->src[0]->vmin >= 0)
     return tl_build_binary(g, TL_OP_IDIV, x->src[0], ic(g, c * c2));
   if (!div && x->op == TL_OP_MOD && int_const(x->src[1], &c2) && c2 > 0 && c2 % c == 0)
