@@ -64,8 +64,9 @@ static int64_t numel_of(int ndim, const int64_t *shape) {
   return n;
 }
 
-/* "3,1|1,4" -> two leaves [3,1] and [1,4]; "()" is a 0-d leaf */
-static void parse_shapes(grad_case *c, const char *spec) {
+/* "3,1|1,4" -> two leaves [3,1] and [1,4]; "()" is a 0-d leaf. False (and a failure)
+ * for a leaf of more than MAX_ELEMS elements. */
+static bool parse_shapes(grad_case *c, const char *spec) {
   c->n = 0;
   for (const char *p = spec; *p && c->n < MAX_LEAVES;) {
     int i = c->n++;
@@ -77,7 +78,12 @@ static void parse_shapes(grad_case *c, const char *spec) {
       p = *end == ',' ? end + 1 : end;
     }
     if (*p == '|') p++;
+    if (numel_of(c->ndim[i], c->shape[i]) > MAX_ELEMS) {
+      tl_test_fail(__FILE__, __LINE__, "%s: leaf %d has more than %d elements", c->name, i, MAX_ELEMS);
+      return false;
+    }
   }
+  return true;
 }
 
 /* values by domain letter: a any in [-2, 2], z away from zero (kinks of relu, abs,
@@ -212,7 +218,7 @@ static int gradcheck(tl_ctx *ctx, grad_case *c) {
 static void check_grad(tl_ctx *ctx, const char *name, build_fn f, const void *arg, const char *shapes,
                        const char *domains) {
   grad_case c = {.name = name, .f = f, .arg = arg, .h = FD_H, .tol = FD_TOL};
-  parse_shapes(&c, shapes);
+  if (!parse_shapes(&c, shapes)) return;
   fill_values(&c, domains, hash_name(name));
   gradcheck(ctx, &c);
 }
@@ -221,7 +227,7 @@ static void check_grad(tl_ctx *ctx, const char *name, build_fn f, const void *ar
 static void check_grad_at(tl_ctx *ctx, const char *name, build_fn f, const void *arg, const char *shapes,
                           const double *vals) {
   grad_case c = {.name = name, .f = f, .arg = arg, .h = FD_H, .tol = FD_TOL};
-  parse_shapes(&c, shapes);
+  if (!parse_shapes(&c, shapes)) return;
   fill_values(&c, "aaa", hash_name(name));
   memcpy(c.vals[0], vals, sizeof(double) * (size_t)numel_of(c.ndim[0], c.shape[0]));
   gradcheck(ctx, &c);
@@ -1455,6 +1461,8 @@ TEST(grad_pool_methods) {
       {"avg_pool2d(3, 2, 1) [1,2,4,4]", "1,2,4,4", 3, 2, 1, 0},
       {"avg_pool2d(2, 1, 1) [1,1,3,5]", "1,1,3,5", 2, 1, 1, 0},
       {"avg_pool2d(2, 2) [2,1,4,3]", "2,1,4,3", 2, 2, 0, 0},
+      {"max_pool2d(2, 3, 1) [1,1,5,5] (stride > k)", "1,1,5,5", 2, 3, 1, 1},
+      {"avg_pool2d(1, 2) [1,2,3,4] (k 1)", "1,2,3,4", 1, 2, 0, 0},
   };
   for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
     check_grad(ctx, cases[i].name, b_rt_pool,
@@ -1468,13 +1476,15 @@ TEST(grad_pool_methods) {
 static tl_tensor *b_conv(tl_tensor *const *x, const void *arg) {
   const int *kind = arg;
   if (*kind == 0) return tl_conv2d(x[0], x[1], NULL, 2, 2, 1, 1);
-  return tl_conv2d(tl_tanh(x[0]), x[1], x[2], 1, 2, 0, 1);
+  if (*kind == 1) return tl_conv2d(tl_tanh(x[0]), x[1], x[2], 1, 2, 0, 1);
+  return tl_conv2d(x[0], x[1], x[2], 3, 2, 1, 0); /* 1x1 kernel, strides skipping inputs */
 }
 
 TEST(grad_conv2d_harness) {
   tl_ctx *ctx = tl_init();
   check_grad(ctx, "conv2d [1,2,3,4] * [2,2,2,3], stride 2, pad 1", b_conv, (int[]){0}, "1,2,3,4|2,2,2,3", "aa");
   check_grad(ctx, "conv2d of tanh, bias, stride 1x2, pad 0x1", b_conv, (int[]){1}, "2,1,4,3|3,1,2,2|3", "aaa");
+  check_grad(ctx, "conv2d 1x1 kernel, stride 3x2, pad 1x0", b_conv, (int[]){2}, "1,2,4,4|3,2,1,1|3", "aaa");
   TEST_SHUTDOWN(ctx);
 }
 
