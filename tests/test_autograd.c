@@ -1,8 +1,9 @@
 /* test_autograd.c — every differentiable operation's gradient against central finite
  * differences in f64 (the engine's operations, the layers and losses of tl.h, and the
- * tensor methods of the language's run time: tril, masked_fill, slice...); the semantics of requires-grad, detach, accumulation, assign and
- * ties; the messages for misuse; and 1,000 random composite graphs (the interpreter),
- * the first 30 of them also compiled.
+ * tensor methods of the language's run time: tril, masked_fill, slice...); the
+ * semantics of requires-grad, detach, accumulation, assign and ties; the messages for
+ * misuse; and 1,000 random composite graphs (the interpreter), the first 30 of them
+ * also compiled.
  *
  * The function checked is f(x) = sum(out(x) * w) with a fixed pseudo-random w of out's
  * shape, so every element of a non-scalar output counts. A failing random graph prints
@@ -1307,7 +1308,9 @@ static tl_tensor *b_embedding(tl_tensor *const *x, const void *arg) {
     return tl_embedding(x[0], tl_from_data(ctx, TL_I64, 2, (int64_t[]){2, 3}, (int64_t[]){3, 0, 1, 1, 3, 2}));
   if (*kind == 1) /* i32 indices, then a nonlinearity */
     return tl_tanh(tl_embedding(x[0], tl_from_data(ctx, TL_I32, 1, (int64_t[]){4}, (int32_t[]){4, 4, 0, 2})));
-  return tl_embedding(x[0], tl_scalar(ctx, TL_I64, 1)); /* a 0-d index: one row */
+  if (*kind == 2) return tl_embedding(x[0], tl_scalar(ctx, TL_I64, 1)); /* a 0-d index: one row */
+  /* the weight a transposed view ([3,5] -> [5,3]) */
+  return tl_embedding(tl_transpose(x[0], 0, 1), tl_from_data(ctx, TL_I64, 1, (int64_t[]){3}, (int64_t[]){4, 1, 4}));
 }
 
 TEST(grad_embedding) {
@@ -1315,6 +1318,7 @@ TEST(grad_embedding) {
   check_grad(ctx, "embedding [5,3] by [2,3] i64 indices", b_embedding, (int[]){0}, "5,3", "a");
   check_grad(ctx, "tanh of embedding by i32 indices", b_embedding, (int[]){1}, "5,3", "a");
   check_grad(ctx, "embedding by a 0-d index", b_embedding, (int[]){2}, "5,3", "a");
+  check_grad(ctx, "embedding of a transposed weight", b_embedding, (int[]){3}, "3,5", "a");
   TEST_SHUTDOWN(ctx);
 }
 
@@ -1327,6 +1331,9 @@ static tl_tensor *b_cross_entropy(tl_tensor *const *x, const void *arg) {
     return tl_cross_entropy(x[0], tl_from_data(ctx, TL_I64, 1, (int64_t[]){3}, (int64_t[]){2, 0, 3}));
   if (*kind == 1)
     return tl_cross_entropy(x[0], tl_from_data(ctx, TL_I32, 1, (int64_t[]){3}, (int32_t[]){1, 1, 0}));
+  if (*kind == 3) /* logits a transposed view */
+    return tl_cross_entropy(tl_transpose(x[0], 0, 1),
+                            tl_from_data(ctx, TL_I64, 1, (int64_t[]){4}, (int64_t[]){0, 2, 2, 1}));
   /* logits computed from two leaves, as a linear layer's output */
   return tl_cross_entropy(tl_matmul(x[0], x[1]), tl_from_data(ctx, TL_I64, 1, (int64_t[]){2}, (int64_t[]){0, 2}));
 }
@@ -1336,6 +1343,7 @@ TEST(grad_cross_entropy) {
   check_grad(ctx, "cross_entropy [3,4] i64 targets", b_cross_entropy, (int[]){0}, "3,4", "a");
   check_grad(ctx, "cross_entropy [3,2] i32 targets", b_cross_entropy, (int[]){1}, "3,2", "a");
   check_grad(ctx, "cross_entropy of matmul [2,4] x [4,3]", b_cross_entropy, (int[]){2}, "2,4|4,3", "aa");
+  check_grad(ctx, "cross_entropy of a transpose", b_cross_entropy, (int[]){3}, "3,4", "a");
   TEST_SHUTDOWN(ctx);
 }
 
