@@ -1,12 +1,15 @@
 /* test_autograd.c — every differentiable operation's gradient against central finite
- * differences in f64; the semantics of requires-grad, detach, accumulation, assign and
- * ties; the messages for misuse; and 1,000 random composite graphs (the interpreter),
- * the first 30 of them also compiled.
+ * differences in f64 (the engine's operations, the layers and losses of tl.h, and the
+ * tensor methods of the language's run time: tril, masked_fill, slice...); the
+ * semantics of requires-grad, detach, accumulation, assign and ties; the messages for
+ * misuse; and 1,000 random composite graphs (the interpreter), the first 30 of them
+ * also compiled.
  *
  * The function checked is f(x) = sum(out(x) * w) with a fixed pseudo-random w of out's
  * shape, so every element of a non-scalar output counts. A failing random graph prints
  * its seed; `TL_GRAD_SEED=N build/tests/tl_tests grad_random_graphs` replays one on
  * both backends. */
+#include <setjmp.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -14,6 +17,8 @@
 #include <unistd.h>
 
 #include "test.h"
+#include "lang/rt.h"
+#include "lang/rt_ops.h"
 #include "tl.h"
 
 #define MAX_LEAVES 3
@@ -60,8 +65,9 @@ static int64_t numel_of(int ndim, const int64_t *shape) {
   return n;
 }
 
-/* "3,1|1,4" -> two leaves [3,1] and [1,4]; "()" is a 0-d leaf */
-static void parse_shapes(grad_case *c, const char *spec) {
+/* "3,1|1,4" -> two leaves [3,1] and [1,4]; "()" is a 0-d leaf. False (and a failure)
+ * for a leaf of more than MAX_ELEMS elements. */
+static bool parse_shapes(grad_case *c, const char *spec) {
   c->n = 0;
   for (const char *p = spec; *p && c->n < MAX_LEAVES;) {
     int i = c->n++;
@@ -73,7 +79,12 @@ static void parse_shapes(grad_case *c, const char *spec) {
       p = *end == ',' ? end + 1 : end;
     }
     if (*p == '|') p++;
+    if (numel_of(c->ndim[i], c->shape[i]) > MAX_ELEMS) {
+      tl_test_fail(__FILE__, __LINE__, "%s: leaf %d has more than %d elements", c->name, i, MAX_ELEMS);
+      return false;
+    }
   }
+  return true;
 }
 
 /* values by domain letter: a any in [-2, 2], z away from zero (kinks of relu, abs,
@@ -208,7 +219,7 @@ static int gradcheck(tl_ctx *ctx, grad_case *c) {
 static void check_grad(tl_ctx *ctx, const char *name, build_fn f, const void *arg, const char *shapes,
                        const char *domains) {
   grad_case c = {.name = name, .f = f, .arg = arg, .h = FD_H, .tol = FD_TOL};
-  parse_shapes(&c, shapes);
+  if (!parse_shapes(&c, shapes)) return;
   fill_values(&c, domains, hash_name(name));
   gradcheck(ctx, &c);
 }
@@ -217,7 +228,7 @@ static void check_grad(tl_ctx *ctx, const char *name, build_fn f, const void *ar
 static void check_grad_at(tl_ctx *ctx, const char *name, build_fn f, const void *arg, const char *shapes,
                           const double *vals) {
   grad_case c = {.name = name, .f = f, .arg = arg, .h = FD_H, .tol = FD_TOL};
-  parse_shapes(&c, shapes);
+  if (!parse_shapes(&c, shapes)) return;
   fill_values(&c, "aaa", hash_name(name));
   memcpy(c.vals[0], vals, sizeof(double) * (size_t)numel_of(c.ndim[0], c.shape[0]));
   gradcheck(ctx, &c);
@@ -1254,4 +1265,289 @@ TEST(grad_long_chain_realized_each_step) {
   CHECK_NEAR(g[0], want, 1e-9 * want);
   CHECK_NEAR(g[1], want, 1e-9 * want);
   TEST_SHUTDOWN(ctx);
+}
+
+/* ---- the layers and the language's tensor methods (issue 12) --------------------------
+ * Each one against central differences like the operations above: tl.h's layers and
+ * losses directly, and the methods that exist only in the run time of compiled programs
+ * (tril, triu, masked_fill, slice, the padded pools: src/lang/rt_io.c, rt_nn.c) through
+ * their tlrt_ functions, the very calls a TL program makes. conv2d, max_pool2d and
+ * avg_pool2d without padding are checked the same way in test_conv.c. */
+typedef struct {
+  tlrt *R;
+  int64_t a, b, c, d; /* the method's integer arguments */
+  double v;
+} rt_call;
+
+/* a run state whose run-time errors jump to jb, where RT_GRAD_BEGIN fails the test */
+static void rt_begin(tlrt *R, tl_ctx *ctx, jmp_buf *jb) {
+  tlrt_init(R, ctx, "grad.tl", NULL);
+  R->on_error = jb;
+}
+
+#define RT_GRAD_BEGIN(ctx, R)                                                      \
+  tl_ctx *ctx = tl_init();                                                         \
+  tlrt R##_s, *R = &R##_s;                                                         \
+  jmp_buf R##_jb;                                                                  \
+  rt_begin(R, ctx, &R##_jb);                                                       \
+  if (setjmp(R##_jb)) {                                                            \
+    tl_test_fail(__FILE__, __LINE__, "unexpected run-time error: %s", R->error);   \
+    tlrt_free_all(R);                                                              \
+    tl_shutdown(ctx);                                                              \
+    return;                                                                        \
+  }
+#define RT_GRAD_END(ctx, R) \
+  tlrt_free_all(R);         \
+  TEST_SHUTDOWN(ctx)
+
+/* embedding: rows picked more than once add up their gradients, rows never picked get 0 */
+static tl_tensor *b_embedding(tl_tensor *const *x, const void *arg) {
+  const int *kind = arg;
+  tl_ctx *ctx = tl_context(x[0]);
+  if (*kind == 0) /* [2, 3] i64 indices with repeats; row 4 is never picked */
+    return tl_embedding(x[0], tl_from_data(ctx, TL_I64, 2, (int64_t[]){2, 3}, (int64_t[]){3, 0, 1, 1, 3, 2}));
+  if (*kind == 1) /* i32 indices, then a nonlinearity */
+    return tl_tanh(tl_embedding(x[0], tl_from_data(ctx, TL_I32, 1, (int64_t[]){4}, (int32_t[]){4, 4, 0, 2})));
+  if (*kind == 2) return tl_embedding(x[0], tl_scalar(ctx, TL_I64, 1)); /* a 0-d index: one row */
+  /* the weight a transposed view ([3,5] -> [5,3]) */
+  return tl_embedding(tl_transpose(x[0], 0, 1), tl_from_data(ctx, TL_I64, 1, (int64_t[]){3}, (int64_t[]){4, 1, 4}));
+}
+
+TEST(grad_embedding) {
+  tl_ctx *ctx = tl_init();
+  check_grad(ctx, "embedding [5,3] by [2,3] i64 indices", b_embedding, (int[]){0}, "5,3", "a");
+  check_grad(ctx, "tanh of embedding by i32 indices", b_embedding, (int[]){1}, "5,3", "a");
+  check_grad(ctx, "embedding by a 0-d index", b_embedding, (int[]){2}, "5,3", "a");
+  check_grad(ctx, "embedding of a transposed weight", b_embedding, (int[]){3}, "3,5", "a");
+  TEST_SHUTDOWN(ctx);
+}
+
+/* cross_entropy of logits [N, C] with integer class targets; tl.h takes class indices
+ * only (no probability targets) */
+static tl_tensor *b_cross_entropy(tl_tensor *const *x, const void *arg) {
+  const int *kind = arg;
+  tl_ctx *ctx = tl_context(x[0]);
+  if (*kind == 0)
+    return tl_cross_entropy(x[0], tl_from_data(ctx, TL_I64, 1, (int64_t[]){3}, (int64_t[]){2, 0, 3}));
+  if (*kind == 1)
+    return tl_cross_entropy(x[0], tl_from_data(ctx, TL_I32, 1, (int64_t[]){3}, (int32_t[]){1, 1, 0}));
+  if (*kind == 3) /* logits a transposed view */
+    return tl_cross_entropy(tl_transpose(x[0], 0, 1),
+                            tl_from_data(ctx, TL_I64, 1, (int64_t[]){4}, (int64_t[]){0, 2, 2, 1}));
+  /* logits computed from two leaves, as a linear layer's output */
+  return tl_cross_entropy(tl_matmul(x[0], x[1]), tl_from_data(ctx, TL_I64, 1, (int64_t[]){2}, (int64_t[]){0, 2}));
+}
+
+TEST(grad_cross_entropy) {
+  tl_ctx *ctx = tl_init();
+  check_grad(ctx, "cross_entropy [3,4] i64 targets", b_cross_entropy, (int[]){0}, "3,4", "a");
+  check_grad(ctx, "cross_entropy [3,2] i32 targets", b_cross_entropy, (int[]){1}, "3,2", "a");
+  check_grad(ctx, "cross_entropy of matmul [2,4] x [4,3]", b_cross_entropy, (int[]){2}, "2,4|4,3", "aa");
+  check_grad(ctx, "cross_entropy of a transpose", b_cross_entropy, (int[]){3}, "3,4", "a");
+  TEST_SHUTDOWN(ctx);
+}
+
+/* layer_norm over the last axis, eps 1e-5: with weight and bias, with neither, with one */
+static tl_tensor *b_layer_norm(tl_tensor *const *x, const void *arg) {
+  const int *kind = arg;
+  switch (*kind) {
+  case 0: return tl_layer_norm(x[0], x[1], x[2], 1e-5);
+  case 1: return tl_layer_norm(x[0], NULL, NULL, 1e-5);
+  case 2: return tl_layer_norm(x[0], x[1], NULL, 1e-5);
+  case 3: return tl_layer_norm(x[0], NULL, x[1], 1e-5);
+  default: return tl_layer_norm(tl_transpose(x[0], 0, 1), x[1], x[2], 0.1); /* a strided input, a large eps */
+  }
+}
+
+TEST(grad_layer_norm) {
+  tl_ctx *ctx = tl_init();
+  check_grad(ctx, "layer_norm [2,3,4] with weight and bias", b_layer_norm, (int[]){0}, "2,3,4|4|4", "aaa");
+  check_grad(ctx, "layer_norm [4,5] without weight or bias", b_layer_norm, (int[]){1}, "4,5", "a");
+  check_grad(ctx, "layer_norm [3,4] weight only", b_layer_norm, (int[]){2}, "3,4|4", "aa");
+  check_grad(ctx, "layer_norm [3,4] bias only", b_layer_norm, (int[]){3}, "3,4|4", "aa");
+  check_grad(ctx, "layer_norm [6] (one row)", b_layer_norm, (int[]){0}, "6|6|6", "aaa");
+  check_grad(ctx, "layer_norm of a transpose, eps 0.1", b_layer_norm, (int[]){4}, "3,4|3|3", "aaa");
+  TEST_SHUTDOWN(ctx);
+}
+
+/* tril(k) / triu(k) of the last two axes (a: k, b: upper) */
+static tl_tensor *b_tri(tl_tensor *const *x, const void *arg) {
+  const rt_call *c = arg;
+  return tlrt_tri(c->R, x[0], c->a, c->b, 1, 1);
+}
+
+TEST(grad_tril_triu) {
+  RT_GRAD_BEGIN(ctx, R)
+  static const struct {
+    const char *name, *shape;
+    int64_t k, upper;
+  } cases[] = {
+      {"tril(0) [3,4]", "3,4", 0, 0},           {"tril(-1) [3,4]", "3,4", -1, 0},
+      {"tril(2) [3,4]", "3,4", 2, 0},           {"tril(-5) [3,4] (all zero)", "3,4", -5, 0},
+      {"triu(0) [4,3]", "4,3", 0, 1},           {"triu(1) [4,3]", "4,3", 1, 1},
+      {"triu(-2) [4,3]", "4,3", -2, 1},         {"triu(2) [2,3,3] (batched)", "2,3,3", 2, 1},
+      {"tril(-1) [2,3,3] (batched)", "2,3,3", -1, 0},
+  };
+  for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
+    check_grad(ctx, cases[i].name, b_tri, &(rt_call){.R = R, .a = cases[i].k, .b = cases[i].upper}, cases[i].shape,
+               "a");
+  RT_GRAD_END(ctx, R);
+}
+
+/* masked_fill(mask, v): the filled places get no gradient; the mask broadcasts */
+static tl_tensor *b_masked_fill(tl_tensor *const *x, const void *arg) {
+  const rt_call *c = arg;
+  tl_ctx *ctx = tl_context(x[0]);
+  tl_tensor *mask;
+  switch (c->a) {
+  case 0: mask = tl_from_data(ctx, TL_BOOL, 1, (int64_t[]){4}, (uint8_t[]){1, 0, 0, 1}); break; /* [4] over [3,4] */
+  case 1: mask = tl_from_data(ctx, TL_BOOL, 2, (int64_t[]){3, 1}, (uint8_t[]){0, 1, 0}); break;  /* [3,1] */
+  case 2: mask = tl_gt(x[0], x[1]); break; /* computed from leaves requiring grad */
+  default: /* a float mask: nonzero is true */
+    mask = tl_from_data(ctx, TL_F64, 2, (int64_t[]){3, 4}, (double[]){0, 2, 0, 0, -1, 0, 0.5, 0, 0, 0, 0, 3});
+  }
+  /* exp after the fill: the filled value feeds a nonlinearity and must send nothing back */
+  return tl_exp(tl_mul(tlrt_masked_fill(c->R, x[0], mask, c->v, 1, 1), c->a == 2 ? x[1] : x[0]));
+}
+
+TEST(grad_masked_fill) {
+  RT_GRAD_BEGIN(ctx, R)
+  check_grad(ctx, "masked_fill [3,4] by a [4] mask", b_masked_fill, &(rt_call){.R = R, .a = 0, .v = -1.5}, "3,4", "a");
+  check_grad(ctx, "masked_fill [3,4] by a [3,1] mask", b_masked_fill, &(rt_call){.R = R, .a = 1, .v = 0}, "3,4", "a");
+  check_grad(ctx, "masked_fill by x > y", b_masked_fill, &(rt_call){.R = R, .a = 2, .v = 0.25}, "3,4|4", "aa");
+  check_grad(ctx, "masked_fill by a float mask", b_masked_fill, &(rt_call){.R = R, .a = 3, .v = 2}, "3,4", "a");
+  RT_GRAD_END(ctx, R);
+}
+
+/* slice(dim, start, end, step) (a-d) and slice(start, len) (a, b; d == 0) */
+static tl_tensor *b_rt_slice(tl_tensor *const *x, const void *arg) {
+  const rt_call *c = arg;
+  tl_tensor *s = c->d == 0 ? tlrt_slice_len(c->R, x[0], c->a, c->b, 1, 1)
+                           : tlrt_slice(c->R, x[0], c->a, c->b, c->c, c->d, 1, 1);
+  return tl_sin(s);
+}
+
+TEST(grad_slice_methods) {
+  RT_GRAD_BEGIN(ctx, R)
+  static const struct {
+    const char *name, *shape;
+    int64_t a, b, c, d;
+  } cases[] = {
+      {"slice(0, 1, 6, 2) [7,3]", "7,3", 0, 1, 6, 2},
+      {"slice(1, 0, 5, 3) [3,5]", "3,5", 1, 0, 5, 3},
+      {"slice(-1, -4, 5, 2) [3,5] (negative dim and start)", "3,5", -1, -4, 5, 2},
+      {"slice(0, -3, -1, 1) [5,4] (negative start and end)", "5,4", 0, -3, -1, 1},
+      {"slice(1, 2, 3, 5) [2,3,4] (a step past the end)", "2,3,4", 1, 2, 3, 5},
+      {"slice(2, 1, 4, 1) [2,3,4]", "2,3,4", 2, 1, 4, 1},
+      {"slice(0, 0, 0, 1) [3,2] (empty)", "3,2", 0, 0, 0, 1},
+      {"slice(2, 3) [6,2] (start, len)", "6,2", 2, 3, 0, 0},
+      {"slice(0, 4) [4,3] (start, len: all)", "4,3", 0, 4, 0, 0},
+  };
+  for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
+    check_grad(ctx, cases[i].name, b_rt_slice,
+               &(rt_call){.R = R, .a = cases[i].a, .b = cases[i].b, .c = cases[i].c, .d = cases[i].d}, cases[i].shape,
+               "a");
+  RT_GRAD_END(ctx, R);
+}
+
+/* max_pool2d / avg_pool2d as a program calls them (a: k, b: stride, c: padding, d: max):
+ * padding is -inf for max and zeros for avg */
+static tl_tensor *b_rt_pool(tl_tensor *const *x, const void *arg) {
+  const rt_call *c = arg;
+  return tlrt_pool2d(c->R, x[0], c->a, c->b, c->c, c->d, 1, 1);
+}
+
+TEST(grad_pool_methods) {
+  RT_GRAD_BEGIN(ctx, R)
+  static const struct {
+    const char *name, *shape;
+    int64_t k, stride, pad, is_max;
+  } cases[] = {
+      {"max_pool2d(2, 2, 1) [1,2,4,4]", "1,2,4,4", 2, 2, 1, 1},
+      {"max_pool2d(3, 1, 1) [1,1,4,5]", "1,1,4,5", 3, 1, 1, 1},
+      {"max_pool2d(3, 2) [2,1,5,3]", "2,1,5,3", 3, 2, 0, 1},
+      {"avg_pool2d(3, 2, 1) [1,2,4,4]", "1,2,4,4", 3, 2, 1, 0},
+      {"avg_pool2d(2, 1, 1) [1,1,3,5]", "1,1,3,5", 2, 1, 1, 0},
+      {"avg_pool2d(2, 2) [2,1,4,3]", "2,1,4,3", 2, 2, 0, 0},
+      {"max_pool2d(2, 3, 1) [1,1,5,5] (stride > k)", "1,1,5,5", 2, 3, 1, 1},
+      {"avg_pool2d(1, 2) [1,2,3,4] (k 1)", "1,2,3,4", 1, 2, 0, 0},
+  };
+  for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
+    check_grad(ctx, cases[i].name, b_rt_pool,
+               &(rt_call){.R = R, .a = cases[i].k, .b = cases[i].stride, .c = cases[i].pad, .d = cases[i].is_max},
+               cases[i].shape, "a");
+  RT_GRAD_END(ctx, R);
+}
+
+/* conv2d in the harness too: no bias, stride 2 both ways, padding 1; and a bias with the
+ * input computed from a leaf (the gradient goes on through the convolution) */
+static tl_tensor *b_conv(tl_tensor *const *x, const void *arg) {
+  const int *kind = arg;
+  if (*kind == 0) return tl_conv2d(x[0], x[1], NULL, 2, 2, 1, 1);
+  if (*kind == 1) return tl_conv2d(tl_tanh(x[0]), x[1], x[2], 1, 2, 0, 1);
+  return tl_conv2d(x[0], x[1], x[2], 3, 2, 1, 0); /* 1x1 kernel, strides skipping inputs */
+}
+
+TEST(grad_conv2d_harness) {
+  tl_ctx *ctx = tl_init();
+  check_grad(ctx, "conv2d [1,2,3,4] * [2,2,2,3], stride 2, pad 1", b_conv, (int[]){0}, "1,2,3,4|2,2,2,3", "aa");
+  check_grad(ctx, "conv2d of tanh, bias, stride 1x2, pad 0x1", b_conv, (int[]){1}, "2,1,4,3|3,1,2,2|3", "aaa");
+  check_grad(ctx, "conv2d 1x1 kernel, stride 3x2, pad 1x0", b_conv, (int[]){2}, "1,2,4,4|3,2,1,1|3", "aaa");
+  TEST_SHUTDOWN(ctx);
+}
+
+/* detach(true) (tlrt_detach_grad): a new leaf requiring grad, holding the values; no
+ * gradient flows through it to what it was computed from. detach(false) is tl_detach. */
+TEST(grad_detach_requires_grad) {
+  RT_GRAD_BEGIN(ctx, R)
+  tl_tensor *x = vec64(ctx, 3, (double[]){1, -2, 3}, true);
+  tl_tensor *y = tl_mul_scalar(x, 2); /* computed: not a leaf */
+  tl_tensor *d = tlrt_detach_grad(R, y, true, 1, 1), *f = tlrt_detach_grad(R, y, false, 1, 1);
+  CHECK(tl_requires_grad(d) && !tl_requires_grad(f));
+  check_values(d, (double[]){2, -4, 6}, 3, 0);
+  check_values(tl_grad(d), (double[]){0, 0, 0}, 3, 0); /* a leaf: its gradient exists */
+  /* loss = sum(x * d) + sum(d * d): d/dx = d (constant), d/dd = x + 2 d */
+  CHECK_INT(tl_backward(tl_add(tl_sum(tl_mul(x, d), 0, NULL, 0), square_sum(d)), NULL), TL_OK);
+  check_values(tl_grad(x), (double[]){2, -4, 6}, 3, 1e-12);
+  check_values(tl_grad(d), (double[]){5, -10, 15}, 3, 1e-12);
+  /* the detached leaf's own history starts fresh: a second detach(true) of it is another leaf */
+  tl_tensor *e = tlrt_detach_grad(R, d, true, 1, 1);
+  CHECK_INT(tl_backward(square_sum(e), NULL), TL_OK);
+  check_values(tl_grad(e), (double[]){4, -8, 12}, 3, 1e-12);
+  check_values(tl_grad(d), (double[]){5, -10, 15}, 3, 1e-12); /* untouched */
+  RT_GRAD_END(ctx, R);
+}
+
+/* the methods on views (a transpose, a strided slice, a padded input): the gradient must
+ * come back through both the method and the view under it */
+static tl_tensor *b_rt_on_views(tl_tensor *const *x, const void *arg) {
+  const rt_call *c = arg;
+  tlrt *R = c->R;
+  switch (c->a) {
+  case 0: return tlrt_tri(R, tl_transpose(x[0], 0, 1), -1, false, 1, 1);                  /* [5,4]^T: [4,5] */
+  case 1: return tlrt_tri(R, tlrt_slice(R, x[0], 1, -3, 4, 2, 1, 1), 0, true, 1, 1);       /* cols 1, 3 */
+  case 2: return tlrt_slice(R, tlrt_slice(R, x[0], 0, 1, 5, 2, 1, 1), 1, 0, 4, 3, 1, 1);   /* a slice of a slice */
+  case 3: return tlrt_slice(R, tl_transpose(x[0], 0, 1), 0, -3, 4, 2, 1, 1);              /* a slice of a transpose */
+  case 4: {
+    tl_tensor *t = tl_transpose(x[0], 0, 1);
+    return tlrt_masked_fill(R, t, tl_lt(t, tl_scalar(tl_context(t), TL_F64, 0)), 9, 1, 1);
+  }
+  default: /* a padded, strided input to the padded pool */
+    return tlrt_pool2d(R, tl_reshape(tlrt_slice(R, x[0], 0, 0, 5, 2, 1, 1), 4, (int64_t[]){1, 1, 3, 4}), 2, 1, 1,
+                       c->b, 1, 1);
+  }
+}
+
+TEST(grad_methods_on_views) {
+  RT_GRAD_BEGIN(ctx, R)
+  static const char *names[] = {"tril(-1) of a transpose",
+                                "triu(0) of a strided slice",
+                                "slice(1, 0, 4, 3) of slice(0, 1, 5, 2)",
+                                "slice(0, -3, 4, 2) of a transpose",
+                                "masked_fill of a transpose",
+                                "max_pool2d(2, 1, 1) of a strided slice",
+                                "avg_pool2d(2, 1, 1) of a strided slice"};
+  for (int i = 0; i < 7; i++)
+    check_grad(ctx, names[i], b_rt_on_views, &(rt_call){.R = R, .a = i < 6 ? i : 5, .b = i == 5}, "5,4", "a");
+  RT_GRAD_END(ctx, R);
 }

@@ -649,3 +649,73 @@ TEST(tlrt_host_random_matches_the_engine) {
   TEST_SHUTDOWN(other);
   RT_END(R);
 }
+
+/* p.adam_step(grad, m, v, step, lr, beta1, beta2, eps, weight_decay) (tlrt_adam_step):
+ * three steps of given gradients against torch.optim.AdamW run in f64 (the numbers were
+ * printed by /usr/bin/python3 with torch 2, not by TL): p, and m and v against AdamW's
+ * exp_avg and exp_avg_sq. step counts from 0 (bias correction with step + 1). */
+typedef struct {
+  double p[3], m[3], v[3];
+} adam_state;
+
+static void check_adam_run(tl_dtype dt, double lr, double b1, double b2, double eps, double wd, const adam_state *want,
+                           double tol) {
+  static const double grads[3][3] = {{0.3, -1.5, 2.0}, {0.1, 0.4, -0.7}, {-0.2, 0.0, 1.1}};
+  RT_BEGIN(R);
+  int64_t n = 3;
+  tl_tensor *p = tlrt_from_f64(R, dt, 1, &n, (double[]){1.0, -2.0, 0.5});
+  tl_tensor *m = tl_zeros(R->ctx, dt, 1, &n), *v = tl_zeros(R->ctx, dt, 1, &n);
+  CHECK_INT(tl_set_requires_grad(p, 1), TL_OK);
+  for (int s = 0; s < 3; s++) {
+    tl_tensor *g = tlrt_from_f64(R, TL_F64, 1, &n, grads[s]); /* an f64 gradient for either parameter dtype */
+    tlrt_adam_step(R, &p, g, &m, &v, s, lr, b1, b2, eps, wd, 1, 1);
+    tl_release(g);
+    CHECK(tl_requires_grad(p) && !tl_requires_grad(m) && !tl_requires_grad(v));
+    CHECK(tl_get_dtype(p) == dt && tl_get_dtype(m) == dt && tl_get_dtype(v) == dt);
+    tl_tensor *got[3] = {p, m, v};
+    const double *exp[3] = {want[s].p, want[s].m, want[s].v};
+    for (int k = 0; k < 3; k++) {
+      double h[3];
+      tl_tensor *d = tl_cast(got[k], TL_F64);
+      CHECK_INT(tl_to_host(d, h, sizeof h), TL_OK);
+      tl_release(d);
+      for (int i = 0; i < 3; i++)
+        if (!(fabs(h[i] - exp[k][i]) <= tol * (1 + fabs(exp[k][i]))))
+          tl_test_fail(__FILE__, __LINE__, "%s step %d, %s[%d] = %.17g, torch gives %.17g", tl_dtype_name(dt), s,
+                       k == 0 ? "p" : k == 1 ? "m" : "v", i, h[i], exp[k][i]);
+    }
+  }
+  tl_release(p);
+  tl_release(m);
+  tl_release(v);
+  RT_END(R);
+}
+
+static const adam_state adamw_decay[3] = { /* lr 0.01, betas (0.9, 0.999), eps 1e-8, weight_decay 0.1 */
+    {{0.98900000033333335, -1.9880000000666667, 0.48950000004999999},
+     {0.029999999999999992, -0.14999999999999997, 0.19999999999999996},
+     {9.0000000000000073e-05, 0.002250000000000002, 0.0040000000000000036}},
+    {{0.97930036121538633, -1.9814561365861554, 0.48514579954638914},
+     {0.036999999999999991, -0.094999999999999987, 0.10999999999999999},
+     {9.9910000000000092e-05, 0.0024077500000000019, 0.0044860000000000039}},
+    {{0.9760488087394944, -1.9759529847820945, 0.47906428230434811},
+     {0.013299999999999999, -0.085499999999999993, 0.20899999999999996},
+     {0.00013981009000000013, 0.002405342250000002, 0.0056915140000000052}},
+};
+static const adam_state adam_big_eps[3] = { /* lr 0.1, betas (0.8, 0.99), eps 1e-3, no weight decay */
+    {{0.90033222591362128, -1.9000666222518321, 0.40004997501249373},
+     {0.059999999999999984, -0.29999999999999993, 0.39999999999999991},
+     {0.00090000000000000073, 0.02250000000000002, 0.040000000000000036}},
+    {{0.81606584723603315, -1.8595273437999482, 0.36663614866632221},
+     {0.067999999999999977, -0.15999999999999998, 0.17999999999999999},
+     {0.00099100000000000078, 0.023875000000000021, 0.04450000000000004}},
+    {{0.80244488233192757, -1.830157621837966, 0.31242892677378392},
+     {0.014399999999999989, -0.12799999999999997, 0.36399999999999993},
+     {0.0013810900000000013, 0.023636250000000022, 0.056155000000000052}},
+};
+
+TEST(tlrt_adam_step_matches_torch_adamw) {
+  check_adam_run(TL_F64, 0.01, 0.9, 0.999, 1e-8, 0.1, adamw_decay, 1e-13);
+  check_adam_run(TL_F64, 0.1, 0.8, 0.99, 1e-3, 0.0, adam_big_eps, 1e-13);
+  check_adam_run(TL_F32, 0.01, 0.9, 0.999, 1e-8, 0.1, adamw_decay, 2e-6);
+}
