@@ -10,7 +10,8 @@
 #ifndef TL_CODEGEN_LOWER_H
 #define TL_CODEGEN_LOWER_H
 
-#include "runtime/kernel.h"
+#include "core/error.h"
+#include "core/limits.h"
 #include "sched/schedule.h"
 
 typedef enum { TL_STMT_DEFINE, TL_STMT_ACC, TL_STMT_UPDATE, TL_STMT_STORE, TL_STMT_LOOP } tl_stmt_kind;

@@ -8,9 +8,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "core/limits.h"
 #include "runtime/threadpool.h"
-
-#define TL_KERNEL_MAX_ARGS 64
 
 typedef struct tl_kernel {
   char name[64];

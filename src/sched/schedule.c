@@ -5,7 +5,7 @@
 
 #include "codegen/lower.h"
 #include "core/shapetracker.h"
-#include "runtime/kernel.h"
+#include "core/limits.h"
 
 typedef struct {
   tl_ptrmap parents;    /* node -> consumer count */
