@@ -405,57 +405,8 @@ static tl_uop *value(lowerer *L, tl_uop *u, tl_uop *const *idx, tl_uop *guard) {
 }
 
 /* ---- reduce loop outside the last output loop ---------------------------------------
- * A sum whose inputs are contiguous along the last output axis but strided along the
- * reduced axes (a matmul) runs better as out[.., n] += src(.., n, k) with the k loop
- * outside the n loop: every inner loop then walks memory with stride 1 and
- * vectorizes. The sum of each element is taken in the same order as before. */
-static bool strided_reduce_input(const tl_uop *u, const tl_uop *root, int last, int depth) {
-  if (depth > 16) return false;
-  if (u->op == TL_OP_VIEW) {
-    const tl_st *st = u->arg.p;
-    const tl_uop *s = u->src[0];
-    if (st->nviews != 1 || st->views[0].masked ||
-        (s->op != TL_OP_BUFFER && s->op != TL_OP_CONTIGUOUS && tl_op_kind(s->op) != 'R'))
-      return false;
-    if (st->views[0].strides[last] != 1) return false;
-    for (int d = 0; d < u->ndim; d++)
-      if ((root->arg.u >> d & 1) && u->shape[d] > 1 && st->views[0].strides[d] == 1) return false;
-    return true;
-  }
-  if (!tl_op_is_elementwise(u->op)) return false;
-  for (int i = 0; i < u->nsrc; i++)
-    if (strided_reduce_input(u->src[i], root, last, depth + 1)) return true;
-  return false;
-}
-
-static bool has_reduce(const tl_uop *u, int depth) {
-  if (tl_op_kind(u->op) == 'R' || depth > 32) return true;
-  if (u->op == TL_OP_VIEW || u->op == TL_OP_BUFFER) return false;
-  for (int i = 0; i < u->nsrc; i++)
-    if (has_reduce(u->src[i], depth + 1)) return true;
-  return false;
-}
-
-/* the last output axis, if the interchange applies to a reduce computed as a kernel
- * of its own, else -1 */
-static int interchange_axis_of(const tl_uop *root) {
-  if (root->op != TL_OP_RSUM || !tl_dtype_is_float(root->dtype)) return -1;
-  int last = -1, outer = 0;
-  for (int d = 0; d < root->ndim; d++)
-    if (root->shape[d] > 1) {
-      if (last >= 0) outer++;
-      last = d;
-    }
-  const tl_uop *src = root->src[0];
-  if (last < 0 || !outer || has_reduce(src, 0)) return -1;
-  return strided_reduce_input(src, root, last, 0) ? last : -1;
-}
-
-bool tl_lower_wants_interchange(const tl_uop *reduce) { return interchange_axis_of(reduce) >= 0; }
-
-static int interchange_axis(const tl_uop *root, const tl_schedule *s) {
-  return tl_schedule_kernel_of(s, root->src[0]) ? -1 : interchange_axis_of(root);
-}
+ * The schedule's TL_FORM_INTERCHANGE (sched/form.h): out[.., n] += src(.., n, k) with
+ * the k loop outside the n loop. */
 
 /* Rows of the output computed together in the interchanged loop: each element read
  * along the inner loop (a row of the right operand) then serves JAM rows, so a
@@ -525,69 +476,9 @@ static void lower_interchanged(lowerer *L, tl_uop *root, tl_uop **idx, tl_block 
 }
 
 /* ---- GEMM ----------------------------------------------------------------------------
- * A float sum over one axis of the product of two plain strided views, where each
- * output axis but the batch ones is indexed by one operand only, is C = A B (batched):
- * the prelude's packed, register-tiled routine runs it (docs/decisions.md). The output
- * axis with stride 1 in C is N; the operand that varies along it is B, the other A;
- * M is the last other axis only A varies along; the remaining output axes are batch
- * axes (either operand may broadcast along them). */
-enum {
-  GEMM_MIN_WORK = 4096, /* M N K below this: the plain loops cost less than a call */
-  GEMM_UNITS = 16       /* about this many unit tiles along M and N */
-};
-
-typedef struct {
-  const tl_uop *a, *b; /* the operand views */
-  int md, nd, kd;      /* axes: M (-1: M is 1), N, K */
-} gemm_roles;
-
-static const int64_t *view_strides(const tl_uop *v) { return ((const tl_st *)v->arg.p)->views[0].strides; }
-
-static bool plain_view(const tl_uop *v) {
-  if (v->op != TL_OP_VIEW) return false;
-  const tl_st *st = v->arg.p;
-  return st->nviews == 1 && !st->views[0].masked;
-}
-
-static bool gemm_roles_of(const tl_uop *root, gemm_roles *r) {
-  if (root->op != TL_OP_RSUM || (root->dtype != TL_F32 && root->dtype != TL_F64) || tl_uop_numel(root) == 0)
-    return false;
-  const tl_uop *p = root->src[0];
-  if (p->op != TL_OP_MUL || !plain_view(p->src[0]) || !plain_view(p->src[1])) return false;
-  r->kd = r->nd = r->md = -1;
-  for (int d = 0; d < root->ndim; d++) {
-    bool reduced = root->arg.u >> d & 1;
-    if (reduced && p->shape[d] == 0) return false;
-    if (reduced && p->shape[d] > 1) {
-      if (r->kd >= 0) return false; /* one reduced axis */
-      r->kd = d;
-    }
-    if (!reduced && root->shape[d] > 1) r->nd = d;
-  }
-  if (r->kd < 0 || r->nd < 0) return false;
-  const int64_t *sx = view_strides(p->src[0]), *sy = view_strides(p->src[1]);
-  int nd = r->nd;
-  if (sx[nd] && !sy[nd]) r->a = p->src[1], r->b = p->src[0];
-  else if (sy[nd] && !sx[nd]) r->a = p->src[0], r->b = p->src[1];
-  else return false;
-  const int64_t *sa = view_strides(r->a), *sb = view_strides(r->b);
-  for (int d = nd - 1; d >= 0 && r->md < 0; d--)
-    if (!(root->arg.u >> d & 1) && root->shape[d] > 1 && sa[d] && !sb[d]) r->md = d;
-  int64_t m = r->md >= 0 ? root->shape[r->md] : 1, n = root->shape[nd], k = p->shape[r->kd];
-  /* one row times a matrix read along its rows runs as the GEMM's row kernel; one
-   * read along its columns (a matrix-vector product) is a dot product per output,
-   * which the plain sum does at memory speed */
-  if (m == 1 && sb[nd] != 1) return false;
-  return m * n * k >= GEMM_MIN_WORK;
-}
-
-bool tl_lower_is_gemm(const tl_uop *reduce, tl_uop *operands[2]) {
-  gemm_roles r;
-  if (!gemm_roles_of(reduce, &r)) return false;
-  operands[0] = r.a->src[0];
-  operands[1] = r.b->src[0];
-  return true;
-}
+ * The schedule's TL_FORM_GEMM (sched/form.h): the plan of the prelude's routine, its
+ * tiles and the binding of its operands (docs/decisions.md). */
+enum { GEMM_UNITS = 16 }; /* about this many unit tiles along M and N */
 
 /* the slot an operand view's buffer is bound at, and the offset of its origin there:
  * bound at the view's offset when no stride is negative (a slice at another offset
@@ -605,43 +496,10 @@ static int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
 static void lower_store(lowerer *L, tl_uop *root, tl_uop **idx, tl_block *innermost);
 
-/* the non-1 sizes of two shapes agree, in order */
-static bool same_sizes(const tl_uop *a, const tl_uop *b) {
-  int i = 0, j = 0;
-  for (;; i++, j++) {
-    while (i < a->ndim && a->shape[i] == 1) i++;
-    while (j < b->ndim && b->shape[j] == 1) j++;
-    if (i == a->ndim || j == b->ndim) return i == a->ndim && j == b->ndim;
-    if (a->shape[i] != b->shape[j]) return false;
-  }
-}
-
-bool tl_lower_epilogue_view(const tl_uop *root, const tl_uop *view) {
-  tl_uop *operands[2];
-  if (!tl_op_is_elementwise(root->op) || root->op == TL_OP_CONTIGUOUS || view->op != TL_OP_VIEW) return false;
-  const tl_uop *sum = view->src[0];
-  return sum->dtype == root->dtype && tl_st_is_contiguous(view->arg.p) && same_sizes(sum, view) &&
-         tl_lower_is_gemm(sum, operands);
-}
-
-/* the view of a GEMM sum left in this kernel (see tl_lower_epilogue_view) among the
- * elementwise nodes under u, or NULL */
-static tl_uop *find_sums(lowerer *L, tl_uop *u, tl_ptrmap *seen, int depth) {
-  if (depth > 4 * 512 || tl_ptrmap_get(seen, u) || is_input(L, u)) return NULL;
-  if (!tl_ptrmap_put(seen, u, u)) L->failed = true;
-  if (u->op == TL_OP_VIEW)
-    return !is_input(L, u->src[0]) && tl_lower_epilogue_view(L->kroot, u) ? u : NULL;
-  if (!tl_op_is_elementwise(u->op)) return NULL;
-  for (int i = 0; i < u->nsrc; i++) {
-    tl_uop *v = find_sums(L, u->src[i], seen, depth + 1);
-    if (v) return v;
-  }
-  return NULL;
-}
-
 /* the epilogue's loop over C's row: its parameters (the batch bi and the row m), the
  * output index they and the column give, and the store of root there */
-static void lower_epilogue(lowerer *L, tl_uop *root, const tl_uop *sum, const gemm_roles *r, const tl_gemm_plan *g) {
+static void lower_epilogue(lowerer *L, tl_uop *root, const tl_uop *sum, const tl_gemm_roles *r,
+                           const tl_gemm_plan *g) {
   tl_graph *gr = &L->out->g;
   tl_block *top = L->out->root, *body;
   int64_t batch = 1, bshape[TL_MAX_DIMS];
@@ -677,20 +535,13 @@ static void lower_epilogue(lowerer *L, tl_uop *root, const tl_uop *sum, const ge
 }
 
 /* the kernel as a GEMM: its root the sum, or elementwise over one (the epilogue) */
-static bool lower_gemm(lowerer *L, tl_uop *root) {
-  const tl_uop *sum = root;
-  if (root->op != TL_OP_RSUM) {
-    tl_ptrmap seen = {0};
-    tl_uop *view = tl_dtype_is_float(root->dtype) ? find_sums(L, root, &seen, 0) : NULL;
-    tl_ptrmap_free(&seen);
-    if (!view) return false;
-    sum = view->src[0];
-  }
-  gemm_roles r;
-  if (!gemm_roles_of(sum, &r) || !is_input(L, r.a->src[0]) || !is_input(L, r.b->src[0])) return false;
+static bool lower_gemm(lowerer *L, tl_uop *root, const tl_kernel_form *f) {
+  if (f->kind != TL_FORM_GEMM) return false;
+  const tl_uop *sum = f->sum;
+  tl_gemm_roles r = f->roles;
   tl_gemm_plan *g = alloc(L, sizeof *g);
   if (!g) return true;
-  const int64_t *sa = view_strides(r.a), *sb = view_strides(r.b);
+  const int64_t *sa = ((const tl_st *)r.a->arg.p)->views[0].strides, *sb = ((const tl_st *)r.b->arg.p)->views[0].strides;
   int64_t cs[TL_MAX_DIMS], nr = 2 * TL_GEMM_VBYTES / tl_dtype_size((tl_dtype)sum->dtype);
   tl_shape_strides(sum->ndim, sum->shape, cs); /* C: the output, laid out as the sum */
   g->slot_a = gemm_operand(L, r.a, &g->off_a);
@@ -909,7 +760,8 @@ static void lower_loops(lowerer *L, tl_uop *root) {
   tl_uop *idx[TL_MAX_DIMS];
   tl_block *b = L->out->root;
   bool first = true;
-  int last = interchange_axis(root, L->sched), jam = last >= 0 ? jam_axis(root, last) : -1;
+  const tl_kernel_form *f = tl_schedule_form(L->sched, root);
+  int last = f && f->kind == TL_FORM_INTERCHANGE ? f->axis : -1, jam = last >= 0 ? jam_axis(root, last) : -1;
   split_points sp[TL_MAX_DIMS];
   memset(sp, 0, sizeof sp);
   if (last < 0) {
@@ -949,7 +801,8 @@ tl_status tl_lower_kernel(tl_uop *root, const tl_schedule *s, tl_lowered *out, t
   out->args[0] = root;
   out->nargs = 1;
   out->work = 1;
-  if (!lower_gemm(L, root)) lower_loops(L, root);
+  const tl_kernel_form *f = tl_schedule_form(s, root);
+  if (!f || !lower_gemm(L, root, f)) lower_loops(L, root);
   bool failed = L->failed;
   free(L);
   if (failed) {

@@ -66,18 +66,6 @@ typedef struct tl_lowered {
   int next_name;
 } tl_lowered;
 
-/* A sum that runs fastest with its reduce loop outside the last output loop (a
- * matmul): it must be the root of its kernel, so the scheduler gives it one. */
-bool tl_lower_wants_interchange(const tl_uop *reduce);
-/* A sum the prelude's GEMM runs (float, one reduced axis, the product of two plain
- * strided views, big enough): it must be the root of its kernel, and its operands'
- * sources (returned in operands) must be buffers, so the scheduler realizes them. */
-bool tl_lower_is_gemm(const tl_uop *reduce, tl_uop *operands[2]);
-/* Whether root, an elementwise node, may compute its value as the epilogue of the
- * GEMM `view` reads: view only reshapes the sum (drops size-1 axes: it reads it at
- * the output's own index) and the types agree. The scheduler then leaves the sum in
- * root's kernel if nothing else reads it. */
-bool tl_lower_epilogue_view(const tl_uop *root, const tl_uop *view);
 tl_status tl_lower_kernel(tl_uop *root, const tl_schedule *s, tl_lowered *out, tl_error *err);
 void tl_lowered_free(tl_lowered *l);
 

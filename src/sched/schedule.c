@@ -3,8 +3,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "codegen/lower.h"
 #include "core/shapetracker.h"
+#include "sched/form.h"
 #include "core/limits.h"
 
 typedef struct {
@@ -130,7 +130,7 @@ static bool epilogue_fusable(scheduler *s, tl_uop *kroot, const tl_uop *sum) {
   count_reads(s, kroot, sum, &seen, &view, &edges, &ok, 0);
   tl_ptrmap_free(&seen);
   return ok && view && (uintptr_t)edges == (uintptr_t)tl_ptrmap_get(&s->parents, view) &&
-         tl_lower_epilogue_view(kroot, view);
+         tl_form_epilogue_view(kroot, view);
 }
 
 static void visit(scheduler *s, tl_uop *u, const depths *dp, tl_uop *kroot) {
@@ -143,15 +143,16 @@ static void visit(scheduler *s, tl_uop *u, const depths *dp, tl_uop *kroot) {
     mark_realize(s, u);
     return;
   }
-  tl_uop *operands[2];
-  bool gemm = kind == 'R' && tl_lower_is_gemm(u, operands);
+  tl_gemm_roles roles;
+  bool gemm = kind == 'R' && tl_form_gemm_roles(u, &roles);
   if (gemm && u != kroot && (s->epilogue == u || (!s->epilogue && epilogue_fusable(s, kroot, u))))
     s->epilogue = u; /* stays, under its elementwise consumers */
-  else if (kind == 'R' && u != kroot && (!dp || gemm || tl_lower_wants_interchange(u))) {
+  else if (kind == 'R' && u != kroot && (!dp || gemm || tl_form_interchange_axis(u) >= 0)) {
     mark_realize(s, u);
     return;
   }
   if (gemm) { /* the GEMM reads its operands from buffers: computed ones come first */
+    tl_uop *operands[2] = {roles.a->src[0], roles.b->src[0]};
     for (int i = 0; i < 2; i++)
       if (!is_leaf(operands[i])) mark_realize(s, operands[i]);
     return;
@@ -257,6 +258,49 @@ static void order_kernels(scheduler *s, tl_uop *u, tl_ptrmap *done, tl_uop *kroo
   }
 }
 
+/* ---- each kernel's loop form ---------------------------------------------------------- */
+static bool is_kernel_input(const tl_schedule *s, const tl_uop *u, const tl_uop *kroot) {
+  return u != kroot && (u->op == TL_OP_BUFFER || tl_schedule_kernel_of(s, u));
+}
+
+/* the view of a GEMM sum left in kroot's kernel among the elementwise nodes under u
+ * (the epilogue: see epilogue_fusable), or NULL */
+static const tl_uop *find_epilogue_view(const tl_schedule *s, const tl_uop *u, const tl_uop *kroot, tl_ptrmap *seen,
+                                        int depth, bool *oom) {
+  if (depth > 4 * 512 || tl_ptrmap_get(seen, u) || is_kernel_input(s, u, kroot)) return NULL;
+  if (!tl_ptrmap_put(seen, u, (void *)u)) *oom = true;
+  if (u->op == TL_OP_VIEW)
+    return !is_kernel_input(s, u->src[0], kroot) && tl_form_epilogue_view(kroot, u) ? u : NULL;
+  if (!tl_op_is_elementwise(u->op)) return NULL;
+  for (int i = 0; i < u->nsrc; i++) {
+    const tl_uop *v = find_epilogue_view(s, u->src[i], kroot, seen, depth + 1, oom);
+    if (v) return v;
+  }
+  return NULL;
+}
+
+static tl_kernel_form form_of(const tl_schedule *s, const tl_uop *root, bool *oom) {
+  tl_kernel_form f;
+  memset(&f, 0, sizeof f);
+  f.kind = TL_FORM_LOOPS;
+  const tl_uop *sum = root->op == TL_OP_RSUM ? root : NULL;
+  if (!sum && tl_dtype_is_float(root->dtype)) {
+    tl_ptrmap seen = {0};
+    const tl_uop *view = find_epilogue_view(s, root, root, &seen, 0, oom);
+    tl_ptrmap_free(&seen);
+    sum = view ? view->src[0] : NULL;
+  }
+  if (sum && tl_form_gemm_roles(sum, &f.roles) && is_kernel_input(s, f.roles.a->src[0], root) &&
+      is_kernel_input(s, f.roles.b->src[0], root)) {
+    f.kind = TL_FORM_GEMM;
+    f.sum = sum;
+  } else if (root->op == TL_OP_RSUM && !tl_schedule_kernel_of(s, root->src[0]) &&
+             (f.axis = tl_form_interchange_axis(root)) >= 0) {
+    f.kind = TL_FORM_INTERCHANGE;
+  }
+  return f;
+}
+
 bool tl_schedule_build(tl_uop *root, tl_schedule *out) {
   scheduler s;
   memset(&s, 0, sizeof s);
@@ -287,6 +331,9 @@ bool tl_schedule_build(tl_uop *root, tl_schedule *out) {
   out->roots = s.order;
   for (int i = 0; i < s.norder && !s.oom; i++)
     if (!tl_ptrmap_put(&out->realized, s.order[i], (void *)(uintptr_t)(i + 1))) s.oom = true;
+  out->forms = s.oom ? NULL : calloc((size_t)(s.norder ? s.norder : 1), sizeof *out->forms);
+  if (!out->forms) s.oom = true;
+  for (int i = 0; i < s.norder && !s.oom; i++) out->forms[i] = form_of(out, s.order[i], &s.oom);
   if (s.oom) tl_schedule_free(out);
   return !s.oom;
 }
@@ -295,8 +342,14 @@ int tl_schedule_kernel_of(const tl_schedule *s, const tl_uop *u) {
   return (int)(uintptr_t)tl_ptrmap_get(&s->realized, u);
 }
 
+const tl_kernel_form *tl_schedule_form(const tl_schedule *s, const tl_uop *root) {
+  int k = tl_schedule_kernel_of(s, root);
+  return k && s->forms ? &s->forms[k - 1] : NULL;
+}
+
 void tl_schedule_free(tl_schedule *s) {
   free(s->roots);
+  free(s->forms);
   tl_ptrmap_free(&s->realized);
   memset(s, 0, sizeof *s);
 }

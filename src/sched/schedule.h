@@ -13,16 +13,20 @@
 #define TL_SCHED_SCHEDULE_H
 
 #include "graph/rewrite.h"
+#include "sched/form.h"
 
 typedef struct tl_schedule {
   int nkernels;
   tl_uop **roots;     /* kernel i computes roots[i]; the last one is the graph's root */
   tl_ptrmap realized; /* node -> (void*)(kernel index + 1) */
+  tl_kernel_form *forms; /* kernel i's loop form, which the lowering follows */
 } tl_schedule;
 
 bool tl_schedule_build(tl_uop *root, tl_schedule *out);
 void tl_schedule_free(tl_schedule *s);
 /* kernel index + 1 if u is computed by a kernel of this schedule, else 0 */
 int tl_schedule_kernel_of(const tl_schedule *s, const tl_uop *u);
+/* the loop form of the kernel whose root is root; NULL if root is no kernel's */
+const tl_kernel_form *tl_schedule_form(const tl_schedule *s, const tl_uop *root);
 
 #endif

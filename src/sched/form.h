@@ -1,0 +1,41 @@
+/* form.h — the loop form of a kernel, chosen by the scheduler and recorded in the
+ * schedule for the lowering to read (the lowering decides nothing about it).
+ * in: a kernel's root (tensor graph) and which nodes are the kernel's inputs; out:
+ *   TL_FORM_LOOPS        nested output loops around the store
+ *   TL_FORM_INTERCHANGE  a sum read along rows (a matmul below GEMM size): the reduce
+ *                        loop outside the last output loop, which walks with stride 1
+ *   TL_FORM_GEMM         a float matmul-shaped sum run by the prelude's GEMM, the
+ *                        kernel's root or under its elementwise epilogue */
+#ifndef TL_SCHED_FORM_H
+#define TL_SCHED_FORM_H
+
+#include "graph/uop.h"
+
+typedef enum { TL_FORM_LOOPS, TL_FORM_INTERCHANGE, TL_FORM_GEMM } tl_form_kind;
+
+/* C[b][m, n] = sum_k A[b][m, k] B[b][k, n]: the operand views and the sum's axes */
+typedef struct {
+  const tl_uop *a, *b;
+  int md, nd, kd; /* M (-1: M is 1), N, K */
+} tl_gemm_roles;
+
+typedef struct {
+  tl_form_kind kind;
+  int axis;          /* INTERCHANGE: the last output axis, the inner loop */
+  const tl_uop *sum; /* GEMM: the sum (the root, or read by the root's epilogue) */
+  tl_gemm_roles roles;
+} tl_kernel_form;
+
+/* A sum the prelude's GEMM runs (float, one reduced axis, the product of two plain
+ * strided views, big enough). It must be the root of its kernel, and its operands'
+ * sources (r->a->src[0], r->b->src[0]) buffers, so the scheduler realizes them. */
+bool tl_form_gemm_roles(const tl_uop *sum, tl_gemm_roles *r);
+/* The last output axis, if the sum runs best with its reduce loop outside it; -1 if
+ * not. Such a sum must be the root of its kernel, so the scheduler gives it one. */
+int tl_form_interchange_axis(const tl_uop *sum);
+/* Whether root, an elementwise node, may compute its value as the epilogue of the
+ * GEMM `view` reads: view only reshapes the sum (drops size-1 axes: it reads it at
+ * the output's own index) and the types agree. */
+bool tl_form_epilogue_view(const tl_uop *root, const tl_uop *view);
+
+#endif
