@@ -69,9 +69,19 @@ static tl_status run_kernel(tl_ctx *ctx, int index, const tl_schedule *s, tl_low
     args[i].nbytes = b && b->nbytes > skip ? b->nbytes - skip : 0;
     args[i].dtype = b ? b->dtype : TL_F32;
   }
+  /* the random streams' keys and counters: data, so every draw runs this kernel */
+  uint64_t stack_words[16], *words = stack_words;
+  k.nwords = 2 * low->nrng;
+  if (k.nwords > 16 && !(words = malloc((size_t)k.nwords * sizeof *words)))
+    return tl_error_set(&ctx->err, TL_ERR_NOMEM, "out of memory binding a kernel's random streams");
+  for (int j = 0; j < low->nrng; j++) {
+    words[2 * j] = low->rng[j]->arg.u;
+    words[2 * j + 1] = (uint64_t)low->rng[j]->arg2;
+  }
   struct timespec t0, t1;
   if (ctx->profile) clock_gettime(CLOCK_MONOTONIC, &t0);
-  st = tl_kernel_exec(&k, ctx->pool, k.nargs, args, &ctx->err);
+  st = tl_kernel_exec(&k, ctx->pool, k.nargs, args, k.nwords ? words : NULL, &ctx->err);
+  if (words != stack_words) free(words);
   if (!st) ctx->stats.kernels_run++;
   if (!st && ctx->profile) {
     clock_gettime(CLOCK_MONOTONIC, &t1);
