@@ -100,3 +100,220 @@ TEST(reuse_random_values_match_independent_philox) {
   }
   TEST_SHUTDOWN(ctx);
 }
+
+/* ---- realizes replayed by graph structure ------------------------------------------ */
+static tl_tensor *vec(tl_ctx *ctx, int64_t n, float scale, float shift) {
+  float v[256];
+  for (int64_t i = 0; i < n; i++) v[i] = scale * (float)(i % 17) - shift;
+  return tl_from_data(ctx, TL_F32, 1, &n, v);
+}
+
+TEST(reuse_replay_binds_new_buffers) {
+  tl_ctx *ctx = tl_init();
+  uint64_t loaded = 0, mem_hits = 0;
+  for (int it = 0; it < 20; it++) {
+    TL_SCOPE(ctx, step) {
+      float s = 1.0f + (float)it;
+      tl_tensor *a = vec(ctx, 64, s, 3), *b = vec(ctx, 64, 0.5f, 1), *c = vec(ctx, 64, 1, s);
+      float y[64];
+      CHECK_INT(tl_to_host(tl_relu(tl_add(tl_mul(a, b), c)), y, sizeof y), TL_OK);
+      int bad = 0;
+      for (int i = 0; i < 64; i++) {
+        float av = s * (float)(i % 17) - 3, bv = 0.5f * (float)(i % 17) - 1, cv = (float)(i % 17) - s;
+        float want = av * bv + cv;
+        bad += y[i] != (want > 0 ? want : 0);
+      }
+      CHECK_INT(bad, 0);
+    }
+    tl_stats st = tl_get_stats(ctx);
+    if (it == 0) loaded = kernels_loaded(ctx), mem_hits = st.mem_cache_hits;
+    CHECK_INT(st.realize_replays, it); /* every realize after the first */
+  }
+  /* replays neither compile nor look the source up */
+  CHECK_INT(kernels_loaded(ctx), loaded);
+  CHECK_INT(tl_get_stats(ctx).mem_cache_hits, mem_hits);
+  TEST_SHUTDOWN(ctx);
+}
+
+/* graphs that differ only in structure a replay must not confuse: a constant, a shape,
+ * a view, a dtype, one leaf read twice against two leaves */
+TEST(reuse_replay_tells_structures_apart) {
+  tl_ctx *ctx = tl_init();
+  for (int round = 0; round < 2; round++) { /* the second round replays every one */
+    TL_SCOPE(ctx, r) {
+      tl_tensor *a = vec(ctx, 8, 1, 4), *b = vec(ctx, 8, 2, 0);
+      double v;
+      CHECK_INT(tl_item(tl_sum(tl_mul_scalar(a, 2), 0, NULL, 0), &v), TL_OK);
+      CHECK_NEAR(v, 2 * (0 + 1 + 2 + 3 + 4 + 5 + 6 + 7 - 32), 0);
+      CHECK_INT(tl_item(tl_sum(tl_mul_scalar(a, 3), 0, NULL, 0), &v), TL_OK);
+      CHECK_NEAR(v, 3 * (28 - 32), 0);
+      CHECK_INT(tl_item(tl_sum(tl_mul(a, a), 0, NULL, 0), &v), TL_OK);
+      CHECK_NEAR(v, 16 + 9 + 4 + 1 + 0 + 1 + 4 + 9, 0);
+      CHECK_INT(tl_item(tl_sum(tl_mul(a, b), 0, NULL, 0), &v), TL_OK);
+      CHECK_NEAR(v, -4 * 0 - 3 * 2 - 2 * 4 - 1 * 6 + 0 + 1 * 10 + 2 * 12 + 3 * 14, 0);
+      CHECK_INT(tl_item(tl_sum(tl_flip(a, 1, (int[]){0}), 0, NULL, 0), &v), TL_OK);
+      CHECK_NEAR(v, -4, 0);
+      CHECK_INT(tl_item(tl_sum(tl_slice(b, 0, 2, 8, 1), 0, NULL, 0), &v), TL_OK);
+      CHECK_NEAR(v, 2 * (2 + 3 + 4 + 5 + 6 + 7), 0);
+      CHECK_INT(tl_item(tl_sum(tl_slice(b, 0, 4, 8, 1), 0, NULL, 0), &v), TL_OK);
+      CHECK_NEAR(v, 2 * (4 + 5 + 6 + 7), 0);
+      CHECK_INT(tl_item(tl_sum(tl_cast(tl_mul_scalar(a, 0.5), TL_I32), 0, NULL, 0), &v), TL_OK);
+      CHECK_NEAR(v, -2 - 1 - 1 + 0 + 0 + 0 + 1 + 1, 0);
+    }
+  }
+  CHECK(tl_get_stats(ctx).realize_replays >= 8);
+  TEST_SHUTDOWN(ctx);
+}
+
+/* several kernels, intermediates in the arena: a softmax, then a product with it */
+TEST(reuse_replay_multi_kernel_graphs) {
+  tl_ctx *ctx = tl_init();
+  int64_t shape[2] = {6, 40};
+  for (int it = 0; it < 4; it++) {
+    TL_SCOPE(ctx, step) {
+      float x[240], w[240];
+      for (int i = 0; i < 240; i++) x[i] = (float)((i * 7 + it) % 13) / 5, w[i] = (float)((i + 3 * it) % 5) - 2;
+      tl_tensor *xt = tl_from_data(ctx, TL_F32, 2, shape, x), *wt = tl_from_data(ctx, TL_F32, 2, shape, w);
+      tl_tensor *p = tl_softmax(xt, 1);
+      tl_tensor *y = tl_matmul(p, tl_transpose(wt, 0, 1)); /* [6, 6] */
+      tl_tensor *z = tl_sum(tl_mul(y, tl_max(y, 1, (int[]){1}, 1)), 1, (int[]){1}, 0);
+      float got[6];
+      CHECK_INT(tl_to_host(z, got, sizeof got), TL_OK);
+      for (int r = 0; r < 6; r++) { /* the same in double, here */
+        double prob[40], m = -1e300, sum = 0, yr[6], ymax = -1e300, want = 0;
+        for (int k = 0; k < 40; k++) m = fmax(m, x[r * 40 + k]);
+        for (int k = 0; k < 40; k++) sum += prob[k] = exp(x[r * 40 + k] - m);
+        for (int j = 0; j < 6; j++) {
+          yr[j] = 0;
+          for (int k = 0; k < 40; k++) yr[j] += prob[k] / sum * w[j * 40 + k];
+          ymax = fmax(ymax, yr[j]);
+        }
+        for (int j = 0; j < 6; j++) want += yr[j] * ymax;
+        CHECK_NEAR(got[r], want, 1e-4);
+      }
+    }
+  }
+  CHECK(tl_get_stats(ctx).realize_replays >= 3);
+  TEST_SHUTDOWN(ctx);
+}
+
+/* random leaves are bound per call: replayed draws are fresh, and the same numbers the
+ * full path gives (a fresh context with the same seed realizes them from scratch) */
+TEST(reuse_replay_random_streams) {
+  tl_ctx *ctx = tl_init(), *fresh = tl_init();
+  int64_t n = 100;
+  tl_manual_seed(ctx, 5);
+  float first[100];
+  for (int it = 0; it < 5; it++) {
+    TL_SCOPE(ctx, step) {
+      float got[100], want[100];
+      tl_tensor *y = tl_add(tl_mul(tl_randn(ctx, TL_F32, 1, &n), tl_rand(ctx, TL_F32, 1, &n)), tl_randn(ctx, TL_F32, 1, &n));
+      CHECK_INT(tl_to_host(y, got, sizeof got), TL_OK);
+      tl_manual_seed(fresh, 5); /* the same streams: 3 it, 3 it + 1, 3 it + 2 */
+      for (int skip = 0; skip < 3 * it; skip++) tl_release(tl_rand(fresh, TL_F32, 1, &n));
+      tl_set_backend(fresh, "interp");
+      tl_tensor *yf = tl_add(tl_mul(tl_randn(fresh, TL_F32, 1, &n), tl_rand(fresh, TL_F32, 1, &n)),
+                             tl_randn(fresh, TL_F32, 1, &n));
+      CHECK_INT(tl_to_host(yf, want, sizeof want), TL_OK);
+      tl_release(yf);
+      int bad = 0;
+      for (int i = 0; i < 100; i++) bad += !(fabsf(got[i] - want[i]) <= 1e-5f * (1 + fabsf(want[i])));
+      CHECK_INT(bad, 0);
+      if (it == 0) memcpy(first, got, sizeof first);
+      else CHECK(memcmp(first, got, sizeof first) != 0);
+    }
+  }
+  CHECK_INT(tl_get_stats(ctx).realize_replays, 4);
+  TEST_SHUTDOWN(fresh);
+  TEST_SHUTDOWN(ctx);
+}
+
+/* bounded: more structures than the cache keeps, the oldest go, results stay right;
+ * a compiler change drops them all (their functions go with it). Slices at 300 offsets
+ * are 300 structures but one kernel (the offset is bound, not compiled). */
+TEST(reuse_replay_is_bounded) {
+  tl_ctx *ctx = tl_init();
+  tl_tensor *big = tl_arange(ctx, TL_F32, 0, 304, 1);
+  CHECK_INT(tl_realize(big), TL_OK);
+  for (int round = 0; round < 2; round++)
+    for (int64_t off = 0; off < 300; off++) {
+      TL_SCOPE(ctx, step) {
+        double v;
+        CHECK_INT(tl_item(tl_sum(tl_slice(big, 0, off, off + 4, 1), 0, NULL, 0), &v), TL_OK);
+        CHECK_NEAR(v, (double)(4 * off + 6), 0);
+      }
+      CHECK(tl_get_stats(ctx).replay_plans <= 256);
+    }
+  CHECK_INT(tl_get_stats(ctx).replay_plans, 256);
+  CHECK_INT(tl_get_stats(ctx).realize_replays, 0); /* least recently used went first */
+  TL_SCOPE(ctx, again) { /* the newest stays */
+    double v;
+    CHECK_INT(tl_item(tl_sum(tl_slice(big, 0, 299, 303, 1), 0, NULL, 0), &v), TL_OK);
+    CHECK_NEAR(v, 4 * 299 + 6, 0);
+  }
+  CHECK_INT(tl_get_stats(ctx).realize_replays, 1);
+  CHECK_INT(tl_set_cache_dir(ctx, getenv("TL_CACHE_DIR")), TL_OK);
+  CHECK_INT(tl_get_stats(ctx).replay_plans, 0);
+  TEST_SHUTDOWN(ctx);
+}
+
+/* a GEMM whose epilogue draws (dropout after bias and relu), over a slice of a bigger
+ * input: replayed on new buffers with new keys; every value checked against double
+ * loops and the Philox above */
+TEST(reuse_replay_gemm_epilogue_with_dropout) {
+  tl_ctx *ctx = tl_init();
+  enum { M = 33, K = 70, N = 45 };
+  static float x[(M + 2) * K], w[K * N], b[N], y[M * N];
+  for (int it = 0; it < 3; it++) {
+    for (int i = 0; i < (M + 2) * K; i++) x[i] = (float)((i * 5 + it) % 11) / 4 - 1;
+    for (int i = 0; i < K * N; i++) w[i] = (float)((i * 3 + 2 * it) % 7) / 3 - 1;
+    for (int i = 0; i < N; i++) b[i] = (float)(i % 5) / 2 - 1 + (float)it;
+    TL_SCOPE(ctx, step) {
+      tl_manual_seed(ctx, 100 + (uint64_t)it);
+      tl_tensor *xt = tl_from_data(ctx, TL_F32, 2, (int64_t[]){M + 2, K}, x);
+      tl_tensor *wt = tl_from_data(ctx, TL_F32, 2, (int64_t[]){K, N}, w);
+      tl_tensor *bt = tl_from_data(ctx, TL_F32, 1, (int64_t[]){N}, b);
+      tl_tensor *h = tl_relu(tl_add(tl_matmul(tl_slice(xt, 0, 2, M + 2, 1), wt), bt));
+      CHECK_INT(tl_to_host(tl_dropout(h, 0.5, 1), y, sizeof y), TL_OK);
+    }
+    int bad = 0;
+    for (int m = 0; m < M; m++)
+      for (int n = 0; n < N; n++) {
+        double s = b[n];
+        for (int k = 0; k < K; k++) s += (double)x[(m + 2) * K + k] * w[k * N + n];
+        uint32_t r[4];
+        draw(100 + (uint64_t)it, 0, (uint64_t)(m * N + n), r);
+        double want = (float)(r[0] >> 8) * (1.0f / 16777216.0f) >= 0.5f ? 2 * (s > 0 ? s : 0) : 0;
+        bad += !(fabs(y[m * N + n] - want) <= 1e-4 * (1 + fabs(want)));
+      }
+    CHECK_INT(bad, 0);
+  }
+  CHECK_INT(tl_get_stats(ctx).realize_replays, 2);
+  TEST_SHUTDOWN(ctx);
+}
+
+/* DOT pictures come from the full path: with a dot directory nothing replays, and the
+ * plans recorded before are kept for when it is unset */
+TEST(reuse_replay_off_while_drawing_dot) {
+  tl_ctx *ctx = tl_init();
+  char dir[] = "/tmp/tl_reuse_dot_XXXXXX";
+  CHECK(mkdtemp(dir) != NULL);
+  int64_t n = 16;
+  for (int it = 0; it < 6; it++) {
+    if (it == 2) CHECK_INT(tl_set_dot_dir(ctx, dir), TL_OK);
+    if (it == 4) CHECK_INT(tl_set_dot_dir(ctx, NULL), TL_OK);
+    TL_SCOPE(ctx, step) {
+      float v[16];
+      tl_manual_seed(ctx, 3);
+      CHECK_INT(tl_to_host(tl_mul_scalar(tl_rand(ctx, TL_F32, 1, &n), 2), v, sizeof v), TL_OK);
+      uint32_t r[4];
+      draw(3, 0, 5, r);
+      CHECK(v[5] == 2 * ((float)(r[0] >> 8) * (1.0f / 16777216.0f)));
+    }
+  }
+  CHECK_INT(tl_get_stats(ctx).realize_replays, 3); /* turns 1, 4 and 5 */
+  char cmd[128];
+  snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
+  CHECK_INT(system(cmd), 0);
+  TEST_SHUTDOWN(ctx);
+}
