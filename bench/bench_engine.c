@@ -1,6 +1,7 @@
 /* bench_engine.c — `make bench`: TL against numpy, run in the same invocation.
  * Prints per workload: bench: NAME tl_ms=X peer=numpy peer_ms=Y ratio=Y/X threads=N
- * (ratio > 1: TL is faster). Times are medians of 7 runs after 2 warm-ups. numpy runs
+ * (ratio > 1: TL is faster); realize_small, the fixed cost of a realize, against torch
+ * (bench/peer_torch_small.py), also in microseconds (tl_us=, peer_us=). Times are medians of 7 runs after 2 warm-ups. numpy runs
  * with TL's thread count (OPENBLAS_NUM_THREADS). Matrix products also print their
  * gflops= and peak_gflops=, the FMA peak of the cores measured here (register-only
  * FMAs at the vector width kernels use, on as many threads): GEMM is judged against
@@ -155,6 +156,63 @@ static void report(const char *name, double tl_ms, double flops) {
   fflush(stdout);
 }
 
+/* realize_small: relu(a * b + c) on 64 floats built and realized again and again, its
+ * kernel compiled once: what a realize costs beyond its arithmetic. Per call: the median
+ * of 7 batches of SMALL_CALLS after a warm-up batch. */
+enum { SMALL_CALLS = 20000 };
+static double time_small(tl_ctx *ctx, tl_tensor **in) {
+  double t[7];
+  for (int i = -1; i < 7; i++) {
+    double t0 = now_ms();
+    for (int c = 0; c < SMALL_CALLS; c++) {
+      tl_tensor *ab = tl_mul(in[0], in[1]), *abc = tl_add(ab, in[2]), *y = tl_relu(abc);
+      if (!y || tl_realize(y) != TL_OK) {
+        fprintf(stderr, "bench: %s\n", tl_last_error(ctx));
+        exit(1);
+      }
+      tl_release(ab);
+      tl_release(abc);
+      tl_release(y);
+    }
+    if (i >= 0) t[i] = (now_ms() - t0) / SMALL_CALLS;
+  }
+  qsort(t, 7, sizeof t[0], by_value);
+  return t[3];
+}
+
+/* torch's ms per call of the same 3 eager ops, or -1 if torch is not there */
+static double time_torch_small(void) {
+  char cmd[512], line[256];
+  snprintf(cmd, sizeof cmd, "%s bench/peer_torch_small.py %d 2>/dev/null", peer_python(), tl_threads());
+  FILE *p = popen(cmd, "r");
+  double ms = -1;
+  if (!p) return -1;
+  while (fgets(line, sizeof line, p)) {
+    double v;
+    if (sscanf(line, "realize_small %lf", &v) == 1) ms = v;
+  }
+  pclose(p);
+  return ms;
+}
+
+static void bench_small(tl_ctx *ctx) {
+  int64_t n = 64;
+  tl_tensor *in[3];
+  for (int i = 0; i < 3; i++) {
+    in[i] = tl_randn(ctx, TL_F32, 1, &n);
+    tl_realize(in[i]);
+  }
+  double ms = time_small(ctx, in), peer = time_torch_small();
+  if (peer > 0)
+    printf("bench: realize_small tl_ms=%.5f peer=torch peer_ms=%.5f ratio=%.2f threads=%d tl_us=%.2f peer_us=%.2f\n",
+           ms, peer, peer / ms, tl_threads(), ms * 1e3, peer * 1e3);
+  else
+    printf("bench: realize_small tl_ms=%.5f peer=none peer_ms=nan ratio=nan threads=%d tl_us=%.2f\n", ms,
+           tl_threads(), ms * 1e3);
+  fflush(stdout);
+  for (int i = 0; i < 3; i++) tl_release(in[i]);
+}
+
 int main(int argc, char **argv) {
   tl_ctx *ctx = tl_init();
   tl_manual_seed(ctx, 0);
@@ -191,6 +249,7 @@ int main(int argc, char **argv) {
   };
   for (size_t i = 0; i < sizeof work / sizeof work[0]; i++)
     if (!only || !strcmp(only, work[i].name)) report(work[i].name, time_tl(ctx, work[i].f, work[i].in), work[i].flops);
+  if (!only || !strcmp(only, "realize_small")) bench_small(ctx);
   tl_shutdown(ctx);
   return 0;
 }

@@ -98,6 +98,9 @@ typedef struct {
   uint64_t mem_cache_hits;   /* kernels found already loaded in this process */
   uint64_t disk_cache_rejects; /* corrupt, truncated or foreign entries rebuilt */
   uint64_t realizes;         /* realize calls that computed something */
+  uint64_t realize_replays;  /* of them, replays: a graph of a structure realized before ran
+                                its recorded kernels, with no rewrite, schedule or compile */
+  uint64_t replay_plans;     /* recorded realizes kept for replay (bounded) */
   /* memory: handles */
   uint64_t live_tensors;     /* tensor handles alive */
   uint64_t tensors_created;  /* tensor handles made since tl_init */

@@ -1,6 +1,7 @@
 /* test_diff.c — the compiled backend against the reference interpreter on 1,000
  * random graphs (random shapes, dtypes, chains of movement, elementwise and reduce
- * ops), and on 300 graphs of casts between every dtype of extreme values (±inf, NaN,
+ * ops; compiled, each graph is a replay of the kernels of the same graph over other
+ * values realized just before), and on 300 graphs of casts between every dtype of extreme values (±inf, NaN,
  * ±1e30, values either side of the i32 and i64 ranges). Every graph is seeded; a
  * mismatch prints the seed, and `TL_DIFF_SEED=N build/tests/tl_tests
  * diff_random_graphs` (TL_DIFF_CAST_SEED, diff_random_casts) replays one graph. */
@@ -23,6 +24,7 @@ typedef struct {
   int n;
   bool used_f32; /* an f32 anywhere bounds the precision of the result */
   bool extreme;  /* the cast graphs: float leaves hold extreme values */
+  bool decoy;    /* other leaf values, the same graph (the same draws from s) */
 } gen;
 
 static uint64_t next(gen *g) { /* splitmix64 */
@@ -70,6 +72,9 @@ static tl_tensor *leaf(gen *g, int ndim, const int64_t *shape) {
     /* drawn only for the cast graphs: the other graphs keep their values */
     if (g->extreme && (dt == TL_F32 || dt == TL_F64) && pick(g, 3))
       vals[i] = extremes[pick(g, (int)(sizeof extremes / sizeof extremes[0]))];
+    if (g->decoy)
+      vals[i] = dt == TL_BOOL ? 1 - vals[i] : dt == TL_F32 || dt == TL_F64 ? 0.5 - 0.75 * vals[i]
+                                                                           : (double)(((int64_t)vals[i] + 9) % 11 - 5);
   }
   for (int64_t i = 0; i < n; i++) {
     switch (dt) {
@@ -268,27 +273,52 @@ static bool close_enough(tl_dtype d, double a, double b) {
   return a == b;
 }
 
+/* The graph of `seed` in g (its last tensor), NULL if building failed */
+static tl_tensor *build_graph(gen *g, bool extreme) {
+  tl_tensor *t = random_leaf(g);
+  int steps = 2 + pick(g, 6);
+  for (int i = 0; i < steps && t; i++) {
+    if (extreme) {
+      t = cast_step(g, t);
+      if (t && tl_numel(t) > 4096) t = keep(g, tl_max(t, 1, (int[]){0}, 0));
+      continue;
+    }
+    int k = pick(g, 10);
+    t = k < 4 ? movement(g, t) : k < 8 ? elementwise(g, t) : reduction(g, t);
+    if (t && tl_numel(t) > 4096) t = keep(g, tl_sum(t, 1, (int[]){0}, 0));
+  }
+  return t;
+}
+
+/* The graph of `seed` over other leaf values, realized and dropped: the real graph that
+ * follows has its structure, so cpu replays its kernels on new buffers (replay.h). */
+static int realize_decoy(tl_ctx *ctx, uint64_t seed, bool extreme, char *why, size_t whylen) {
+  gen g = {seed * 0x2545F4914F6CDD1Dull + 1, ctx, {0}, 0, false, extreme, true};
+  tl_manual_seed(ctx, seed);
+  tl_tensor *t = build_graph(&g, extreme), *w = t ? keep(&g, tl_cast(t, TL_F64)) : NULL;
+  int bad = !w || !tl_data(w);
+  if (bad) snprintf(why, whylen, "realizing the decoy failed: %s", tl_last_error(ctx));
+  for (int i = 0; i < g.n; i++) tl_release(g.pool[i]);
+  return bad;
+}
+
+static uint64_t replays; /* of the real graphs, over a shard */
+
 /* Builds the graph of `seed` and realizes it (as f64) on `backend`; the generator is
  * deterministic, so both backends see the same graph. */
 static int eval_graph(uint64_t seed, bool extreme, const char *backend, double **out, int64_t *n, tl_dtype *dt,
                       char *why, size_t whylen) {
   /* *dt: the dtype whose tolerance applies (f32 if any f32 was involved) */
-  gen g = {seed * 0x2545F4914F6CDD1Dull + 1, tl_init(), {0}, 0, false, extreme};
+  gen g = {seed * 0x2545F4914F6CDD1Dull + 1, tl_init(), {0}, 0, false, extreme, false};
   if (!g.ctx) return 1;
-  tl_manual_seed(g.ctx, seed);
   tl_set_backend(g.ctx, backend);
-  tl_tensor *t = random_leaf(&g);
-  int steps = 2 + pick(&g, 6);
-  for (int i = 0; i < steps && t; i++) {
-    if (extreme) {
-      t = cast_step(&g, t);
-      if (t && tl_numel(t) > 4096) t = keep(&g, tl_max(t, 1, (int[]){0}, 0));
-      continue;
-    }
-    int k = pick(&g, 10);
-    t = k < 4 ? movement(&g, t) : k < 8 ? elementwise(&g, t) : reduction(&g, t);
-    if (t && tl_numel(t) > 4096) t = keep(&g, tl_sum(t, 1, (int[]){0}, 0));
+  if (!strcmp(backend, "cpu") && realize_decoy(g.ctx, seed, extreme, why, whylen)) {
+    tl_shutdown(g.ctx);
+    return 1;
   }
+  uint64_t replays_before = tl_get_stats(g.ctx).realize_replays;
+  tl_manual_seed(g.ctx, seed);
+  tl_tensor *t = build_graph(&g, extreme);
   int bad = 0;
   tl_tensor *w = t ? keep(&g, tl_cast(t, TL_F64)) : NULL;
   if (!w) {
@@ -316,6 +346,7 @@ static int eval_graph(uint64_t seed, bool extreme, const char *backend, double *
 
   }
   tl_stats st = tl_get_stats(g.ctx);
+  replays += st.realize_replays > replays_before;
   if (!bad && st.plan_arena_bytes > st.plan_naive_bytes) { /* the validator ran on every realize */
     snprintf(why, whylen, "plan on %s: arena %llu bytes above the naive %llu", backend,
              (unsigned long long)st.plan_arena_bytes, (unsigned long long)st.plan_naive_bytes);
@@ -371,7 +402,10 @@ static void run_shard(int shard, int n, bool extreme) {
     if (shard == 0) CHECK_INT(run_range(strtoull(one, NULL, 10), strtoull(one, NULL, 10) + 1, extreme), 0);
     return;
   }
+  replays = 0;
   CHECK_INT(run_range((uint64_t)shard * n / SHARDS, (uint64_t)(shard + 1) * n / SHARDS, extreme), 0);
+  /* most real graphs replayed the decoy's kernels (not those whose rewrite is a buffer) */
+  CHECK(replays >= (uint64_t)n / SHARDS / 2);
 }
 
 #define DIFF_SHARD(k)                                                \

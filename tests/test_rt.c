@@ -628,9 +628,9 @@ TEST(tlrt_mem_stats_lines) {
 }
 
 
-/* Tensor::rand/randn are drawn on the host (no kernel per draw) and must be the very
- * numbers the engine's lazy tl_rand/tl_randn give for the same stream */
-TEST(tlrt_host_random_matches_the_engine) {
+/* Tensor::rand/randn are the very numbers the engine's tl_rand/tl_randn give for the
+ * same stream in another context */
+TEST(tlrt_random_matches_the_engine) {
   RT_BEGIN(R);
   tl_ctx *other = tl_init();
   int64_t dims[2] = {37, 5};

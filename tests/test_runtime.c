@@ -81,7 +81,7 @@ static int64_t run_add(tl_kernel_fn fn, tl_pool *pool, int64_t n) {
   tl_kernel_arg args[3] = {{o, (size_t)n * 4, TL_F32}, {x, (size_t)n * 4, TL_F32},
                            {y, (size_t)n * 4, TL_F32}};
   tl_error err = {0};
-  int64_t bad = tl_kernel_exec(&k, pool, 3, args, &err) == TL_OK ? 0 : n;
+  int64_t bad = tl_kernel_exec(&k, pool, 3, args, NULL, &err) == TL_OK ? 0 : n;
   for (int64_t i = 0; i < n && !bad; i++) bad += o[i] != x[i] + y[i];
   free(o), free(x), free(y);
   return bad;
@@ -525,25 +525,25 @@ TEST(rt_kernel_exec_validation) {
   tl_kernel_arg args[3] = {{out, 400, TL_F32}, {in, 400, TL_F32}, {in, 400, TL_F32}};
   tl_error err = {0};
   atomic_store(&exec_calls, 0);
-  CHECK_INT(tl_kernel_exec(&k, NULL, 2, args, &err), TL_ERR_ARG);
+  CHECK_INT(tl_kernel_exec(&k, NULL, 2, args, NULL, &err), TL_ERR_ARG);
   CHECK_CONTAINS(err.msg, "kernel k3: called with 2 arguments, expects 3");
   args[2] = (tl_kernel_arg){ints, 400, TL_I32};
-  CHECK_INT(tl_kernel_exec(&k, NULL, 3, args, &err), TL_ERR_ARG);
+  CHECK_INT(tl_kernel_exec(&k, NULL, 3, args, NULL, &err), TL_ERR_ARG);
   CHECK_STR(err.msg, "kernel k3: argument 2 has dtype i32, expected f32");
   args[2] = (tl_kernel_arg){in, 400, TL_F32};
   args[1].nbytes = 100;
-  CHECK_INT(tl_kernel_exec(&k, NULL, 3, args, &err), TL_ERR_ARG);
+  CHECK_INT(tl_kernel_exec(&k, NULL, 3, args, NULL, &err), TL_ERR_ARG);
   CHECK_STR(err.msg, "kernel k3: argument 1 has 100 bytes, needs 400");
   args[1].nbytes = 400;
   args[0].data = NULL;
-  CHECK_INT(tl_kernel_exec(&k, NULL, 3, args, &err), TL_ERR_ARG);
+  CHECK_INT(tl_kernel_exec(&k, NULL, 3, args, NULL, &err), TL_ERR_ARG);
   CHECK_CONTAINS(err.msg, "kernel k3: argument 0 has no data");
-  CHECK_INT(tl_kernel_exec(&k, NULL, 3, NULL, &err), TL_ERR_ARG);
+  CHECK_INT(tl_kernel_exec(&k, NULL, 3, NULL, NULL, &err), TL_ERR_ARG);
   CHECK_INT(atomic_load(&exec_calls), 0); /* nothing ran on a bad call */
   args[0].data = out;
   tl_pool *p = tl_pool_create(2);
-  CHECK_INT(tl_kernel_exec(&k, p, 3, args, &err), TL_OK);
-  CHECK_INT(tl_kernel_exec(&k, NULL, 3, args, &err), TL_OK);
+  CHECK_INT(tl_kernel_exec(&k, p, 3, args, NULL, &err), TL_OK);
+  CHECK_INT(tl_kernel_exec(&k, NULL, 3, args, NULL, &err), TL_OK);
   CHECK_INT(atomic_load(&exec_calls), 200);
   tl_pool_destroy(p);
 }

@@ -65,6 +65,7 @@ void tl_shutdown(tl_ctx *ctx) {
             ctx->graph.live || ctx->mem.live_buffers ? " (a bug in TL: please report it)" : "");
   tl_graph_free(&ctx->graph);
   tl_mem_release_cache(&ctx->mem);
+  tl_replay_cache_free(&ctx->replay);
   if (ctx->compiler) tl_compiler_destroy(ctx->compiler);
   if (ctx->pool) tl_pool_destroy(ctx->pool);
   free(ctx->cc);
@@ -98,6 +99,7 @@ const char *tl_backend_name(const tl_ctx *ctx) {
 }
 
 static tl_status reset_compiler(tl_ctx *ctx) {
+  tl_replay_clear(&ctx->replay); /* its kernels are the old compiler's */
   if (ctx->compiler) tl_compiler_destroy(ctx->compiler);
   ctx->compiler = NULL; /* recreated, with the new settings, on the next realize */
   return TL_OK;
@@ -152,6 +154,7 @@ tl_stats tl_get_stats(const tl_ctx *ctx) {
     s.disk_cache_rejects += c.disk_rejects;
   }
   s.live_nodes = ctx->graph.live;
+  s.replay_plans = (uint64_t)ctx->replay.count;
   s.live_buffers = ctx->mem.live_buffers;
   s.peak_bytes = ctx->mem.peak_bytes;
   s.buffer_frees = ctx->mem.frees;

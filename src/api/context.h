@@ -5,6 +5,7 @@
 #include "core/error.h"
 #include "graph/uop.h"
 #include "runtime/compiler.h"
+#include "runtime/replay.h"
 #include "runtime/threadpool.h"
 
 typedef enum { TL_BACKEND_CPU, TL_BACKEND_INTERP } tl_backend;
@@ -61,6 +62,7 @@ struct tl_ctx {
   tl_compiler *compiler;   /* created on first use */
   char *cc, *cache_dir;    /* compiler settings (NULL: environment/defaults) */
   tl_pool *pool;           /* created on first use */
+  tl_replay_cache replay;  /* realizes by graph structure: their kernels (of `compiler`) */
   uint64_t seed, rand_calls;
   tl_stats stats;
   tl_mem mem;

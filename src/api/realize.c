@@ -1,5 +1,6 @@
 /* realize.c — running graphs: rewrite, schedule, lower, render, compile, execute
- * (cpu), or interpret (interp); reading results back; printing; DOT. */
+ * (cpu), recording each realize for replay by graph structure (runtime/replay.h) and
+ * replaying it; or interpret (interp); reading results back; printing; DOT. */
 #include <errno.h>
 #include <inttypes.h>
 #include <stdint.h>
@@ -17,6 +18,7 @@
 #include "core/strbuf.h"
 #include "runtime/interp.h"
 #include "runtime/kernel.h"
+#include "runtime/replay.h"
 #include "sched/planner.h"
 #include "sched/schedule.h"
 
@@ -41,61 +43,64 @@ static tl_buffer *arg_buffer(tl_uop *node, const tl_schedule *s, tl_buffer **out
   return k ? outs[k - 1] : NULL;
 }
 
-/* compile kernel i of the schedule and run it on the buffers in outs */
-static tl_status run_kernel(tl_ctx *ctx, int index, const tl_schedule *s, tl_lowered *low,
-                            tl_buffer **outs) {
-  char *src = tl_render_c(low, "tl_kernel");
-  tl_kernel k;
-  memset(&k, 0, sizeof k);
-  snprintf(k.name, sizeof k.name, "k%d", index);
-  tl_status st = src ? TL_OK : tl_error_set(&ctx->err, TL_ERR_NOMEM, "out of memory rendering a kernel");
-  if (!st && ctx->debug) fprintf(stderr, "--- kernel %d ---\n%s", index, strstr(src, "\nvoid tl_kernel") + 1);
-  if (!st) st = tl_compiler_get(ctx->compiler, src, "tl_kernel", &k.fn, &ctx->err);
-  free(src);
-  if (st) return st;
-  tl_kernel_arg args[TL_KERNEL_MAX_ARGS];
-  k.nargs = low->nargs;
-  k.work = low->work;
-  int64_t inner = low->inner_work > 0 ? low->inner_work : 1;
-  k.min_chunk = 32768 / inner > 0 ? 32768 / inner : 1;
-  for (int i = 0; i < low->nargs; i++) {
-    tl_uop *node = low->args[i];
-    tl_buffer *b = i == 0 ? outs[index] : arg_buffer(node, s, outs);
-    size_t esize = tl_dtype_size((tl_dtype)node->dtype), skip = (size_t)low->arg_offset[i] * esize;
-    size_t need = (size_t)tl_uop_numel(node) * esize;
-    k.arg_dtype[i] = (tl_dtype)node->dtype;
-    k.arg_min_bytes[i] = need > skip ? need - skip : 0; /* a view's base offset is bound here */
-    args[i].data = b ? (char *)b->data + skip : NULL;
-    args[i].nbytes = b && b->nbytes > skip ? b->nbytes - skip : 0;
-    args[i].dtype = b ? b->dtype : TL_F32;
-  }
+/* runs a compiled kernel on bound arguments (the one place kernels run: both paths) */
+static tl_status exec_kernel(tl_ctx *ctx, int index, const tl_kernel *k, const tl_kernel_arg *args,
+                             const uint64_t *words, int64_t out_numel) {
   struct timespec t0, t1;
   if (ctx->profile) clock_gettime(CLOCK_MONOTONIC, &t0);
-  st = tl_kernel_exec(&k, ctx->pool, k.nargs, args, &ctx->err);
+  tl_status st = tl_kernel_exec(k, ctx->pool, k->nargs, args, k->nwords ? words : NULL, &ctx->err);
   if (!st) ctx->stats.kernels_run++;
   if (!st && ctx->profile) {
     clock_gettime(CLOCK_MONOTONIC, &t1);
     double ms = (double)(t1.tv_sec - t0.tv_sec) * 1e3 + (double)(t1.tv_nsec - t0.tv_nsec) / 1e6;
     fprintf(stderr, "tl profile: realize %" PRIu64 " kernel %d: %.3f ms, %d args, output %s [%lld elements]\n",
-            ctx->stats.realizes, index, ms, low->nargs, tl_dtype_name((tl_dtype)low->args[0]->dtype),
-            (long long)tl_uop_numel(low->args[0]));
+            ctx->stats.realizes, index, ms, k->nargs, tl_dtype_name(k->arg_dtype[0]), (long long)out_numel);
   }
   return st;
 }
 
+/* the random streams' keys and counter words, or NULL and an error */
+static uint64_t *stream_words(tl_ctx *ctx, int nwords, uint64_t *stack, int nstack) {
+  uint64_t *w = nwords <= nstack ? stack : malloc((size_t)nwords * sizeof *w);
+  if (!w) tl_error_set(&ctx->err, TL_ERR_NOMEM, "out of memory binding a kernel's random streams");
+  return w;
+}
+
+/* The kernels' output buffers: the last one its own, since it outlives the realize; the
+ * others views into one arena at the planned offsets. */
+static tl_status make_outputs(tl_ctx *ctx, const tl_replay_kernel *ks, int n, size_t arena_bytes,
+                              size_t naive_bytes, tl_buffer **outs) {
+  ctx->stats.plan_arena_bytes = arena_bytes;
+  ctx->stats.plan_naive_bytes = naive_bytes;
+  ctx->stats.arena_bytes_total += arena_bytes;
+  tl_status st = TL_OK;
+  tl_buffer *arena = NULL;
+  if (arena_bytes && !(arena = tl_buffer_new(TL_BOOL, (int64_t)arena_bytes, &ctx->mem)))
+    st = tl_error_set(&ctx->err, TL_ERR_NOMEM, "realize: out of memory for a %zu-byte arena", arena_bytes);
+  for (int i = 0; !st && i < n; i++) {
+    if (i + 1 == n) {
+      outs[i] = tl_api_buffer_new(ctx, "realize", ks[i].out_dtype, ks[i].out_numel);
+      st = outs[i] ? TL_OK : ctx->err.status;
+    } else if (!(outs[i] = tl_buffer_view(arena, ks[i].out_offset, ks[i].out_dtype, ks[i].out_numel))) {
+      st = tl_error_set(&ctx->err, TL_ERR_NOMEM, "realize: out of memory for a view into the arena");
+    }
+  }
+  tl_buffer_release(arena); /* the views hold it */
+  return st;
+}
+
 /* Liveness over the kernel sequence: intermediate i is written by kernel i and dies
- * after the last kernel reading it. The planner packs them into one arena; the
- * result (the last kernel's output) gets a buffer of its own, since it outlives the
- * realize. */
-static tl_status allocate_outputs(tl_ctx *ctx, const tl_schedule *s, tl_lowered *low,
-                                  tl_buffer **outs) {
+ * after the last kernel reading it. The planner packs them into one arena. */
+static tl_status plan_outputs(tl_ctx *ctx, const tl_schedule *s, tl_lowered *low, tl_replay *rp) {
   int n = s->nkernels;
   tl_plan_buffer *pb = calloc((size_t)(n > 1 ? n - 1 : 1), sizeof *pb);
   if (!pb) return tl_error_set(&ctx->err, TL_ERR_NOMEM, "out of memory planning buffers");
-  for (int i = 0; i + 1 < n; i++) {
+  for (int i = 0; i < n; i++) {
     tl_uop *r = s->roots[i];
-    pb[i].size = (size_t)tl_uop_numel(r) * tl_dtype_size((tl_dtype)r->dtype);
-    pb[i].first = pb[i].last = i;
+    rp->kernels[i].out_dtype = (tl_dtype)r->dtype;
+    rp->kernels[i].out_numel = tl_uop_numel(r);
+    if (i + 1 < n) pb[i].size = (size_t)tl_uop_numel(r) * tl_dtype_size((tl_dtype)r->dtype);
+    if (i + 1 < n) pb[i].first = pb[i].last = i;
   }
   for (int j = 0; j < n; j++)
     for (int a = 1; a < low[j].nargs; a++) {
@@ -105,40 +110,138 @@ static tl_status allocate_outputs(tl_ctx *ctx, const tl_schedule *s, tl_lowered 
   tl_plan plan = {0, 0};
   tl_status st = n > 1 ? tl_plan_make(pb, n - 1, &plan, &ctx->err) : TL_OK;
   if (!st && n > 1) st = tl_plan_validate(pb, n - 1, &plan, &ctx->err);
-  ctx->stats.plan_arena_bytes = plan.arena_bytes;
-  ctx->stats.plan_naive_bytes = plan.naive_bytes;
-  ctx->stats.arena_bytes_total += plan.arena_bytes;
-  tl_buffer *arena = NULL;
-  if (!st && plan.arena_bytes &&
-      !(arena = tl_buffer_new(TL_BOOL, (int64_t)plan.arena_bytes, &ctx->mem)))
-    st = tl_error_set(&ctx->err, TL_ERR_NOMEM, "realize: out of memory for a %zu-byte arena", plan.arena_bytes);
-  for (int i = 0; !st && i < n; i++) {
-    tl_uop *r = s->roots[i];
-    if (i + 1 == n) {
-      outs[i] = tl_api_buffer_new(ctx, "realize", (tl_dtype)r->dtype, tl_uop_numel(r));
-      st = outs[i] ? TL_OK : ctx->err.status;
-    } else if (!(outs[i] = tl_buffer_view(arena, pb[i].offset, (tl_dtype)r->dtype, tl_uop_numel(r)))) {
-      st = tl_error_set(&ctx->err, TL_ERR_NOMEM, "realize: out of memory for a view into the arena");
-    }
-  }
-  tl_buffer_release(arena); /* the views hold it */
+  for (int i = 0; !st && i + 1 < n; i++) rp->kernels[i].out_offset = pb[i].offset;
+  rp->arena_bytes = plan.arena_bytes;
+  rp->naive_bytes = plan.naive_bytes;
   free(pb);
   return st;
 }
 
-static tl_status run_schedule(tl_ctx *ctx, const tl_schedule *s, tl_buffer **outs) {
+/* Renders and compiles kernel i into rk->k, and records where each of its arguments
+ * and streams comes from in terms of the key's leaves (false in *replayable when one
+ * cannot be said: then the realize is not recorded). */
+static tl_status compile_kernel(tl_ctx *ctx, int index, const tl_schedule *s, tl_lowered *low, tl_replay_kernel *rk,
+                                bool *replayable) {
+  char *src = tl_render_c(low, "tl_kernel");
+  tl_kernel *k = &rk->k;
+  snprintf(k->name, sizeof k->name, "k%d", index);
+  tl_status st = src ? TL_OK : tl_error_set(&ctx->err, TL_ERR_NOMEM, "out of memory rendering a kernel");
+  if (!st && ctx->debug) fprintf(stderr, "--- kernel %d ---\n%s", index, strstr(src, "\nvoid tl_kernel") + 1);
+  if (!st) st = tl_compiler_get(ctx->compiler, src, "tl_kernel", &k->fn, &ctx->err);
+  free(src);
+  if (st) return st;
+  k->nargs = low->nargs;
+  k->nwords = 2 * low->nrng;
+  k->work = low->work;
+  int64_t inner = low->inner_work > 0 ? low->inner_work : 1;
+  k->min_chunk = 32768 / inner > 0 ? 32768 / inner : 1;
+  rk->arg[0] = (tl_replay_arg){-1 - index, 0};
+  for (int i = 0; i < low->nargs; i++) {
+    tl_uop *node = low->args[i];
+    size_t esize = tl_dtype_size((tl_dtype)node->dtype), skip = (size_t)low->arg_offset[i] * esize;
+    size_t need = (size_t)tl_uop_numel(node) * esize;
+    k->arg_dtype[i] = (tl_dtype)node->dtype;
+    k->arg_min_bytes[i] = need > skip ? need - skip : 0; /* a view's base offset is bound here */
+    rk->arg[i].skip = skip;
+    if (i == 0) continue;
+    if (node->op == TL_OP_BUFFER) { /* as arg_buffer binds it */
+      rk->arg[i].from = tl_replay_leaf(&ctx->replay, node);
+      if (rk->arg[i].from < 0) *replayable = false;
+    } else {
+      int kernel = tl_schedule_kernel_of(s, node);
+      rk->arg[i].from = -kernel;
+      if (!kernel) *replayable = false;
+    }
+  }
+  if (low->nrng && *replayable && !(rk->streams = calloc((size_t)low->nrng, sizeof *rk->streams)))
+    *replayable = false;
+  for (int j = 0; *replayable && j < low->nrng; j++)
+    if (!tl_replay_stream_of(&ctx->replay, low->rng[j], &rk->streams[j])) *replayable = false;
+  return TL_OK;
+}
+
+/* Lowers, plans, compiles and runs the schedule; keeps what it did as the plan of the
+ * current key when `record` (see replay.h). */
+static tl_status run_schedule(tl_ctx *ctx, const tl_schedule *s, tl_buffer **outs, bool record) {
   int n = s->nkernels, lowered = 0;
   tl_lowered *low = calloc((size_t)n, sizeof *low);
-  tl_status st = low ? TL_OK : tl_error_set(&ctx->err, TL_ERR_NOMEM, "out of memory");
+  tl_replay *rp = calloc(1, sizeof *rp); /* filled in as it goes, kept if `record` */
+  if (rp && !(rp->kernels = calloc((size_t)n, sizeof *rp->kernels))) {
+    free(rp);
+    rp = NULL;
+  }
+  if (rp) rp->nkernels = n;
+  tl_status st = low && rp ? TL_OK : tl_error_set(&ctx->err, TL_ERR_NOMEM, "out of memory");
   for (; !st && lowered < n; lowered++) {
     st = tl_lower_kernel(s->roots[lowered], s, &low[lowered], &ctx->err);
     if (st) break;
   }
-  if (!st) st = allocate_outputs(ctx, s, low, outs);
-  for (int i = 0; !st && i < n; i++) st = run_kernel(ctx, i, s, &low[i], outs);
+  if (!st) st = plan_outputs(ctx, s, low, rp);
+  if (!st) st = make_outputs(ctx, rp->kernels, n, rp->arena_bytes, rp->naive_bytes, outs);
+  for (int i = 0; !st && i < n; i++) {
+    tl_replay_kernel *rk = &rp->kernels[i];
+    st = compile_kernel(ctx, i, s, &low[i], rk, &record);
+    tl_kernel_arg args[TL_KERNEL_MAX_ARGS];
+    for (int a = 0; !st && a < low[i].nargs; a++) {
+      tl_buffer *b = a == 0 ? outs[i] : arg_buffer(low[i].args[a], s, outs);
+      size_t skip = rk->arg[a].skip;
+      args[a].data = b ? (char *)b->data + skip : NULL;
+      args[a].nbytes = b && b->nbytes > skip ? b->nbytes - skip : 0;
+      args[a].dtype = b ? b->dtype : TL_F32;
+    }
+    uint64_t stack[16], *words = st ? NULL : stream_words(ctx, rk->k.nwords, stack, 16);
+    if (!st && !words) st = ctx->err.status;
+    for (int j = 0; !st && j < low[i].nrng; j++) {
+      words[2 * j] = low[i].rng[j]->arg.u;
+      words[2 * j + 1] = (uint64_t)low[i].rng[j]->arg2;
+    }
+    if (!st) st = exec_kernel(ctx, i, &rk->k, args, words, rk->out_numel);
+    if (words != stack) free(words);
+  }
   for (int i = 0; i < lowered; i++) tl_lowered_free(&low[i]);
   free(low);
+  if (!st && record) tl_replay_put(&ctx->replay, rp);
+  else tl_replay_free(rp);
   return st;
+}
+
+/* A realize of a graph whose structure was realized before: the same kernels on this
+ * graph's buffers and streams (its leaves, in key order). */
+static tl_buffer *run_replay(tl_ctx *ctx, const tl_replay *rp, tl_uop *const *leaves) {
+  int n = rp->nkernels;
+  tl_buffer *stack_outs[8] = {0}, **outs = n <= 8 ? stack_outs : calloc((size_t)n, sizeof *outs);
+  tl_status st = outs ? make_outputs(ctx, rp->kernels, n, rp->arena_bytes, rp->naive_bytes, outs)
+                      : tl_error_set(&ctx->err, TL_ERR_NOMEM, "out of memory");
+  for (int i = 0; !st && i < n; i++) {
+    const tl_replay_kernel *rk = &rp->kernels[i];
+    tl_kernel_arg args[TL_KERNEL_MAX_ARGS];
+    for (int a = 0; a < rk->k.nargs; a++) {
+      int from = rk->arg[a].from;
+      tl_buffer *b = from >= 0 ? leaves[from]->arg.p : outs[-1 - from];
+      size_t skip = rk->arg[a].skip;
+      args[a].data = (char *)b->data + skip;
+      args[a].nbytes = b->nbytes > skip ? b->nbytes - skip : 0;
+      args[a].dtype = b->dtype;
+    }
+    uint64_t stack[16], *words = stream_words(ctx, rk->k.nwords, stack, 16);
+    if (!words) st = ctx->err.status;
+    for (int j = 0; words && j < rk->k.nwords / 2; j++) {
+      const tl_uop *l = leaves[rk->streams[j].leaf];
+      words[2 * j] = l->arg.u;
+      words[2 * j + 1] = (uint64_t)l->arg2 + rk->streams[j].delta;
+    }
+    if (!st) st = exec_kernel(ctx, i, &rk->k, args, words, rk->out_numel);
+    if (words != stack) free(words);
+  }
+  tl_buffer *result = NULL;
+  if (!st) {
+    result = outs[n - 1];
+    tl_buffer_retain(result);
+    ctx->stats.realize_replays++;
+  }
+  for (int i = 0; outs && i < n; i++) tl_buffer_release(outs[i]);
+  if (outs != stack_outs) free(outs);
+  return result;
 }
 
 /* a row-major reshape of a node is that node's buffer: compute the node, share it */
@@ -150,6 +253,11 @@ static tl_uop *strip_reshape(tl_uop *r) {
 
 static tl_buffer *realize_cpu(tl_ctx *ctx, tl_uop *u) {
   if (ensure_runtime(ctx)) return NULL;
+  /* DOT pictures and TL_DEBUG's kernel listings come from the full path */
+  bool keyed = !ctx->dot_dir && !ctx->debug && tl_replay_key(&ctx->replay, u);
+  if (!keyed) tl_replay_forget(&ctx->replay);
+  const tl_replay *rp = keyed ? tl_replay_find(&ctx->replay) : NULL;
+  if (rp) return run_replay(ctx, rp, ctx->replay.leaves);
   tl_graph *g = &ctx->graph;
   size_t mark = tl_graph_mark(g);
   tl_uop *r = tl_rewrite_graph(g, u, graph_rules, 4);
@@ -166,7 +274,7 @@ static tl_buffer *realize_cpu(tl_ctx *ctx, tl_uop *u) {
   } else {
     tl_buffer **outs = calloc((size_t)s.nkernels, sizeof *outs);
     tl_status st = outs ? dot_realize(ctx, r, &s) : tl_error_set(&ctx->err, TL_ERR_NOMEM, "out of memory");
-    if (!st) st = run_schedule(ctx, &s, outs);
+    if (!st) st = run_schedule(ctx, &s, outs, keyed);
     if (!st) {
       result = outs[s.nkernels - 1];
       tl_buffer_retain(result);

@@ -193,6 +193,23 @@ static int slot_of(lowerer *L, tl_uop *u, int64_t base) {
   return o->nargs++;
 }
 
+/* the index of a random stream among the kernel's, added on first use */
+static int rng_slot(lowerer *L, tl_uop *u) {
+  tl_lowered *o = L->out;
+  for (int i = 0; i < o->nrng; i++)
+    if (o->rng[i] == u) return i;
+  if (o->nrng == o->caprng) { /* in the arena: freed with the kernel graph */
+    int cap = o->caprng ? 2 * o->caprng : 8;
+    tl_uop **r = alloc(L, (size_t)cap * sizeof *r);
+    if (!r) return 0;
+    if (o->nrng) memcpy(r, o->rng, (size_t)o->nrng * sizeof *r);
+    o->rng = r;
+    o->caprng = cap;
+  }
+  o->rng[o->nrng] = u;
+  return o->nrng++;
+}
+
 static tl_uop *load(lowerer *L, tl_uop *node, int64_t base, tl_uop *index, tl_uop *guard) {
   tl_arg slot = {.i = slot_of(L, node, base)};
   tl_uop *src[2] = {index, guard};
@@ -332,7 +349,8 @@ static tl_uop *compute(lowerer *L, tl_uop *u, tl_uop *const *idx, tl_uop *guard)
     }
     if (u->op == TL_OP_UNIFORM) {
       tl_uop *lin = linear_index(L, u->ndim, u->shape, idx);
-      return tl_uop_make(g, TL_OP_UNIFORM, (tl_dtype)u->dtype, 1, &lin, u->arg, u->arg2, 0, NULL);
+      tl_arg stream = {.i = rng_slot(L, u)};
+      return tl_uop_make(g, TL_OP_UNIFORM, (tl_dtype)u->dtype, 1, &lin, stream, 0, 0, NULL);
     }
     break;
   case 'V': {

@@ -61,6 +61,11 @@ typedef struct tl_lowered {
   int nargs;
   tl_uop *args[TL_KERNEL_MAX_ARGS]; /* tensor-graph node behind each slot */
   int64_t arg_offset[TL_KERNEL_MAX_ARGS]; /* elements: the slot is bound at data + offset */
+  /* The random streams the kernel draws: UNIFORM nodes of the tensor graph, whose key
+   * and stream (arg, arg2) are passed at run time as words 2j and 2j+1 of the kernel's
+   * word block (see kernel.h), not compiled in: one kernel serves every draw. */
+  tl_uop **rng;
+  int nrng, caprng;
   int64_t work;        /* iterations of the parallel loop (1 if none) */
   int64_t inner_work;  /* scalar work per parallel iteration, for chunking */
   int next_name;

@@ -180,9 +180,9 @@ static void expression(tl_strbuf *s, const tl_uop *u) {
     operand(s, a);
     tl_strbuf_printf(s, " : 0]%s(%s)0)", fl ? ", " : " : ", ctype(u->dtype));
     return;
-  case TL_OP_UNIFORM:
-    tl_strbuf_printf(s, "tl_uniform_%s(%lluULL, %lluULL, ", u->dtype == TL_F32 ? "f32" : "f64",
-                     (unsigned long long)u->arg.u, (unsigned long long)u->arg2);
+  case TL_OP_UNIFORM: /* stream j's key and counter word, read from the word block */
+    tl_strbuf_printf(s, "tl_uniform_%s(rk%lld, rs%lld, ", u->dtype == TL_F32 ? "f32" : "f64", (long long)u->arg.i,
+                     (long long)u->arg.i);
     operand(s, a);
     tl_strbuf_puts(s, ")");
     return;
@@ -351,11 +351,15 @@ static void gemm_desc(tl_strbuf *s, const tl_gemm_plan *g) {
   tl_strbuf_puts(s, "};\n");
 }
 
-/* the arguments as typed pointers b0 (the output) .. bN */
-static void buffer_pointers(tl_strbuf *s, const tl_lowered *l, bool restrict_) {
+/* the arguments as typed pointers b0 (the output) .. bN, then the random streams' keys
+ * and counters from the word block after them (locals: loop-invariant, as constants were) */
+static void buffer_pointers(tl_strbuf *s, const tl_lowered *l, bool restrict_, bool streams) {
   for (int i = 0; i < l->nargs; i++)
     tl_strbuf_printf(s, "  %s%s *%sb%d = (%s *)bufs[%d];\n", i ? "const " : "", ctype(l->args[i]->dtype),
                      restrict_ ? "restrict " : "", i, ctype(l->args[i]->dtype), i);
+  if (streams && l->nrng) tl_strbuf_printf(s, "  const tl_u64 *tl_words = (const tl_u64 *)bufs[%d];\n", l->nargs);
+  for (int j = 0; streams && j < l->nrng; j++)
+    tl_strbuf_printf(s, "  const tl_u64 rk%d = tl_words[%d], rs%d = tl_words[%d];\n", j, 2 * j, j, 2 * j + 1);
 }
 
 char *tl_render_c(const tl_lowered *l, const char *fn_name) {
@@ -368,13 +372,14 @@ char *tl_render_c(const tl_lowered *l, const char *fn_name) {
   if (g && l->epilogue) { /* the store loop over one row of C (begin, end: its columns) */
     tl_strbuf_printf(&s, "\nstatic void tl_epi(void *const *bufs, tl_i64 r%lld, tl_i64 r%lld, tl_i64 begin, tl_i64 end) {\n",
                      (long long)l->epi_bi, (long long)l->epi_m);
-    buffer_pointers(&s, l, true);
+    buffer_pointers(&s, l, true, true);
     block(&s, l->root, 1);
     tl_strbuf_puts(&s, "}\n");
   }
   tl_strbuf_printf(&s, "\nvoid %s(void *const *bufs, tl_i64 begin, tl_i64 end) {\n", fn_name);
-  /* a GEMM's buffers are written through the routine's own pointers: no restrict */
-  buffer_pointers(&s, l, !g);
+  /* a GEMM's buffers are written through the routine's own pointers: no restrict; its
+   * streams are drawn in the epilogue */
+  buffer_pointers(&s, l, !g, !g);
   if (g) {
     tl_strbuf_printf(&s, "  tl_gemm_run_%s(&tl_gd, b%d + %lldLL, b%d + %lldLL, b0, begin, end, bufs, %s);\n",
                      l->args[0]->dtype == TL_F32 ? "f32" : "f64", g->slot_a, (long long)g->off_a, g->slot_b,

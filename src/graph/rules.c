@@ -197,7 +197,7 @@ static tl_uop *gelu_rule(tl_graph *g, tl_uop *u) {
 static tl_uop *randn_rule(tl_graph *g, tl_uop *u) {
   tl_uop *un[2];
   for (int i = 0; i < 2; i++)
-    un[i] = tl_uop_make(g, TL_OP_UNIFORM, u->dtype, 0, NULL, u->arg, u->arg2 + ((int64_t)(i + 1) << 40), u->ndim,
+    un[i] = tl_uop_make(g, TL_OP_UNIFORM, u->dtype, 0, NULL, u->arg, u->arg2 + (i + 1) * TL_RANDN_STREAM_STEP, u->ndim,
                         u->shape);
   tl_uop *one_minus = tl_build_binary(g, TL_OP_ADD, k(g, u, 1), tl_build_unary(g, TL_OP_NEG, un[0]));
   tl_uop *r = tl_build_unary(g, TL_OP_SQRT,

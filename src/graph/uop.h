@@ -117,6 +117,10 @@ void tl_uop_release(tl_graph *g, tl_uop *u);
  * graph behind it can be freed, and every holder of the node sees the buffer. */
 void tl_uop_become_buffer(tl_graph *g, tl_uop *u, tl_buffer *buf);
 
+/* RANDN (key, stream s) is Box-Muller over the UNIFORM streams s + STEP and s + 2 STEP
+ * of the same key: far from the streams tl_rand numbers 0, 1, 2, ... */
+#define TL_RANDN_STREAM_STEP ((int64_t)1 << 40)
+
 int64_t tl_uop_numel(const tl_uop *u);
 bool tl_uop_is_const(const tl_uop *u, double *value); /* CONST, or VIEW of a CONST */
 double tl_uop_const_value(const tl_uop *u);           /* of a CONST node */

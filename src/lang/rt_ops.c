@@ -6,8 +6,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "api/context.h"
-#include "codegen/kernel_prelude.h"
 
 #define CHECK(expr) tlrt_check(R, (expr), line, col)
 
@@ -96,32 +94,6 @@ int64_t tlrt_dim(tlrt *R, tl_tensor *t, int64_t axis, int line, int col) {
   return tl_dim(t, axis_arg(R, t, axis, false, line, col));
 }
 
-/* Tensor::rand/randn drawn on the host, the very numbers tl_rand/tl_randn give (the same
- * Philox streams and Box-Muller): the engine bakes a random tensor's stream into its
- * kernel, so a program drawing fresh noise in a loop would compile a kernel per draw */
-static tl_tensor *host_random(tlrt *R, bool normal, int ndim, const int64_t *dims, int line, int col) {
-  tl_ctx *ctx = R->ctx;
-  uint64_t seed = ctx->seed, stream = ctx->rand_calls++;
-  /* the engine's size limit before the product: a shape past it would overflow n */
-  if (!tl_api_shape_fits(ctx, normal ? "randn" : "rand", ndim, dims)) return CHECK(NULL);
-  int64_t n = 1;
-  for (int i = 0; i < ndim; i++) n *= dims[i];
-  float *v = malloc(sizeof *v * (size_t)(n ? n : 1));
-  if (!v) tlrt_fail(R, line, col, "out of memory drawing %lld random numbers", (long long)n);
-  for (int64_t i = 0; i < n; i++) {
-    if (!normal) {
-      v[i] = tl_uniform_f32(seed, stream, i);
-      continue;
-    }
-    float u1 = tl_uniform_f32(seed, stream + ((uint64_t)1 << 40), i);
-    float u2 = tl_uniform_f32(seed, stream + ((uint64_t)2 << 40), i);
-    v[i] = sqrtf(logf(1.0f - u1) * -2.0f) * cosf(u2 * 6.283185307179586f);
-  }
-  tl_tensor *t = tl_from_data(ctx, TL_F32, ndim, dims, v);
-  free(v);
-  return CHECK(t);
-}
-
 tl_tensor *tlrt_new(tlrt *R, int kind, int ndim, const int64_t *dims, double value, bool requires_grad, int line,
                     int col) {
   for (int i = 0; i < ndim; i++)
@@ -131,7 +103,10 @@ tl_tensor *tlrt_new(tlrt *R, int kind, int ndim, const int64_t *dims, double val
   case TLRT_NEW_ZEROS: t = tl_zeros(R->ctx, TL_F32, ndim, dims); break;
   case TLRT_NEW_ONES: t = tl_ones(R->ctx, TL_F32, ndim, dims); break;
   case TLRT_NEW_FULL: t = tl_full(R->ctx, TL_F32, ndim, dims, value); break;
-  default: t = host_random(R, kind == TLRT_NEW_RANDN, ndim, dims, line, col); break;
+  /* lazy, like any tensor: the stream is the kernel's data, so fresh noise in a loop
+   * runs one compiled kernel */
+  case TLRT_NEW_RANDN: t = tl_randn(R->ctx, TL_F32, ndim, dims); break;
+  default: t = tl_rand(R->ctx, TL_F32, ndim, dims); break;
   }
   CHECK(t);
   if (requires_grad) {

@@ -142,7 +142,7 @@ static tl_buffer *compute(interp *I, tl_uop *u) {
       break;
     case TL_OP_RANDN: {
       double u1, u2;
-      tl_u64 s1 = (tl_u64)u->arg2 + ((tl_u64)1 << 40), s2 = (tl_u64)u->arg2 + ((tl_u64)2 << 40);
+      tl_u64 s1 = (tl_u64)(u->arg2 + TL_RANDN_STREAM_STEP), s2 = (tl_u64)(u->arg2 + 2 * TL_RANDN_STREAM_STEP);
       u1 = u->dtype == TL_F32 ? tl_uniform_f32(u->arg.u, s1, i) : tl_uniform_f64(u->arg.u, s1, i);
       u2 = u->dtype == TL_F32 ? tl_uniform_f32(u->arg.u, s2, i) : tl_uniform_f64(u->arg.u, s2, i);
       v = num((tl_dtype)u->dtype, sqrt(-2.0 * log(1.0 - u1)) * cos(6.283185307179586 * u2));

@@ -16,7 +16,7 @@ static tl_status check_arg(const tl_kernel *k, int i, const tl_kernel_arg *a, tl
 }
 
 tl_status tl_kernel_exec(const tl_kernel *k, tl_pool *pool, int nargs, const tl_kernel_arg *args,
-                         tl_error *err) {
+                         const uint64_t *words, tl_error *err) {
   if (!k || !k->fn)
     return tl_error_set(err, TL_ERR_ARG, "tl_kernel_exec: no kernel function");
   if (k->nargs < 0 || k->nargs > TL_KERNEL_MAX_ARGS)
@@ -27,12 +27,15 @@ tl_status tl_kernel_exec(const tl_kernel *k, tl_pool *pool, int nargs, const tl_
                         k->name, nargs, k->nargs);
   if (nargs > 0 && !args)
     return tl_error_set(err, TL_ERR_ARG, "kernel %.64s: argument array is NULL", k->name);
-  void *ptrs[TL_KERNEL_MAX_ARGS];
+  if (k->nwords < 0 || (k->nwords > 0 && !words))
+    return tl_error_set(err, TL_ERR_ARG, "kernel %.64s: takes %d data words, given none", k->name, k->nwords);
+  void *ptrs[TL_KERNEL_MAX_ARGS + 1];
   for (int i = 0; i < nargs; i++) {
     tl_status st = check_arg(k, i, &args[i], err);
     if (st) return st;
     ptrs[i] = args[i].data;
   }
+  ptrs[nargs] = (void *)words; /* read only: the kernel declares it const */
   /* a NULL pool runs the whole range on the calling thread */
   tl_pool_run(pool, k->fn, ptrs, k->work, k->min_chunk);
   return TL_OK;

@@ -15,6 +15,8 @@ typedef struct tl_kernel {
   char name[64];
   tl_kernel_fn fn;
   int nargs;                          /* buffers, output first */
+  int nwords;                         /* 64-bit words passed after the buffers (the random
+                                         streams' keys and counters): bufs[nargs] */
   tl_dtype arg_dtype[TL_KERNEL_MAX_ARGS];
   size_t arg_min_bytes[TL_KERNEL_MAX_ARGS]; /* bytes the kernel may touch */
   int64_t work;                       /* outer-loop iterations: [0, work) */
@@ -28,8 +30,10 @@ typedef struct tl_kernel_arg {
 } tl_kernel_arg;
 
 /* Validates nargs, every pointer, dtype and size against the kernel's metadata;
- * on a mismatch returns TL_ERR_ARG with a message naming the argument. */
+ * on a mismatch returns TL_ERR_ARG with a message naming the argument. words: the
+ * kernel's k->nwords data words (NULL when it takes none), values a kernel reads
+ * instead of having them compiled in, so that one kernel serves them all. */
 tl_status tl_kernel_exec(const tl_kernel *k, tl_pool *pool, int nargs, const tl_kernel_arg *args,
-                         tl_error *err);
+                         const uint64_t *words, tl_error *err);
 
 #endif
