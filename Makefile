@@ -22,11 +22,13 @@ WHOLE_LIB = -rdynamic -Wl,--whole-archive $(BUILD)/libtl.a -Wl,--no-whole-archiv
 .PHONY: all test bench example clean
 all: $(BUILD)/libtl.a $(BUILD)/libtl.so $(BUILD)/tl $(BUILD)/examples/engine_tour $(BUILD)/examples/train_spirals
 
-# The kernel prelude is C compiled into the library (the interpreter uses it) and
-# also pasted, as text, in front of every generated kernel: one source for both.
-build/gen/kernel_prelude.inc: src/codegen/kernel_prelude.h
+# The kernel prelude is C compiled into the library (the scalar semantics in
+# src/core/scalar.h: constant folding and the interpreter use them) and also pasted,
+# as text, in front of every generated kernel: one source for both.
+build/gen/kernel_prelude.inc: src/core/scalar.h src/codegen/kernel_prelude.h
 	@mkdir -p $(dir $@)
-	sed -e 's/\\/\\\\/g' -e 's/"/\\"/g' -e 's/^/"/' -e 's/$$/\\n"/' $< > $@
+	cat $^ | grep -v 'tl-prelude: dropped' | \
+	  sed -e 's/\\/\\\\/g' -e 's/"/\\"/g' -e 's/^/"/' -e 's/$$/\\n"/' > $@
 
 # the run-time headers, pasted in front of every compiled TL program
 build/gen/lang_prelude.inc: include/tl.h src/lang/rt.h src/lang/rt_ops.h src/lang/rt_sys.h

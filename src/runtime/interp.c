@@ -4,7 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "codegen/kernel_prelude.h"
+#include "core/scalar.h"
 #include "core/shapetracker.h"
 #include "graph/rewrite.h"
 

@@ -1,0 +1,170 @@
+/* scalar.h — the scalar semantics of the primitive ops: integer division and modulo,
+ * saturating casts, NaN-aware max and select, pow, the Philox random generator.
+ * in: nothing (no system headers: this text is also the start of every generated
+ * kernel, which must compile fast and under libtcc); out: inline functions that
+ * constant folding (graph), the interpreter (runtime) and the kernels (pasted in by
+ * the renderer, see codegen/kernel_prelude.h) all use, so they agree bit for bit. */
+#ifndef TL_CORE_SCALAR_H
+#define TL_CORE_SCALAR_H
+
+typedef long long tl_i64;
+typedef unsigned long long tl_u64;
+typedef int tl_i32;
+typedef unsigned int tl_u32;
+typedef unsigned char tl_bool;
+
+float expf(float), logf(float), sqrtf(float), sinf(float), cosf(float), tanhf(float),
+    powf(float, float), fmodf(float, float), fabsf(float);
+double exp(double), log(double), sqrt(double), sin(double), cos(double), tanh(double),
+    pow(double, double), fmod(double, double), fabs(double);
+
+/* max as a select: a NaN in b gives NaN, a NaN in a gives b (one rule everywhere) */
+#define TL_MAX(a, b) ((a) > (b) ? (a) : (b))
+
+/* Bit-level helpers: a select written with an all-ones/all-zeros mask is not a branch,
+ * so loops using it vectorize under strict IEEE semantics (-ftrapping-math), where a
+ * compiler will not turn a ?: guarding floating-point work into a vector select. */
+#ifdef __TINYC__
+void *memcpy(void *, const void *, unsigned long);
+#define __builtin_memcpy memcpy
+#endif
+static inline tl_u32 tl_f32_bits(float f) {
+  tl_u32 u;
+  __builtin_memcpy(&u, &f, 4);
+  return u;
+}
+static inline float tl_bits_f32(tl_u32 u) {
+  float f;
+  __builtin_memcpy(&f, &u, 4);
+  return f;
+}
+static inline float tl_blend_f32(tl_u32 mask, float a, float b) {
+  return tl_bits_f32((tl_f32_bits(a) & mask) | (tl_f32_bits(b) & ~mask));
+}
+static inline double tl_blend_f64(tl_u64 mask, double a, double b) {
+  tl_u64 x, y;
+  __builtin_memcpy(&x, &a, 8);
+  __builtin_memcpy(&y, &b, 8);
+  x = (x & mask) | (y & ~mask);
+  __builtin_memcpy(&a, &x, 8);
+  return a;
+}
+/* c ? a : b and max for floats, as blends (same results as the selects) */
+static inline float tl_where_f32(int c, float a, float b) { return tl_blend_f32(0u - (tl_u32)(c != 0), a, b); }
+static inline double tl_where_f64(int c, double a, double b) {
+  return tl_blend_f64(0ull - (tl_u64)(c != 0), a, b);
+}
+static inline float tl_max_f32(float a, float b) { return tl_where_f32(a > b, a, b); }
+static inline double tl_max_f64(double a, double b) { return tl_where_f64(a > b, a, b); }
+
+/* float -> integer saturates and NaN gives 0 (Rust's `as`; C leaves both undefined and
+ * x86 gives INT_MIN). Only an in-range value (or 0) reaches the conversion; the
+ * bounds are OR-ed in afterwards, so it stays branch-free and vectorizes. The lower
+ * bound -2^31 (-2^63) is exact in both float types, and so is the upper 2^31 (2^63):
+ * everything below it truncates into range. */
+static inline tl_i32 tl_f32_to_i32(float x) {
+  tl_u32 hi = 0u - (tl_u32)(x >= 2147483648.0f), lo = 0u - (tl_u32)(x < -2147483648.0f);
+  tl_u32 bad = hi | lo | (0u - (tl_u32)(x != x));
+  return (tl_i32)((tl_u32)(tl_i32)tl_blend_f32(bad, 0.0f, x) | (hi & 0x7fffffffu) | (lo & 0x80000000u));
+}
+static inline tl_i32 tl_f64_to_i32(double x) {
+  tl_u64 hi = 0ull - (tl_u64)(x >= 2147483648.0), lo = 0ull - (tl_u64)(x < -2147483648.0);
+  tl_u64 bad = hi | lo | (0ull - (tl_u64)(x != x));
+  return (tl_i32)((tl_u32)(tl_i32)tl_blend_f64(bad, 0.0, x) | ((tl_u32)hi & 0x7fffffffu) | ((tl_u32)lo & 0x80000000u));
+}
+static inline tl_i64 tl_f32_to_i64(float x) {
+  tl_u64 hi = 0ull - (tl_u64)(x >= 9223372036854775808.0f), lo = 0ull - (tl_u64)(x < -9223372036854775808.0f);
+  tl_u32 bad = (tl_u32)(hi | lo) | (0u - (tl_u32)(x != x));
+  return (tl_i64)((tl_u64)(tl_i64)tl_blend_f32(bad, 0.0f, x) | (hi & 0x7fffffffffffffffull) |
+                  (lo & 0x8000000000000000ull));
+}
+static inline tl_i64 tl_f64_to_i64(double x) {
+  tl_u64 hi = 0ull - (tl_u64)(x >= 9223372036854775808.0), lo = 0ull - (tl_u64)(x < -9223372036854775808.0);
+  tl_u64 bad = hi | lo | (0ull - (tl_u64)(x != x));
+  return (tl_i64)((tl_u64)(tl_i64)tl_blend_f64(bad, 0.0, x) | (hi & 0x7fffffffffffffffull) |
+                  (lo & 0x8000000000000000ull));
+}
+
+/* exp for f32, vectorizable (libm's expf is an opaque call): exp(x) = 2^k p(r),
+ * k = round(x / ln 2), r = x - k ln 2 in two parts, p a degree-6 Taylor polynomial
+ * (|r| <= 0.35: under 2 ulp). Overflow gives inf, deep underflow 0 (no subnormals),
+ * NaN stays NaN. */
+static inline float tl_expf(float x) {
+  tl_u32 lo = 0u - (tl_u32)(x < -87.0f), hi = 0u - (tl_u32)(x > 88.0f);
+  float c = tl_blend_f32(lo, -87.0f, tl_blend_f32(hi, 88.0f, x));
+  float t = c * 1.44269504f;
+  tl_i32 k = (tl_i32)(t + 128.5f) - 128; /* round by truncating a positive number */
+  float n = (float)k;
+  float r = c - n * 0.693145751953125f - n * 1.428606765330187e-06f;
+  float p = 1.0f + r * (1.0f + r * (0.5f + r * (0.16666667f + r * (0.041666668f + r * (0.008333334f + r * 0.0013888889f)))));
+  float y = p * tl_bits_f32((tl_u32)(k + 127) << 23);
+  tl_u32 over = 0u - (tl_u32)(x > 88.72283f), under = 0u - (tl_u32)(x < -87.33654f);
+  tl_u32 nan = 0u - (tl_u32)(x != x);
+  y = tl_blend_f32(over, (float)(1e308 * 10.0), y);
+  y = tl_blend_f32(under, 0.0f, y);
+  return tl_blend_f32(nan, x, y);
+}
+
+/* integer division and remainder truncate toward zero; by zero they give 0, and
+ * MIN / -1 wraps, so no kernel ever traps */
+static inline tl_i64 tl_idiv_i64(tl_i64 a, tl_i64 b) {
+  return b == 0 ? 0 : b == -1 ? (tl_i64)(0 - (tl_u64)a) : a / b;
+}
+static inline tl_i64 tl_mod_i64(tl_i64 a, tl_i64 b) { return b == 0 || b == -1 ? 0 : a % b; }
+static inline tl_i32 tl_idiv_i32(tl_i32 a, tl_i32 b) {
+  return b == 0 ? 0 : b == -1 ? (tl_i32)(0 - (tl_u32)a) : a / b;
+}
+static inline tl_i32 tl_mod_i32(tl_i32 a, tl_i32 b) { return b == 0 || b == -1 ? 0 : a % b; }
+
+/* integer power by squaring; a negative exponent gives 1/a^n truncated */
+static inline tl_i64 tl_pow_i64(tl_i64 a, tl_i64 n) {
+  if (n < 0) return a == 1 ? 1 : a == -1 ? ((n & 1) ? -1 : 1) : 0;
+  tl_u64 r = 1, x = (tl_u64)a;
+  while (n) {
+    if (n & 1) r *= x;
+    x *= x;
+    n >>= 1;
+  }
+  return (tl_i64)r;
+}
+
+/* Philox4x32-10 (Salmon et al., 2011): counter (i, stream) under a 64-bit key.
+ * Element i of a random tensor depends on nothing but (seed, stream, i), so every
+ * backend and every thread split produce the same numbers. */
+static inline tl_u32 tl_mulhilo(tl_u32 a, tl_u32 b, tl_u32 *hi) {
+  tl_u64 p = (tl_u64)a * b;
+  *hi = (tl_u32)(p >> 32);
+  return (tl_u32)p;
+}
+static inline void tl_philox(tl_u64 seed, tl_u64 stream, tl_u64 i, tl_u32 out[4]) {
+  tl_u32 c0 = (tl_u32)i, c1 = (tl_u32)(i >> 32), c2 = (tl_u32)stream, c3 = (tl_u32)(stream >> 32);
+  tl_u32 k0 = (tl_u32)seed, k1 = (tl_u32)(seed >> 32);
+  for (int r = 0; r < 10; r++) {
+    tl_u32 hi0, hi1;
+    tl_u32 lo0 = tl_mulhilo(0xD2511F53u, c0, &hi0);
+    tl_u32 lo1 = tl_mulhilo(0xCD9E8D57u, c2, &hi1);
+    c0 = hi1 ^ c1 ^ k0;
+    c1 = lo1;
+    c2 = hi0 ^ c3 ^ k1;
+    c3 = lo0;
+    k0 += 0x9E3779B9u;
+    k1 += 0xBB67AE85u;
+  }
+  out[0] = c0;
+  out[1] = c1;
+  out[2] = c2;
+  out[3] = c3;
+}
+/* uniform in [0, 1) */
+static inline float tl_uniform_f32(tl_u64 seed, tl_u64 stream, tl_i64 i) {
+  tl_u32 w[4];
+  tl_philox(seed, stream, (tl_u64)i, w);
+  return (float)(w[0] >> 8) * (1.0f / 16777216.0f);
+}
+static inline double tl_uniform_f64(tl_u64 seed, tl_u64 stream, tl_i64 i) {
+  tl_u32 w[4];
+  tl_philox(seed, stream, (tl_u64)i, w);
+  return (double)((((tl_u64)w[0] << 32) | w[1]) >> 11) * (1.0 / 9007199254740992.0);
+}
+
+#endif
