@@ -404,6 +404,76 @@ tl_status tl_realize(tl_tensor *t) {
   return realize_tensor(t);
 }
 
+/* One kernel computes the values (distinct nodes of one shape and dtype, none a buffer
+ * or a constant) as a SINK's; each node then becomes a view of its part of the SINK's
+ * buffer, so no copy is made. */
+static tl_status realize_group(tl_ctx *ctx, int n, tl_uop *const *values) {
+  size_t mark = tl_graph_mark(&ctx->graph);
+  tl_uop *sink = tl_sink_make(&ctx->graph, n, values);
+  tl_buffer *b = sink ? realize_node(ctx, sink) : NULL;
+  tl_status st = b ? TL_OK : ctx->err.status ? ctx->err.status : tl_error_set(&ctx->err, TL_ERR_NOMEM, "out of memory");
+  const tl_uop *order[TL_SINK_MAX];
+  int64_t offset[TL_SINK_MAX];
+  if (!st) {
+    ctx->stats.realizes++;
+    tl_sink_layout(sink, order, offset);
+  }
+  size_t esize = tl_dtype_size((tl_dtype)values[0]->dtype);
+  for (int i = 0; !st && i < n; i++) { /* the layout keeps the order given */
+    tl_buffer *v = tl_buffer_view(b, (size_t)offset[i] * esize, (tl_dtype)values[i]->dtype, tl_uop_numel(values[i]));
+    if (!v) {
+      st = tl_error_set(&ctx->err, TL_ERR_NOMEM, "realize_many: out of memory");
+      break;
+    }
+    tl_uop_become_buffer(&ctx->graph, values[i], v);
+    tl_buffer_release(v);
+  }
+  tl_buffer_release(b);
+  tl_graph_release_to(&ctx->graph, mark);
+  return st;
+}
+
+static bool same_kind(const tl_uop *a, const tl_uop *b) {
+  return a->dtype == b->dtype && a->ndim == b->ndim && !memcmp(a->shape, b->shape, sizeof(int64_t) * (size_t)a->ndim);
+}
+
+tl_status tl_realize_many(int n, tl_tensor *const *ts) {
+  if (n < 0 || (n > 0 && !ts)) return TL_ERR_ARG;
+  tl_ctx *ctx = NULL;
+  for (int i = 0; i < n; i++) {
+    tl_tensor *t = ts[i] ? tl_api_tensor(ts[i], "realize_many") : NULL;
+    if (!t) return TL_ERR_ARG;
+    if (ctx && t->slot.ctx != ctx)
+      return tl_error_set(&ctx->err, TL_ERR_ARG, "realize_many: tensors from different contexts");
+    ctx = t->slot.ctx;
+  }
+  /* what each needs first (autograd's saved values, the parts of a deep graph), and
+   * constants as tl_realize makes them: then only computed nodes are left */
+  tl_status st = TL_OK;
+  for (int i = 0; !st && i < n; i++) {
+    tl_tensor *t = tl_api_tensor(ts[i], "realize_many");
+    if (t->u->op == TL_OP_BUFFER) continue;
+    if (t->ag && t->ag->op != TL_AG_LEAF) st = tl_ag_realize_history(ctx, t->ag);
+    if (!st && tl_uop_is_const(t->u, NULL)) st = realize_tensor(t);
+    else if (!st) st = realize_deep_parts(ctx, t->u);
+  }
+  tl_uop *group[TL_SINK_MAX];
+  for (int i = 0; !st && i < n; i++) {
+    tl_uop *u = tl_api_tensor(ts[i], "realize_many")->u;
+    if (u->op == TL_OP_BUFFER) continue;
+    int k = 0;
+    group[k++] = u;
+    for (int j = i + 1; j < n && k < TL_SINK_MAX; j++) {
+      tl_uop *w = tl_api_tensor(ts[j], "realize_many")->u;
+      bool dup = false;
+      for (int q = 0; q < k; q++) dup |= group[q] == w;
+      if (!dup && w->op != TL_OP_BUFFER && same_kind(u, w)) group[k++] = w;
+    }
+    st = k == 1 ? tl_api_realize_node(ctx, u) : realize_group(ctx, k, group);
+  }
+  return st;
+}
+
 tl_tensor *tl_contiguous(tl_tensor *a) {
   if (!(a = tl_api_tensor(a, "contiguous"))) return NULL;
   tl_ctx *ctx = a->slot.ctx;

@@ -803,6 +803,34 @@ static void lower_loops(lowerer *L, tl_uop *root) {
   L->out->inner_work = L->failed ? 1 : parallel_body_work(L->out->root);
 }
 
+/* A SINK's kernel: one loop nest over the values' shape storing each value at its
+ * offset in the SINK's buffer; what the values share (an optimizer's new moment,
+ * read by the new parameter) is computed once, as in any kernel. */
+static void lower_sink(lowerer *L, tl_uop *root) {
+  const tl_uop *values[TL_SINK_MAX];
+  int64_t offset[TL_SINK_MAX];
+  int n = tl_sink_layout(root, values, offset);
+  const tl_uop *shape = values[0];
+  tl_uop *idx[TL_MAX_DIMS];
+  tl_block *b = L->out->root;
+  bool first = true;
+  for (int d = 0; d < shape->ndim && !L->failed; d++) {
+    if (shape->shape[d] == 1) {
+      idx[d] = ic(L, 0);
+      continue;
+    }
+    idx[d] = open_loop(L, b, shape->shape[d], first, &b);
+    if (first) L->out->work = shape->shape[d];
+    first = false;
+  }
+  tl_uop *lin = L->failed ? NULL : linear_index(L, shape->ndim, shape->shape, idx);
+  for (int i = 0; i < n && !L->failed; i++) {
+    tl_uop *v = value(L, (tl_uop *)values[i], idx, true_const(L));
+    store_at(L, b, L->failed ? NULL : bin(L, TL_OP_ADD, lin, ic(L, offset[i])), v);
+  }
+  L->out->inner_work = L->failed ? 1 : parallel_body_work(L->out->root);
+}
+
 tl_status tl_lower_kernel(tl_uop *root, const tl_schedule *s, tl_lowered *out, tl_error *err) {
   memset(out, 0, sizeof *out);
   tl_graph_init(&out->g, false);
@@ -820,7 +848,8 @@ tl_status tl_lower_kernel(tl_uop *root, const tl_schedule *s, tl_lowered *out, t
   out->nargs = 1;
   out->work = 1;
   const tl_kernel_form *f = tl_schedule_form(s, root);
-  if (!f || !lower_gemm(L, root, f)) lower_loops(L, root);
+  if (root->op == TL_OP_SINK) lower_sink(L, root);
+  else if (!f || !lower_gemm(L, root, f)) lower_loops(L, root);
   bool failed = L->failed;
   free(L);
   if (failed) {

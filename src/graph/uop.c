@@ -421,6 +421,59 @@ void tl_uop_become_buffer(tl_graph *g, tl_uop *u, tl_buffer *buf) {
 
 int64_t tl_uop_numel(const tl_uop *u) { return tl_shape_numel(u->ndim, u->shape); }
 
+/* ---- sinks ------------------------------------------------------------------ */
+static void sink_collect(const tl_uop *u, const tl_uop **values, int *n) {
+  for (int i = 0; i < u->nsrc; i++) {
+    if (u->src[i]->op == TL_OP_SINK) sink_collect(u->src[i], values, n);
+    else if (*n < TL_SINK_MAX) values[(*n)++] = u->src[i];
+  }
+}
+
+int tl_sink_layout(const tl_uop *sink, const tl_uop **values, int64_t *offset) {
+  int n = 0;
+  sink_collect(sink, values, &n);
+  int64_t at = 0, align = TL_SINK_ALIGN_BYTES / (int64_t)tl_dtype_size((tl_dtype)sink->dtype);
+  if (align < 1) align = 1;
+  for (int i = 0; i < n; i++) {
+    offset[i] = at;
+    at += (tl_uop_numel(values[i]) + align - 1) / align * align;
+  }
+  return n;
+}
+
+/* a tree of at most 3 sources per node; its size is the layout's end */
+static tl_uop *sink_tree(tl_graph *g, int n, tl_uop *const *values, int64_t *size, int64_t align) {
+  tl_uop *src[3];
+  int k = 0;
+  int64_t total = 0;
+  for (int i = 0; i < n && k < 3; k++) {
+    int take = k < 2 || n - i <= 1 ? 1 : n - i; /* two values, then the rest */
+    if (take == 1) {
+      src[k] = values[i];
+      total += (tl_uop_numel(values[i]) + align - 1) / align * align;
+    } else {
+      int64_t sub = 0;
+      src[k] = sink_tree(g, take, values + i, &sub, align);
+      if (!src[k]) return NULL;
+      total += sub;
+    }
+    i += take;
+  }
+  *size = total;
+  tl_arg none = {0};
+  return tl_uop_make(g, TL_OP_SINK, (tl_dtype)values[0]->dtype, k, src, none, 0, 1, (int64_t[]){total});
+}
+
+tl_uop *tl_sink_make(tl_graph *g, int n, tl_uop *const *values) {
+  if (n < 1 || n > TL_SINK_MAX) return NULL;
+  for (int i = 1; i < n; i++)
+    if (values[i]->dtype != values[0]->dtype || values[i]->ndim != values[0]->ndim ||
+        memcmp(values[i]->shape, values[0]->shape, sizeof(int64_t) * (size_t)values[0]->ndim))
+      return NULL;
+  int64_t size = 0, align = TL_SINK_ALIGN_BYTES / (int64_t)tl_dtype_size((tl_dtype)values[0]->dtype);
+  return sink_tree(g, n, values, &size, align < 1 ? 1 : align);
+}
+
 double tl_uop_const_value(const tl_uop *u) {
   return tl_dtype_is_float(u->dtype) ? u->arg.f : (double)u->arg.i;
 }

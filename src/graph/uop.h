@@ -22,7 +22,9 @@
 #include "core/dtype.h"
 
 /* X(name, kind, fused) — kind: L leaf, U unary, B binary, T ternary, R reduce,
- * V view, K kernel-only. fused ops are rewritten into primitives before codegen. */
+ * V view, S sink, K kernel-only. fused ops are rewritten into primitives before codegen.
+ * SINK: several values of one shape and dtype computed by one kernel into one buffer
+ * (see tl_sink_layout). */
 #define TL_OPS(X)                                                              \
   X(BUFFER, 'L', 0) X(CONST, 'L', 0) X(UNIFORM, 'L', 0) X(RANDN, 'L', 1)       \
   X(VIEW, 'V', 0)                                                              \
@@ -37,6 +39,7 @@
   X(CMPGT, 'B', 1) X(CMPGE, 'B', 1)                                            \
   X(WHERE, 'T', 0)                                                             \
   X(RSUM, 'R', 0) X(RMAX, 'R', 0) X(RPROD, 'R', 0)                             \
+  X(SINK, 'S', 0)                                                              \
   X(RANGE, 'K', 0) X(LOAD, 'K', 0) X(ACC, 'K', 0)
 
 typedef enum {
@@ -47,7 +50,7 @@ typedef enum {
 } tl_op;
 
 const char *tl_op_name(int op);
-char tl_op_kind(int op); /* 'L' 'U' 'B' 'T' 'R' 'V' 'K' */
+char tl_op_kind(int op); /* 'L' 'U' 'B' 'T' 'R' 'V' 'S' 'K' */
 bool tl_op_is_fused(int op);
 bool tl_op_is_elementwise(int op); /* U, B, T */
 
@@ -122,6 +125,16 @@ void tl_uop_become_buffer(tl_graph *g, tl_uop *u, tl_buffer *buf);
 #define TL_RANDN_STREAM_STEP ((int64_t)1 << 40)
 
 int64_t tl_uop_numel(const tl_uop *u);
+
+/* A SINK holds up to TL_SINK_MAX values of one shape and dtype (its sources, or the
+ * sources of SINKs among them, in order): one kernel computes them all, reading what
+ * they share once (an optimizer's parameter and its moments), into one buffer where
+ * value i starts at element offset[i], a multiple of 64 bytes. The SINK is that
+ * buffer: 1-D, of the total size. */
+enum { TL_SINK_MAX = 48, TL_SINK_ALIGN_BYTES = 64 };
+tl_uop *tl_sink_make(tl_graph *g, int n, tl_uop *const *values);
+/* the values of a SINK and their offsets; returns their count */
+int tl_sink_layout(const tl_uop *sink, const tl_uop **values, int64_t *offset);
 bool tl_uop_is_const(const tl_uop *u, double *value); /* CONST, or VIEW of a CONST */
 double tl_uop_const_value(const tl_uop *u);           /* of a CONST node */
 

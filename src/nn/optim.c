@@ -153,12 +153,11 @@ static tl_status tl_optim_status(const tl_ctx *ctx) {
   return st != TL_OK ? st : TL_ERR_INTERNAL;
 }
 
-/* Replaces *slot by fresh (a tensor of the current, temporary scope): realized first,
- * so the new state is a buffer with no graph behind it, then moved into the state
- * scope, and the old state released there (only its owner's scope may release it). */
+/* Replaces *slot by fresh (a tensor of the current, temporary scope, already realized
+ * with the parameter: tl_optim_step_param): moved into the state scope, and the old
+ * state released there (only its owner's scope may release it). */
 static tl_status tl_optim_swap_state(tl_optimizer *o, tl_tensor **slot, tl_tensor *fresh) {
-  tl_status st = fresh ? tl_realize(fresh) : tl_optim_status(o->ctx);
-  if (st == TL_OK) st = tl_scope_adopt(o->state, fresh);
+  tl_status st = tl_scope_adopt(o->state, fresh);
   if (st != TL_OK) return st;
   if (*slot) {
     if ((st = tl_scope_enter(o->state)) != TL_OK) return st;
@@ -170,14 +169,14 @@ static tl_status tl_optim_swap_state(tl_optimizer *o, tl_tensor **slot, tl_tenso
 }
 
 /* SGD: d = g + wd*p; buf = momentum*buf + d (buf = d at first); p -= lr*buf */
-static tl_tensor *tl_optim_sgd_target(tl_optimizer *o, int i, tl_tensor *p, tl_tensor *g, tl_status *st) {
+static tl_tensor *tl_optim_sgd_target(tl_optimizer *o, int i, tl_tensor *p, tl_tensor *g, tl_tensor **state) {
   if (o->momentum != 0) {
     /* the first buffer is a copy of the gradient, not a handle sharing its node */
     tl_tensor *buf = o->m[i] ? tl_add(tl_mul_scalar(o->m[i], o->momentum), g) : tl_contiguous(g);
-    if ((*st = tl_optim_swap_state(o, &o->m[i], buf)) != TL_OK) return NULL;
+    state[0] = buf;
     g = buf;
   }
-  return tl_sub(p, tl_mul_scalar(g, o->lr));
+  return g ? tl_sub(p, tl_mul_scalar(g, o->lr)) : NULL;
 }
 
 /* A factor that changes every step, as data: a constant would be compiled into the
@@ -191,12 +190,12 @@ static tl_tensor *tl_optim_step_scalar(tl_tensor *p, double value) {
 
 /* Adam: m = b1*m + (1-b1)g; v = b2*v + (1-b2)g^2 (zeros at first);
  * p -= lr * (m / (1 - b1^t)) / (sqrt(v / (1 - b2^t)) + eps) */
-static tl_tensor *tl_optim_adam_target(tl_optimizer *o, int i, tl_tensor *p, tl_tensor *g, tl_status *st) {
+static tl_tensor *tl_optim_adam_target(tl_optimizer *o, int i, tl_tensor *p, tl_tensor *g, tl_tensor **state) {
   tl_tensor *gm = tl_mul_scalar(g, 1 - o->beta1), *gv = tl_mul_scalar(tl_mul(g, g), 1 - o->beta2);
   tl_tensor *m = o->m[i] ? tl_add(tl_mul_scalar(o->m[i], o->beta1), gm) : gm;
   tl_tensor *v = o->v[i] ? tl_add(tl_mul_scalar(o->v[i], o->beta2), gv) : gv;
-  if ((*st = tl_optim_swap_state(o, &o->m[i], m)) != TL_OK) return NULL;
-  if ((*st = tl_optim_swap_state(o, &o->v[i], v)) != TL_OK) return NULL;
+  state[0] = m;
+  state[1] = v;
   double bc1 = 1 - pow(o->beta1, (double)o->t), bc2 = 1 - pow(o->beta2, (double)o->t);
   tl_tensor *denom = tl_add_scalar(tl_sqrt(tl_mul(v, tl_optim_step_scalar(p, 1 / bc2))), o->eps);
   tl_tensor *update = tl_mul(tl_div(m, denom), tl_optim_step_scalar(p, o->lr / bc1));
@@ -205,18 +204,25 @@ static tl_tensor *tl_optim_adam_target(tl_optimizer *o, int i, tl_tensor *p, tl_
   return tl_sub(p, update);
 }
 
+/* The new parameter and its new state (momentum, or Adam's m and v) are realized
+ * together: one kernel reads the gradient, the parameter and the old state once and
+ * writes all of them (tl_realize_many). */
 static tl_status tl_optim_step_param(tl_optimizer *o, int i) {
   tl_scope *s = tl_scope_begin(o->ctx, o->name);
   if (!s) return tl_optim_status(o->ctx);
-  tl_tensor *p = o->params[i], *g = tl_grad(p);
-  if (o->weight_decay != 0 && o->kind != TL_OPT_ADAMW) g = tl_add(g, tl_mul_scalar(p, o->weight_decay));
-  /* Adam reads g in two realizes (m, then v): computed once rather than twice */
-  tl_status st = !g ? tl_optim_status(o->ctx) : o->kind != TL_OPT_SGD ? tl_realize(g) : TL_OK;
-  tl_tensor *target = NULL;
-  if (st == TL_OK)
-    target = o->kind == TL_OPT_SGD ? tl_optim_sgd_target(o, i, p, g, &st) : tl_optim_adam_target(o, i, p, g, &st);
-  if (st == TL_OK) st = target ? tl_assign(p, target) : tl_optim_status(o->ctx);
-  if (st == TL_OK) st = tl_realize(p);
+  tl_tensor *p = o->params[i], *g = tl_grad(p), *state[2] = {NULL, NULL};
+  if (g && o->weight_decay != 0 && o->kind != TL_OPT_ADAMW) g = tl_add(g, tl_mul_scalar(p, o->weight_decay));
+  tl_tensor *target = !g ? NULL
+                      : o->kind == TL_OPT_SGD ? tl_optim_sgd_target(o, i, p, g, state)
+                                              : tl_optim_adam_target(o, i, p, g, state);
+  int nstate = o->kind == TL_OPT_SGD ? (o->momentum != 0) : 2;
+  bool made = target != NULL;
+  for (int k = 0; k < nstate; k++) made = made && state[k];
+  tl_status st = made ? tl_assign(p, target) : tl_optim_status(o->ctx);
+  tl_tensor *all[3] = {state[0], state[1], NULL};
+  all[nstate] = p;
+  if (st == TL_OK) st = tl_realize_many(nstate + 1, all);
+  for (int k = 0; st == TL_OK && k < nstate; k++) st = tl_optim_swap_state(o, k ? &o->v[i] : &o->m[i], state[k]);
   tl_scope_end(s);
   return st;
 }

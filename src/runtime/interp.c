@@ -121,11 +121,30 @@ static tl_buffer *eval_reduce(interp *I, tl_uop *u, tl_buffer *src) {
   return out;
 }
 
+/* the values side by side at their offsets (tl_sink_layout); the padding stays zero */
+static tl_buffer *eval_sink(interp *I, tl_uop *u) {
+  const tl_uop *values[TL_SINK_MAX];
+  int64_t offset[TL_SINK_MAX];
+  int n = tl_sink_layout(u, values, offset);
+  tl_buffer *out = new_buf(I, u);
+  if (out) memset(out->data, 0, out->nbytes);
+  for (int i = 0; out && i < n; i++) {
+    tl_buffer *v = eval(I, (tl_uop *)values[i]);
+    if (!v) {
+      tl_buffer_release(out);
+      return NULL;
+    }
+    for (int64_t j = 0; j < v->numel; j++) set(out, offset[i] + j, get(v, j));
+  }
+  return out;
+}
+
 static tl_buffer *compute(interp *I, tl_uop *u) {
   if (u->op == TL_OP_BUFFER) {
     tl_buffer_retain(u->arg.p);
     return u->arg.p;
   }
+  if (u->op == TL_OP_SINK) return eval_sink(I, u);
   tl_buffer *src[3] = {NULL, NULL, NULL}, *out = NULL;
   for (int i = 0; i < u->nsrc; i++)
     if (!(src[i] = eval(I, u->src[i]))) return NULL;

@@ -133,8 +133,17 @@ static bool epilogue_fusable(scheduler *s, tl_uop *kroot, const tl_uop *sum) {
          tl_form_epilogue_view(kroot, view);
 }
 
+static depths root_depths(const tl_uop *u);
+
 static void visit(scheduler *s, tl_uop *u, const depths *dp, tl_uop *kroot) {
   if (u != kroot && (is_leaf(u) || tl_ptrmap_get(&s->realize, u))) return;
+  if (u->op == TL_OP_SINK) { /* each value at its own output index */
+    for (int i = 0; i < u->nsrc; i++) {
+      depths own = root_depths(u->src[i]);
+      visit(s, u->src[i], &own, kroot);
+    }
+    return;
+  }
   uint64_t key = state_key(u, dp);
   if (tl_ptrmap_get(&s->seen, (void *)(uintptr_t)key)) return;
   if (!tl_ptrmap_put(&s->seen, (void *)(uintptr_t)key, u)) s->oom = true;

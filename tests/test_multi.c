@@ -1,0 +1,188 @@
+/* test_multi.c — tl_realize_many: tensors of one shape and dtype computed by one kernel
+ * that writes them all (a SINK), grouping, and the optimizers' one-pass steps. Expected
+ * values are computed here on the host in double. */
+#include <math.h>
+#include <stdlib.h>
+
+#include "test.h"
+#include "tl.h"
+
+static uint64_t kernels_run(const tl_ctx *ctx) { return tl_get_stats(ctx).kernels_run; }
+static uint64_t realizes(const tl_ctx *ctx) { return tl_get_stats(ctx).realizes; }
+
+static tl_tensor *filled(tl_ctx *ctx, tl_dtype dt, int ndim, const int64_t *shape, double scale, double shift) {
+  int64_t n = 1;
+  for (int d = 0; d < ndim; d++) n *= shape[d];
+  double *v = malloc(sizeof *v * (size_t)(n ? n : 1));
+  for (int64_t i = 0; i < n; i++) v[i] = scale * (double)((i * 7) % 11) + shift;
+  tl_tensor *t = tl_cast(tl_from_data(ctx, TL_F64, ndim, shape, v), dt);
+  free(v);
+  if (t && tl_realize(t) != TL_OK) return NULL;
+  return t;
+}
+
+/* x = a*b + 1, y = x*2 (reads x), z = exp(a): one realize, one kernel, three results */
+TEST(realize_many_one_kernel_writes_each_value) {
+  tl_ctx *ctx = tl_init();
+  int64_t shape[2] = {5, 7};
+  tl_tensor *a = filled(ctx, TL_F32, 2, shape, 0.25, -1), *b = filled(ctx, TL_F32, 2, shape, 0.5, 0.5);
+  tl_tensor *x = tl_add_scalar(tl_mul(a, b), 1), *y = tl_mul_scalar(x, 2), *z = tl_exp(a);
+  uint64_t k0 = kernels_run(ctx), r0 = realizes(ctx);
+  CHECK_INT(tl_realize_many(3, (tl_tensor *[]){x, y, z}), TL_OK);
+  CHECK_INT((int)(kernels_run(ctx) - k0), 1);
+  CHECK_INT((int)(realizes(ctx) - r0), 1);
+  float gx[35], gy[35], gz[35];
+  CHECK_INT(tl_to_host(x, gx, sizeof gx), TL_OK);
+  CHECK_INT(tl_to_host(y, gy, sizeof gy), TL_OK);
+  CHECK_INT(tl_to_host(z, gz, sizeof gz), TL_OK);
+  for (int i = 0; i < 35; i++) {
+    double av = 0.25 * ((i * 7) % 11) - 1, bv = 0.5 * ((i * 7) % 11) + 0.5;
+    CHECK_NEAR(gx[i], av * bv + 1, 1e-6);
+    CHECK_NEAR(gy[i], 2 * (av * bv + 1), 1e-6);
+    CHECK_NEAR(gz[i], exp(av), 1e-6 * exp(av));
+  }
+  CHECK_INT((int)(kernels_run(ctx) - k0), 1); /* reading them back computed nothing */
+  TEST_SHUTDOWN(ctx);
+}
+
+/* f32 [4], f64 [4], f32 [2, 2], f32 [4]: three groups, three realizes */
+TEST(realize_many_groups_by_shape_and_dtype) {
+  tl_ctx *ctx = tl_init();
+  int64_t four = 4, sq[2] = {2, 2};
+  tl_tensor *a = filled(ctx, TL_F32, 1, &four, 1, 0), *b = filled(ctx, TL_F64, 1, &four, 1, 0);
+  tl_tensor *c = filled(ctx, TL_F32, 2, sq, 1, 0);
+  tl_tensor *t[4] = {tl_neg(a), tl_mul_scalar(b, 3), tl_add_scalar(c, 1), tl_mul(a, a)};
+  uint64_t r0 = realizes(ctx), k0 = kernels_run(ctx);
+  CHECK_INT(tl_realize_many(4, t), TL_OK);
+  CHECK_INT((int)(realizes(ctx) - r0), 3);
+  CHECK_INT((int)(kernels_run(ctx) - k0), 3);
+  float f0[4], f2[4], f3[4];
+  double d1[4];
+  CHECK_INT(tl_to_host(t[0], f0, sizeof f0), TL_OK);
+  CHECK_INT(tl_to_host(t[1], d1, sizeof d1), TL_OK);
+  CHECK_INT(tl_to_host(t[2], f2, sizeof f2), TL_OK);
+  CHECK_INT(tl_to_host(t[3], f3, sizeof f3), TL_OK);
+  for (int i = 0; i < 4; i++) {
+    double v = (i * 7) % 11;
+    CHECK(f0[i] == (float)-v && d1[i] == 3 * v && f2[i] == (float)(v + 1) && f3[i] == (float)(v * v));
+  }
+  TEST_SHUTDOWN(ctx);
+}
+
+/* the same handle twice, a tensor already realized, a constant, a 0-d value, and more
+ * values than one kernel takes (TL_SINK_MAX = 48): 100 of them in three kernels */
+TEST(realize_many_duplicates_buffers_constants_and_many) {
+  tl_ctx *ctx = tl_init();
+  int64_t three = 3;
+  tl_tensor *a = filled(ctx, TL_F32, 1, &three, 1, 1);
+  tl_tensor *x = tl_mul_scalar(a, 10), *k = tl_full(ctx, TL_F32, 1, &three, 2.5);
+  tl_tensor *s = tl_sum(a, 0, NULL, 0), *s2 = tl_mul_scalar(s, 2);
+  CHECK_INT(tl_realize_many(6, (tl_tensor *[]){x, x, a, k, s, s2}), TL_OK);
+  float gx[3], gk[3], gs, gs2;
+  CHECK_INT(tl_to_host(x, gx, sizeof gx), TL_OK);
+  CHECK_INT(tl_to_host(k, gk, sizeof gk), TL_OK);
+  CHECK_INT(tl_to_host(s, &gs, sizeof gs), TL_OK);
+  CHECK_INT(tl_to_host(s2, &gs2, sizeof gs2), TL_OK);
+  for (int i = 0; i < 3; i++) CHECK(gx[i] == 10.0f * (float)((i * 7) % 11 + 1) && gk[i] == 2.5f);
+  CHECK(gs == 1 + 8 + 4 && gs2 == 2 * gs); /* a = [1, 8, 4] */
+  tl_tensor *many[100];
+  for (int i = 0; i < 100; i++) many[i] = tl_add_scalar(a, i);
+  uint64_t r0 = realizes(ctx);
+  CHECK_INT(tl_realize_many(100, many), TL_OK);
+  CHECK_INT((int)(realizes(ctx) - r0), 3);
+  for (int i = 0; i < 100; i++) {
+    float v[3];
+    CHECK_INT(tl_to_host(many[i], v, sizeof v), TL_OK);
+    CHECK(v[0] == 1.0f + (float)i && v[1] == 8.0f + (float)i && v[2] == 4.0f + (float)i);
+  }
+  CHECK_INT(tl_realize_many(0, NULL), TL_OK);
+  TEST_SHUTDOWN(ctx);
+}
+
+TEST(realize_many_errors) {
+  tl_ctx *ctx = tl_init(), *other = tl_init();
+  int64_t two = 2;
+  tl_tensor *a = tl_full(ctx, TL_F32, 1, &two, 1), *b = tl_full(other, TL_F32, 1, &two, 1);
+  CHECK_INT(tl_realize_many(2, (tl_tensor *[]){a, NULL}), TL_ERR_ARG);
+  CHECK_INT(tl_realize_many(-1, (tl_tensor *[]){a}), TL_ERR_ARG);
+  CHECK_INT(tl_realize_many(2, (tl_tensor *[]){tl_neg(a), b}), TL_ERR_ARG);
+  CHECK_STR(tl_last_error(ctx), "realize_many: tensors from different contexts");
+  TEST_SHUTDOWN(other);
+  TEST_SHUTDOWN(ctx);
+}
+
+/* the interpreter lays the values out as the kernel does: the same results */
+TEST(realize_many_interp_backend_agrees) {
+  const char *old = getenv("TL_BACKEND");
+  setenv("TL_BACKEND", "interp", 1);
+  tl_ctx *ictx = tl_init();
+  if (old) setenv("TL_BACKEND", old, 1);
+  else unsetenv("TL_BACKEND");
+  tl_ctx *ctx = tl_init();
+  int64_t shape[2] = {3, 5};
+  float got[2][3][15];
+  tl_ctx *ctxs[2] = {ctx, ictx};
+  for (int c = 0; c < 2; c++) {
+    tl_tensor *a = filled(ctxs[c], TL_F32, 2, shape, 0.5, -2);
+    tl_tensor *t[3] = {tl_relu(a), tl_mul(a, tl_relu(a)), tl_sqrt(tl_abs(a))};
+    CHECK_INT(tl_realize_many(3, t), TL_OK);
+    for (int i = 0; i < 3; i++) CHECK_INT(tl_to_host(t[i], got[c][i], sizeof got[c][i]), TL_OK);
+  }
+  for (int i = 0; i < 3; i++)
+    for (int j = 0; j < 15; j++) CHECK(got[0][i][j] == got[1][i][j]);
+  TEST_SHUTDOWN(ictx);
+  TEST_SHUTDOWN(ctx);
+}
+
+/* values with autograd history: their saved values are realized first, and the
+ * backward through them still gives d(sum(x*x))/dx = 2x */
+TEST(realize_many_keeps_autograd_working) {
+  tl_ctx *ctx = tl_init();
+  int64_t four = 4;
+  tl_tensor *x = filled(ctx, TL_F32, 1, &four, 0.5, -1);
+  CHECK_INT(tl_set_requires_grad(x, 1), TL_OK);
+  tl_tensor *sq = tl_mul(x, x), *other = tl_add_scalar(x, 3);
+  CHECK_INT(tl_realize_many(2, (tl_tensor *[]){sq, other}), TL_OK);
+  CHECK_INT(tl_backward(tl_sum(sq, 0, NULL, 0), NULL), TL_OK);
+  float g[4], xv[4];
+  CHECK_INT(tl_to_host(tl_grad(x), g, sizeof g), TL_OK);
+  CHECK_INT(tl_to_host(x, xv, sizeof xv), TL_OK);
+  for (int i = 0; i < 4; i++) CHECK(g[i] == 2 * xv[i]);
+  TEST_SHUTDOWN(ctx);
+}
+
+/* One Adam step of a parameter is one kernel writing p, m and v; two steps match
+ * PyTorch's formulas computed here in double. */
+TEST(realize_many_adam_step_is_one_kernel) {
+  tl_ctx *ctx = tl_init();
+  int64_t shape[2] = {3, 4};
+  tl_tensor *w = filled(ctx, TL_F64, 2, shape, 0.3, -1.2);
+  CHECK_INT(tl_set_requires_grad(w, 1), TL_OK);
+  double lr = 0.01, b1 = 0.9, b2 = 0.999, eps = 1e-8, p[12], m[12] = {0}, v[12] = {0};
+  for (int i = 0; i < 12; i++) p[i] = 0.3 * ((i * 7) % 11) - 1.2;
+  tl_optimizer *opt = tl_adam(1, &w, lr, b1, b2, eps, 0);
+  CHECK(opt != NULL);
+  for (int step = 1; step <= 2; step++) {
+    TL_SCOPE(ctx, s) {
+      CHECK_INT(tl_optimizer_zero_grad(opt), TL_OK);
+      tl_tensor *loss = tl_sum(tl_mul(tl_mul(w, w), w), 0, NULL, 0); /* grad 3 w^2 */
+      CHECK_INT(tl_backward(loss, NULL), TL_OK);
+      CHECK_INT(tl_realize(tl_grad(w)), TL_OK);
+      uint64_t k0 = kernels_run(ctx);
+      CHECK_INT(tl_optimizer_step(opt), TL_OK);
+      CHECK_INT((int)(kernels_run(ctx) - k0), 1);
+    }
+    for (int i = 0; i < 12; i++) {
+      double g = 3 * p[i] * p[i];
+      m[i] = b1 * m[i] + (1 - b1) * g;
+      v[i] = b2 * v[i] + (1 - b2) * g * g;
+      double mh = m[i] / (1 - pow(b1, step)), vh = v[i] / (1 - pow(b2, step));
+      p[i] -= lr * mh / (sqrt(vh) + eps);
+    }
+    double got[12];
+    CHECK_INT(tl_to_host(w, got, sizeof got), TL_OK);
+    for (int i = 0; i < 12; i++) CHECK_NEAR(got[i], p[i], 1e-12);
+  }
+  tl_optimizer_free(opt);
+  TEST_SHUTDOWN(ctx);
+}
