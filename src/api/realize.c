@@ -368,18 +368,11 @@ tl_status tl_api_realize_node(tl_ctx *ctx, tl_uop *u) {
   return TL_OK;
 }
 
-/* Realizes the tensor's node. The node itself becomes the buffer, so every graph
- * holding it sees the result and its sources are freed; a constant stays a constant
- * for its other users and only this handle moves to the new buffer. */
-static tl_status realize_tensor(tl_tensor *t) {
+/* A constant's realize: a constant stays a constant for its other users and only this
+ * handle moves to the new buffer. */
+static tl_status realize_constant(tl_tensor *t) {
   tl_ctx *ctx = t->slot.ctx;
   tl_uop *u = t->u;
-  if (u->op == TL_OP_BUFFER) return TL_OK;
-  if (t->ag && t->ag->op != TL_AG_LEAF) {
-    tl_status st = tl_ag_realize_history(ctx, t->ag);
-    if (st) return st;
-  }
-  if (!tl_uop_is_const(u, NULL)) return tl_api_realize_node(ctx, u);
   tl_status deep = realize_deep_parts(ctx, u);
   if (deep) return deep;
   tl_buffer *b = realize_node(ctx, u);
@@ -396,6 +389,15 @@ static tl_status realize_tensor(tl_tensor *t) {
   tl_graph_release_to(&ctx->graph, mark);
   tl_buffer_release(b);
   return n ? TL_OK : tl_error_set(&ctx->err, TL_ERR_NOMEM, "out of memory");
+}
+
+static tl_status realize_tensors(tl_ctx *ctx, int n, tl_tensor *const *ts);
+
+/* Realizes the tensor's node. The node itself becomes the buffer, so every graph
+ * holding it sees the result and its sources are freed. */
+static tl_status realize_tensor(tl_tensor *t) {
+  if (t->u->op == TL_OP_BUFFER) return TL_OK;
+  return realize_tensors(t->slot.ctx, 1, &t);
 }
 
 tl_status tl_realize(tl_tensor *t) {
@@ -437,40 +439,84 @@ static bool same_kind(const tl_uop *a, const tl_uop *b) {
   return a->dtype == b->dtype && a->ndim == b->ndim && !memcmp(a->shape, b->shape, sizeof(int64_t) * (size_t)a->ndim);
 }
 
-tl_status tl_realize_many(int n, tl_tensor *const *ts) {
-  if (n < 0 || (n > 0 && !ts)) return TL_ERR_ARG;
-  tl_ctx *ctx = NULL;
-  for (int i = 0; i < n; i++) {
-    tl_tensor *t = ts[i] ? tl_api_tensor(ts[i], "realize_many") : NULL;
-    if (!t) return TL_ERR_ARG;
-    if (ctx && t->slot.ctx != ctx)
-      return tl_error_set(&ctx->err, TL_ERR_ARG, "realize_many: tensors from different contexts");
-    ctx = t->slot.ctx;
-  }
-  /* what each needs first (autograd's saved values, the parts of a deep graph), and
-   * constants as tl_realize makes them: then only computed nodes are left */
+/* how far ahead a value looks for others of its shape (bounds the grouping's cost) */
+enum { GROUP_LOOKAHEAD = 1024 };
+
+/* CONTIGUOUS asks for a buffer of its own: copied into a SINK's, it would be made twice */
+static bool groupable(const tl_uop *u) { return tl_op_is_elementwise(u->op) && u->op != TL_OP_CONTIGUOUS; }
+
+/* Elementwise values of one shape and dtype are computed together, as a SINK's (a
+ * reduce or a GEMM keeps its own buffer, with no copy into a SINK's); the others
+ * alone; in order of first appearance. */
+tl_status tl_api_realize_nodes(tl_ctx *ctx, size_t n, tl_uop *const *us) {
   tl_status st = TL_OK;
-  for (int i = 0; !st && i < n; i++) {
-    tl_tensor *t = tl_api_tensor(ts[i], "realize_many");
-    if (t->u->op == TL_OP_BUFFER) continue;
-    if (t->ag && t->ag->op != TL_AG_LEAF) st = tl_ag_realize_history(ctx, t->ag);
-    if (!st && tl_uop_is_const(t->u, NULL)) st = realize_tensor(t);
-    else if (!st) st = realize_deep_parts(ctx, t->u);
-  }
+  for (size_t i = 0; !st && i < n; i++)
+    if (us[i]->op != TL_OP_BUFFER && !tl_uop_is_const(us[i], NULL)) st = realize_deep_parts(ctx, us[i]);
   tl_uop *group[TL_SINK_MAX];
-  for (int i = 0; !st && i < n; i++) {
-    tl_uop *u = tl_api_tensor(ts[i], "realize_many")->u;
-    if (u->op == TL_OP_BUFFER) continue;
+  for (size_t i = 0; !st && i < n; i++) {
+    tl_uop *u = us[i];
+    if (u->op == TL_OP_BUFFER || tl_uop_is_const(u, NULL)) continue;
     int k = 0;
     group[k++] = u;
-    for (int j = i + 1; j < n && k < TL_SINK_MAX; j++) {
-      tl_uop *w = tl_api_tensor(ts[j], "realize_many")->u;
+    for (size_t j = i + 1; groupable(u) && j < n && j <= i + GROUP_LOOKAHEAD && k < TL_SINK_MAX; j++) {
+      tl_uop *w = us[j];
       bool dup = false;
       for (int q = 0; q < k; q++) dup |= group[q] == w;
-      if (!dup && w->op != TL_OP_BUFFER && same_kind(u, w)) group[k++] = w;
+      if (!dup && w->op != TL_OP_BUFFER && groupable(w) && same_kind(u, w)) group[k++] = w;
     }
     st = k == 1 ? tl_api_realize_node(ctx, u) : realize_group(ctx, k, group);
   }
+  return st;
+}
+
+/* The tensors, and the values their histories saved for backward, in one call:
+ * autograd lists the values (tl_ag_history_values), realize computes them. */
+static tl_status realize_tensors(tl_ctx *ctx, int n, tl_tensor *const *ts) {
+  tl_uop **values = NULL;
+  size_t nvalues = 0, cap = 0;
+  tl_status st = TL_OK;
+  for (int i = 0; !st && i < n; i++) {
+    tl_tensor *t = ts[i];
+    tl_uop **hist = NULL;
+    size_t nh = 0;
+    if (t->u->op == TL_OP_BUFFER) continue;
+    if (t->ag && t->ag->op != TL_AG_LEAF && !tl_ag_history_values(t->ag, &hist, &nh))
+      st = tl_error_set(&ctx->err, TL_ERR_NOMEM, "realize: out of memory");
+    if (!st && nvalues + nh + 1 > cap) {
+      cap = 2 * (nvalues + nh + 1);
+      tl_uop **v = realloc(values, cap * sizeof *v);
+      if (!v) st = tl_error_set(&ctx->err, TL_ERR_NOMEM, "realize: out of memory");
+      else values = v;
+    }
+    for (size_t k = 0; !st && k < nh; k++) values[nvalues++] = hist[k];
+    if (!st && !tl_uop_is_const(t->u, NULL)) values[nvalues++] = t->u;
+    free(hist);
+  }
+  if (!st) st = tl_api_realize_nodes(ctx, nvalues, values);
+  free(values);
+  for (int i = 0; !st && i < n; i++) {
+    tl_tensor *t = ts[i];
+    if (t->ag && t->ag->op != TL_AG_LEAF) tl_ag_mark_history_saved(t->ag);
+    if (tl_uop_is_const(t->u, NULL)) st = realize_constant(t);
+  }
+  return st;
+}
+
+tl_status tl_realize_many(int n, tl_tensor *const *ts) {
+  if (n < 0 || (n > 0 && !ts)) return TL_ERR_ARG;
+  tl_ctx *ctx = NULL;
+  tl_tensor *stack[16], **handles = n <= 16 ? stack : malloc(sizeof *handles * (size_t)n);
+  if (!handles) return TL_ERR_NOMEM;
+  tl_status st = TL_OK;
+  for (int i = 0; !st && i < n; i++) {
+    tl_tensor *t = ts[i] ? tl_api_tensor(ts[i], "realize_many") : NULL;
+    if (!t) st = TL_ERR_ARG;
+    else if (ctx && t->slot.ctx != ctx)
+      st = tl_error_set(&ctx->err, TL_ERR_ARG, "realize_many: tensors from different contexts");
+    else ctx = (handles[i] = t)->slot.ctx;
+  }
+  if (!st && n) st = realize_tensors(ctx, n, handles);
+  if (handles != stack) free(handles);
   return st;
 }
 

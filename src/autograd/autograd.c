@@ -291,31 +291,61 @@ static bool accumulate(tl_ctx *ctx, tl_ag_node *n, tl_uop *g) {
   return true;
 }
 
-/* The values rules read are computed now, in order, each into its own buffer: the
- * gradient graphs then read them instead of computing the forward pass again. */
-static tl_status realize_value(tl_ctx *ctx, tl_uop *u) {
-  while (u->op == TL_OP_VIEW) u = u->src[0]; /* a view of a computed value: compute the value */
-  return tl_api_realize_node(ctx, u);
-}
-
-tl_status tl_ag_realize_history(tl_ctx *ctx, tl_ag_node *root) {
-  node_list order = {0};
-  tl_status st = topo_order(root, &order, true) ? realize_saved(ctx, &order)
-                                          : tl_error_set(&ctx->err, TL_ERR_NOMEM, "realize: out of memory");
-  free(order.v);
-  return st;
-}
-
-static tl_status realize_saved(tl_ctx *ctx, const node_list *order) {
-  tl_status st = TL_OK;
-  for (size_t k = 0; !st && k < order->n; k++) {
-    tl_ag_node *n = order->v[k];
-    for (int i = 0; !st && i < n->nin; i++)
-      if (n->in[i].value) st = realize_value(ctx, n->in[i].value);
-    if (!st && n->out) st = realize_value(ctx, n->out);
-    n->saved = !st; /* its inputs come first in the order: their history is computed too */
+/* The values the records of order saved for backward (views stripped to the value
+ * they view: that is what to compute), each once, in order. */
+static bool saved_values(const node_list *order, tl_uop ***values, size_t *n) {
+  size_t cap = 0;
+  tl_ptrmap seen = {0};
+  bool ok = true;
+  *values = NULL;
+  *n = 0;
+  for (size_t k = 0; ok && k < order->n; k++) {
+    const tl_ag_node *r = order->v[k];
+    for (int i = -1; ok && i < r->nin; i++) {
+      tl_uop *u = i < 0 ? r->out : r->in[i].value;
+      while (u && u->op == TL_OP_VIEW) u = u->src[0];
+      if (!u || u->op == TL_OP_BUFFER || tl_ptrmap_get(&seen, u)) continue;
+      if (*n == cap) {
+        cap = cap ? 2 * cap : 64;
+        tl_uop **v = realloc(*values, cap * sizeof *v);
+        if (!v) {
+          ok = false;
+          break;
+        }
+        *values = v;
+      }
+      (*values)[(*n)++] = u;
+      ok = tl_ptrmap_put(&seen, u, u);
+    }
   }
+  tl_ptrmap_free(&seen);
+  return ok;
+}
+
+/* The values rules read are computed now, together (tl_api_realize_nodes): the
+ * gradient graphs then read them instead of computing the forward pass again. */
+static tl_status realize_saved(tl_ctx *ctx, const node_list *order) {
+  tl_uop **values = NULL;
+  size_t n = 0;
+  tl_status st = saved_values(order, &values, &n) ? tl_api_realize_nodes(ctx, n, values)
+                                                    : tl_error_set(&ctx->err, TL_ERR_NOMEM, "backward: out of memory");
+  free(values);
+  for (size_t k = 0; !st && k < order->n; k++) order->v[k]->saved = true;
   return st;
+}
+
+bool tl_ag_history_values(tl_ag_node *root, tl_uop ***values, size_t *n) {
+  node_list order = {0};
+  bool ok = topo_order(root, &order, true) && saved_values(&order, values, n);
+  free(order.v);
+  return ok;
+}
+
+void tl_ag_mark_history_saved(tl_ag_node *root) {
+  node_list order = {0};
+  if (topo_order(root, &order, true))
+    for (size_t k = 0; k < order.n; k++) order.v[k]->saved = true;
+  free(order.v); /* out of memory: nothing marked, the values are found again next time */
 }
 
 static int inputs_needing_grad(const tl_ag_node *n) {
@@ -335,7 +365,9 @@ static tl_status propagate(tl_ctx *ctx, node_list *order, node_list *leaves) {
     }
     /* a gradient read by several rules is computed once */
     if (inputs_needing_grad(n) > 1) {
-      tl_status st = realize_value(ctx, n->grad);
+      tl_uop *value = n->grad;
+      while (value->op == TL_OP_VIEW) value = value->src[0]; /* a view of a computed value: compute the value */
+      tl_status st = tl_api_realize_node(ctx, value);
       if (st) return st;
     }
     grads = n->nin <= 4 ? stack_grads : calloc((size_t)n->nin, sizeof *grads);
@@ -404,7 +436,11 @@ tl_status tl_backward(tl_tensor *loss_handle, tl_tensor *seed_handle) {
       tl_uop_release(&ctx->graph, order.v[k]->grad);
       order.v[k]->grad = NULL;
     }
-  for (size_t k = 0; !st && k < leaves.n; k++) st = tl_api_realize_node(ctx, leaves.v[k]->grad);
+  tl_uop **grads = st ? NULL : malloc((leaves.n ? leaves.n : 1) * sizeof *grads);
+  if (!st && !grads) st = tl_error_set(&ctx->err, TL_ERR_NOMEM, "backward: out of memory");
+  for (size_t k = 0; !st && k < leaves.n; k++) grads[k] = leaves.v[k]->grad;
+  if (!st) st = tl_api_realize_nodes(ctx, leaves.n, grads); /* the leaves' gradients together */
+  free(grads);
   ctx->grad_disabled = was_disabled;
   free(order.v);
   free(leaves.v);

@@ -67,10 +67,14 @@ enum { TL_AG_SAVE_IN0 = 1, TL_AG_SAVE_IN1 = 2, TL_AG_SAVE_IN2 = 4, TL_AG_SAVE_OU
 tl_tensor *tl_ag_record(tl_tensor *out, int op, int nin, tl_tensor *const *ins, const int64_t *params,
                         int nparams, unsigned save);
 void tl_ag_release(tl_ctx *ctx, tl_ag_node *n);
-/* Realizes, in order, every value the history under root saved for backward: then
- * realizing the tensor itself reads them, and backward finds them computed (instead
- * of the forward pass running once for the value and again for the gradients). */
-tl_status tl_ag_realize_history(tl_ctx *ctx, tl_ag_node *root);
+/* The values the history under root saved for backward and not yet computed (views
+ * stripped to the values they view), each once, every one after those it reads; into a
+ * malloc'd array (false: out of memory). Realize computes them with the tensor itself,
+ * so that backward finds them computed (instead of the forward pass running once for
+ * the value and again for the gradients), then marks the history saved: later
+ * realizes walk only what was added since. Autograd never realizes for it. */
+bool tl_ag_history_values(tl_ag_node *root, tl_uop ***values, size_t *n);
+void tl_ag_mark_history_saved(tl_ag_node *root);
 
 /* grad_rules.c: the gradients of n's inputs given g, the gradient of its output
  * (graph nodes of the tensor graph, temporaries). grads[i] stays NULL for inputs
@@ -81,5 +85,7 @@ bool tl_ag_input_grads(tl_ctx *ctx, const tl_ag_node *n, tl_uop *g, tl_uop **gra
 tl_uop *tl_api_matmul(tl_ctx *ctx, tl_uop *a, tl_uop *b);
 /* realize.c: computes u and turns it into a buffer in place (constants stay). */
 tl_status tl_api_realize_node(tl_ctx *ctx, tl_uop *u);
+/* realize.c: computes the nodes, in as few realizes as it can (tl_realize_many). */
+tl_status tl_api_realize_nodes(tl_ctx *ctx, size_t n, tl_uop *const *us);
 
 #endif
