@@ -350,9 +350,10 @@ TL_API void tl_optimizer_free(tl_optimizer *opt);
 
 /* ---- evaluation and host access ---------------------------------------------- */
 TL_API tl_status tl_realize(tl_tensor *t);
-/* Realizes n tensors together: those of one shape and dtype are computed by one kernel
- * that writes each of them (a parameter and its optimizer moments in one pass), reading
- * what they share once. Each result is as tl_realize's. NULL entries are an error. */
+/* Realizes n tensors together: those of one dtype are computed by one kernel that
+ * writes each of them, a loop nest per shape, reading what they share once (every
+ * parameter of a model and its optimizer state in one pass). Each result is as
+ * tl_realize's. NULL entries are an error. */
 TL_API tl_status tl_realize_many(int n, tl_tensor *const *ts);
 /* Copies the values, row-major, into dst (nbytes must equal numel * dtype size). */
 TL_API tl_status tl_to_host(tl_tensor *t, void *dst, size_t nbytes);

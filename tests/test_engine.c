@@ -181,6 +181,17 @@ static void check_transposed_product(tl_dtype dt, int kernels) {
   TEST_SHUTDOWN(ctx);
 }
 
+/* tl_contiguous of a constant is that constant: constant folding once made it 0 on
+ * the cpu backend (the interpreter was right), so SGD's first momentum step, a copy of
+ * a gradient that was a constant (the gradient of a sum), did nothing. */
+TEST(contiguous_of_a_constant_keeps_its_value) {
+  tl_ctx *ctx = new_ctx();
+  float got[3];
+  CHECK_INT(tl_to_host(tl_contiguous(tl_full(ctx, TL_F32, 1, (int64_t[]){3}, 2.5)), got, sizeof got), TL_OK);
+  for (int i = 0; i < 3; i++) CHECK(got[i] == 2.5f);
+  TEST_SHUTDOWN(ctx);
+}
+
 TEST(matmul_transposed_right_operand_float_is_read_in_place) { check_transposed_product(TL_F64, 1); }
 TEST(matmul_transposed_right_operand_integer_is_copied) { check_transposed_product(TL_I64, 2); }
 

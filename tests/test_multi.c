@@ -45,7 +45,8 @@ TEST(realize_many_one_kernel_writes_each_value) {
   TEST_SHUTDOWN(ctx);
 }
 
-/* f32 [4], f64 [4], f32 [2, 2], f32 [4]: three groups, three realizes */
+/* f32 [4], f64 [4], f32 [2, 2], f32 [4]: two dtypes, two realizes (the f32 kernel has
+ * a loop nest per shape) */
 TEST(realize_many_groups_by_shape_and_dtype) {
   tl_ctx *ctx = tl_init();
   int64_t four = 4, sq[2] = {2, 2};
@@ -54,8 +55,8 @@ TEST(realize_many_groups_by_shape_and_dtype) {
   tl_tensor *t[4] = {tl_neg(a), tl_mul_scalar(b, 3), tl_add_scalar(c, 1), tl_mul(a, a)};
   uint64_t r0 = realizes(ctx), k0 = kernels_run(ctx);
   CHECK_INT(tl_realize_many(4, t), TL_OK);
-  CHECK_INT((int)(realizes(ctx) - r0), 3);
-  CHECK_INT((int)(kernels_run(ctx) - k0), 3);
+  CHECK_INT((int)(realizes(ctx) - r0), 2);
+  CHECK_INT((int)(kernels_run(ctx) - k0), 2);
   float f0[4], f2[4], f3[4];
   double d1[4];
   CHECK_INT(tl_to_host(t[0], f0, sizeof f0), TL_OK);
@@ -96,6 +97,32 @@ TEST(realize_many_duplicates_buffers_constants_and_many) {
     CHECK(v[0] == 1.0f + (float)i && v[1] == 8.0f + (float)i && v[2] == 4.0f + (float)i);
   }
   CHECK_INT(tl_realize_many(0, NULL), TL_OK);
+  TEST_SHUTDOWN(ctx);
+}
+
+/* Shapes of every kind in one kernel, big enough that the thread pool splits the
+ * parallel range across the nests' parts: [50000], [30000, 2], [7], [1, 1] and 0-d. */
+TEST(realize_many_shapes_share_one_kernel_across_threads) {
+  tl_ctx *ctx = tl_init();
+  int64_t shapes[5][2] = {{50000, 0}, {30000, 2}, {7, 0}, {1, 1}, {0, 0}};
+  int ndims[5] = {1, 2, 1, 2, 0};
+  tl_tensor *in[5], *out[5];
+  for (int i = 0; i < 5; i++) {
+    in[i] = filled(ctx, TL_F32, ndims[i], shapes[i], 1, (double)i);
+    out[i] = tl_add_scalar(tl_mul_scalar(in[i], 2), 1);
+  }
+  uint64_t k0 = kernels_run(ctx);
+  CHECK_INT(tl_realize_many(5, out), TL_OK);
+  CHECK_INT((int)(kernels_run(ctx) - k0), 1);
+  for (int i = 0; i < 5; i++) {
+    int64_t n = tl_numel(out[i]);
+    float *got = malloc(sizeof *got * (size_t)n);
+    CHECK_INT(tl_to_host(out[i], got, sizeof *got * (size_t)n), TL_OK);
+    int bad = 0;
+    for (int64_t j = 0; j < n; j++) bad += got[j] != (float)(2 * ((double)((j * 7) % 11) + i) + 1);
+    CHECK_INT(bad, 0);
+    free(got);
+  }
   TEST_SHUTDOWN(ctx);
 }
 
@@ -148,6 +175,37 @@ TEST(realize_many_keeps_autograd_working) {
   CHECK_INT(tl_to_host(tl_grad(x), g, sizeof g), TL_OK);
   CHECK_INT(tl_to_host(x, xv, sizeof xv), TL_OK);
   for (int i = 0; i < 4; i++) CHECK(g[i] == 2 * xv[i]);
+  TEST_SHUTDOWN(ctx);
+}
+
+/* An SGD step with momentum over parameters of three shapes is one kernel too (from
+ * the second step: see below) */
+TEST(realize_many_sgd_step_over_three_shapes_is_one_kernel) {
+  tl_ctx *ctx = tl_init();
+  int64_t s0[2] = {3, 4}, s1[1] = {4}, s2[1] = {1};
+  tl_tensor *w[3] = {filled(ctx, TL_F32, 2, s0, 0.5, -1), filled(ctx, TL_F32, 1, s1, 0.25, 0),
+                     filled(ctx, TL_F32, 1, s2, 1, 2)};
+  for (int i = 0; i < 3; i++) CHECK_INT(tl_set_requires_grad(w[i], 1), TL_OK);
+  tl_optimizer *opt = tl_sgd(3, w, 0.1, 0.9, 0);
+  for (int step = 0; step < 2; step++) {
+    TL_SCOPE(ctx, s) {
+      CHECK_INT(tl_optimizer_zero_grad(opt), TL_OK);
+      tl_tensor *loss = tl_add(tl_add(tl_sum(w[0], 0, NULL, 0), tl_sum(w[1], 0, NULL, 0)), tl_sum(w[2], 0, NULL, 0));
+      CHECK_INT(tl_backward(loss, NULL), TL_OK); /* every gradient is 1 */
+      for (int i = 0; i < 3; i++) CHECK_INT(tl_realize(tl_grad(w[i])), TL_OK);
+      uint64_t k0 = kernels_run(ctx);
+      CHECK_INT(tl_optimizer_step(opt), TL_OK);
+      /* the first momentum is a copy of each gradient, a buffer of its own (3 kernels) */
+      CHECK_INT((int)(kernels_run(ctx) - k0), step ? 1 : 4);
+    }
+  }
+  /* buf = 1, then 1.9: p - 0.1 - 0.19 */
+  float got[12];
+  CHECK_INT(tl_to_host(w[0], got, sizeof got), TL_OK);
+  for (int i = 0; i < 12; i++) CHECK_NEAR(got[i], 0.5 * ((i * 7) % 11) - 1 - 0.29, 1e-6);
+  CHECK_INT(tl_to_host(w[2], got, sizeof(float)), TL_OK);
+  CHECK_NEAR(got[0], 2 - 0.29, 1e-6);
+  tl_optimizer_free(opt);
   TEST_SHUTDOWN(ctx);
 }
 

@@ -391,13 +391,13 @@ static tl_status realize_constant(tl_tensor *t) {
   return n ? TL_OK : tl_error_set(&ctx->err, TL_ERR_NOMEM, "out of memory");
 }
 
-static tl_status realize_tensors(tl_ctx *ctx, int n, tl_tensor *const *ts);
+static tl_status realize_tensors(tl_ctx *ctx, int n, tl_tensor *const *ts, bool any_shape);
 
 /* Realizes the tensor's node. The node itself becomes the buffer, so every graph
  * holding it sees the result and its sources are freed. */
 static tl_status realize_tensor(tl_tensor *t) {
   if (t->u->op == TL_OP_BUFFER) return TL_OK;
-  return realize_tensors(t->slot.ctx, 1, &t);
+  return realize_tensors(t->slot.ctx, 1, &t, false);
 }
 
 tl_status tl_realize(tl_tensor *t) {
@@ -445,10 +445,10 @@ enum { GROUP_LOOKAHEAD = 1024 };
 /* CONTIGUOUS asks for a buffer of its own: copied into a SINK's, it would be made twice */
 static bool groupable(const tl_uop *u) { return tl_op_is_elementwise(u->op) && u->op != TL_OP_CONTIGUOUS; }
 
-/* Elementwise values of one shape and dtype are computed together, as a SINK's (a
- * reduce or a GEMM keeps its own buffer, with no copy into a SINK's); the others
- * alone; in order of first appearance. */
-tl_status tl_api_realize_nodes(tl_ctx *ctx, size_t n, tl_uop *const *us) {
+/* Elementwise values of one dtype, and of one shape unless any_shape, are computed
+ * together, as a SINK's (a reduce or a GEMM keeps its own buffer, with no copy into a
+ * SINK's); the others alone; in order of first appearance. */
+static tl_status realize_grouped(tl_ctx *ctx, size_t n, tl_uop *const *us, bool any_shape) {
   tl_status st = TL_OK;
   for (size_t i = 0; !st && i < n; i++)
     if (us[i]->op != TL_OP_BUFFER && !tl_uop_is_const(us[i], NULL)) st = realize_deep_parts(ctx, us[i]);
@@ -462,16 +462,19 @@ tl_status tl_api_realize_nodes(tl_ctx *ctx, size_t n, tl_uop *const *us) {
       tl_uop *w = us[j];
       bool dup = false;
       for (int q = 0; q < k; q++) dup |= group[q] == w;
-      if (!dup && w->op != TL_OP_BUFFER && groupable(w) && same_kind(u, w)) group[k++] = w;
+      if (!dup && w->op != TL_OP_BUFFER && groupable(w) && w->dtype == u->dtype && (any_shape || same_kind(u, w)))
+        group[k++] = w;
     }
     st = k == 1 ? tl_api_realize_node(ctx, u) : realize_group(ctx, k, group);
   }
   return st;
 }
 
+tl_status tl_api_realize_nodes(tl_ctx *ctx, size_t n, tl_uop *const *us) { return realize_grouped(ctx, n, us, false); }
+
 /* The tensors, and the values their histories saved for backward, in one call:
  * autograd lists the values (tl_ag_history_values), realize computes them. */
-static tl_status realize_tensors(tl_ctx *ctx, int n, tl_tensor *const *ts) {
+static tl_status realize_tensors(tl_ctx *ctx, int n, tl_tensor *const *ts, bool any_shape) {
   tl_uop **values = NULL;
   size_t nvalues = 0, cap = 0;
   tl_status st = TL_OK;
@@ -492,7 +495,7 @@ static tl_status realize_tensors(tl_ctx *ctx, int n, tl_tensor *const *ts) {
     if (!st && !tl_uop_is_const(t->u, NULL)) values[nvalues++] = t->u;
     free(hist);
   }
-  if (!st) st = tl_api_realize_nodes(ctx, nvalues, values);
+  if (!st) st = realize_grouped(ctx, nvalues, values, any_shape);
   free(values);
   for (int i = 0; !st && i < n; i++) {
     tl_tensor *t = ts[i];
@@ -515,7 +518,7 @@ tl_status tl_realize_many(int n, tl_tensor *const *ts) {
       st = tl_error_set(&ctx->err, TL_ERR_ARG, "realize_many: tensors from different contexts");
     else ctx = (handles[i] = t)->slot.ctx;
   }
-  if (!st && n) st = realize_tensors(ctx, n, handles);
+  if (!st && n) st = realize_tensors(ctx, n, handles, true);
   if (handles != stack) free(handles);
   return st;
 }

@@ -82,6 +82,7 @@ static tl_uop *open_loop(lowerer *L, tl_block *b, int64_t extent, bool parallel,
   s->u = r;
   s->body = inner;
   s->parallel = parallel;
+  s->part = -1;
   r->aux = inner;
   insert(L, b, s);
   b->open = s;
@@ -803,32 +804,60 @@ static void lower_loops(lowerer *L, tl_uop *root) {
   L->out->inner_work = L->failed ? 1 : parallel_body_work(L->out->root);
 }
 
-/* A SINK's kernel: one loop nest over the values' shape storing each value at its
- * offset in the SINK's buffer; what the values share (an optimizer's new moment,
- * read by the new parameter) is computed once, as in any kernel. */
-static void lower_sink(lowerer *L, tl_uop *root) {
-  const tl_uop *values[TL_SINK_MAX];
-  int64_t offset[TL_SINK_MAX];
-  int n = tl_sink_layout(root, values, offset);
-  const tl_uop *shape = values[0];
+/* A SINK's kernel: a loop nest per shape among its values, storing each value at its
+ * offset in the SINK's buffer; what values of one nest share (an optimizer's new
+ * moment, read by the new parameter) is computed once, as in any kernel. With one
+ * shape the nest's first loop is the parallel one; with several, each nest's first
+ * loop (a loop of one turn for a value of one element) is its part of the parallel
+ * range, so one kernel updates every parameter of a model on every core. */
+static bool same_shape(const tl_uop *a, const tl_uop *b) {
+  return a->ndim == b->ndim && !memcmp(a->shape, b->shape, sizeof(int64_t) * (size_t)a->ndim);
+}
+
+static void lower_sink_nest(lowerer *L, const tl_uop *shape, int n, const tl_uop **values, const int64_t *offset,
+                            bool many) {
   tl_uop *idx[TL_MAX_DIMS];
   tl_block *b = L->out->root;
+  b->open = NULL; /* after the nests before it: its loop is the block's last item */
   bool first = true;
+  int64_t part = L->out->work;
   for (int d = 0; d < shape->ndim && !L->failed; d++) {
     if (shape->shape[d] == 1) {
       idx[d] = ic(L, 0);
       continue;
     }
     idx[d] = open_loop(L, b, shape->shape[d], first, &b);
-    if (first) L->out->work = shape->shape[d];
+    if (first && many && !L->failed) b->parent->items[b->parent->n - 1]->part = part;
+    if (first) L->out->work = many ? part + shape->shape[d] : shape->shape[d];
     first = false;
+  }
+  if (first && many) { /* one element: a part of one turn */
+    open_loop(L, b, 1, true, &b);
+    if (!L->failed) b->parent->items[b->parent->n - 1]->part = part;
+    L->out->work = part + 1;
   }
   tl_uop *lin = L->failed ? NULL : linear_index(L, shape->ndim, shape->shape, idx);
   for (int i = 0; i < n && !L->failed; i++) {
+    if (!same_shape(values[i], shape)) continue;
     tl_uop *v = value(L, (tl_uop *)values[i], idx, true_const(L));
     store_at(L, b, L->failed ? NULL : bin(L, TL_OP_ADD, lin, ic(L, offset[i])), v);
   }
-  L->out->inner_work = L->failed ? 1 : parallel_body_work(L->out->root);
+}
+
+static void lower_sink(lowerer *L, tl_uop *root) {
+  const tl_uop *values[TL_SINK_MAX];
+  int64_t offset[TL_SINK_MAX];
+  int n = tl_sink_layout(root, values, offset), nshapes = 0;
+  const tl_uop *shapes[TL_SINK_MAX];
+  for (int i = 0; i < n; i++) {
+    int k = 0;
+    while (k < nshapes && !same_shape(shapes[k], values[i])) k++;
+    if (k == nshapes) shapes[nshapes++] = values[i];
+  }
+  L->out->work = nshapes > 1 ? 0 : 1;
+  for (int k = 0; k < nshapes && !L->failed; k++) lower_sink_nest(L, shapes[k], n, values, offset, nshapes > 1);
+  int64_t all = block_work(L->out->root), work = L->out->work > 0 ? L->out->work : 1;
+  L->out->inner_work = L->failed ? 1 : nshapes > 1 ? (all / work > 0 ? all / work : 1) : parallel_body_work(L->out->root);
 }
 
 tl_status tl_lower_kernel(tl_uop *root, const tl_schedule *s, tl_lowered *out, tl_error *err) {

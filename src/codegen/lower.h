@@ -25,6 +25,8 @@ typedef struct tl_stmt {
   int reduce_op;  /* ACC, UPDATE: TL_OP_RSUM / RMAX / RPROD */
   tl_block *body; /* LOOP */
   bool parallel;  /* LOOP: its range is split across threads */
+  int64_t part;   /* parallel LOOP, >= 0: it is the part [part, part + extent) of the
+                     parallel range (a SINK's nests of different shapes); -1: all of it */
 } tl_stmt;
 
 struct tl_block {

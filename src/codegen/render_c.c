@@ -307,7 +307,13 @@ static void block(tl_strbuf *s, const tl_block *b, int depth) {
       break;
     case TL_STMT_LOOP:
       if (simd_pragma(s, st)) indent(s, depth);
-      if (st->parallel)
+      if (st->parallel && st->part >= 0) /* this nest's part of [begin, end), from 0 */
+        tl_strbuf_printf(s, "for (tl_i64 r%lld = (begin > %lldLL ? begin : %lldLL) - %lldLL; r%lld < (end < %lldLL ? end : "
+                            "%lldLL) - %lldLL; r%lld++) {\n",
+                         (long long)u->arg.i, (long long)st->part, (long long)st->part, (long long)st->part,
+                         (long long)u->arg.i, (long long)(st->part + u->arg2), (long long)(st->part + u->arg2),
+                         (long long)st->part, (long long)u->arg.i);
+      else if (st->parallel)
         tl_strbuf_printf(s, "for (tl_i64 r%lld = begin; r%lld < end; r%lld++) {\n", (long long)u->arg.i,
                          (long long)u->arg.i, (long long)u->arg.i);
       else

@@ -120,6 +120,7 @@ tl_value tl_value_apply(int op, tl_dtype out, tl_dtype in, tl_value a, tl_value 
     if (tl_dtype_is_float(out)) return (tl_value){.f = out == TL_F32 ? (double)(float)a.i : (double)a.i};
     return wrap_int(out, a.i);
   case TL_OP_WHERE: return a.i ? b : c;
+  case TL_OP_CONTIGUOUS: return a; /* a copy: folded, it once gave 0 (SGD's first momentum) */
   case TL_OP_CMPLT: return wrap_int(TL_BOOL, fin ? a.f < b.f : a.i < b.i);
   case TL_OP_CMPEQ: return wrap_int(TL_BOOL, fin ? a.f == b.f : a.i == b.i);
   case TL_OP_CMPNE: return wrap_int(TL_BOOL, fin ? a.f != b.f : a.i != b.i);

@@ -467,9 +467,7 @@ static tl_uop *sink_tree(tl_graph *g, int n, tl_uop *const *values, int64_t *siz
 tl_uop *tl_sink_make(tl_graph *g, int n, tl_uop *const *values) {
   if (n < 1 || n > TL_SINK_MAX) return NULL;
   for (int i = 1; i < n; i++)
-    if (values[i]->dtype != values[0]->dtype || values[i]->ndim != values[0]->ndim ||
-        memcmp(values[i]->shape, values[0]->shape, sizeof(int64_t) * (size_t)values[0]->ndim))
-      return NULL;
+    if (values[i]->dtype != values[0]->dtype) return NULL;
   int64_t size = 0, align = TL_SINK_ALIGN_BYTES / (int64_t)tl_dtype_size((tl_dtype)values[0]->dtype);
   return sink_tree(g, n, values, &size, align < 1 ? 1 : align);
 }

@@ -23,8 +23,8 @@
 
 /* X(name, kind, fused) — kind: L leaf, U unary, B binary, T ternary, R reduce,
  * V view, S sink, K kernel-only. fused ops are rewritten into primitives before codegen.
- * SINK: several values of one shape and dtype computed by one kernel into one buffer
- * (see tl_sink_layout). */
+ * SINK: several values of one dtype computed by one kernel into one buffer (see
+ * tl_sink_layout). */
 #define TL_OPS(X)                                                              \
   X(BUFFER, 'L', 0) X(CONST, 'L', 0) X(UNIFORM, 'L', 0) X(RANDN, 'L', 1)       \
   X(VIEW, 'V', 0)                                                              \
@@ -126,11 +126,11 @@ void tl_uop_become_buffer(tl_graph *g, tl_uop *u, tl_buffer *buf);
 
 int64_t tl_uop_numel(const tl_uop *u);
 
-/* A SINK holds up to TL_SINK_MAX values of one shape and dtype (its sources, or the
- * sources of SINKs among them, in order): one kernel computes them all, reading what
- * they share once (an optimizer's parameter and its moments), into one buffer where
- * value i starts at element offset[i], a multiple of 64 bytes. The SINK is that
- * buffer: 1-D, of the total size. */
+/* A SINK holds up to TL_SINK_MAX values of one dtype (its sources, or the sources of
+ * SINKs among them, in order): one kernel computes them all, a loop nest per shape,
+ * reading what they share once (an optimizer's parameters and their moments), into
+ * one buffer where value i starts at element offset[i], a multiple of 64 bytes. The
+ * SINK is that buffer: 1-D, of the total size. */
 enum { TL_SINK_MAX = 48, TL_SINK_ALIGN_BYTES = 64 };
 tl_uop *tl_sink_make(tl_graph *g, int n, tl_uop *const *values);
 /* the values of a SINK and their offsets; returns their count */

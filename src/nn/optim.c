@@ -3,8 +3,9 @@
  * An optimizer holds a reference (tl_retain) to each parameter, so the parameters
  * outlive the scope that made them until tl_optimizer_free. Its per-parameter state
  * (momentum buffer, Adam's m and v) lives in a free-standing scope of its own: each
- * step makes the new state in a temporary scope, realizes it (so no graph grows
- * across steps), moves it into the state scope and releases the old state there.
+ * step makes the new parameters and state in a temporary scope, realizes them all in
+ * one kernel (tl_realize_many; no graph grows across steps), moves the state into the
+ * state scope and releases the old state there.
  * A step runs with recording off: the updates are not part of any model's history. */
 #include <math.h>
 #include <stdarg.h>
@@ -204,25 +205,39 @@ static tl_tensor *tl_optim_adam_target(tl_optimizer *o, int i, tl_tensor *p, tl_
   return tl_sub(p, update);
 }
 
-/* The new parameter and its new state (momentum, or Adam's m and v) are realized
- * together: one kernel reads the gradient, the parameter and the old state once and
- * writes all of them (tl_realize_many). */
-static tl_status tl_optim_step_param(tl_optimizer *o, int i) {
-  tl_scope *s = tl_scope_begin(o->ctx, o->name);
-  if (!s) return tl_optim_status(o->ctx);
-  tl_tensor *p = o->params[i], *g = tl_grad(p), *state[2] = {NULL, NULL};
+/* Parameter i's update (tl_assign: the parameter's new value, lazy) and its new state
+ * (momentum, or Adam's m and v) into state[0..*nstate), tensors of the current scope. */
+static tl_status tl_optim_build_param(tl_optimizer *o, int i, tl_tensor **state, int *nstate) {
+  tl_tensor *p = o->params[i], *g = tl_grad(p);
   if (g && o->weight_decay != 0 && o->kind != TL_OPT_ADAMW) g = tl_add(g, tl_mul_scalar(p, o->weight_decay));
   tl_tensor *target = !g ? NULL
                       : o->kind == TL_OPT_SGD ? tl_optim_sgd_target(o, i, p, g, state)
                                               : tl_optim_adam_target(o, i, p, g, state);
-  int nstate = o->kind == TL_OPT_SGD ? (o->momentum != 0) : 2;
+  *nstate = o->kind == TL_OPT_SGD ? (o->momentum != 0) : 2;
   bool made = target != NULL;
-  for (int k = 0; k < nstate; k++) made = made && state[k];
-  tl_status st = made ? tl_assign(p, target) : tl_optim_status(o->ctx);
-  tl_tensor *all[3] = {state[0], state[1], NULL};
-  all[nstate] = p;
-  if (st == TL_OK) st = tl_realize_many(nstate + 1, all);
-  for (int k = 0; st == TL_OK && k < nstate; k++) st = tl_optim_swap_state(o, k ? &o->v[i] : &o->m[i], state[k]);
+  for (int k = 0; k < *nstate; k++) made = made && state[k];
+  return made ? tl_assign(p, target) : tl_optim_status(o->ctx);
+}
+
+/* Every parameter and its new state are realized together (tl_realize_many): one
+ * kernel reads each gradient, parameter and old state once and writes all of them. */
+static tl_status tl_optim_step_all(tl_optimizer *o) {
+  tl_scope *s = tl_scope_begin(o->ctx, o->name);
+  if (!s) return tl_optim_status(o->ctx);
+  tl_tensor **all = malloc(sizeof *all * (size_t)(3 * o->n));
+  int *nstate = malloc(sizeof *nstate * (size_t)o->n), count = 0;
+  tl_status st = all && nstate ? TL_OK : tl_optim_fail(o->ctx, TL_ERR_NOMEM, "out of memory");
+  for (int i = 0; st == TL_OK && i < o->n; i++) {
+    tl_tensor *state[2] = {NULL, NULL};
+    st = tl_optim_build_param(o, i, state, &nstate[i]);
+    for (int k = 0; st == TL_OK && k < nstate[i]; k++) all[count++] = state[k];
+    if (st == TL_OK) all[count++] = o->params[i];
+  }
+  if (st == TL_OK) st = tl_realize_many(count, all);
+  for (int i = 0, at = 0; st == TL_OK && i < o->n; at += nstate[i] + 1, i++)
+    for (int k = 0; st == TL_OK && k < nstate[i]; k++) st = tl_optim_swap_state(o, k ? &o->v[i] : &o->m[i], all[at + k]);
+  free(all);
+  free(nstate);
   tl_scope_end(s);
   return st;
 }
@@ -233,8 +248,7 @@ tl_status tl_optimizer_step(tl_optimizer *opt) {
   int was_enabled = tl_grad_enabled(ctx);
   tl_set_grad_enabled(ctx, 0);
   opt->t++;
-  tl_status st = TL_OK;
-  for (int i = 0; i < opt->n && st == TL_OK; i++) st = tl_optim_step_param(opt, i);
+  tl_status st = tl_optim_step_all(opt);
   tl_set_grad_enabled(ctx, was_enabled);
   if (st != TL_OK && st == tl_last_status(ctx)) {
     char inner[sizeof ctx->err.msg];
