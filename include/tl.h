@@ -270,6 +270,12 @@ TL_API tl_tensor *tl_cat(int n, tl_tensor *const *ts, int axis);
 TL_API tl_tensor *tl_stack(int n, tl_tensor *const *ts, int axis);
 /* a copy of a in a buffer of its own, computed when realized (a kernel boundary) */
 TL_API tl_tensor *tl_contiguous(tl_tensor *a);
+/* rows of table [V, D] picked by integer indices (i32 or i64, any shape [I...]):
+ * [I..., D], out[i..., :] = table[indices[i...], :], O(N*D) with N the number of
+ * indices. Lazy, so nothing checks the indices: one outside [0, V) reads the nearest
+ * row (0 or V - 1), never memory outside the table; tl_embedding checks them first.
+ * The table's gradient adds each picked row's gradient back into its row. */
+TL_API tl_tensor *tl_gather_rows(tl_tensor *table, tl_tensor *indices);
 
 /* ---- linear algebra ---------------------------------------------------------
  * numpy matmul semantics: 1-D operands are promoted and the added axis removed;
@@ -313,7 +319,8 @@ TL_API tl_tensor *tl_cross_entropy(tl_tensor *logits, tl_tensor *targets);
 TL_API tl_tensor *tl_binary_cross_entropy(tl_tensor *prob, tl_tensor *target);
 /* normalizes over the last axis; gamma and beta ([D]) may be NULL */
 TL_API tl_tensor *tl_layer_norm(tl_tensor *x, tl_tensor *gamma, tl_tensor *beta, double eps);
-/* weight [V, D], indices integer of any shape -> [..., D]; out-of-range indices are an error */
+/* weight [V, D], indices integer of any shape -> [..., D]: tl_gather_rows after reading
+ * the indices to the host to check them (an index outside [0, V) is an error, named) */
 TL_API tl_tensor *tl_embedding(tl_tensor *weight, tl_tensor *indices);
 /* 2-D convolution (cross-correlation, as PyTorch's conv2d) of x [N, C, H, W] with a
  * kernel w [O, C, kh, kw], x zero-padded by pad_h rows and pad_w columns on each side;

@@ -1,10 +1,12 @@
 /* test_diff.c — the compiled backend against the reference interpreter on 1,000
  * random graphs (random shapes, dtypes, chains of movement, elementwise and reduce
  * ops; compiled, each graph is a replay of the kernels of the same graph over other
- * values realized just before), and on 300 graphs of casts between every dtype of extreme values (±inf, NaN,
- * ±1e30, values either side of the i32 and i64 ranges). Every graph is seeded; a
- * mismatch prints the seed, and `TL_DIFF_SEED=N build/tests/tl_tests
- * diff_random_graphs` (TL_DIFF_CAST_SEED, diff_random_casts) replays one graph. */
+ * values realized just before), on 300 graphs of casts between every dtype of extreme
+ * values (±inf, NaN, ±1e30, values either side of the i32 and i64 ranges), and on 200
+ * row gathers (a computed table, indices in and out of range, a view of them) with the
+ * table's gradient (a scatter-add). Every graph is seeded; a mismatch prints the seed,
+ * and `TL_DIFF_SEED=N build/tests/tl_tests diff_random_graphs` (TL_DIFF_CAST_SEED,
+ * diff_random_casts; TL_DIFF_GATHER_SEED, diff_random_gathers) replays one graph. */
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -15,6 +17,8 @@
 
 #define NGRAPHS 1000
 #define NCAST_GRAPHS 300
+#define NGATHER_GRAPHS 200
+enum { PLAIN, CASTS, GATHERS }; /* the kinds of graph */
 #define MAX_POOL 64
 
 typedef struct {
@@ -273,10 +277,42 @@ static bool close_enough(tl_dtype d, double a, double b) {
   return a == b;
 }
 
-/* The graph of `seed` in g (its last tensor), NULL if building failed */
-static tl_tensor *build_graph(gen *g, bool extreme) {
+/* ---- the gather graphs ----------------------------------------------------------------
+ * table: a random leaf through a few movement and elementwise steps, as a float
+ * [rows, last axis], made a leaf requiring grad; indices: i32 or i64 in [-2, rows + 2)
+ * (a bad one is clamped the same way on both backends), maybe through a view; the
+ * result: the rows gathered, maybe through tanh, then the table's gradient of their
+ * weighted sum, both in one vector. */
+static tl_tensor *gather_graph(gen *g) {
   tl_tensor *t = random_leaf(g);
-  int steps = 2 + pick(g, 6);
+  for (int i = pick(g, 3); i > 0 && t; i--) t = pick(g, 2) ? movement(g, t) : elementwise(g, t);
+  if (!t) return NULL;
+  t = as_float(g, t);
+  int64_t last = tl_ndim(t) ? tl_dim(t, -1) : 1, rows = last ? tl_numel(t) / last : 0;
+  tl_tensor *table = keep(g, tl_reshape(t, 2, (int64_t[]){rows, last}));
+  if (!table || tl_set_requires_grad(table, 1) != TL_OK) return NULL;
+  int nd = pick(g, 3);
+  int64_t s[2] = {1 + pick(g, 4), 1 + pick(g, 4)}, n = nd == 0 ? 1 : nd == 1 ? s[0] : s[0] * s[1], v[16];
+  for (int64_t i = 0; i < n; i++) v[i] = (int64_t)pick(g, (int)rows + 4) - 2;
+  tl_tensor *idx = keep(g, tl_cast(keep(g, tl_from_data(g->ctx, TL_I64, nd, s, v)), pick(g, 2) ? TL_I32 : TL_I64));
+  if (nd && pick(g, 2)) idx = movement(g, idx);
+  tl_tensor *y = keep(g, tl_gather_rows(table, idx));
+  if (y && pick(g, 2)) y = keep(g, tl_tanh(y));
+  if (!y) return NULL;
+  int64_t shape[TL_MAX_DIMS], ny = tl_numel(y), nt = tl_numel(table);
+  for (int d = 0; d < tl_ndim(y); d++) shape[d] = tl_dim(y, d);
+  tl_tensor *c = keep(g, tl_sin(keep(g, tl_reshape(keep(g, tl_arange(g->ctx, TL_F64, 1, (double)ny + 1, 1)), tl_ndim(y), shape))));
+  if (tl_backward(keep(g, tl_sum(keep(g, tl_mul(y, c)), 0, NULL, 0)), NULL) != TL_OK) return NULL;
+  tl_tensor *parts[2] = {keep(g, tl_reshape(keep(g, tl_cast(y, TL_F64)), 1, &ny)),
+                         keep(g, tl_reshape(keep(g, tl_cast(keep(g, tl_grad(table)), TL_F64)), 1, &nt))};
+  return keep(g, tl_cat(2, parts, 0));
+}
+
+/* The graph of `seed` in g (its last tensor), NULL if building failed */
+static tl_tensor *build_graph(gen *g, int mode) {
+  bool extreme = mode == CASTS;
+  tl_tensor *t = mode == GATHERS ? gather_graph(g) : random_leaf(g);
+  int steps = mode == GATHERS ? 0 : 2 + pick(g, 6);
   for (int i = 0; i < steps && t; i++) {
     if (extreme) {
       t = cast_step(g, t);
@@ -292,10 +328,10 @@ static tl_tensor *build_graph(gen *g, bool extreme) {
 
 /* The graph of `seed` over other leaf values, realized and dropped: the real graph that
  * follows has its structure, so cpu replays its kernels on new buffers (replay.h). */
-static int realize_decoy(tl_ctx *ctx, uint64_t seed, bool extreme, char *why, size_t whylen) {
-  gen g = {seed * 0x2545F4914F6CDD1Dull + 1, ctx, {0}, 0, false, extreme, true};
+static int realize_decoy(tl_ctx *ctx, uint64_t seed, int mode, char *why, size_t whylen) {
+  gen g = {seed * 0x2545F4914F6CDD1Dull + 1, ctx, {0}, 0, false, mode == CASTS, true};
   tl_manual_seed(ctx, seed);
-  tl_tensor *t = build_graph(&g, extreme), *w = t ? keep(&g, tl_cast(t, TL_F64)) : NULL;
+  tl_tensor *t = build_graph(&g, mode), *w = t ? keep(&g, tl_cast(t, TL_F64)) : NULL;
   int bad = !w || !tl_data(w);
   if (bad) snprintf(why, whylen, "realizing the decoy failed: %s", tl_last_error(ctx));
   for (int i = 0; i < g.n; i++) tl_release(g.pool[i]);
@@ -306,19 +342,20 @@ static uint64_t replays; /* of the real graphs, over a shard */
 
 /* Builds the graph of `seed` and realizes it (as f64) on `backend`; the generator is
  * deterministic, so both backends see the same graph. */
-static int eval_graph(uint64_t seed, bool extreme, const char *backend, double **out, int64_t *n, tl_dtype *dt,
+static int eval_graph(uint64_t seed, int mode, const char *backend, double **out, int64_t *n, tl_dtype *dt,
                       char *why, size_t whylen) {
   /* *dt: the dtype whose tolerance applies (f32 if any f32 was involved) */
+  bool extreme = mode == CASTS;
   gen g = {seed * 0x2545F4914F6CDD1Dull + 1, tl_init(), {0}, 0, false, extreme, false};
   if (!g.ctx) return 1;
   tl_set_backend(g.ctx, backend);
-  if (!strcmp(backend, "cpu") && realize_decoy(g.ctx, seed, extreme, why, whylen)) {
+  if (!strcmp(backend, "cpu") && realize_decoy(g.ctx, seed, mode, why, whylen)) {
     tl_shutdown(g.ctx);
     return 1;
   }
   uint64_t replays_before = tl_get_stats(g.ctx).realize_replays;
   tl_manual_seed(g.ctx, seed);
-  tl_tensor *t = build_graph(&g, extreme);
+  tl_tensor *t = build_graph(&g, mode);
   int bad = 0;
   tl_tensor *w = t ? keep(&g, tl_cast(t, TL_F64)) : NULL;
   if (!w) {
@@ -359,12 +396,12 @@ static int eval_graph(uint64_t seed, bool extreme, const char *backend, double *
 }
 
 /* one graph; returns 0 if both backends agree */
-static int run_graph(uint64_t seed, bool extreme, char *why, size_t whylen) {
+static int run_graph(uint64_t seed, int mode, char *why, size_t whylen) {
   double *want = NULL, *got = NULL;
   int64_t n = 0, n2 = 0;
   tl_dtype dt = TL_F32;
-  int bad = eval_graph(seed, extreme, "interp", &want, &n, &dt, why, whylen) ||
-            eval_graph(seed, extreme, "cpu", &got, &n2, &dt, why, whylen);
+  int bad = eval_graph(seed, mode, "interp", &want, &n, &dt, why, whylen) ||
+            eval_graph(seed, mode, "cpu", &got, &n2, &dt, why, whylen);
   if (!bad && n != n2) {
     snprintf(why, whylen, "sizes differ: %lld and %lld", (long long)n, (long long)n2);
     bad = 1;
@@ -380,12 +417,13 @@ static int run_graph(uint64_t seed, bool extreme, char *why, size_t whylen) {
   return bad;
 }
 
-static int run_range(uint64_t from, uint64_t to, bool extreme) {
+static int run_range(uint64_t from, uint64_t to, int mode) {
   int failures = 0;
   char why[512];
   for (uint64_t s = from; s < to; s++) {
-    if (run_graph(s, extreme, why, sizeof why)) {
-      printf("  differential mismatch%s, seed %llu: %s\n", extreme ? " (casts)" : "", (unsigned long long)s, why);
+    if (run_graph(s, mode, why, sizeof why)) {
+      printf("  differential mismatch%s, seed %llu: %s\n", mode == CASTS ? " (casts)" : mode == GATHERS ? " (gathers)" : "",
+             (unsigned long long)s, why);
       fflush(stdout);
       failures++;
     }
@@ -396,22 +434,23 @@ static int run_range(uint64_t from, uint64_t to, bool extreme) {
 /* graphs [0, n) in SHARDS tests, which the runner spreads over the cores (compiling
  * kernels is the slow part); TL_DIFF_SEED (or TL_DIFF_CAST_SEED) runs one seed */
 enum { SHARDS = 8 };
-static void run_shard(int shard, int n, bool extreme) {
-  const char *one = getenv(extreme ? "TL_DIFF_CAST_SEED" : "TL_DIFF_SEED");
+static void run_shard(int shard, int n, int mode) {
+  const char *one = getenv(mode == CASTS ? "TL_DIFF_CAST_SEED" : mode == GATHERS ? "TL_DIFF_GATHER_SEED" : "TL_DIFF_SEED");
   if (one) {
-    if (shard == 0) CHECK_INT(run_range(strtoull(one, NULL, 10), strtoull(one, NULL, 10) + 1, extreme), 0);
+    if (shard == 0) CHECK_INT(run_range(strtoull(one, NULL, 10), strtoull(one, NULL, 10) + 1, mode), 0);
     return;
   }
   replays = 0;
-  CHECK_INT(run_range((uint64_t)shard * n / SHARDS, (uint64_t)(shard + 1) * n / SHARDS, extreme), 0);
+  CHECK_INT(run_range((uint64_t)shard * n / SHARDS, (uint64_t)(shard + 1) * n / SHARDS, mode), 0);
   /* most real graphs replayed the decoy's kernels (not those whose rewrite is a buffer) */
   CHECK(replays >= (uint64_t)n / SHARDS / 2);
 }
 
 #define DIFF_SHARD(k)                                                \
-  TEST(diff_random_graphs_##k) { run_shard(k, NGRAPHS, false); }     \
+  TEST(diff_random_graphs_##k) { run_shard(k, NGRAPHS, PLAIN); }     \
   /* casts saturate (NaN gives 0) on both backends, float to int */  \
-  TEST(diff_random_casts_##k) { run_shard(k, NCAST_GRAPHS, true); }
+  TEST(diff_random_casts_##k) { run_shard(k, NCAST_GRAPHS, CASTS); } \
+  TEST(diff_random_gathers_##k) { run_shard(k, NGATHER_GRAPHS, GATHERS); }
 DIFF_SHARD(0)
 DIFF_SHARD(1)
 DIFF_SHARD(2)

@@ -116,5 +116,9 @@ tl_uop *tl_api_view(tl_ctx *ctx, tl_uop *u, int kind, const int64_t *a, const in
 enum { TL_MOVE_RESHAPE, TL_MOVE_PERMUTE, TL_MOVE_EXPAND, TL_MOVE_SHRINK, TL_MOVE_PAD, TL_MOVE_FLIP };
 tl_uop *tl_api_broadcast_to(tl_ctx *ctx, tl_uop *u, int ndim, const int64_t *shape);
 tl_uop *tl_api_reduce(tl_ctx *ctx, tl_uop *u, int op, uint64_t axes_mask);
+/* GATHER: rows of table [V, D] picked by the integer node idx [I...] -> [I..., D] */
+tl_uop *tl_api_gather(tl_ctx *ctx, tl_uop *table, tl_uop *idx);
+/* SCATTER_ADD: values [I..., D] added into the rows idx [I...] of a zero [rows, D] */
+tl_uop *tl_api_scatter_add(tl_ctx *ctx, tl_uop *values, tl_uop *idx, int64_t rows);
 
 #endif

@@ -1,5 +1,5 @@
 /* ops.c — elementwise ops with broadcasting and promotion, reductions, softmax,
- * argmax and matmul, all built from the primitive and fused ops of the IR. */
+ * argmax, matmul and row gathers, all built from the primitive and fused ops of the IR. */
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -418,4 +418,47 @@ tl_tensor *tl_matmul(tl_tensor *x, tl_tensor *y) {
   tl_uop *r = tl_api_matmul(ctx, x->u, y->u);
   tl_tensor *out = tl_api_wrap(ctx, "matmul", r, mark); /* NULL r: the error is set, wrap cleans up */
   return tl_ag_record(out, TL_AG_MATMUL, 2, (tl_tensor *[]){x, y}, NULL, 0, TL_AG_SAVE_IN0 | TL_AG_SAVE_IN1);
+}
+
+/* ---- rows picked by an integer tensor ------------------------------------------------
+ * One GATHER node, O(N*D): in a kernel the row index is a loaded value that becomes
+ * part of the table's load index (lower.c). Its gradient is a SCATTER_ADD of the same
+ * indices (grad_rules.c), also O(N*D) plus the zero fill of the [V, D] result. */
+tl_uop *tl_api_gather(tl_ctx *ctx, tl_uop *table, tl_uop *idx) {
+  if (!table || !idx) return NULL;
+  int64_t shape[TL_MAX_DIMS];
+  memcpy(shape, idx->shape, sizeof(int64_t) * (size_t)idx->ndim);
+  shape[idx->ndim] = table->shape[1];
+  if (!tl_api_shape_fits(ctx, "gather_rows", idx->ndim + 1, shape)) return NULL;
+  tl_uop *src[2] = {table, idx};
+  tl_arg none = {0};
+  return tl_uop_make(&ctx->graph, TL_OP_GATHER, (tl_dtype)table->dtype, 2, src, none, 0, idx->ndim + 1, shape);
+}
+
+tl_uop *tl_api_scatter_add(tl_ctx *ctx, tl_uop *values, tl_uop *idx, int64_t rows) {
+  if (!values || !idx) return NULL;
+  tl_uop *src[2] = {values, idx};
+  tl_arg none = {0};
+  int64_t shape[2] = {rows, values->shape[values->ndim - 1]};
+  return tl_uop_make(&ctx->graph, TL_OP_SCATTER_ADD, (tl_dtype)values->dtype, 2, src, none, 0, 2, shape);
+}
+
+tl_tensor *tl_gather_rows(tl_tensor *table, tl_tensor *indices) {
+  if (!table || !indices || !(table = tl_api_tensor(table, "gather_rows")) ||
+      !(indices = tl_api_tensor(indices, "gather_rows")))
+    return NULL;
+  tl_ctx *ctx = table->slot.ctx;
+  size_t mark = tl_graph_mark(&ctx->graph);
+  if (indices->slot.ctx != ctx) return tl_api_fail(ctx, mark, TL_ERR_ARG, "gather_rows: tensors from different contexts");
+  tl_uop *t = table->u, *i = indices->u;
+  if (t->ndim != 2)
+    return tl_api_fail(ctx, mark, TL_ERR_SHAPE, "gather_rows: table must have 2 axes [V, D], got %d", t->ndim);
+  if (i->dtype != TL_I32 && i->dtype != TL_I64)
+    return tl_api_fail(ctx, mark, TL_ERR_DTYPE, "gather_rows: indices must be i32 or i64, got %s",
+                       tl_dtype_name((tl_dtype)i->dtype));
+  if (i->ndim >= TL_MAX_DIMS)
+    return tl_api_fail(ctx, mark, TL_ERR_SHAPE, "gather_rows: indices have rank %d, at most %d leaves room for the result's axis",
+                       i->ndim, TL_MAX_DIMS - 1);
+  tl_tensor *out = tl_api_wrap(ctx, "gather_rows", tl_api_gather(ctx, t, i), mark);
+  return tl_ag_record(out, TL_AG_GATHER, 2, (tl_tensor *[]){table, indices}, NULL, 0, TL_AG_SAVE_IN1);
 }

@@ -30,6 +30,7 @@ typedef enum {
   TL_AG_CAT,        /* p[0]: axis; n inputs */
   TL_AG_CONTIGUOUS,
   TL_AG_MATMUL,
+  TL_AG_GATHER,     /* inputs: table, indices (no gradient) */
 } tl_ag_op;
 
 /* reduction kinds recorded by TL_AG_REDUCE (the API's, before lowering) */

@@ -332,6 +332,9 @@ bool tl_ag_input_grads(tl_ctx *ctx, const tl_ag_node *n, tl_uop *g, tl_uop **gra
     break;
   }
   case TL_AG_MATMUL: matmul_grad(&r, g, &grads[0], &grads[1]); break;
+  case TL_AG_GATHER: /* each picked row's gradient goes back to its row; the indices take none */
+    if (n->in[0].fn) grads[0] = tl_api_scatter_add(ctx, g, n->in[1].value, n->in[0].shape[0]);
+    break;
   default: grads[0] = to_input(&r, movement_grad(&r, g), 0); break;
   }
   for (int i = n->op == TL_AG_WHERE ? 1 : 0; i < n->nin; i++) /* a condition takes no gradient */

@@ -1,9 +1,36 @@
 /* kernel_prelude.h — the text every generated kernel starts with: core/scalar.h
- * (the scalar semantics, shared with constant folding and the interpreter) and then,
- * for GEMM kernels only, the GEMM routine below. The build pastes both files, in that
+ * (the scalar semantics, shared with constant folding and the interpreter), then the
+ * scatter-add routine (compiled only in scatter kernels) and, for GEMM kernels only,
+ * the GEMM routine below. The build pastes both files, in that
  * order, into build/gen/kernel_prelude.inc (Makefile); compiled into libtl, this
  * header includes core/scalar.h itself. */
 #include "core/scalar.h" /* tl-prelude: dropped from the pasted text */
+
+/* ---- scatter-add (the gradient of a row gather) ---------------------------------------
+ * out [rows, d] = 0, then out[idx[i], :] += src[i, :] for i in [0, n), in the order of i
+ * (a repeated row sums the same on any number of threads). The parallel range is out's
+ * rows: a chunk zeroes its rows [begin, end), then walks every index and adds the rows
+ * that land in it, so no two threads write one row and the work is rows*d (the fill)
+ * + chunks*n + n*d. Compiled only where TL_SCATTER is defined (its kernels). */
+#ifdef TL_SCATTER
+#define TL_SCATTER_ADD(name, T, I)                                                                \
+  static void name(T *restrict out, const T *restrict src, const I *restrict idx, tl_i64 n,        \
+                   tl_i64 rows, tl_i64 d, tl_i64 begin, tl_i64 end) {                              \
+    for (tl_i64 k = begin * d; k < end * d; k++) out[k] = 0;                                       \
+    for (tl_i64 i = 0; i < n; i++) {                                                              \
+      tl_i64 row = tl_clamp_row((tl_i64)idx[i], rows);                                            \
+      if (row < begin || row >= end) continue;                                                    \
+      T *o = out + row * d;                                                                       \
+      const T *s = src + i * d;                                                                   \
+      for (tl_i64 k = 0; k < d; k++) o[k] += s[k];                                                \
+    }                                                                                             \
+  }
+TL_SCATTER_ADD(tl_scatter_add_f32_i32, float, tl_i32)
+TL_SCATTER_ADD(tl_scatter_add_f32_i64, float, tl_i64)
+TL_SCATTER_ADD(tl_scatter_add_f64_i32, double, tl_i32)
+TL_SCATTER_ADD(tl_scatter_add_f64_i64, double, tl_i64)
+#undef TL_SCATTER_ADD
+#endif
 
 /* ---- GEMM (matmul-shaped sums) ------------------------------------------------------
  * A fixed, tested routine that generated kernels call (docs/decisions.md, "GEMM in the

@@ -339,9 +339,29 @@ static tl_uop *reduce_value(lowerer *L, tl_uop *u, tl_uop *const *idx, tl_uop *g
   return tl_build_cast(g, acc, TL_F32);
 }
 
+/* GATHER at idx: the row index is a value loaded from the indices (at idx less its
+ * last axis) and becomes the table's first index, so the table is read once per
+ * element of the result: O(N*D), and elementwise work on the table fused here runs
+ * only for the rows picked. The index is clamped to [0, V): the API checks indices on
+ * the host (tl_embedding), and whatever reaches a kernel can still never read outside
+ * the table; the clamp also gives the load index proven bounds. */
+static tl_uop *gather_value(lowerer *L, tl_uop *u, tl_uop *const *idx, tl_uop *guard) {
+  tl_graph *g = &L->out->g;
+  tl_uop *table = u->src[0];
+  int64_t rows = table->shape[0];
+  if (rows == 0) return tl_build_const(g, (tl_dtype)u->dtype, 0); /* nothing to read (interp: 0 too) */
+  tl_uop *r = tl_build_cast(g, value(L, u->src[1], idx, guard), TL_I64);
+  if (!r) return NULL;
+  r = tl_build_where(g, bin(L, TL_OP_CMPLT, r, ic(L, rows)), r, ic(L, rows - 1));
+  r = r ? bin(L, TL_OP_MAX, r, ic(L, 0)) : NULL;
+  tl_uop *tidx[2] = {r, idx[u->ndim - 1]};
+  return r ? value(L, table, tidx, guard) : NULL;
+}
+
 static tl_uop *compute(lowerer *L, tl_uop *u, tl_uop *const *idx, tl_uop *guard) {
   tl_graph *g = &L->out->g;
   if (is_input(L, u)) return load(L, u, 0, linear_index(L, u->ndim, u->shape, idx), guard);
+  if (u->op == TL_OP_GATHER) return gather_value(L, u, idx, guard);
   switch (tl_op_kind(u->op)) {
   case 'L':
     if (u->op == TL_OP_CONST) {
@@ -590,6 +610,32 @@ static bool lower_gemm(lowerer *L, tl_uop *root, const tl_kernel_form *f) {
   if (sum != root) lower_epilogue(L, root, sum, &r, g);
   L->out->work = batch * g->gm * g->gn;
   L->out->inner_work = g->um * g->un * (g->k > 0 ? g->k : 1);
+  return true;
+}
+
+/* ---- scatter-add ----------------------------------------------------------------------
+ * A SCATTER_ADD writes rows picked by data, which no loop nest of out[idx] = f(idx)
+ * expresses without a one-hot product (O(N*V*D)): the prelude's routine runs it over
+ * its two sources, both buffers (the scheduler computes them first). The parallel
+ * range is the output's rows, so no two threads write one row (kernel_prelude.h). */
+static bool lower_scatter(lowerer *L, tl_uop *root) {
+  if (root->op != TL_OP_SCATTER_ADD) return false;
+  tl_uop *values = root->src[0], *ids = root->src[1];
+  tl_scatter_plan *p = alloc(L, sizeof *p);
+  if (!p) return true;
+  if (!is_input(L, values) || !is_input(L, ids)) {
+    tl_error_set(L->err, TL_ERR_INTERNAL, "lowering: a scatter-add's sources must be buffers");
+    L->failed = true;
+    return true;
+  }
+  p->slot_values = slot_of(L, values, 0);
+  p->slot_idx = slot_of(L, ids, 0);
+  p->n = tl_uop_numel(ids);
+  p->rows = root->shape[0];
+  p->d = root->shape[1];
+  L->out->scatter = p;
+  L->out->work = p->rows;
+  L->out->inner_work = p->d > 0 ? p->d : 1;
   return true;
 }
 
@@ -878,7 +924,7 @@ tl_status tl_lower_kernel(tl_uop *root, const tl_schedule *s, tl_lowered *out, t
   out->work = 1;
   const tl_kernel_form *f = tl_schedule_form(s, root);
   if (root->op == TL_OP_SINK) lower_sink(L, root);
-  else if (!f || !lower_gemm(L, root, f)) lower_loops(L, root);
+  else if (!lower_scatter(L, root) && (!f || !lower_gemm(L, root, f))) lower_loops(L, root);
   bool failed = L->failed;
   free(L);
   if (failed) {

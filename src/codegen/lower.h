@@ -49,8 +49,16 @@ typedef struct tl_gemm_plan {
   int64_t bshape[TL_MAX_DIMS], bsa[TL_MAX_DIMS], bsb[TL_MAX_DIMS], bsc[TL_MAX_DIMS];
 } tl_gemm_plan;
 
+/* A SCATTER_ADD run by the prelude's routine (tl_scatter_add_*): out [rows, d] = 0,
+ * then out[idx[i], :] += values[i, :] for i in [0, n); the parallel range is the rows. */
+typedef struct tl_scatter_plan {
+  int slot_values, slot_idx;
+  int64_t n, rows, d;
+} tl_scatter_plan;
+
 typedef struct tl_lowered {
   tl_graph g;          /* the kernel graph (arena) */
+  tl_scatter_plan *scatter; /* not NULL: the kernel is this scatter-add (root is unused) */
   tl_gemm_plan *gemm;  /* not NULL: the kernel is this GEMM; root then holds its
                           epilogue, if any (below) */
   /* The epilogue: the kernel's root is elementwise over the GEMM's sums (bias, relu,

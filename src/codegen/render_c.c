@@ -372,6 +372,7 @@ char *tl_render_c(const tl_lowered *l, const char *fn_name) {
   tl_strbuf s = {0};
   const tl_gemm_plan *g = l->gemm;
   if (g) tl_strbuf_puts(&s, "#define TL_GEMM 1\n");
+  if (l->scatter) tl_strbuf_puts(&s, "#define TL_SCATTER 1\n");
   const char *gemm = g ? NULL : strstr(prelude_text, GEMM_SECTION);
   tl_strbuf_putn(&s, prelude_text, gemm ? (size_t)(gemm - prelude_text) : sizeof prelude_text - 1);
   if (g) gemm_desc(&s, g);
@@ -390,6 +391,11 @@ char *tl_render_c(const tl_lowered *l, const char *fn_name) {
     tl_strbuf_printf(&s, "  tl_gemm_run_%s(&tl_gd, b%d + %lldLL, b%d + %lldLL, b0, begin, end, bufs, %s);\n",
                      l->args[0]->dtype == TL_F32 ? "f32" : "f64", g->slot_a, (long long)g->off_a, g->slot_b,
                      (long long)g->off_b, l->epilogue ? "tl_epi" : "0");
+  } else if (l->scatter) {
+    const tl_scatter_plan *p = l->scatter;
+    tl_strbuf_printf(&s, "  tl_scatter_add_%s_%s(b0, b%d, b%d, %lldLL, %lldLL, %lldLL, begin, end);\n",
+                     l->args[0]->dtype == TL_F32 ? "f32" : "f64", l->args[p->slot_idx]->dtype == TL_I32 ? "i32" : "i64",
+                     p->slot_values, p->slot_idx, (long long)p->n, (long long)p->rows, (long long)p->d);
   } else if (has_parallel_loop(l->root)) {
     block(&s, l->root, 1);
   } else { /* no loop to split: the single iteration belongs to chunk [0, 1) */

@@ -167,4 +167,8 @@ static inline double tl_uniform_f64(tl_u64 seed, tl_u64 stream, tl_i64 i) {
   return (double)((((tl_u64)w[0] << 32) | w[1]) >> 11) * (1.0 / 9007199254740992.0);
 }
 
+/* a gathered or scattered row index clamped to [0, rows): a bad index (the API checks
+ * them first) picks the nearest row, never memory outside the table */
+static inline tl_i64 tl_clamp_row(tl_i64 i, tl_i64 rows) { return i < 0 ? 0 : i >= rows ? rows - 1 : i; }
+
 #endif

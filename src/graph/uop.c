@@ -293,6 +293,14 @@ static void set_bounds(tl_uop *u) {
   case TL_OP_MOD:
     if (b_const && b0 > 0 && a0 >= 0) set_range(u, 0, b0 - 1);
     break;
+  case TL_OP_MAX: /* clamps (a gathered row index) keep their bounds */
+    if (!tl_dtype_is_float(u->dtype)) set_range(u, a0 > b0 ? a0 : b0, a1 > b1 ? a1 : b1);
+    break;
+  case TL_OP_WHERE: {
+    __int128 c0 = u->src[2]->vmin, c1 = u->src[2]->vmax;
+    if (!tl_dtype_is_float(u->dtype)) set_range(u, b0 < c0 ? b0 : c0, b1 > c1 ? b1 : c1);
+    break;
+  }
   case TL_OP_CMPLT: case TL_OP_CMPEQ: case TL_OP_CMPNE: case TL_OP_AND: case TL_OP_OR:
   case TL_OP_NOT:
     set_range(u, 0, 1);

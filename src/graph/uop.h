@@ -22,7 +22,14 @@
 #include "core/dtype.h"
 
 /* X(name, kind, fused) — kind: L leaf, U unary, B binary, T ternary, R reduce,
- * V view, S sink, K kernel-only. fused ops are rewritten into primitives before codegen.
+ * V view, X indexed (reads rows picked by an integer tensor), S sink, K kernel-only.
+ * fused ops are rewritten into primitives before codegen.
+ *
+ * The indexed ops (src[0] the values, src[1] the indices, any integer dtype and shape
+ * [I...]; an index outside [0, V) is clamped to the nearest row, never undefined):
+ *   GATHER       src[0] a table [V, D]; out [I..., D] = table[idx[I...], :]
+ *   SCATTER_ADD  src[0] values [I..., D]; out [V, D] = 0, out[idx[i], :] += values[i, :]
+ *                (the adjoint of GATHER: its gradient w.r.t. the table)
  * SINK: several values of one dtype computed by one kernel into one buffer (see
  * tl_sink_layout). */
 #define TL_OPS(X)                                                              \
@@ -39,6 +46,7 @@
   X(CMPGT, 'B', 1) X(CMPGE, 'B', 1)                                            \
   X(WHERE, 'T', 0)                                                             \
   X(RSUM, 'R', 0) X(RMAX, 'R', 0) X(RPROD, 'R', 0)                             \
+  X(GATHER, 'X', 0) X(SCATTER_ADD, 'X', 0)                                     \
   X(SINK, 'S', 0)                                                              \
   X(RANGE, 'K', 0) X(LOAD, 'K', 0) X(ACC, 'K', 0)
 
@@ -50,7 +58,7 @@ typedef enum {
 } tl_op;
 
 const char *tl_op_name(int op);
-char tl_op_kind(int op); /* 'L' 'U' 'B' 'T' 'R' 'V' 'S' 'K' */
+char tl_op_kind(int op); /* 'L' 'U' 'B' 'T' 'R' 'V' 'X' 'S' 'K' */
 bool tl_op_is_fused(int op);
 bool tl_op_is_elementwise(int op); /* U, B, T */
 

@@ -78,7 +78,8 @@ static tl_ctx *tl_nn_ctx2(tl_tensor *a, tl_tensor *b, const char *what) {
 
 /* Checks that every integer in idx lies in [0, n). The values have to be read to the
  * host (one small kernel and a copy): an out-of-range index would otherwise pick an
- * all-zero one-hot row and give a silently wrong result. The first bad value is
+ * all-zero one-hot row (cross_entropy) or the nearest row (embedding's gather) and
+ * give a silently wrong result. The first bad value is
  * named in the message: "<what>: <noun> 7 is out of range for 5 <unit>". */
 static int tl_nn_check_range(tl_ctx *ctx, tl_tensor *idx, int64_t n, const char *what, const char *noun,
                              const char *unit) {
@@ -220,10 +221,10 @@ tl_tensor *tl_layer_norm(tl_tensor *x, tl_tensor *gamma, tl_tensor *beta, double
   return tl_nn_finish(ctx, s, y, "layer_norm");
 }
 
-/* Rows of weight picked by a one-hot matmul: one_hot(indices) [N, V] x weight [V, D].
- * That costs O(N*V*D) work and an N*V mask instead of a gather — fine for small
- * vocabularies, and it needs no gather operation (none exists) nor a backward rule of
- * its own: the weight's gradient is one_hot^T x grad, from matmul's. */
+/* Rows of weight picked by tl_gather_rows: O(N*D) work and memory for N indices, and
+ * the weight's gradient a scatter-add of the same rows (O(N*D) plus the [V, D] fill).
+ * The indices are read to the host first, so an out-of-range one is an error naming
+ * it rather than the nearest row the gather clamps it to. */
 tl_tensor *tl_embedding(tl_tensor *weight, tl_tensor *indices) {
   if (!weight || !indices) return NULL;
   tl_ctx *ctx = tl_nn_ctx2(weight, indices, "embedding");
@@ -241,16 +242,12 @@ tl_tensor *tl_embedding(tl_tensor *weight, tl_tensor *indices) {
   if (nd >= TL_MAX_DIMS) /* the result has one more axis */
     return tl_nn_fail(ctx, TL_ERR_SHAPE, "embedding: indices have rank %d, at most %d leaves room for the result's axis",
                       nd, TL_MAX_DIMS - 1);
-  int64_t v = tl_dim(weight, 0), out[TL_MAX_DIMS];
-  for (int i = 0; i < nd; i++) out[i] = tl_dim(indices, i);
-  out[nd] = tl_dim(weight, 1);
+  int64_t v = tl_dim(weight, 0);
   tl_scope *s = tl_scope_begin(ctx, "embedding");
   if (!s) return NULL;
   if (!tl_nn_check_range(ctx, indices, v, "embedding", "index", "rows"))
     return tl_nn_finish(ctx, s, NULL, "embedding");
-  tl_tensor *flat = tl_reshape(indices, 1, (int64_t[]){tl_numel(indices)});
-  tl_tensor *rows = tl_matmul(tl_nn_one_hot(ctx, flat, v, wt), weight);
-  return tl_nn_finish(ctx, s, tl_reshape(rows, nd + 1, out), "embedding");
+  return tl_nn_finish(ctx, s, tl_gather_rows(weight, indices), "embedding");
 }
 
 /* keep = rand >= p (probability 1 - p); kept values scaled by 1/(1-p) so the

@@ -139,6 +139,35 @@ static tl_buffer *eval_sink(interp *I, tl_uop *u) {
   return out;
 }
 
+/* GATHER and SCATTER_ADD straight from their definitions (uop.h), rows clamped as the
+ * kernels clamp them; a scatter sums each row in double, in the order of the indices */
+static tl_buffer *eval_indexed(interp *I, tl_uop *u, tl_buffer *x, tl_buffer *ids) {
+  tl_buffer *out = new_buf(I, u);
+  if (!out) return NULL;
+  bool gather = u->op == TL_OP_GATHER;
+  int64_t rows = gather ? u->src[0]->shape[0] : u->shape[0], d = u->shape[u->ndim - 1];
+  if (gather) {
+    for (int64_t o = 0; o < out->numel; o++) {
+      int64_t row = tl_clamp_row(get(ids, o / d).i, rows);
+      set(out, o, rows ? get(x, row * d + o % d) : (tl_value){0});
+    }
+    return out;
+  }
+  double *acc = calloc((size_t)(out->numel ? out->numel : 1), sizeof *acc);
+  if (!acc) {
+    tl_buffer_release(out);
+    tl_error_set(I->err, TL_ERR_NOMEM, "interp: out of memory");
+    return NULL;
+  }
+  for (int64_t i = 0; rows && i < ids->numel; i++) {
+    int64_t row = tl_clamp_row(get(ids, i).i, rows);
+    for (int64_t k = 0; k < d; k++) acc[row * d + k] += get(x, i * d + k).f;
+  }
+  for (int64_t o = 0; o < out->numel; o++) set(out, o, (tl_value){.f = acc[o]});
+  free(acc);
+  return out;
+}
+
 static tl_buffer *compute(interp *I, tl_uop *u) {
   if (u->op == TL_OP_BUFFER) {
     tl_buffer_retain(u->arg.p);
@@ -149,6 +178,7 @@ static tl_buffer *compute(interp *I, tl_uop *u) {
   for (int i = 0; i < u->nsrc; i++)
     if (!(src[i] = eval(I, u->src[i]))) return NULL;
   if (tl_op_kind(u->op) == 'R') return eval_reduce(I, u, src[0]);
+  if (tl_op_kind(u->op) == 'X') return eval_indexed(I, u, src[0], src[1]);
   if (!(out = new_buf(I, u))) return NULL;
   int64_t n = tl_uop_numel(u), idx[TL_MAX_DIMS];
   tl_value zero = {0};

@@ -152,6 +152,19 @@ static void visit(scheduler *s, tl_uop *u, const depths *dp, tl_uop *kroot) {
     mark_realize(s, u);
     return;
   }
+  if (u->op == TL_OP_SCATTER_ADD) { /* a routine over buffers (lower.c): its own kernel */
+    if (u != kroot) {
+      mark_realize(s, u);
+      return;
+    }
+    for (int i = 0; i < u->nsrc; i++)
+      if (u->src[i]->op != TL_OP_BUFFER) mark_realize(s, u->src[i]); /* computed first, contiguous */
+    return;
+  }
+  if (u->op == TL_OP_GATHER) { /* both read at an index that is no loop of ours: as through a view */
+    for (int i = 0; i < u->nsrc; i++) visit(s, u->src[i], NULL, kroot);
+    return;
+  }
   tl_gemm_roles roles;
   bool gemm = kind == 'R' && tl_form_gemm_roles(u, &roles);
   if (gemm && u != kroot && (s->epilogue == u || (!s->epilogue && epilogue_fusable(s, kroot, u))))

@@ -8,7 +8,9 @@
  * the innermost loops there (a row softmax is one kernel: the row's max and sum are
  * computed once per row, before the loop that writes the row). Any other reduce
  * read through a view is realized. A computed node shared by several consumers, one
- * of them through a view, is realized so that no work is repeated per element. */
+ * of them through a view, is realized so that no work is repeated per element.
+ * A GATHER fuses like an elementwise op, its sources read as through a view; a
+ * SCATTER_ADD is a kernel of its own whose sources are computed first. */
 #ifndef TL_SCHED_SCHEDULE_H
 #define TL_SCHED_SCHEDULE_H
 
