@@ -770,3 +770,14 @@ TEST(parse_script_and_main_is_an_error) {
                "  hint: move them into `main` (line 1), or remove `fn main` to run them as a script\n",
                "(fn main () (block))\n");
 }
+
+TEST(parse_tuples) {
+  CHECK_BODY("let t = (1, (2.5,), ());", "(block (let t (tuple 1 (tuple 2.5) (tuple))))");
+  CHECK_BODY("(a)", "(block (value a))");
+  CHECK_BODY("t.0.1.2", "(block (value (. (. (. t 0) 1) 2)))"); /* `.0.1` lexes as a float */
+  CHECK_BODY("t.1.x", "(block (value (. (. t 1) x)))");
+  CHECK_BODY("let ((a, _), mut b) = t;", "(block (let (tuple (tuple a _) mut b) t))");
+  CHECK_BODY("let (x) = 1;", "(block (let x 1))");
+  CHECK_FILE("fn f(p: (i64, (Tensor<f32>,)), q: ()) -> (f32, i64) { p }\n",
+             "(fn f ((p (i64, (Tensor<f32>,))) (q ())) -> (f32, i64) (block (value p)))\n");
+}

@@ -9,12 +9,15 @@
 
 #include "lang/lex.h"
 
-/* `i64`, `Point`, `Tensor`, `Tensor<f32, 2>` */
+/* `i64`, `Point`, `Tensor`, `Tensor<f32, 2>`, a tuple `(i64, Tensor)`, `()` */
 typedef struct tl_type {
   int line, col;
-  const char *name;  /* "i64", "Tensor", a struct's name */
+  const char *name;  /* "i64", "Tensor", a struct's name; "()" for a tuple or unit */
   const char *dtype; /* Tensor<dtype, rank>: "f32"...; NULL when not written */
   int64_t rank;      /* -1 when not written */
+  struct tl_type *elems; /* a tuple's element types, linked by next (NULL: `()`) */
+  bool is_tuple;         /* `(...)`: elems, or unit when there are none */
+  struct tl_type *next;
 } tl_type;
 
 typedef enum {
@@ -33,9 +36,11 @@ typedef enum {
   TL_N_RANGE,      /* lhs..rhs, either may be NULL */
   TL_N_CALL,       /* lhs(args) */
   TL_N_METHOD,     /* lhs.name(args) */
-  TL_N_FIELD,      /* lhs.name */
+  TL_N_FIELD,      /* lhs.name (a tuple's field: "0", "1"...) */
   TL_N_INDEX,      /* lhs[args]; a RANGE argument is a slice */
   TL_N_ARRAY,      /* [args] */
+  TL_N_TUPLE,      /* (args): a tuple (`(a,)` one element, `()` unit); also a `let`
+                      pattern, whose leaves are IDENT nodes (is_mut; `_` binds nothing) */
   TL_N_STRUCT_LIT, /* name { args }: FIELD_INIT nodes */
   TL_N_FIELD_INIT, /* name: lhs (shorthand `y` gives lhs = IDENT y) */
   TL_N_IF,         /* if cond then (a BLOCK) else els (a BLOCK, an IF or NULL) */
@@ -47,7 +52,8 @@ typedef enum {
                       args the terms; an ATOM negated has op NOT */
   TL_N_LVAR,       /* `$x` in a query or a rule: name */
   /* statements */
-  TL_N_LET,        /* let is_mut? name (: type)? (= rhs)? */
+  TL_N_LET,        /* let is_mut? name (: type)? (= rhs)?; `let (a, b) = ..`: name NULL,
+                      lhs the pattern (a TUPLE) */
   TL_N_ASSIGN,     /* lhs op rhs: op is ASSIGN or PLUS_ASSIGN... */
   TL_N_EXPR_STMT,  /* lhs; */
   TL_N_WHILE,      /* while cond body */

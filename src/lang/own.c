@@ -105,7 +105,7 @@ static void live_expr(own *o, tl_node *n, uint64_t *live) {
     live_expr(o, n->rhs, live);
     live_expr(o, n->lhs, live);
     return;
-  case TL_N_CALL: case TL_N_METHOD: case TL_N_INDEX: case TL_N_ARRAY: case TL_N_STRUCT_LIT:
+  case TL_N_CALL: case TL_N_METHOD: case TL_N_INDEX: case TL_N_ARRAY: case TL_N_STRUCT_LIT: case TL_N_TUPLE:
   case TL_N_LOGIC: /* a query's or a fact's arguments read the function's values */
     live_list(o, n->args, live, false);
     live_expr(o, n->lhs, live); /* the receiver or indexed value runs first */
@@ -151,10 +151,17 @@ static void live_loop(own *o, tl_node *n, uint64_t *live) {
   o->used = mark;
 }
 
+/* `let (a, (b, _)) = ..` defines each name of its pattern */
+static void kill_pattern(const tl_node *p, uint64_t *live) {
+  if (p->kind == TL_N_IDENT && p->var) kill(live, p->var->id);
+  for (const tl_node *e = p->kind == TL_N_TUPLE ? p->args : NULL; e; e = e->next) kill_pattern(e, live);
+}
+
 static void live_stmt(own *o, tl_node *n, uint64_t *live) {
   switch (n->kind) {
   case TL_N_LET:
     if (n->var) kill(live, n->var->id);
+    if (n->lhs) kill_pattern(n->lhs, live);
     live_expr(o, n->rhs, live);
     return;
   case TL_N_ASSIGN:

@@ -185,14 +185,32 @@ static bool is_dtype(const char *s) {
   return false;
 }
 
-// type = ident ("<" dtype ("," int)? ">")?     -- generics only on Tensor
+// type = ident ("<" dtype ("," int)? ">")? | tuple_type    -- generics only on Tensor
+// tuple_type = "(" ")" | "(" type "," ")" | "(" type ("," type)+ ","? ")"
 static tl_type *type(parser *p) {
   const tl_token *t = peek(p);
   tl_type *ty = alloc(p, sizeof *ty);
   ty->line = t->line;
   ty->col = t->col;
-  ty->name = ident(p, "a type");
   ty->rank = -1;
+  if (consume(p, TL_TOK_LPAREN)) { /* `(T)` alone is T, as in Rust; `(T,)` a tuple */
+    enter(p);
+    ty->name = "()";
+    ty->is_tuple = true;
+    tl_type **tail = &ty->elems;
+    bool comma = false;
+    while (!at(p, TL_TOK_RPAREN)) {
+      *tail = type(p);
+      tail = &(*tail)->next;
+      if (at(p, TL_TOK_RPAREN)) break;
+      expect(p, TL_TOK_COMMA, "',' or ')' in the tuple type");
+      comma = true;
+    }
+    next(p);
+    p->depth--;
+    return ty->elems && !ty->elems->next && !comma ? ty->elems : ty;
+  }
+  ty->name = ident(p, "a type");
   if (!at(p, TL_TOK_LT)) return ty;
   if (strcmp(ty->name, "Tensor")) fail_at(p, peek(p), "only Tensor takes type arguments");
   next(p);
@@ -397,6 +415,24 @@ static tl_node *path_or_ident(parser *p) {
   return n;
 }
 
+// paren = "(" ")" | "(" expr ")" | "(" expr "," (expr ("," expr)* ","?)? ")"
+//   -- `(e)` is e; a comma makes a tuple (`(a,)` has one element); `()` is unit
+static tl_node *paren(parser *p) {
+  tl_node *n = new_node(p, TL_N_TUPLE, next(p));
+  tl_node head = {0}, *cur = &head;
+  bool comma = false;
+  while (!at(p, TL_TOK_RPAREN)) {
+    cur = cur->next = expr_with(p, false);
+    if (at(p, TL_TOK_RPAREN)) break;
+    expect(p, TL_TOK_COMMA, "',' or ')'");
+    comma = true;
+  }
+  next(p);
+  if (head.next && !head.next->next && !comma) return head.next;
+  n->args = head.next;
+  return n;
+}
+
 // primary = int | float | string | char | "true" | "false" | "self" | path | ident
 //         | struct_lit | "(" expr ")" | array | if | block
 static tl_node *primary(parser *p) {
@@ -430,11 +466,7 @@ static tl_node *primary(parser *p) {
       return n;
     }
     return struct_lit_ahead(p) ? struct_lit(p) : path_or_ident(p);
-  case TL_TOK_LPAREN:
-    next(p);
-    n = expr_with(p, false);
-    expect(p, TL_TOK_RPAREN, "')'");
-    return n;
+  case TL_TOK_LPAREN: return paren(p);
   case TL_TOK_LBRACKET: return array(p);
   case TL_TOK_IF: return if_expr(p);
   case TL_TOK_LBRACE: return block(p);
@@ -442,6 +474,30 @@ static tl_node *primary(parser *p) {
   case TL_TOK_DOLLAR: return logic_node(p, tl_lparse_lvar);
   default: unexpected(p, "an expression");
   }
+}
+
+/* `t.0`, and `t.0.1`, which the lexer reads as `t` `.` `0.1` (a float): each digit
+ * run a field. m is the FIELD node made at the `.`; returns the outer one. */
+static tl_node *tuple_field(parser *p, tl_node *base, tl_node *m) {
+  const tl_token *t = next(p);
+  const char *text = p->diag->src + t->offset, *dot = memchr(text, '.', t->len);
+  size_t first = dot ? (size_t)(dot - text) : t->len;
+  for (size_t i = 0; i < t->len; i++)
+    if (!(text[i] >= '0' && text[i] <= '9') && text + i != dot)
+      fail_at(p, t, "expected a tuple field (`.0`, `.1`...), found %s", t->kind == TL_TOK_FLOAT ? "a float" : "an integer");
+  char *a = alloc(p, first + 1);
+  memcpy(a, text, first);
+  m->name = a;
+  m->lhs = base;
+  if (!dot) return m;
+  tl_node *outer = new_node(p, TL_N_FIELD, t);
+  outer->col += (int)first + 1;
+  size_t rest = t->len - first - 1;
+  char *b = alloc(p, rest + 1);
+  memcpy(b, dot + 1, rest);
+  outer->name = b;
+  outer->lhs = m;
+  return outer;
 }
 
 // postfix = primary ("(" args ")" | "." ident ("(" args ")")? | "[" args "]")*
@@ -462,6 +518,10 @@ static tl_node *postfix(parser *p) {
       m->args = args(p, TL_TOK_RBRACKET, "',' or ']' in the index");
     } else if (consume(p, TL_TOK_DOT)) {
       m = new_node(p, TL_N_FIELD, t);
+      if (at(p, TL_TOK_INT) || at(p, TL_TOK_FLOAT)) {
+        n = tuple_field(p, n, m);
+        continue;
+      }
       m->name = ident(p, "a field or method name after '.'");
       if (consume(p, TL_TOK_LPAREN)) {
         m->kind = TL_N_METHOD;
@@ -570,11 +630,56 @@ static bool is_assign_op(tl_tok_kind k) {
          k == TL_TOK_SLASH_ASSIGN || k == TL_TOK_PERCENT_ASSIGN;
 }
 
-// let = "let" "mut"? ident (":" type)? ("=" expr)? ";"
+// pattern = "mut"? ident | "(" (pattern ("," pattern)* ","?)? ")"    -- `_` binds nothing
+static tl_node *pattern(parser *p) {
+  const tl_token *t = peek(p);
+  enter(p);
+  tl_node *n;
+  if (consume(p, TL_TOK_LPAREN)) {
+    n = new_node(p, TL_N_TUPLE, t);
+    tl_node head = {0}, *cur = &head;
+    bool comma = false;
+    while (!at(p, TL_TOK_RPAREN)) {
+      cur = cur->next = pattern(p);
+      if (at(p, TL_TOK_RPAREN)) break;
+      expect(p, TL_TOK_COMMA, "',' or ')' in the pattern");
+      comma = true;
+    }
+    next(p);
+    if (head.next && !head.next->next && !comma) n = head.next; /* `(a)` is a */
+    else n->args = head.next;
+  } else {
+    n = new_node(p, TL_N_IDENT, t);
+    n->is_mut = consume(p, TL_TOK_MUT);
+    n->name = ident(p, "a name or `(` in the pattern");
+    if (n->is_mut && !strcmp(n->name, "_")) {
+      error_hint(p, t, "remove the `mut` prefix: `_` binds nothing", "`mut` must be followed by a named binding");
+      n->is_mut = false;
+    }
+  }
+  p->depth--;
+  return n;
+}
+
+// let = "let" "mut"? ident (":" type)? ("=" expr)? ";" | "let" pattern (":" type)? "=" expr ";"
 static tl_node *let_stmt(parser *p) {
   tl_node *n = new_node(p, TL_N_LET, next(p));
-  n->is_mut = consume(p, TL_TOK_MUT);
-  n->name = ident(p, "a variable name after 'let'");
+  if (at(p, TL_TOK_LPAREN) || (at(p, TL_TOK_MUT) && peek_at(p, 1)->kind == TL_TOK_LPAREN)) {
+    if (at(p, TL_TOK_MUT)) {
+      error_hint(p, peek(p), "write it before each name that changes: `let (mut a, mut b) = ..`",
+                 "`mut` must be attached to each individual binding");
+      next(p);
+    }
+    n->lhs = pattern(p);
+    if (n->lhs->kind == TL_N_IDENT) { /* `let (x) = ..` is `let x = ..` */
+      n->name = n->lhs->name;
+      n->is_mut = n->lhs->is_mut;
+      n->lhs = NULL;
+    }
+  } else {
+    n->is_mut = consume(p, TL_TOK_MUT);
+    n->name = ident(p, "a variable name after 'let'");
+  }
   if (consume(p, TL_TOK_COLON)) n->type = type(p);
   if (consume(p, TL_TOK_ASSIGN)) n->rhs = expr(p);
   expect(p, TL_TOK_SEMI, n->rhs ? "';' after the expression" : "'=' or ';' in the let statement");
@@ -1023,194 +1128,4 @@ int tl_parse(const tl_token *tokens, int n, tl_diag *diag, tl_arena *arena, tl_p
   }
   (*out)->items = head.next;
   return diag->errors - before;
-}
-
-/* ---- dump: the tree as S-expressions (format in parse.h) ---- */
-
-static void dump_node(tl_strbuf *b, const tl_node *n);
-
-static void dump_type(tl_strbuf *b, const tl_type *t) {
-  tl_strbuf_puts(b, t->name);
-  if (t->dtype && t->rank >= 0) tl_strbuf_printf(b, "<%s,%lld>", t->dtype, (long long)t->rank);
-  else if (t->dtype) tl_strbuf_printf(b, "<%s>", t->dtype);
-}
-
-static void dump_list(tl_strbuf *b, const tl_node *n) {
-  for (; n; n = n->next) {
-    tl_strbuf_puts(b, " ");
-    dump_node(b, n);
-  }
-}
-
-/* a float always shows a '.' or an exponent, so it never reads as an integer */
-static void dump_float(tl_strbuf *b, double f) {
-  char buf[64];
-  double back;
-  for (int prec = 1; prec <= 17; prec++) { /* the shortest text that reads back */
-    snprintf(buf, sizeof buf, "%.*g", prec, f);
-    if (sscanf(buf, "%lf", &back) == 1 && back == f) break;
-  }
-  tl_strbuf_puts(b, buf);
-  if (!strpbrk(buf, ".eEin")) tl_strbuf_puts(b, ".0");
-}
-
-static void dump_str(tl_strbuf *b, const char *s, size_t len) {
-  tl_strbuf_puts(b, "(str \"");
-  for (size_t i = 0; i < len; i++) {
-    unsigned char c = (unsigned char)s[i];
-    if (c == '"' || c == '\\') tl_strbuf_printf(b, "\\%c", c);
-    else if (c == '\n') tl_strbuf_puts(b, "\\n");
-    else if (c == '\t') tl_strbuf_puts(b, "\\t");
-    else if (c < 0x20) tl_strbuf_printf(b, "\\u{%x}", c);
-    else tl_strbuf_printf(b, "%c", c);
-  }
-  tl_strbuf_puts(b, "\")");
-}
-
-static const char *op_text(tl_tok_kind k) { return k == TL_TOK_AMP ? "&mut" : tl_tok_name(k); }
-
-static void dump_node(tl_strbuf *b, const tl_node *n) {
-  switch (n->kind) {
-  case TL_N_INT: tl_strbuf_printf(b, "%lld", (long long)n->ival); return;
-  case TL_N_FLOAT: dump_float(b, n->fval); return;
-  case TL_N_STR: dump_str(b, n->str, n->len); return;
-  case TL_N_CHAR:
-    if (n->ival >= 0x20 && n->ival < 0x7F && n->ival != '\'' && n->ival != '\\')
-      tl_strbuf_printf(b, "(char '%c')", (int)n->ival);
-    else tl_strbuf_printf(b, "(char '\\u{%llx}')", (long long)n->ival);
-    return;
-  case TL_N_BOOL: tl_strbuf_puts(b, n->ival ? "true" : "false"); return;
-  case TL_N_IDENT: case TL_N_PATH: tl_strbuf_puts(b, n->name); return;
-  case TL_N_SELF: tl_strbuf_puts(b, "self"); return;
-  case TL_N_UNARY: tl_strbuf_printf(b, "(%s ", op_text(n->op)); dump_node(b, n->lhs); break;
-  case TL_N_BINARY: case TL_N_ASSIGN:
-    tl_strbuf_printf(b, "(%s ", tl_tok_name(n->op));
-    dump_node(b, n->lhs);
-    tl_strbuf_puts(b, " ");
-    dump_node(b, n->rhs);
-    break;
-  case TL_N_CAST:
-    tl_strbuf_puts(b, "(as ");
-    dump_node(b, n->lhs);
-    tl_strbuf_puts(b, " ");
-    dump_type(b, n->type);
-    break;
-  case TL_N_RANGE:
-    tl_strbuf_puts(b, "(.. ");
-    if (n->lhs) dump_node(b, n->lhs);
-    else tl_strbuf_puts(b, "_");
-    tl_strbuf_puts(b, " ");
-    if (n->rhs) dump_node(b, n->rhs);
-    else tl_strbuf_puts(b, "_");
-    break;
-  case TL_N_CALL: tl_strbuf_puts(b, "(call "); dump_node(b, n->lhs); dump_list(b, n->args); break;
-  case TL_N_METHOD:
-    tl_strbuf_puts(b, "(method ");
-    dump_node(b, n->lhs);
-    tl_strbuf_printf(b, " %s", n->name);
-    dump_list(b, n->args);
-    break;
-  case TL_N_FIELD: tl_strbuf_puts(b, "(. "); dump_node(b, n->lhs); tl_strbuf_printf(b, " %s", n->name); break;
-  case TL_N_INDEX: tl_strbuf_puts(b, "(index "); dump_node(b, n->lhs); dump_list(b, n->args); break;
-  case TL_N_ARRAY: tl_strbuf_puts(b, "(array"); dump_list(b, n->args); break;
-  case TL_N_COMPR:
-    tl_strbuf_puts(b, "(compr (");
-    for (const tl_node *a = n->args; a; a = a->next) tl_strbuf_printf(b, "%s%s", a == n->args ? "" : " ", a->name);
-    tl_strbuf_puts(b, ")");
-    dump_list(b, n->stmts);
-    if (n->body) tl_strbuf_puts(b, " "), dump_node(b, n->body);
-    break;
-  case TL_N_GEN: tl_strbuf_printf(b, "(<- %s ", n->name); dump_node(b, n->lhs); break;
-  case TL_N_STRUCT_LIT: tl_strbuf_printf(b, "(struct-lit %s", n->name); dump_list(b, n->args); break;
-  case TL_N_FIELD_INIT: tl_strbuf_printf(b, "(%s ", n->name); dump_node(b, n->lhs); break;
-  case TL_N_IF:
-    tl_strbuf_puts(b, "(if ");
-    dump_node(b, n->cond);
-    tl_strbuf_puts(b, " ");
-    dump_node(b, n->then);
-    if (n->els) tl_strbuf_puts(b, " "), dump_node(b, n->els);
-    break;
-  case TL_N_BLOCK:
-    tl_strbuf_puts(b, "(block");
-    dump_list(b, n->stmts);
-    if (n->value) {
-      tl_strbuf_puts(b, " (value ");
-      dump_node(b, n->value);
-      tl_strbuf_puts(b, ")");
-    }
-    break;
-  case TL_N_LET:
-    tl_strbuf_printf(b, "(let %s%s", n->is_mut ? "mut " : "", n->name);
-    if (n->type) tl_strbuf_puts(b, " : "), dump_type(b, n->type);
-    if (n->rhs) tl_strbuf_puts(b, " "), dump_node(b, n->rhs);
-    break;
-  case TL_N_EXPR_STMT: dump_node(b, n->lhs); return;
-  case TL_N_WHILE:
-    tl_strbuf_puts(b, "(while ");
-    dump_node(b, n->cond);
-    tl_strbuf_puts(b, " ");
-    dump_node(b, n->body);
-    break;
-  case TL_N_LOOP: tl_strbuf_puts(b, "(loop "); dump_node(b, n->body); break;
-  case TL_N_FOR:
-    tl_strbuf_printf(b, "(for %s ", n->name);
-    dump_node(b, n->lhs);
-    tl_strbuf_puts(b, " ");
-    dump_node(b, n->body);
-    break;
-  case TL_N_BREAK: tl_strbuf_puts(b, "(break"); break;
-  case TL_N_CONTINUE: tl_strbuf_puts(b, "(continue"); break;
-  case TL_N_RETURN:
-    tl_strbuf_puts(b, "(return");
-    if (n->lhs) tl_strbuf_puts(b, " "), dump_node(b, n->lhs);
-    break;
-  case TL_N_ERROR: tl_strbuf_puts(b, "(error"); break;
-  case TL_N_LOGIC: case TL_N_LVAR: tl_logic_dump_node(b, n); return;
-  }
-  tl_strbuf_puts(b, ")");
-}
-
-static void dump_fn(tl_strbuf *b, const tl_fn *f) {
-  tl_strbuf_printf(b, "(fn %s (", f->name);
-  for (const tl_param *pa = f->params; pa; pa = pa->next) {
-    if (pa != f->params) tl_strbuf_puts(b, " ");
-    if (pa->is_self) {
-      tl_strbuf_puts(b, !pa->by_ref ? (pa->is_mut ? "mut self" : "self") : pa->is_mut ? "&mut self" : "&self");
-      continue;
-    }
-    tl_strbuf_printf(b, "(%s%s %s", pa->is_mut ? "mut " : "", pa->name, pa->by_ref ? "&mut " : "");
-    dump_type(b, pa->type);
-    tl_strbuf_puts(b, ")");
-  }
-  tl_strbuf_puts(b, ") ");
-  if (f->ret) tl_strbuf_puts(b, "-> "), dump_type(b, f->ret), tl_strbuf_puts(b, " ");
-  dump_node(b, f->body);
-  tl_strbuf_puts(b, ")");
-}
-
-char *tl_ast_dump(const tl_program *p) {
-  tl_strbuf b = {0};
-  tl_strbuf_puts(&b, ""); /* an empty program is "", not NULL */
-  for (const tl_ast_item *it = p->items; it; it = it->next) {
-    if (it->kind == TL_ITEM_FN) {
-      dump_fn(&b, it->fn);
-    } else if (it->kind == TL_ITEM_STRUCT) {
-      tl_strbuf_printf(&b, "(struct %s", it->name);
-      for (const tl_field *f = it->fields; f; f = f->next) {
-        tl_strbuf_printf(&b, " (%s ", f->name);
-        dump_type(&b, f->type);
-        tl_strbuf_puts(&b, ")");
-      }
-      tl_strbuf_puts(&b, ")");
-    } else if (it->kind != TL_ITEM_IMPL) {
-      tl_logic_dump_item(&b, it);
-    } else {
-      tl_strbuf_printf(&b, "(impl %s", it->name);
-      for (const tl_fn *f = it->methods; f; f = f->next) /* a method given up is not in the tree */
-        if (!f->partial) tl_strbuf_puts(&b, " "), dump_fn(&b, f);
-      tl_strbuf_puts(&b, ")");
-    }
-    tl_strbuf_puts(&b, "\n");
-  }
-  return tl_strbuf_take(&b);
 }
