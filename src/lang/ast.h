@@ -51,6 +51,15 @@ typedef enum {
   TL_N_LOGIC,      /* Datalog (parse_logic.c): ival a TL_LOGIC_* kind, name the relation,
                       args the terms; an ATOM negated has op NOT */
   TL_N_LVAR,       /* `$x` in a query or a rule: name */
+  TL_N_MATCH,      /* match lhs { args }: ARM nodes; `if let P = e { a } else { b }` is
+                      `match e { P => a, _ => b }` (ival 1: written as `if let`) */
+  TL_N_ARM,        /* lhs (if cond)? => rhs: a pattern, a guard or NULL, the value */
+  TL_N_VARIANT,    /* made by the checker of `E::A`, `E::B(args)`, `E::C { args }`
+                      (FIELD_INIT nodes): ref the variant (sema.h tl_variant_info) */
+  /* patterns (match arms, `let`, `if let`): IDENT a binding (is_mut; `_` none), a
+   * literal (INT FLOAT CHAR STR BOOL, UNARY `-` of a number), RANGE `a..=b` (op
+   * ASSIGN), TUPLE, PATH `E::A`, CALL `E::B(pats)`, STRUCT_LIT `E::C { x, y: pat, .. }`
+   * or `P { .. }` (ival 1: has `..`), BINARY with op PIPE `p | q` */
   /* statements */
   TL_N_LET,        /* let is_mut? name (: type)? (= rhs)?; `let (a, b) = ..`: name NULL,
                       lhs the pattern (a TUPLE) */
@@ -108,6 +117,15 @@ typedef struct tl_field {
   struct tl_field *next;
 } tl_field;
 
+/* an enum's variant: `A`, `B(i64, f32)` (fields named "0", "1"...), `C { x: f32 }` (named) */
+typedef struct tl_variant {
+  int line, col;
+  const char *name;
+  tl_field *fields;
+  bool named;
+  struct tl_variant *next;
+} tl_variant;
+
 typedef struct tl_fn {
   int line, col;
   const char *name;
@@ -123,6 +141,7 @@ typedef struct tl_fn {
 
 typedef enum {
   TL_ITEM_FN, TL_ITEM_STRUCT, TL_ITEM_IMPL,
+  TL_ITEM_ENUM,     /* name, variants */
   TL_ITEM_FACT,     /* atom: a LOGIC ATOM */
   TL_ITEM_RULE,     /* atom: the head; body: literals (LOGIC ATOMs, comparisons) */
   TL_ITEM_RELATION, /* name; atom: a LOGIC ATOM whose args are IDENTs `entity` / `i64` */
@@ -139,6 +158,7 @@ typedef struct tl_ast_item {
   const char *name;
   tl_fn *fn;         /* FN */
   tl_field *fields;  /* STRUCT */
+  tl_variant *variants; /* ENUM */
   tl_fn *methods;    /* IMPL */
   tl_node *atom, *body; /* FACT, RULE, RELATION */
   struct tl_program *module; /* MOD */

@@ -115,7 +115,7 @@ cv gen_scalar(const char *c, tl_ty *t) { return (cv){.c = c, .ty = t, .temp = -1
 
 /* a declared C variable holding one reference becomes an owned temporary, released at
  * the end of its statement unless a consumer takes it */
-static cv adopt_temp(gen *g, const char *name, tl_ty *t) {
+cv gen_adopt_temp(gen *g, const char *name, tl_ty *t) {
   if (g->ntemps == GEN_MAX_TEMPS) {
     gen_fail(g, NULL, "expression too large");
     return gen_scalar(name, t);
@@ -130,7 +130,7 @@ static cv adopt_temp(gen *g, const char *name, tl_ty *t) {
 const char *gen_new_temp(gen *g, const tl_ty *t, const char *init) {
   const char *name = gen_fmt(g, "t%d", ++g->ntmp);
   gen_emit(g, "%s %s = %s;", gen_ctype(g, t), name, init);
-  if (tl_ty_is_refcounted(t)) adopt_temp(g, name, (tl_ty *)t);
+  if (tl_ty_is_refcounted(t)) gen_adopt_temp(g, name, (tl_ty *)t);
   return name;
 }
 
@@ -539,7 +539,7 @@ static cv gen_user_call(gen *g, tl_node *n, const tl_fninfo *f, tl_node *self_ar
   gen_emit(g, "%s %s = %s;", gen_ctype(g, f->ret), name, call);
   gen_release_temps(g, mark);
   if (!tl_ty_is_refcounted(f->ret)) return gen_scalar(name, f->ret);
-  return adopt_temp(g, name, f->ret);
+  return gen_adopt_temp(g, name, f->ret);
 }
 
 /* ---- struct literals ---- */
@@ -563,7 +563,7 @@ static void gen_drop_locals(gen *g, int mark) {
     gen_emit(g, "%s", gen_release_call(g, g->locals[i]->ty, gen_var_ref(g, g->locals[i])));
 }
 
-static void gen_scope_end(gen *g, int mark) {
+void gen_scope_end(gen *g, int mark) {
   gen_drop_locals(g, mark);
   g->nlocals = mark;
 }
@@ -620,7 +620,7 @@ static cv gen_if(gen *g, tl_node *n) {
   gen_emit(g, "}");
   if (!has_value) return gen_scalar("0", n->ty);
   if (!tl_ty_is_refcounted(n->ty)) return gen_scalar(dst, n->ty);
-  return adopt_temp(g, dst, n->ty);
+  return gen_adopt_temp(g, dst, n->ty);
 }
 
 static cv gen_block_expr(gen *g, tl_node *n) {
@@ -637,7 +637,7 @@ static cv gen_block_expr(gen *g, tl_node *n) {
   gen_emit(g, "}");
   if (!has_value) return gen_scalar("0", n->ty);
   if (!tl_ty_is_refcounted(n->ty)) return gen_scalar(dst, n->ty);
-  return adopt_temp(g, dst, n->ty);
+  return gen_adopt_temp(g, dst, n->ty);
 }
 
 cv gen_expr(gen *g, tl_node *n) {
@@ -652,6 +652,8 @@ cv gen_expr(gen *g, tl_node *n) {
   case TL_N_INDEX: return gen_index(g, n);
   case TL_N_ARRAY: return gen_array(g, n);
   case TL_N_TUPLE: return gen_tuple(g, n);
+  case TL_N_VARIANT: return gen_variant(g, n);
+  case TL_N_MATCH: return gen_match(g, n);
   case TL_N_STRUCT_LIT: return gen_struct_lit(g, n);
   case TL_N_IF: return gen_if(g, n);
   case TL_N_BLOCK: return gen_block_expr(g, n);
@@ -918,7 +920,7 @@ static void gen_function(gen *g, const tl_fninfo *f, tl_strbuf *out) {
 
 static void gen_struct(gen *g, const tl_struct_info *st, tl_strbuf *out) {
   const char *c = st->cname;
-  tl_strbuf_printf(out, "struct %s {\n  tlrt_obj h;\n", c);
+  tl_strbuf_printf(out, "struct %s {\n  tlrt_obj h;\n%s", c, st->is_enum ? "  int64_t tag;\n" : "");
   for (int i = 0; i < st->nfields; i++) tl_strbuf_printf(out, "  %s f_%s;\n", gen_ctype(g, st->fields[i].ty), st->fields[i].name);
   tl_strbuf_puts(out, "};\n");
   tl_strbuf_printf(out, "static void %s__drop(tlrt *R, tlrt_obj *o) {\n  struct %s *p = (void *)o;\n", c, c);
@@ -933,6 +935,10 @@ static void gen_struct(gen *g, const tl_struct_info *st, tl_strbuf *out) {
   tl_strbuf_puts(out, "  (void)p; (void)R;\n}\n");
   if (st->is_tuple) { /* printing (1, 2.5) and == (gen_tuple.c) */
     gen_tuple_functions(g, st, out);
+    return;
+  }
+  if (st->is_enum) { /* printing B(1, 2.0) (gen_match.c) */
+    gen_enum_fmt(g, st, out);
     return;
   }
   /* printing: P { x: 1.0, y: 2.0 } */

@@ -79,6 +79,13 @@ const char *gen_var_ref(gen *g, const tl_var *v); /* a variable's C lvalue */
 bool gen_moves(gen *g, cv v); /* would gen_take move this variable (its last use)? */
 void gen_add_local(gen *g, tl_var *v, const tl_node *at); /* an owned local, dropped at its scope's end */
 
+cv gen_adopt_temp(gen *g, const char *name, tl_ty *t); /* a C variable holding a reference: an owned temporary */
+void gen_scope_end(gen *g, int mark); /* the locals from mark on: dropped, out of scope */
+/* gen_match.c: enum values, their printing, `match` and `if let` */
+cv gen_variant(gen *g, tl_node *n);
+cv gen_match(gen *g, tl_node *n);
+void gen_enum_fmt(gen *g, const tl_struct_info *st, tl_strbuf *out);
+
 /* gen_tuple.c: tuple values, `let (a, b) = t;`, a tuple struct's printing and `==` */
 cv gen_tuple(gen *g, tl_node *n);
 void gen_tuple_let(gen *g, tl_node *n);

@@ -226,6 +226,8 @@ static tl_type *type(parser *p) {
 
 static tl_node *expr(parser *p);
 static tl_node *block(parser *p);
+static tl_node *pattern(parser *p);
+static tl_node *match_expr(parser *p);
 
 /* an expression with the struct-literal restriction on or off, restored after */
 static tl_node *expr_with(parser *p, bool no_struct) {
@@ -351,20 +353,35 @@ static tl_node *array(parser *p) {
   return n;
 }
 
-/* `P {` opens a struct literal only outside if/while/for heads, and only when what
- * follows looks like fields: `}` or `name:` / `name,` / `name }` */
-static bool struct_lit_ahead(parser *p) {
-  if (p->no_struct || peek_at(p, 1)->kind != TL_TOK_LBRACE) return false;
-  tl_tok_kind a = peek_at(p, 2)->kind, b = peek_at(p, 3)->kind;
+/* at a `{`: does what follows look like fields, `}` or `name:` / `name,` / `name }`? */
+static bool fields_ahead(parser *p) {
+  tl_tok_kind a = peek_at(p, 1)->kind, b = peek_at(p, 2)->kind;
   return a == TL_TOK_RBRACE ||
          (a == TL_TOK_IDENT && (b == TL_TOK_COLON || b == TL_TOK_COMMA || b == TL_TOK_RBRACE));
 }
 
+/* `P {` opens a struct literal only outside if/while/for heads, and only when what
+ * follows looks like fields */
+static bool struct_lit_ahead(parser *p) {
+  if (p->no_struct || peek_at(p, 1)->kind != TL_TOK_LBRACE) return false;
+  p->pos++;
+  bool yes = fields_ahead(p);
+  p->pos--;
+  return yes;
+}
+
 // struct_lit = ident "{" (field_init ("," field_init)* ","?)? "}"
 // field_init = ident (":" expr)?
+static tl_node *struct_lit_fields(parser *p, tl_node *n);
 static tl_node *struct_lit(parser *p) {
   tl_node *n = new_node(p, TL_N_STRUCT_LIT, peek(p));
   n->name = ident(p, "a struct name");
+  return struct_lit_fields(p, n);
+}
+
+/* a struct literal's `{ fields }`, its name (`P`, or a variant's path `E::C`) read */
+static tl_node *struct_lit_fields(parser *p, tl_node *n) {
+  n->kind = TL_N_STRUCT_LIT;
   expect(p, TL_TOK_LBRACE, "'{'");
   tl_node head = {0}, *cur = &head;
   while (!at(p, TL_TOK_RBRACE)) {
@@ -385,9 +402,35 @@ static tl_node *struct_lit(parser *p) {
   return n;
 }
 
-// if = "if" expr_no_struct block ("else" (if | block))?
+static tl_node *if_expr(parser *p);
+
+/* `if let P = e { a } else { b }` is `match e { P => a, _ => b }`; without `else`, the
+ * second arm has no value (rhs NULL). t: the `if`. */
+static tl_node *if_let(parser *p, const tl_token *t) {
+  tl_node *n = new_node(p, TL_N_MATCH, t);
+  n->ival = 1;
+  next(p); /* let */
+  tl_node *arm = new_node(p, TL_N_ARM, peek(p)), *other = new_node(p, TL_N_ARM, t);
+  arm->lhs = pattern(p);
+  expect(p, TL_TOK_ASSIGN, "'=' after the pattern of `if let`");
+  n->lhs = head_expr(p, "an `if let` head");
+  arm->rhs = block(p);
+  other->lhs = new_node(p, TL_N_IDENT, t);
+  other->lhs->name = "_";
+  if (consume(p, TL_TOK_ELSE)) other->rhs = at(p, TL_TOK_IF) ? if_expr(p) : block(p);
+  arm->next = other;
+  n->args = arm;
+  return n;
+}
+
+// if = "if" expr_no_struct block ("else" (if | block))? | "if" "let" pattern "=" expr_no_struct block ("else" (if | block))?
 static tl_node *if_expr(parser *p) {
   enter(p);
+  if (peek_at(p, 1)->kind == TL_TOK_LET) {
+    tl_node *m = if_let(p, next(p));
+    p->depth--;
+    return m;
+  }
   tl_node *n = new_node(p, TL_N_IF, next(p));
   n->cond = head_expr(p, "an `if` condition");
   n->then = block(p);
@@ -465,10 +508,15 @@ static tl_node *primary(parser *p) {
       p->no_struct = saved;
       return n;
     }
-    return struct_lit_ahead(p) ? struct_lit(p) : path_or_ident(p);
+    if (struct_lit_ahead(p)) return struct_lit(p);
+    n = path_or_ident(p);
+    /* `E::C { x: 1.0 }`: a struct variant, with the struct literal's rule */
+    if (n->kind == TL_N_PATH && !p->no_struct && at(p, TL_TOK_LBRACE) && fields_ahead(p)) return struct_lit_fields(p, n);
+    return n;
   case TL_TOK_LPAREN: return paren(p);
   case TL_TOK_LBRACKET: return array(p);
   case TL_TOK_IF: return if_expr(p);
+  case TL_TOK_MATCH: return match_expr(p);
   case TL_TOK_LBRACE: return block(p);
   case TL_TOK_QUESTION: return logic_call(p, TL_LOGIC_QUERY);
   case TL_TOK_DOLLAR: return logic_node(p, tl_lparse_lvar);
@@ -630,33 +678,167 @@ static bool is_assign_op(tl_tok_kind k) {
          k == TL_TOK_SLASH_ASSIGN || k == TL_TOK_PERCENT_ASSIGN;
 }
 
-// pattern = "mut"? ident | "(" (pattern ("," pattern)* ","?)? ")"    -- `_` binds nothing
-static tl_node *pattern(parser *p) {
+/* ---- patterns ---- */
+
+static bool literal_ahead(parser *p) {
+  tl_tok_kind k = peek(p)->kind;
+  if (k == TL_TOK_MINUS) k = peek_at(p, 1)->kind;
+  return k == TL_TOK_INT || k == TL_TOK_FLOAT || k == TL_TOK_CHAR || k == TL_TOK_STRING || k == TL_TOK_TRUE ||
+         k == TL_TOK_FALSE;
+}
+
+// lit = "-"? (int | float) | char | string | "true" | "false"
+static tl_node *pattern_lit(parser *p) {
+  const tl_token *t = peek(p);
+  if (!consume(p, TL_TOK_MINUS)) return primary(p);
+  if (!at(p, TL_TOK_INT) && !at(p, TL_TOK_FLOAT)) unexpected(p, "a number after '-' in the pattern");
+  tl_node *n = new_node(p, TL_N_UNARY, t);
+  n->op = TL_TOK_MINUS;
+  n->lhs = primary(p);
+  return n;
+}
+
+// list = (pattern ("," pattern)* ","?)? CLOSE; *comma: one was written
+static tl_node *pattern_list(parser *p, tl_tok_kind close, const char *what, bool *comma) {
+  tl_node head = {0}, *cur = &head;
+  while (!at(p, close)) {
+    cur = cur->next = pattern(p);
+    if (at(p, close)) break;
+    expect(p, TL_TOK_COMMA, what);
+    if (comma) *comma = true;
+  }
+  next(p);
+  return head.next;
+}
+
+// fields = "{" (("mut"? ident | ident ":" pattern) ("," ...)* ("," "..")? ","?)? "}"   -- n: STRUCT_LIT
+static tl_node *pattern_fields(parser *p, tl_node *n) {
+  n->kind = TL_N_STRUCT_LIT;
+  expect(p, TL_TOK_LBRACE, "'{'");
+  tl_node head = {0}, *cur = &head;
+  while (!at(p, TL_TOK_RBRACE)) {
+    if (consume(p, TL_TOK_DOTDOT)) { /* the fields not named */
+      n->ival = 1;
+      if (!at(p, TL_TOK_RBRACE)) unexpected(p, "'}' after `..` (it comes last)");
+      break;
+    }
+    const tl_token *t = peek(p);
+    bool is_mut = consume(p, TL_TOK_MUT);
+    cur = cur->next = new_node(p, TL_N_FIELD_INIT, t);
+    cur->name = ident(p, "a field name or `..`");
+    if (!is_mut && consume(p, TL_TOK_COLON)) {
+      cur->lhs = pattern(p);
+    } else { /* shorthand: `x` binds the field x */
+      cur->lhs = new_node(p, TL_N_IDENT, t);
+      cur->lhs->name = cur->name;
+      cur->lhs->is_mut = is_mut;
+    }
+    if (at(p, TL_TOK_RBRACE)) break;
+    expect(p, TL_TOK_COMMA, "',' or '}' in the pattern's fields");
+  }
+  next(p);
+  n->args = head.next;
+  return n;
+}
+
+// one = lit ("..=" lit)? | "(" list ")" | path ("(" (list | ".." ")") | fields)? | ident fields | "mut"? ident
+static tl_node *pattern_one(parser *p) {
   const tl_token *t = peek(p);
   enter(p);
   tl_node *n;
-  if (consume(p, TL_TOK_LPAREN)) {
-    n = new_node(p, TL_N_TUPLE, t);
-    tl_node head = {0}, *cur = &head;
-    bool comma = false;
-    while (!at(p, TL_TOK_RPAREN)) {
-      cur = cur->next = pattern(p);
-      if (at(p, TL_TOK_RPAREN)) break;
-      expect(p, TL_TOK_COMMA, "',' or ')' in the pattern");
-      comma = true;
+  if (literal_ahead(p)) {
+    n = pattern_lit(p);
+    if (at(p, TL_TOK_DOTDOT)) {
+      const tl_token *r = next(p);
+      if (!consume(p, TL_TOK_ASSIGN)) fail_at(p, r, "a range pattern includes its end: write `a..=b`");
+      tl_node *rng = new_node(p, TL_N_RANGE, r);
+      rng->op = TL_TOK_ASSIGN;
+      rng->lhs = n;
+      if (!literal_ahead(p)) unexpected(p, "the range's end (a literal) after `..=`");
+      rng->rhs = pattern_lit(p);
+      n = rng;
     }
-    next(p);
-    if (head.next && !head.next->next && !comma) n = head.next; /* `(a)` is a */
-    else n->args = head.next;
+  } else if (consume(p, TL_TOK_LPAREN)) {
+    bool comma = false;
+    n = new_node(p, TL_N_TUPLE, t);
+    n->args = pattern_list(p, TL_TOK_RPAREN, "',' or ')' in the pattern", &comma);
+    if (n->args && !n->args->next && !comma) n = n->args; /* `(a)` is a */
+  } else if (at(p, TL_TOK_IDENT) && peek_at(p, 1)->kind == TL_TOK_COLONCOLON) {
+    n = path_or_ident(p);
+    if (at(p, TL_TOK_LPAREN)) {
+      tl_node *c = new_node(p, TL_N_CALL, next(p));
+      c->lhs = n;
+      if (at(p, TL_TOK_DOTDOT) && peek_at(p, 1)->kind == TL_TOK_RPAREN) { /* `E::B(..)`: any fields */
+        next(p);
+        next(p);
+        c->ival = 1;
+      } else c->args = pattern_list(p, TL_TOK_RPAREN, "',' or ')' in the variant's fields", NULL);
+      n = c;
+    } else if (at(p, TL_TOK_LBRACE)) n = pattern_fields(p, n);
+  } else if (at(p, TL_TOK_IDENT) && peek_at(p, 1)->kind == TL_TOK_LBRACE) {
+    n = new_node(p, TL_N_STRUCT_LIT, t);
+    n->name = ident(p, "a struct name");
+    n = pattern_fields(p, n);
   } else {
     n = new_node(p, TL_N_IDENT, t);
     n->is_mut = consume(p, TL_TOK_MUT);
-    n->name = ident(p, "a name or `(` in the pattern");
+    n->name = ident(p, "a pattern");
     if (n->is_mut && !strcmp(n->name, "_")) {
       error_hint(p, t, "remove the `mut` prefix: `_` binds nothing", "`mut` must be followed by a named binding");
       n->is_mut = false;
     }
   }
+  p->depth--;
+  return n;
+}
+
+// pattern = one ("|" one)*     -- alternatives: a left-leaning chain of BINARY `|`
+static tl_node *pattern(parser *p) {
+  tl_node *n = pattern_one(p);
+  while (at(p, TL_TOK_PIPE)) {
+    tl_node *o = new_node(p, TL_N_BINARY, next(p));
+    o->op = TL_TOK_PIPE;
+    o->lhs = n;
+    o->rhs = pattern_one(p);
+    n = o;
+  }
+  return n;
+}
+
+/* `=> break`, `=> continue`, `=> return e`: a block of that one statement */
+static tl_node *jump_arm(parser *p) {
+  const tl_token *t = peek(p);
+  tl_node *b = new_node(p, TL_N_BLOCK, t);
+  tl_node *j = new_node(p, t->kind == TL_TOK_BREAK ? TL_N_BREAK : t->kind == TL_TOK_CONTINUE ? TL_N_CONTINUE : TL_N_RETURN, next(p));
+  if (j->kind == TL_N_RETURN && !at(p, TL_TOK_COMMA) && !at(p, TL_TOK_RBRACE)) j->lhs = expr_with(p, false);
+  b->stmts = j;
+  return b;
+}
+
+// match = "match" expr_no_struct "{" (arm ("," arm)* ","?)? "}"
+// arm = pattern ("if" expr)? "=>" expr       -- the ',' is optional after a block
+static tl_node *match_expr(parser *p) {
+  enter(p);
+  tl_node *n = new_node(p, TL_N_MATCH, next(p));
+  n->lhs = head_expr(p, "a `match` head");
+  expect(p, TL_TOK_LBRACE, "'{' and the match arms");
+  bool saved = p->no_struct;
+  p->no_struct = false;
+  tl_node head = {0}, *cur = &head;
+  while (!at(p, TL_TOK_RBRACE)) {
+    tl_node *arm = cur = cur->next = new_node(p, TL_N_ARM, peek(p));
+    arm->lhs = pattern(p);
+    if (consume(p, TL_TOK_IF)) arm->cond = expr_with(p, false);
+    expect(p, TL_TOK_FAT_ARROW, arm->cond ? "'=>' after the guard" : "'=>' (or `if` and a guard) after the pattern");
+    bool braced = at(p, TL_TOK_LBRACE);
+    arm->rhs = at(p, TL_TOK_BREAK) || at(p, TL_TOK_CONTINUE) || at(p, TL_TOK_RETURN) ? jump_arm(p) : expr_with(p, false);
+    if (at(p, TL_TOK_RBRACE)) break;
+    if (!consume(p, TL_TOK_COMMA) && !(braced && arm->rhs->kind == TL_N_BLOCK))
+      unexpected(p, "',' or '}' after the match arm");
+  }
+  next(p);
+  p->no_struct = saved;
+  n->args = head.next;
   p->depth--;
   return n;
 }
@@ -701,7 +883,7 @@ static tl_node *for_stmt(parser *p) {
 // expr_stmt = expr (assign_op expr)? ";" | (if | block) ";"? | expr &"}"
 static tl_node *expr_stmt(parser *p, bool *is_value) {
   const tl_token *t = peek(p);
-  bool block_like = t->kind == TL_TOK_IF || t->kind == TL_TOK_LBRACE;
+  bool block_like = t->kind == TL_TOK_IF || t->kind == TL_TOK_LBRACE || t->kind == TL_TOK_MATCH;
   tl_node *e = block_like ? primary(p) : expr(p);
   if (at(p, TL_TOK_RBRACE)) {
     *is_value = true;
@@ -949,6 +1131,52 @@ static void struct_item(parser *p, tl_ast_item *it) {
   next(p);
 }
 
+// enum = "enum" ident "{" (variant ("," variant)* ","?)? "}"
+// variant = ident ("(" type ("," type)* ","? ")" | "{" (ident ":" type ("," ...)* ","?)? "}")?
+static void enum_item(parser *p, tl_ast_item *it) {
+  next(p);
+  it->name = ident(p, "an enum name after 'enum'");
+  expect(p, TL_TOK_LBRACE, "'{' and the variants");
+  tl_variant **tail = &it->variants; /* linked as they come: a broken enum keeps them */
+  while (!at(p, TL_TOK_RBRACE)) {
+    const tl_token *t = peek(p);
+    tl_variant *v = alloc(p, sizeof *v);
+    v->line = t->line;
+    v->col = t->col;
+    v->name = ident(p, "a variant name");
+    tl_field **ft = &v->fields;
+    bool paren = at(p, TL_TOK_LPAREN);
+    if (consume(p, TL_TOK_LPAREN) || (v->named = consume(p, TL_TOK_LBRACE))) {
+      tl_tok_kind close = paren ? TL_TOK_RPAREN : TL_TOK_RBRACE;
+      for (int i = 0; !at(p, close); i++) {
+        const tl_token *ft_tok = peek(p);
+        tl_field *f = alloc(p, sizeof *f);
+        f->line = ft_tok->line;
+        f->col = ft_tok->col;
+        if (paren) {
+          char *name = alloc(p, 12);
+          snprintf(name, 12, "%d", i);
+          f->name = name;
+        } else {
+          f->name = ident(p, "a field name");
+          expect(p, TL_TOK_COLON, "':' and the field's type");
+        }
+        f->type = type(p);
+        *ft = f;
+        ft = &f->next;
+        if (at(p, close)) break;
+        expect(p, TL_TOK_COMMA, paren ? "',' or ')' in the variant's fields" : "',' or '}' in the variant's fields");
+      }
+      next(p);
+    }
+    *tail = v;
+    tail = &v->next;
+    if (at(p, TL_TOK_RBRACE)) break;
+    expect(p, TL_TOK_COMMA, "',' or '}' in the variants");
+  }
+  next(p);
+}
+
 /* skips to the next `fn`/`struct`/`impl` outside braces (in an impl: also to its
  * closing '}'); past the item's first token at least, so recovery always makes progress */
 static void sync_item(parser *p, bool in_impl, int start) {
@@ -957,7 +1185,7 @@ static void sync_item(parser *p, bool in_impl, int start) {
   for (;;) {
     tl_tok_kind k = peek(p)->kind;
     if (k == TL_TOK_EOF) return;
-    if (depth == 0 && (k == TL_TOK_FN || (!in_impl && (k == TL_TOK_STRUCT || k == TL_TOK_IMPL)))) return;
+    if (depth == 0 && (k == TL_TOK_FN || (!in_impl && (k == TL_TOK_STRUCT || k == TL_TOK_IMPL || k == TL_TOK_ENUM)))) return;
     if (depth == 0 && in_impl && k == TL_TOK_RBRACE) return;
     if (k == TL_TOK_LBRACE) depth++;
     if (k == TL_TOK_RBRACE && depth > 0) depth--;
@@ -1012,6 +1240,7 @@ static tl_ast_item *item(parser *p) {
     it->name = it->fn->name;
     return it;
   case TL_TOK_STRUCT: it->kind = TL_ITEM_STRUCT; struct_item(p, it); return it;
+  case TL_TOK_ENUM: it->kind = TL_ITEM_ENUM; enum_item(p, it); return it;
   case TL_TOK_IMPL: it->kind = TL_ITEM_IMPL; impl_item(p, it); return it;
   case TL_TOK_RELATION: case TL_TOK_MOD: case TL_TOK_USE: return logic_item(p, it);
   case TL_TOK_IDENT:
@@ -1048,7 +1277,7 @@ static tl_ast_item *guarded_item(parser *p, tl_ast_item **broken) {
  * than an item? `p(..)` is a fact or a rule when a `.` ends it or `:-` follows it */
 static bool top_stmt_ahead(parser *p) {
   switch (peek(p)->kind) {
-  case TL_TOK_LET: case TL_TOK_FOR: case TL_TOK_WHILE: case TL_TOK_LOOP: case TL_TOK_IF: case TL_TOK_INT:
+  case TL_TOK_LET: case TL_TOK_FOR: case TL_TOK_WHILE: case TL_TOK_LOOP: case TL_TOK_IF: case TL_TOK_MATCH: case TL_TOK_INT:
   case TL_TOK_FLOAT: case TL_TOK_STRING: case TL_TOK_CHAR: case TL_TOK_LPAREN: case TL_TOK_LBRACKET:
   case TL_TOK_MINUS: case TL_TOK_NOT: case TL_TOK_QUESTION: case TL_TOK_TRUE: case TL_TOK_FALSE: return true;
   case TL_TOK_IDENT: {

@@ -87,14 +87,19 @@ static void dump_node(tl_strbuf *b, const tl_node *n) {
     dump_type(b, n->type);
     break;
   case TL_N_RANGE:
-    tl_strbuf_puts(b, "(.. ");
+    tl_strbuf_puts(b, n->op == TL_TOK_ASSIGN ? "(..= " : "(.. ");
     if (n->lhs) dump_node(b, n->lhs);
     else tl_strbuf_puts(b, "_");
     tl_strbuf_puts(b, " ");
     if (n->rhs) dump_node(b, n->rhs);
     else tl_strbuf_puts(b, "_");
     break;
-  case TL_N_CALL: tl_strbuf_puts(b, "(call "); dump_node(b, n->lhs); dump_list(b, n->args); break;
+  case TL_N_CALL:
+    tl_strbuf_puts(b, "(call ");
+    dump_node(b, n->lhs);
+    dump_list(b, n->args);
+    if (n->ival == 1 && !n->args) tl_strbuf_puts(b, " ..");
+    break;
   case TL_N_METHOD:
     tl_strbuf_puts(b, "(method ");
     dump_node(b, n->lhs);
@@ -113,7 +118,21 @@ static void dump_node(tl_strbuf *b, const tl_node *n) {
     if (n->body) tl_strbuf_puts(b, " "), dump_node(b, n->body);
     break;
   case TL_N_GEN: tl_strbuf_printf(b, "(<- %s ", n->name); dump_node(b, n->lhs); break;
-  case TL_N_STRUCT_LIT: tl_strbuf_printf(b, "(struct-lit %s", n->name); dump_list(b, n->args); break;
+  case TL_N_STRUCT_LIT:
+    tl_strbuf_printf(b, "(struct-lit %s", n->name);
+    dump_list(b, n->args);
+    if (n->ival) tl_strbuf_puts(b, " ..");
+    break;
+  case TL_N_MATCH: tl_strbuf_puts(b, n->ival ? "(if-let " : "(match "); dump_node(b, n->lhs); dump_list(b, n->args); break;
+  case TL_N_ARM:
+    tl_strbuf_puts(b, "(=> ");
+    dump_node(b, n->lhs);
+    if (n->cond) tl_strbuf_puts(b, " (if "), dump_node(b, n->cond), tl_strbuf_puts(b, ")");
+    tl_strbuf_puts(b, " ");
+    if (n->rhs) dump_node(b, n->rhs);
+    else tl_strbuf_puts(b, "_");
+    break;
+  case TL_N_VARIANT: tl_strbuf_printf(b, "(variant %s", n->name); dump_list(b, n->args); break;
   case TL_N_FIELD_INIT: tl_strbuf_printf(b, "(%s ", n->name); dump_node(b, n->lhs); break;
   case TL_N_IF:
     tl_strbuf_puts(b, "(if ");
@@ -192,6 +211,18 @@ char *tl_ast_dump(const tl_program *p) {
       for (const tl_field *f = it->fields; f; f = f->next) {
         tl_strbuf_printf(&b, " (%s ", f->name);
         dump_type(&b, f->type);
+        tl_strbuf_puts(&b, ")");
+      }
+      tl_strbuf_puts(&b, ")");
+    } else if (it->kind == TL_ITEM_ENUM) {
+      tl_strbuf_printf(&b, "(enum %s", it->name);
+      for (const tl_variant *v = it->variants; v; v = v->next) {
+        tl_strbuf_printf(&b, " (%s", v->name);
+        for (const tl_field *f = v->fields; f; f = f->next) {
+          tl_strbuf_puts(&b, " ");
+          if (v->named) tl_strbuf_printf(&b, "%s: ", f->name);
+          dump_type(&b, f->type);
+        }
         tl_strbuf_puts(&b, ")");
       }
       tl_strbuf_puts(&b, ")");

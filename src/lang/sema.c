@@ -529,8 +529,9 @@ static tl_ty *number_leaf(sema *s, tl_node *n, int *dtype, int *rank, int depth)
 
 static tl_ty *check_struct_lit(sema *s, tl_node *n) {
   tl_struct_info *st = find_struct(s, n->name);
-  if (!st) {
-    sema_error(s, n, "unknown struct `%s`", n->name);
+  if (!st || st->is_enum) {
+    if (st) sema_error(s, n, "`%s` is an enum: name a variant, `%s::V { .. }`", n->name, n->name);
+    else sema_error(s, n, "unknown struct `%s`", n->name);
     for (tl_node *f = n->args; f; f = f->next) sema_expr(s, f->lhs, NULL);
     return TY_ERR;
   }
@@ -564,6 +565,11 @@ static tl_ty *check_field(sema *s, tl_node *n) {
   tl_ty *t = sema_expr(s, n->lhs, NULL);
   if (t->kind == TY_ERROR) return t;
   if (n->name[0] >= '0' && n->name[0] <= '9') return sema_tuple_field(s, n, t);
+  if (t->kind == TY_STRUCT && t->st->is_enum) {
+    sema_error(s, n, "enum `%s` has no field `%s`", t->st->name, n->name);
+    tl_diag_hint(s->diag, "take a variant's fields with `match` or `if let`");
+    return TY_ERR;
+  }
   if (t->kind == TY_STRUCT)
     for (int i = 0; i < t->st->nfields; i++)
       if (!strcmp(t->st->fields[i].name, n->name)) {
@@ -628,7 +634,8 @@ tl_ty *sema_expr(sema *s, tl_node *n, tl_ty *expect) {
     n->name = "self";
     t = check_ident(s, n);
     break;
-  case TL_N_PATH:
+  case TL_N_PATH: case TL_N_VARIANT:
+    if ((t = sema_enum_value(s, n))) break; /* E::A, and a variant made in an earlier pass */
     if ((t = sema_sys_path_value(s, n))) break; /* Device::Auto (sema_sys.c) */
     sema_error(s, n, "`%s` is a function: call it with `(...)`", n->name);
     t = TY_ERR;
@@ -637,14 +644,21 @@ tl_ty *sema_expr(sema *s, tl_node *n, tl_ty *expect) {
   case TL_N_BINARY: t = check_binary(s, n, expect, hint); break;
   case TL_N_CAST: t = check_cast(s, n, need); break;
   case TL_N_RANGE: t = check_range(s, n); break;
-  case TL_N_CALL: t = sema_logic_claims(s, n) ? sema_logic_expr(s, n) : sema_call(s, n, expect); break;
+  case TL_N_CALL:
+    if (n->lhs->kind == TL_N_PATH && (t = sema_enum_value(s, n))) break; /* E::B(1, 2.0) */
+    t = sema_logic_claims(s, n) ? sema_logic_expr(s, n) : sema_call(s, n, expect);
+    break;
+  case TL_N_MATCH: t = sema_match(s, n, expect, hint); break;
   case TL_N_LOGIC: case TL_N_LVAR: t = sema_logic_expr(s, n); break;
   case TL_N_METHOD: t = sema_method(s, n); break;
   case TL_N_FIELD: t = check_field(s, n); break;
   case TL_N_INDEX: t = check_index(s, n, need); break;
   case TL_N_ARRAY: t = check_array(s, n, expect); break;
   case TL_N_TUPLE: t = sema_tuple_expr(s, n, expect, hint); break;
-  case TL_N_STRUCT_LIT: t = check_struct_lit(s, n); break;
+  case TL_N_STRUCT_LIT:
+    if (strstr(n->name, "::") && (t = sema_enum_value(s, n))) break; /* E::C { x: 1.0 } */
+    t = check_struct_lit(s, n);
+    break;
   case TL_N_IF: t = check_if(s, n, expect, hint); break;
   case TL_N_BLOCK:
     s->hint = hint;
@@ -886,6 +900,7 @@ static bool ends_in_return(const tl_node *body) {
   for (const tl_node *st = body->stmts; st; st = st->next) last = st;
   if (!last) return false;
   if (last->kind == TL_N_RETURN) return true;
+  if (last->kind == TL_N_BREAK || last->kind == TL_N_CONTINUE) return true; /* diverges too: fits any type */
   if (last->kind == TL_N_LOOP) return true; /* leaves only by return (break makes it unit) */
   if (last->kind == TL_N_EXPR_STMT && last->lhs->kind == TL_N_IF && last->lhs->els)
     return ends_in_return(last->lhs->then) &&
@@ -1015,8 +1030,11 @@ static tl_fninfo *declare_fn(sema *s, tl_fn *fn, tl_struct_info *st) {
 }
 
 static void declare_struct(sema *s, tl_ast_item *it, bool partial) {
-  if (find_struct(s, it->name)) {
-    if (!partial) tl_diag_error(s->diag, it->line, it->col, "struct `%s` is defined twice", it->name);
+  tl_struct_info *prev = find_struct(s, it->name);
+  if (prev) {
+    if (!partial)
+      tl_diag_error(s->diag, it->line, it->col, prev->is_enum ? "the name `%s` is defined twice" : "struct `%s` is defined twice",
+                    it->name);
     return;
   }
   tl_struct_info *st = tl_arena_alloc(s->arena, sizeof *st);
@@ -1035,7 +1053,7 @@ static void declare_struct(sema *s, tl_ast_item *it, bool partial) {
 
 static void struct_fields(sema *s, tl_ast_item *it) {
   tl_struct_info *st = find_struct(s, it->name);
-  if (!st || st->fields) return;
+  if (!st || st->fields || st->is_enum) return;
   int n = 0;
   for (tl_field *f = it->fields; f; f = f->next) n++;
   st->fields = tl_arena_alloc(s->arena, sizeof *st->fields * (size_t)(n + 1));
@@ -1068,9 +1086,11 @@ int tl_sema_check(tl_program *prog, tl_diag *diag, tl_arena *arena, tl_sema *out
   for (int pass = 0; pass < 2; pass++)
     for (tl_ast_item *it = pass ? prog->broken : prog->items; it; it = it->next)
       if (it->kind == TL_ITEM_STRUCT) declare_struct(&s, it, pass);
+      else if (it->kind == TL_ITEM_ENUM) sema_enum_declare(&s, it, pass);
   for (int pass = 0; pass < 2; pass++)
     for (tl_ast_item *it = pass ? prog->broken : prog->items; it; it = it->next)
       if (it->kind == TL_ITEM_STRUCT) struct_fields(&s, it);
+      else if (it->kind == TL_ITEM_ENUM) sema_enum_fields(&s, it);
   for (int pass = 0; pass < 2; pass++)
     for (tl_ast_item *it = pass ? prog->broken : prog->items; it; it = it->next) {
       if (it->kind == TL_ITEM_FN) declare_fn(&s, it->fn, NULL);

@@ -89,11 +89,25 @@ typedef struct tl_field_info {
   int line, col;
 } tl_field_info;
 
+/* an enum's variant: its fields are the enum's st->fields[first .. first+nfields) */
+typedef struct tl_variant_info {
+  const char *name; /* "B" */
+  int tag;          /* its index among the enum's variants */
+  int first, nfields;
+  bool named;       /* `C { x: f32 }`; else `B(i64, f32)` or `A` */
+  int line, col;
+  struct tl_struct_info *en;
+} tl_variant_info;
+
 struct tl_struct_info {
   const char *name;  /* "Point"; a tuple's "(i64, Tensor)" */
   const char *cname; /* the C struct tag: "tls_Point"; a tuple's "tlt_3" */
   bool is_tuple;     /* an anonymous struct, one for each list of element types with
                         tensors' dtype and rank erased; fields "0", "1"... */
+  bool is_enum;      /* an enum (sema_enum.c): a tag and every variant's fields, named
+                        "v<tag>_<field>" (f_v1_0, f_v2_x in C) */
+  int nvariants;
+  tl_variant_info *variants;
   int nfields;
   tl_field_info *fields;
   int line, col;

@@ -223,39 +223,6 @@ tl_ty *sema_tuple_compare(sema *s, tl_node *n, tl_ty *l, tl_ty *r) {
 
 /* ---- `let (a, (b, _)) = t;` ---- */
 
-/* the names bound so far in one pattern: a name twice is an error, as in Rust */
-typedef struct {
-  const char *names[256];
-  int n;
-} bound;
-
-static void bind(sema *s, tl_node *p, tl_ty *t, bound *seen) {
-  char b[128];
-  p->ty = t;
-  if (p->kind == TL_N_IDENT) {
-    if (!strcmp(p->name, "_")) return;
-    for (int i = 0; i < seen->n; i++)
-      if (!strcmp(seen->names[i], p->name)) {
-        sema_error(s, p, "identifier `%s` is bound more than once in the same pattern", p->name);
-        return;
-      }
-    if (seen->n < 256) seen->names[seen->n++] = p->name;
-    p->var = sema_declare(s, p, p->name, t, VAR_LOCAL, p->is_mut);
-    return;
-  }
-  int k = tl_ast_count(p->args);
-  bool bad = t->kind != TY_ERROR && (!tl_ty_is_tuple(t) || t->st->nfields != k);
-  if (bad && tl_ty_is_tuple(t))
-    sema_error(s, p, "mismatched types: expected a tuple with %d element%s, found one with %d element%s",
-               t->st->nfields, t->st->nfields == 1 ? "" : "s", k, k == 1 ? "" : "s");
-  else if (bad) {
-    sema_error(s, p, "mismatched types: expected %s, found a tuple pattern", tl_ty_name(t, b, sizeof b));
-    if (t->kind == TY_STRUCT) tl_diag_hint(s->diag, "take a struct's fields with `s.field`");
-  }
-  int i = 0;
-  for (tl_node *e = p->args; e; e = e->next, i++) bind(s, e, bad || t->kind == TY_ERROR ? TY_ERR : tl_ty_tuple_elem(t, i), seen);
-}
-
 void sema_tuple_let(sema *s, tl_node *n) {
   tl_ty *want = n->type ? sema_resolve_type(s, n->type) : NULL;
   tl_ty *t = TY_ERR;
@@ -267,6 +234,5 @@ void sema_tuple_let(sema *s, tl_node *n) {
     if (want && !sema_ty_fits(want, t)) sema_mismatch(s, n->rhs, "`let` value", want, t);
     if (want && want->kind != TY_ERROR) t = want;
   }
-  bound seen = {.n = 0};
-  bind(s, n->lhs, t, &seen);
+  sema_let_pattern(s, n->lhs, t); /* sema_match.c: names and tuples only */
 }
