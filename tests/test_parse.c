@@ -796,4 +796,7 @@ TEST(parse_enums_and_match) {
   CHECK_BODY("if let E::B(v) = e { v } else { 0 }",
              "(block (value (if-let e (=> (call E::B v) (block (value v))) (=> _ (block (value 0))))))");
   CHECK_BODY("let c = E::C { x: 1.0 };", "(block (let c (struct-lit E::C (x 1.0))))");
+  CHECK_BODY("while let E::B(v) | E::C { v, .. } = e { f(v); }",
+             "(block (loop (block (while-let e (=> (| (call E::B v) (struct-lit E::C (v v) ..)) (block (call f v)))"
+             " (=> _ (block (break)))))))");
 }

@@ -52,7 +52,9 @@ typedef enum {
                       args the terms; an ATOM negated has op NOT */
   TL_N_LVAR,       /* `$x` in a query or a rule: name */
   TL_N_MATCH,      /* match lhs { args }: ARM nodes; `if let P = e { a } else { b }` is
-                      `match e { P => a, _ => b }` (ival 1: written as `if let`) */
+                      `match e { P => a, _ => b }` (ival 1: written as `if let`), and
+                      `while let P = e { a }` is `loop { match e { P => a, _ => break } }`
+                      (ival 2) */
   TL_N_ARM,        /* lhs (if cond)? => rhs: a pattern, a guard or NULL, the value */
   TL_N_VARIANT,    /* made by the checker of `E::A`, `E::B(args)`, `E::C { args }`
                       (FIELD_INIT nodes): ref the variant (sema.h tl_variant_info) */

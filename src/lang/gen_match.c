@@ -71,11 +71,15 @@ static const char *c_bytes(gen *g, const tl_node *n) {
 }
 
 /* the sub-patterns of a variant, tuple or struct pattern with the C paths of the parts
- * they match, for test (want_test) or bind */
+ * they match: a test of them all, or each one's names bound or assigned */
+typedef enum { PAT_TEST, PAT_BIND, PAT_ASSIGN } pat_mode;
 static const char *pat_test(gen *g, tl_node *p, const char *x);
 static void pat_bind(gen *g, tl_node *p, const char *x);
+static void pat_assign(gen *g, tl_node *p, const char *x);
+static void declare_names(gen *g, tl_node *p);
 
-static const char *parts(gen *g, tl_node *p, const char *x, bool want_test) {
+static const char *parts(gen *g, tl_node *p, const char *x, pat_mode mode) {
+  bool want_test = mode == PAT_TEST;
   const char *acc = "1";
   const tl_struct_info *st = p->ty->st;
   const tl_variant_info *v = p->kind == TL_N_TUPLE || p->kind == TL_N_STRUCT_LIT ? NULL : p->ref;
@@ -87,7 +91,8 @@ static const char *parts(gen *g, tl_node *p, const char *x, bool want_test) {
     const char *path = gen_fmt(g, "%s->f_%s", x, field);
     tl_node *sub = named ? a->lhs : a;
     if (want_test) acc = both(g, acc, pat_test(g, sub, path));
-    else pat_bind(g, sub, path);
+    else if (mode == PAT_BIND) pat_bind(g, sub, path);
+    else pat_assign(g, sub, path);
   }
   if (want_test && v) acc = both(g, gen_fmt(g, "%s->tag == %d", x, v->tag), acc);
   return acc;
@@ -102,7 +107,7 @@ static const char *pat_test(gen *g, tl_node *p, const char *x) {
     return gen_fmt(g, "(%s == %s)", x, gen_expr(g, p).c);
   case TL_N_RANGE: return gen_fmt(g, "(%s >= %s && %s <= %s)", x, gen_expr(g, p->lhs).c, x, gen_expr(g, p->rhs).c);
   case TL_N_BINARY: return gen_fmt(g, "((%s) || (%s))", pat_test(g, p->lhs, x), pat_test(g, p->rhs, x));
-  default: return gen_fmt(g, "(%s)", parts(g, p, x, true));
+  default: return gen_fmt(g, "(%s)", parts(g, p, x, PAT_TEST));
   }
 }
 
@@ -116,7 +121,44 @@ static void pat_bind(gen *g, tl_node *p, const char *x) {
     gen_add_local(g, p->var, p);
     return;
   }
-  if (p->kind == TL_N_TUPLE || p->kind == TL_N_CALL || p->kind == TL_N_STRUCT_LIT) parts(g, p, x, false);
+  if (p->kind == TL_N_BINARY) { /* `p | q`: the names first, then whichever side matched gives them */
+    declare_names(g, p->lhs);
+    pat_assign(g, p, x);
+    return;
+  }
+  if (p->kind == TL_N_TUPLE || p->kind == TL_N_CALL || p->kind == TL_N_STRUCT_LIT) parts(g, p, x, PAT_BIND);
+}
+
+/* the names of an alternative `p | q` (p's: q binds the same variables) declared empty,
+ * owned by the arm */
+static void declare_names(gen *g, tl_node *p) {
+  if (p->kind == TL_N_IDENT && p->var) {
+    gen_emit(g, "%s %s = %s;", gen_ctype(g, p->var->ty), gen_var_ref(g, p->var), tl_ty_is_refcounted(p->var->ty) ? "NULL" : "0");
+    gen_add_local(g, p->var, p);
+  } else if (p->kind == TL_N_BINARY) declare_names(g, p->lhs);
+  else
+    for (tl_node *a = p->kind == TL_N_IDENT ? NULL : p->args; a; a = a->next) declare_names(g, a->kind == TL_N_FIELD_INIT ? a->lhs : a);
+}
+
+/* as pat_bind, into the names declare_names made */
+static void pat_assign(gen *g, tl_node *p, const char *x) {
+  if (p->kind == TL_N_IDENT) {
+    if (p->var) gen_emit(g, "%s = %s;", gen_var_ref(g, p->var), tl_ty_is_refcounted(p->var->ty) ? gen_retain_expr(g, p->var->ty, x) : x);
+    return;
+  }
+  if (p->kind == TL_N_BINARY) {
+    gen_emit(g, "if (%s) {", pat_test(g, p->lhs, x));
+    g->indent++;
+    pat_assign(g, p->lhs, x);
+    g->indent--;
+    gen_emit(g, "} else {");
+    g->indent++;
+    pat_assign(g, p->rhs, x);
+    g->indent--;
+    gen_emit(g, "}");
+    return;
+  }
+  if (p->kind == TL_N_TUPLE || p->kind == TL_N_CALL || p->kind == TL_N_STRUCT_LIT) parts(g, p, x, PAT_ASSIGN);
 }
 
 /* ---- match ---- */

@@ -906,7 +906,9 @@ static tl_node *expr_stmt(parser *p, bool *is_value) {
   return s;
 }
 
-// stmt = let | "while" expr_no_struct block | "loop" block | for | "break" end
+static tl_node *while_let(parser *p);
+
+// stmt = let | "while" expr_no_struct block | "while" "let" .. | "loop" block | for | "break" end
 //      | "continue" end | "return" expr? end | expr_stmt      end = ";" | &"}"
 static tl_node *stmt(parser *p, bool *is_value) {
   const tl_token *t = peek(p);
@@ -915,6 +917,7 @@ static tl_node *stmt(parser *p, bool *is_value) {
   case TL_TOK_LET: return let_stmt(p);
   case TL_TOK_FOR: return for_stmt(p);
   case TL_TOK_WHILE:
+    if (peek_at(p, 1)->kind == TL_TOK_LET) return while_let(p);
     n = new_node(p, TL_N_WHILE, next(p));
     n->cond = head_expr(p, "a `while` condition");
     n->body = block(p);
@@ -940,6 +943,31 @@ static tl_node *stmt(parser *p, bool *is_value) {
     return expr_stmt(p, is_value);
   }
   }
+}
+
+/* `while let P = e { body }` is `loop { match e { P => body, _ => break } }`: e is
+ * evaluated each turn, and `continue` goes back to it */
+// while_let = "while" "let" pattern "=" expr_no_struct block
+static tl_node *while_let(parser *p) {
+  const tl_token *t = next(p);
+  next(p); /* let */
+  tl_node *loop = new_node(p, TL_N_LOOP, t), *body = new_node(p, TL_N_BLOCK, t), *st = new_node(p, TL_N_EXPR_STMT, t);
+  tl_node *m = new_node(p, TL_N_MATCH, t), *arm = new_node(p, TL_N_ARM, peek(p)), *other = new_node(p, TL_N_ARM, t);
+  m->ival = 2;
+  arm->lhs = pattern(p);
+  expect(p, TL_TOK_ASSIGN, "'=' after the pattern of `while let`");
+  m->lhs = head_expr(p, "a `while let` head");
+  arm->rhs = block(p);
+  other->lhs = new_node(p, TL_N_IDENT, t);
+  other->lhs->name = "_";
+  other->rhs = new_node(p, TL_N_BLOCK, t);
+  other->rhs->stmts = new_node(p, TL_N_BREAK, t);
+  arm->next = other;
+  m->args = arm;
+  st->lhs = m;
+  body->stmts = st;
+  loop->body = body;
+  return loop;
 }
 
 /* the brackets open at a point of a failed statement: kinds of the innermost

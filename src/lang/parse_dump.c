@@ -123,7 +123,11 @@ static void dump_node(tl_strbuf *b, const tl_node *n) {
     dump_list(b, n->args);
     if (n->ival) tl_strbuf_puts(b, " ..");
     break;
-  case TL_N_MATCH: tl_strbuf_puts(b, n->ival ? "(if-let " : "(match "); dump_node(b, n->lhs); dump_list(b, n->args); break;
+  case TL_N_MATCH:
+    tl_strbuf_puts(b, n->ival == 2 ? "(while-let " : n->ival ? "(if-let " : "(match ");
+    dump_node(b, n->lhs);
+    dump_list(b, n->args);
+    break;
   case TL_N_ARM:
     tl_strbuf_puts(b, "(=> ");
     dump_node(b, n->lhs);

@@ -11,11 +11,16 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* the names bound so far in one pattern: a name twice is an error, as in Rust */
+/* the names bound so far in one pattern: a name twice is an error, as in Rust. In an
+ * alternative after the first of `p | q`, the names are those of the first (the window
+ * [from, to)), each bound once more (hit) to the same variable */
+#define BOUND_MAX 256
 typedef struct {
-  const char *names[256];
+  const char *names[BOUND_MAX];
+  tl_var *vars[BOUND_MAX];
   int n;
-  int in_or; /* inside `|` alternatives: a binding there is not supported */
+  int from, to;
+  bool hit[BOUND_MAX];
 } bound;
 
 static void check_pat(sema *s, tl_node *p, tl_ty *t, bound *b);
@@ -24,9 +29,17 @@ static bool is_wild(const tl_node *p) { return !p || p->kind == TL_N_IDENT; }
 
 static void bind_name(sema *s, tl_node *p, tl_ty *t, bound *b) {
   if (!strcmp(p->name, "_")) return;
-  if (b->in_or) {
-    sema_error(s, p, "`%s` cannot be bound inside `|` alternatives (not supported yet)", p->name);
-    tl_diag_hint(s->diag, "match each alternative in an arm of its own");
+  if (b->to > b->from) { /* a later alternative: the first one's names again */
+    for (int i = b->from; i < b->to; i++) {
+      if (strcmp(b->names[i], p->name)) continue;
+      if (b->hit[i]) sema_error(s, p, "identifier `%s` is bound more than once in the same pattern", p->name);
+      b->hit[i] = true;
+      p->var = b->vars[i];
+      if (p->var && !sema_ty_fits(p->var->ty, t)) sema_mismatch(s, p, "mismatched types in the alternatives", p->var->ty, t);
+      if (p->var && p->is_mut != p->var->is_mut) sema_error(s, p, "`%s` is `mut` in one alternative only", p->name);
+      return;
+    }
+    sema_error(s, p, "variable `%s` is not bound in all patterns", p->name);
     return;
   }
   for (int i = 0; i < b->n; i++)
@@ -34,8 +47,32 @@ static void bind_name(sema *s, tl_node *p, tl_ty *t, bound *b) {
       sema_error(s, p, "identifier `%s` is bound more than once in the same pattern", p->name);
       return;
     }
-  if (b->n < 256) b->names[b->n++] = p->name;
   p->var = sema_declare(s, p, p->name, t, VAR_LOCAL, p->is_mut);
+  if (b->n < BOUND_MAX) b->names[b->n] = p->name, b->vars[b->n++] = p->var;
+}
+
+/* `p | q`: q binds the names p binds, to the same variables and types */
+static void check_or(sema *s, tl_node *p, tl_ty *t, bound *b) {
+  if (b->to > b->from) { /* inside a later alternative already: each side hits the same names */
+    bool saved[BOUND_MAX], left[BOUND_MAX];
+    memcpy(saved, b->hit, sizeof saved);
+    check_pat(s, p->lhs, t, b);
+    memcpy(left, b->hit, sizeof left);
+    memcpy(b->hit, saved, sizeof saved);
+    check_pat(s, p->rhs, t, b);
+    for (int i = b->from; i < b->to; i++)
+      if (left[i] != b->hit[i]) sema_error(s, p, "variable `%s` is not bound in all patterns", b->names[i]);
+    return;
+  }
+  int start = b->n;
+  check_pat(s, p->lhs, t, b);
+  b->from = start;
+  b->to = b->n;
+  memset(b->hit, 0, sizeof b->hit);
+  check_pat(s, p->rhs, t, b);
+  for (int i = b->from; i < b->to; i++)
+    if (!b->hit[i]) sema_error(s, p->rhs, "variable `%s` is not bound in all patterns", b->names[i]);
+  b->from = b->to = 0;
 }
 
 /* a literal's value as an integer (ints and chars), for a range's order */
@@ -162,10 +199,7 @@ static void check_pat(sema *s, tl_node *p, tl_ty *t, bound *b) {
   }
   case TL_N_BINARY:
     if (p->op == TL_TOK_PIPE) {
-      b->in_or++;
-      check_pat(s, p->lhs, t, b);
-      check_pat(s, p->rhs, t, b);
-      b->in_or--;
+      check_or(s, p, t, b);
       return;
     }
     /* fall through */
