@@ -59,6 +59,10 @@ void sema_enum_fields(sema *s, tl_ast_item *it) {
                             .line = v->line, .col = v->col, .en = st};
     st->nvariants++;
     for (tl_field *f = v->fields; f; f = f->next) {
+      if (vi->nfields == 64) { /* the code generator's bound, as a struct literal's */
+        tl_diag_error(s->diag, f->line, f->col, "a variant has at most 64 fields");
+        break;
+      }
       bool dup = false;
       for (int i = vi->first; i < st->nfields; i++) dup |= !strcmp(st->fields[i].name + strcspn(st->fields[i].name, "_") + 1, f->name);
       if (dup) {
