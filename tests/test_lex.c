@@ -90,7 +90,8 @@ TEST(lex_keywords_and_reserved_words) {
   kinds(&l, got, sizeof got);
   CHECK_STR(got, "fn let mut if else while for in loop break continue return struct impl self true false as "
                  "relation enum match use mod pub trait identifier identifier identifier end of file");
-  CHECK(tl_tok_is_reserved(TL_TOK_MATCH) && tl_tok_is_reserved(TL_TOK_TRAIT) && !tl_tok_is_reserved(TL_TOK_FN));
+  CHECK(tl_tok_is_reserved(TL_TOK_PUB) && tl_tok_is_reserved(TL_TOK_TRAIT) && !tl_tok_is_reserved(TL_TOK_FN) &&
+        !tl_tok_is_reserved(TL_TOK_MATCH) && !tl_tok_is_reserved(TL_TOK_ENUM));
   done(&l);
 }
 

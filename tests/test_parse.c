@@ -360,14 +360,14 @@ TEST(parse_error_expected_expression) {
 }
 
 TEST(parse_error_reserved_word) {
-  CHECK_ERRORS("fn f() { match x { } }\nenum E { }\n", 2,
-               "t.tl:1:10: error: `match` is reserved\n"
-               "fn f() { match x { } }\n"
+  CHECK_ERRORS("fn f() { trait x { } }\npub fn g() { }\n", 2,
+               "t.tl:1:10: error: `trait` is reserved\n"
+               "fn f() { trait x { } }\n"
                "         ^\n"
-               "t.tl:2:1: error: `enum` is reserved\n"
-               "enum E { }\n"
+               "t.tl:2:1: error: `pub` is reserved\n"
+               "pub fn g() { }\n"
                "^\n",
-               "(fn f () (block (error)))\n");
+               "(fn f () (block (error)))\n(fn g () (block))\n");
 }
 
 TEST(parse_error_chained_comparison) {
@@ -769,4 +769,34 @@ TEST(parse_script_and_main_is_an_error) {
                "^\n"
                "  hint: move them into `main` (line 1), or remove `fn main` to run them as a script\n",
                "(fn main () (block))\n");
+}
+
+TEST(parse_tuples) {
+  CHECK_BODY("let t = (1, (2.5,), ());", "(block (let t (tuple 1 (tuple 2.5) (tuple))))");
+  CHECK_BODY("(a)", "(block (value a))");
+  CHECK_BODY("t.0.1.2", "(block (value (. (. (. t 0) 1) 2)))"); /* `.0.1` lexes as a float */
+  CHECK_BODY("t.1.x", "(block (value (. (. t 1) x)))");
+  CHECK_BODY("let ((a, _), mut b) = t;", "(block (let (tuple (tuple a _) mut b) t))");
+  CHECK_BODY("let (x) = 1;", "(block (let x 1))");
+  CHECK_FILE("fn f(p: (i64, (Tensor<f32>,)), q: ()) -> (f32, i64) { p }\n",
+             "(fn f ((p (i64, (Tensor<f32>,))) (q ())) -> (f32, i64) (block (value p)))\n");
+}
+
+TEST(parse_enums_and_match) {
+  CHECK_FILE("enum E { A, B(i64, (f32, bool)), C { x: f32 }, }\n",
+             "(enum E (A) (B i64 (f32, bool)) (C x: f32))\n");
+  CHECK_BODY("match e { E::A => 1, E::B(x, _) if x > 0 => { x } E::C { x, .. } | E::D(..) => 2, }",
+             "(block (value (match e (=> E::A 1) (=> (call E::B x _) (if (> x 0)) (block (value x)))"
+             " (=> (| (struct-lit E::C (x x) ..) (call E::D ..)) 2))))");
+  CHECK_BODY("match n { -1 => a, 1..=5 | 'a'..='z' => b, (0, mut y) => c, P { x: 0, y } => d }",
+             "(block (value (match n (=> (- 1) a) (=> (| (..= 1 5) (..= (char 'a') (char 'z'))) b)"
+             " (=> (tuple 0 mut y) c) (=> (struct-lit P (x 0) (y y)) d))))");
+  CHECK_BODY("loop { match x { 0 => break, _ => continue } }",
+             "(block (loop (block (value (match x (=> 0 (block (break))) (=> _ (block (continue))))))))");
+  CHECK_BODY("if let E::B(v) = e { v } else { 0 }",
+             "(block (value (if-let e (=> (call E::B v) (block (value v))) (=> _ (block (value 0))))))");
+  CHECK_BODY("let c = E::C { x: 1.0 };", "(block (let c (struct-lit E::C (x 1.0))))");
+  CHECK_BODY("while let E::B(v) | E::C { v, .. } = e { f(v); }",
+             "(block (loop (block (while-let e (=> (| (call E::B v) (struct-lit E::C (v v) ..)) (block (call f v)))"
+             " (=> _ (block (break)))))))");
 }

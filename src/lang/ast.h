@@ -9,12 +9,15 @@
 
 #include "lang/lex.h"
 
-/* `i64`, `Point`, `Tensor`, `Tensor<f32, 2>` */
+/* `i64`, `Point`, `Tensor`, `Tensor<f32, 2>`, a tuple `(i64, Tensor)`, `()` */
 typedef struct tl_type {
   int line, col;
-  const char *name;  /* "i64", "Tensor", a struct's name */
+  const char *name;  /* "i64", "Tensor", a struct's name; "()" for a tuple or unit */
   const char *dtype; /* Tensor<dtype, rank>: "f32"...; NULL when not written */
   int64_t rank;      /* -1 when not written */
+  struct tl_type *elems; /* a tuple's element types, linked by next (NULL: `()`) */
+  bool is_tuple;         /* `(...)`: elems, or unit when there are none */
+  struct tl_type *next;
 } tl_type;
 
 typedef enum {
@@ -33,9 +36,11 @@ typedef enum {
   TL_N_RANGE,      /* lhs..rhs, either may be NULL */
   TL_N_CALL,       /* lhs(args) */
   TL_N_METHOD,     /* lhs.name(args) */
-  TL_N_FIELD,      /* lhs.name */
+  TL_N_FIELD,      /* lhs.name (a tuple's field: "0", "1"...) */
   TL_N_INDEX,      /* lhs[args]; a RANGE argument is a slice */
   TL_N_ARRAY,      /* [args] */
+  TL_N_TUPLE,      /* (args): a tuple (`(a,)` one element, `()` unit); also a `let`
+                      pattern, whose leaves are IDENT nodes (is_mut; `_` binds nothing) */
   TL_N_STRUCT_LIT, /* name { args }: FIELD_INIT nodes */
   TL_N_FIELD_INIT, /* name: lhs (shorthand `y` gives lhs = IDENT y) */
   TL_N_IF,         /* if cond then (a BLOCK) else els (a BLOCK, an IF or NULL) */
@@ -46,8 +51,20 @@ typedef enum {
   TL_N_LOGIC,      /* Datalog (parse_logic.c): ival a TL_LOGIC_* kind, name the relation,
                       args the terms; an ATOM negated has op NOT */
   TL_N_LVAR,       /* `$x` in a query or a rule: name */
+  TL_N_MATCH,      /* match lhs { args }: ARM nodes; `if let P = e { a } else { b }` is
+                      `match e { P => a, _ => b }` (ival 1: written as `if let`), and
+                      `while let P = e { a }` is `loop { match e { P => a, _ => break } }`
+                      (ival 2) */
+  TL_N_ARM,        /* lhs (if cond)? => rhs: a pattern, a guard or NULL, the value */
+  TL_N_VARIANT,    /* made by the checker of `E::A`, `E::B(args)`, `E::C { args }`
+                      (FIELD_INIT nodes): ref the variant (sema.h tl_variant_info) */
+  /* patterns (match arms, `let`, `if let`): IDENT a binding (is_mut; `_` none), a
+   * literal (INT FLOAT CHAR STR BOOL, UNARY `-` of a number), RANGE `a..=b` (op
+   * ASSIGN), TUPLE, PATH `E::A`, CALL `E::B(pats)`, STRUCT_LIT `E::C { x, y: pat, .. }`
+   * or `P { .. }` (ival 1: has `..`), BINARY with op PIPE `p | q` */
   /* statements */
-  TL_N_LET,        /* let is_mut? name (: type)? (= rhs)? */
+  TL_N_LET,        /* let is_mut? name (: type)? (= rhs)?; `let (a, b) = ..`: name NULL,
+                      lhs the pattern (a TUPLE) */
   TL_N_ASSIGN,     /* lhs op rhs: op is ASSIGN or PLUS_ASSIGN... */
   TL_N_EXPR_STMT,  /* lhs; */
   TL_N_WHILE,      /* while cond body */
@@ -102,6 +119,15 @@ typedef struct tl_field {
   struct tl_field *next;
 } tl_field;
 
+/* an enum's variant: `A`, `B(i64, f32)` (fields named "0", "1"...), `C { x: f32 }` (named) */
+typedef struct tl_variant {
+  int line, col;
+  const char *name;
+  tl_field *fields;
+  bool named;
+  struct tl_variant *next;
+} tl_variant;
+
 typedef struct tl_fn {
   int line, col;
   const char *name;
@@ -117,6 +143,7 @@ typedef struct tl_fn {
 
 typedef enum {
   TL_ITEM_FN, TL_ITEM_STRUCT, TL_ITEM_IMPL,
+  TL_ITEM_ENUM,     /* name, variants */
   TL_ITEM_FACT,     /* atom: a LOGIC ATOM */
   TL_ITEM_RULE,     /* atom: the head; body: literals (LOGIC ATOMs, comparisons) */
   TL_ITEM_RELATION, /* name; atom: a LOGIC ATOM whose args are IDENTs `entity` / `i64` */
@@ -133,6 +160,7 @@ typedef struct tl_ast_item {
   const char *name;
   tl_fn *fn;         /* FN */
   tl_field *fields;  /* STRUCT */
+  tl_variant *variants; /* ENUM */
   tl_fn *methods;    /* IMPL */
   tl_node *atom, *body; /* FACT, RULE, RELATION */
   struct tl_program *module; /* MOD */

@@ -94,7 +94,7 @@ const char *gen_ctype(gen *g, const tl_ty *t) {
   case TY_CHAR: return "uint32_t";
   case TY_STR: return "tlrt_str *";
   case TY_TENSOR: return "tl_tensor *";
-  case TY_STRUCT: return gen_fmt(g, "struct tls_%s *", t->st->name);
+  case TY_STRUCT: return gen_fmt(g, "struct %s *", t->st->cname);
   default: return "void";
   }
 }
@@ -104,7 +104,7 @@ const char *gen_release_call(gen *g, const tl_ty *t, const char *c) {
   return gen_fmt(g, "tlrt_release(R, %s);", c);
 }
 
-static const char *retain_expr(gen *g, const tl_ty *t, const char *c) {
+const char *gen_retain_expr(gen *g, const tl_ty *t, const char *c) {
   if (t->kind == TY_TENSOR) return gen_fmt(g, "tlrt_tensor_retain(R, %s)", c);
   return gen_fmt(g, "((%s)tlrt_retain(R, %s))", gen_ctype(g, t), c);
 }
@@ -115,7 +115,7 @@ cv gen_scalar(const char *c, tl_ty *t) { return (cv){.c = c, .ty = t, .temp = -1
 
 /* a declared C variable holding one reference becomes an owned temporary, released at
  * the end of its statement unless a consumer takes it */
-static cv adopt_temp(gen *g, const char *name, tl_ty *t) {
+cv gen_adopt_temp(gen *g, const char *name, tl_ty *t) {
   if (g->ntemps == GEN_MAX_TEMPS) {
     gen_fail(g, NULL, "expression too large");
     return gen_scalar(name, t);
@@ -130,7 +130,7 @@ static cv adopt_temp(gen *g, const char *name, tl_ty *t) {
 const char *gen_new_temp(gen *g, const tl_ty *t, const char *init) {
   const char *name = gen_fmt(g, "t%d", ++g->ntmp);
   gen_emit(g, "%s %s = %s;", gen_ctype(g, t), name, init);
-  if (tl_ty_is_refcounted(t)) adopt_temp(g, name, (tl_ty *)t);
+  if (tl_ty_is_refcounted(t)) gen_adopt_temp(g, name, (tl_ty *)t);
   return name;
 }
 
@@ -158,27 +158,31 @@ static bool is_other_read(tl_node *n, void *arg) {
   return n != o->except && (n->kind == TL_N_IDENT || n->kind == TL_N_SELF) && n->var == o->var;
 }
 
+bool gen_moves(gen *g, cv v) {
+  tl_var *var = v.var;
+  bool owned = var && (var->kind == VAR_LOCAL || var->kind == VAR_PARAM_OWNED);
+  other_read other = {var, v.node};
+  return owned && v.node && v.node->last_use && !tl_ast_find((tl_node *)g->stmt, is_other_read, &other);
+}
+
 const char *gen_take(gen *g, cv v) {
   if (!tl_ty_is_refcounted(v.ty)) return v.c;
   if (v.temp >= 0) { /* an owned temporary: the consumer takes its reference */
     g->temps[v.temp].taken = true;
     return v.c;
   }
-  tl_var *var = v.var;
-  bool owned = var && (var->kind == VAR_LOCAL || var->kind == VAR_PARAM_OWNED);
-  other_read other = {var, v.node};
-  if (owned && v.node && v.node->last_use && !tl_ast_find((tl_node *)g->stmt, is_other_read, &other)) {
+  if (gen_moves(g, v)) {
     /* the last use: move; the variable is nulled so its drop does nothing */
     const char *name = gen_fmt(g, "t%d", ++g->ntmp);
     gen_emit(g, "%s %s = %s;", gen_ctype(g, v.ty), name, v.c);
     gen_emit(g, "%s = NULL;", v.c);
     return name;
   }
-  return retain_expr(g, v.ty, v.c);
+  return gen_retain_expr(g, v.ty, v.c);
 }
 
 /* the C lvalue of a variable */
-static const char *var_ref(gen *g, const tl_var *v) {
+const char *gen_var_ref(gen *g, const tl_var *v) {
   if (v->kind == VAR_PARAM_REF) return gen_fmt(g, "(*v%d_%s)", v->id, v->name);
   return gen_fmt(g, "v%d_%s", v->id, v->name);
 }
@@ -268,6 +272,8 @@ cv gen_binary_values(gen *g, tl_node *n, tl_tok_kind op, cv a, cv b) {
     return gen_temp_value(g, t, gen_fmt(g, "tlrt_binop_s(R, %d, %s, (double)(%s), %d, %d, %d, %d)", gen_tensor_op(op), tv.c,
                                         sv.c, left, k, n->line, n->col));
   }
+  if (tl_ty_is_tuple(a.ty))
+    return gen_scalar(gen_fmt(g, "(%s%s__eq(%s, %s))", op == TL_TOK_NE ? "!" : "", a.ty->st->cname, a.c, b.c), t);
   if (a.ty->kind == TY_STR) {
     if (op == TL_TOK_PLUS) return gen_temp_value(g, t, gen_fmt(g, "tlrt_str_concat(R, %s, %s)", a.c, b.c));
     if (op == TL_TOK_EQ) return gen_scalar(gen_fmt(g, "tlrt_str_eq(%s, %s)", a.c, b.c), t);
@@ -420,12 +426,12 @@ static cv gen_cast(gen *g, tl_node *n) {
 /* the C lvalue of a place, made unique on the way (copy-on-write of each struct
  * the path goes through), ready to be written */
 const char *gen_place(gen *g, tl_node *n) {
-  if (n->kind == TL_N_IDENT || n->kind == TL_N_SELF) return var_ref(g, n->var);
+  if (n->kind == TL_N_IDENT || n->kind == TL_N_SELF) return gen_var_ref(g, n->var);
   if (n->kind == TL_N_FIELD) {
     const char *base = gen_place(g, n->lhs);
     tl_struct_info *st = n->lhs->ty->st;
-    gen_emit(g, "tlrt_make_unique(R, (void **)&%s, sizeof(struct tls_%s), tls_%s__retain_fields);", base, st->name,
-             st->name);
+    gen_emit(g, "tlrt_make_unique(R, (void **)&%s, sizeof(struct %s), %s__retain_fields);", base, st->cname,
+             st->cname);
     return gen_fmt(g, "%s->f_%s", base, n->name);
   }
   gen_fail(g, n, "cannot write to this expression");
@@ -440,7 +446,7 @@ static cv gen_field(gen *g, tl_node *n) {
 
 static cv gen_ident(gen *g, tl_node *n) {
   tl_var *v = n->var;
-  return (cv){.c = var_ref(g, v), .ty = n->ty, .temp = -1, .var = v, .node = n};
+  return (cv){.c = gen_var_ref(g, v), .ty = n->ty, .temp = -1, .var = v, .node = n};
 }
 
 /* ---- indexing ---- */
@@ -533,7 +539,7 @@ static cv gen_user_call(gen *g, tl_node *n, const tl_fninfo *f, tl_node *self_ar
   gen_emit(g, "%s %s = %s;", gen_ctype(g, f->ret), name, call);
   gen_release_temps(g, mark);
   if (!tl_ty_is_refcounted(f->ret)) return gen_scalar(name, f->ret);
-  return adopt_temp(g, name, f->ret);
+  return gen_adopt_temp(g, name, f->ret);
 }
 
 /* ---- struct literals ---- */
@@ -543,7 +549,7 @@ static cv gen_struct_lit(gen *g, tl_node *n) {
   const char *vals[64];
   for (tl_node *f = n->args; f; f = f->next)
     if (f->ival < 64) vals[f->ival] = gen_take(g, gen_expr(g, f->lhs)); /* a copy, or a move on last use */
-  cv r = gen_temp_value(g, n->ty, gen_fmt(g, "tlrt_obj_new(R, sizeof(struct tls_%s), tls_%s__drop)", st->name, st->name));
+  cv r = gen_temp_value(g, n->ty, gen_fmt(g, "tlrt_obj_new(R, sizeof(struct %s), %s__drop)", st->cname, st->cname));
   for (int i = 0; i < st->nfields && i < 64; i++) gen_emit(g, "%s->f_%s = %s;", r.c, st->fields[i].name, vals[i]);
   return r;
 }
@@ -554,10 +560,10 @@ static void gen_scope_begin(gen *g, int *mark) { *mark = g->nlocals; }
 
 static void gen_drop_locals(gen *g, int mark) {
   for (int i = g->nlocals - 1; i >= mark; i--)
-    gen_emit(g, "%s", gen_release_call(g, g->locals[i]->ty, var_ref(g, g->locals[i])));
+    gen_emit(g, "%s", gen_release_call(g, g->locals[i]->ty, gen_var_ref(g, g->locals[i])));
 }
 
-static void gen_scope_end(gen *g, int mark) {
+void gen_scope_end(gen *g, int mark) {
   gen_drop_locals(g, mark);
   g->nlocals = mark;
 }
@@ -614,7 +620,7 @@ static cv gen_if(gen *g, tl_node *n) {
   gen_emit(g, "}");
   if (!has_value) return gen_scalar("0", n->ty);
   if (!tl_ty_is_refcounted(n->ty)) return gen_scalar(dst, n->ty);
-  return adopt_temp(g, dst, n->ty);
+  return gen_adopt_temp(g, dst, n->ty);
 }
 
 static cv gen_block_expr(gen *g, tl_node *n) {
@@ -631,7 +637,7 @@ static cv gen_block_expr(gen *g, tl_node *n) {
   gen_emit(g, "}");
   if (!has_value) return gen_scalar("0", n->ty);
   if (!tl_ty_is_refcounted(n->ty)) return gen_scalar(dst, n->ty);
-  return adopt_temp(g, dst, n->ty);
+  return gen_adopt_temp(g, dst, n->ty);
 }
 
 cv gen_expr(gen *g, tl_node *n) {
@@ -645,6 +651,9 @@ cv gen_expr(gen *g, tl_node *n) {
   case TL_N_FIELD: return gen_field(g, n);
   case TL_N_INDEX: return gen_index(g, n);
   case TL_N_ARRAY: return gen_array(g, n);
+  case TL_N_TUPLE: return gen_tuple(g, n);
+  case TL_N_VARIANT: return gen_variant(g, n);
+  case TL_N_MATCH: return gen_match(g, n);
   case TL_N_STRUCT_LIT: return gen_struct_lit(g, n);
   case TL_N_IF: return gen_if(g, n);
   case TL_N_BLOCK: return gen_block_expr(g, n);
@@ -665,18 +674,25 @@ cv gen_expr(gen *g, tl_node *n) {
 
 static void realize_carried(gen *g, const tl_node *loop) {
   for (const sema_varlist *e = loop->ref; e; e = e->next)
-    if (e->var->ty->kind == TY_TENSOR) gen_emit(g, "tlrt_realize(R, %s, %d, %d);", var_ref(g, e->var), loop->line, loop->col);
+    gen_realize_value(g, e->var->ty, gen_var_ref(g, e->var), loop, 0);
 }
 
 static void gen_let(gen *g, tl_node *n) {
+  if (n->lhs) {
+    gen_tuple_let(g, n);
+    return;
+  }
   cv v = gen_expr(g, n->rhs);
   tl_var *var = n->var;
   const char *val = gen_take(g, v);
-  gen_emit(g, "%s %s = %s;", gen_ctype(g, var->ty), var_ref(g, var), val);
-  if (tl_ty_is_refcounted(var->ty)) {
-    if (g->nlocals == GEN_MAX_LOCALS) gen_fail(g, n, "too many variables");
-    else g->locals[g->nlocals++] = var;
-  }
+  gen_emit(g, "%s %s = %s;", gen_ctype(g, var->ty), gen_var_ref(g, var), val);
+  gen_add_local(g, var, n);
+}
+
+void gen_add_local(gen *g, tl_var *v, const tl_node *at) {
+  if (!tl_ty_is_refcounted(v->ty)) return;
+  if (g->nlocals == GEN_MAX_LOCALS) gen_fail(g, at, "too many variables");
+  else g->locals[g->nlocals++] = v;
 }
 
 static tl_tok_kind plain_op(tl_tok_kind op) {
@@ -761,7 +777,7 @@ static void gen_for(gen *g, tl_node *n) {
     tl_node *hi = h->ival == 1 ? (h->args->next ? h->args->next : h->args) : h->rhs;
     const char *a = gen_new_temp(g, TY_I64_T, lo ? gen_expr(g, lo).c : "0");
     const char *b = gen_new_temp(g, TY_I64_T, gen_expr(g, hi).c);
-    gen_emit(g, "for (int64_t %s = %s; %s < %s; %s++) {", var_ref(g, v), a, var_ref(g, v), b, var_ref(g, v));
+    gen_emit(g, "for (int64_t %s = %s; %s < %s; %s++) {", gen_var_ref(g, v), a, gen_var_ref(g, v), b, gen_var_ref(g, v));
     g->indent++;
     gen_loop_body(g, n, n->body, NULL);
   } else {
@@ -773,10 +789,10 @@ static void gen_for(gen *g, tl_node *n) {
     gen_emit(g, "for (int64_t %s = 0; %s < %s; %s++) {", k, k, len, k);
     g->indent++;
     if (v->ty->kind == TY_TENSOR) {
-      gen_emit(g, "tl_tensor *%s = tlrt_index_ints(R, %s, 1, (int64_t[]){%s}, %d, %d);", var_ref(g, v), s, k, h->line, h->col);
+      gen_emit(g, "tl_tensor *%s = tlrt_index_ints(R, %s, 1, (int64_t[]){%s}, %d, %d);", gen_var_ref(g, v), s, k, h->line, h->col);
       gen_loop_body(g, n, n->body, v);
     } else {
-      gen_emit(g, "%s %s = (%s)tlrt_get(R, %s, 1, (int64_t[]){%s}, %d, %d);", gen_ctype(g, v->ty), var_ref(g, v),
+      gen_emit(g, "%s %s = (%s)tlrt_get(R, %s, 1, (int64_t[]){%s}, %d, %d);", gen_ctype(g, v->ty), gen_var_ref(g, v),
                gen_ctype(g, v->ty), s, k, h->line, h->col);
       gen_loop_body(g, n, n->body, NULL);
     }
@@ -903,21 +919,30 @@ static void gen_function(gen *g, const tl_fninfo *f, tl_strbuf *out) {
 }
 
 static void gen_struct(gen *g, const tl_struct_info *st, tl_strbuf *out) {
-  tl_strbuf_printf(out, "struct tls_%s {\n  tlrt_obj h;\n", st->name);
+  const char *c = st->cname;
+  tl_strbuf_printf(out, "struct %s {\n  tlrt_obj h;\n%s", c, st->is_enum ? "  int64_t tag;\n" : "");
   for (int i = 0; i < st->nfields; i++) tl_strbuf_printf(out, "  %s f_%s;\n", gen_ctype(g, st->fields[i].ty), st->fields[i].name);
   tl_strbuf_puts(out, "};\n");
-  tl_strbuf_printf(out, "static void tls_%s__drop(tlrt *R, tlrt_obj *o) {\n  struct tls_%s *p = (void *)o;\n", st->name, st->name);
+  tl_strbuf_printf(out, "static void %s__drop(tlrt *R, tlrt_obj *o) {\n  struct %s *p = (void *)o;\n", c, c);
   for (int i = 0; i < st->nfields; i++)
     if (tl_ty_is_refcounted(st->fields[i].ty))
       tl_strbuf_printf(out, "  %s\n", gen_release_call(g, st->fields[i].ty, gen_fmt(g, "p->f_%s", st->fields[i].name)));
   tl_strbuf_puts(out, "  (void)p; (void)R;\n}\n");
-  tl_strbuf_printf(out, "static void tls_%s__retain_fields(tlrt *R, void *o) {\n  struct tls_%s *p = o;\n", st->name, st->name);
+  tl_strbuf_printf(out, "static void %s__retain_fields(tlrt *R, void *o) {\n  struct %s *p = o;\n", c, c);
   for (int i = 0; i < st->nfields; i++)
     if (tl_ty_is_refcounted(st->fields[i].ty))
-      tl_strbuf_printf(out, "  %s;\n", retain_expr(g, st->fields[i].ty, gen_fmt(g, "p->f_%s", st->fields[i].name)));
+      tl_strbuf_printf(out, "  %s;\n", gen_retain_expr(g, st->fields[i].ty, gen_fmt(g, "p->f_%s", st->fields[i].name)));
   tl_strbuf_puts(out, "  (void)p; (void)R;\n}\n");
+  if (st->is_tuple) { /* printing (1, 2.5) and == (gen_tuple.c) */
+    gen_tuple_functions(g, st, out);
+    return;
+  }
+  if (st->is_enum) { /* printing B(1, 2.0) (gen_match.c) */
+    gen_enum_fmt(g, st, out);
+    return;
+  }
   /* printing: P { x: 1.0, y: 2.0 } */
-  tl_strbuf_printf(out, "static void tls_%s__fmt(tlrt *R, struct tls_%s *p) {\n", st->name, st->name);
+  tl_strbuf_printf(out, "static void %s__fmt(tlrt *R, struct %s *p) {\n", c, c);
   tl_strbuf_printf(out, "  tlrt_fmt_text(R, \"%s { \", %zu);\n", st->name, strlen(st->name) + 3);
   tl_strbuf *saved = g->out;
   g->out = out;
@@ -946,8 +971,10 @@ char *tl_gen_program(const tl_sema *S, tl_arena *arena, const char *file, bool l
   tl_strbuf_puts(&out, lang_prelude);
   tl_strbuf_puts(&out, "\n/* ---- the program ---- */\nstatic tlrt *R;\n\n");
   for (const tl_struct_info *st = S->structs; st; st = st->next)
-    tl_strbuf_printf(&out, "struct tls_%s;\nstatic void tls_%s__fmt(tlrt *R, struct tls_%s *p);\n", st->name, st->name,
-                     st->name);
+{
+    tl_strbuf_printf(&out, "struct %s;\nstatic void %s__fmt(tlrt *R, struct %s *p);\n", st->cname, st->cname, st->cname);
+    if (st->is_tuple) gen_tuple_declare(st, &out);
+  }
   for (const tl_struct_info *st = S->structs; st; st = st->next) gen_struct(g, st, &out);
   if (S->logic) gen_logic_program(S->logic, &out);
   for (const tl_fninfo *f = S->fns; f; f = f->next) {

@@ -26,7 +26,7 @@ void gen_fmt_value(gen *g, cv v, int prec, const tl_node *at) {
       gen_emit(g, "tlrt_fmt_entities(R, %s, %uu, %d, %d);", c, (unsigned)v.ty->ent_cols, at ? at->line : 0, at ? at->col : 0);
     else gen_emit(g, "tlrt_fmt_tensor(R, %s, %d, %d, %d);", c, prec, at ? at->line : 0, at ? at->col : 0);
     break;
-  case TY_STRUCT: gen_emit(g, "tls_%s__fmt(R, %s);", v.ty->st->name, c); break;
+  case TY_STRUCT: gen_emit(g, "%s__fmt(R, %s);", v.ty->st->cname, c); break;
   default: gen_emit(g, "tlrt_fmt_text(R, \"()\", 2);"); break;
   }
 }

@@ -74,6 +74,26 @@ void gen_release_temps(gen *g, int mark);
 const char *gen_release_call(gen *g, const tl_ty *t, const char *c);
 void gen_block_stmts(gen *g, tl_node *block);
 void gen_fail(gen *g, const tl_node *n, const char *msg);
+const char *gen_retain_expr(gen *g, const tl_ty *t, const char *c);
+const char *gen_var_ref(gen *g, const tl_var *v); /* a variable's C lvalue */
+bool gen_moves(gen *g, cv v); /* would gen_take move this variable (its last use)? */
+void gen_add_local(gen *g, tl_var *v, const tl_node *at); /* an owned local, dropped at its scope's end */
+
+cv gen_adopt_temp(gen *g, const char *name, tl_ty *t); /* a C variable holding a reference: an owned temporary */
+void gen_scope_end(gen *g, int mark); /* the locals from mark on: dropped, out of scope */
+/* gen_match.c: enum values, their printing, `match` and `if let` */
+cv gen_variant(gen *g, tl_node *n);
+cv gen_match(gen *g, tl_node *n);
+void gen_enum_fmt(gen *g, const tl_struct_info *st, tl_strbuf *out);
+
+/* gen_tuple.c: tuple values, `let (a, b) = t;`, a tuple struct's printing and `==` */
+cv gen_tuple(gen *g, tl_node *n);
+void gen_tuple_let(gen *g, tl_node *n);
+void gen_tuple_declare(const tl_struct_info *st, tl_strbuf *out);
+void gen_tuple_functions(gen *g, const tl_struct_info *st, tl_strbuf *out);
+/* the tensors of a loop-carried value (a tensor, or those in a tuple's or struct's
+ * fields) computed now, so a lazy graph never grows from turn to turn */
+void gen_realize_value(gen *g, const tl_ty *t, const char *c, const tl_node *loop, int depth);
 
 /* gen_builtin.c */
 cv gen_builtin_call(gen *g, tl_node *n);

@@ -26,8 +26,8 @@ static void collect(gen *g, param_list *p, const tl_struct_info *st, const char 
     } else if (f->ty->kind == TY_STRUCT) {
       const tl_struct_info *sub = f->ty->st;
       if (load)
-        gen_emit(g, "tlrt_make_unique(R, (void **)&%s, sizeof(struct tls_%s), tls_%s__retain_fields);", access, sub->name,
-                 sub->name);
+        gen_emit(g, "tlrt_make_unique(R, (void **)&%s, sizeof(struct %s), %s__retain_fields);", access, sub->cname,
+                 sub->cname);
       collect(g, p, sub, access, name, load, depth + 1);
     }
   }
@@ -40,8 +40,8 @@ static cv gen_params(gen *g, tl_node *n, bool load) {
   const char *base;
   if (load) {
     base = gen_place(g, model);
-    gen_emit(g, "tlrt_make_unique(R, (void **)&%s, sizeof(struct tls_%s), tls_%s__retain_fields);", base, st->name,
-             st->name);
+    gen_emit(g, "tlrt_make_unique(R, (void **)&%s, sizeof(struct %s), %s__retain_fields);", base, st->cname,
+             st->cname);
   } else base = gen_expr(g, model).c;
   param_list p = {0};
   collect(g, &p, st, base, NULL, load, 0);

@@ -41,7 +41,7 @@ const char *tl_tok_name(tl_tok_kind kind) {
 }
 
 bool tl_tok_is_reserved(tl_tok_kind kind) {
-  return kind == TL_TOK_ENUM || kind == TL_TOK_MATCH || kind == TL_TOK_USE || kind == TL_TOK_MOD ||
+  return kind == TL_TOK_USE || kind == TL_TOK_MOD ||
          kind == TL_TOK_PUB || kind == TL_TOK_TRAIT;
 }
 

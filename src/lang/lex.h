@@ -72,6 +72,6 @@ typedef struct {
 int tl_lex(tl_lexer *lx, tl_diag *diag);
 void tl_lex_free(tl_lexer *lx);
 const char *tl_tok_name(tl_tok_kind kind); /* "fn", "+=", "identifier", ... */
-bool tl_tok_is_reserved(tl_tok_kind kind); /* enum match use mod pub trait */
+bool tl_tok_is_reserved(tl_tok_kind kind); /* use mod pub trait */
 
 #endif

@@ -47,6 +47,47 @@ static void kill(uint64_t *s, int v) { s[v >> 6] &= ~((uint64_t)1 << (v & 63)); 
 static void live_expr(own *o, tl_node *n, uint64_t *live);
 static void live_stmt(own *o, tl_node *n, uint64_t *live);
 
+/* a pattern (`let (a, (b, _)) = ..`, a match arm's) defines each name bound in it */
+static void kill_pattern(const tl_node *p, uint64_t *live) {
+  if (!p) return;
+  if (p->kind == TL_N_IDENT && p->var) kill(live, p->var->id);
+  for (const tl_node *e = p->args; e; e = e->next) kill_pattern(e, live);
+  if (p->kind == TL_N_FIELD_INIT || p->kind == TL_N_BINARY) kill_pattern(p->lhs, live);
+  if (p->kind == TL_N_BINARY) kill_pattern(p->rhs, live);
+}
+
+/* A match: the scrutinee runs first; then each arm's test, and on a failed test (or
+ * guard) the next arm: solved backwards, `later` is what the arms after this one need.
+ * After the last arm nothing runs (no arm matched is a run-time error). */
+static void live_match(own *o, tl_node *n, uint64_t *live) {
+  int k = tl_ast_count(n->args), mark = o->used;
+  tl_node **arms = malloc(sizeof *arms * (size_t)(k + 1));
+  uint64_t *out = set_new(o), *later = set_new(o), *arm = set_new(o);
+  if (!arms) {
+    o->oom = true;
+    return;
+  }
+  k = 0;
+  for (tl_node *a = n->args; a; a = a->next) arms[k++] = a;
+  set_copy(o, out, live);
+  while (k--) {
+    tl_node *a = arms[k];
+    set_copy(o, arm, out);
+    live_expr(o, a->rhs, arm);
+    if (a->cond) {
+      set_union(o, arm, later); /* the guard fails: on to the next arms */
+      live_expr(o, a->cond, arm);
+    }
+    kill_pattern(a->lhs, arm);
+    set_union(o, arm, later);
+    set_copy(o, later, arm);
+  }
+  free(arms);
+  set_copy(o, live, later);
+  o->used = mark;
+  live_expr(o, n->lhs, live);
+}
+
 /* a list, backwards: evaluation runs first to last */
 static void live_list(own *o, tl_node *first, uint64_t *live, bool stmts) {
   tl_node *items[256];
@@ -105,7 +146,9 @@ static void live_expr(own *o, tl_node *n, uint64_t *live) {
     live_expr(o, n->rhs, live);
     live_expr(o, n->lhs, live);
     return;
-  case TL_N_CALL: case TL_N_METHOD: case TL_N_INDEX: case TL_N_ARRAY: case TL_N_STRUCT_LIT:
+  case TL_N_MATCH: live_match(o, n, live); return;
+  case TL_N_CALL: case TL_N_METHOD: case TL_N_INDEX: case TL_N_ARRAY: case TL_N_STRUCT_LIT: case TL_N_TUPLE:
+  case TL_N_VARIANT:
   case TL_N_LOGIC: /* a query's or a fact's arguments read the function's values */
     live_list(o, n->args, live, false);
     live_expr(o, n->lhs, live); /* the receiver or indexed value runs first */
@@ -151,10 +194,12 @@ static void live_loop(own *o, tl_node *n, uint64_t *live) {
   o->used = mark;
 }
 
+
 static void live_stmt(own *o, tl_node *n, uint64_t *live) {
   switch (n->kind) {
   case TL_N_LET:
     if (n->var) kill(live, n->var->id);
+    if (n->lhs) kill_pattern(n->lhs, live);
     live_expr(o, n->rhs, live);
     return;
   case TL_N_ASSIGN:

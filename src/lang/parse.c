@@ -185,14 +185,32 @@ static bool is_dtype(const char *s) {
   return false;
 }
 
-// type = ident ("<" dtype ("," int)? ">")?     -- generics only on Tensor
+// type = ident ("<" dtype ("," int)? ">")? | tuple_type    -- generics only on Tensor
+// tuple_type = "(" ")" | "(" type "," ")" | "(" type ("," type)+ ","? ")"
 static tl_type *type(parser *p) {
   const tl_token *t = peek(p);
   tl_type *ty = alloc(p, sizeof *ty);
   ty->line = t->line;
   ty->col = t->col;
-  ty->name = ident(p, "a type");
   ty->rank = -1;
+  if (consume(p, TL_TOK_LPAREN)) { /* `(T)` alone is T, as in Rust; `(T,)` a tuple */
+    enter(p);
+    ty->name = "()";
+    ty->is_tuple = true;
+    tl_type **tail = &ty->elems;
+    bool comma = false;
+    while (!at(p, TL_TOK_RPAREN)) {
+      *tail = type(p);
+      tail = &(*tail)->next;
+      if (at(p, TL_TOK_RPAREN)) break;
+      expect(p, TL_TOK_COMMA, "',' or ')' in the tuple type");
+      comma = true;
+    }
+    next(p);
+    p->depth--;
+    return ty->elems && !ty->elems->next && !comma ? ty->elems : ty;
+  }
+  ty->name = ident(p, "a type");
   if (!at(p, TL_TOK_LT)) return ty;
   if (strcmp(ty->name, "Tensor")) fail_at(p, peek(p), "only Tensor takes type arguments");
   next(p);
@@ -208,6 +226,8 @@ static tl_type *type(parser *p) {
 
 static tl_node *expr(parser *p);
 static tl_node *block(parser *p);
+static tl_node *pattern(parser *p);
+static tl_node *match_expr(parser *p);
 
 /* an expression with the struct-literal restriction on or off, restored after */
 static tl_node *expr_with(parser *p, bool no_struct) {
@@ -333,20 +353,35 @@ static tl_node *array(parser *p) {
   return n;
 }
 
-/* `P {` opens a struct literal only outside if/while/for heads, and only when what
- * follows looks like fields: `}` or `name:` / `name,` / `name }` */
-static bool struct_lit_ahead(parser *p) {
-  if (p->no_struct || peek_at(p, 1)->kind != TL_TOK_LBRACE) return false;
-  tl_tok_kind a = peek_at(p, 2)->kind, b = peek_at(p, 3)->kind;
+/* at a `{`: does what follows look like fields, `}` or `name:` / `name,` / `name }`? */
+static bool fields_ahead(parser *p) {
+  tl_tok_kind a = peek_at(p, 1)->kind, b = peek_at(p, 2)->kind;
   return a == TL_TOK_RBRACE ||
          (a == TL_TOK_IDENT && (b == TL_TOK_COLON || b == TL_TOK_COMMA || b == TL_TOK_RBRACE));
 }
 
+/* `P {` opens a struct literal only outside if/while/for heads, and only when what
+ * follows looks like fields */
+static bool struct_lit_ahead(parser *p) {
+  if (p->no_struct || peek_at(p, 1)->kind != TL_TOK_LBRACE) return false;
+  p->pos++;
+  bool yes = fields_ahead(p);
+  p->pos--;
+  return yes;
+}
+
 // struct_lit = ident "{" (field_init ("," field_init)* ","?)? "}"
 // field_init = ident (":" expr)?
+static tl_node *struct_lit_fields(parser *p, tl_node *n);
 static tl_node *struct_lit(parser *p) {
   tl_node *n = new_node(p, TL_N_STRUCT_LIT, peek(p));
   n->name = ident(p, "a struct name");
+  return struct_lit_fields(p, n);
+}
+
+/* a struct literal's `{ fields }`, its name (`P`, or a variant's path `E::C`) read */
+static tl_node *struct_lit_fields(parser *p, tl_node *n) {
+  n->kind = TL_N_STRUCT_LIT;
   expect(p, TL_TOK_LBRACE, "'{'");
   tl_node head = {0}, *cur = &head;
   while (!at(p, TL_TOK_RBRACE)) {
@@ -367,9 +402,35 @@ static tl_node *struct_lit(parser *p) {
   return n;
 }
 
-// if = "if" expr_no_struct block ("else" (if | block))?
+static tl_node *if_expr(parser *p);
+
+/* `if let P = e { a } else { b }` is `match e { P => a, _ => b }`; without `else`, the
+ * second arm has no value (rhs NULL). t: the `if`. */
+static tl_node *if_let(parser *p, const tl_token *t) {
+  tl_node *n = new_node(p, TL_N_MATCH, t);
+  n->ival = 1;
+  next(p); /* let */
+  tl_node *arm = new_node(p, TL_N_ARM, peek(p)), *other = new_node(p, TL_N_ARM, t);
+  arm->lhs = pattern(p);
+  expect(p, TL_TOK_ASSIGN, "'=' after the pattern of `if let`");
+  n->lhs = head_expr(p, "an `if let` head");
+  arm->rhs = block(p);
+  other->lhs = new_node(p, TL_N_IDENT, t);
+  other->lhs->name = "_";
+  if (consume(p, TL_TOK_ELSE)) other->rhs = at(p, TL_TOK_IF) ? if_expr(p) : block(p);
+  arm->next = other;
+  n->args = arm;
+  return n;
+}
+
+// if = "if" expr_no_struct block ("else" (if | block))? | "if" "let" pattern "=" expr_no_struct block ("else" (if | block))?
 static tl_node *if_expr(parser *p) {
   enter(p);
+  if (peek_at(p, 1)->kind == TL_TOK_LET) {
+    tl_node *m = if_let(p, next(p));
+    p->depth--;
+    return m;
+  }
   tl_node *n = new_node(p, TL_N_IF, next(p));
   n->cond = head_expr(p, "an `if` condition");
   n->then = block(p);
@@ -394,6 +455,24 @@ static tl_node *path_or_ident(parser *p) {
   for (int i = start; i < p->pos; i++) /* the segments and their `::`, as written but for spaces */
     strcat(s, p->tok[i].kind == TL_TOK_COLONCOLON ? "::" : text_of(p, &p->tok[i]));
   n->name = s;
+  return n;
+}
+
+// paren = "(" ")" | "(" expr ")" | "(" expr "," (expr ("," expr)* ","?)? ")"
+//   -- `(e)` is e; a comma makes a tuple (`(a,)` has one element); `()` is unit
+static tl_node *paren(parser *p) {
+  tl_node *n = new_node(p, TL_N_TUPLE, next(p));
+  tl_node head = {0}, *cur = &head;
+  bool comma = false;
+  while (!at(p, TL_TOK_RPAREN)) {
+    cur = cur->next = expr_with(p, false);
+    if (at(p, TL_TOK_RPAREN)) break;
+    expect(p, TL_TOK_COMMA, "',' or ')'");
+    comma = true;
+  }
+  next(p);
+  if (head.next && !head.next->next && !comma) return head.next;
+  n->args = head.next;
   return n;
 }
 
@@ -429,19 +508,44 @@ static tl_node *primary(parser *p) {
       p->no_struct = saved;
       return n;
     }
-    return struct_lit_ahead(p) ? struct_lit(p) : path_or_ident(p);
-  case TL_TOK_LPAREN:
-    next(p);
-    n = expr_with(p, false);
-    expect(p, TL_TOK_RPAREN, "')'");
+    if (struct_lit_ahead(p)) return struct_lit(p);
+    n = path_or_ident(p);
+    /* `E::C { x: 1.0 }`: a struct variant, with the struct literal's rule */
+    if (n->kind == TL_N_PATH && !p->no_struct && at(p, TL_TOK_LBRACE) && fields_ahead(p)) return struct_lit_fields(p, n);
     return n;
+  case TL_TOK_LPAREN: return paren(p);
   case TL_TOK_LBRACKET: return array(p);
   case TL_TOK_IF: return if_expr(p);
+  case TL_TOK_MATCH: return match_expr(p);
   case TL_TOK_LBRACE: return block(p);
   case TL_TOK_QUESTION: return logic_call(p, TL_LOGIC_QUERY);
   case TL_TOK_DOLLAR: return logic_node(p, tl_lparse_lvar);
   default: unexpected(p, "an expression");
   }
+}
+
+/* `t.0`, and `t.0.1`, which the lexer reads as `t` `.` `0.1` (a float): each digit
+ * run a field. m is the FIELD node made at the `.`; returns the outer one. */
+static tl_node *tuple_field(parser *p, tl_node *base, tl_node *m) {
+  const tl_token *t = next(p);
+  const char *text = p->diag->src + t->offset, *dot = memchr(text, '.', t->len);
+  size_t first = dot ? (size_t)(dot - text) : t->len;
+  for (size_t i = 0; i < t->len; i++)
+    if (!(text[i] >= '0' && text[i] <= '9') && text + i != dot)
+      fail_at(p, t, "expected a tuple field (`.0`, `.1`...), found %s", t->kind == TL_TOK_FLOAT ? "a float" : "an integer");
+  char *a = alloc(p, first + 1);
+  memcpy(a, text, first);
+  m->name = a;
+  m->lhs = base;
+  if (!dot) return m;
+  tl_node *outer = new_node(p, TL_N_FIELD, t);
+  outer->col += (int)first + 1;
+  size_t rest = t->len - first - 1;
+  char *b = alloc(p, rest + 1);
+  memcpy(b, dot + 1, rest);
+  outer->name = b;
+  outer->lhs = m;
+  return outer;
 }
 
 // postfix = primary ("(" args ")" | "." ident ("(" args ")")? | "[" args "]")*
@@ -462,6 +566,10 @@ static tl_node *postfix(parser *p) {
       m->args = args(p, TL_TOK_RBRACKET, "',' or ']' in the index");
     } else if (consume(p, TL_TOK_DOT)) {
       m = new_node(p, TL_N_FIELD, t);
+      if (at(p, TL_TOK_INT) || at(p, TL_TOK_FLOAT)) {
+        n = tuple_field(p, n, m);
+        continue;
+      }
       m->name = ident(p, "a field or method name after '.'");
       if (consume(p, TL_TOK_LPAREN)) {
         m->kind = TL_N_METHOD;
@@ -570,11 +678,190 @@ static bool is_assign_op(tl_tok_kind k) {
          k == TL_TOK_SLASH_ASSIGN || k == TL_TOK_PERCENT_ASSIGN;
 }
 
-// let = "let" "mut"? ident (":" type)? ("=" expr)? ";"
+/* ---- patterns ---- */
+
+static bool literal_ahead(parser *p) {
+  tl_tok_kind k = peek(p)->kind;
+  if (k == TL_TOK_MINUS) k = peek_at(p, 1)->kind;
+  return k == TL_TOK_INT || k == TL_TOK_FLOAT || k == TL_TOK_CHAR || k == TL_TOK_STRING || k == TL_TOK_TRUE ||
+         k == TL_TOK_FALSE;
+}
+
+// lit = "-"? (int | float) | char | string | "true" | "false"
+static tl_node *pattern_lit(parser *p) {
+  const tl_token *t = peek(p);
+  if (!consume(p, TL_TOK_MINUS)) return primary(p);
+  if (!at(p, TL_TOK_INT) && !at(p, TL_TOK_FLOAT)) unexpected(p, "a number after '-' in the pattern");
+  tl_node *n = new_node(p, TL_N_UNARY, t);
+  n->op = TL_TOK_MINUS;
+  n->lhs = primary(p);
+  return n;
+}
+
+// list = (pattern ("," pattern)* ","?)? CLOSE; *comma: one was written
+static tl_node *pattern_list(parser *p, tl_tok_kind close, const char *what, bool *comma) {
+  tl_node head = {0}, *cur = &head;
+  while (!at(p, close)) {
+    cur = cur->next = pattern(p);
+    if (at(p, close)) break;
+    expect(p, TL_TOK_COMMA, what);
+    if (comma) *comma = true;
+  }
+  next(p);
+  return head.next;
+}
+
+// fields = "{" (("mut"? ident | ident ":" pattern) ("," ...)* ("," "..")? ","?)? "}"   -- n: STRUCT_LIT
+static tl_node *pattern_fields(parser *p, tl_node *n) {
+  n->kind = TL_N_STRUCT_LIT;
+  expect(p, TL_TOK_LBRACE, "'{'");
+  tl_node head = {0}, *cur = &head;
+  while (!at(p, TL_TOK_RBRACE)) {
+    if (consume(p, TL_TOK_DOTDOT)) { /* the fields not named */
+      n->ival = 1;
+      if (!at(p, TL_TOK_RBRACE)) unexpected(p, "'}' after `..` (it comes last)");
+      break;
+    }
+    const tl_token *t = peek(p);
+    bool is_mut = consume(p, TL_TOK_MUT);
+    cur = cur->next = new_node(p, TL_N_FIELD_INIT, t);
+    cur->name = ident(p, "a field name or `..`");
+    if (!is_mut && consume(p, TL_TOK_COLON)) {
+      cur->lhs = pattern(p);
+    } else { /* shorthand: `x` binds the field x */
+      cur->lhs = new_node(p, TL_N_IDENT, t);
+      cur->lhs->name = cur->name;
+      cur->lhs->is_mut = is_mut;
+    }
+    if (at(p, TL_TOK_RBRACE)) break;
+    expect(p, TL_TOK_COMMA, "',' or '}' in the pattern's fields");
+  }
+  next(p);
+  n->args = head.next;
+  return n;
+}
+
+// one = lit ("..=" lit)? | "(" list ")" | path ("(" (list | ".." ")") | fields)? | ident fields | "mut"? ident
+static tl_node *pattern_one(parser *p) {
+  const tl_token *t = peek(p);
+  enter(p);
+  tl_node *n;
+  if (literal_ahead(p)) {
+    n = pattern_lit(p);
+    if (at(p, TL_TOK_DOTDOT)) {
+      const tl_token *r = next(p);
+      if (!consume(p, TL_TOK_ASSIGN)) fail_at(p, r, "a range pattern includes its end: write `a..=b`");
+      tl_node *rng = new_node(p, TL_N_RANGE, r);
+      rng->op = TL_TOK_ASSIGN;
+      rng->lhs = n;
+      if (!literal_ahead(p)) unexpected(p, "the range's end (a literal) after `..=`");
+      rng->rhs = pattern_lit(p);
+      n = rng;
+    }
+  } else if (consume(p, TL_TOK_LPAREN)) {
+    bool comma = false;
+    n = new_node(p, TL_N_TUPLE, t);
+    n->args = pattern_list(p, TL_TOK_RPAREN, "',' or ')' in the pattern", &comma);
+    if (n->args && !n->args->next && !comma) n = n->args; /* `(a)` is a */
+  } else if (at(p, TL_TOK_IDENT) && peek_at(p, 1)->kind == TL_TOK_COLONCOLON) {
+    n = path_or_ident(p);
+    if (at(p, TL_TOK_LPAREN)) {
+      tl_node *c = new_node(p, TL_N_CALL, next(p));
+      c->lhs = n;
+      if (at(p, TL_TOK_DOTDOT) && peek_at(p, 1)->kind == TL_TOK_RPAREN) { /* `E::B(..)`: any fields */
+        next(p);
+        next(p);
+        c->ival = 1;
+      } else c->args = pattern_list(p, TL_TOK_RPAREN, "',' or ')' in the variant's fields", NULL);
+      n = c;
+    } else if (at(p, TL_TOK_LBRACE)) n = pattern_fields(p, n);
+  } else if (at(p, TL_TOK_IDENT) && peek_at(p, 1)->kind == TL_TOK_LBRACE) {
+    n = new_node(p, TL_N_STRUCT_LIT, t);
+    n->name = ident(p, "a struct name");
+    n = pattern_fields(p, n);
+  } else {
+    n = new_node(p, TL_N_IDENT, t);
+    n->is_mut = consume(p, TL_TOK_MUT);
+    n->name = ident(p, "a pattern");
+    if (n->is_mut && !strcmp(n->name, "_")) {
+      error_hint(p, t, "remove the `mut` prefix: `_` binds nothing", "`mut` must be followed by a named binding");
+      n->is_mut = false;
+    }
+  }
+  p->depth--;
+  return n;
+}
+
+// pattern = one ("|" one)*     -- alternatives: a left-leaning chain of BINARY `|`
+static tl_node *pattern(parser *p) {
+  tl_node *n = pattern_one(p);
+  while (at(p, TL_TOK_PIPE)) {
+    tl_node *o = new_node(p, TL_N_BINARY, next(p));
+    o->op = TL_TOK_PIPE;
+    o->lhs = n;
+    o->rhs = pattern_one(p);
+    n = o;
+  }
+  return n;
+}
+
+/* `=> break`, `=> continue`, `=> return e`: a block of that one statement */
+static tl_node *jump_arm(parser *p) {
+  const tl_token *t = peek(p);
+  tl_node *b = new_node(p, TL_N_BLOCK, t);
+  tl_node *j = new_node(p, t->kind == TL_TOK_BREAK ? TL_N_BREAK : t->kind == TL_TOK_CONTINUE ? TL_N_CONTINUE : TL_N_RETURN, next(p));
+  if (j->kind == TL_N_RETURN && !at(p, TL_TOK_COMMA) && !at(p, TL_TOK_RBRACE)) j->lhs = expr_with(p, false);
+  b->stmts = j;
+  return b;
+}
+
+// match = "match" expr_no_struct "{" (arm ("," arm)* ","?)? "}"
+// arm = pattern ("if" expr)? "=>" expr       -- the ',' is optional after a block
+static tl_node *match_expr(parser *p) {
+  enter(p);
+  tl_node *n = new_node(p, TL_N_MATCH, next(p));
+  n->lhs = head_expr(p, "a `match` head");
+  expect(p, TL_TOK_LBRACE, "'{' and the match arms");
+  bool saved = p->no_struct;
+  p->no_struct = false;
+  tl_node head = {0}, *cur = &head;
+  while (!at(p, TL_TOK_RBRACE)) {
+    tl_node *arm = cur = cur->next = new_node(p, TL_N_ARM, peek(p));
+    arm->lhs = pattern(p);
+    if (consume(p, TL_TOK_IF)) arm->cond = expr_with(p, false);
+    expect(p, TL_TOK_FAT_ARROW, arm->cond ? "'=>' after the guard" : "'=>' (or `if` and a guard) after the pattern");
+    bool braced = at(p, TL_TOK_LBRACE);
+    arm->rhs = at(p, TL_TOK_BREAK) || at(p, TL_TOK_CONTINUE) || at(p, TL_TOK_RETURN) ? jump_arm(p) : expr_with(p, false);
+    if (at(p, TL_TOK_RBRACE)) break;
+    if (!consume(p, TL_TOK_COMMA) && !(braced && arm->rhs->kind == TL_N_BLOCK))
+      unexpected(p, "',' or '}' after the match arm");
+  }
+  next(p);
+  p->no_struct = saved;
+  n->args = head.next;
+  p->depth--;
+  return n;
+}
+
+// let = "let" "mut"? ident (":" type)? ("=" expr)? ";" | "let" pattern (":" type)? "=" expr ";"
 static tl_node *let_stmt(parser *p) {
   tl_node *n = new_node(p, TL_N_LET, next(p));
-  n->is_mut = consume(p, TL_TOK_MUT);
-  n->name = ident(p, "a variable name after 'let'");
+  if (at(p, TL_TOK_LPAREN) || (at(p, TL_TOK_MUT) && peek_at(p, 1)->kind == TL_TOK_LPAREN)) {
+    if (at(p, TL_TOK_MUT)) {
+      error_hint(p, peek(p), "write it before each name that changes: `let (mut a, mut b) = ..`",
+                 "`mut` must be attached to each individual binding");
+      next(p);
+    }
+    n->lhs = pattern(p);
+    if (n->lhs->kind == TL_N_IDENT) { /* `let (x) = ..` is `let x = ..` */
+      n->name = n->lhs->name;
+      n->is_mut = n->lhs->is_mut;
+      n->lhs = NULL;
+    }
+  } else {
+    n->is_mut = consume(p, TL_TOK_MUT);
+    n->name = ident(p, "a variable name after 'let'");
+  }
   if (consume(p, TL_TOK_COLON)) n->type = type(p);
   if (consume(p, TL_TOK_ASSIGN)) n->rhs = expr(p);
   expect(p, TL_TOK_SEMI, n->rhs ? "';' after the expression" : "'=' or ';' in the let statement");
@@ -596,7 +883,7 @@ static tl_node *for_stmt(parser *p) {
 // expr_stmt = expr (assign_op expr)? ";" | (if | block) ";"? | expr &"}"
 static tl_node *expr_stmt(parser *p, bool *is_value) {
   const tl_token *t = peek(p);
-  bool block_like = t->kind == TL_TOK_IF || t->kind == TL_TOK_LBRACE;
+  bool block_like = t->kind == TL_TOK_IF || t->kind == TL_TOK_LBRACE || t->kind == TL_TOK_MATCH;
   tl_node *e = block_like ? primary(p) : expr(p);
   if (at(p, TL_TOK_RBRACE)) {
     *is_value = true;
@@ -619,7 +906,9 @@ static tl_node *expr_stmt(parser *p, bool *is_value) {
   return s;
 }
 
-// stmt = let | "while" expr_no_struct block | "loop" block | for | "break" end
+static tl_node *while_let(parser *p);
+
+// stmt = let | "while" expr_no_struct block | "while" "let" .. | "loop" block | for | "break" end
 //      | "continue" end | "return" expr? end | expr_stmt      end = ";" | &"}"
 static tl_node *stmt(parser *p, bool *is_value) {
   const tl_token *t = peek(p);
@@ -628,6 +917,7 @@ static tl_node *stmt(parser *p, bool *is_value) {
   case TL_TOK_LET: return let_stmt(p);
   case TL_TOK_FOR: return for_stmt(p);
   case TL_TOK_WHILE:
+    if (peek_at(p, 1)->kind == TL_TOK_LET) return while_let(p);
     n = new_node(p, TL_N_WHILE, next(p));
     n->cond = head_expr(p, "a `while` condition");
     n->body = block(p);
@@ -653,6 +943,31 @@ static tl_node *stmt(parser *p, bool *is_value) {
     return expr_stmt(p, is_value);
   }
   }
+}
+
+/* `while let P = e { body }` is `loop { match e { P => body, _ => break } }`: e is
+ * evaluated each turn, and `continue` goes back to it */
+// while_let = "while" "let" pattern "=" expr_no_struct block
+static tl_node *while_let(parser *p) {
+  const tl_token *t = next(p);
+  next(p); /* let */
+  tl_node *loop = new_node(p, TL_N_LOOP, t), *body = new_node(p, TL_N_BLOCK, t), *st = new_node(p, TL_N_EXPR_STMT, t);
+  tl_node *m = new_node(p, TL_N_MATCH, t), *arm = new_node(p, TL_N_ARM, peek(p)), *other = new_node(p, TL_N_ARM, t);
+  m->ival = 2;
+  arm->lhs = pattern(p);
+  expect(p, TL_TOK_ASSIGN, "'=' after the pattern of `while let`");
+  m->lhs = head_expr(p, "a `while let` head");
+  arm->rhs = block(p);
+  other->lhs = new_node(p, TL_N_IDENT, t);
+  other->lhs->name = "_";
+  other->rhs = new_node(p, TL_N_BLOCK, t);
+  other->rhs->stmts = new_node(p, TL_N_BREAK, t);
+  arm->next = other;
+  m->args = arm;
+  st->lhs = m;
+  body->stmts = st;
+  loop->body = body;
+  return loop;
 }
 
 /* the brackets open at a point of a failed statement: kinds of the innermost
@@ -844,6 +1159,52 @@ static void struct_item(parser *p, tl_ast_item *it) {
   next(p);
 }
 
+// enum = "enum" ident "{" (variant ("," variant)* ","?)? "}"
+// variant = ident ("(" type ("," type)* ","? ")" | "{" (ident ":" type ("," ...)* ","?)? "}")?
+static void enum_item(parser *p, tl_ast_item *it) {
+  next(p);
+  it->name = ident(p, "an enum name after 'enum'");
+  expect(p, TL_TOK_LBRACE, "'{' and the variants");
+  tl_variant **tail = &it->variants; /* linked as they come: a broken enum keeps them */
+  while (!at(p, TL_TOK_RBRACE)) {
+    const tl_token *t = peek(p);
+    tl_variant *v = alloc(p, sizeof *v);
+    v->line = t->line;
+    v->col = t->col;
+    v->name = ident(p, "a variant name");
+    tl_field **ft = &v->fields;
+    bool paren = at(p, TL_TOK_LPAREN);
+    if (consume(p, TL_TOK_LPAREN) || (v->named = consume(p, TL_TOK_LBRACE))) {
+      tl_tok_kind close = paren ? TL_TOK_RPAREN : TL_TOK_RBRACE;
+      for (int i = 0; !at(p, close); i++) {
+        const tl_token *ft_tok = peek(p);
+        tl_field *f = alloc(p, sizeof *f);
+        f->line = ft_tok->line;
+        f->col = ft_tok->col;
+        if (paren) {
+          char *name = alloc(p, 12);
+          snprintf(name, 12, "%d", i);
+          f->name = name;
+        } else {
+          f->name = ident(p, "a field name");
+          expect(p, TL_TOK_COLON, "':' and the field's type");
+        }
+        f->type = type(p);
+        *ft = f;
+        ft = &f->next;
+        if (at(p, close)) break;
+        expect(p, TL_TOK_COMMA, paren ? "',' or ')' in the variant's fields" : "',' or '}' in the variant's fields");
+      }
+      next(p);
+    }
+    *tail = v;
+    tail = &v->next;
+    if (at(p, TL_TOK_RBRACE)) break;
+    expect(p, TL_TOK_COMMA, "',' or '}' in the variants");
+  }
+  next(p);
+}
+
 /* skips to the next `fn`/`struct`/`impl` outside braces (in an impl: also to its
  * closing '}'); past the item's first token at least, so recovery always makes progress */
 static void sync_item(parser *p, bool in_impl, int start) {
@@ -852,7 +1213,7 @@ static void sync_item(parser *p, bool in_impl, int start) {
   for (;;) {
     tl_tok_kind k = peek(p)->kind;
     if (k == TL_TOK_EOF) return;
-    if (depth == 0 && (k == TL_TOK_FN || (!in_impl && (k == TL_TOK_STRUCT || k == TL_TOK_IMPL)))) return;
+    if (depth == 0 && (k == TL_TOK_FN || (!in_impl && (k == TL_TOK_STRUCT || k == TL_TOK_IMPL || k == TL_TOK_ENUM)))) return;
     if (depth == 0 && in_impl && k == TL_TOK_RBRACE) return;
     if (k == TL_TOK_LBRACE) depth++;
     if (k == TL_TOK_RBRACE && depth > 0) depth--;
@@ -907,6 +1268,7 @@ static tl_ast_item *item(parser *p) {
     it->name = it->fn->name;
     return it;
   case TL_TOK_STRUCT: it->kind = TL_ITEM_STRUCT; struct_item(p, it); return it;
+  case TL_TOK_ENUM: it->kind = TL_ITEM_ENUM; enum_item(p, it); return it;
   case TL_TOK_IMPL: it->kind = TL_ITEM_IMPL; impl_item(p, it); return it;
   case TL_TOK_RELATION: case TL_TOK_MOD: case TL_TOK_USE: return logic_item(p, it);
   case TL_TOK_IDENT:
@@ -943,7 +1305,7 @@ static tl_ast_item *guarded_item(parser *p, tl_ast_item **broken) {
  * than an item? `p(..)` is a fact or a rule when a `.` ends it or `:-` follows it */
 static bool top_stmt_ahead(parser *p) {
   switch (peek(p)->kind) {
-  case TL_TOK_LET: case TL_TOK_FOR: case TL_TOK_WHILE: case TL_TOK_LOOP: case TL_TOK_IF: case TL_TOK_INT:
+  case TL_TOK_LET: case TL_TOK_FOR: case TL_TOK_WHILE: case TL_TOK_LOOP: case TL_TOK_IF: case TL_TOK_MATCH: case TL_TOK_INT:
   case TL_TOK_FLOAT: case TL_TOK_STRING: case TL_TOK_CHAR: case TL_TOK_LPAREN: case TL_TOK_LBRACKET:
   case TL_TOK_MINUS: case TL_TOK_NOT: case TL_TOK_QUESTION: case TL_TOK_TRUE: case TL_TOK_FALSE: return true;
   case TL_TOK_IDENT: {
@@ -1023,194 +1385,4 @@ int tl_parse(const tl_token *tokens, int n, tl_diag *diag, tl_arena *arena, tl_p
   }
   (*out)->items = head.next;
   return diag->errors - before;
-}
-
-/* ---- dump: the tree as S-expressions (format in parse.h) ---- */
-
-static void dump_node(tl_strbuf *b, const tl_node *n);
-
-static void dump_type(tl_strbuf *b, const tl_type *t) {
-  tl_strbuf_puts(b, t->name);
-  if (t->dtype && t->rank >= 0) tl_strbuf_printf(b, "<%s,%lld>", t->dtype, (long long)t->rank);
-  else if (t->dtype) tl_strbuf_printf(b, "<%s>", t->dtype);
-}
-
-static void dump_list(tl_strbuf *b, const tl_node *n) {
-  for (; n; n = n->next) {
-    tl_strbuf_puts(b, " ");
-    dump_node(b, n);
-  }
-}
-
-/* a float always shows a '.' or an exponent, so it never reads as an integer */
-static void dump_float(tl_strbuf *b, double f) {
-  char buf[64];
-  double back;
-  for (int prec = 1; prec <= 17; prec++) { /* the shortest text that reads back */
-    snprintf(buf, sizeof buf, "%.*g", prec, f);
-    if (sscanf(buf, "%lf", &back) == 1 && back == f) break;
-  }
-  tl_strbuf_puts(b, buf);
-  if (!strpbrk(buf, ".eEin")) tl_strbuf_puts(b, ".0");
-}
-
-static void dump_str(tl_strbuf *b, const char *s, size_t len) {
-  tl_strbuf_puts(b, "(str \"");
-  for (size_t i = 0; i < len; i++) {
-    unsigned char c = (unsigned char)s[i];
-    if (c == '"' || c == '\\') tl_strbuf_printf(b, "\\%c", c);
-    else if (c == '\n') tl_strbuf_puts(b, "\\n");
-    else if (c == '\t') tl_strbuf_puts(b, "\\t");
-    else if (c < 0x20) tl_strbuf_printf(b, "\\u{%x}", c);
-    else tl_strbuf_printf(b, "%c", c);
-  }
-  tl_strbuf_puts(b, "\")");
-}
-
-static const char *op_text(tl_tok_kind k) { return k == TL_TOK_AMP ? "&mut" : tl_tok_name(k); }
-
-static void dump_node(tl_strbuf *b, const tl_node *n) {
-  switch (n->kind) {
-  case TL_N_INT: tl_strbuf_printf(b, "%lld", (long long)n->ival); return;
-  case TL_N_FLOAT: dump_float(b, n->fval); return;
-  case TL_N_STR: dump_str(b, n->str, n->len); return;
-  case TL_N_CHAR:
-    if (n->ival >= 0x20 && n->ival < 0x7F && n->ival != '\'' && n->ival != '\\')
-      tl_strbuf_printf(b, "(char '%c')", (int)n->ival);
-    else tl_strbuf_printf(b, "(char '\\u{%llx}')", (long long)n->ival);
-    return;
-  case TL_N_BOOL: tl_strbuf_puts(b, n->ival ? "true" : "false"); return;
-  case TL_N_IDENT: case TL_N_PATH: tl_strbuf_puts(b, n->name); return;
-  case TL_N_SELF: tl_strbuf_puts(b, "self"); return;
-  case TL_N_UNARY: tl_strbuf_printf(b, "(%s ", op_text(n->op)); dump_node(b, n->lhs); break;
-  case TL_N_BINARY: case TL_N_ASSIGN:
-    tl_strbuf_printf(b, "(%s ", tl_tok_name(n->op));
-    dump_node(b, n->lhs);
-    tl_strbuf_puts(b, " ");
-    dump_node(b, n->rhs);
-    break;
-  case TL_N_CAST:
-    tl_strbuf_puts(b, "(as ");
-    dump_node(b, n->lhs);
-    tl_strbuf_puts(b, " ");
-    dump_type(b, n->type);
-    break;
-  case TL_N_RANGE:
-    tl_strbuf_puts(b, "(.. ");
-    if (n->lhs) dump_node(b, n->lhs);
-    else tl_strbuf_puts(b, "_");
-    tl_strbuf_puts(b, " ");
-    if (n->rhs) dump_node(b, n->rhs);
-    else tl_strbuf_puts(b, "_");
-    break;
-  case TL_N_CALL: tl_strbuf_puts(b, "(call "); dump_node(b, n->lhs); dump_list(b, n->args); break;
-  case TL_N_METHOD:
-    tl_strbuf_puts(b, "(method ");
-    dump_node(b, n->lhs);
-    tl_strbuf_printf(b, " %s", n->name);
-    dump_list(b, n->args);
-    break;
-  case TL_N_FIELD: tl_strbuf_puts(b, "(. "); dump_node(b, n->lhs); tl_strbuf_printf(b, " %s", n->name); break;
-  case TL_N_INDEX: tl_strbuf_puts(b, "(index "); dump_node(b, n->lhs); dump_list(b, n->args); break;
-  case TL_N_ARRAY: tl_strbuf_puts(b, "(array"); dump_list(b, n->args); break;
-  case TL_N_COMPR:
-    tl_strbuf_puts(b, "(compr (");
-    for (const tl_node *a = n->args; a; a = a->next) tl_strbuf_printf(b, "%s%s", a == n->args ? "" : " ", a->name);
-    tl_strbuf_puts(b, ")");
-    dump_list(b, n->stmts);
-    if (n->body) tl_strbuf_puts(b, " "), dump_node(b, n->body);
-    break;
-  case TL_N_GEN: tl_strbuf_printf(b, "(<- %s ", n->name); dump_node(b, n->lhs); break;
-  case TL_N_STRUCT_LIT: tl_strbuf_printf(b, "(struct-lit %s", n->name); dump_list(b, n->args); break;
-  case TL_N_FIELD_INIT: tl_strbuf_printf(b, "(%s ", n->name); dump_node(b, n->lhs); break;
-  case TL_N_IF:
-    tl_strbuf_puts(b, "(if ");
-    dump_node(b, n->cond);
-    tl_strbuf_puts(b, " ");
-    dump_node(b, n->then);
-    if (n->els) tl_strbuf_puts(b, " "), dump_node(b, n->els);
-    break;
-  case TL_N_BLOCK:
-    tl_strbuf_puts(b, "(block");
-    dump_list(b, n->stmts);
-    if (n->value) {
-      tl_strbuf_puts(b, " (value ");
-      dump_node(b, n->value);
-      tl_strbuf_puts(b, ")");
-    }
-    break;
-  case TL_N_LET:
-    tl_strbuf_printf(b, "(let %s%s", n->is_mut ? "mut " : "", n->name);
-    if (n->type) tl_strbuf_puts(b, " : "), dump_type(b, n->type);
-    if (n->rhs) tl_strbuf_puts(b, " "), dump_node(b, n->rhs);
-    break;
-  case TL_N_EXPR_STMT: dump_node(b, n->lhs); return;
-  case TL_N_WHILE:
-    tl_strbuf_puts(b, "(while ");
-    dump_node(b, n->cond);
-    tl_strbuf_puts(b, " ");
-    dump_node(b, n->body);
-    break;
-  case TL_N_LOOP: tl_strbuf_puts(b, "(loop "); dump_node(b, n->body); break;
-  case TL_N_FOR:
-    tl_strbuf_printf(b, "(for %s ", n->name);
-    dump_node(b, n->lhs);
-    tl_strbuf_puts(b, " ");
-    dump_node(b, n->body);
-    break;
-  case TL_N_BREAK: tl_strbuf_puts(b, "(break"); break;
-  case TL_N_CONTINUE: tl_strbuf_puts(b, "(continue"); break;
-  case TL_N_RETURN:
-    tl_strbuf_puts(b, "(return");
-    if (n->lhs) tl_strbuf_puts(b, " "), dump_node(b, n->lhs);
-    break;
-  case TL_N_ERROR: tl_strbuf_puts(b, "(error"); break;
-  case TL_N_LOGIC: case TL_N_LVAR: tl_logic_dump_node(b, n); return;
-  }
-  tl_strbuf_puts(b, ")");
-}
-
-static void dump_fn(tl_strbuf *b, const tl_fn *f) {
-  tl_strbuf_printf(b, "(fn %s (", f->name);
-  for (const tl_param *pa = f->params; pa; pa = pa->next) {
-    if (pa != f->params) tl_strbuf_puts(b, " ");
-    if (pa->is_self) {
-      tl_strbuf_puts(b, !pa->by_ref ? (pa->is_mut ? "mut self" : "self") : pa->is_mut ? "&mut self" : "&self");
-      continue;
-    }
-    tl_strbuf_printf(b, "(%s%s %s", pa->is_mut ? "mut " : "", pa->name, pa->by_ref ? "&mut " : "");
-    dump_type(b, pa->type);
-    tl_strbuf_puts(b, ")");
-  }
-  tl_strbuf_puts(b, ") ");
-  if (f->ret) tl_strbuf_puts(b, "-> "), dump_type(b, f->ret), tl_strbuf_puts(b, " ");
-  dump_node(b, f->body);
-  tl_strbuf_puts(b, ")");
-}
-
-char *tl_ast_dump(const tl_program *p) {
-  tl_strbuf b = {0};
-  tl_strbuf_puts(&b, ""); /* an empty program is "", not NULL */
-  for (const tl_ast_item *it = p->items; it; it = it->next) {
-    if (it->kind == TL_ITEM_FN) {
-      dump_fn(&b, it->fn);
-    } else if (it->kind == TL_ITEM_STRUCT) {
-      tl_strbuf_printf(&b, "(struct %s", it->name);
-      for (const tl_field *f = it->fields; f; f = f->next) {
-        tl_strbuf_printf(&b, " (%s ", f->name);
-        dump_type(&b, f->type);
-        tl_strbuf_puts(&b, ")");
-      }
-      tl_strbuf_puts(&b, ")");
-    } else if (it->kind != TL_ITEM_IMPL) {
-      tl_logic_dump_item(&b, it);
-    } else {
-      tl_strbuf_printf(&b, "(impl %s", it->name);
-      for (const tl_fn *f = it->methods; f; f = f->next) /* a method given up is not in the tree */
-        if (!f->partial) tl_strbuf_puts(&b, " "), dump_fn(&b, f);
-      tl_strbuf_puts(&b, ")");
-    }
-    tl_strbuf_puts(&b, "\n");
-  }
-  return tl_strbuf_take(&b);
 }

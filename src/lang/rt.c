@@ -140,20 +140,44 @@ void *tlrt_retain(tlrt *R, void *p) {
   return p;
 }
 
+/* A drop releases the object's fields, which may free objects whose drops release
+ * theirs: a recursive enum a million nodes long would recurse a million frames deep.
+ * So a release inside a drop only queues the dead object, and the outermost release
+ * drops the queue in a loop: the stack stays flat, whatever the depth. */
 void tlrt_release(tlrt *R, void *p) {
   tlrt_obj *o = p;
   if (!o) return;
   R->stats.releases++;
   if (--o->rc > 0) return;
-  if (o->drop) o->drop(R, o);
   obj_unlink(o);
-  free(o);
-  count_freed(R);
+  o->next = R->dying;
+  R->dying = o;
+  if (R->dropping) return;
+  R->dropping = true;
+  while (R->dying) {
+    tlrt_obj *d = R->dying;
+    R->dying = d->next;
+    if (d->drop) d->drop(R, d);
+    free(d);
+    count_freed(R);
+  }
+  R->dropping = false;
+}
+
+bool tlrt_str_is(const tlrt_str *s, const char *bytes, int64_t n) {
+  return s && s->len == n && memcmp(s->data, bytes, (size_t)n) == 0;
 }
 
 /* After an error the objects' fields may be half-built, so no drop runs: memory only
  * (the tensors they hold go with the engine context). */
 void tlrt_free_all(tlrt *R) {
+  while (R->dying) { /* queued for their drops when the error came */
+    tlrt_obj *d = R->dying;
+    R->dying = d->next;
+    free(d);
+    count_freed(R);
+  }
+  R->dropping = false;
   while (R->objs.next != &R->objs) {
     tlrt_obj *o = R->objs.next;
     obj_unlink(o);

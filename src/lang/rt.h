@@ -49,6 +49,8 @@ struct tlrt {
   jmp_buf *on_error;       /* tlrt_fail jumps here */
   char error[1024];        /* the last run-time error, formatted */
   tlrt_obj objs;           /* sentinel of the live-object list */
+  tlrt_obj *dying;         /* objects whose drop waits (tlrt_release): a list by next */
+  bool dropping;           /* a drop is running: a release that frees queues on dying */
   tlrt_stats stats;
   char *fmt;               /* the text being formatted (tlrt_fmt_*) */
   size_t fmt_len, fmt_cap;
@@ -94,6 +96,8 @@ TL_API void tlrt_tensor_release(tlrt *R, tl_tensor *t);      /* NULL-safe */
 TL_API tlrt_str *tlrt_str_new(tlrt *R, const char *s, int64_t len);
 TL_API tlrt_str *tlrt_str_concat(tlrt *R, const tlrt_str *a, const tlrt_str *b);
 TL_API bool tlrt_str_eq(const tlrt_str *a, const tlrt_str *b);
+/* does s hold exactly these n bytes? (a string literal in a `match` pattern) */
+TL_API bool tlrt_str_is(const tlrt_str *s, const char *bytes, int64_t n);
 TL_API int tlrt_str_cmp(const tlrt_str *a, const tlrt_str *b); /* -1, 0, 1 by bytes */
 
 /* formatting: begin, add pieces, then print (println adds '\n') or take a String.

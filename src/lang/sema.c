@@ -11,11 +11,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-static tl_ty ty_error = {TY_ERROR, -1, -1, NULL, 0}, ty_unit = {TY_UNIT, -1, -1, NULL, 0},
-             ty_bool = {TY_BOOL, -1, -1, NULL, 0}, ty_i32 = {TY_I32, -1, -1, NULL, 0},
-             ty_i64 = {TY_I64, -1, -1, NULL, 0}, ty_f32 = {TY_F32, -1, -1, NULL, 0},
-             ty_f64 = {TY_F64, -1, -1, NULL, 0}, ty_char = {TY_CHAR, -1, -1, NULL, 0},
-             ty_str = {TY_STR, -1, -1, NULL, 0}, ty_range = {TY_RANGE, -1, -1, NULL, 0};
+static tl_ty ty_error = {TY_ERROR, -1, -1, NULL, 0, NULL}, ty_unit = {TY_UNIT, -1, -1, NULL, 0, NULL},
+             ty_bool = {TY_BOOL, -1, -1, NULL, 0, NULL}, ty_i32 = {TY_I32, -1, -1, NULL, 0, NULL},
+             ty_i64 = {TY_I64, -1, -1, NULL, 0, NULL}, ty_f32 = {TY_F32, -1, -1, NULL, 0, NULL},
+             ty_f64 = {TY_F64, -1, -1, NULL, 0, NULL}, ty_char = {TY_CHAR, -1, -1, NULL, 0, NULL},
+             ty_str = {TY_STR, -1, -1, NULL, 0, NULL}, ty_range = {TY_RANGE, -1, -1, NULL, 0, NULL};
 tl_ty *const TY_ERR = &ty_error, *const TY_UNIT_T = &ty_unit, *const TY_BOOL_T = &ty_bool,
               *const TY_I32_T = &ty_i32, *const TY_I64_T = &ty_i64, *const TY_F32_T = &ty_f32,
               *const TY_F64_T = &ty_f64, *const TY_CHAR_T = &ty_char, *const TY_STR_T = &ty_str,
@@ -24,6 +24,7 @@ tl_ty *const TY_ERR = &ty_error, *const TY_UNIT_T = &ty_unit, *const TY_BOOL_T =
 /* ---- types ---- */
 
 bool tl_ty_is_refcounted(const tl_ty *t) { return t->kind == TY_STR || t->kind == TY_TENSOR || t->kind == TY_STRUCT; }
+bool tl_ty_is_tuple(const tl_ty *t) { return t->kind == TY_STRUCT && t->st && t->st->is_tuple; }
 bool tl_ty_is_int(const tl_ty *t) { return t->kind == TY_I32 || t->kind == TY_I64; }
 bool tl_ty_is_float(const tl_ty *t) { return t->kind == TY_F32 || t->kind == TY_F64; }
 bool tl_ty_is_numeric(const tl_ty *t) { return tl_ty_is_int(t) || tl_ty_is_float(t); }
@@ -31,7 +32,8 @@ bool tl_ty_is_numeric(const tl_ty *t) { return tl_ty_is_int(t) || tl_ty_is_float
 const char *tl_ty_name(const tl_ty *t, char *buf, size_t size) {
   static const char *const names[] = {"{error}", "()", "bool", "i32", "i64", "f32", "f64", "char", "String",
                                       "Tensor", "", "Range"};
-  if (t->kind == TY_STRUCT) snprintf(buf, size, "%s", t->st->name);
+  if (tl_ty_is_tuple(t)) sema_tuple_name(t, buf, size);
+  else if (t->kind == TY_STRUCT) snprintf(buf, size, "%s", t->st->name);
   else if (t->kind == TY_TENSOR && t->dtype >= 0 && t->rank >= 0)
     snprintf(buf, size, "Tensor<%s, %d>", tl_dtype_name((tl_dtype)t->dtype), t->rank);
   else if (t->kind == TY_TENSOR && t->dtype >= 0) snprintf(buf, size, "Tensor<%s>", tl_dtype_name((tl_dtype)t->dtype));
@@ -74,7 +76,7 @@ int sema_dtype_of(const tl_ty *t) {
 bool sema_ty_fits(const tl_ty *want, const tl_ty *have) {
   if (want->kind == TY_ERROR || have->kind == TY_ERROR) return true;
   if (want->kind != have->kind) return false;
-  if (want->kind == TY_STRUCT) return want->st == have->st;
+  if (want->kind == TY_STRUCT) return want->st == have->st && (!want->st->is_tuple || sema_tuple_fits(want, have));
   if (want->kind == TY_TENSOR)
     return (want->dtype < 0 || have->dtype < 0 || want->dtype == have->dtype) &&
            (want->rank < 0 || have->rank < 0 || want->rank == have->rank);
@@ -87,6 +89,7 @@ bool sema_ty_fits(const tl_ty *want, const tl_ty *have) {
 tl_ty *sema_join(sema *s, tl_ty *a, tl_ty *b) {
   if (a->kind == TY_ERROR) return b;
   if (b->kind == TY_ERROR) return a;
+  if (tl_ty_is_tuple(a) && tl_ty_is_tuple(b)) return sema_tuple_join(s, a, b);
   if (a->kind != TY_TENSOR || b->kind != TY_TENSOR) return sema_ty_fits(a, b) ? a : NULL;
   int dt = a->dtype == b->dtype ? a->dtype : -1, rank = a->rank == b->rank ? a->rank : -1;
   if (dt == a->dtype && rank == a->rank) return a;
@@ -102,7 +105,7 @@ bool sema_widen(sema *s, tl_var *v, tl_ty *t) {
   if (v->ty->kind == TY_ERROR) return true;
   tl_ty *j = sema_join(s, v->ty, t);
   if (!j) return false;
-  if (j->kind == TY_TENSOR && (j->dtype != v->ty->dtype || j->rank != v->ty->rank)) {
+  if (j != v->ty && ((j->kind == TY_TENSOR && (j->dtype != v->ty->dtype || j->rank != v->ty->rank)) || tl_ty_is_tuple(j))) {
     v->ty = v->let->ty = j;
     s->widened = true;
   }
@@ -117,15 +120,16 @@ void sema_error(sema *s, const tl_node *n, const char *fmt, ...) {
 }
 
 void sema_mismatch(sema *s, const tl_node *n, const char *what, const tl_ty *want, const tl_ty *have) {
-  char a[64], b[64];
+  char a[160], b[160];
   sema_error(s, n, "%s: expected %s, found %s", what, tl_ty_name(want, a, sizeof a), tl_ty_name(have, b, sizeof b));
 }
 
-static tl_struct_info *find_struct(sema *s, const char *name) {
+tl_struct_info *sema_find_struct(sema *s, const char *name) {
   for (tl_struct_info *st = s->out->structs; st; st = st->next)
-    if (!strcmp(st->name, name)) return st;
+    if (!st->is_tuple && !strcmp(st->name, name)) return st;
   return NULL;
 }
+#define find_struct sema_find_struct
 
 static int dtype_named(const char *name) {
   static const char *const names[] = {"bool", "i32", "i64", "f32", "f64"};
@@ -141,6 +145,7 @@ tl_ty *sema_resolve_type(sema *s, const tl_type *t) {
     tl_ty *ty;
   } scalars[] = {{"i64", &ty_i64}, {"i32", &ty_i32}, {"f32", &ty_f32}, {"f64", &ty_f64},
                  {"bool", &ty_bool}, {"char", &ty_char}, {"String", &ty_str}};
+  if (t->is_tuple) return sema_tuple_resolve(s, t);
   for (size_t i = 0; i < sizeof scalars / sizeof scalars[0]; i++)
     if (!strcmp(t->name, scalars[i].name)) return scalars[i].ty;
   if (!strcmp(t->name, "Tensor")) {
@@ -338,6 +343,7 @@ static tl_ty *check_binary_at(sema *s, tl_node *n, tl_ty *expect, bool hint_only
     if (op == TL_TOK_PLUS) return TY_STR_T;
     if (cmp) return TY_BOOL_T;
   }
+  if (cmp && tl_ty_is_tuple(l) && tl_ty_is_tuple(r)) return sema_tuple_compare(s, n, l, r);
   if (cmp && l->kind == r->kind && l->kind != TY_STRUCT && l->kind != TY_UNIT && l->kind != TY_RANGE) {
     if ((l->kind == TY_BOOL) && op != TL_TOK_EQ && op != TL_TOK_NE) goto bad;
     return TY_BOOL_T;
@@ -523,8 +529,9 @@ static tl_ty *number_leaf(sema *s, tl_node *n, int *dtype, int *rank, int depth)
 
 static tl_ty *check_struct_lit(sema *s, tl_node *n) {
   tl_struct_info *st = find_struct(s, n->name);
-  if (!st) {
-    sema_error(s, n, "unknown struct `%s`", n->name);
+  if (!st || st->is_enum) {
+    if (st) sema_error(s, n, "`%s` is an enum: name a variant, `%s::V { .. }`", n->name, n->name);
+    else sema_error(s, n, "unknown struct `%s`", n->name);
     for (tl_node *f = n->args; f; f = f->next) sema_expr(s, f->lhs, NULL);
     return TY_ERR;
   }
@@ -557,6 +564,12 @@ static tl_ty *check_struct_lit(sema *s, tl_node *n) {
 static tl_ty *check_field(sema *s, tl_node *n) {
   tl_ty *t = sema_expr(s, n->lhs, NULL);
   if (t->kind == TY_ERROR) return t;
+  if (n->name[0] >= '0' && n->name[0] <= '9') return sema_tuple_field(s, n, t);
+  if (t->kind == TY_STRUCT && t->st->is_enum) {
+    sema_error(s, n, "enum `%s` has no field `%s`", t->st->name, n->name);
+    tl_diag_hint(s->diag, "take a variant's fields with `match` or `if let`");
+    return TY_ERR;
+  }
   if (t->kind == TY_STRUCT)
     for (int i = 0; i < t->st->nfields; i++)
       if (!strcmp(t->st->fields[i].name, n->name)) {
@@ -621,7 +634,8 @@ tl_ty *sema_expr(sema *s, tl_node *n, tl_ty *expect) {
     n->name = "self";
     t = check_ident(s, n);
     break;
-  case TL_N_PATH:
+  case TL_N_PATH: case TL_N_VARIANT:
+    if ((t = sema_enum_value(s, n))) break; /* E::A, and a variant made in an earlier pass */
     if ((t = sema_sys_path_value(s, n))) break; /* Device::Auto (sema_sys.c) */
     sema_error(s, n, "`%s` is a function: call it with `(...)`", n->name);
     t = TY_ERR;
@@ -630,13 +644,21 @@ tl_ty *sema_expr(sema *s, tl_node *n, tl_ty *expect) {
   case TL_N_BINARY: t = check_binary(s, n, expect, hint); break;
   case TL_N_CAST: t = check_cast(s, n, need); break;
   case TL_N_RANGE: t = check_range(s, n); break;
-  case TL_N_CALL: t = sema_logic_claims(s, n) ? sema_logic_expr(s, n) : sema_call(s, n, expect); break;
+  case TL_N_CALL:
+    if (n->lhs->kind == TL_N_PATH && (t = sema_enum_value(s, n))) break; /* E::B(1, 2.0) */
+    t = sema_logic_claims(s, n) ? sema_logic_expr(s, n) : sema_call(s, n, expect);
+    break;
+  case TL_N_MATCH: t = sema_match(s, n, expect, hint); break;
   case TL_N_LOGIC: case TL_N_LVAR: t = sema_logic_expr(s, n); break;
   case TL_N_METHOD: t = sema_method(s, n); break;
   case TL_N_FIELD: t = check_field(s, n); break;
   case TL_N_INDEX: t = check_index(s, n, need); break;
   case TL_N_ARRAY: t = check_array(s, n, expect); break;
-  case TL_N_STRUCT_LIT: t = check_struct_lit(s, n); break;
+  case TL_N_TUPLE: t = sema_tuple_expr(s, n, expect, hint); break;
+  case TL_N_STRUCT_LIT:
+    if (strstr(n->name, "::") && (t = sema_enum_value(s, n))) break; /* E::C { x: 1.0 } */
+    t = check_struct_lit(s, n);
+    break;
   case TL_N_IF: t = check_if(s, n, expect, hint); break;
   case TL_N_BLOCK:
     s->hint = hint;
@@ -746,6 +768,10 @@ static void check_assign(sema *s, tl_node *n) {
 }
 
 static void check_let(sema *s, tl_node *n) {
+  if (n->lhs) {
+    sema_tuple_let(s, n);
+    return;
+  }
   tl_ty *want = n->type ? sema_resolve_type(s, n->type) : NULL;
   tl_ty *t;
   if (!n->rhs) {
@@ -767,7 +793,10 @@ static void check_let(sema *s, tl_node *n) {
   /* no written type: the join of every value, as far as the passes before this one
    * found them (n->ty keeps it from pass to pass; see check_fn_body) */
   tl_ty *before = n->ty;
-  if (!want && before && t->kind == TY_TENSOR && before->kind == TY_TENSOR) t = sema_join(s, t, before);
+  if (!want && before && ((t->kind == TY_TENSOR && before->kind == TY_TENSOR) || (tl_ty_is_tuple(t) && tl_ty_is_tuple(before)))) {
+    tl_ty *j = sema_join(s, t, before);
+    if (j) t = j;
+  }
   n->var = sema_declare(s, n, n->name, t, VAR_LOCAL, n->is_mut);
   if (n->var && !want) {
     n->var->let = n;
@@ -871,6 +900,7 @@ static bool ends_in_return(const tl_node *body) {
   for (const tl_node *st = body->stmts; st; st = st->next) last = st;
   if (!last) return false;
   if (last->kind == TL_N_RETURN) return true;
+  if (last->kind == TL_N_BREAK || last->kind == TL_N_CONTINUE) return true; /* diverges too: fits any type */
   if (last->kind == TL_N_LOOP) return true; /* leaves only by return (break makes it unit) */
   if (last->kind == TL_N_EXPR_STMT && last->lhs->kind == TL_N_IF && last->lhs->els)
     return ends_in_return(last->lhs->then) &&
@@ -1000,13 +1030,20 @@ static tl_fninfo *declare_fn(sema *s, tl_fn *fn, tl_struct_info *st) {
 }
 
 static void declare_struct(sema *s, tl_ast_item *it, bool partial) {
-  if (find_struct(s, it->name)) {
-    if (!partial) tl_diag_error(s->diag, it->line, it->col, "struct `%s` is defined twice", it->name);
+  tl_struct_info *prev = find_struct(s, it->name);
+  if (prev) {
+    if (!partial)
+      tl_diag_error(s->diag, it->line, it->col, prev->is_enum ? "the name `%s` is defined twice" : "struct `%s` is defined twice",
+                    it->name);
     return;
   }
   tl_struct_info *st = tl_arena_alloc(s->arena, sizeof *st);
   if (!st) return;
   st->name = it->name;
+  char *cname = tl_arena_alloc(s->arena, strlen(it->name) + 5);
+  if (!cname) return;
+  sprintf(cname, "tls_%s", it->name);
+  st->cname = cname;
   st->line = it->line;
   st->col = it->col;
   st->partial = partial;
@@ -1016,7 +1053,7 @@ static void declare_struct(sema *s, tl_ast_item *it, bool partial) {
 
 static void struct_fields(sema *s, tl_ast_item *it) {
   tl_struct_info *st = find_struct(s, it->name);
-  if (!st || st->fields) return;
+  if (!st || st->fields || st->is_enum) return;
   int n = 0;
   for (tl_field *f = it->fields; f; f = f->next) n++;
   st->fields = tl_arena_alloc(s->arena, sizeof *st->fields * (size_t)(n + 1));
@@ -1049,9 +1086,11 @@ int tl_sema_check(tl_program *prog, tl_diag *diag, tl_arena *arena, tl_sema *out
   for (int pass = 0; pass < 2; pass++)
     for (tl_ast_item *it = pass ? prog->broken : prog->items; it; it = it->next)
       if (it->kind == TL_ITEM_STRUCT) declare_struct(&s, it, pass);
+      else if (it->kind == TL_ITEM_ENUM) sema_enum_declare(&s, it, pass);
   for (int pass = 0; pass < 2; pass++)
     for (tl_ast_item *it = pass ? prog->broken : prog->items; it; it = it->next)
       if (it->kind == TL_ITEM_STRUCT) struct_fields(&s, it);
+      else if (it->kind == TL_ITEM_ENUM) sema_enum_fields(&s, it);
   for (int pass = 0; pass < 2; pass++)
     for (tl_ast_item *it = pass ? prog->broken : prog->items; it; it = it->next) {
       if (it->kind == TL_ITEM_FN) declare_fn(&s, it->fn, NULL);

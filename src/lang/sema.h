@@ -31,9 +31,12 @@ typedef struct tl_ty {
   tl_ty_kind kind;
   int dtype;          /* TENSOR: a tl_dtype, or -1 when not known at compile time */
   int rank;           /* TENSOR: -1 when not known */
-  tl_struct_info *st; /* STRUCT */
+  tl_struct_info *st; /* STRUCT; a tuple is a STRUCT whose st is_tuple (sema_tuple.c) */
   uint32_t ent_cols;  /* TENSOR from a query: bit c set when column c (of the last axis)
                          holds entity ids, printed by name (sema_logic.c) */
+  struct tl_ty **elems; /* a tuple: its element types, st->nfields of them, as precise as
+                           known (st's fields have tensors' dtype and rank erased); NULL:
+                           those of st */
 } tl_ty;
 
 typedef enum { VAR_LOCAL, VAR_PARAM, VAR_PARAM_OWNED, VAR_PARAM_REF } tl_var_kind;
@@ -86,8 +89,25 @@ typedef struct tl_field_info {
   int line, col;
 } tl_field_info;
 
+/* an enum's variant: its fields are the enum's st->fields[first .. first+nfields) */
+typedef struct tl_variant_info {
+  const char *name; /* "B" */
+  int tag;          /* its index among the enum's variants */
+  int first, nfields;
+  bool named;       /* `C { x: f32 }`; else `B(i64, f32)` or `A` */
+  int line, col;
+  struct tl_struct_info *en;
+} tl_variant_info;
+
 struct tl_struct_info {
-  const char *name;
+  const char *name;  /* "Point"; a tuple's "(i64, Tensor)" */
+  const char *cname; /* the C struct tag: "tls_Point"; a tuple's "tlt_3" */
+  bool is_tuple;     /* an anonymous struct, one for each list of element types with
+                        tensors' dtype and rank erased; fields "0", "1"... */
+  bool is_enum;      /* an enum (sema_enum.c): a tag and every variant's fields, named
+                        "v<tag>_<field>" (f_v1_0, f_v2_x in C) */
+  int nvariants;
+  tl_variant_info *variants;
   int nfields;
   tl_field_info *fields;
   int line, col;
@@ -144,7 +164,10 @@ typedef enum {
 /* returns the number of errors */
 int tl_sema_check(tl_program *prog, tl_diag *diag, tl_arena *arena, tl_sema *out);
 
-bool tl_ty_is_refcounted(const tl_ty *t); /* String, Tensor, struct */
+bool tl_ty_is_refcounted(const tl_ty *t); /* String, Tensor, struct, tuple */
+bool tl_ty_is_tuple(const tl_ty *t);
+/* a tuple's element i, as precise as known */
+tl_ty *tl_ty_tuple_elem(const tl_ty *t, int i);
 bool tl_ty_is_numeric(const tl_ty *t);
 bool tl_ty_is_float(const tl_ty *t);
 bool tl_ty_is_int(const tl_ty *t);

@@ -95,6 +95,31 @@ typedef struct {
 const sema_sys_entry *sema_sys_row(size_t i);
 tl_ty *sema_sys_type(char c);
 
+/* sema_tuple.c: tuple types (interned as anonymous structs), tuple expressions,
+ * `t.0`, `let (a, b) = t;` and `==` on tuples */
+tl_ty *sema_tuple_resolve(sema *s, const tl_type *t);
+tl_ty *sema_tuple_expr(sema *s, tl_node *n, tl_ty *expect, bool hint);
+tl_ty *sema_tuple_field(sema *s, tl_node *n, tl_ty *t);
+void sema_tuple_let(sema *s, tl_node *n);
+bool sema_tuple_fits(const tl_ty *want, const tl_ty *have);
+tl_ty *sema_tuple_join(sema *s, tl_ty *a, tl_ty *b);
+tl_ty *sema_tuple_compare(sema *s, tl_node *n, tl_ty *l, tl_ty *r);
+void sema_tuple_name(const tl_ty *t, char *buf, size_t size);
+tl_struct_info *sema_find_struct(sema *s, const char *name);
+
+/* sema_enum.c: enum declarations and values `E::A`, `E::B(..)`, `E::C { .. }` (the node
+ * becomes a VARIANT); NULL when n names no enum variant */
+void sema_enum_declare(sema *s, tl_ast_item *it, bool partial);
+void sema_enum_fields(sema *s, tl_ast_item *it);
+tl_ty *sema_enum_value(sema *s, tl_node *n);
+tl_ty *sema_struct_ty(sema *s, tl_struct_info *st);
+/* sema_match.c: `match` and `if let` (exhaustiveness too), and patterns; let_pattern:
+ * `let PAT = ..`, which must match every value */
+tl_ty *sema_match(sema *s, tl_node *n, tl_ty *expect, bool hint);
+void sema_let_pattern(sema *s, tl_node *p, tl_ty *t);
+/* the variant named by a path "E::B", or NULL (*en: the enum when E is one) */
+tl_variant_info *sema_find_variant(sema *s, const char *path, tl_struct_info **en);
+
 /* checks each argument of a list (a named one by its value) after an arity error, so
  * errors inside them are still reported */
 void sema_check_rest(sema *s, tl_node *args);
