@@ -5,7 +5,9 @@
  * with TL's thread count (OPENBLAS_NUM_THREADS). Matrix products also print their
  * gflops= and peak_gflops=, the FMA peak of the cores measured here (register-only
  * FMAs at the vector width kernels use, on as many threads): GEMM is judged against
- * the machine, whose BLAS may not be tuned for it. */
+ * the machine, whose BLAS may not be tuned for it; and torch's median for the same
+ * product with the same thread count (bench/peer_torch_matmul.py: torch_ms=,
+ * torch_ratio=). */
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -138,7 +140,24 @@ static double time_numpy(const char *name) {
   return ms;
 }
 
-/* flops: of a matrix product (0: not one) */
+/* torch's median for a matrix product, or -1 if torch is not there */
+static double time_torch_matmul(const char *name) {
+  char cmd[512], line[256];
+  snprintf(cmd, sizeof cmd, "OMP_NUM_THREADS=%d %s bench/peer_torch_matmul.py %s %d 2>/dev/null", tl_threads(),
+           peer_python(), name, tl_threads());
+  FILE *p = popen(cmd, "r");
+  double ms = -1;
+  if (!p) return -1;
+  while (fgets(line, sizeof line, p)) {
+    char got[64];
+    double v;
+    if (sscanf(line, "%63s %lf", got, &v) == 2 && !strcmp(got, name)) ms = v;
+  }
+  pclose(p);
+  return ms;
+}
+
+/* flops: of a matrix product (0: not one); then torch is timed too */
 static void report(const char *name, double tl_ms, double flops) {
   double peer = time_numpy(name);
   if (peer > 0)
@@ -151,6 +170,8 @@ static void report(const char *name, double tl_ms, double flops) {
     if (!peak) peak = peak_gflops(tl_threads());
     printf(" gflops=%.1f peak_gflops=%.1f", flops / (tl_ms * 1e6), peak);
     if (peer > 0) printf(" peer_gflops=%.1f", flops / (peer * 1e6));
+    double torch_ms = time_torch_matmul(name);
+    if (torch_ms > 0) printf(" torch_ms=%.3f torch_ratio=%.2f", torch_ms, torch_ms / tl_ms);
   }
   printf("\n");
   fflush(stdout);
