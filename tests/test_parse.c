@@ -552,7 +552,7 @@ TEST(parse_error_types) {
                "t.tl:1:16: error: unknown dtype 'f16': expected bool, i32, i64, f32 or f64\n"
                "fn f(t: Tensor<f16, 2>) { }\n"
                "               ^\n"
-               "t.tl:2:12: error: only Tensor takes type arguments\n"
+               "t.tl:2:12: error: only Tensor, Option and Result take type arguments\n"
                "fn g(x: i64<f32>) { }\n"
                "           ^\n"
                "t.tl:3:21: error: expected a rank (an integer), found identifier 'n'\n"
@@ -780,6 +780,13 @@ TEST(parse_tuples) {
   CHECK_BODY("let (x) = 1;", "(block (let x 1))");
   CHECK_FILE("fn f(p: (i64, (Tensor<f32>,)), q: ()) -> (f32, i64) { p }\n",
              "(fn f ((p (i64, (Tensor<f32>,))) (q ())) -> (f32, i64) (block (value p)))\n");
+}
+
+TEST(parse_option_and_result) {
+  CHECK_FILE("fn f(x: Option<Option<i64>>, r: Result<(i64, f32), String>) -> Option<Tensor<f32, 1>> { x }\n",
+             "(fn f ((x Option<Option<i64>>) (r Result<(i64, f32), String>)) -> Option<Tensor<f32,1>> (block (value x)))\n");
+  CHECK_BODY("let v = f(x)?.y?;", "(block (let v (? (. (? (call f x)) y))))");
+  CHECK_BODY("match o { Some(x) => x, None => 0 }", "(block (value (match o (=> (call Some x) x) (=> None 0))))");
 }
 
 TEST(parse_enums_and_match) {

@@ -9,13 +9,15 @@
 
 #include "lang/lex.h"
 
-/* `i64`, `Point`, `Tensor`, `Tensor<f32, 2>`, a tuple `(i64, Tensor)`, `()` */
+/* `i64`, `Point`, `Tensor`, `Tensor<f32, 2>`, a tuple `(i64, Tensor)`, `()`,
+ * `Option<i64>`, `Result<Tensor, String>` (the type arguments are elems, not is_tuple) */
 typedef struct tl_type {
   int line, col;
   const char *name;  /* "i64", "Tensor", a struct's name; "()" for a tuple or unit */
   const char *dtype; /* Tensor<dtype, rank>: "f32"...; NULL when not written */
   int64_t rank;      /* -1 when not written */
-  struct tl_type *elems; /* a tuple's element types, linked by next (NULL: `()`) */
+  struct tl_type *elems; /* a tuple's element types, Option's or Result's type arguments,
+                            linked by next (NULL: `()`) */
   bool is_tuple;         /* `(...)`: elems, or unit when there are none */
   struct tl_type *next;
 } tl_type;
@@ -56,6 +58,7 @@ typedef enum {
                       `while let P = e { a }` is `loop { match e { P => a, _ => break } }`
                       (ival 2) */
   TL_N_ARM,        /* lhs (if cond)? => rhs: a pattern, a guard or NULL, the value */
+  TL_N_TRY,        /* lhs?: an Option's or Result's value, or an early return (sema_option.c) */
   TL_N_VARIANT,    /* made by the checker of `E::A`, `E::B(args)`, `E::C { args }`
                       (FIELD_INIT nodes): ref the variant (sema.h tl_variant_info) */
   /* patterns (match arms, `let`, `if let`): IDENT a binding (is_mut; `_` none), a

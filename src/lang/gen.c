@@ -654,6 +654,7 @@ cv gen_expr(gen *g, tl_node *n) {
   case TL_N_TUPLE: return gen_tuple(g, n);
   case TL_N_VARIANT: return gen_variant(g, n);
   case TL_N_MATCH: return gen_match(g, n);
+  case TL_N_TRY: return gen_option_try(g, n);
   case TL_N_STRUCT_LIT: return gen_struct_lit(g, n);
   case TL_N_IF: return gen_if(g, n);
   case TL_N_BLOCK: return gen_block_expr(g, n);
@@ -814,6 +815,10 @@ static void gen_return(gen *g, tl_node *n) {
       gen_emit(g, "%s %s = %s;", gen_ctype(g, n->lhs->ty), val, gen_take(g, v));
     }
   }
+  gen_return_value(g, val);
+}
+
+void gen_return_value(gen *g, const char *val) {
   /* every pending temporary of the enclosing statements (a loop's source, ...) and
    * every owned local goes on this path; the stacks stay as they are for the code
    * after the return (the rest of the enclosing statements, reached by other paths) */
@@ -935,6 +940,10 @@ static void gen_struct(gen *g, const tl_struct_info *st, tl_strbuf *out) {
   tl_strbuf_puts(out, "  (void)p; (void)R;\n}\n");
   if (st->is_tuple) { /* printing (1, 2.5) and == (gen_tuple.c) */
     gen_tuple_functions(g, st, out);
+    return;
+  }
+  if (st->generic) { /* printing Some(1), Err("bad") (gen_option.c) */
+    gen_option_fmt(g, st, out);
     return;
   }
   if (st->is_enum) { /* printing B(1, 2.0) (gen_match.c) */

@@ -68,11 +68,15 @@ cv gen_print(gen *g, tl_node *n) {
       emit_text(g, s + start, i - start);
       int prec = -1;
       size_t j = i + 1;
+      bool debug = s[j] == ':' && s[j + 1] == '?'; /* `{:?}`: strings and chars quoted */
       if (s[j] == ':') {
-        prec = atoi(s + j + 2);
+        prec = debug ? -1 : atoi(s + j + 2);
         while (s[j] != '}') j++;
       }
+      const char *q = arg < k && debug ? vals[arg].ty->kind == TY_STR ? "\\\"" : vals[arg].ty->kind == TY_CHAR ? "'" : NULL : NULL;
+      if (q) gen_emit(g, "tlrt_fmt_text(R, \"%s\", 1);", q);
       if (arg < k) gen_fmt_value(g, vals[arg], prec, vals[arg].node);
+      if (q) gen_emit(g, "tlrt_fmt_text(R, \"%s\", 1);", q);
       arg++;
       i = j;
       start = j + 1;
@@ -347,6 +351,7 @@ cv gen_builtin_call(gen *g, tl_node *n) {
   if (id >= B_NN_FIRST && id <= B_NN_LAST) return gen_nn_call(g, n); /* gen_nn.c */
   if (id >= B_ZEROS && id <= B_STACK) return gen_ctor(g, n);
   if (id == B_SYS) return gen_sys_call(g, n); /* gen_sys.c */
+  if (id == B_OPTION) return gen_option_method(g, n); /* gen_option.c */
   if (id == B_STR_LEN) return gen_scalar(gen_fmt(g, "(%s)->len", gen_expr(g, n->lhs).c), TY_I64_T);
   if (n->kind == TL_N_CALL) { /* free math: abs(x), max(a, b) */
     cv x = gen_expr(g, n->args);

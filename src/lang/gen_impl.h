@@ -86,6 +86,14 @@ cv gen_variant(gen *g, tl_node *n);
 cv gen_match(gen *g, tl_node *n);
 void gen_enum_fmt(gen *g, const tl_struct_info *st, tl_strbuf *out);
 
+/* the way out of the function on this path: pending temporaries and owned locals
+ * dropped, val (NULL: none) returned */
+void gen_return_value(gen *g, const char *val);
+/* gen_option.c: Option's and Result's methods, postfix `?` and printing */
+cv gen_option_method(gen *g, tl_node *n);
+cv gen_option_try(gen *g, tl_node *n);
+void gen_option_fmt(gen *g, const tl_struct_info *st, tl_strbuf *out);
+
 /* gen_tuple.c: tuple values, `let (a, b) = t;`, a tuple struct's printing and `==` */
 cv gen_tuple(gen *g, tl_node *n);
 void gen_tuple_let(gen *g, tl_node *n);

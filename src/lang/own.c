@@ -153,7 +153,8 @@ static void live_expr(own *o, tl_node *n, uint64_t *live) {
     live_list(o, n->args, live, false);
     live_expr(o, n->lhs, live); /* the receiver or indexed value runs first */
     return;
-  case TL_N_FIELD_INIT: case TL_N_UNARY: case TL_N_CAST: case TL_N_FIELD: live_expr(o, n->lhs, live); return;
+  /* `x?` may return early, where nothing is live: the join with the path on adds nothing */
+  case TL_N_FIELD_INIT: case TL_N_UNARY: case TL_N_CAST: case TL_N_FIELD: case TL_N_TRY: live_expr(o, n->lhs, live); return;
   case TL_N_COMPR: /* reads only: a comprehension borrows everything it reads */
     if (n->body) live_block(o, n->body, live);
     live_list(o, n->stmts, live, false);

@@ -185,7 +185,24 @@ static bool is_dtype(const char *s) {
   return false;
 }
 
-// type = ident ("<" dtype ("," int)? ">")? | tuple_type    -- generics only on Tensor
+static tl_type *type(parser *p);
+
+/* `Option<T>`, `Result<T, E>`: the arguments as elems (the checker counts them) */
+static tl_type *generic_args(parser *p, tl_type *ty) {
+  next(p);
+  enter(p);
+  tl_type **tail = &ty->elems;
+  do {
+    *tail = type(p);
+    tail = &(*tail)->next;
+  } while (consume(p, TL_TOK_COMMA) && !at(p, TL_TOK_GT));
+  expect(p, TL_TOK_GT, "'>' after the type arguments");
+  p->depth--;
+  return ty;
+}
+
+// type = ident ("<" dtype ("," int)? ">")? | ident "<" type ("," type)* ">" | tuple_type
+//   -- type arguments only on Tensor (a dtype and a rank), Option and Result (types)
 // tuple_type = "(" ")" | "(" type "," ")" | "(" type ("," type)+ ","? ")"
 static tl_type *type(parser *p) {
   const tl_token *t = peek(p);
@@ -212,7 +229,8 @@ static tl_type *type(parser *p) {
   }
   ty->name = ident(p, "a type");
   if (!at(p, TL_TOK_LT)) return ty;
-  if (strcmp(ty->name, "Tensor")) fail_at(p, peek(p), "only Tensor takes type arguments");
+  if (!strcmp(ty->name, "Option") || !strcmp(ty->name, "Result")) return generic_args(p, ty);
+  if (strcmp(ty->name, "Tensor")) fail_at(p, peek(p), "only Tensor, Option and Result take type arguments");
   next(p);
   const tl_token *d = peek(p);
   ty->dtype = ident(p, "a dtype");
@@ -548,7 +566,7 @@ static tl_node *tuple_field(parser *p, tl_node *base, tl_node *m) {
   return outer;
 }
 
-// postfix = primary ("(" args ")" | "." ident ("(" args ")")? | "[" args "]")*
+// postfix = primary ("(" args ")" | "." ident ("(" args ")")? | "[" args "]" | "?")*
 //   -- each link of a chain counts as a level of nesting: every pass walks a chain
 //      recursively, and only a binary operator chain is walked in a loop
 static tl_node *postfix(parser *p) {
@@ -575,6 +593,10 @@ static tl_node *postfix(parser *p) {
         m->kind = TL_N_METHOD;
         m->args = args(p, TL_TOK_RPAREN, "',' or ')' in the arguments");
       }
+    } else if (t->kind == TL_TOK_QUESTION && !(peek_at(p, 1)->kind == TL_TOK_IDENT && peek_at(p, 2)->kind == TL_TOK_LPAREN)) {
+      /* postfix `x?`; `?p(a)` after an expression is a query statement that follows it */
+      next(p);
+      m = new_node(p, TL_N_TRY, t);
     } else {
       p->depth = depth;
       return n;
@@ -741,7 +763,8 @@ static tl_node *pattern_fields(parser *p, tl_node *n) {
   return n;
 }
 
-// one = lit ("..=" lit)? | "(" list ")" | path ("(" (list | ".." ")") | fields)? | ident fields | "mut"? ident
+// one = lit ("..=" lit)? | "(" list ")" | path ("(" (list | ".." ")") | fields)? | ident "(" list ")"
+//     | ident fields | "mut"? ident
 static tl_node *pattern_one(parser *p) {
   const tl_token *t = peek(p);
   enter(p);
@@ -763,8 +786,8 @@ static tl_node *pattern_one(parser *p) {
     n = new_node(p, TL_N_TUPLE, t);
     n->args = pattern_list(p, TL_TOK_RPAREN, "',' or ')' in the pattern", &comma);
     if (n->args && !n->args->next && !comma) n = n->args; /* `(a)` is a */
-  } else if (at(p, TL_TOK_IDENT) && peek_at(p, 1)->kind == TL_TOK_COLONCOLON) {
-    n = path_or_ident(p);
+  } else if (at(p, TL_TOK_IDENT) && (peek_at(p, 1)->kind == TL_TOK_COLONCOLON || peek_at(p, 1)->kind == TL_TOK_LPAREN)) {
+    n = path_or_ident(p); /* `E::B(..)`, or `Some(x)`, `Ok(v)`, `Err(e)` (the checker says which) */
     if (at(p, TL_TOK_LPAREN)) {
       tl_node *c = new_node(p, TL_N_CALL, next(p));
       c->lhs = n;

@@ -24,6 +24,11 @@ static void dump_type(tl_strbuf *b, const tl_type *t) {
   tl_strbuf_puts(b, t->name);
   if (t->dtype && t->rank >= 0) tl_strbuf_printf(b, "<%s,%lld>", t->dtype, (long long)t->rank);
   else if (t->dtype) tl_strbuf_printf(b, "<%s>", t->dtype);
+  for (const tl_type *e = t->elems; e; e = e->next) { /* Option<T>, Result<T, E> */
+    tl_strbuf_puts(b, e == t->elems ? "<" : ", ");
+    dump_type(b, e);
+    if (!e->next) tl_strbuf_puts(b, ">");
+  }
 }
 
 static void dump_list(tl_strbuf *b, const tl_node *n) {
@@ -80,6 +85,7 @@ static void dump_node(tl_strbuf *b, const tl_node *n) {
     tl_strbuf_puts(b, " ");
     dump_node(b, n->rhs);
     break;
+  case TL_N_TRY: tl_strbuf_puts(b, "(? "); dump_node(b, n->lhs); break;
   case TL_N_CAST:
     tl_strbuf_puts(b, "(as ");
     dump_node(b, n->lhs);

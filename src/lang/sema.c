@@ -122,6 +122,8 @@ void sema_error(sema *s, const tl_node *n, const char *fmt, ...) {
 void sema_mismatch(sema *s, const tl_node *n, const char *what, const tl_ty *want, const tl_ty *have) {
   char a[160], b[160];
   sema_error(s, n, "%s: expected %s, found %s", what, tl_ty_name(want, a, sizeof a), tl_ty_name(have, b, sizeof b));
+  if ((tl_ty_is_option(have) || tl_ty_is_result(have)) && want->kind != TY_STRUCT)
+    tl_diag_hint(s->diag, "take the value out with `unwrap`, `match` or `if let`");
 }
 
 tl_struct_info *sema_find_struct(sema *s, const char *name) {
@@ -156,6 +158,7 @@ tl_ty *sema_resolve_type(sema *s, const tl_type *t) {
     }
     return sema_tensor(s, dt, t->rank >= 0 ? (int)t->rank : -1);
   }
+  if (!strcmp(t->name, "Option") || !strcmp(t->name, "Result")) return sema_option_resolve(s, t);
   tl_struct_info *st = find_struct(s, t->name);
   if (!st) {
     tl_diag_error(s->diag, t->line, t->col, "unknown type `%s`", t->name);
@@ -582,17 +585,7 @@ static tl_ty *check_field(sema *s, tl_node *n) {
   return TY_ERR;
 }
 
-static tl_ty *check_if(sema *s, tl_node *n, tl_ty *expect, bool hint_only) {
-  tl_ty *c = sema_expr(s, n->cond, TY_BOOL_T);
-  if (!sema_ty_fits(TY_BOOL_T, c)) {
-    sema_mismatch(s, n->cond, "`if` condition", TY_BOOL_T, c);
-    if (c->kind == TY_TENSOR) tl_diag_hint(s->diag, "read a one-element tensor with `.item()`");
-  }
-  tl_ty *a = expr_as(s, n->then, expect, !hint_only);
-  if (!n->els) return TY_UNIT_T;
-  /* a scalar `then` requires the same scalar of `else` (only tensors join) */
-  bool scalar = a->kind != TY_UNIT && a->kind != TY_TENSOR && a->kind != TY_ERROR;
-  tl_ty *b = expr_as(s, n->els, a->kind == TY_UNIT ? expect : a, scalar || !hint_only);
+static tl_ty *branches_join(sema *s, tl_node *n, tl_ty *a, tl_ty *b) {
   tl_ty *j = sema_join(s, a, b); /* the value comes from either branch */
   if (!j) {
     char x[64], y[64];
@@ -601,6 +594,25 @@ static tl_ty *check_if(sema *s, tl_node *n, tl_ty *expect, bool hint_only) {
     return TY_ERR;
   }
   return j;
+}
+
+static tl_ty *check_if(sema *s, tl_node *n, tl_ty *expect, bool hint_only) {
+  tl_ty *c = sema_expr(s, n->cond, TY_BOOL_T);
+  if (!sema_ty_fits(TY_BOOL_T, c)) {
+    sema_mismatch(s, n->cond, "`if` condition", TY_BOOL_T, c);
+    if (c->kind == TY_TENSOR) tl_diag_hint(s->diag, "read a one-element tensor with `.item()`");
+  }
+  if (!expect && n->els && sema_option_needs_context(n->then)) { /* `if c { None } else { Some(1) }` */
+    tl_ty *b = expr_as(s, n->els, NULL, false);
+    tl_ty *a = expr_as(s, n->then, b->kind == TY_UNIT ? NULL : b, true);
+    return branches_join(s, n, a, b);
+  }
+  tl_ty *a = expr_as(s, n->then, expect, !hint_only);
+  if (!n->els) return TY_UNIT_T;
+  /* a scalar `then` requires the same scalar of `else` (only tensors join) */
+  bool scalar = a->kind != TY_UNIT && a->kind != TY_TENSOR && a->kind != TY_ERROR;
+  tl_ty *b = expr_as(s, n->els, a->kind == TY_UNIT ? expect : a, scalar || !hint_only);
+  return branches_join(s, n, a, b);
 }
 
 static bool ends_in_return(const tl_node *body);
@@ -629,12 +641,16 @@ tl_ty *sema_expr(sema *s, tl_node *n, tl_ty *expect) {
   tl_ty *t;
   switch (n->kind) {
   case TL_N_INT: case TL_N_FLOAT: case TL_N_STR: case TL_N_CHAR: case TL_N_BOOL: t = check_literal(s, n, expect); break;
-  case TL_N_IDENT: t = check_ident(s, n); break;
+  case TL_N_IDENT:
+    if ((t = sema_option_value(s, n, expect, hint))) break; /* None (sema_option.c) */
+    t = check_ident(s, n);
+    break;
   case TL_N_SELF:
     n->name = "self";
     t = check_ident(s, n);
     break;
   case TL_N_PATH: case TL_N_VARIANT:
+    if ((t = sema_option_value(s, n, expect, hint))) break; /* Some(1) made in an earlier pass */
     if ((t = sema_enum_value(s, n))) break; /* E::A, and a variant made in an earlier pass */
     if ((t = sema_sys_path_value(s, n))) break; /* Device::Auto (sema_sys.c) */
     sema_error(s, n, "`%s` is a function: call it with `(...)`", n->name);
@@ -646,9 +662,11 @@ tl_ty *sema_expr(sema *s, tl_node *n, tl_ty *expect) {
   case TL_N_RANGE: t = check_range(s, n); break;
   case TL_N_CALL:
     if (n->lhs->kind == TL_N_PATH && (t = sema_enum_value(s, n))) break; /* E::B(1, 2.0) */
+    if (n->lhs->kind == TL_N_IDENT && (t = sema_option_value(s, n, expect, hint))) break; /* Some(1), Ok(x) */
     t = sema_logic_claims(s, n) ? sema_logic_expr(s, n) : sema_call(s, n, expect);
     break;
   case TL_N_MATCH: t = sema_match(s, n, expect, hint); break;
+  case TL_N_TRY: t = sema_option_try(s, n); break;
   case TL_N_LOGIC: case TL_N_LVAR: t = sema_logic_expr(s, n); break;
   case TL_N_METHOD: t = sema_method(s, n); break;
   case TL_N_FIELD: t = check_field(s, n); break;

@@ -106,6 +106,8 @@ struct tl_struct_info {
                         tensors' dtype and rank erased; fields "0", "1"... */
   bool is_enum;      /* an enum (sema_enum.c): a tag and every variant's fields, named
                         "v<tag>_<field>" (f_v1_0, f_v2_x in C) */
+  char generic;      /* 'O' Option<T>: None, Some(T); 'R' Result<T, E>: Ok(T), Err(E); an
+                        enum made for each payload type (sema_option.c); 0 otherwise */
   int nvariants;
   tl_variant_info *variants;
   int nfields;
@@ -154,6 +156,8 @@ typedef enum {
   /* system calls and String methods (sema_sys.c, gen_sys.c, rt_sys.c): node->len is
    * the row of sema_sys.c's table */
   B_SYS,
+  /* Option and Result methods (sema_option.c, gen_option.c): node->len is the method */
+  B_OPTION,
   B_COUNT
 } tl_builtin;
 #define B_IO_FIRST B_TENSOR_SAVE
@@ -166,6 +170,8 @@ int tl_sema_check(tl_program *prog, tl_diag *diag, tl_arena *arena, tl_sema *out
 
 bool tl_ty_is_refcounted(const tl_ty *t); /* String, Tensor, struct, tuple */
 bool tl_ty_is_tuple(const tl_ty *t);
+bool tl_ty_is_option(const tl_ty *t); /* Option<T> */
+bool tl_ty_is_result(const tl_ty *t); /* Result<T, E> */
 /* a tuple's element i, as precise as known */
 tl_ty *tl_ty_tuple_elem(const tl_ty *t, int i);
 bool tl_ty_is_numeric(const tl_ty *t);

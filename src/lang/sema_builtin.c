@@ -176,7 +176,8 @@ static int count_placeholders(sema *s, tl_node *fmt) {
     }
     if (c != '{') continue;
     size_t j = i + 1;
-    if (j < fmt->len && fmt->str[j] == ':') {
+    if (j + 1 < fmt->len && fmt->str[j] == ':' && fmt->str[j + 1] == '?') j += 2; /* `{:?}`: Debug */
+    else if (j < fmt->len && fmt->str[j] == ':') {
       if (j + 1 >= fmt->len || fmt->str[j + 1] != '.') goto bad;
       j += 2;
       size_t d = j;
@@ -189,7 +190,7 @@ static int count_placeholders(sema *s, tl_node *fmt) {
   }
   return k;
 bad:
-  sema_error(s, fmt, "bad placeholder in format string: use `{}` or `{:.N}`");
+  sema_error(s, fmt, "bad placeholder in format string: use `{}`, `{:?}` or `{:.N}`");
   return -1;
 }
 
@@ -571,6 +572,8 @@ tl_ty *sema_method(sema *s, tl_node *n) {
     for (tl_node *a = n->args; a; a = a->next) sema_expr(s, a, NULL);
     return TY_ERR;
   }
+  tl_ty *opt = sema_option_method(s, n, t); /* unwrap, is_some... (sema_option.c) */
+  if (opt) return opt;
   if (t->kind == TY_STRUCT) {
     char name[256];
     snprintf(name, sizeof name, "%s::%s", t->st->name, n->name);

@@ -120,6 +120,23 @@ void sema_let_pattern(sema *s, tl_node *p, tl_ty *t);
 /* the variant named by a path "E::B", or NULL (*en: the enum when E is one) */
 tl_variant_info *sema_find_variant(sema *s, const char *path, tl_struct_info **en);
 
+/* sema_option.c: Option<T> and Result<T, E>: their types, the values `Some(x)`, `None`,
+ * `Ok(x)`, `Err(e)` (the node becomes a VARIANT; NULL when n is none of them), their
+ * methods (NULL when t is neither), postfix `?`, and the variant a pattern `Some(..)`,
+ * `None`, `Ok(..)`, `Err(..)` names in a value of type t */
+/* the methods: node->len of a B_OPTION call */
+enum { OPT_IS_SOME, OPT_IS_NONE, OPT_IS_OK, OPT_IS_ERR, OPT_UNWRAP, OPT_EXPECT, OPT_UNWRAP_OR, OPT_OK_OR, OPT_OK, OPT_ERR };
+tl_ty *sema_option_resolve(sema *s, const tl_type *t);
+tl_ty *sema_option_value(sema *s, tl_node *n, tl_ty *expect, bool hint);
+tl_ty *sema_option_method(sema *s, tl_node *n, tl_ty *t);
+tl_ty *sema_option_try(sema *s, tl_node *n);
+/* does n name one of the four: "Some"... (a pattern's or value's head), its index or -1 */
+int sema_option_ctor(const char *name);
+/* a value whose type only its context gives (`None`, `Ok(..)`, `Err(..)`, a block
+ * ending in one): an `if` or `match` checks its other branches first */
+bool sema_option_needs_context(const tl_node *n);
+tl_variant_info *sema_option_variant(sema *s, tl_node *p, const char *name, tl_ty *t);
+
 /* checks each argument of a list (a named one by its value) after an arity error, so
  * errors inside them are still reported */
 void sema_check_rest(sema *s, tl_node *args);

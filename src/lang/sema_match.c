@@ -173,8 +173,30 @@ static void check_variant_pat(sema *s, tl_node *p, tl_ty *t, bound *b) {
   for (tl_node *f = lit ? p->args : NULL; f; f = f->next) check_pat(s, f->lhs, TY_ERR, b);
 }
 
+/* `Some(p)`, `None`, `Ok(p)`, `Err(p)` (sema_option.c): `None` becomes a PATH, so it
+ * is never taken for a binding again */
+static bool check_option_pat(sema *s, tl_node *p, tl_ty *t, bound *b) {
+  const char *name = p->kind == TL_N_CALL ? p->lhs->name : p->name;
+  int c = p->kind == TL_N_STRUCT_LIT ? -1 : sema_option_ctor(name);
+  if (c < 0) return false; /* `Some` alone is an error below, never a binding */
+  bool call = p->kind == TL_N_CALL;
+  if (p->kind == TL_N_IDENT) p->kind = TL_N_PATH;
+  if (call) p->line = p->lhs->line, p->col = p->lhs->col; /* errors point at `Some`, not `(` */
+  tl_variant_info *v = NULL;
+  if (call != (c != 0)) sema_error(s, p, c ? "`%s` is matched as `%s(..)`" : "`%s` has no fields: it is matched as `%s`", name, name);
+  else if (call && !p->ival && tl_ast_count(p->args) != 1) {
+    int k = tl_ast_count(p->args);
+    sema_error(s, p, "this pattern has %d fields, but the corresponding tuple variant has 1 field", k);
+  } else v = sema_option_variant(s, p, name, t);
+  p->ref = v;
+  for (tl_node *a = call ? p->args : NULL; a; a = a->next)
+    check_pat(s, a, v && a == p->args ? v->en->fields[v->first].ty : TY_ERR, b);
+  return true;
+}
+
 static void check_pat(sema *s, tl_node *p, tl_ty *t, bound *b) {
   p->ty = t;
+  if ((p->kind == TL_N_IDENT || p->kind == TL_N_PATH || p->kind == TL_N_CALL) && check_option_pat(s, p, t, b)) return;
   switch (p->kind) {
   case TL_N_IDENT: bind_name(s, p, t, b); return;
   case TL_N_INT: case TL_N_FLOAT: case TL_N_CHAR: case TL_N_STR: case TL_N_BOOL: case TL_N_UNARY: check_literal(s, p, t); return;
@@ -235,6 +257,11 @@ static const char *compose(sema *s, const char *head, const tl_struct_info *st, 
   if (named) return text(s, k ? "%s { %s }" : "%s {%s}", head, acc);
   if (!k) return head;
   return text(s, !*head && k == 1 ? "%s(%s,)" : "%s(%s)", head, acc);
+}
+
+/* "E::A"; Option's and Result's variants are written alone: "None", "Err" */
+static const char *variant_name(sema *s, const tl_struct_info *st, const tl_variant_info *v) {
+  return st->generic ? v->name : text(s, "%s::%s", st->name, v->name);
 }
 
 /* the sub-patterns of a row's head for a constructor with k fields; NULL: the row
@@ -325,7 +352,7 @@ static const char **missing(exh_ctx *c, tl_node ***rows, int nrows, tl_ty **tys,
     if (t->kind == TY_BOOL) out[0] = missing_con ? "false" : "true";
     else if (is_enum && t->st->variants[missing_con].nfields <= 64) {
       const tl_variant_info *v = &t->st->variants[missing_con];
-      out[0] = compose(s, text(s, "%s::%s", t->st->name, v->name), t->st, v->first, v->nfields, v->named, wild);
+      out[0] = compose(s, variant_name(s, t->st, v), t->st, v->first, v->nfields, v->named, wild);
     }
     return out;
   }
@@ -357,7 +384,7 @@ static const char **missing(exh_ctx *c, tl_node ***rows, int nrows, tl_ty **tys,
     else if (t->kind == TY_BOOL) out[0] = tag ? "true" : "false";
     else if (is_enum) {
       const tl_variant_info *v = &t->st->variants[con];
-      out[0] = compose(s, text(s, "%s::%s", t->st->name, v->name), t->st, first, k, v->named, w);
+      out[0] = compose(s, variant_name(s, t->st, v), t->st, first, k, v->named, w);
     } else out[0] = compose(s, tl_ty_is_tuple(t) ? "" : t->st->name, t->st, 0, k, !tl_ty_is_tuple(t), w);
     return out;
   }
@@ -386,6 +413,15 @@ static bool check_exhaustive(sema *s, tl_node *n, tl_ty *t) {
 
 /* ---- match ---- */
 
+/* the arm to check first: the first one whose value says its type when the first arm's
+ * value needs context (`None => None, Some(x) => Some(x + 1)`); NULL: in order */
+static tl_node *lead_arm(tl_node *n, tl_ty *expect) {
+  if (expect || !n->args || !sema_option_needs_context(n->args->rhs)) return NULL;
+  for (tl_node *a = n->args->next; a; a = a->next)
+    if (a->rhs && !sema_option_needs_context(a->rhs)) return a;
+  return NULL;
+}
+
 tl_ty *sema_match(sema *s, tl_node *n, tl_ty *expect, bool hint) {
   if (s->compr_depth) {
     sema_error(s, n, "a comprehension body computes numbers: `match` cannot be used in it");
@@ -399,7 +435,10 @@ tl_ty *sema_match(sema *s, tl_node *n, tl_ty *expect, bool hint) {
   }
   bool unit = n->ival && !n->args->next->rhs; /* `if let` without `else` */
   tl_ty *result = NULL;
-  for (tl_node *arm = n->args; arm; arm = arm->next) {
+  tl_node *lead = lead_arm(n, expect);
+  bool started = !lead; /* the leading arm first, then the others in order */
+  for (tl_node *arm = lead ? lead : n->args; arm; arm = started ? arm->next : n->args, started = true) {
+    if (arm == lead && started && result) continue; /* checked first already */
     sym *mark = s->syms;
     bound b = {.n = 0};
     check_pat(s, arm->lhs, t, &b);
