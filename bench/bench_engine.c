@@ -122,12 +122,9 @@ static double time_tl(tl_ctx *ctx, workload_fn f, tl_tensor **in) {
   return t[3];
 }
 
-/* numpy's median for one workload, or -1 if numpy is not there */
-static double time_numpy(const char *name) {
-  char cmd[512], line[256];
-  int n = tl_threads();
-  snprintf(cmd, sizeof cmd, "OPENBLAS_NUM_THREADS=%d OMP_NUM_THREADS=%d %s bench/peer_numpy.py %s 2>/dev/null", n, n,
-           peer_python(), name);
+/* the number a peer command prints after `name` on a line of its own, or -1 */
+static double peer_median(const char *cmd, const char *name) {
+  char line[256];
   FILE *p = popen(cmd, "r");
   double ms = -1;
   if (!p) return -1;
@@ -140,21 +137,21 @@ static double time_numpy(const char *name) {
   return ms;
 }
 
+/* numpy's median for one workload, or -1 if numpy is not there */
+static double time_numpy(const char *name) {
+  char cmd[512];
+  int n = tl_threads();
+  snprintf(cmd, sizeof cmd, "OPENBLAS_NUM_THREADS=%d OMP_NUM_THREADS=%d %s bench/peer_numpy.py %s 2>/dev/null", n, n,
+           peer_python(), name);
+  return peer_median(cmd, name);
+}
+
 /* torch's median for a matrix product, or -1 if torch is not there */
 static double time_torch_matmul(const char *name) {
-  char cmd[512], line[256];
+  char cmd[512];
   snprintf(cmd, sizeof cmd, "OMP_NUM_THREADS=%d %s bench/peer_torch_matmul.py %s %d 2>/dev/null", tl_threads(),
            peer_python(), name, tl_threads());
-  FILE *p = popen(cmd, "r");
-  double ms = -1;
-  if (!p) return -1;
-  while (fgets(line, sizeof line, p)) {
-    char got[64];
-    double v;
-    if (sscanf(line, "%63s %lf", got, &v) == 2 && !strcmp(got, name)) ms = v;
-  }
-  pclose(p);
-  return ms;
+  return peer_median(cmd, name);
 }
 
 /* flops: of a matrix product (0: not one); then torch is timed too */

@@ -397,6 +397,8 @@ static tl_status realize_tensors(tl_ctx *ctx, int n, tl_tensor *const *ts, bool 
  * holding it sees the result and its sources are freed. */
 static tl_status realize_tensor(tl_tensor *t) {
   if (t->u->op == TL_OP_BUFFER) return TL_OK;
+  if ((!t->ag || t->ag->op == TL_AG_LEAF) && !tl_uop_is_const(t->u, NULL)) /* the common case: no list */
+    return tl_api_realize_node(t->slot.ctx, t->u);
   return realize_tensors(t->slot.ctx, 1, &t, false);
 }
 

@@ -164,12 +164,7 @@ tl_ty *sema_resolve_type(sema *s, const tl_type *t) {
     tl_diag_error(s->diag, t->line, t->col, "unknown type `%s`", t->name);
     return TY_ERR;
   }
-  tl_ty *r = tl_arena_alloc(s->arena, sizeof *r);
-  if (!r) return TY_ERR;
-  r->kind = TY_STRUCT;
-  r->st = st;
-  r->dtype = r->rank = -1;
-  return r;
+  return sema_struct_ty(s, st);
 }
 
 /* checks that n is an i64 (an index, a bound, a dim): integer literals become i64 */
