@@ -13,7 +13,7 @@ BIN_LIBS := $(if $(TCC_A),$(TCC_LINK)) $(LDLIBS)
 
 SRC      := $(wildcard src/*/*.c)
 OBJ      := $(SRC:%.c=$(BUILD)/obj/%.o)
-TEST_SRC := $(wildcard tests/*.c)
+TEST_SRC := $(wildcard tests/*.c) $(wildcard tests/fuzz/fuzz_*.c)
 TEST_OBJ := $(TEST_SRC:%.c=$(BUILD)/obj/%.o)
 GEN      := build/gen/kernel_prelude.inc build/gen/lang_prelude.inc
 # programs that load generated code export the library to it
@@ -127,3 +127,28 @@ test-asan: build/tl
 test-valgrind: $(BUILD)/tests/tl_tests build/tl $(BUILD)/tl $(BUILD)/libtl.so
 	TL_CFLAGS="-O2 -fno-math-errno" valgrind --quiet --error-exitcode=1 --leak-check=full --errors-for-leak-kinds=definite \
 	  $(BUILD)/tests/tl_tests -diff_random -deep_chains -grad_random -train_mlp -training_loop
+
+# Fuzzing with AFL++ (Debian package afl++): `make fuzz FUZZ_SECONDS=600` builds the
+# library and one binary per harness of tests/fuzz with afl-clang-fast (ASan and UBSan
+# on) and runs each for FUZZ_SECONDS, seeded from tests/fuzz/corpus/NAME; findings land
+# in build/fuzz/out/NAME. FUZZ=name runs one harness. `make test` replays the corpus.
+FUZZ_CC      ?= afl-clang-fast
+FUZZ_SECONDS ?= 60
+FUZZ         ?= front npy safetensors kb capi
+FUZZ_FLAGS   := -O1 -g -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined
+.PHONY: fuzz fuzz-build
+fuzz-build: build/tl
+	$(MAKE) BUILD=build/fuzz CC=$(FUZZ_CC) OPT="$(FUZZ_FLAGS)" build/fuzz/libtl.a
+	@mkdir -p build/fuzz/bin
+	for h in $(FUZZ); do \
+	  $(FUZZ_CC) $(FUZZ_FLAGS) -std=c11 -D_GNU_SOURCE -Iinclude -Isrc -Itests -DTL_FUZZ_HARNESS=tl_fuzz_$$h \
+	    -o build/fuzz/bin/fuzz_$$h tests/fuzz/afl_driver.c tests/fuzz/fuzz_*.c \
+	    -rdynamic -Wl,--whole-archive build/fuzz/libtl.a -Wl,--no-whole-archive $(LDLIBS) || exit 1; \
+	done
+fuzz: fuzz-build
+	for h in $(FUZZ); do \
+	  mkdir -p build/fuzz/out/$$h; \
+	  AFL_SKIP_CPUFREQ=1 AFL_NO_UI=1 AFL_I_DONT_CARE_ABOUT_MISSING_CRASHES=1 ASAN_OPTIONS=abort_on_error=1:detect_leaks=0:symbolize=0 \
+	    afl-fuzz -V $(FUZZ_SECONDS) -t 5000 -m none -i tests/fuzz/corpus/$$h -o build/fuzz/out/$$h \
+	    -- build/fuzz/bin/fuzz_$$h || exit 1; \
+	done

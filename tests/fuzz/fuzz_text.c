@@ -1,0 +1,67 @@
+/* fuzz_text.c — harnesses for text inputs: a TL program checked and translated to C
+ * (lexer, parser, checker, ownership, Datalog, code generation; nothing run), and
+ * knowledge-base text added to a knowledge base whose relations are then counted. */
+#include "fuzz.h"
+#include "lang/lang.h"
+#include "tl.h"
+
+#include <ctype.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* the bytes as a NUL-terminated string (a NUL inside ends it early, as for a C caller) */
+static char *fuzz_string(const uint8_t *data, size_t size) {
+  char *s = malloc(size + 1);
+  if (!s) return NULL;
+  if (size) memcpy(s, data, size);
+  s[size] = 0;
+  return s;
+}
+
+int tl_fuzz_front(const uint8_t *data, size_t size) {
+  FILE *err = fopen("/dev/null", "w");
+  if (!err) return 0;
+  char *c = tl_lang_compile("fuzz.tl", (const char *)data, size, false, err);
+  free(c);
+  fclose(err);
+  return 0;
+}
+
+/* counts each name written before '(' (at most 16): evaluates the relations the text
+ * defined, and asks for some it did not (an error) */
+static void fuzz_count_relations(tl_kb *kb, const char *text) {
+  char name[64];
+  int asked = 0;
+  for (const char *p = text; *p && asked < 16; p++) {
+    if (!(isalpha((unsigned char)*p) || *p == '_') || (p > text && (isalnum((unsigned char)p[-1]) || p[-1] == '_')))
+      continue;
+    size_t n = 0;
+    while ((isalnum((unsigned char)p[n]) || p[n] == '_') && n + 1 < sizeof name) n++;
+    if (p[n] != '(') continue;
+    memcpy(name, p, n);
+    name[n] = 0;
+    tl_kb_count(kb, name);
+    asked++;
+  }
+}
+
+int tl_fuzz_kb(const uint8_t *data, size_t size) {
+  char *text = fuzz_string(data, size);
+  tl_ctx *ctx = text ? tl_init() : NULL;
+  if (!ctx) {
+    free(text);
+    return 0;
+  }
+  tl_set_backend(ctx, "interp");
+  tl_kb *kb = tl_kb_new(ctx);
+  if (kb && tl_kb_add_rules(kb, text) == TL_OK) fuzz_count_relations(kb, text);
+  tl_kb_free(kb);
+  free(text);
+  return tl_fuzz_end(ctx);
+}
+
+const tl_fuzz_harness tl_fuzz_harnesses[] = {
+    {"front", tl_fuzz_front},     {"npy", tl_fuzz_npy}, {"safetensors", tl_fuzz_safetensors},
+    {"kb", tl_fuzz_kb},           {"capi", tl_fuzz_capi}, {NULL, NULL},
+};
