@@ -88,6 +88,8 @@ static bool is_word(tl_lparse *lp, const tl_token *t, const char *w) {
 
 static tl_node *term(tl_lparse *lp);
 
+static tl_node *lvar(tl_lparse *lp);
+
 static tl_node *unary(tl_lparse *lp) {
   const tl_token *t = peek(lp);
   tl_node *n;
@@ -106,7 +108,7 @@ static tl_node *unary(tl_lparse *lp) {
     break;
   case TL_TOK_INT: n = node(lp, TL_N_INT, next(lp)); n->ival = t->v.i; break;
   case TL_TOK_IDENT: n = node(lp, TL_N_IDENT, next(lp)); n->name = text_of(lp, t); break;
-  case TL_TOK_DOLLAR: tl_lparse_lvar(lp, &n); break; /* cannot fail: at `$` */
+  case TL_TOK_DOLLAR: n = lvar(lp); break;
   case TL_TOK_LPAREN:
     next(lp);
     n = term(lp);
@@ -208,8 +210,8 @@ static tl_node *literal(tl_lparse *lp) {
   (lp)->depth = 0;                 \
   if (setjmp(here)) return false
 
-bool tl_lparse_lvar(tl_lparse *lp, tl_node **out) {
-  GUARD(lp);
+/* `$x`: under the caller's recovery point (an entry point's GUARD) */
+static tl_node *lvar(tl_lparse *lp) {
   const tl_token *d = next(lp);
   const tl_token *t = peek(lp);
   if (t->kind != TL_TOK_IDENT || t->offset != d->offset + 1)
@@ -217,7 +219,12 @@ bool tl_lparse_lvar(tl_lparse *lp, tl_node **out) {
   next(lp);
   tl_node *n = node(lp, TL_N_LVAR, d);
   n->name = text_of(lp, t);
-  *out = n;
+  return n;
+}
+
+bool tl_lparse_lvar(tl_lparse *lp, tl_node **out) {
+  GUARD(lp);
+  *out = lvar(lp);
   return true;
 }
 

@@ -469,12 +469,23 @@ static tl_ty *number_leaf(sema *s, tl_node *n, int *dtype, int *rank, int depth)
 
 /* `[1, 2]`: i64 when every leaf is an integer, else f32; nested arrays add axes;
  * tensor elements are stacked */
+/* the arrays nested in n get their tensor types: an array with a tensor element is
+ * stacked from its elements, each generated on its own, nested literals included */
+static void type_nested_arrays(sema *s, tl_node *n, int dtype, int rank) {
+  for (tl_node *e = n->args; e; e = e->next)
+    if (e->kind == TL_N_ARRAY) {
+      e->ty = sema_tensor(s, dtype, rank - 1);
+      type_nested_arrays(s, e, dtype, rank - 1);
+    }
+}
+
 static tl_ty *check_array(sema *s, tl_node *n, tl_ty *expect) {
   int dtype = -2, rank = -1;
   if (expect && expect->kind == TY_TENSOR && (expect->dtype == TL_F32 || expect->dtype == TL_F64))
     dtype = expect->dtype;
   tl_ty *t = number_leaf(s, n, &dtype, &rank, 0);
   if (t->kind == TY_ERROR) return t;
+  type_nested_arrays(s, n, dtype < 0 ? TL_F32 : dtype, rank);
   return sema_tensor(s, dtype < 0 ? TL_F32 : dtype, rank);
 }
 
