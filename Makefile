@@ -148,7 +148,7 @@ fuzz-build: build/tl
 fuzz: fuzz-build
 	for h in $(FUZZ); do \
 	  mkdir -p build/fuzz/out/$$h; \
-	  AFL_SKIP_CPUFREQ=1 AFL_NO_UI=1 AFL_I_DONT_CARE_ABOUT_MISSING_CRASHES=1 ASAN_OPTIONS=abort_on_error=1:detect_leaks=0:symbolize=0 \
+	  AFL_SKIP_CPUFREQ=1 AFL_NO_AFFINITY=1 AFL_NO_UI=1 AFL_I_DONT_CARE_ABOUT_MISSING_CRASHES=1 ASAN_OPTIONS=abort_on_error=1:detect_leaks=0:symbolize=0 \
 	    afl-fuzz -V $(FUZZ_SECONDS) -t 5000 -m none -i tests/fuzz/corpus/$$h -o build/fuzz/out/$$h \
 	    -- build/fuzz/bin/fuzz_$$h || exit 1; \
 	done
