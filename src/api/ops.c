@@ -83,6 +83,7 @@ static bool prepare_pair(tl_ctx *ctx, const char *what, tl_uop **a, tl_uop **b, 
   if (float_only && !tl_dtype_is_float(dt)) dt = TL_F32;
   *a = tl_api_broadcast_to(ctx, tl_build_cast(&ctx->graph, *a, dt), nd, shape);
   *b = tl_api_broadcast_to(ctx, tl_build_cast(&ctx->graph, *b, dt), nd, shape);
+  if (!*a || !*b) tl_error_set(&ctx->err, TL_ERR_NOMEM, "%s: out of memory building the graph", what);
   return *a && *b;
 }
 
