@@ -129,4 +129,4 @@ test-asan: build/tl
 # multiply-add gets the sign of an exact zero wrong (0.5 - 2 * 0.25 gives -0.0).
 test-valgrind: $(BUILD)/tests/tl_tests build/tl $(BUILD)/tl $(BUILD)/libtl.so
 	TL_CFLAGS="-O2 -fno-math-errno" valgrind --quiet --error-exitcode=1 --leak-check=full --errors-for-leak-kinds=definite \
-	  $(BUILD)/tests/tl_tests -diff_random -deep_chains -grad_random -train_mlp -training_loop
+	  $(BUILD)/tests/tl_tests -diff_random -deep_chains -grad_random -train_mlp -training_loop -alloc_fail
