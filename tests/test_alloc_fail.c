@@ -241,3 +241,34 @@ TEST(alloc_fail_load_files) {
   unlink(npy_path);
   unlink(st_path);
 }
+
+/* a small CNN step: conv2d, max pool, layer norm, cross entropy, backward and Adam,
+ * from fixed inputs; the loss, computed once without failures, is the right answer */
+static double cnn_expected = -1;
+static bool cnn_step(tl_ctx *ctx) {
+  float x[2 * 1 * 4 * 4], w[2 * 1 * 3 * 3];
+  for (int i = 0; i < 32; i++) x[i] = (float)((i * 7) % 5) / 4.0f - 0.5f;
+  for (int i = 0; i < 18; i++) w[i] = (float)((i * 3) % 7) / 7.0f - 0.4f;
+  tl_tensor *X = tl_from_data(ctx, TL_F32, 4, (int64_t[]){2, 1, 4, 4}, x);
+  tl_tensor *W = tl_from_data(ctx, TL_F32, 4, (int64_t[]){2, 1, 3, 3}, w);
+  tl_tensor *Y = tl_from_data(ctx, TL_I64, 1, (int64_t[]){2}, (int64_t[]){0, 1});
+  if (!X || !W || !Y || tl_set_requires_grad(W, 1) != TL_OK) return false;
+  tl_optimizer *opt = tl_adam(1, &W, 0.01, 0.9, 0.999, 1e-8, 0);
+  if (!opt) return false;
+  bool ok = false;
+  for (int step = 0; step < 1; step++) {
+    tl_tensor *h = tl_max_pool2d(tl_conv2d(X, W, NULL, 1, 1, 1, 1), 2, 2, 2, 2); /* [2, 2, 2, 2] */
+    tl_tensor *logits = tl_layer_norm(tl_mean(h, 2, (int[]){2, 3}, 0), NULL, NULL, 1e-5); /* [2, 2] */
+    tl_tensor *loss = tl_cross_entropy(logits, Y);
+    double v;
+    if (!loss || tl_optimizer_zero_grad(opt) != TL_OK || tl_backward(loss, NULL) != TL_OK ||
+        tl_optimizer_step(opt) != TL_OK || tl_item(loss, &v) != TL_OK)
+      break;
+    if (cnn_expected < 0) cnn_expected = v;
+    ok = v == cnn_expected;
+  }
+  tl_optimizer_free(opt);
+  return ok;
+}
+
+TEST(alloc_fail_cnn_step) { CHECK(sweep(cnn_step) > 100); }

@@ -217,6 +217,10 @@ static int rng_slot(lowerer *L, tl_uop *u) {
 }
 
 static tl_uop *load(lowerer *L, tl_uop *node, int64_t base, tl_uop *index, tl_uop *guard) {
+  if (!index || !guard) { /* an allocation failed building them */
+    L->failed = true;
+    return NULL;
+  }
   tl_arg slot = {.i = slot_of(L, node, base)};
   tl_uop *src[2] = {index, guard};
   bool always = guard->op == TL_OP_CONST && guard->arg.i != 0;
@@ -390,6 +394,10 @@ static tl_uop *compute(lowerer *L, tl_uop *u, tl_uop *const *idx, tl_uop *guard)
     }
     tl_uop *g2 = bin(L, TL_OP_AND, guard, valid);
     tl_uop *v;
+    if (!off || !g2) {
+      L->failed = true;
+      return NULL;
+    }
     if (input) return load(L, src, base, off, g2);
     unflatten(L, off, src->ndim, src->shape, sidx);
     v = value(L, src, sidx, g2);
