@@ -339,7 +339,8 @@ tl_tensor *tl_cat(int n, tl_tensor *const *ts, int axis) {
     a[axis] = total - off - (u ? u->shape[axis] : 0);
     off += u ? u->shape[axis] : 0;
     u = tl_api_view(ctx, u, TL_MOVE_PAD, b, a, NULL, NULL, nd);
-    acc = acc ? tl_build_binary(&ctx->graph, dt == TL_BOOL ? TL_OP_OR : TL_OP_ADD, acc, u) : u;
+    /* a part that could not be made leaves acc NULL for good (the builder passes NULL on) */
+    acc = i ? tl_build_binary(&ctx->graph, dt == TL_BOOL ? TL_OP_OR : TL_OP_ADD, acc, u) : u;
   }
   return tl_ag_record(tl_api_wrap(ctx, "cat", acc, mark), TL_AG_CAT, n, ts, (int64_t[]){axis}, 1, 0);
 }

@@ -83,6 +83,7 @@ static bool prepare_pair(tl_ctx *ctx, const char *what, tl_uop **a, tl_uop **b, 
   if (float_only && !tl_dtype_is_float(dt)) dt = TL_F32;
   *a = tl_api_broadcast_to(ctx, tl_build_cast(&ctx->graph, *a, dt), nd, shape);
   *b = tl_api_broadcast_to(ctx, tl_build_cast(&ctx->graph, *b, dt), nd, shape);
+  if (!*a || !*b) tl_error_set(&ctx->err, TL_ERR_NOMEM, "%s: out of memory building the graph", what);
   return *a && *b;
 }
 
@@ -379,6 +380,7 @@ tl_uop *tl_api_matmul(tl_ctx *ctx, tl_uop *a, tl_uop *b) {
   b = tl_build_cast(&ctx->graph, b, dt);
   /* the loop kernel of an integer product reads a transposed b along its rows; a float
    * one runs as a GEMM, whose packing reads any strides: a copy would only cost */
+  if (!a || !b) return NULL;
   if (M > 1 && !tl_dtype_is_float(dt) && is_transposed(b)) b = tl_build_unary(&ctx->graph, TL_OP_CONTIGUOUS, b);
   /* a: (..., M, 1, K); b^T: (..., 1, N, K); product (..., M, N, K) */
   int perm[TL_MAX_DIMS];
@@ -386,6 +388,7 @@ tl_uop *tl_api_matmul(tl_ctx *ctx, tl_uop *a, tl_uop *b) {
   perm[b->ndim - 2] = b->ndim - 1;
   perm[b->ndim - 1] = b->ndim - 2;
   b = tl_api_view(ctx, b, TL_MOVE_PERMUTE, NULL, NULL, perm, NULL, b->ndim);
+  if (!a || !b) return NULL; /* out of memory: tl_matmul's wrap says so */
   int64_t sa[TL_MAX_DIMS], sb[TL_MAX_DIMS], full[TL_MAX_DIMS];
   int nd = nb + 3;
   for (int i = 0; i < nb; i++) {

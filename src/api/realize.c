@@ -33,7 +33,7 @@ static tl_status ensure_runtime(tl_ctx *ctx) {
     if (!ctx->compiler) return ctx->err.status;
   }
   if (!ctx->pool && !(ctx->pool = tl_pool_create(0)))
-    return tl_error_set(&ctx->err, TL_ERR_NOMEM, "cannot start the thread pool");
+    return tl_error_set(&ctx->err, TL_ERR_NOMEM, "out of memory starting the thread pool");
   return TL_OK;
 }
 

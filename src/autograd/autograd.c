@@ -421,7 +421,7 @@ tl_status tl_backward(tl_tensor *loss_handle, tl_tensor *seed_handle) {
   tl_uop *seed = seed_of(ctx, loss, seed_handle);
   if (!seed) {
     tl_graph_release_to(&ctx->graph, mark);
-    return ctx->err.status ? ctx->err.status : TL_ERR_NOMEM;
+    return ctx->err.status ? ctx->err.status : tl_error_set(&ctx->err, TL_ERR_NOMEM, "backward: out of memory");
   }
   node_list order = {0}, leaves = {0};
   tl_status st = topo_order(loss->ag, &order, false) ? TL_OK : tl_error_set(&ctx->err, TL_ERR_NOMEM, "backward: out of memory");

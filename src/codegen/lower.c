@@ -71,6 +71,11 @@ static tl_stmt *new_stmt(lowerer *L, tl_stmt_kind kind) {
 
 /* a loop over [0, extent) inside b; returns its RANGE and sets *body */
 static tl_uop *open_loop(lowerer *L, tl_block *b, int64_t extent, bool parallel, tl_block **body) {
+  *body = NULL;
+  if (!b) { /* an allocation failed before: L->failed is set */
+    L->failed = true;
+    return NULL;
+  }
   tl_arg id = {.i = L->next_range++};
   tl_uop *r = tl_uop_make(&L->out->g, TL_OP_RANGE, TL_I64, 0, NULL, id, extent, 0, NULL);
   tl_stmt *s = new_stmt(L, TL_STMT_LOOP);
@@ -212,6 +217,10 @@ static int rng_slot(lowerer *L, tl_uop *u) {
 }
 
 static tl_uop *load(lowerer *L, tl_uop *node, int64_t base, tl_uop *index, tl_uop *guard) {
+  if (!index || !guard) { /* an allocation failed building them */
+    L->failed = true;
+    return NULL;
+  }
   tl_arg slot = {.i = slot_of(L, node, base)};
   tl_uop *src[2] = {index, guard};
   bool always = guard->op == TL_OP_CONST && guard->arg.i != 0;
@@ -385,6 +394,10 @@ static tl_uop *compute(lowerer *L, tl_uop *u, tl_uop *const *idx, tl_uop *guard)
     }
     tl_uop *g2 = bin(L, TL_OP_AND, guard, valid);
     tl_uop *v;
+    if (!off || !g2) {
+      L->failed = true;
+      return NULL;
+    }
     if (input) return load(L, src, base, off, g2);
     unflatten(L, off, src->ndim, src->shape, sidx);
     v = value(L, src, sidx, g2);
@@ -488,6 +501,7 @@ static void lower_interchanged(lowerer *L, tl_uop *root, tl_uop **idx, tl_block 
   int copies = jam >= 0 ? JAM : 1;
   tl_uop *row[JAM][TL_MAX_DIMS];
   idx[last] = open_loop(L, b, root->shape[last], false, &init);
+  if (L->failed) return;
   tl_uop *zero = tl_build_const(g, (tl_dtype)root->dtype, 0);
   for (int i = 0; i < copies; i++) {
     jam_index(L, idx, root->ndim, jam, i, row[i]);
@@ -502,6 +516,7 @@ static void lower_interchanged(lowerer *L, tl_uop *root, tl_uop **idx, tl_block 
     src_idx[d] = src->shape[d] == 1 ? ic(L, 0) : open_loop(L, k, src->shape[d], false, &k);
   }
   idx[last] = open_loop(L, k, root->shape[last], false, &inner);
+  if (L->failed) return;
   tl_arg out_slot = {.i = 0};
   for (int i = 0; i < copies; i++) {
     jam_index(L, idx, root->ndim, jam, i, row[i]);
@@ -740,7 +755,7 @@ static void find_split_points(lowerer *L, tl_uop *root, split_points *sp) {
   T->err = &err;
   scratch.root = new_block(T, NULL);
   scratch.nargs = 1;
-  tl_uop *idx[TL_MAX_DIMS];
+  tl_uop *idx[TL_MAX_DIMS] = {0};
   int64_t range_id[TL_MAX_DIMS];
   tl_block *b = scratch.root;
   for (int d = 0; d < root->ndim && !T->failed; d++) {
@@ -822,7 +837,7 @@ static void lower_pieces(lowerer *L, tl_uop *root, tl_uop **idx, int d, tl_block
 
 /* the output loops (the first one parallel) and the store, or the interchanged sum */
 static void lower_loops(lowerer *L, tl_uop *root) {
-  tl_uop *idx[TL_MAX_DIMS];
+  tl_uop *idx[TL_MAX_DIMS] = {0};
   tl_block *b = L->out->root;
   bool first = true;
   const tl_kernel_form *f = tl_schedule_form(L->sched, root);
@@ -845,6 +860,10 @@ static void lower_loops(lowerer *L, tl_uop *root) {
     if (first) L->out->work = extent;
     first = false;
   }
+  if (L->failed) { /* an allocation failed: idx is incomplete */
+    L->out->inner_work = 1;
+    return;
+  }
   if (last >= 0) lower_interchanged(L, root, idx, b, last, jam);
   else lower_pieces(L, root, idx, split_from, b, sp);
   L->out->inner_work = L->failed ? 1 : parallel_body_work(L->out->root);
@@ -862,7 +881,7 @@ static bool same_shape(const tl_uop *a, const tl_uop *b) {
 
 static void lower_sink_nest(lowerer *L, const tl_uop *shape, int n, const tl_uop **values, const int64_t *offset,
                             bool many) {
-  tl_uop *idx[TL_MAX_DIMS];
+  tl_uop *idx[TL_MAX_DIMS] = {0};
   tl_block *b = L->out->root;
   b->open = NULL; /* after the nests before it: its loop is the block's last item */
   bool first = true;
@@ -902,8 +921,12 @@ static void lower_sink(lowerer *L, tl_uop *root) {
   }
   L->out->work = nshapes > 1 ? 0 : 1;
   for (int k = 0; k < nshapes && !L->failed; k++) lower_sink_nest(L, shapes[k], n, values, offset, nshapes > 1);
+  if (L->failed) {
+    L->out->inner_work = 1;
+    return;
+  }
   int64_t all = block_work(L->out->root), work = L->out->work > 0 ? L->out->work : 1;
-  L->out->inner_work = L->failed ? 1 : nshapes > 1 ? (all / work > 0 ? all / work : 1) : parallel_body_work(L->out->root);
+  L->out->inner_work = nshapes > 1 ? (all / work > 0 ? all / work : 1) : parallel_body_work(L->out->root);
 }
 
 tl_status tl_lower_kernel(tl_uop *root, const tl_schedule *s, tl_lowered *out, tl_error *err) {
@@ -923,9 +946,10 @@ tl_status tl_lower_kernel(tl_uop *root, const tl_schedule *s, tl_lowered *out, t
   out->nargs = 1;
   out->work = 1;
   const tl_kernel_form *f = tl_schedule_form(s, root);
-  if (root->op == TL_OP_SINK) lower_sink(L, root);
+  if (!out->root) L->failed = true;
+  else if (root->op == TL_OP_SINK) lower_sink(L, root);
   else if (!lower_scatter(L, root) && (!f || !lower_gemm(L, root, f))) lower_loops(L, root);
-  bool failed = L->failed;
+  bool failed = L->failed || out->g.oom; /* a rule's node that could not be made: see rewrite.c */
   free(L);
   if (failed) {
     if (err->status == TL_OK) tl_error_set(err, TL_ERR_NOMEM, "out of memory lowering a kernel");

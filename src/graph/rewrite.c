@@ -249,9 +249,15 @@ static tl_uop *rewrite_rec(rewriter *rw, tl_uop *u) {
   return r;
 }
 
+/* A rule whose new node cannot be made is skipped by tl_rewrite_node, which is wrong
+ * for the rules that must apply (fallback lowering): any node that failed during the
+ * rewrite fails it whole. */
 tl_uop *tl_rewrite_graph(tl_graph *g, tl_uop *root, const tl_ruleset *const *sets, int nsets) {
   rewriter rw = {g, sets, nsets, {0}, false};
+  g->oom = false;
   tl_uop *r = rewrite_rec(&rw, root);
   tl_ptrmap_free(&rw.done);
-  return rw.oom ? NULL : r;
+  bool failed = rw.oom || g->oom;
+  g->oom = false;
+  return failed ? NULL : r;
 }

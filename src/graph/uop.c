@@ -32,6 +32,7 @@ typedef struct arena_block {
 
 struct tl_arena {
   arena_block *head;
+  bool failed; /* an allocation returned NULL: see tl_arena_failed */
 };
 
 tl_arena *tl_arena_create(void) { return calloc(1, sizeof(tl_arena)); }
@@ -42,7 +43,10 @@ void *tl_arena_alloc(tl_arena *a, size_t n) {
   if (!b || b->used + n > b->cap) {
     size_t cap = n > 65536 ? n : 65536;
     b = malloc(sizeof(arena_block) + cap);
-    if (!b) return NULL;
+    if (!b) {
+      a->failed = true;
+      return NULL;
+    }
     b->next = a->head;
     b->used = 0;
     b->cap = cap;
@@ -53,6 +57,8 @@ void *tl_arena_alloc(tl_arena *a, size_t n) {
   memset(p, 0, n);
   return p;
 }
+
+bool tl_arena_failed(const tl_arena *a) { return a && a->failed; }
 
 void tl_arena_destroy(tl_arena *a) {
   if (!a) return;
@@ -318,21 +324,21 @@ tl_uop *tl_uop_make(tl_graph *g, int op, tl_dtype dtype, int nsrc, tl_uop *const
     for (tl_uop *u = g->buckets[h & (g->nbuckets - 1)]; u; u = u->chain) {
       if (u->hash == h && uop_matches(u, op, dtype, nsrc, src, arg, arg2, ndim, shape)) {
         if (g->refcounted) {
-          if (!push_temp(g, u)) return NULL;
+          if (!push_temp(g, u)) return g->oom = true, NULL;
           u->refs++;
         }
         return u;
       }
     }
   }
-  if (g->count * 2 >= g->nbuckets && !table_grow(g)) return NULL;
+  if (g->count * 2 >= g->nbuckets && !table_grow(g)) return g->oom = true, NULL;
   tl_uop *u = g->refcounted ? calloc(1, sizeof *u) : tl_arena_alloc(g->arena, sizeof *u);
-  if (!u) return NULL;
+  if (!u) return g->oom = true, NULL;
   if (op == TL_OP_VIEW) { /* the node owns a copy of its tracker */
     tl_st *st = g->refcounted ? malloc(sizeof *st) : tl_arena_alloc(g->arena, sizeof *st);
     if (!st) {
       if (g->refcounted) free(u);
-      return NULL;
+      return g->oom = true, NULL;
     }
     memcpy(st, arg.p, sizeof *st);
     arg.p = st;

@@ -102,13 +102,17 @@ typedef struct tl_graph {
   size_t ntemps, captemps;
   uint64_t next_id;
   uint64_t live;         /* refcounted: nodes alive */
-  bool oom;
+  bool oom;             /* a node could not be made (set by tl_uop_make, cleared by its reader) */
 } tl_graph;
 
 /* ---- arena: bump allocation, freed at once ---- */
 tl_arena *tl_arena_create(void);
 void *tl_arena_alloc(tl_arena *a, size_t n); /* zeroed, 16-aligned; NULL on OOM */
 void tl_arena_destroy(tl_arena *a);
+/* did any allocation of a fail? A phase that builds in an arena checks it once at the
+ * end instead of after every allocation (a NULL it did not check leaves its result
+ * incomplete, never used) */
+bool tl_arena_failed(const tl_arena *a);
 
 void tl_graph_init(tl_graph *g, bool refcounted);
 void tl_graph_free(tl_graph *g); /* kernel graphs: frees every node at once */

@@ -19,12 +19,16 @@ static tl_status fail_with(tl_kb *kb, tl_diag *d) {
   int n = end ? (int)(end - at) : (int)strlen(at);
   char first[600];
   snprintf(first, sizeof first, "%.*s", n, at);
+  /* an allocation that failed while checking the text is said alone: the other
+   * errors are its consequences */
+  if (strstr(t, "out of memory")) return tl_logic_fail(kb, TL_ERR_NOMEM, "kb_add_rules: out of memory");
+  tl_status st = TL_ERR_ARG;
   char *e = strstr(first, " error: ");
   if (e) memmove(e + 1, e + 8, strlen(e + 8) + 1); /* "3:14: error: m" -> "3:14: m" */
   if (d->errors > 1)
-    return tl_logic_fail(kb, TL_ERR_ARG, "kb_add_rules: %s (and %d more error%s)", first, d->errors - 1,
+    return tl_logic_fail(kb, st, "kb_add_rules: %s (and %d more error%s)", first, d->errors - 1,
                          d->errors > 2 ? "s" : "");
-  return tl_logic_fail(kb, TL_ERR_ARG, "kb_add_rules: %s", first);
+  return tl_logic_fail(kb, st, "kb_add_rules: %s", first);
 }
 
 tl_status tl_kb_add_rules(tl_kb *kb, const char *text) {
@@ -47,7 +51,8 @@ tl_status tl_kb_add_rules(tl_kb *kb, const char *text) {
     tl_diag *diags[1] = {&diag};
     L = lf_new(arena, diags, NULL, 1, kb);
     if (!L) st = tl_logic_fail(kb, TL_ERR_NOMEM, "kb_add_rules: out of memory");
-    else if (lf_add_items(L, prog->items)) {
+    else if (!lf_add_items(L, prog->items)) st = tl_logic_fail(kb, TL_ERR_NOMEM, "kb_add_rules: out of memory");
+    else {
       lf_define(L);
       if (!lf_resolve(L)) lf_apply(L);
     }

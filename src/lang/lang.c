@@ -79,18 +79,26 @@ char *tl_lang_compile(const char *path, const char *src, size_t len, bool line_d
   /* after syntax errors the checker still runs: it checks what parsed cleanly and only
    * declares the rest (tl_program.broken), so the file's type errors come out too */
   tl_parse(lx.tokens, lx.ntokens, &diag, arena, &prog);
-  if (!prog) goto done;
+  if (!prog || tl_arena_failed(arena) || tl_arena_failed(lx.arena)) goto done;
   tl_modules_load(prog, path, &diag, arena); /* `mod m;` files join the program */
-  if (tl_sema_check(prog, &diag, arena, &S) || diag.errors || tl_modules_errors(prog)) goto done;
+  if (tl_arena_failed(arena) || tl_sema_check(prog, &diag, arena, &S) || diag.errors || tl_modules_errors(prog))
+    goto done;
   for (tl_fninfo *f = S.fns; f; f = f->next)
     if (tl_own_analyze(f)) {
       fprintf(err, "tl: out of memory in the ownership pass\n");
       goto done;
     }
   char msg[300];
-  c = tl_gen_program(&S, arena, path, line_directives, msg, sizeof msg);
-  if (!c) fprintf(err, "%s\n", msg);
+  c = tl_arena_failed(arena) ? NULL : tl_gen_program(&S, arena, path, line_directives, msg, sizeof msg);
+  if (!c && !tl_arena_failed(arena)) fprintf(err, "%s\n", msg);
 done:
+  if (tl_arena_failed(arena) || tl_arena_failed(lx.arena) || diag.text.oom) { /* incomplete: say only that */
+    free(c);
+    c = NULL;
+    fprintf(err, "tl: out of memory compiling %s\n", path);
+    tl_diag_free(&diag);
+    tl_diag_init(&diag, path, src, len);
+  }
   tl_diag_sort(&diag);
   tl_diag_limit(&diag, TL_DIAG_MAX_SHOWN);
   if (diag.errors && diag.text.data) fputs(diag.text.data, err);

@@ -170,7 +170,9 @@ static void find_bitjoin(const tl_logic_rule *r, tl_logic_plan *p) {
   }
 }
 
-static bool build_plan(const tl_logic_rule *r, int rule, int delta_lit, int version, tl_logic_plan *p) {
+/* TL_OK, TL_ERR_NOMEM, or TL_ERR_INTERNAL when no order binds every variable (the
+ * rule checks make that impossible) */
+static tl_status build_plan(const tl_logic_rule *r, int rule, int delta_lit, int version, tl_logic_plan *p) {
   memset(p, 0, sizeof *p);
   p->rule = rule;
   p->delta_lit = delta_lit;
@@ -179,7 +181,12 @@ static bool build_plan(const tl_logic_rule *r, int rule, int delta_lit, int vers
   bool *bound = calloc((size_t)(r->nvars ? r->nvars : 1), sizeof *bound);
   bool *placed = calloc((size_t)(r->nbody ? r->nbody : 1), sizeof *placed);
   bool ok = p->steps && bound && placed;
-  if (ok && delta_lit >= 0) {
+  if (!ok) {
+    free(bound);
+    free(placed);
+    return TL_ERR_NOMEM;
+  }
+  if (delta_lit >= 0) {
     plan_scan(r, delta_lit, version, bound, &p->steps[p->nsteps++]);
     placed[delta_lit] = true;
   }
@@ -210,7 +217,7 @@ static bool build_plan(const tl_logic_rule *r, int rule, int delta_lit, int vers
   free(bound);
   free(placed);
   find_bitjoin(r, p);
-  return ok;
+  return ok ? TL_OK : TL_ERR_INTERNAL;
 }
 
 /* ---- running a plan ---------------------------------------------------------------------- */
@@ -617,8 +624,10 @@ static tl_status stratum_plans(tl_kb *kb, int s, bool update, tl_logic_plan **ou
           version = TL_VER_PASS;
         }
       }
-      if (!build_plan(r, S->rules[k], i, version, &plans[n++])) {
+      tl_status st = build_plan(r, S->rules[k], i, version, &plans[n++]);
+      if (st != TL_OK) {
         plans_free(plans, n);
+        if (st == TL_ERR_NOMEM) return tl_logic_fail(kb, TL_ERR_NOMEM, "rule %s: out of memory", r->text);
         return tl_logic_fail(kb, TL_ERR_INTERNAL, "rule %s: no order binds every variable (a bug in TL)", r->text);
       }
     }

@@ -42,10 +42,13 @@ static tl_status tl_optim_fail(tl_ctx *ctx, tl_status st, const char *fmt, ...) 
 
 /* Only a leaf keeps a gradient, and there is no query for leafness: tl_grad, which
  * fails on anything else, is the test (its handle goes with the scope). */
+/* 1 a leaf, 0 not, -1 out of memory finding out (said in ctx) */
 static int tl_optim_is_leaf(tl_ctx *ctx, tl_tensor *p) {
   tl_scope *s = tl_scope_begin(ctx, "optimizer_check");
-  int leaf = s && tl_grad(p) != NULL;
-  if (s) tl_scope_end(s);
+  if (!s) return -1;
+  tl_clear_error(ctx);
+  int leaf = tl_grad(p) != NULL ? 1 : tl_last_status(ctx) == TL_ERR_NOMEM ? -1 : 0;
+  tl_scope_end(s);
   return leaf;
 }
 
@@ -57,7 +60,9 @@ static tl_status tl_optim_check_param(tl_ctx *ctx, const char *name, tl_tensor *
   if (pc != ctx) return tl_optim_fail(ctx, TL_ERR_ARG, "%s: parameter %d comes from another context", name, i);
   if (!tl_requires_grad(p))
     return tl_optim_fail(ctx, TL_ERR_ARG, "%s: parameter %d does not require grad", name, i);
-  if (!tl_optim_is_leaf(ctx, p))
+  int leaf = tl_optim_is_leaf(ctx, p);
+  if (leaf < 0) return tl_optim_fail(ctx, TL_ERR_NOMEM, "%s: out of memory", name);
+  if (!leaf)
     return tl_optim_fail(ctx, TL_ERR_ARG, "%s: parameter %d is not a leaf (it is computed from other tensors)",
                          name, i);
   for (int j = 0; j < i; j++)

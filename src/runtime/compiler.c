@@ -760,6 +760,7 @@ tl_compiler *tl_compiler_create(const char *cc, const char *flags, const char *c
     st = tcc_load(&c->tcc, err);
   else
     st = setup_cc(c, flags, err);
+  if (!st && !c->cache_dir && cache_dir) st = tl_error_set(err, TL_ERR_NOMEM, "out of memory"); /* strdup failed */
   if (!st && !c->cache_dir)
     st = tl_error_set(err, TL_ERR_CACHE, "no kernel cache directory: set TL_CACHE_DIR or HOME");
   if (!st) st = check_private_dir(c->cache_dir, err);

@@ -268,13 +268,14 @@ static void order_kernels(scheduler *s, tl_uop *u, tl_ptrmap *done, tl_uop *kroo
   for (int i = 0; i < u->nsrc; i++) order_kernels(s, u->src[i], done, kroot);
   if (u == kroot) {
     if (s->norder == s->cap) {
-      s->cap = s->cap ? s->cap * 2 : 8;
-      tl_uop **o = realloc(s->order, (size_t)s->cap * sizeof *o);
+      int cap = s->cap ? s->cap * 2 : 8;
+      tl_uop **o = realloc(s->order, (size_t)cap * sizeof *o);
       if (!o) {
         s->oom = true;
         return;
       }
       s->order = o;
+      s->cap = cap;
     }
     s->order[s->norder++] = u;
   }

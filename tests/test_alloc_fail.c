@@ -1,0 +1,274 @@
+/* test_alloc_fail.c — allocation failure at every site: the test binary is linked with
+ * -Wl,--wrap for malloc, calloc, realloc, strdup and aligned_alloc, so every call the
+ * library makes goes through the hook below, which can fail the N-th one. A sweep runs a
+ * representative program once to count its allocations, then once per N failing only
+ * the N-th: each run must end in a clean error (TL_ERR_NOMEM, "out of memory") or, where
+ * the allocation was optional, in the right answer; nothing may leak, and the context
+ * must work afterwards. A crash fails the test (each test runs in a forked child); the
+ * N being tried is printed first so a crash names it. TL_ALLOC_SWEEP_FROM=N starts at N,
+ * TL_ALLOC_SWEEP_TO=N ends there, TL_ALLOC_TRACE=1 prints where each failing call is made. */
+#include "test.h"
+#include "tl.h"
+
+#include <execinfo.h>
+#include <signal.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+void *__real_malloc(size_t n);
+void *__real_calloc(size_t n, size_t size);
+void *__real_realloc(void *p, size_t n);
+char *__real_strdup(const char *s);
+void *__real_aligned_alloc(size_t align, size_t n);
+
+/* armed: counts allocations; fail_at > 0: the fail_at-th one returns NULL */
+static atomic_long alloc_seen;
+static atomic_long alloc_fail_at;
+static atomic_bool alloc_armed;
+static atomic_bool alloc_failed; /* the failure was injected in this run */
+
+static bool alloc_fails(void) {
+  if (!atomic_load(&alloc_armed)) return false;
+  long n = atomic_fetch_add(&alloc_seen, 1) + 1;
+  if (n != atomic_load(&alloc_fail_at)) return false;
+  atomic_store(&alloc_failed, true);
+  if (getenv("TL_ALLOC_TRACE")) { /* where the failing allocation is made */
+    void *frames[16];
+    backtrace_symbols_fd(frames, backtrace(frames, 16), 2);
+  }
+  return true;
+}
+
+void *__wrap_malloc(size_t n) { return alloc_fails() ? NULL : __real_malloc(n); }
+void *__wrap_calloc(size_t n, size_t size) { return alloc_fails() ? NULL : __real_calloc(n, size); }
+void *__wrap_realloc(void *p, size_t n) { return alloc_fails() ? NULL : __real_realloc(p, n); }
+char *__wrap_strdup(const char *s) { return alloc_fails() ? NULL : __real_strdup(s); }
+void *__wrap_aligned_alloc(size_t align, size_t n) { return alloc_fails() ? NULL : __real_aligned_alloc(align, n); }
+
+static void alloc_arm(long fail_at) {
+  atomic_store(&alloc_seen, 0);
+  atomic_store(&alloc_fail_at, fail_at);
+  atomic_store(&alloc_failed, false);
+  atomic_store(&alloc_armed, true);
+}
+
+static long alloc_disarm(void) {
+  atomic_store(&alloc_armed, false);
+  return atomic_load(&alloc_seen);
+}
+
+/* a program under test: runs in ctx and says whether it produced the right answer
+ * (false after an error, which it leaves in ctx) */
+typedef bool (*sweep_program)(tl_ctx *ctx);
+
+/* after a run: nothing leaked, and the context still computes 1+2=3 */
+static void sweep_check_after(tl_ctx *ctx, long n) {
+  size_t leaks = tl_mem_report(ctx, NULL);
+  if (leaks) tl_test_fail(__FILE__, __LINE__, "allocation %ld failed: %zu leaked object(s)", n, leaks);
+  tl_clear_error(ctx);
+  tl_scope *s = tl_scope_begin(ctx, "after");
+  double v = 0;
+  tl_tensor *t = tl_add_scalar(tl_scalar(ctx, TL_F32, 1), 2);
+  if (!t || tl_item(t, &v) != TL_OK || v != 3)
+    tl_test_fail(__FILE__, __LINE__, "allocation %ld failed: the context no longer works (%s)", n, tl_last_error(ctx));
+  tl_scope_end(s);
+}
+
+/* the run with the n-th allocation failing: an error that says out of memory, or the
+ * right answer when nothing failed or the failure was survived */
+static void sweep_one(sweep_program prog, long n, const char *cache) {
+  tl_ctx *ctx = tl_init();
+  if (!ctx) return; /* a context that cannot be made is the caller's clean error */
+  tl_set_cache_dir(ctx, cache);
+  tl_scope *s = tl_scope_begin(ctx, "run");
+  alloc_arm(n);
+  bool ok = prog(ctx);
+  alloc_disarm();
+  if (!ok) {
+    const char *msg = tl_last_error(ctx);
+    if (!atomic_load(&alloc_failed))
+      tl_test_fail(__FILE__, __LINE__, "allocation %ld: failed with no allocation failed: %s", n, msg);
+    else if (tl_last_status(ctx) == TL_OK)
+      tl_test_fail(__FILE__, __LINE__, "allocation %ld: a wrong answer and no error", n);
+    else if (tl_last_status(ctx) != TL_ERR_NOMEM || !strstr(msg, "out of memory"))
+      tl_test_fail(__FILE__, __LINE__, "allocation %ld: error is not out of memory: %s", n, msg);
+  }
+  if (s) tl_scope_end(s);
+  sweep_check_after(ctx, n);
+  tl_shutdown(ctx);
+}
+
+/* a crash names the allocation that was failing */
+static volatile sig_atomic_t sweep_current;
+static void sweep_on_crash(int sig) {
+  char msg[96];
+  int len = snprintf(msg, sizeof msg, "  crashed (signal %d) with allocation %ld failing\n", sig, (long)sweep_current);
+  if (len > 0 && write(1, msg, (size_t)len) < 0) _exit(99);
+  signal(sig, SIG_DFL);
+  raise(sig);
+}
+
+/* one run of prog in a fresh context, counting: the number of allocations it makes */
+static long sweep_count(sweep_program prog, const char *cache) {
+  tl_ctx *ctx = tl_init();
+  tl_set_cache_dir(ctx, cache);
+  tl_scope *s = tl_scope_begin(ctx, "count");
+  alloc_arm(0);
+  CHECK(prog(ctx));
+  long total = alloc_disarm();
+  tl_scope_end(s);
+  tl_shutdown(ctx);
+  return total;
+}
+
+/* every allocation of prog, one failing per run; returns how many there were */
+static long sweep(sweep_program prog) {
+  char cache[] = "/tmp/tl_alloc_sweep_XXXXXX";
+  if (!mkdtemp(cache)) return 0;
+  sweep_count(prog, cache); /* compiles the kernels into the cache */
+  long total = sweep_count(prog, cache);
+  signal(SIGSEGV, sweep_on_crash);
+  signal(SIGABRT, sweep_on_crash);
+  signal(SIGBUS, sweep_on_crash);
+  const char *from = getenv("TL_ALLOC_SWEEP_FROM"), *to = getenv("TL_ALLOC_SWEEP_TO");
+  for (long n = from ? atol(from) : 1; n <= (to ? atol(to) : total + 1); n++) {
+    sweep_current = n;
+    sweep_one(prog, n, cache);
+  }
+  char cmd[128];
+  snprintf(cmd, sizeof cmd, "rm -rf '%s'", cache);
+  CHECK(system(cmd) == 0);
+  return total;
+}
+
+/* ---- the programs ------------------------------------------------------------- */
+
+/* one training step of a 2-4-1 MLP on four points, from fixed weights: the loss after
+ * the step, computed once without failures, is the right answer */
+static double mlp_expected = -1;
+static bool mlp_step(tl_ctx *ctx) {
+  static const float x[8] = {0, 0, 0, 1, 1, 0, 1, 1}, y[4] = {0, 1, 1, 0};
+  static const float w1[8] = {0.5f, -0.25f, 0.75f, 0.1f, -0.5f, 0.3f, 0.2f, -0.6f}, w2[4] = {0.4f, -0.7f, 0.2f, 0.9f};
+  tl_tensor *X = tl_from_data(ctx, TL_F32, 2, (int64_t[]){4, 2}, x);
+  tl_tensor *Y = tl_from_data(ctx, TL_F32, 2, (int64_t[]){4, 1}, y);
+  tl_tensor *p[2] = {tl_from_data(ctx, TL_F32, 2, (int64_t[]){2, 4}, w1),
+                     tl_from_data(ctx, TL_F32, 2, (int64_t[]){4, 1}, w2)};
+  if (!X || !Y || !p[0] || !p[1] || tl_set_requires_grad(p[0], 1) != TL_OK || tl_set_requires_grad(p[1], 1) != TL_OK)
+    return false;
+  tl_optimizer *opt = tl_sgd(2, p, 0.5, 0.9, 0);
+  if (!opt) return false;
+  bool ok = false;
+  for (int step = 0; step < 2; step++) {
+    tl_tensor *loss = tl_mse_loss(tl_matmul(tl_tanh(tl_matmul(X, p[0])), p[1]), Y);
+    double v;
+    if (!loss || tl_optimizer_zero_grad(opt) != TL_OK || tl_backward(loss, NULL) != TL_OK ||
+        tl_optimizer_step(opt) != TL_OK || tl_item(loss, &v) != TL_OK)
+      break;
+    if (step == 1) {
+      if (mlp_expected < 0) mlp_expected = v;
+      ok = v == mlp_expected;
+    }
+  }
+  tl_optimizer_free(opt);
+  return ok;
+}
+
+/* ancestors over a chain of 10 people: 9+8+...+1 = 45 pairs */
+static bool datalog_query(tl_ctx *ctx) {
+  tl_kb *kb = tl_kb_new(ctx);
+  if (!kb) return false;
+  /* one fact a line: `parent(a, b). parent(..)` on one line reads as a method call */
+  bool ok = tl_kb_add_rules(kb, "parent(p0, p1).\nparent(p1, p2).\nparent(p2, p3).\nparent(p3, p4).\n"
+                                "parent(p4, p5).\nparent(p5, p6).\nparent(p6, p7).\nparent(p7, p8).\n"
+                                "parent(p8, p9).\n"
+                                "anc(x, y) :- parent(x, y).\n"
+                                "anc(x, y) :- parent(x, z), anc(z, y).\n") == TL_OK &&
+            tl_kb_count(kb, "anc") == 45;
+  if (ok) {
+    tl_kb_term args[2] = {tl_kb_ent(tl_kb_entity(kb, "p7")), tl_kb_var("y")};
+    tl_tensor *q = tl_kb_query(kb, "anc", 2, args); /* p8, p9 */
+    ok = q && tl_numel(q) == 2;
+  }
+  tl_kb_free(kb);
+  return ok;
+}
+
+static char npy_path[64], st_path[64];
+
+/* loading a .npy file written beforehand: [[1, 2, 3], [4, 5, 6]], sum 21 */
+static bool load_npy(tl_ctx *ctx) {
+  double v = 0;
+  tl_tensor *t = tl_load_npy(ctx, npy_path);
+  return t && tl_item(tl_sum(t, 0, NULL, 0), &v) == TL_OK && v == 21;
+}
+
+/* loading both tensors of a .safetensors file: "a" [1, 2, 3] and "b" [10], sum 16 */
+static bool load_safetensors(tl_ctx *ctx) {
+  int n = 0;
+  char **names = NULL;
+  tl_tensor **ts = NULL;
+  if (tl_load_safetensors(ctx, st_path, &n, &names, &ts) != TL_OK) return false;
+  double a = 0, b = 0;
+  bool ok = n == 2 && strcmp(names[0], "a") == 0 && tl_item(tl_sum(ts[0], 0, NULL, 0), &a) == TL_OK &&
+            tl_item(tl_sum(ts[1], 0, NULL, 0), &b) == TL_OK && a + b == 16;
+  tl_free(names);
+  tl_free(ts);
+  return ok;
+}
+
+static void write_files(void) {
+  snprintf(npy_path, sizeof npy_path, "/tmp/tl_alloc_%ld.npy", (long)getpid());
+  snprintf(st_path, sizeof st_path, "/tmp/tl_alloc_%ld.safetensors", (long)getpid());
+  tl_ctx *ctx = tl_init();
+  tl_tensor *t = tl_from_data(ctx, TL_F64, 2, (int64_t[]){2, 3}, (double[]){1, 2, 3, 4, 5, 6});
+  CHECK(tl_save_npy(t, npy_path) == TL_OK);
+  tl_tensor *ab[2] = {tl_from_data(ctx, TL_F32, 1, (int64_t[]){3}, (float[]){1, 2, 3}),
+                      tl_from_data(ctx, TL_I64, 1, (int64_t[]){1}, (int64_t[]){10})};
+  CHECK(tl_save_safetensors(ctx, st_path, 2, (const char *[]){"a", "b"}, ab) == TL_OK);
+  tl_shutdown(ctx);
+}
+
+TEST(alloc_fail_mlp_step) { CHECK(sweep(mlp_step) > 50); }
+TEST(alloc_fail_datalog) { CHECK(sweep(datalog_query) > 20); }
+TEST(alloc_fail_load_files) {
+  write_files();
+  CHECK(sweep(load_npy) > 3);
+  CHECK(sweep(load_safetensors) > 3);
+  unlink(npy_path);
+  unlink(st_path);
+}
+
+/* a small CNN step: conv2d, max pool, layer norm, cross entropy, backward and Adam,
+ * from fixed inputs; the loss, computed once without failures, is the right answer */
+static double cnn_expected = -1;
+static bool cnn_step(tl_ctx *ctx) {
+  float x[2 * 1 * 4 * 4], w[2 * 1 * 3 * 3];
+  for (int i = 0; i < 32; i++) x[i] = (float)((i * 7) % 5) / 4.0f - 0.5f;
+  for (int i = 0; i < 18; i++) w[i] = (float)((i * 3) % 7) / 7.0f - 0.4f;
+  tl_tensor *X = tl_from_data(ctx, TL_F32, 4, (int64_t[]){2, 1, 4, 4}, x);
+  tl_tensor *W = tl_from_data(ctx, TL_F32, 4, (int64_t[]){2, 1, 3, 3}, w);
+  tl_tensor *Y = tl_from_data(ctx, TL_I64, 1, (int64_t[]){2}, (int64_t[]){0, 1});
+  if (!X || !W || !Y || tl_set_requires_grad(W, 1) != TL_OK) return false;
+  tl_optimizer *opt = tl_adam(1, &W, 0.01, 0.9, 0.999, 1e-8, 0);
+  if (!opt) return false;
+  bool ok = false;
+  for (int step = 0; step < 1; step++) {
+    tl_tensor *h = tl_max_pool2d(tl_conv2d(X, W, NULL, 1, 1, 1, 1), 2, 2, 2, 2); /* [2, 2, 2, 2] */
+    tl_tensor *logits = tl_layer_norm(tl_mean(h, 2, (int[]){2, 3}, 0), NULL, NULL, 1e-5); /* [2, 2] */
+    tl_tensor *loss = tl_cross_entropy(logits, Y);
+    double v;
+    if (!loss || tl_optimizer_zero_grad(opt) != TL_OK || tl_backward(loss, NULL) != TL_OK ||
+        tl_optimizer_step(opt) != TL_OK || tl_item(loss, &v) != TL_OK)
+      break;
+    if (cnn_expected < 0) cnn_expected = v;
+    ok = v == cnn_expected;
+  }
+  tl_optimizer_free(opt);
+  return ok;
+}
+
+TEST(alloc_fail_cnn_step) { CHECK(sweep(cnn_step) > 100); }
