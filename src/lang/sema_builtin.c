@@ -204,6 +204,7 @@ static tl_ty *check_print(sema *s, tl_node *n, tl_builtin id) {
     for (tl_node *e = a->next; e; e = e->next) {
       tl_ty *t = sema_expr(s, e, NULL);
       if (t->kind == TY_UNIT || t->kind == TY_RANGE) sema_error(s, e, "this argument has no value to print");
+      if (t->kind == TY_FN) sema_error(s, e, "a function value cannot be printed");
     }
     if (want >= 0 && want != got)
       sema_error(s, n, "format string has %d placeholder%s but %d argument%s", want, want == 1 ? "" : "s", got,
@@ -216,6 +217,7 @@ static tl_ty *check_print(sema *s, tl_node *n, tl_builtin id) {
     } else if (a) {
       tl_ty *t = sema_expr(s, a, NULL);
       if (t->kind == TY_UNIT || t->kind == TY_RANGE) sema_error(s, a, "this argument has no value to print");
+      if (t->kind == TY_FN) sema_error(s, a, "a function value cannot be printed");
     }
   }
   return id == B_FORMAT ? TY_STR_T : TY_UNIT_T;
@@ -448,10 +450,10 @@ static tl_ty *check_path_call(sema *s, tl_node *n) {
 
 tl_ty *sema_call(sema *s, tl_node *n, tl_ty *expect) {
   n->ival = B_NONE;
-  if (n->lhs->kind == TL_N_IDENT) return check_free_call(s, n, n->lhs->name, expect);
+  /* a variable called, or any other expression: a value of fn type (sema_closure.c) */
+  if (n->lhs->kind == TL_N_IDENT && !sema_lookup(s, n->lhs->name)) return check_free_call(s, n, n->lhs->name, expect);
   if (n->lhs->kind == TL_N_PATH) return check_path_call(s, n);
-  sema_error(s, n, "this is not a function");
-  return TY_ERR;
+  return sema_closure_call(s, n);
 }
 
 /* ---- methods ---- */
