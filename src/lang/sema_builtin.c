@@ -204,7 +204,10 @@ static tl_ty *check_print(sema *s, tl_node *n, tl_builtin id) {
     for (tl_node *e = a->next; e; e = e->next) {
       tl_ty *t = sema_expr(s, e, NULL);
       if (t->kind == TY_UNIT || t->kind == TY_RANGE) sema_error(s, e, "this argument has no value to print");
-      if (t->kind == TY_FN) sema_error(s, e, "a function value cannot be printed");
+      if (t->kind == TY_FN) {
+        sema_error(s, e, "a function value cannot be printed");
+        tl_diag_hint(s->diag, "call it and print its result: `f(..)`");
+      }
     }
     if (want >= 0 && want != got)
       sema_error(s, n, "format string has %d placeholder%s but %d argument%s", want, want == 1 ? "" : "s", got,
@@ -217,7 +220,10 @@ static tl_ty *check_print(sema *s, tl_node *n, tl_builtin id) {
     } else if (a) {
       tl_ty *t = sema_expr(s, a, NULL);
       if (t->kind == TY_UNIT || t->kind == TY_RANGE) sema_error(s, a, "this argument has no value to print");
-      if (t->kind == TY_FN) sema_error(s, a, "a function value cannot be printed");
+      if (t->kind == TY_FN) {
+        sema_error(s, a, "a function value cannot be printed");
+        tl_diag_hint(s->diag, "call it and print its result: `f(..)`");
+      }
     }
   }
   return id == B_FORMAT ? TY_STR_T : TY_UNIT_T;

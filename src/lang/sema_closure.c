@@ -117,23 +117,26 @@ static bool is_return(tl_node *n, void *unused) {
 }
 
 /* the parameters: written types, else the expected fn type's (want, may be NULL) */
-static void closure_params(sema *s, tl_node *n, tl_fninfo *f, const tl_ty *want, tl_ty **types) {
+static bool closure_params(sema *s, tl_node *n, tl_fninfo *f, const tl_ty *want, bool quiet, tl_ty **types) {
   int i = 0;
+  bool ok = true;
   for (tl_node *a = n->args; a; a = a->next, i++) {
     tl_ty *t = a->type ? sema_resolve_type(s, a->type) : NULL;
     tl_ty *w = want ? want->fn_params[i] : NULL;
     if (t && w && (!sema_ty_fits(w, t) || !sema_ty_fits(t, w))) sema_mismatch(s, a, "closure parameter", w, t);
     if (!t) t = w;
-    if (!t) {
+    if (!t && !quiet) {
       sema_error(s, a, "cannot infer the type of closure parameter `%s`", a->name);
       tl_diag_hint(s->diag, "write its type: `|%s: i64|`, or pass the closure where a `fn(..)` type is expected", a->name);
-      t = TY_ERR;
     }
+    if (!t) t = TY_ERR;
+    ok &= t->kind != TY_ERROR;
     a->var = sema_declare(s, a, a->name, t, VAR_PARAM, false);
     a->ty = t;
     f->params[i] = a->var;
     types[i] = t;
   }
+  return ok;
 }
 
 tl_ty *sema_closure_expr(sema *s, tl_node *n, tl_ty *expect) {
@@ -148,8 +151,9 @@ tl_ty *sema_closure_expr(sema *s, tl_node *n, tl_ty *expect) {
     sema_error(s, n, "expected a closure that takes %d argument%s, but it takes %d", want->fn_nparams,
                want->fn_nparams == 1 ? "" : "s", np);
     tl_diag_hint(s->diag, "the expected type is %s", tl_ty_name(want, b, sizeof b));
-    want = NULL;
   }
+  bool arity_ok = !want || want->fn_nparams == np;
+  if (!arity_ok) want = NULL;
   if (np > 64) {
     sema_error(s, n, "a closure has at most 64 parameters");
     return TY_ERR;
@@ -173,7 +177,9 @@ tl_ty *sema_closure_expr(sema *s, tl_node *n, tl_ty *expect) {
   s->nloops = 0;
   s->closure = &c;
   tl_ty *types[64];
-  closure_params(s, n, f, want, types);
+  /* a parameter whose type is not known makes the closure's type unknown: no errors
+   * follow from it, nor from a closure of the wrong arity (its body is checked still) */
+  bool known = closure_params(s, n, f, want, !arity_ok, types) && arity_ok;
   tl_ty *written = n->type ? sema_resolve_type(s, n->type) : NULL;
   tl_ty *target = written ? written : want ? want->fn_ret : NULL;
   if (!target && tl_ast_find(n->body, is_return, NULL)) {
@@ -198,6 +204,7 @@ tl_ty *sema_closure_expr(sema *s, tl_node *n, tl_ty *expect) {
   s->syms = mark;
   info->ty = sema_fn_type(s, types, np, f->ret);
   n->ref = info;
+  if (!known) info->ty = TY_ERR;
   tl_node **tail = &n->stmts; /* the captures are read where the closure is made */
   *tail = NULL;
   for (tl_capture *k = info->caps; k; k = k->next) {
@@ -276,6 +283,7 @@ tl_ty *sema_closure_expect(sema *s, tl_node *arg, tl_ty **params, int nparams, t
   if (t->kind == TY_ERROR) return TY_ERR;
   if (t->kind != TY_FN || !sema_ty_fits(want, t)) {
     sema_mismatch(s, arg, "mismatched types", want, t);
+    tl_diag_hint(s->diag, "pass a closure such as `|x| ..`, or a function's name%s", ret ? "" : " (`_`: any result type)");
     return TY_ERR;
   }
   return t;
