@@ -111,6 +111,15 @@ tl_var *sema_closure_capture(sema *s, tl_var *v, const tl_node *at) { return cap
 
 /* ---- closures ---- */
 
+/* where an expression starts, for an error about all of it (a binary node is at its
+ * operator, a call at its `(`) */
+static const tl_node *start_of(const tl_node *n) {
+  while (n->lhs && (n->kind == TL_N_BINARY || n->kind == TL_N_CAST || n->kind == TL_N_METHOD || n->kind == TL_N_FIELD ||
+                    n->kind == TL_N_INDEX || n->kind == TL_N_CALL || n->kind == TL_N_TRY))
+    n = n->lhs;
+  return n;
+}
+
 static bool is_return(tl_node *n, void *unused) {
   (void)unused;
   return n->kind == TL_N_RETURN;
@@ -123,7 +132,10 @@ static bool closure_params(sema *s, tl_node *n, tl_fninfo *f, const tl_ty *want,
   for (tl_node *a = n->args; a; a = a->next, i++) {
     tl_ty *t = a->type ? sema_resolve_type(s, a->type) : NULL;
     tl_ty *w = want ? want->fn_params[i] : NULL;
-    if (t && w && (!sema_ty_fits(w, t) || !sema_ty_fits(t, w))) sema_mismatch(s, a, "closure parameter", w, t);
+    if (t && w && (!sema_ty_fits(w, t) || !sema_ty_fits(t, w))) {
+      sema_mismatch(s, a, "mismatched closure parameter type", w, t);
+      t = w; /* said once: the closure is then taken as the expected type */
+    }
     if (!t) t = w;
     if (!t && !quiet) {
       sema_error(s, a, "cannot infer the type of closure parameter `%s`", a->name);
@@ -191,7 +203,7 @@ tl_ty *sema_closure_expr(sema *s, tl_node *n, tl_ty *expect) {
   tl_ty *t = sema_block(s, n->body, target);
   n->body->ty = t;
   if (target && !sema_ty_fits(target, t))
-    sema_mismatch(s, n->body->value ? n->body->value : n, "mismatched closure return type", target, t);
+    sema_mismatch(s, n->body->value ? start_of(n->body->value) : n, "mismatched closure return type", target, t);
   if (!target) f->ret = t;
   if (f->ret->kind == TY_RANGE) {
     sema_error(s, n, "a range is not a value: a closure cannot return one");
