@@ -182,6 +182,8 @@ tl_ty *sema_closure_expr(sema *s, tl_node *n, tl_ty *expect) {
   struct sema_closure c = {.info = info, .parent = s->closure};
   tl_fninfo *saved_fn = s->fn;
   int saved_cap = s->cap_vars, saved_loops = s->nloops;
+  tl_node *loops[SEMA_MAX_LOOPS]; /* the closure's loops start again at 0: `break` in it is its own */
+  memcpy(loops, s->loops, sizeof loops);
   sym *mark = s->syms;
   if (s->closure) s->closure->cap = s->cap_vars;
   s->fn = f;
@@ -213,6 +215,7 @@ tl_ty *sema_closure_expr(sema *s, tl_node *n, tl_ty *expect) {
   s->fn = saved_fn;
   s->cap_vars = c.parent ? c.parent->cap : saved_cap;
   s->nloops = saved_loops;
+  memcpy(s->loops, loops, sizeof loops);
   s->syms = mark;
   info->ty = sema_fn_type(s, types, np, f->ret);
   n->ref = info;
