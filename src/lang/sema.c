@@ -734,11 +734,7 @@ static bool check_writable(sema *s, tl_node *n) {
   }
   tl_var *v = root->var;
   if (!v) return false; /* already reported */
-  if (v->captured) {
-    sema_error(s, n, "cannot assign to captured variable `%s`: closures capture by value", v->name);
-    tl_diag_hint(s->diag, "the closure holds its own copy of `%s`; return the new value from the closure instead", v->name);
-    return false;
-  }
+  if (sema_closure_written(s, n, v)) return false; /* sema_closure.c */
   if (v->is_index) {
     sema_error(s, n, "cannot assign to comprehension index `%s`", v->name);
     return false;

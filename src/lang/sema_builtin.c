@@ -134,6 +134,7 @@ static void check_args(sema *s, tl_node *call, tl_fninfo *f, tl_node *args) {
       if (!sema_ty_fits((*p)->ty, t)) sema_mismatch(s, a->lhs, "argument", (*p)->ty, t);
       else if (a->lhs->var) sema_widen(s, a->lhs->var, (*p)->ty); /* the callee may store any value of its type */
       if (a->lhs->kind != TL_N_IDENT && a->lhs->kind != TL_N_SELF) sema_error(s, a, "`&mut` takes a variable");
+      else if (sema_closure_written(s, a, a->lhs->var)) continue; /* sema_closure.c */
       else if (a->lhs->var && !a->lhs->var->is_mut && a->lhs->var->kind != VAR_PARAM_REF) {
         sema_error(s, a, "cannot pass immutable variable `%s` as `&mut`", a->lhs->var->name);
         tl_diag_hint(s->diag, "declare it mutable: `let mut %s`", a->lhs->var->name);
@@ -566,6 +567,7 @@ static void check_receiver_writable(sema *s, tl_node *n) {
       sema_error(s, n, "`%s` changes its receiver: call it on a variable", n->name);
     return;
   }
+  if (sema_closure_written(s, n, r->var)) return; /* sema_closure.c */
   if (!r->var->is_mut && r->var->kind != VAR_PARAM_REF) {
     sema_error(s, n, "`%s` changes `%s`, which is not mutable", n->name, r->var->name);
     tl_diag_hint(s->diag, "declare it mutable: `let mut %s`", r->var->name);

@@ -109,6 +109,13 @@ static tl_var *capture(sema *s, struct sema_closure *c, tl_var *v, const tl_node
 
 tl_var *sema_closure_capture(sema *s, tl_var *v, const tl_node *at) { return capture(s, s->closure, v, at); }
 
+bool sema_closure_written(sema *s, const tl_node *at, const tl_var *v) {
+  if (!v || !v->captured) return false;
+  sema_error(s, at, "cannot assign to captured variable `%s`: closures capture by value", v->name);
+  tl_diag_hint(s->diag, "the closure holds its own copy of `%s`; return the new value from the closure instead", v->name);
+  return true;
+}
+
 /* ---- closures ---- */
 
 /* where an expression starts, for an error about all of it (a binary node is at its

@@ -146,6 +146,9 @@ tl_ty *sema_fn_resolve(sema *s, const tl_type *t); /* `fn(i64) -> i64` */
 tl_ty *sema_closure_expr(sema *s, tl_node *n, tl_ty *expect);
 /* v named at `at` inside a closure: the closure's copy of it (v when it is its own) */
 tl_var *sema_closure_capture(sema *s, tl_var *v, const tl_node *at);
+/* a write (an assignment, `&mut v`, a `&mut self` method) to a closure's captured
+ * variable: reports it and returns true */
+bool sema_closure_written(sema *s, const tl_node *at, const tl_var *v);
 /* named function f used as a value (n an IDENT); NULL when it cannot be one (a method) */
 tl_ty *sema_fn_value(sema *s, tl_node *n, tl_fninfo *f);
 /* `f(3)`, `(s.op)(3)`, `make(2)(5)`: a call of a value of fn type (node->ival B_FNVAL) */
