@@ -19,6 +19,8 @@ typedef struct tl_type {
   struct tl_type *elems; /* a tuple's element types, Option's or Result's type arguments,
                             linked by next (NULL: `()`) */
   bool is_tuple;         /* `(...)`: elems, or unit when there are none */
+  struct tl_type *ret;   /* `fn(i64) -> f32` (name "fn", elems the parameters): the result
+                            type, NULL for `()` (sema_closure.c) */
   struct tl_type *next;
 } tl_type;
 
@@ -59,6 +61,10 @@ typedef enum {
                       (ival 2) */
   TL_N_ARM,        /* lhs (if cond)? => rhs: a pattern, a guard or NULL, the value */
   TL_N_TRY,        /* lhs?: an Option's or Result's value, or an early return (sema_option.c) */
+  TL_N_CLOSURE,    /* |args| -> type body: args IDENT nodes (a param's written type in
+                      type, or NULL), type the written result or NULL, body a BLOCK; the
+                      checker sets ref (sema.h tl_closure_info) and stmts: one IDENT read
+                      per captured variable, at the closure (sema_closure.c) */
   TL_N_VARIANT,    /* made by the checker of `E::A`, `E::B(args)`, `E::C { args }`
                       (FIELD_INIT nodes): ref the variant (sema.h tl_variant_info) */
   /* patterns (match arms, `let`, `if let`): IDENT a binding (is_mut; `_` none), a

@@ -95,6 +95,7 @@ const char *gen_ctype(gen *g, const tl_ty *t) {
   case TY_STR: return "tlrt_str *";
   case TY_TENSOR: return "tl_tensor *";
   case TY_STRUCT: return gen_fmt(g, "struct %s *", t->st->cname);
+  case TY_FN: return "tlrt_fnobj *";
   default: return "void";
   }
 }
@@ -446,6 +447,7 @@ static cv gen_field(gen *g, tl_node *n) {
 
 static cv gen_ident(gen *g, tl_node *n) {
   tl_var *v = n->var;
+  if (!v && n->ref) return gen_fn_value(g, n); /* a named function as a value (gen_closure.c) */
   return (cv){.c = gen_var_ref(g, v), .ty = n->ty, .temp = -1, .var = v, .node = n};
 }
 
@@ -659,10 +661,12 @@ cv gen_expr(gen *g, tl_node *n) {
   case TL_N_IF: return gen_if(g, n);
   case TL_N_BLOCK: return gen_block_expr(g, n);
   case TL_N_COMPR: return gen_compr(g, n);
+  case TL_N_CLOSURE: return gen_closure(g, n);
   case TL_N_LOGIC: return gen_logic(g, n);
   case TL_N_PATH: return gen_sys_call(g, n); /* Device::Auto (gen_sys.c) */
   case TL_N_CALL:
     if (n->ref) return gen_user_call(g, n, n->ref, NULL);
+    if (n->ival == B_FNVAL) return gen_fnval_call(g, n); /* gen_closure.c */
     return gen_builtin_call(g, n);
   case TL_N_METHOD:
     if (n->ref) return gen_user_call(g, n, n->ref, n->lhs);
@@ -879,6 +883,11 @@ static void gen_function(gen *g, const tl_fninfo *f, tl_strbuf *out) {
   gen_signature(g, out, f);
   tl_strbuf_puts(out, " {\n");
   g->indent = 1;
+  gen_function_body(g, f);
+  tl_strbuf_puts(out, "}\n\n");
+}
+
+void gen_function_body(gen *g, const tl_fninfo *f) {
   /* deep recursion is a run-time error at the function, not a SIGSEGV (rt.h) */
   gen_emit(g, "char tl__sp;");
   gen_emit(g, "if (__builtin_expect((uintptr_t)&tl__sp < R->stack_limit, 0)) tlrt_fail(R, %d, %d, \"stack overflow\");",
@@ -920,7 +929,6 @@ static void gen_function(gen *g, const tl_fninfo *f, tl_strbuf *out) {
     if (g->own_file) gen_emit(g, "R->file = tl__file;");
     if (f->ret->kind != TY_UNIT) gen_emit(g, "tlrt_fail(R, %d, %d, \"function ended without a value\");", f->fn->line, f->fn->col);
   }
-  tl_strbuf_puts(out, "}\n\n");
 }
 
 static void gen_struct(gen *g, const tl_struct_info *st, tl_strbuf *out) {
@@ -976,7 +984,8 @@ char *tl_gen_program(const tl_sema *S, tl_arena *arena, const char *file, bool l
   g->arena = arena;
   g->file = g->main_file = file;
   g->lines = line_directives;
-  tl_strbuf out = {0}, fns = {0};
+  tl_strbuf out = {0}, fns = {0}, side = {0};
+  g->side = &side; /* closures' functions and environments (gen_closure.c) */
   tl_strbuf_puts(&out, lang_prelude);
   tl_strbuf_puts(&out, "\n/* ---- the program ---- */\nstatic tlrt *R;\n\n");
   for (const tl_struct_info *st = S->structs; st; st = st->next)
@@ -992,6 +1001,9 @@ char *tl_gen_program(const tl_sema *S, tl_arena *arena, const char *file, bool l
   }
   tl_strbuf_puts(&out, "\n");
   for (const tl_fninfo *f = S->fns; f; f = f->next) gen_function(g, f, &fns);
+  char *closures = tl_strbuf_take(&side); /* before the functions that make them */
+  if (closures) tl_strbuf_puts(&out, closures);
+  free(closures);
   char *body = tl_strbuf_take(&fns);
   if (body) tl_strbuf_puts(&out, body);
   free(body);

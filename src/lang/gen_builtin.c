@@ -27,6 +27,7 @@ void gen_fmt_value(gen *g, cv v, int prec, const tl_node *at) {
     else gen_emit(g, "tlrt_fmt_tensor(R, %s, %d, %d, %d);", c, prec, at ? at->line : 0, at ? at->col : 0);
     break;
   case TY_STRUCT: gen_emit(g, "%s__fmt(R, %s);", v.ty->st->cname, c); break;
+  case TY_FN: gen_emit(g, "tlrt_fmt_text(R, \"<fn>\", 4);"); break; /* a field of a struct printed */
   default: gen_emit(g, "tlrt_fmt_text(R, \"()\", 2);"); break;
   }
 }

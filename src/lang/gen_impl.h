@@ -58,6 +58,10 @@ typedef struct {
   char error[256];
   const char *main_file; /* the program's file; file is the function's own (modules) */
   bool own_file;         /* the function sets R->file to its file: restored on return */
+  tl_strbuf *side;       /* closures' environments and functions, and the wrappers of named
+                            functions used as values: placed before every function */
+  int nclosures;
+  struct gen_wrapped *wrapped; /* the named functions that have a wrapper (gen_closure.c) */
 } gen;
 
 const char *gen_fmt(gen *g, const char *fmt, ...) TL_PRINTF(2, 3);
@@ -102,6 +106,23 @@ void gen_tuple_functions(gen *g, const tl_struct_info *st, tl_strbuf *out);
 /* the tensors of a loop-carried value (a tensor, or those in a tuple's or struct's
  * fields) computed now, so a lazy graph never grows from turn to turn */
 void gen_realize_value(gen *g, const tl_ty *t, const char *c, const tl_node *loop, int depth);
+
+/* the statements of f's body, its drops and its return (after its signature and `{`) */
+void gen_function_body(gen *g, const tl_fninfo *f);
+/* gen_closure.c: closures (an environment object and a C function each), named
+ * functions as values (a wrapper, in an object without environment) and calls of fn
+ * values. A value of fn type is a `tlrt_fnobj *` (rt.h), refcounted as a struct is. */
+cv gen_closure(gen *g, tl_node *n);
+cv gen_fn_value(gen *g, tl_node *n);
+cv gen_fnval_call(gen *g, tl_node *n);
+/* For library code that calls a function value (Option::map, Vec's map/filter/fold):
+ * the C expression of a call of fn_c (a C expression of a `tlrt_fnobj *`, evaluated
+ * twice: a name or a field) of type fty with the C arguments args[0..nargs) (borrowed:
+ * the callee never releases them). Its value, when fty's result is refcounted, is a
+ * reference the caller owns. gen_closure_call_value emits it and gives its value as an
+ * owned temporary (a scalar for scalars, "0" for ()). */
+const char *gen_closure_call_expr(gen *g, const char *fn_c, const char *const *args, int nargs, const tl_ty *fty);
+cv gen_closure_call_value(gen *g, const char *fn_c, const char *const *args, int nargs, const tl_ty *fty);
 
 /* gen_builtin.c */
 cv gen_builtin_call(gen *g, tl_node *n);

@@ -93,6 +93,26 @@ static cv convert(gen *g, tl_node *n, const tl_struct_info *st, const char *x, i
   return r;
 }
 
+/* map(f): Some(f(v)) / Ok(f(v)) (f's result is the new object's own), None, or Err(e copied) */
+static cv map(gen *g, tl_node *n, const tl_struct_info *st, const char *x) {
+  cv f = gen_expr(g, n->args);
+  cv r = make(g, n->ty);
+  const tl_struct_info *rs = n->ty->st;
+  const char *v = field(g, st, x, 0);
+  gen_emit(g, "if (%s->tag == %d) {", x, ok_tag(st));
+  g->indent++;
+  gen_emit(g, "%s->tag = %d;", r.c, ok_tag(rs));
+  gen_emit(g, "%s = %s;", field(g, rs, r.c, 0), gen_closure_call_expr(g, f.c, &v, 1, f.ty));
+  g->indent--;
+  gen_emit(g, "} else {");
+  g->indent++;
+  gen_emit(g, "%s->tag = %d;", r.c, 1 - ok_tag(rs));
+  if (st->generic == 'R') gen_emit(g, "%s = %s;", field(g, rs, r.c, 1), copy(g, st->fields[1].ty, field(g, st, x, 1)));
+  g->indent--;
+  gen_emit(g, "}");
+  return r;
+}
+
 cv gen_option_method(gen *g, tl_node *n) {
   cv x = gen_expr(g, n->lhs);
   const tl_struct_info *st = x.ty->st;
@@ -114,6 +134,7 @@ cv gen_option_method(gen *g, tl_node *n) {
     const char *v = gen_fmt(g, "%s->tag == %d ? %s : %s", x.c, ok_tag(st), copy(g, t, field(g, st, x.c, 0)), copy(g, t, d.c));
     return tl_ty_is_refcounted(t) ? gen_temp_value(g, t, v) : gen_scalar(gen_new_temp(g, t, v), t);
   }
+  case OPT_MAP: return map(g, n, st, x.c);
   default: return convert(g, n, st, x.c, m);
   }
 }

@@ -160,6 +160,10 @@ static void live_expr(own *o, tl_node *n, uint64_t *live) {
     live_list(o, n->stmts, live, false);
     return;
   case TL_N_GEN: live_expr(o, n->lhs, live); return;
+  case TL_N_CLOSURE: /* the captures are read here; the body is a function of its own */
+    live_list(o, n->stmts, live, false);
+    if (n->ref && tl_own_analyze(((tl_closure_info *)n->ref)->fn)) o->oom = true;
+    return;
   default: return;
   }
 }

@@ -201,7 +201,25 @@ static tl_type *generic_args(parser *p, tl_type *ty) {
   return ty;
 }
 
-// type = ident ("<" dtype ("," int)? ">")? | ident "<" type ("," type)* ">" | tuple_type
+/* `fn(i64, f32) -> bool`, `fn()` (its result `()`), after the `fn` */
+static tl_type *fn_type(parser *p, tl_type *ty) {
+  enter(p);
+  ty->name = "fn";
+  expect(p, TL_TOK_LPAREN, "'(' after `fn` in a function type");
+  tl_type **tail = &ty->elems;
+  while (!at(p, TL_TOK_RPAREN)) {
+    *tail = type(p);
+    tail = &(*tail)->next;
+    if (at(p, TL_TOK_RPAREN)) break;
+    expect(p, TL_TOK_COMMA, "',' or ')' in the function type");
+  }
+  next(p);
+  if (consume(p, TL_TOK_ARROW)) ty->ret = type(p);
+  p->depth--;
+  return ty;
+}
+
+// type = "fn" "(" types ")" ("->" type)? | ident ("<" dtype ("," int)? ">")? | ident "<" type ("," type)* ">" | tuple_type
 //   -- type arguments only on Tensor (a dtype and a rank), Option and Result (types)
 // tuple_type = "(" ")" | "(" type "," ")" | "(" type ("," type)+ ","? ")"
 static tl_type *type(parser *p) {
@@ -227,6 +245,7 @@ static tl_type *type(parser *p) {
     p->depth--;
     return ty->elems && !ty->elems->next && !comma ? ty->elems : ty;
   }
+  if (consume(p, TL_TOK_FN)) return fn_type(p, ty);
   ty->name = ident(p, "a type");
   if (!at(p, TL_TOK_LT)) return ty;
   if (!strcmp(ty->name, "Option") || !strcmp(ty->name, "Result")) return generic_args(p, ty);
@@ -478,6 +497,38 @@ static tl_node *path_or_ident(parser *p) {
 
 // paren = "(" ")" | "(" expr ")" | "(" expr "," (expr ("," expr)* ","?)? ")"
 //   -- `(e)` is e; a comma makes a tuple (`(a,)` has one element); `()` is unit
+// closure = ("||" | "|" (ident (":" type)?),* "|") ("->" type block | expr)
+static tl_node *closure(parser *p) {
+  const tl_token *t = peek(p);
+  tl_node *n = new_node(p, TL_N_CLOSURE, t);
+  enter(p);
+  if (!consume(p, TL_TOK_OROR)) {
+    next(p);
+    tl_node **tail = &n->args;
+    while (!at(p, TL_TOK_PIPE)) {
+      tl_node *a = new_node(p, TL_N_IDENT, peek(p));
+      a->name = ident(p, "a closure parameter");
+      if (consume(p, TL_TOK_COLON)) a->type = type(p);
+      *tail = a;
+      tail = &a->next;
+      if (at(p, TL_TOK_PIPE)) break;
+      expect(p, TL_TOK_COMMA, "',' or '|' in the closure's parameters");
+    }
+    next(p);
+  }
+  if (consume(p, TL_TOK_ARROW)) {
+    n->type = type(p);
+    if (!at(p, TL_TOK_LBRACE)) unexpected(p, "a block: a closure with a written result type has a `{ }` body");
+  }
+  if (at(p, TL_TOK_LBRACE)) n->body = block(p);
+  else { /* `|x| x * k`: the body is a block holding the value */
+    n->body = new_node(p, TL_N_BLOCK, peek(p));
+    n->body->value = expr_with(p, false);
+  }
+  p->depth--;
+  return n;
+}
+
 static tl_node *paren(parser *p) {
   tl_node *n = new_node(p, TL_N_TUPLE, next(p));
   tl_node head = {0}, *cur = &head;
@@ -532,6 +583,7 @@ static tl_node *primary(parser *p) {
     if (n->kind == TL_N_PATH && !p->no_struct && at(p, TL_TOK_LBRACE) && fields_ahead(p)) return struct_lit_fields(p, n);
     return n;
   case TL_TOK_LPAREN: return paren(p);
+  case TL_TOK_PIPE: case TL_TOK_OROR: return closure(p);
   case TL_TOK_LBRACKET: return array(p);
   case TL_TOK_IF: return if_expr(p);
   case TL_TOK_MATCH: return match_expr(p);

@@ -68,6 +68,7 @@ static const char *op_text(tl_tok_kind k) { return k == TL_TOK_AMP ? "&mut" : tl
 static void dump_node(tl_strbuf *b, const tl_node *n) {
   switch (n->kind) {
   case TL_N_INT: tl_strbuf_printf(b, "%lld", (long long)n->ival); return;
+  case TL_N_CLOSURE: tl_strbuf_puts(b, "(closure)"); return;
   case TL_N_FLOAT: dump_float(b, n->fval); return;
   case TL_N_STR: dump_str(b, n->str, n->len); return;
   case TL_N_CHAR:

@@ -29,6 +29,14 @@ struct tlrt_obj {
   tlrt_obj *prev, *next;
 };
 
+/* a value of fn type (a closure, or a named function as a value): fn is a C function
+ * taking the object first, then the arguments (borrowed); a closure's object goes on
+ * with its captured values (its environment), released by its drop */
+typedef struct {
+  tlrt_obj h;
+  void *fn;
+} tlrt_fnobj;
+
 typedef struct {
   tlrt_obj h;
   int64_t len;

@@ -11,11 +11,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-static tl_ty ty_error = {TY_ERROR, -1, -1, NULL, 0, NULL}, ty_unit = {TY_UNIT, -1, -1, NULL, 0, NULL},
-             ty_bool = {TY_BOOL, -1, -1, NULL, 0, NULL}, ty_i32 = {TY_I32, -1, -1, NULL, 0, NULL},
-             ty_i64 = {TY_I64, -1, -1, NULL, 0, NULL}, ty_f32 = {TY_F32, -1, -1, NULL, 0, NULL},
-             ty_f64 = {TY_F64, -1, -1, NULL, 0, NULL}, ty_char = {TY_CHAR, -1, -1, NULL, 0, NULL},
-             ty_str = {TY_STR, -1, -1, NULL, 0, NULL}, ty_range = {TY_RANGE, -1, -1, NULL, 0, NULL};
+static tl_ty ty_error = {.kind = TY_ERROR, .dtype = -1, .rank = -1}, ty_unit = {.kind = TY_UNIT, .dtype = -1, .rank = -1},
+             ty_bool = {.kind = TY_BOOL, .dtype = -1, .rank = -1}, ty_i32 = {.kind = TY_I32, .dtype = -1, .rank = -1},
+             ty_i64 = {.kind = TY_I64, .dtype = -1, .rank = -1}, ty_f32 = {.kind = TY_F32, .dtype = -1, .rank = -1},
+             ty_f64 = {.kind = TY_F64, .dtype = -1, .rank = -1}, ty_char = {.kind = TY_CHAR, .dtype = -1, .rank = -1},
+             ty_str = {.kind = TY_STR, .dtype = -1, .rank = -1}, ty_range = {.kind = TY_RANGE, .dtype = -1, .rank = -1};
 tl_ty *const TY_ERR = &ty_error, *const TY_UNIT_T = &ty_unit, *const TY_BOOL_T = &ty_bool,
               *const TY_I32_T = &ty_i32, *const TY_I64_T = &ty_i64, *const TY_F32_T = &ty_f32,
               *const TY_F64_T = &ty_f64, *const TY_CHAR_T = &ty_char, *const TY_STR_T = &ty_str,
@@ -23,7 +23,9 @@ tl_ty *const TY_ERR = &ty_error, *const TY_UNIT_T = &ty_unit, *const TY_BOOL_T =
 
 /* ---- types ---- */
 
-bool tl_ty_is_refcounted(const tl_ty *t) { return t->kind == TY_STR || t->kind == TY_TENSOR || t->kind == TY_STRUCT; }
+bool tl_ty_is_refcounted(const tl_ty *t) {
+  return t->kind == TY_STR || t->kind == TY_TENSOR || t->kind == TY_STRUCT || t->kind == TY_FN;
+}
 bool tl_ty_is_tuple(const tl_ty *t) { return t->kind == TY_STRUCT && t->st && t->st->is_tuple; }
 bool tl_ty_is_int(const tl_ty *t) { return t->kind == TY_I32 || t->kind == TY_I64; }
 bool tl_ty_is_float(const tl_ty *t) { return t->kind == TY_F32 || t->kind == TY_F64; }
@@ -31,8 +33,9 @@ bool tl_ty_is_numeric(const tl_ty *t) { return tl_ty_is_int(t) || tl_ty_is_float
 
 const char *tl_ty_name(const tl_ty *t, char *buf, size_t size) {
   static const char *const names[] = {"{error}", "()", "bool", "i32", "i64", "f32", "f64", "char", "String",
-                                      "Tensor", "", "Range"};
+                                      "Tensor", "", "Range", "fn"};
   if (tl_ty_is_tuple(t)) sema_tuple_name(t, buf, size);
+  else if (t->kind == TY_FN) sema_fn_name(t, buf, size);
   else if (t->kind == TY_STRUCT) snprintf(buf, size, "%s", t->st->name);
   else if (t->kind == TY_TENSOR && t->dtype >= 0 && t->rank >= 0)
     snprintf(buf, size, "Tensor<%s, %d>", tl_dtype_name((tl_dtype)t->dtype), t->rank);
@@ -77,6 +80,7 @@ bool sema_ty_fits(const tl_ty *want, const tl_ty *have) {
   if (want->kind == TY_ERROR || have->kind == TY_ERROR) return true;
   if (want->kind != have->kind) return false;
   if (want->kind == TY_STRUCT) return want->st == have->st && (!want->st->is_tuple || sema_tuple_fits(want, have));
+  if (want->kind == TY_FN) return sema_fn_fits(want, have);
   if (want->kind == TY_TENSOR)
     return (want->dtype < 0 || have->dtype < 0 || want->dtype == have->dtype) &&
            (want->rank < 0 || have->rank < 0 || want->rank == have->rank);
@@ -159,6 +163,7 @@ tl_ty *sema_resolve_type(sema *s, const tl_type *t) {
     return sema_tensor(s, dt, t->rank >= 0 ? (int)t->rank : -1);
   }
   if (!strcmp(t->name, "Option") || !strcmp(t->name, "Result")) return sema_option_resolve(s, t);
+  if (!strcmp(t->name, "fn")) return sema_fn_resolve(s, t); /* sema_closure.c */
   tl_struct_info *st = find_struct(s, t->name);
   if (!st) {
     tl_diag_error(s->diag, t->line, t->col, "unknown type `%s`", t->name);
@@ -244,7 +249,10 @@ static tl_ty *check_literal(sema *s, tl_node *n, tl_ty *expect) {
 
 static tl_ty *check_ident(sema *s, tl_node *n) {
   tl_var *v = sema_lookup(s, n->name);
-  if (!v && sema_find_fn(s, n->name)) {
+  tl_fninfo *f = v ? NULL : sema_find_fn(s, n->name);
+  tl_ty *fv = f ? sema_fn_value(s, n, f) : NULL; /* a named function as a value */
+  if (fv) return fv;
+  if (f) {
     sema_error(s, n, "`%s` is a function: call it with `(...)`", n->name);
     return TY_ERR;
   }
@@ -252,6 +260,7 @@ static tl_ty *check_ident(sema *s, tl_node *n) {
     sema_error(s, n, "cannot find `%s` in this scope", n->name);
     return TY_ERR;
   }
+  if (s->closure) v = sema_closure_capture(s, v, n); /* sema_closure.c */
   n->var = v;
   return v->ty;
 }
@@ -342,7 +351,7 @@ static tl_ty *check_binary_at(sema *s, tl_node *n, tl_ty *expect, bool hint_only
     if (cmp) return TY_BOOL_T;
   }
   if (cmp && tl_ty_is_tuple(l) && tl_ty_is_tuple(r)) return sema_tuple_compare(s, n, l, r);
-  if (cmp && l->kind == r->kind && l->kind != TY_STRUCT && l->kind != TY_UNIT && l->kind != TY_RANGE) {
+  if (cmp && l->kind == r->kind && l->kind != TY_STRUCT && l->kind != TY_UNIT && l->kind != TY_RANGE && l->kind != TY_FN) {
     if ((l->kind == TY_BOOL) && op != TL_TOK_EQ && op != TL_TOK_NE) goto bad;
     return TY_BOOL_T;
   }
@@ -689,6 +698,7 @@ tl_ty *sema_expr(sema *s, tl_node *n, tl_ty *expect) {
     t = sema_block(s, n, expect);
     break;
   case TL_N_COMPR: t = sema_compr(s, n); break;
+  case TL_N_CLOSURE: t = sema_closure_expr(s, n, hint ? NULL : expect); break;
   case TL_N_ERROR: t = TY_ERR; break;
   case TL_N_FIELD_INIT: /* `name: value` among call arguments (check_tensor_ctor takes its own) */
     sema_error(s, n, "only the tensor creation functions take a named argument (`requires_grad: true`)");
@@ -735,6 +745,7 @@ static bool check_writable(sema *s, tl_node *n) {
   }
   tl_var *v = root->var;
   if (!v) return false; /* already reported */
+  if (sema_closure_written(s, n, v)) return false; /* sema_closure.c */
   if (v->is_index) {
     sema_error(s, n, "cannot assign to comprehension index `%s`", v->name);
     return false;

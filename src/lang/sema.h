@@ -23,6 +23,7 @@ typedef enum {
   TY_TENSOR,
   TY_STRUCT,
   TY_RANGE, /* a..b, only as a `for` head, a slice or a generator */
+  TY_FN,    /* `fn(i64) -> i64`: a closure or a named function as a value (sema_closure.c) */
 } tl_ty_kind;
 
 typedef struct tl_struct_info tl_struct_info;
@@ -37,6 +38,9 @@ typedef struct tl_ty {
   struct tl_ty **elems; /* a tuple: its element types, st->nfields of them, as precise as
                            known (st's fields have tensors' dtype and rank erased); NULL:
                            those of st */
+  struct tl_ty **fn_params; /* FN: the parameter types, fn_nparams of them, and the result */
+  int fn_nparams;
+  struct tl_ty *fn_ret;
 } tl_ty;
 
 typedef enum { VAR_LOCAL, VAR_PARAM, VAR_PARAM_OWNED, VAR_PARAM_REF } tl_var_kind;
@@ -51,6 +55,7 @@ typedef struct tl_var {
   int loop_depth;    /* loops enclosing the declaration */
   bool is_index;     /* a comprehension index variable */
   bool is_for;       /* a `for` loop's variable */
+  bool captured;     /* a closure's copy of an outer variable (sema_closure.c) */
   struct tl_node *gen;       /* index variable: its generator's range, or NULL when inferred */
   struct tl_node *range_src; /* ... inferred: the INDEX node whose axis gives its range */
   int range_axis;
@@ -60,6 +65,21 @@ typedef struct tl_var {
   struct tl_node *let;       /* a `let` without a written type: the variable's type is the
                                 join of every value it gets (sema_widen) */
 } tl_var;
+
+/* a closure (node->ref of a CLOSURE): checked as a function of its own (fn: its
+ * parameters, variables and result), each captured variable an inner variable that
+ * the closure's environment holds, copied or moved in from the outer one */
+typedef struct tl_capture {
+  struct tl_var *outer, *inner;
+  struct tl_node *read; /* the IDENT node that reads outer where the closure is made */
+  struct tl_capture *next;
+} tl_capture;
+typedef struct tl_closure_info {
+  struct tl_fninfo *fn;
+  tl_capture *caps;
+  int ncaps;
+  struct tl_ty *ty; /* its fn type */
+} tl_closure_info;
 
 /* a comprehension's iteration space (node->ref of a COMPR) */
 typedef struct {
@@ -158,6 +178,8 @@ typedef enum {
   B_SYS,
   /* Option and Result methods (sema_option.c, gen_option.c): node->len is the method */
   B_OPTION,
+  /* a call of a value of fn type: `f(3)`, `(s.op)(3)`, `make(2)(5)` (sema_closure.c) */
+  B_FNVAL,
   B_COUNT
 } tl_builtin;
 #define B_IO_FIRST B_TENSOR_SAVE

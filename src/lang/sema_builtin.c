@@ -134,6 +134,7 @@ static void check_args(sema *s, tl_node *call, tl_fninfo *f, tl_node *args) {
       if (!sema_ty_fits((*p)->ty, t)) sema_mismatch(s, a->lhs, "argument", (*p)->ty, t);
       else if (a->lhs->var) sema_widen(s, a->lhs->var, (*p)->ty); /* the callee may store any value of its type */
       if (a->lhs->kind != TL_N_IDENT && a->lhs->kind != TL_N_SELF) sema_error(s, a, "`&mut` takes a variable");
+      else if (sema_closure_written(s, a, a->lhs->var)) continue; /* sema_closure.c */
       else if (a->lhs->var && !a->lhs->var->is_mut && a->lhs->var->kind != VAR_PARAM_REF) {
         sema_error(s, a, "cannot pass immutable variable `%s` as `&mut`", a->lhs->var->name);
         tl_diag_hint(s->diag, "declare it mutable: `let mut %s`", a->lhs->var->name);
@@ -204,6 +205,10 @@ static tl_ty *check_print(sema *s, tl_node *n, tl_builtin id) {
     for (tl_node *e = a->next; e; e = e->next) {
       tl_ty *t = sema_expr(s, e, NULL);
       if (t->kind == TY_UNIT || t->kind == TY_RANGE) sema_error(s, e, "this argument has no value to print");
+      if (t->kind == TY_FN) {
+        sema_error(s, e, "a function value cannot be printed");
+        tl_diag_hint(s->diag, "call it and print its result: `f(..)`");
+      }
     }
     if (want >= 0 && want != got)
       sema_error(s, n, "format string has %d placeholder%s but %d argument%s", want, want == 1 ? "" : "s", got,
@@ -216,6 +221,10 @@ static tl_ty *check_print(sema *s, tl_node *n, tl_builtin id) {
     } else if (a) {
       tl_ty *t = sema_expr(s, a, NULL);
       if (t->kind == TY_UNIT || t->kind == TY_RANGE) sema_error(s, a, "this argument has no value to print");
+      if (t->kind == TY_FN) {
+        sema_error(s, a, "a function value cannot be printed");
+        tl_diag_hint(s->diag, "call it and print its result: `f(..)`");
+      }
     }
   }
   return id == B_FORMAT ? TY_STR_T : TY_UNIT_T;
@@ -448,10 +457,10 @@ static tl_ty *check_path_call(sema *s, tl_node *n) {
 
 tl_ty *sema_call(sema *s, tl_node *n, tl_ty *expect) {
   n->ival = B_NONE;
-  if (n->lhs->kind == TL_N_IDENT) return check_free_call(s, n, n->lhs->name, expect);
+  /* a variable called, or any other expression: a value of fn type (sema_closure.c) */
+  if (n->lhs->kind == TL_N_IDENT && !sema_lookup(s, n->lhs->name)) return check_free_call(s, n, n->lhs->name, expect);
   if (n->lhs->kind == TL_N_PATH) return check_path_call(s, n);
-  sema_error(s, n, "this is not a function");
-  return TY_ERR;
+  return sema_closure_call(s, n);
 }
 
 /* ---- methods ---- */
@@ -558,6 +567,7 @@ static void check_receiver_writable(sema *s, tl_node *n) {
       sema_error(s, n, "`%s` changes its receiver: call it on a variable", n->name);
     return;
   }
+  if (sema_closure_written(s, n, r->var)) return; /* sema_closure.c */
   if (!r->var->is_mut && r->var->kind != VAR_PARAM_REF) {
     sema_error(s, n, "`%s` changes `%s`, which is not mutable", n->name, r->var->name);
     tl_diag_hint(s->diag, "declare it mutable: `let mut %s`", r->var->name);

@@ -32,6 +32,7 @@ typedef struct {
   bool widened; /* a variable's inferred type grew in this pass: check the function again */
   bool hint;    /* the next sema_expr's expected type is a hint only (sema_expr_hint) */
   struct sema_logic *logic; /* Datalog (sema_logic.c) */
+  struct sema_closure *closure; /* the closure being checked, innermost (sema_closure.c) */
 } sema;
 
 extern tl_ty *const TY_ERR, *const TY_UNIT_T, *const TY_BOOL_T, *const TY_I32_T, *const TY_I64_T,
@@ -125,7 +126,7 @@ tl_variant_info *sema_find_variant(sema *s, const char *path, tl_struct_info **e
  * methods (NULL when t is neither), postfix `?`, and the variant a pattern `Some(..)`,
  * `None`, `Ok(..)`, `Err(..)` names in a value of type t */
 /* the methods: node->len of a B_OPTION call */
-enum { OPT_IS_SOME, OPT_IS_NONE, OPT_IS_OK, OPT_IS_ERR, OPT_UNWRAP, OPT_EXPECT, OPT_UNWRAP_OR, OPT_OK_OR, OPT_OK, OPT_ERR };
+enum { OPT_IS_SOME, OPT_IS_NONE, OPT_IS_OK, OPT_IS_ERR, OPT_UNWRAP, OPT_EXPECT, OPT_UNWRAP_OR, OPT_OK_OR, OPT_OK, OPT_ERR, OPT_MAP };
 tl_ty *sema_option_resolve(sema *s, const tl_type *t);
 tl_ty *sema_option_value(sema *s, tl_node *n, tl_ty *expect, bool hint);
 tl_ty *sema_option_method(sema *s, tl_node *n, tl_ty *t);
@@ -136,6 +137,27 @@ int sema_option_ctor(const char *name);
  * ending in one): an `if` or `match` checks its other branches first */
 bool sema_option_needs_context(const tl_node *n);
 tl_variant_info *sema_option_variant(sema *s, tl_node *p, const char *name, tl_ty *t);
+
+/* sema_closure.c: closures, fn types and values of fn type */
+tl_ty *sema_fn_type(sema *s, tl_ty **params, int n, tl_ty *ret); /* ret NULL: any result */
+bool sema_fn_fits(const tl_ty *want, const tl_ty *have);
+void sema_fn_name(const tl_ty *t, char *buf, size_t size);
+tl_ty *sema_fn_resolve(sema *s, const tl_type *t); /* `fn(i64) -> i64` */
+tl_ty *sema_closure_expr(sema *s, tl_node *n, tl_ty *expect);
+/* v named at `at` inside a closure: the closure's copy of it (v when it is its own) */
+tl_var *sema_closure_capture(sema *s, tl_var *v, const tl_node *at);
+/* a write (an assignment, `&mut v`, a `&mut self` method) to a closure's captured
+ * variable: reports it and returns true */
+bool sema_closure_written(sema *s, const tl_node *at, const tl_var *v);
+/* named function f used as a value (n an IDENT); NULL when it cannot be one (a method) */
+tl_ty *sema_fn_value(sema *s, tl_node *n, tl_fninfo *f);
+/* `f(3)`, `(s.op)(3)`, `make(2)(5)`: a call of a value of fn type (node->ival B_FNVAL) */
+tl_ty *sema_closure_call(sema *s, tl_node *n);
+/* For library functions that take a function (Option::map, Vec's map/filter/fold...):
+ * checks arg, a closure (its parameter types inferred from params) or any value of fn
+ * type, against fn(params...) -> ret; ret NULL: any result, which the returned type
+ * tells. Returns arg's fn type, or TY_ERR after reporting a mismatch. */
+tl_ty *sema_closure_expect(sema *s, tl_node *arg, tl_ty **params, int nparams, tl_ty *ret);
 
 /* checks each argument of a list (a named one by its value) after an arity error, so
  * errors inside them are still reported */

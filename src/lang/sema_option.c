@@ -19,7 +19,7 @@ static const struct {
   char of;
 } methods[] = {
     {"is_some", 'O'}, {"is_none", 'O'}, {"is_ok", 'R'}, {"is_err", 'R'}, {"unwrap", 'B'}, {"expect", 'B'},
-    {"unwrap_or", 'B'}, {"ok_or", 'O'}, {"ok", 'R'}, {"err", 'R'},
+    {"unwrap_or", 'B'}, {"ok_or", 'O'}, {"ok", 'R'}, {"err", 'R'}, {"map", 'B'},
 };
 
 bool tl_ty_is_option(const tl_ty *t) { return t->kind == TY_STRUCT && t->st && t->st->generic == 'O'; }
@@ -40,7 +40,10 @@ static tl_ty *erase(sema *s, tl_ty *t) {
   return t;
 }
 
-static bool same_erased(const tl_ty *a, const tl_ty *b) { return a->kind == b->kind && (a->kind != TY_STRUCT || a->st == b->st); }
+static bool same_erased(const tl_ty *a, const tl_ty *b) {
+  if (a->kind == TY_FN && b->kind == TY_FN) return sema_fn_fits(a, b) && sema_fn_fits(b, a); /* one per signature */
+  return a->kind == b->kind && (a->kind != TY_STRUCT || a->st == b->st);
+}
 
 /* the enum of these payloads (e NULL: Option<t>), made on first use */
 static tl_struct_info *intern(sema *s, tl_ty *t, tl_ty *e) {
@@ -226,10 +229,8 @@ tl_ty *sema_option_method(sema *s, tl_node *n, tl_ty *t) {
   int m = find_method(n->name, t->st->generic);
   if (m < 0) {
     sema_error(s, n, "no method `%s` on `%s`", n->name, t->st->name);
-    if (!strcmp(n->name, "map") || !strcmp(n->name, "map_err") || !strcmp(n->name, "and_then"))
-      tl_diag_hint(s->diag, "`%s` takes a closure, and TL has none yet: take the value apart with `match` or `if let`", n->name);
-    else tl_diag_hint(s->diag, t->st->generic == 'O' ? "an Option has is_some, is_none, unwrap, expect, unwrap_or and ok_or"
-                                                : "a Result has is_ok, is_err, unwrap, expect, unwrap_or, ok and err");
+    tl_diag_hint(s->diag, t->st->generic == 'O' ? "an Option has is_some, is_none, unwrap, expect, unwrap_or, ok_or and map"
+                                                : "a Result has is_ok, is_err, unwrap, expect, unwrap_or, ok, err and map");
     sema_check_rest(s, n->args);
     return TY_ERR;
   }
@@ -246,6 +247,12 @@ tl_ty *sema_option_method(sema *s, tl_node *n, tl_ty *t) {
     if (!arity(s, n, 1)) return TY_ERR;
     tl_ty *e = arg(s, n->args, NULL, "");
     return payload_ok(s, n->args->line, n->args->col, e) ? type_of(s, value, e) : TY_ERR;
+  }
+  if (!strcmp(name, "map")) { /* map(|v| ..): the closure's result in the same kind, an Err kept */
+    if (!arity(s, n, 1)) return TY_ERR;
+    tl_ty *f = sema_closure_expect(s, n->args, &value, 1, NULL);
+    if (f->kind == TY_ERROR) return TY_ERR;
+    return payload_ok(s, n->args->line, n->args->col, f->fn_ret) ? type_of(s, f->fn_ret, err) : TY_ERR;
   }
   /* ok(), err(): the Option of one side */
   return arity(s, n, 0) ? type_of(s, !strcmp(name, "ok") ? value : err, NULL) : TY_ERR;
