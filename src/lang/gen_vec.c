@@ -97,7 +97,8 @@ void gen_vec_functions(gen *g, const tl_struct_info *st, tl_strbuf *out) {
     gen_emit(g, "  return %s;", hash_expr(g, k, "x"));
     gen_emit(g, "}");
     gen_emit(g, "static bool %s__keq(const void *a, const void *b) {", c);
-    gen_emit(g, "  %s x = *(%s const *)a, y = *(%s const *)b;", kt, kt, kt);
+    gen_emit(g, "  %s x = *(%s const *)a;", kt, kt);
+    gen_emit(g, "  %s y = *(%s const *)b;", kt, kt);
     gen_emit(g, "  return %s;", eq_expr(g, k, "x", "y"));
     gen_emit(g, "}");
   }
