@@ -364,7 +364,8 @@ static bool unknown_let(tl_node *n, void *arg) {
   sema *s = arg;
   if (n->kind == TL_N_LET && !n->lhs && n->var && (tl_ty_is_vec(n->var->ty) || tl_ty_is_map(n->var->ty)) && !known(n->var->ty)) {
     bool map = tl_ty_is_map(n->var->ty);
-    sema_error(s, n->rhs ? n->rhs : n, "cannot infer the %s type of `%s`", map ? "key and value" : "element", n->var->name);
+    const tl_node *at = !n->rhs ? n : n->rhs->kind == TL_N_CALL ? n->rhs->lhs : n->rhs; /* `Vec::new()` at its start */
+    sema_error(s, at, "cannot infer the %s type of `%s`", map ? "key and value" : "element", n->var->name);
     tl_diag_hint(s->diag, map ? "write its type: `let %s: HashMap<String, i64> = HashMap::new();`"
                               : "write its type: `let %s: Vec<i64> = Vec::new();`, or push a value to it",
                  n->var->name);
