@@ -362,7 +362,7 @@ tl_ty *sema_vec_compare(sema *s, tl_node *n, tl_ty *l, tl_ty *r) {
 
 static bool unknown_let(tl_node *n, void *arg) {
   sema *s = arg;
-  if (n->kind == TL_N_LET && !n->lhs && n->var && (tl_ty_is_vec(n->var->ty) || tl_ty_is_map(n->var->ty)) && !known(n->var->ty)) {
+  if (n->kind == TL_N_LET && !n->lhs && !n->type && n->var && (tl_ty_is_vec(n->var->ty) || tl_ty_is_map(n->var->ty)) && !known(n->var->ty)) {
     bool map = tl_ty_is_map(n->var->ty);
     const tl_node *at = !n->rhs ? n : n->rhs->kind == TL_N_CALL ? n->rhs->lhs : n->rhs; /* `Vec::new()` at its start */
     sema_error(s, at, "cannot infer the %s type of `%s`", map ? "key and value" : "element", n->var->name);
