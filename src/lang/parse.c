@@ -929,6 +929,8 @@ static tl_node *for_stmt(parser *p) {
     n->name = "$for";
   } else n->name = ident(p, "a loop variable after 'for'");
   expect(p, TL_TOK_IN, "'in' after the loop variable");
+  /* `for x in &v`: the same loop as `for x in v` (a loop never consumes its source) */
+  if (at(p, TL_TOK_AMP) && peek_at(p, 1)->kind != TL_TOK_MUT) next(p);
   n->lhs = head_expr(p, "a `for` head");
   n->body = block(p);
   if (pat) {
