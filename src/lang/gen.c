@@ -186,7 +186,8 @@ const char *gen_take(gen *g, cv v) {
 /* the C lvalue of a variable */
 const char *gen_var_ref(gen *g, const tl_var *v) {
   if (v->kind == VAR_PARAM_REF) return gen_fmt(g, "(*v%d_%s)", v->id, v->name);
-  return gen_fmt(g, "v%d_%s", v->id, v->name);
+  /* the id makes it unique: a `$for` made by the parser is `v7_for`, plain C */
+  return gen_fmt(g, "v%d_%s", v->id, v->name[0] == '$' ? v->name + 1 : v->name);
 }
 
 /* ---- scalars ---- */

@@ -107,10 +107,10 @@ void gen_vec_functions(gen *g, const tl_struct_info *st, tl_strbuf *out) {
 }
 
 /* a new empty Vec of type t, room for cap elements */
-static cv new_vec(gen *g, tl_ty *t, const char *cap) {
+static cv new_vec(gen *g, const tl_node *n, tl_ty *t, const char *cap) {
   const tl_ty *e = t->st->targs[0];
   if (!e) {
-    gen_fail(g, NULL, "a Vec whose element type is not known");
+    gen_fail(g, n, "cannot infer the element type of this Vec: write it, `let v: Vec<i64> = ..`");
     return gen_scalar("0", t);
   }
   return gen_temp_value(g, t, gen_fmt(g, "tlrt_vec_new(R, sizeof(%s), %d, %s)", gen_ctype(g, e), ekind(e), cap));
@@ -122,12 +122,12 @@ cv gen_vec_lit(gen *g, tl_node *n) {
     cv x = gen_expr(g, n->args), len = gen_expr(g, n->args->next);
     const char *cnt = gen_new_temp(g, TY_I64_T, len.c);
     gen_emit(g, "if (%s < 0) tlrt_fail(R, %d, %d, \"capacity overflow\");", cnt, n->args->next->line, n->args->next->col);
-    cv v = new_vec(g, t, cnt);
+    cv v = new_vec(g, n, t, cnt);
     gen_emit(g, "for (int64_t i = 0; i < %s; i++) %s = %s;", cnt, elem(g, e, gen_fmt(g, "%s->data", v.c), "i"), copy(g, e, x.c));
     gen_emit(g, "%s->len = %s;", v.c, cnt);
     return v;
   }
-  cv v = new_vec(g, t, gen_fmt(g, "%d", tl_ast_count(n->args)));
+  cv v = new_vec(g, n, t, gen_fmt(g, "%d", tl_ast_count(n->args)));
   int i = 0;
   for (tl_node *a = n->args; a; a = a->next, i++) {
     cv x = gen_expr(g, a);
@@ -320,7 +320,7 @@ static cv map_method(gen *g, tl_node *n, int m) {
   }
   default: { /* keys, values: a new Vec, each element a copy */
     tl_ty *el = m == MAP_KEYS ? k : v;
-    cv out = new_vec(g, r, gen_fmt(g, "%s->len", x.c));
+    cv out = new_vec(g, n, r, gen_fmt(g, "%s->len", x.c));
     gen_emit(g, "for (int64_t i = 0; i < %s->len; i++) %s = %s;", x.c, elem(g, el, gen_fmt(g, "%s->data", out.c), "i"),
              copy(g, el, elem(g, el, gen_fmt(g, "%s->%s", x.c, m == MAP_KEYS ? "keys" : "vals"), "i")));
     gen_emit(g, "%s->len = %s->len;", out.c, x.c);
@@ -333,17 +333,17 @@ cv gen_vec_call(gen *g, tl_node *n) {
   int m = (int)n->len;
   tl_ty *r = n->ty;
   switch (m) {
-  case VEC_NEW: return new_vec(g, r, "0");
+  case VEC_NEW: return new_vec(g, n, r, "0");
   case VEC_WITH_CAPACITY: {
     cv c = gen_expr(g, n->args);
     const char *cap = gen_new_temp(g, TY_I64_T, c.c);
     gen_emit(g, "if (%s < 0) tlrt_fail(R, %d, %d, \"capacity overflow\");", cap, n->args->line, n->args->col);
-    return new_vec(g, r, cap);
+    return new_vec(g, n, r, cap);
   }
   case MAP_NEW: {
     tl_ty *k = r->st->targs[0], *v = r->st->targs[1];
     if (!k) {
-      gen_fail(g, n, "a HashMap whose types are not known");
+      gen_fail(g, n, "cannot infer the key and value types of this HashMap: write them, `let m: HashMap<String, i64> = ..`");
       return gen_scalar("0", r);
     }
     return gen_temp_value(g, r, gen_fmt(g, "tlrt_map_new(R, sizeof(%s), %d, sizeof(%s), %d, %s__hash, %s__keq)", gen_ctype(g, k),

@@ -374,9 +374,9 @@ static tl_node *array(parser *p) {
 
 /* `vec![a, b, c]` (ival 0) and `vec![x; n]` (ival 1): an ARRAY named "vec!" */
 static tl_node *vec_macro(parser *p) {
+  tl_node *n = new_node(p, TL_N_ARRAY, next(p)); /* at `vec` */
   next(p);
   next(p);
-  tl_node *n = new_node(p, TL_N_ARRAY, next(p));
   n->name = "vec!";
   enter(p);
   tl_node head = {0}, *cur = &head;

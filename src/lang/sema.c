@@ -91,6 +91,8 @@ tl_ty *sema_join(sema *s, tl_ty *a, tl_ty *b) {
   if (a->kind == TY_ERROR) return b;
   if (b->kind == TY_ERROR) return a;
   if (tl_ty_is_tuple(a) && tl_ty_is_tuple(b)) return sema_tuple_join(s, a, b);
+  if (sema_vec_fits(a, b)) return a; /* b a Vec<_> (Vec::new()): a says its elements */
+  if (sema_vec_fits(b, a)) return b;
   if (a->kind != TY_TENSOR || b->kind != TY_TENSOR) return sema_ty_fits(a, b) ? a : NULL;
   int dt = a->dtype == b->dtype ? a->dtype : -1, rank = a->rank == b->rank ? a->rank : -1;
   if (dt == a->dtype && rank == a->rank) return a;
@@ -106,7 +108,8 @@ bool sema_widen(sema *s, tl_var *v, tl_ty *t) {
   if (v->ty->kind == TY_ERROR) return true;
   tl_ty *j = sema_join(s, v->ty, t);
   if (!j) return false;
-  if (j != v->ty && ((j->kind == TY_TENSOR && (j->dtype != v->ty->dtype || j->rank != v->ty->rank)) || tl_ty_is_tuple(j))) {
+  bool vec = j->kind == TY_STRUCT && v->ty->kind == TY_STRUCT && j->st != v->ty->st && sema_vec_fits(j, v->ty);
+  if (j != v->ty && ((j->kind == TY_TENSOR && (j->dtype != v->ty->dtype || j->rank != v->ty->rank)) || tl_ty_is_tuple(j) || vec)) {
     v->ty = v->let->ty = j;
     s->widened = true;
   }

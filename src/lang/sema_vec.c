@@ -373,6 +373,45 @@ static bool unknown_let(tl_node *n, void *arg) {
   return false;
 }
 
+static bool unknown(const tl_ty *t) { return t && (tl_ty_is_vec(t) || tl_ty_is_map(t)) && !known(t); }
+
+/* n, a value of type t where the checker saw a Vec<_> (an `if` branch, an argument):
+ * its nodes get t, so the generator makes a Vec of the right element type */
+static void settle(tl_node *n, tl_ty *t) {
+  if (!n || !t || unknown(t) || !unknown(n->ty) || n->ty->st->generic != t->st->generic) return;
+  n->ty = t;
+  if (n->kind == TL_N_BLOCK) settle(n->value, t);
+  else if (n->kind == TL_N_IF) {
+    settle(n->then, t);
+    settle(n->els, t);
+  } else if (n->kind == TL_N_MATCH)
+    for (tl_node *a = n->args; a; a = a->next) settle(a->rhs, t);
+}
+
+static bool settle_node(tl_node *n, void *unused) {
+  (void)unused;
+  if (!n->ty || (n->kind != TL_N_IF && n->kind != TL_N_BLOCK && n->kind != TL_N_MATCH) || !(tl_ty_is_vec(n->ty) || tl_ty_is_map(n->ty)) || unknown(n->ty)) {
+    if (n->kind == TL_N_LET && n->var && n->rhs && !n->lhs) settle(n->rhs, n->var->ty);
+    if ((n->kind == TL_N_CALL || n->kind == TL_N_METHOD) && n->ref && n->ival == B_NONE) {
+      const tl_fninfo *f = n->ref;
+      int i = f->self ? 1 : 0;
+      for (tl_node *a = n->args; a && f->params && i < f->nparams + (f->self ? 1 : 0); a = a->next, i++)
+        if (f->params[i]) settle(a, f->params[i]->ty);
+    }
+    return false;
+  }
+  tl_ty *t = n->ty;
+  if (n->kind == TL_N_BLOCK) settle(n->value, t);
+  else if (n->kind == TL_N_IF) {
+    settle(n->then, t);
+    settle(n->els, t);
+  } else
+    for (tl_node *a = n->args; a; a = a->next) settle(a->rhs, t);
+  return false;
+}
+
 void sema_vec_check_inferred(sema *s, tl_fninfo *f) {
-  if (f->fn->body) tl_ast_find(f->fn->body, unknown_let, s);
+  if (!f->fn->body) return;
+  tl_ast_find(f->fn->body, unknown_let, s);
+  tl_ast_find(f->fn->body, settle_node, NULL);
 }
