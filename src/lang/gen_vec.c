@@ -11,6 +11,13 @@
 
 static int ekind(const tl_ty *t) { return t->kind == TY_TENSOR ? TLRT_EK_TENSOR : tl_ty_is_refcounted(t) ? TLRT_EK_OBJ : TLRT_EK_PLAIN; }
 static const char *copy(gen *g, const tl_ty *t, const char *c) { return tl_ty_is_refcounted(t) ? gen_retain_expr(g, t, c) : c; }
+/* a value to store, computed now: a number's text may read the Vec (`v.push(v[0])`), and
+ * the store's slot may move its buffer (C leaves their order open) */
+static const char *value_now(gen *g, tl_node *a) {
+  cv x = gen_expr(g, a);
+  const char *v = gen_take(g, x);
+  return tl_ty_is_refcounted(x.ty) ? v : gen_new_temp(g, x.ty, v);
+}
 /* element i of the Vec at c (or the keys/values array of a map) */
 static const char *elem(gen *g, const tl_ty *t, const char *arr, const char *i) {
   return gen_fmt(g, "((%s *)%s)[%s]", gen_ctype(g, t), arr, i);
@@ -207,7 +214,7 @@ static cv vec_method(gen *g, tl_node *n, int m) {
   tl_node *a = n->args;
   switch (m) {
   case VEC_PUSH: {
-    const char *val = gen_take(g, gen_expr(g, a));
+    const char *val = value_now(g, a);
     const char *p = mut_place(g, n->lhs, true);
     gen_emit(g, "*(%s *)tlrt_vec_push_slot(R, %s) = %s;", gen_ctype(g, e), p, val);
     return gen_scalar("0", TY_UNIT_T);
@@ -225,7 +232,7 @@ static cv vec_method(gen *g, tl_node *n, int m) {
   case VEC_INSERT: {
     cv i = gen_expr(g, a);
     const char *ix = gen_new_temp(g, TY_I64_T, i.c);
-    const char *val = gen_take(g, gen_expr(g, a->next));
+    const char *val = value_now(g, a->next);
     const char *p = mut_place(g, n->lhs, true);
     gen_emit(g, "*(%s *)tlrt_vec_insert_at(R, %s, %s, %d, %d) = %s;", gen_ctype(g, e), p, ix, n->line, n->col, val);
     return gen_scalar("0", TY_UNIT_T);
@@ -275,7 +282,7 @@ static cv map_method(gen *g, tl_node *n, int m) {
       key = gen_fmt(g, "t%d", ++g->ntmp);
       gen_emit(g, "%s %s = %s;", gen_ctype(g, k), key, gen_take(g, gen_expr(g, a)));
     } else key = key_var(g, a, k);
-    const char *val = m == MAP_INSERT ? gen_take(g, gen_expr(g, a->next)) : NULL;
+    const char *val = m == MAP_INSERT ? value_now(g, a->next) : NULL;
     const char *p = mut_place(g, n->lhs, false);
     cv o = new_option(g, r);
     const char *e = gen_fmt(g, "t%d", ++g->ntmp);
