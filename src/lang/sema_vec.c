@@ -388,12 +388,20 @@ static void settle(tl_node *n, tl_ty *t) {
     for (tl_node *a = n->args; a; a = a->next) settle(a->rhs, t);
 }
 
-static bool settle_node(tl_node *n, void *unused) {
-  (void)unused;
+/* n->ref a function of the program (a CALL's ref may be other things: a variant...) */
+static const tl_fninfo *called(const sema *s, const tl_node *n) {
+  if ((n->kind != TL_N_CALL && n->kind != TL_N_METHOD) || !n->ref || n->ival != B_NONE) return NULL;
+  for (const tl_fninfo *f = s->out->fns; f; f = f->next)
+    if (f == n->ref) return f->partial ? NULL : f;
+  return NULL;
+}
+
+static bool settle_node(tl_node *n, void *arg) {
+  const sema *s = arg;
   if (!n->ty || (n->kind != TL_N_IF && n->kind != TL_N_BLOCK && n->kind != TL_N_MATCH) || !(tl_ty_is_vec(n->ty) || tl_ty_is_map(n->ty)) || unknown(n->ty)) {
     if (n->kind == TL_N_LET && n->var && n->rhs && !n->lhs) settle(n->rhs, n->var->ty);
-    if ((n->kind == TL_N_CALL || n->kind == TL_N_METHOD) && n->ref && n->ival == B_NONE) {
-      const tl_fninfo *f = n->ref;
+    const tl_fninfo *f = called(s, n);
+    if (f) {
       int i = f->self ? 1 : 0;
       for (tl_node *a = n->args; a && f->params && i < f->nparams + (f->self ? 1 : 0); a = a->next, i++)
         if (f->params[i]) settle(a, f->params[i]->ty);
@@ -413,5 +421,5 @@ static bool settle_node(tl_node *n, void *unused) {
 void sema_vec_check_inferred(sema *s, tl_fninfo *f) {
   if (!f->fn->body) return;
   tl_ast_find(f->fn->body, unknown_let, s);
-  tl_ast_find(f->fn->body, settle_node, NULL);
+  tl_ast_find(f->fn->body, settle_node, s);
 }
