@@ -789,7 +789,10 @@ static void check_assign(sema *s, tl_node *n) {
       }
     }
   }
-  if (l->kind != TY_ERROR) check_writable(s, n->lhs);
+  if (n->lhs->kind == TL_N_INDEX && tl_ty_is_map(n->lhs->lhs->ty)) { /* Rust's HashMap has no IndexMut */
+    sema_error(s, n->lhs, "cannot assign through `m[k]`: a HashMap is written with `insert`");
+    tl_diag_hint(s->diag, "write `m.insert(k, v);`");
+  } else if (l->kind != TY_ERROR) check_writable(s, n->lhs);
 }
 
 static void check_let(sema *s, tl_node *n) {
