@@ -31,9 +31,9 @@ build/gen/kernel_prelude.inc: src/core/scalar.h src/codegen/kernel_prelude.h
 	  sed -e 's/\\/\\\\/g' -e 's/"/\\"/g' -e 's/^/"/' -e 's/$$/\\n"/' > $@
 
 # the run-time headers, pasted in front of every compiled TL program
-build/gen/lang_prelude.inc: include/tl.h src/lang/rt.h src/lang/rt_ops.h src/lang/rt_sys.h
+build/gen/lang_prelude.inc: include/tl.h src/lang/rt.h src/lang/rt_ops.h src/lang/rt_sys.h src/lang/rt_vec.h
 	@mkdir -p $(dir $@)
-	(echo '#include <math.h>'; cat include/tl.h src/lang/rt.h src/lang/rt_ops.h src/lang/rt_sys.h | grep -v '^#include "') | \
+	(echo '#include <math.h>'; cat include/tl.h src/lang/rt.h src/lang/rt_ops.h src/lang/rt_sys.h src/lang/rt_vec.h | grep -v '^#include "') | \
 	  sed -e 's/\\/\\\\/g' -e 's/"/\\"/g' -e 's/^/"/' -e 's/$$/\\n"/' > $@
 
 $(BUILD)/tl: tools/tl.c $(BUILD)/libtl.a

@@ -552,7 +552,7 @@ TEST(parse_error_types) {
                "t.tl:1:16: error: unknown dtype 'f16': expected bool, i32, i64, f32 or f64\n"
                "fn f(t: Tensor<f16, 2>) { }\n"
                "               ^\n"
-               "t.tl:2:12: error: only Tensor, Option and Result take type arguments\n"
+               "t.tl:2:12: error: only Tensor, Option, Result, Vec and HashMap take type arguments\n"
                "fn g(x: i64<f32>) { }\n"
                "           ^\n"
                "t.tl:3:21: error: expected a rank (an integer), found identifier 'n'\n"

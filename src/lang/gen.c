@@ -94,7 +94,9 @@ const char *gen_ctype(gen *g, const tl_ty *t) {
   case TY_CHAR: return "uint32_t";
   case TY_STR: return "tlrt_str *";
   case TY_TENSOR: return "tl_tensor *";
-  case TY_STRUCT: return gen_fmt(g, "struct %s *", t->st->cname);
+  case TY_STRUCT:
+    if (t->st->generic == 'V' || t->st->generic == 'M') return gen_vec_ctype(t); /* gen_vec.c */
+    return gen_fmt(g, "struct %s *", t->st->cname);
   case TY_FN: return "tlrt_fnobj *";
   default: return "void";
   }
@@ -185,7 +187,8 @@ const char *gen_take(gen *g, cv v) {
 /* the C lvalue of a variable */
 const char *gen_var_ref(gen *g, const tl_var *v) {
   if (v->kind == VAR_PARAM_REF) return gen_fmt(g, "(*v%d_%s)", v->id, v->name);
-  return gen_fmt(g, "v%d_%s", v->id, v->name);
+  /* the id makes it unique: a `$for` made by the parser is `v7_for`, plain C */
+  return gen_fmt(g, "v%d_%s", v->id, v->name[0] == '$' ? v->name + 1 : v->name);
 }
 
 /* ---- scalars ---- */
@@ -273,6 +276,7 @@ cv gen_binary_values(gen *g, tl_node *n, tl_tok_kind op, cv a, cv b) {
     return gen_temp_value(g, t, gen_fmt(g, "tlrt_binop_s(R, %d, %s, (double)(%s), %d, %d, %d, %d)", gen_tensor_op(op), tv.c,
                                         sv.c, left, k, n->line, n->col));
   }
+  if (tl_ty_is_vec(a.ty)) return gen_vec_eq(g, n, a, b); /* gen_vec.c */
   if (tl_ty_is_tuple(a.ty))
     return gen_scalar(gen_fmt(g, "(%s%s__eq(%s, %s))", op == TL_TOK_NE ? "!" : "", a.ty->st->cname, a.c, b.c), t);
   if (a.ty->kind == TY_STR) {
@@ -435,6 +439,7 @@ const char *gen_place(gen *g, tl_node *n) {
              st->cname);
     return gen_fmt(g, "%s->f_%s", base, n->name);
   }
+  if (n->kind == TL_N_INDEX && (tl_ty_is_vec(n->lhs->ty) || tl_ty_is_map(n->lhs->ty))) return gen_vec_place(g, n);
   gen_fail(g, n, "cannot write to this expression");
   return "";
 }
@@ -480,6 +485,7 @@ static index_args index_list(gen *g, tl_node *args) {
 }
 
 static cv gen_index(gen *g, tl_node *n) {
+  if (tl_ty_is_vec(n->lhs->ty) || tl_ty_is_map(n->lhs->ty)) return gen_vec_index(g, n); /* gen_vec.c */
   cv t = gen_expr(g, n->lhs);
   index_args ix = index_list(g, n->args);
   if (ix.all_int && n->ty->kind != TY_TENSOR) {
@@ -652,7 +658,7 @@ cv gen_expr(gen *g, tl_node *n) {
   case TL_N_CAST: return gen_cast(g, n);
   case TL_N_FIELD: return gen_field(g, n);
   case TL_N_INDEX: return gen_index(g, n);
-  case TL_N_ARRAY: return gen_array(g, n);
+  case TL_N_ARRAY: return n->name ? gen_vec_lit(g, n) : gen_array(g, n); /* vec![..] (gen_vec.c) */
   case TL_N_TUPLE: return gen_tuple(g, n);
   case TL_N_VARIANT: return gen_variant(g, n);
   case TL_N_MATCH: return gen_match(g, n);
@@ -739,7 +745,7 @@ static void gen_assign(gen *g, tl_node *n) {
 
 /* one turn of a loop; `owned` (a `for` row, or NULL) is a local of the turn, released
  * at its end and by break and continue */
-static void gen_loop_body(gen *g, tl_node *loop, tl_node *body, tl_var *owned) {
+void gen_loop_body(gen *g, tl_node *loop, tl_node *body, tl_var *owned) {
   if (g->nloops == GEN_MAX_LOOPS || g->nlocals == GEN_MAX_LOCALS) {
     gen_fail(g, loop, "too many nested loops or variables in one function");
     return;
@@ -774,6 +780,10 @@ static void gen_while(gen *g, tl_node *n) {
 static void gen_for(gen *g, tl_node *n) {
   tl_node *h = n->lhs;
   tl_var *v = n->var;
+  if (tl_ty_is_vec(h->ty) || tl_ty_is_map(h->ty)) {
+    gen_vec_for(g, n); /* gen_vec.c */
+    return;
+  }
   gen_emit(g, "{");
   g->indent++;
   int mark = g->ntemps;
@@ -933,6 +943,10 @@ void gen_function_body(gen *g, const tl_fninfo *f) {
 
 static void gen_struct(gen *g, const tl_struct_info *st, tl_strbuf *out) {
   const char *c = st->cname;
+  if (st->generic == 'V' || st->generic == 'M') { /* a tlrt_vec / tlrt_map: printing, == (gen_vec.c) */
+    gen_vec_functions(g, st, out);
+    return;
+  }
   tl_strbuf_printf(out, "struct %s {\n  tlrt_obj h;\n%s", c, st->is_enum ? "  int64_t tag;\n" : "");
   for (int i = 0; i < st->nfields; i++) tl_strbuf_printf(out, "  %s f_%s;\n", gen_ctype(g, st->fields[i].ty), st->fields[i].name);
   tl_strbuf_puts(out, "};\n");
@@ -988,8 +1002,11 @@ char *tl_gen_program(const tl_sema *S, tl_arena *arena, const char *file, bool l
   g->side = &side; /* closures' functions and environments (gen_closure.c) */
   tl_strbuf_puts(&out, lang_prelude);
   tl_strbuf_puts(&out, "\n/* ---- the program ---- */\nstatic tlrt *R;\n\n");
-  for (const tl_struct_info *st = S->structs; st; st = st->next)
-{
+  for (const tl_struct_info *st = S->structs; st; st = st->next) {
+    if (st->generic == 'V' || st->generic == 'M') {
+      gen_vec_declare(g, st, &out);
+      continue;
+    }
     tl_strbuf_printf(&out, "struct %s;\nstatic void %s__fmt(tlrt *R, struct %s *p);\n", st->cname, st->cname, st->cname);
     if (st->is_tuple) gen_tuple_declare(st, &out);
   }

@@ -12,6 +12,7 @@
 #include "core/strbuf.h"
 #include "lang/gen.h"
 #include "lang/rt_ops.h"
+#include "lang/rt_vec.h"
 #include "lang/sema_impl.h"
 
 #define GEN_MAX_TEMPS 4096
@@ -123,6 +124,19 @@ cv gen_fnval_call(gen *g, tl_node *n);
  * owned temporary (a scalar for scalars, "0" for ()). */
 const char *gen_closure_call_expr(gen *g, const char *fn_c, const char *const *args, int nargs, const tl_ty *fty);
 cv gen_closure_call_value(gen *g, const char *fn_c, const char *const *args, int nargs, const tl_ty *fty);
+/* gen_vec.c: Vec<T> and HashMap<K, V> (layout and helpers in rt_vec.h): a B_VEC call,
+ * vec![..], v[i] / m[k] reads and v[i] places, `for x in v`, ==, the C of the types */
+const char *gen_vec_ctype(const tl_ty *t);
+cv gen_vec_call(gen *g, tl_node *n);
+cv gen_vec_lit(gen *g, tl_node *n);
+cv gen_vec_index(gen *g, tl_node *n);
+const char *gen_vec_place(gen *g, tl_node *n);
+void gen_vec_for(gen *g, tl_node *n);
+cv gen_vec_eq(gen *g, tl_node *n, cv a, cv b);
+void gen_vec_declare(gen *g, const tl_struct_info *st, tl_strbuf *out);
+void gen_vec_functions(gen *g, const tl_struct_info *st, tl_strbuf *out);
+/* one turn of a loop (gen.c); owned: a local of the turn released at its end, or NULL */
+void gen_loop_body(gen *g, tl_node *loop, tl_node *body, tl_var *owned);
 
 /* gen_builtin.c */
 cv gen_builtin_call(gen *g, tl_node *n);

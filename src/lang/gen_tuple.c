@@ -105,6 +105,11 @@ void gen_realize_value(gen *g, const tl_ty *t, const char *c, const tl_node *loo
     gen_emit(g, "tlrt_realize(R, %s, %d, %d);", c, loop->line, loop->col);
     return;
   }
+  if (tl_ty_is_vec(t) && t->st->targs[0] && t->st->targs[0]->kind == TY_TENSOR) { /* each element (gen_vec.c) */
+    gen_emit(g, "for (int64_t i = 0; %s && i < %s->len; i++) tlrt_realize(R, ((tl_tensor **)%s->data)[i], %d, %d);", c, c, c,
+             loop->line, loop->col);
+    return;
+  }
   if (!holds_tensor(t, depth)) return;
   gen_emit(g, "if (%s) {", c); /* NULL: moved out in this turn */
   g->indent++;

@@ -248,8 +248,9 @@ static tl_type *type(parser *p) {
   if (consume(p, TL_TOK_FN)) return fn_type(p, ty);
   ty->name = ident(p, "a type");
   if (!at(p, TL_TOK_LT)) return ty;
-  if (!strcmp(ty->name, "Option") || !strcmp(ty->name, "Result")) return generic_args(p, ty);
-  if (strcmp(ty->name, "Tensor")) fail_at(p, peek(p), "only Tensor, Option and Result take type arguments");
+  if (!strcmp(ty->name, "Option") || !strcmp(ty->name, "Result") || !strcmp(ty->name, "Vec") || !strcmp(ty->name, "HashMap"))
+    return generic_args(p, ty);
+  if (strcmp(ty->name, "Tensor")) fail_at(p, peek(p), "only Tensor, Option, Result, Vec and HashMap take type arguments");
   next(p);
   const tl_token *d = peek(p);
   ty->dtype = ident(p, "a dtype");
@@ -387,6 +388,30 @@ static tl_node *array(parser *p) {
   n->args = head.next;
   if (at(p, TL_TOK_PIPE)) return comprehension(p, n, bad_axis);
   next(p);
+  return n;
+}
+
+/* `vec![a, b, c]` (ival 0) and `vec![x; n]` (ival 1): an ARRAY named "vec!" */
+static tl_node *vec_macro(parser *p) {
+  tl_node *n = new_node(p, TL_N_ARRAY, next(p)); /* at `vec` */
+  next(p);
+  next(p);
+  n->name = "vec!";
+  enter(p);
+  tl_node head = {0}, *cur = &head;
+  while (!at(p, TL_TOK_RBRACKET)) {
+    cur = cur->next = expr(p);
+    if (n->args == NULL && head.next == cur && consume(p, TL_TOK_SEMI)) {
+      cur = cur->next = expr(p);
+      n->ival = 1;
+      break;
+    }
+    if (at(p, TL_TOK_RBRACKET)) break;
+    expect(p, TL_TOK_COMMA, "',' or ']' in `vec![..]`");
+  }
+  n->args = head.next;
+  expect(p, TL_TOK_RBRACKET, "']' after the elements of `vec![..]`");
+  p->depth--;
   return n;
 }
 
@@ -578,6 +603,9 @@ static tl_node *primary(parser *p) {
       return n;
     }
     if (struct_lit_ahead(p)) return struct_lit(p);
+    if (peek_at(p, 1)->kind == TL_TOK_NOT && peek_at(p, 2)->kind == TL_TOK_LBRACKET && t->len == 3 &&
+        !memcmp(p->diag->src + t->offset, "vec", 3))
+      return vec_macro(p);
     n = path_or_ident(p);
     /* `E::C { x: 1.0 }`: a struct variant, with the struct literal's rule */
     if (n->kind == TL_N_PATH && !p->no_struct && at(p, TL_TOK_LBRACE) && fields_ahead(p)) return struct_lit_fields(p, n);
@@ -943,13 +971,32 @@ static tl_node *let_stmt(parser *p) {
   return n;
 }
 
-// for = "for" ident "in" expr_no_struct block
+// for = "for" (ident | pattern) "in" expr_no_struct block
+//   -- `for (k, v) in m { .. }` is `for $for in m { let (k, v) = $for; .. }`
 static tl_node *for_stmt(parser *p) {
   tl_node *n = new_node(p, TL_N_FOR, next(p));
-  n->name = ident(p, "a loop variable after 'for'");
+  tl_node *pat = NULL;
+  if (at(p, TL_TOK_LPAREN)) {
+    pat = pattern(p);
+    n->name = "$for";
+  } else n->name = ident(p, "a loop variable after 'for'");
   expect(p, TL_TOK_IN, "'in' after the loop variable");
+  /* `for x in &v`: the same loop as `for x in v` (a loop never consumes its source) */
+  if (at(p, TL_TOK_AMP) && peek_at(p, 1)->kind != TL_TOK_MUT) next(p);
   n->lhs = head_expr(p, "a `for` head");
   n->body = block(p);
+  if (pat) {
+    tl_node *let = new_node(p, TL_N_LET, peek(p));
+    let->line = pat->line;
+    let->col = pat->col;
+    let->lhs = pat;
+    let->rhs = new_node(p, TL_N_IDENT, peek(p));
+    let->rhs->name = "$for";
+    let->rhs->line = pat->line;
+    let->rhs->col = pat->col;
+    let->next = n->body->stmts;
+    n->body->stmts = let;
+  }
   return n;
 }
 

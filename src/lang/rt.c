@@ -2,6 +2,7 @@
  * that longjmp to the driver, counted objects and strings, formatting, and tensor
  * element access with copy-on-write. Nothing here exits or aborts a correct driver. */
 #include "lang/rt.h"
+#include "lang/rt_vec.h"
 
 #include <float.h>
 #include <inttypes.h>
@@ -174,6 +175,7 @@ void tlrt_free_all(tlrt *R) {
   while (R->dying) { /* queued for their drops when the error came */
     tlrt_obj *d = R->dying;
     R->dying = d->next;
+    tlrt_vec_free_buffers(d); /* a Vec's or HashMap's own buffers (rt_vec.c) */
     free(d);
     count_freed(R);
   }
@@ -181,6 +183,7 @@ void tlrt_free_all(tlrt *R) {
   while (R->objs.next != &R->objs) {
     tlrt_obj *o = R->objs.next;
     obj_unlink(o);
+    tlrt_vec_free_buffers(o);
     free(o);
     count_freed(R);
   }

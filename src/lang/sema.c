@@ -79,6 +79,7 @@ int sema_dtype_of(const tl_ty *t) {
 bool sema_ty_fits(const tl_ty *want, const tl_ty *have) {
   if (want->kind == TY_ERROR || have->kind == TY_ERROR) return true;
   if (want->kind != have->kind) return false;
+  if (want->kind == TY_STRUCT && sema_vec_fits(want, have)) return true; /* Vec::new() */
   if (want->kind == TY_STRUCT) return want->st == have->st && (!want->st->is_tuple || sema_tuple_fits(want, have));
   if (want->kind == TY_FN) return sema_fn_fits(want, have);
   if (want->kind == TY_TENSOR)
@@ -94,6 +95,8 @@ tl_ty *sema_join(sema *s, tl_ty *a, tl_ty *b) {
   if (a->kind == TY_ERROR) return b;
   if (b->kind == TY_ERROR) return a;
   if (tl_ty_is_tuple(a) && tl_ty_is_tuple(b)) return sema_tuple_join(s, a, b);
+  if (sema_vec_fits(a, b)) return a; /* b a Vec<_> (Vec::new()): a says its elements */
+  if (sema_vec_fits(b, a)) return b;
   if (a->kind != TY_TENSOR || b->kind != TY_TENSOR) return sema_ty_fits(a, b) ? a : NULL;
   int dt = a->dtype == b->dtype ? a->dtype : -1, rank = a->rank == b->rank ? a->rank : -1;
   if (dt == a->dtype && rank == a->rank) return a;
@@ -109,7 +112,8 @@ bool sema_widen(sema *s, tl_var *v, tl_ty *t) {
   if (v->ty->kind == TY_ERROR) return true;
   tl_ty *j = sema_join(s, v->ty, t);
   if (!j) return false;
-  if (j != v->ty && ((j->kind == TY_TENSOR && (j->dtype != v->ty->dtype || j->rank != v->ty->rank)) || tl_ty_is_tuple(j))) {
+  bool vec = j->kind == TY_STRUCT && v->ty->kind == TY_STRUCT && j->st != v->ty->st && sema_vec_fits(j, v->ty);
+  if (j != v->ty && ((j->kind == TY_TENSOR && (j->dtype != v->ty->dtype || j->rank != v->ty->rank)) || tl_ty_is_tuple(j) || vec)) {
     v->ty = v->let->ty = j;
     s->widened = true;
   }
@@ -164,6 +168,7 @@ tl_ty *sema_resolve_type(sema *s, const tl_type *t) {
   }
   if (!strcmp(t->name, "Option") || !strcmp(t->name, "Result")) return sema_option_resolve(s, t);
   if (!strcmp(t->name, "fn")) return sema_fn_resolve(s, t); /* sema_closure.c */
+  if (!strcmp(t->name, "Vec") || !strcmp(t->name, "HashMap")) return sema_vec_resolve(s, t); /* sema_vec.c */
   tl_struct_info *st = find_struct(s, t->name);
   if (!st) {
     tl_diag_error(s->diag, t->line, t->col, "unknown type `%s`", t->name);
@@ -351,6 +356,10 @@ static tl_ty *check_binary_at(sema *s, tl_node *n, tl_ty *expect, bool hint_only
     if (cmp) return TY_BOOL_T;
   }
   if (cmp && tl_ty_is_tuple(l) && tl_ty_is_tuple(r)) return sema_tuple_compare(s, n, l, r);
+  if (cmp && tl_ty_is_vec(l)) {
+    tl_ty *v = sema_vec_compare(s, n, l, r);
+    if (v) return v;
+  }
   if (cmp && l->kind == r->kind && l->kind != TY_STRUCT && l->kind != TY_UNIT && l->kind != TY_RANGE && l->kind != TY_FN) {
     if ((l->kind == TY_BOOL) && op != TL_TOK_EQ && op != TL_TOK_NE) goto bad;
     return TY_BOOL_T;
@@ -443,6 +452,7 @@ static tl_ty *check_range(sema *s, tl_node *n) {
  * element type; with the dtype unknown, the type required (else f32). */
 static tl_ty *check_index(sema *s, tl_node *n, tl_ty *need) {
   tl_ty *t = sema_expr(s, n->lhs, NULL);
+  if (tl_ty_is_vec(t) || tl_ty_is_map(t)) return sema_vec_index(s, n, t); /* sema_vec.c */
   int nint = 0, nargs = 0;
   for (tl_node *a = n->args; a; a = a->next, nargs++) {
     if (a->kind == TL_N_RANGE) {
@@ -678,6 +688,7 @@ tl_ty *sema_expr(sema *s, tl_node *n, tl_ty *expect) {
   case TL_N_CALL:
     if (n->lhs->kind == TL_N_PATH && (t = sema_enum_value(s, n))) break; /* E::B(1, 2.0) */
     if (n->lhs->kind == TL_N_IDENT && (t = sema_option_value(s, n, expect, hint))) break; /* Some(1), Ok(x) */
+    if (n->lhs->kind == TL_N_PATH && (t = sema_vec_path_call(s, n, expect))) break; /* Vec::new() (sema_vec.c) */
     t = sema_logic_claims(s, n) ? sema_logic_expr(s, n) : sema_call(s, n, expect);
     break;
   case TL_N_MATCH: t = sema_match(s, n, expect, hint); break;
@@ -686,7 +697,7 @@ tl_ty *sema_expr(sema *s, tl_node *n, tl_ty *expect) {
   case TL_N_METHOD: t = sema_method(s, n); break;
   case TL_N_FIELD: t = check_field(s, n); break;
   case TL_N_INDEX: t = check_index(s, n, need); break;
-  case TL_N_ARRAY: t = check_array(s, n, expect); break;
+  case TL_N_ARRAY: t = n->name ? sema_vec_lit(s, n, expect) : check_array(s, n, expect); break; /* vec![..] */
   case TL_N_TUPLE: t = sema_tuple_expr(s, n, expect, hint); break;
   case TL_N_STRUCT_LIT:
     if (strstr(n->name, "::") && (t = sema_enum_value(s, n))) break; /* E::C { x: 1.0 } */
@@ -768,7 +779,8 @@ static void check_assign(sema *s, tl_node *n) {
   /* a variable itself (not a field or an element) takes the value: sema_widen's rule */
   tl_var *whole = n->lhs->kind == TL_N_IDENT ? n->lhs->var : NULL;
   if (n->op == TL_TOK_ASSIGN) {
-    bool store = n->lhs->kind == TL_N_INDEX && l->kind == TY_TENSOR; /* a tensor or a number fills it */
+    bool store = n->lhs->kind == TL_N_INDEX && l->kind == TY_TENSOR && n->lhs->lhs->ty &&
+                 n->lhs->lhs->ty->kind == TY_TENSOR; /* a tensor or a number fills it (not a Vec's element) */
     tl_ty *r = store ? sema_expr_hint(s, n->rhs, sema_elem_ty(l->dtype)) : sema_expr(s, n->rhs, l);
     if (store ? !(r->kind == TY_TENSOR || tl_ty_is_numeric(r) || r->kind == TY_BOOL || r->kind == TY_ERROR)
               : whole ? !sema_widen(s, whole, r) : !sema_ty_fits(l, r))
@@ -799,7 +811,10 @@ static void check_assign(sema *s, tl_node *n) {
       }
     }
   }
-  if (l->kind != TY_ERROR) check_writable(s, n->lhs);
+  if (n->lhs->kind == TL_N_INDEX && tl_ty_is_map(n->lhs->lhs->ty)) { /* Rust's HashMap has no IndexMut */
+    sema_error(s, n->lhs, "cannot assign through `m[k]`: a HashMap is written with `insert`");
+    tl_diag_hint(s->diag, "write `m.insert(k, v);`");
+  } else if (l->kind != TY_ERROR) check_writable(s, n->lhs);
 }
 
 static void check_let(sema *s, tl_node *n) {
@@ -828,6 +843,10 @@ static void check_let(sema *s, tl_node *n) {
   /* no written type: the join of every value, as far as the passes before this one
    * found them (n->ty keeps it from pass to pass; see check_fn_body) */
   tl_ty *before = n->ty;
+  if (!want && before && sema_vec_fits(before, t) && !sema_vec_fits(t, before)) { /* a Vec<_> a push inferred */
+    t = before;
+    n->rhs->ty = before;
+  }
   if (!want && before && ((t->kind == TY_TENSOR && before->kind == TY_TENSOR) || (tl_ty_is_tuple(t) && tl_ty_is_tuple(before)))) {
     tl_ty *j = sema_join(s, t, before);
     if (j) t = j;
@@ -856,6 +875,8 @@ static void check_for(sema *s, tl_node *n) {
     if (t->kind == TY_RANGE) {
       if (!h->lhs || !h->rhs) sema_error(s, h, "a `for` range needs both ends: `a..b`");
       it = TY_I64_T;
+    } else if (tl_ty_is_vec(t) || tl_ty_is_map(t)) {
+      it = sema_vec_for(s, t); /* sema_vec.c */
     } else if (t->kind == TY_TENSOR) {
       it = t->rank == 1 ? sema_elem_ty(t->dtype) : sema_tensor(s, t->dtype, t->rank > 0 ? t->rank - 1 : -1);
       if (t->rank < 0) it = sema_tensor(s, t->dtype, -1);
@@ -990,7 +1011,10 @@ static void check_fn_body(sema *s, tl_fninfo *f) {
   for (int pass = 0;; pass++) {
     s->widened = false;
     check_fn_pass(s, f);
-    if (!s->widened || pass == 100) break;
+    if (!s->widened || pass == 100) {
+      sema_vec_check_inferred(s, f);
+      break;
+    }
     d->errors = errors;
     d->nat = nat;
     d->text.len = len;

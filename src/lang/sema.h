@@ -127,7 +127,10 @@ struct tl_struct_info {
   bool is_enum;      /* an enum (sema_enum.c): a tag and every variant's fields, named
                         "v<tag>_<field>" (f_v1_0, f_v2_x in C) */
   char generic;      /* 'O' Option<T>: None, Some(T); 'R' Result<T, E>: Ok(T), Err(E); an
-                        enum made for each payload type (sema_option.c); 0 otherwise */
+                        enum made for each payload type (sema_option.c); 'V' Vec<T>, 'M'
+                        HashMap<K, V> (sema_vec.c: no fields, a run-time tlrt_vec/tlrt_map);
+                        0 otherwise */
+  struct tl_ty *targs[2]; /* 'V': T (NULL: not inferred yet); 'M': K and V */
   int nvariants;
   tl_variant_info *variants;
   int nfields;
@@ -180,6 +183,8 @@ typedef enum {
   B_OPTION,
   /* a call of a value of fn type: `f(3)`, `(s.op)(3)`, `make(2)(5)` (sema_closure.c) */
   B_FNVAL,
+  /* Vec and HashMap methods (sema_vec.c, gen_vec.c): node->len is the method (VEC_*) */
+  B_VEC,
   B_COUNT
 } tl_builtin;
 #define B_IO_FIRST B_TENSOR_SAVE
@@ -194,6 +199,8 @@ bool tl_ty_is_refcounted(const tl_ty *t); /* String, Tensor, struct, tuple */
 bool tl_ty_is_tuple(const tl_ty *t);
 bool tl_ty_is_option(const tl_ty *t); /* Option<T> */
 bool tl_ty_is_result(const tl_ty *t); /* Result<T, E> */
+bool tl_ty_is_vec(const tl_ty *t);    /* Vec<T> */
+bool tl_ty_is_map(const tl_ty *t);    /* HashMap<K, V> */
 /* a tuple's element i, as precise as known */
 tl_ty *tl_ty_tuple_elem(const tl_ty *t, int i);
 bool tl_ty_is_numeric(const tl_ty *t);

@@ -584,6 +584,8 @@ tl_ty *sema_method(sema *s, tl_node *n) {
   }
   tl_ty *opt = sema_option_method(s, n, t); /* unwrap, is_some... (sema_option.c) */
   if (opt) return opt;
+  tl_ty *vec = sema_vec_method(s, n, t); /* push, len, get... (sema_vec.c) */
+  if (vec) return vec;
   if (t->kind == TY_STRUCT) {
     char name[256];
     snprintf(name, sizeof name, "%s::%s", t->st->name, n->name);

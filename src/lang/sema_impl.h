@@ -158,6 +158,25 @@ tl_ty *sema_closure_call(sema *s, tl_node *n);
  * type, against fn(params...) -> ret; ret NULL: any result, which the returned type
  * tells. Returns arg's fn type, or TY_ERR after reporting a mismatch. */
 tl_ty *sema_closure_expect(sema *s, tl_node *arg, tl_ty **params, int nparams, tl_ty *ret);
+/* sema_vec.c: Vec<T> and HashMap<K, V>: their types, `Vec::new()`, `vec![..]`, their
+ * methods, `v[i]`, `m[k]`, `for x in v`, `==`; NULL when n or t is none of theirs */
+enum { VEC_PUSH, VEC_POP, VEC_LEN, VEC_IS_EMPTY, VEC_INSERT, VEC_REMOVE, VEC_CONTAINS, VEC_SORT, VEC_REVERSE,
+       VEC_CLEAR, VEC_TO_TENSOR, VEC_NEW, VEC_WITH_CAPACITY, VEC_FROM_TENSOR,
+       MAP_INSERT, MAP_GET, MAP_CONTAINS_KEY, MAP_REMOVE, MAP_LEN, MAP_IS_EMPTY, MAP_KEYS, MAP_VALUES, MAP_NEW, VEC_COUNT };
+tl_ty *sema_vec_resolve(sema *s, const tl_type *t);
+tl_ty *sema_vec_type(sema *s, tl_ty *elem);
+tl_ty *sema_vec_path_call(sema *s, tl_node *n, tl_ty *expect);
+tl_ty *sema_vec_lit(sema *s, tl_node *n, tl_ty *expect);
+tl_ty *sema_vec_method(sema *s, tl_node *n, tl_ty *t);
+tl_ty *sema_vec_index(sema *s, tl_node *n, tl_ty *t);
+tl_ty *sema_vec_for(sema *s, tl_ty *t); /* the loop variable's type */
+tl_ty *sema_vec_compare(sema *s, tl_node *n, tl_ty *l, tl_ty *r);
+bool sema_vec_eq_ok(const tl_ty *t); /* has `==` */
+bool sema_vec_fits(const tl_ty *want, const tl_ty *have); /* Vec<_> fits any Vec */
+/* after a function's passes: each `let` still holding a Vec<_> is an error */
+void sema_vec_check_inferred(sema *s, tl_fninfo *f);
+tl_ty *sema_option_type(sema *s, tl_ty *t); /* Option<t> (sema_option.c) */
+tl_ty *sema_tuple_of(sema *s, tl_ty **elems, int n); /* (elems...) (sema_tuple.c) */
 
 /* checks each argument of a list (a named one by its value) after an arity error, so
  * errors inside them are still reported */

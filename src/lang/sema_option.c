@@ -89,6 +89,8 @@ static tl_ty *type_of(sema *s, tl_ty *t, tl_ty *e) {
   return st ? sema_struct_ty(s, st) : TY_ERR;
 }
 
+tl_ty *sema_option_type(sema *s, tl_ty *t) { return type_of(s, t, NULL); }
+
 tl_ty *sema_option_resolve(sema *s, const tl_type *t) {
   bool result = !strcmp(t->name, "Result");
   int want = result ? 2 : 1, got = 0;

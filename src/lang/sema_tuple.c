@@ -114,6 +114,8 @@ static bool elem_ok(sema *s, int line, int col, tl_ty *t) {
   return false;
 }
 
+tl_ty *sema_tuple_of(sema *s, tl_ty **elems, int n) { return tuple_of(s, elems, n); }
+
 tl_ty *sema_tuple_resolve(sema *s, const tl_type *t) {
   tl_ty *elems[TUPLE_MAX];
   int n = 0;
