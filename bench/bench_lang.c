@@ -5,13 +5,18 @@
  *       the same loop in C (bench/scalar_loop.c, cc -O2, bound read from argv).
  *   bench: scalar_loop_exe tl_ms=X peer=c_O2 peer_ms=Y ratio=Y/X
  *       the same program made by `tl build` (no compile, no cache lookup, no load).
+ *   bench: vec_loop, vec_loop_exe: 10 rounds of 10^7 Vec<i64> pushes and indexed reads
+ *       (bench/vec_loop.tl) against a realloc-doubling C array (bench/vec_loop.c).
+ *   bench: match_loop, match_loop_exe: a match of literal, |, range, guard and binding
+ *       arms in a 10^8-turn loop (bench/match_loop.tl) against a C switch.
  *   bench: cold_start uncached_ms=X cached_ms=Y ...
  *       time to first output of `tl run bench/hundred_lines.tl`, with a fresh empty
  *       TL_CACHE_DIR and then again with the cache it left.
  * Every figure is the best of 3. The child's stdout is a pseudo-terminal, so the
  * program's output is line-buffered as on a terminal and the first line shows when
  * it is printed (a pipe would hold it until exit).
- * usage: bench_lang [path/to/tl [scratch dir]]   (run from the repository root) */
+ * usage: bench_lang [path/to/tl [scratch dir [WORD]]]   (run from the repository root;
+ * WORD: only the benchmarks whose names contain it) */
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -115,27 +120,39 @@ static double best_total(char *const argv[], const char *expect) {
   return best;
 }
 
-static void scalar_loop(char *tl, const char *scratch) {
-  static const char *const expect = "199999997\n";
-  char cache[64], c_exe[1024], tl_exe[1024], cmd[4096];
+/* a TL loop and its C peer: bench/NAME.tl and bench/NAME.c, the C given n on its
+ * command line; both print expect */
+typedef struct {
+  const char *name, *n, *expect;
+} loop_bench;
+
+static const loop_bench LOOPS[] = {
+    {"scalar_loop", "100000000", "199999997\n"},
+    {"vec_loop", "10000000", "101428570\n"},
+    {"match_loop", "100000000", "410000000\n"},
+};
+
+static void time_loop(char *tl, const char *scratch, const loop_bench *b) {
+  char cache[64], c_exe[1024], tl_exe[1024], src[256], cmd[4096];
   fresh_cache(cache, sizeof cache);
-  snprintf(c_exe, sizeof c_exe, "%s/scalar_loop_c", scratch);
-  snprintf(tl_exe, sizeof tl_exe, "%s/scalar_loop_tl", scratch);
-  snprintf(cmd, sizeof cmd, "cc -O2 -o '%s' bench/scalar_loop.c", c_exe);
+  snprintf(c_exe, sizeof c_exe, "%s/%s_c", scratch, b->name);
+  snprintf(tl_exe, sizeof tl_exe, "%s/%s_tl", scratch, b->name);
+  snprintf(src, sizeof src, "bench/%s.tl", b->name);
+  snprintf(cmd, sizeof cmd, "cc -O2 -o '%s' bench/%s.c", c_exe, b->name);
   shell(cmd);
-  snprintf(cmd, sizeof cmd, "'%s' build bench/scalar_loop.tl -o '%s'", tl, tl_exe);
+  snprintf(cmd, sizeof cmd, "'%s' build %s -o '%s'", tl, src, tl_exe);
   shell(cmd);
 
-  char *tl_run[] = {tl, "run", "bench/scalar_loop.tl", NULL};
+  char *tl_run[] = {tl, "run", src, NULL};
   char *tl_built[] = {tl_exe, NULL};
-  char *c_run[] = {c_exe, "100000000", NULL};
+  char *c_run[] = {c_exe, (char *)b->n, NULL};
   run_result warm;
-  run_checked(tl_run, &warm, expect); /* compiles and caches the program */
-  double tl_ms = best_total(tl_run, expect);
-  double exe_ms = best_total(tl_built, expect);
-  double c_ms = best_total(c_run, expect);
-  printf("bench: scalar_loop tl_ms=%.1f peer=c_O2 peer_ms=%.1f ratio=%.2f\n", tl_ms, c_ms, c_ms / tl_ms);
-  printf("bench: scalar_loop_exe tl_ms=%.1f peer=c_O2 peer_ms=%.1f ratio=%.2f\n", exe_ms, c_ms, c_ms / exe_ms);
+  run_checked(tl_run, &warm, b->expect); /* compiles and caches the program */
+  double tl_ms = best_total(tl_run, b->expect);
+  double exe_ms = best_total(tl_built, b->expect);
+  double c_ms = best_total(c_run, b->expect);
+  printf("bench: %s tl_ms=%.1f peer=c_O2 peer_ms=%.1f ratio=%.2f\n", b->name, tl_ms, c_ms, c_ms / tl_ms);
+  printf("bench: %s_exe tl_ms=%.1f peer=c_O2 peer_ms=%.1f ratio=%.2f\n", b->name, exe_ms, c_ms, c_ms / exe_ms);
   fflush(stdout);
   remove_dir(cache);
 }
@@ -171,7 +188,8 @@ int main(int argc, char **argv) {
     fprintf(stderr, "bench_lang: no %s (run make first)\n", tl);
     return 1;
   }
-  scalar_loop(tl, scratch);
-  cold_start(tl);
+  for (size_t i = 0; i < sizeof LOOPS / sizeof LOOPS[0]; i++)
+    if (argc <= 3 || strstr(LOOPS[i].name, argv[3])) time_loop(tl, scratch, &LOOPS[i]);
+  if (argc <= 3 || strstr("cold_start", argv[3])) cold_start(tl);
   return 0;
 }
