@@ -145,6 +145,7 @@ static bool of_type(sema *s, tl_node *p, tl_struct_info *st, tl_ty *t) {
 }
 
 static void check_variant_pat(sema *s, tl_node *p, tl_ty *t, bound *b) {
+  sema_generic_pattern(s, p, t); /* MyOption::Just(x) on a MyOption<i64> (sema_generic.c) */
   const char *path = p->kind == TL_N_CALL ? p->lhs->name : p->name;
   tl_struct_info *en;
   tl_variant_info *v = sema_find_variant(s, path, &en);
@@ -208,6 +209,7 @@ static void check_pat(sema *s, tl_node *p, tl_ty *t, bound *b) {
       check_variant_pat(s, p, t, b);
       return;
     }
+    sema_generic_pattern(s, p, t); /* Pair { a, b } on a Pair<i64, f64> */
     tl_struct_info *st = sema_find_struct(s, p->name);
     if (!st || st->is_enum) {
       sema_error(s, p, st ? "`%s` is an enum: match its variants, `%s::V`" : "unknown struct `%s`", p->name, p->name);
