@@ -250,7 +250,7 @@ static int tparam_index(const tl_tparam *tps, const char *name) {
 }
 
 /* binds the type parameters in the written type pat from the type have; false after a
- * mismatch (reported at `at`) */
+ * mismatch (reported at `at`; at NULL: have is a hint, a mismatch is no error) */
 bool sema_gen_unify(sema *s, const tl_type *pat, tl_ty *have, const tl_tparam *tps, tl_ty **bind, tl_node **from,
                     tl_node *at) {
   if (!pat || have->kind == TY_ERROR) return true;
@@ -264,11 +264,16 @@ bool sema_gen_unify(sema *s, const tl_type *pat, tl_ty *have, const tl_tparam *t
   int i = pat->elems ? -1 : tparam_index(tps, pat->name);
   if (i >= 0) {
     if (!bind[i] || sema_ty_fits(have, bind[i])) { /* a tensor of unknown dtype takes any */
+      if (from && !bind[i]) from[i] = at;
       bind[i] = have;
-      if (from) from[i] = at;
       return true;
     }
     if (sema_ty_fits(bind[i], have)) return true;
+    if (bind[i]->kind == TY_TENSOR && have->kind == TY_TENSOR && sema_join(s, bind[i], have)) {
+      bind[i] = sema_join(s, bind[i], have); /* `T` is a tensor of either's rank */
+      return true;
+    }
+    if (!at) return false; /* the expected type is a hint only */
     char a[256], b[256];
     sema_error(s, at, "mismatched types: expected %s, found %s", tl_ty_name(bind[i], a, sizeof a), tl_ty_name(have, b, sizeof b));
     if (from && from[i])
@@ -427,7 +432,7 @@ static tl_fninfo *fn_instance(sema *s, tl_fn *tmpl, tl_struct_info *owner, const
   const char *name = owner ? tmpl->name : args_name(s, tmpl->name, args, n, "::<");
   if (s->env && s->env->depth >= GEN_MAX_DEPTH) {
     int line = at ? at->line : tmpl->line, col = at ? at->col : tmpl->col;
-    tl_diag_error(s->diag, line, col, "reached the limit of %d nested instances while instantiating `%s`", GEN_MAX_DEPTH, name);
+    tl_diag_error(s->diag, line, col, "reached the limit of %d nested instances while instantiating `%s`", GEN_MAX_DEPTH, tmpl->name);
     tl_diag_hint(s->diag, "`%s` calls itself with a new type each time (polymorphic recursion): its instances never end", tmpl->name);
     return NULL;
   }
@@ -503,7 +508,7 @@ static bool owner_call(sema *s, tl_node *n, gen_tmpl *g, const char *method, tl_
     }
     if (!infer_from_args(s, m->params, n->args, tps, bind, from)) return true;
     char fix[300];
-    snprintf(fix, sizeof fix, "write the type: `%s::<%s>::%s(..)`, or give the variable a type", g->name, g->tparams->name, method);
+    snprintf(fix, sizeof fix, "write the type: `%s::<i64%s>::%s(..)`, or give the variable a type", g->name, g->n > 1 ? ", .." : "", method);
     if (!all_bound(s, n->lhs, g->tparams, bind, g->name, fix)) return true;
   }
   tl_struct_info *st = sema_gen_struct(s, g, bind);
@@ -566,9 +571,9 @@ bool sema_generic_call(sema *s, tl_node *n, const char *name, tl_ty *expect, tl_
     }
   } else {
     if (!infer_from_args(s, g->fn->params, n->args, g->tparams, bind, from)) return true;
-    if (expect && g->fn->ret) sema_gen_unify(s, g->fn->ret, expect, g->tparams, bind, NULL, n);
+    if (expect && g->fn->ret) sema_gen_unify(s, g->fn->ret, expect, g->tparams, bind, NULL, NULL);
     char fix[300];
-    snprintf(fix, sizeof fix, "give it with a turbofish: `%s::<%s>(..)`", name, g->tparams->name);
+    snprintf(fix, sizeof fix, "give it with a turbofish: `%s::<i64>(..)`", name);
     if (!all_bound(s, n->lhs, g->tparams, bind, name, fix)) return true;
   }
   if (!check_bounds(s, n, name, g->tparams, bind, from)) return true;
@@ -671,7 +676,7 @@ bool sema_generic_rename(sema *s, tl_node *n, tl_ty *expect) {
     bool named = n->kind == TL_N_STRUCT_LIT;
     if ((call || named) && !infer_fields(s, n->args, v ? v->fields : g->it->fields, named, g->tparams, bind)) return false;
     char fix[300];
-    snprintf(fix, sizeof fix, "write the type: `let x: %s<%s> = ..;`", g->name, g->tparams->name);
+    snprintf(fix, sizeof fix, "write the type: `let x: %s<i64%s> = ..;`", g->name, g->n > 1 ? ", .." : "");
     if (!all_bound(s, n, g->tparams, bind, sep ? holder->name : g->name, fix)) {
       if (call || named) sema_check_rest(s, n->args);
       return false;
