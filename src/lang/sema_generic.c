@@ -298,11 +298,13 @@ static bool untyped_literal(const tl_node *n) {
 }
 
 /* binds type parameters from call arguments against written parameter types: the
- * typed arguments first, so that a literal takes the type they gave (`max_of(x, 2.0)`
- * with x: f64) */
-static bool infer_from_args(sema *s, const tl_param *params, tl_node *args, const tl_tparam *tps, tl_ty **bind, tl_node **from) {
+ * typed arguments first, then the expected type of the result, so that a literal
+ * takes the type they gave (`max_of(x, 2.0)` with x: f64) */
+static bool infer_from_args(sema *s, const tl_param *params, tl_node *args, const tl_tparam *tps, tl_ty **bind, tl_node **from,
+                            const tl_type *ret, tl_ty *expect) {
   bool ok = true;
   for (int round = 0; round < 2; round++) {
+    if (round == 1 && expect && ret) sema_gen_unify(s, ret, expect, tps, bind, NULL, NULL); /* `let y: i32 = same(5)` */
     const tl_param *p = params;
     for (tl_node *a = args; a && p; a = a->next, p = p->next) {
       tl_node *x = a->kind == TL_N_UNARY && a->op == TL_TOK_AMP ? a->lhs : a;
@@ -506,7 +508,7 @@ static bool owner_call(sema *s, tl_node *n, gen_tmpl *g, const char *method, tl_
       sema_check_rest(s, n->args);
       return true;
     }
-    if (!infer_from_args(s, m->params, n->args, tps, bind, from)) return true;
+    if (!infer_from_args(s, m->params, n->args, tps, bind, from, NULL, NULL)) return true;
     char fix[300];
     snprintf(fix, sizeof fix, "write the type: `%s::<i64%s>::%s(..)`, or give the variable a type", g->name, g->n > 1 ? ", .." : "", method);
     if (!all_bound(s, n->lhs, g->tparams, bind, g->name, fix)) return true;
@@ -570,8 +572,7 @@ bool sema_generic_call(sema *s, tl_node *n, const char *name, tl_ty *expect, tl_
       return true;
     }
   } else {
-    if (!infer_from_args(s, g->fn->params, n->args, g->tparams, bind, from)) return true;
-    if (expect && g->fn->ret) sema_gen_unify(s, g->fn->ret, expect, g->tparams, bind, NULL, NULL);
+    if (!infer_from_args(s, g->fn->params, n->args, g->tparams, bind, from, g->fn->ret, expect)) return true;
     char fix[300];
     snprintf(fix, sizeof fix, "give it with a turbofish: `%s::<i64>(..)`", name);
     if (!all_bound(s, n->lhs, g->tparams, bind, name, fix)) return true;

@@ -16,7 +16,7 @@
 static bool builtin_satisfies(const tl_ty *t, const char *trait, bool *known) {
   *known = true;
   if (!strcmp(trait, "Ord") || !strcmp(trait, "PartialOrd"))
-    return tl_ty_is_numeric(t) || t->kind == TY_CHAR || t->kind == TY_BOOL || t->kind == TY_STR;
+    return tl_ty_is_numeric(t) || t->kind == TY_CHAR; /* what `<` compares in TL */
   if (!strcmp(trait, "PartialEq") || !strcmp(trait, "Eq"))
     return tl_ty_is_numeric(t) || t->kind == TY_CHAR || t->kind == TY_BOOL || t->kind == TY_STR || tl_ty_is_tuple(t);
   if (!strcmp(trait, "Copy")) return tl_ty_is_numeric(t) || t->kind == TY_CHAR || t->kind == TY_BOOL;
