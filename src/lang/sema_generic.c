@@ -292,9 +292,52 @@ bool sema_gen_unify(sema *s, const tl_type *pat, tl_ty *have, const tl_tparam *t
   return true;
 }
 
-static bool untyped_literal(const tl_node *n) {
+/* a value whose type its context gives: a literal number, `None`, `Tree::Leaf` of a
+ * generic enum: checked after the others, against what they bound */
+static bool late(sema *s, const tl_node *n) {
   if (n->kind == TL_N_UNARY && n->op == TL_TOK_MINUS) n = n->lhs;
-  return n->kind == TL_N_INT || n->kind == TL_N_FLOAT;
+  if (n->kind == TL_N_INT || n->kind == TL_N_FLOAT || sema_option_needs_context(n)) return true;
+  if (n->kind != TL_N_PATH || !strstr(n->name, "::")) return false;
+  char name[256];
+  snprintf(name, sizeof name, "%.*s", (int)(strstr(n->name, "::") - n->name), n->name);
+  return sema_gen_find(s, name, 'e') != NULL;
+}
+
+/* the written type pat with the parameters bound so far, or NULL when one is not (or
+ * it does not resolve: its declaration reports that) */
+static bool unbound_in(const tl_type *pat, const tl_tparam *tps, tl_ty **bind) {
+  for (; pat; pat = pat->next) {
+    int i = pat->elems || pat->is_tuple ? -1 : tparam_index(tps, pat->name);
+    if ((i >= 0 && !bind[i]) || unbound_in(pat->elems, tps, bind)) return true;
+  }
+  return false;
+}
+
+static tl_ty *bound_type(sema *s, const tl_type *pat, const tl_tparam *tps, tl_ty **bind) {
+  if (!pat) return NULL;
+  int n = count_tparams(tps);
+  const tl_type *one = pat;
+  tl_type copy = *pat; /* pat alone, not the types after it */
+  copy.next = NULL;
+  one = &copy;
+  if (unbound_in(one, tps, bind)) return NULL;
+  tl_ty *unit = TY_UNIT_T; /* the unbound ones are not named in pat */
+  tl_ty *args[64];
+  for (int i = 0; i < n && i < 64; i++) args[i] = bind[i] ? bind[i] : unit;
+  bind = args;
+  tl_diag *d = s->diag;
+  int errors = d->errors, nat = d->nat;
+  size_t len = d->text.len;
+  sema_tyenv *saved = s->env;
+  s->env = sema_gen_env(s, tps, bind, n, s->self_ty, NULL);
+  tl_ty *t = sema_resolve_type(s, one);
+  s->env = saved;
+  if (d->errors == errors) return t;
+  d->errors = errors; /* said where it is declared */
+  d->nat = nat;
+  d->text.len = len;
+  if (d->text.data) d->text.data[len] = '\0';
+  return NULL;
 }
 
 /* binds type parameters from call arguments against written parameter types: the
@@ -309,9 +352,8 @@ static bool infer_from_args(sema *s, const tl_param *params, tl_node *args, cons
     for (tl_node *a = args; a && p; a = a->next, p = p->next) {
       tl_node *x = a->kind == TL_N_UNARY && a->op == TL_TOK_AMP ? a->lhs : a;
       if (x->kind == TL_N_FIELD_INIT) x = x->lhs;
-      if (untyped_literal(x) != (round == 1)) continue;
-      int i = p->type && !p->type->elems ? tparam_index(tps, p->type->name) : -1;
-      tl_ty *t = sema_expr_hint(s, x, i >= 0 ? bind[i] : NULL);
+      if (late(s, x) != (round == 1)) continue;
+      tl_ty *t = sema_expr_hint(s, x, round ? bound_type(s, p->type, tps, bind) : NULL);
       if (t->kind == TY_ERROR) ok = false;
       else if (!sema_gen_unify(s, p->type, t, tps, bind, from, x)) ok = false;
     }
@@ -615,16 +657,18 @@ static const tl_field *find_field(const tl_field *f, const char *name) {
 /* binds from `{ a: x, b: y }` or positional `(x, y)` against the written fields */
 static bool infer_fields(sema *s, tl_node *args, const tl_field *fields, bool named, const tl_tparam *tps, tl_ty **bind) {
   bool ok = true;
-  const tl_field *f = fields;
-  for (tl_node *a = args; a; a = a->next) {
-    const tl_field *fd = named ? (a->kind == TL_N_FIELD_INIT ? find_field(fields, a->name) : NULL) : f;
-    if (!named && f) f = f->next;
-    if (!fd) continue; /* an unknown or extra field: the instance's check reports it */
-    tl_node *x = a->kind == TL_N_FIELD_INIT ? a->lhs : a;
-    int i = fd->type && !fd->type->elems ? tparam_index(tps, fd->type->name) : -1;
-    tl_ty *t = sema_expr_hint(s, x, i >= 0 ? bind[i] : NULL);
-    if (t->kind == TY_ERROR) ok = false;
-    else if (!sema_gen_unify(s, fd->type, t, tps, bind, NULL, x)) ok = false;
+  for (int round = 0; round < 2; round++) {
+    const tl_field *f = fields;
+    for (tl_node *a = args; a; a = a->next) {
+      const tl_field *fd = named ? (a->kind == TL_N_FIELD_INIT ? find_field(fields, a->name) : NULL) : f;
+      if (!named && f) f = f->next;
+      if (!fd) continue; /* an unknown or extra field: the instance's check reports it */
+      tl_node *x = a->kind == TL_N_FIELD_INIT ? a->lhs : a;
+      if (late(s, x) != (round == 1)) continue;
+      tl_ty *t = sema_expr_hint(s, x, round ? bound_type(s, fd->type, tps, bind) : NULL);
+      if (t->kind == TY_ERROR) ok = false;
+      else if (!sema_gen_unify(s, fd->type, t, tps, bind, NULL, x)) ok = false;
+    }
   }
   return ok;
 }
