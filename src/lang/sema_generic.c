@@ -453,7 +453,8 @@ static tl_fn *clone_fn(sema *s, const tl_fn *fn, const sema_tyenv *e) {
 tl_fn *sema_gen_clone_fn(sema *s, const tl_fn *fn) { return clone_fn(s, fn, NULL); }
 
 /* a C name for an instance: its name's letters and digits, made unique by a number */
-static const char *instance_cname(sema *s, const char *name, int k) {
+const char *sema_gen_cname(sema *s, const char *name) {
+  int k = sema_gen_of(s)->count++;
   size_t n = strlen(name);
   char *c = tl_arena_alloc(s->arena, n + 32);
   if (!c) return "tlg_fn";
@@ -493,7 +494,7 @@ static tl_fninfo *fn_instance(sema *s, tl_fn *tmpl, tl_struct_info *owner, const
   tl_fninfo *f = sema_declare_fn(s, c, owner);
   s->env = saved;
   if (!f) return NULL;
-  f->cname = instance_cname(s, f->name, g->count++);
+  f->cname = sema_gen_cname(s, f->name);
   *inst = (gen_inst){.tmpl = tmpl, .owner = owner, .n = n, .args = targs, .f = f, .next = g->insts};
   g->insts = inst;
   return f;

@@ -52,6 +52,8 @@ bool sema_ty_same(const tl_ty *a, const tl_ty *b);
 sema_tyenv *sema_gen_env(sema *s, const tl_tparam *tps, tl_ty **args, int n, tl_ty *self, const char *owner);
 tl_struct_info *sema_gen_struct(sema *s, gen_tmpl *g, tl_ty **args);
 tl_fn *sema_gen_clone_fn(sema *s, const tl_fn *fn);
+/* a C name for a fn whose name is no C identifier (`Pair<i64, f64>::area`) */
+const char *sema_gen_cname(sema *s, const char *name);
 /* sema_trait.c: a generic fn's bounds at its definition (known traits; methods called on
  * a value of a type parameter are its bounds'); a hint naming the impls of a trait */
 void sema_trait_check_generic(sema *s, gen_tmpl *g);

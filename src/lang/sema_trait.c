@@ -144,7 +144,9 @@ static void declare_for(sema *s, tl_fn *m, tl_struct_info *st, sema_tyenv *env) 
   s->env = env;
   tl_fninfo *f = sema_declare_fn(s, m, st);
   s->env = saved;
-  if (f) f->env = env;
+  if (!f) return;
+  f->env = env;
+  if (strpbrk(f->name, "<>(), ")) f->cname = sema_gen_cname(s, f->name); /* `(i64, i64)::describe` */
 }
 
 void sema_trait_impl(sema *s, tl_ast_item *it) {
