@@ -277,7 +277,7 @@ bool sema_gen_unify(sema *s, const tl_type *pat, tl_ty *have, const tl_tparam *t
     char a[256], b[256];
     sema_error(s, at, "mismatched types: expected %s, found %s", tl_ty_name(bind[i], a, sizeof a), tl_ty_name(have, b, sizeof b));
     if (from && from[i])
-      tl_diag_hint(s->diag, "the type parameter `%s` is %s here, from the argument at %d:%d", pat->name, a, from[i]->line, from[i]->col);
+      tl_diag_hint(s->diag, "the type parameter `%s` is %s here, from the value at %d:%d", pat->name, a, from[i]->line, from[i]->col);
     return false;
   }
   if (!pat->elems || have->kind != TY_STRUCT) return true;
@@ -658,6 +658,7 @@ static const tl_field *find_field(const tl_field *f, const char *name) {
 /* binds from `{ a: x, b: y }` or positional `(x, y)` against the written fields */
 static bool infer_fields(sema *s, tl_node *args, const tl_field *fields, bool named, const tl_tparam *tps, tl_ty **bind) {
   bool ok = true;
+  tl_node *from[64] = {0};
   for (int round = 0; round < 2; round++) {
     const tl_field *f = fields;
     for (tl_node *a = args; a; a = a->next) {
@@ -668,7 +669,7 @@ static bool infer_fields(sema *s, tl_node *args, const tl_field *fields, bool na
       if (late(s, x) != (round == 1)) continue;
       tl_ty *t = sema_expr_hint(s, x, round ? bound_type(s, fd->type, tps, bind) : NULL);
       if (t->kind == TY_ERROR) ok = false;
-      else if (!sema_gen_unify(s, fd->type, t, tps, bind, NULL, x)) ok = false;
+      else if (!sema_gen_unify(s, fd->type, t, tps, bind, from, x)) ok = false;
     }
   }
   return ok;

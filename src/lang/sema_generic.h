@@ -35,6 +35,7 @@ typedef struct gen_inst { /* a fn instance: tmpl with owner (a method's) and arg
 typedef struct trait_impl { /* `impl Shape for Circle` */
   gen_tmpl *trait;
   tl_ty *self;
+  int line;
   struct trait_impl *next;
 } trait_impl;
 

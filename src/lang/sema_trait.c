@@ -134,6 +134,7 @@ static bool same_shape(sema *s, tl_fn *m, tl_fn *tm, const char *trait) {
   if (mn != tn) {
     tl_diag_error(s->diag, m->line, m->col, "method `%s` has %d parameter%s but the declaration in trait `%s` has %d", m->name, mn,
                   mn == 1 ? "" : "s", trait, tn);
+    tl_diag_hint(s->diag, "take the parameters the trait's `%s` takes (line %d)", m->name, tm->line);
     return false;
   }
   return true;
@@ -168,15 +169,17 @@ void sema_trait_impl(sema *s, tl_ast_item *it) {
     tl_diag_error(s->diag, it->self_type->line, it->self_type->col, "a trait cannot be implemented for %s", tl_ty_name(self, b, sizeof b));
     return;
   }
-  if (find_impl(s, tr, self)) {
+  trait_impl *prev = find_impl(s, tr, self);
+  if (prev) {
     char b[128];
     tl_diag_error(s->diag, it->line, it->col, "conflicting implementations of trait `%s` for type `%s`", tr->name,
                   tl_ty_name(self, b, sizeof b));
+    tl_diag_hint(s->diag, "the first is at line %d: a type implements a trait once", prev->line);
     return;
   }
   trait_impl *ti = tl_arena_alloc(s->arena, sizeof *ti);
   if (!ti) return;
-  *ti = (trait_impl){.trait = tr, .self = self, .next = sema_gen_of(s)->impls};
+  *ti = (trait_impl){.trait = tr, .self = self, .line = it->line, .next = sema_gen_of(s)->impls};
   sema_gen_of(s)->impls = ti;
   tl_struct_info *st = self->kind == TY_STRUCT ? self->st : NULL;
   sema_tyenv *env = NULL;
@@ -203,9 +206,13 @@ void sema_trait_impl(sema *s, tl_ast_item *it) {
     bool given = false;
     for (tl_fn *m = it->methods; m; m = m->next) given |= !strcmp(m->name, tm->name);
     if (given) continue;
-    if (tm->body) declare_for(s, sema_gen_clone_fn(s, tm), st, env); /* the default, checked for this type */
-    else if (len < sizeof missing)
-      len += (size_t)snprintf(missing + len, sizeof missing - len, "%s`%s`", len ? ", " : "", tm->name);
+    tl_fn *c = sema_gen_clone_fn(s, tm);
+    if (!c) return;
+    if (!tm->body) { /* reported below; known by name, so its calls are not errors too */
+      c->partial = c->broken = true;
+      if (len < sizeof missing) len += (size_t)snprintf(missing + len, sizeof missing - len, "%s`%s`", len ? ", " : "", tm->name);
+    }
+    declare_for(s, c, st, env); /* a default: checked for this type */
   }
   if (len) {
     tl_diag_error(s->diag, it->line, it->col, "not all trait items implemented, missing: %s", missing);
