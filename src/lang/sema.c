@@ -1156,7 +1156,9 @@ int tl_sema_check(tl_program *prog, tl_diag *diag, tl_arena *arena, tl_sema *out
     if (!f->fn->broken) {
       int u = f->fn->unit; /* a module's function: its errors are its file's */
       s.diag = u > 0 && u < prog->nunits ? prog->units[u].diag : diag;
+      int nat = s.diag->nat;
       check_fn_body(&s, f);
+      if (f->env && f->env->n) sema_generic_dedupe(&s, nat, f->name); /* another instance said it already */
     }
   s.diag = diag;
   sema_logic_finish(&s);

@@ -12,6 +12,7 @@
 #include "lang/sema_generic.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #define GEN_MAX_DEPTH 32
@@ -740,4 +741,49 @@ void sema_generic_pattern(sema *s, tl_node *p, tl_ty *t) {
   const char *sep = strstr(holder->name, "::");
   size_t len = sep ? (size_t)(sep - holder->name) : strlen(holder->name);
   if (strlen(t->st->generic_of) == len && !strncmp(t->st->generic_of, holder->name, len)) rename_to(s, holder, t->st, sep ? sep : "");
+}
+
+/* ---- errors ---- */
+
+static size_t error_end(const tl_diag *d, int i) { return i + 1 < d->nat ? d->at[i + 1].start : d->text.len; }
+
+/* an earlier error that begins with error i's text (it may end with its instance's name) */
+static bool said_before(const tl_diag *d, int i, int first) {
+  size_t a = d->at[i].start, n = error_end(d, i) - a;
+  for (int k = 0; k < first; k++)
+    if (error_end(d, k) - d->at[k].start >= n && !memcmp(d->text.data + d->at[k].start, d->text.data + a, n)) return true;
+  return false;
+}
+
+void sema_generic_dedupe(sema *s, int first, const char *instance) {
+  tl_diag *d = s->diag;
+  if (first >= d->nat || !d->text.data) return;
+  size_t base = d->at[first].start, len = d->text.len - base;
+  char *tail = malloc(len + 1);
+  if (!tail) return;
+  memcpy(tail, d->text.data + base, len);
+  int n = d->nat, kept = first;
+  struct tl_diag_at *at = malloc(sizeof *at * (size_t)n);
+  if (!at) {
+    free(tail);
+    return;
+  }
+  memcpy(at, d->at, sizeof *at * (size_t)n);
+  bool *drop = calloc((size_t)n, 1);
+  for (int i = first; drop && i < n; i++) drop[i] = said_before(d, i, first);
+  d->text.len = base; /* the new errors again, each once and with its instance's name */
+  d->text.data[base] = '\0';
+  d->nat = first;
+  for (int i = first; drop && i < n; i++) {
+    if (drop[i]) continue;
+    size_t a = at[i].start - base, e = (i + 1 < n ? at[i + 1].start : base + len) - base;
+    d->at[kept] = at[i];
+    d->at[kept++].start = d->text.len;
+    tl_strbuf_printf(&d->text, "%.*s  note: in `%s`\n", (int)(e - a), tail + a, instance);
+  }
+  d->errors -= n - kept;
+  d->nat = kept;
+  free(drop);
+  free(at);
+  free(tail);
 }

@@ -166,6 +166,10 @@ bool sema_generic_call(sema *s, tl_node *n, const char *name, tl_ty *expect, tl_
 tl_fninfo *sema_generic_find_fn(sema *s, const char *name);
 bool sema_generic_rename(sema *s, tl_node *n, tl_ty *expect);
 void sema_generic_pattern(sema *s, tl_node *p, tl_ty *t);
+/* drops the errors from the first-th on that repeat an earlier one word for word (an
+ * error in a generic body is the same in each instance), and names the instance under
+ * the others */
+void sema_generic_dedupe(sema *s, int first, const char *instance);
 /* sema_trait.c: traits. impl: `impl Shape for Circle` declares its methods and the
  * defaults it does not override; method: a trait method on a builtin type (NULL: none);
  * satisfies: does t implement the bound (a user trait or Ord, Clone...) */
