@@ -779,7 +779,8 @@ void sema_generic_dedupe(sema *s, int first, const char *instance) {
     size_t a = at[i].start - base, e = (i + 1 < n ? at[i + 1].start : base + len) - base;
     d->at[kept] = at[i];
     d->at[kept++].start = d->text.len;
-    tl_strbuf_printf(&d->text, "%.*s  note: in `%s`\n", (int)(e - a), tail + a, instance);
+    tl_strbuf_printf(&d->text, "%.*s", (int)(e - a), tail + a);
+    if (strlen(instance) <= 100) tl_strbuf_printf(&d->text, "  note: in `%s`\n", instance); /* a readable name only */
   }
   d->errors -= n - kept;
   d->nat = kept;
