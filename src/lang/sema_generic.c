@@ -691,12 +691,13 @@ bool sema_generic_rename(sema *s, tl_node *n, tl_ty *expect) {
   if (call && n->lhs->kind != TL_N_PATH) return true;
   if (n->kind != TL_N_PATH && n->kind != TL_N_STRUCT_LIT && !call) return true;
   tl_node *holder = call ? n->lhs : n;
-  if (!holder->name || !s->gen) return true;
+  if (!holder->name) return true;
   if (n->kind == TL_N_STRUCT_LIT && !strcmp(holder->name, "Self") && s->self_ty && s->self_ty->kind == TY_STRUCT) {
     holder->name = s->self_ty->st->name;
     return true;
   }
   rename_self(s, holder);
+  if (!s->gen) return true;
   const char *sep = strstr(holder->name, "::");
   char name[256];
   snprintf(name, sizeof name, "%.*s", sep ? (int)(sep - holder->name) : (int)strlen(holder->name), holder->name);
