@@ -74,6 +74,7 @@ int sema_dtype_of(const tl_ty *t) {
 
 /* may a value of type `have` go where `want` is expected? */
 bool sema_ty_fits(const tl_ty *want, const tl_ty *have) {
+  if (want == have) return true; /* a nested tuple of shared parts is not walked as a tree */
   if (want->kind == TY_ERROR || have->kind == TY_ERROR) return true;
   if (want->kind != have->kind) return false;
   if (want->kind == TY_STRUCT) return want->st == have->st && (!want->st->is_tuple || sema_tuple_fits(want, have));

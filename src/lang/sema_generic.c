@@ -43,6 +43,7 @@ static int count_types(const tl_type *t) {
 }
 
 bool sema_ty_same(const tl_ty *a, const tl_ty *b) {
+  if (a == b) return true;
   if (a->kind != b->kind) return false;
   if (a->kind == TY_TENSOR) return a->dtype == b->dtype && a->rank == b->rank;
   if (a->kind != TY_STRUCT) return true;
