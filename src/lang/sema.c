@@ -1059,7 +1059,7 @@ static tl_fninfo *declare_fn(sema *s, tl_fn *fn, tl_struct_info *st) {
   f->nparams = n - (f->self ? 1 : 0);
   s->self_ty = saved_self;
   tl_fninfo *prev = find_declared_fn(s, name);
-  if (prev) {
+  if (prev || (!owner && sema_generic_fn_named(s, name))) { /* `fn f` and `fn f<T>` */
     tl_diag_error(s->diag, fn->line, fn->col, "`%s` is defined twice", name);
     return f;
   }

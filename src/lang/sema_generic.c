@@ -111,6 +111,8 @@ bool sema_generic_register(sema *s, tl_ast_item *it, bool broken) {
   return true;
 }
 
+bool sema_generic_fn_named(sema *s, const char *name) { return s->gen && sema_gen_find(s, name, 'f'); }
+
 /* `impl<T> Stack<T> { .. }`: its methods are made for each instance of Stack used */
 static void generic_impl(sema *s, tl_ast_item *it) {
   gen_tmpl *g = sema_gen_find(s, it->name, 'd');

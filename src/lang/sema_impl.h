@@ -161,6 +161,7 @@ tl_variant_info *sema_option_variant(sema *s, tl_node *p, const char *name, tl_t
  * or pattern naming a generic struct or enum gets its instance's name (false: an error) */
 bool sema_generic_register(sema *s, tl_ast_item *it, bool broken);
 bool sema_generic_item(sema *s, tl_ast_item *it);
+bool sema_generic_fn_named(sema *s, const char *name); /* a generic fn of that name */
 tl_ty *sema_generic_resolve(sema *s, const tl_type *t);
 bool sema_generic_call(sema *s, tl_node *n, const char *name, tl_ty *expect, tl_fninfo **f);
 tl_fninfo *sema_generic_find_fn(sema *s, const char *name);
