@@ -128,8 +128,11 @@ static void generic_impl(sema *s, tl_ast_item *it) {
   if (!ok) {
     tl_diag_error(s->diag, it->self_type->line, it->self_type->col, "an impl of generic type `%s` takes its type parameters as they are declared",
                   g->name);
-    tl_diag_hint(s->diag, "write `impl<%s> %s<%s>` (an impl for one instance only is not supported)", g->tparams->name, g->name,
-                 g->tparams->name);
+    char ps[256] = "";
+    size_t len = 0;
+    for (const tl_tparam *q = g->tparams; q && len < sizeof ps; q = q->next)
+      len += (size_t)snprintf(ps + len, sizeof ps - len, "%s%s", q == g->tparams ? "" : ", ", q->name);
+    tl_diag_hint(s->diag, "write `impl<%s> %s<%s>` (an impl for one instance only is not supported)", ps, g->name, ps);
     return;
   }
   for (tl_fn *m = it->methods; m; m = m->next)
@@ -165,7 +168,23 @@ bool sema_generic_item(sema *s, tl_ast_item *it) {
 /* ---- types ---- */
 
 /* the instance of generic struct or enum g for these type arguments, made on first use */
-tl_struct_info *sema_gen_struct(sema *s, gen_tmpl *g, tl_ty **args) {
+/* the bounds of a generic struct's parameters (`struct Boxed<T: Shape>`), once per
+ * instance, where it is first named */
+static bool struct_bounds(sema *s, gen_tmpl *g, tl_ty **args, int line, int col) {
+  int i = 0;
+  bool ok = true;
+  for (const tl_tparam *p = g->tparams; p; p = p->next, i++)
+    for (const tl_type *b = p->bounds; b; b = b->next) {
+      if (sema_trait_satisfies(s, args[i], b->name)) continue;
+      char t[256];
+      tl_diag_error(s->diag, line, col, "the trait bound `%s: %s` is not satisfied", tl_ty_name(args[i], t, sizeof t), b->name);
+      sema_trait_hint(s, b->name, p->name, g->name);
+      ok = false;
+    }
+  return ok;
+}
+
+tl_struct_info *sema_gen_struct(sema *s, gen_tmpl *g, tl_ty **args, int line, int col) {
   int count = 0;
   tl_struct_info **tail = &s->out->structs;
   for (; *tail; tail = &(*tail)->next) {
@@ -188,6 +207,7 @@ tl_struct_info *sema_gen_struct(sema *s, gen_tmpl *g, tl_ty **args) {
   st->line = g->it->line;
   st->col = g->it->col;
   *tail = st; /* known before its fields: `enum Tree<T> { Node(Tree<T>, T) }` finds itself */
+  st->partial = !struct_bounds(s, g, args, line, col); /* its methods are not made: no errors follow */
   sema_tyenv *saved = s->env;
   tl_ty *self = s->self_ty;
   s->env = sema_gen_env(s, g->tparams, args, g->n, NULL, NULL);
@@ -241,7 +261,7 @@ tl_ty *sema_generic_resolve(sema *s, const tl_type *t) {
     }
   }
   if (!ok) return TY_ERR;
-  tl_struct_info *st = sema_gen_struct(s, g, args);
+  tl_struct_info *st = sema_gen_struct(s, g, args, t->line, t->col);
   return st ? sema_struct_ty(s, st) : TY_ERR;
 }
 
@@ -560,7 +580,7 @@ static bool owner_call(sema *s, tl_node *n, gen_tmpl *g, const char *method, tl_
     snprintf(fix, sizeof fix, "write the type: `%s::<i64%s>::%s(..)`, or give the variable a type", g->name, g->n > 1 ? ", .." : "", method);
     if (!all_bound(s, n->lhs, g->tparams, bind, g->name, fix)) return true;
   }
-  tl_struct_info *st = sema_gen_struct(s, g, bind);
+  tl_struct_info *st = sema_gen_struct(s, g, bind, n->lhs->line, n->lhs->col);
   if (!st) return true;
   char *path = tl_arena_alloc(s->arena, strlen(st->name) + strlen(method) + 3);
   if (!path) return true;
@@ -573,6 +593,12 @@ static bool owner_call(sema *s, tl_node *n, gen_tmpl *g, const char *method, tl_
     sema_check_rest(s, n->args);
   }
   return true;
+}
+
+static bool find_fn_quiet(sema *s, const char *name) {
+  for (tl_fninfo *f = s->out->fns; f; f = f->next)
+    if (!strcmp(f->name, name)) return true;
+  return false;
 }
 
 bool sema_generic_call(sema *s, tl_node *n, const char *name, tl_ty *expect, tl_fninfo **f) {
@@ -589,10 +615,9 @@ bool sema_generic_call(sema *s, tl_node *n, const char *name, tl_ty *expect, tl_
   }
   gen_tmpl *g = sema_gen_find(s, name, 'f');
   if (!g) {
-    if (n->lhs->type) {
+    if (n->lhs->type && find_fn_quiet(s, name)) /* else it is not found, said later */
       sema_error(s, n->lhs, "`%s` is not a generic function: it takes no type arguments", name);
-      n->lhs->type = NULL;
-    }
+    n->lhs->type = NULL;
     return false;
   }
   if (g->broken) {
@@ -637,7 +662,7 @@ tl_fninfo *sema_generic_find_fn(sema *s, const char *name) {
   char owner[1024];
   snprintf(owner, sizeof owner, "%.*s", (int)(sep - name), name);
   tl_struct_info *st = sema_find_struct(s, owner);
-  if (!st || !st->generic_of) return NULL;
+  if (!st || !st->generic_of || st->partial) return NULL;
   gen_tmpl *g = sema_gen_find(s, st->generic_of, 'd');
   for (gen_impl *i = g ? g->impls : NULL; i; i = i->next)
     for (tl_fn *m = i->it->methods; m; m = m->next)
@@ -734,7 +759,7 @@ bool sema_generic_rename(sema *s, tl_node *n, tl_ty *expect) {
       return false;
     }
   }
-  return rename_to(s, holder, sema_gen_struct(s, g, bind), sep ? sep : "");
+  return rename_to(s, holder, sema_gen_struct(s, g, bind, n->line, n->col), sep ? sep : "");
 }
 
 void sema_generic_pattern(sema *s, tl_node *p, tl_ty *t) {

@@ -51,7 +51,7 @@ sema_gen *sema_gen_of(sema *s);
 gen_tmpl *sema_gen_find(sema *s, const char *name, char kind);
 bool sema_ty_same(const tl_ty *a, const tl_ty *b);
 sema_tyenv *sema_gen_env(sema *s, const tl_tparam *tps, tl_ty **args, int n, tl_ty *self, const char *owner);
-tl_struct_info *sema_gen_struct(sema *s, gen_tmpl *g, tl_ty **args);
+tl_struct_info *sema_gen_struct(sema *s, gen_tmpl *g, tl_ty **args, int line, int col);
 tl_fn *sema_gen_clone_fn(sema *s, const tl_fn *fn);
 /* a C name for a fn whose name is no C identifier (`Pair<i64, f64>::area`) */
 const char *sema_gen_cname(sema *s, const char *name);
