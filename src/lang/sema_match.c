@@ -151,7 +151,7 @@ static void check_variant_pat(sema *s, tl_node *p, tl_ty *t, bound *b) {
   tl_variant_info *v = sema_find_variant(s, path, &en);
   bool call = p->kind == TL_N_CALL, lit = p->kind == TL_N_STRUCT_LIT;
   if (!v) {
-    if (en) sema_error(s, p, "no variant `%s` in enum `%s`", strstr(path, "::") + 2, en->name);
+    if (en) sema_error(s, p, "no variant `%s` in enum `%s`", strstr(path, "::") + 2, en->generic_of ? en->generic_of : en->name);
     else sema_error(s, p, "`%s` is not an enum variant", path);
   } else if (call != (!v->named && v->nfields > 0) || lit != v->named) {
     sema_error(s, p, "`%s::%s` is matched as `%s::%s%s`", en->name, v->name, en->name, v->name,
@@ -263,7 +263,7 @@ static const char *compose(sema *s, const char *head, const tl_struct_info *st, 
 
 /* "E::A"; Option's and Result's variants are written alone: "None", "Err" */
 static const char *variant_name(sema *s, const tl_struct_info *st, const tl_variant_info *v) {
-  return st->generic ? v->name : text(s, "%s::%s", st->name, v->name);
+  return st->generic ? v->name : text(s, "%s::%s", st->generic_of ? st->generic_of : st->name, v->name); /* `E::B` of E<i64> */
 }
 
 /* the sub-patterns of a row's head for a constructor with k fields; NULL: the row
@@ -387,7 +387,8 @@ static const char **missing(exh_ctx *c, tl_node ***rows, int nrows, tl_ty **tys,
     else if (is_enum) {
       const tl_variant_info *v = &t->st->variants[con];
       out[0] = compose(s, variant_name(s, t->st, v), t->st, first, k, v->named, w);
-    } else out[0] = compose(s, tl_ty_is_tuple(t) ? "" : t->st->name, t->st, 0, k, !tl_ty_is_tuple(t), w);
+    } else out[0] = compose(s, tl_ty_is_tuple(t) ? "" : t->st->generic_of ? t->st->generic_of : t->st->name, t->st, 0, k,
+                            !tl_ty_is_tuple(t), w);
     return out;
   }
   return NULL;
