@@ -140,6 +140,46 @@ static bool same_shape(sema *s, tl_fn *m, tl_fn *tm, const char *trait) {
   return true;
 }
 
+/* a written type with `Self` the impl's type, or NULL when it does not resolve (its
+ * declaration says why) */
+static tl_ty *quiet_type(sema *s, const tl_type *t, tl_ty *self) {
+  if (!t) return TY_UNIT_T;
+  tl_diag *d = s->diag;
+  int errors = d->errors, nat = d->nat;
+  size_t len = d->text.len;
+  tl_ty *saved = s->self_ty;
+  s->self_ty = self;
+  tl_ty *r = sema_resolve_type(s, t);
+  s->self_ty = saved;
+  if (d->errors == errors) return r;
+  d->errors = errors;
+  d->nat = nat;
+  d->text.len = len;
+  if (d->text.data) d->text.data[len] = '\0';
+  return NULL;
+}
+
+/* the impl's method has the trait's types, `Self` being the impl's type */
+static bool same_types(sema *s, tl_fn *m, tl_fn *tm, const char *trait, tl_ty *self) {
+  const tl_param *p = m->params, *q = tm->params;
+  const tl_type *mt = m->ret, *tt = tm->ret;
+  for (int i = -1; i == -1 || (p && q); i++) {
+    if (i >= 0) {
+      mt = p->type, tt = q->type;
+      p = p->next, q = q->next;
+      if (!mt || !tt) continue; /* self */
+    }
+    tl_ty *a = quiet_type(s, mt, self), *b = quiet_type(s, tt, self);
+    if (!a || !b || sema_ty_same(a, b)) continue;
+    char x[128], y[128];
+    tl_diag_error(s->diag, m->line, m->col, "method `%s` has an incompatible type for trait `%s`: expected %s %s, found %s", m->name,
+                  trait, i < 0 ? "result" : "parameter", tl_ty_name(b, x, sizeof x), tl_ty_name(a, y, sizeof y));
+    tl_diag_hint(s->diag, "write the trait's signature (line %d), `Self` for the type implementing it", tm->line);
+    return false;
+  }
+  return true;
+}
+
 static void declare_for(sema *s, tl_fn *m, tl_struct_info *st, sema_tyenv *env) {
   sema_tyenv *saved = s->env;
   s->env = env;
@@ -198,7 +238,9 @@ void sema_trait_impl(sema *s, tl_ast_item *it) {
       tl_diag_hint(s->diag, "move it to an `impl %s { .. }` of its own, or declare it in the trait", it->name);
       continue;
     }
-    if (same_shape(s, m, tm, tr->name) || m->partial) declare_for(s, m, st, env);
+    if (!m->partial && !(same_shape(s, m, tm, tr->name) && same_types(s, m, tm, tr->name, self)))
+      m->partial = m->broken = true; /* reported: known by name, so its calls are not errors too */
+    declare_for(s, m, st, env);
   }
   char missing[512] = "";
   size_t len = 0;
