@@ -552,8 +552,8 @@ static tl_node *primary(parser *p) {
     }
     if (struct_lit_ahead(p)) return struct_lit(p);
     n = path_or_ident(p);
-    /* `E::C { x: 1.0 }`: a struct variant, with the struct literal's rule */
-    if (n->kind == TL_N_PATH && !p->no_struct && at(p, TL_TOK_LBRACE) && fields_ahead(p)) return struct_lit_fields(p, n);
+    /* `E::C { x: 1.0 }`: a struct variant, `P::<i64> { x: 1 }`, with the struct literal's rule */
+    if ((n->kind == TL_N_PATH || n->type) && !p->no_struct && at(p, TL_TOK_LBRACE) && fields_ahead(p)) return struct_lit_fields(p, n);
     return n;
   case TL_TOK_LPAREN: return paren(p);
   case TL_TOK_LBRACKET: return array(p);
