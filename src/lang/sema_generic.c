@@ -113,6 +113,22 @@ bool sema_generic_register(sema *s, tl_ast_item *it, bool broken) {
 
 bool sema_generic_fn_named(sema *s, const char *name) { return s->gen && sema_gen_find(s, name, 'f'); }
 
+bool sema_gen_impl_params(sema *s, tl_ast_item *it, gen_tmpl *g) {
+  bool ok = count_types(it->self_type->elems) == g->n && count_tparams(it->tparams) == g->n;
+  const tl_tparam *p = it->tparams;
+  for (const tl_type *e = it->self_type->elems; ok && e; e = e->next, p = p->next)
+    ok = !e->elems && !e->is_tuple && !strcmp(e->name, p->name);
+  if (ok) return true;
+  tl_diag_error(s->diag, it->self_type->line, it->self_type->col, "an impl of generic type `%s` takes its type parameters as they are declared",
+                g->name);
+  char ps[256] = "";
+  size_t len = 0;
+  for (const tl_tparam *q = g->tparams; q && len < sizeof ps; q = q->next)
+    len += (size_t)snprintf(ps + len, sizeof ps - len, "%s%s", q == g->tparams ? "" : ", ", q->name);
+  tl_diag_hint(s->diag, "write `impl<%s> %s<%s>` (an impl for one instance only is not supported)", ps, g->name, ps);
+  return false;
+}
+
 /* `impl<T> Stack<T> { .. }`: its methods are made for each instance of Stack used */
 static void generic_impl(sema *s, tl_ast_item *it) {
   gen_tmpl *g = sema_gen_find(s, it->name, 'd');
@@ -121,20 +137,7 @@ static void generic_impl(sema *s, tl_ast_item *it) {
                   it->name);
     return;
   }
-  bool ok = count_types(it->self_type->elems) == g->n && count_tparams(it->tparams) == g->n;
-  const tl_tparam *p = it->tparams;
-  for (const tl_type *e = it->self_type->elems; ok && e; e = e->next, p = p->next)
-    ok = !e->elems && !e->is_tuple && !strcmp(e->name, p->name);
-  if (!ok) {
-    tl_diag_error(s->diag, it->self_type->line, it->self_type->col, "an impl of generic type `%s` takes its type parameters as they are declared",
-                  g->name);
-    char ps[256] = "";
-    size_t len = 0;
-    for (const tl_tparam *q = g->tparams; q && len < sizeof ps; q = q->next)
-      len += (size_t)snprintf(ps + len, sizeof ps - len, "%s%s", q == g->tparams ? "" : ", ", q->name);
-    tl_diag_hint(s->diag, "write `impl<%s> %s<%s>` (an impl for one instance only is not supported)", ps, g->name, ps);
-    return;
-  }
+  if (!sema_gen_impl_params(s, it, g)) return;
   for (tl_fn *m = it->methods; m; m = m->next)
     if (m->tparams) {
       tl_diag_error(s->diag, m->line, m->col, "a generic method `%s` in an impl is not supported yet", m->name);
@@ -216,6 +219,7 @@ tl_struct_info *sema_gen_struct(sema *s, gen_tmpl *g, tl_ty **args, int line, in
   else sema_struct_fill(s, st, g->it);
   s->env = saved;
   s->self_ty = self;
+  sema_trait_instance(s, g, st); /* `impl<T> Shape for Boxed<T>` (sema_trait.c) */
   return st;
 }
 
@@ -474,7 +478,7 @@ static tl_fn *clone_fn(sema *s, const tl_fn *fn, const sema_tyenv *e) {
   return c;
 }
 
-tl_fn *sema_gen_clone_fn(sema *s, const tl_fn *fn) { return clone_fn(s, fn, NULL); }
+tl_fn *sema_gen_clone_fn(sema *s, const tl_fn *fn, const sema_tyenv *env) { return clone_fn(s, fn, env); }
 
 /* a C name for an instance: its name's letters and digits, made unique by a number */
 const char *sema_gen_cname(sema *s, const char *name) {

@@ -19,6 +19,7 @@ typedef struct gen_tmpl {
   tl_tparam *tparams;
   int n;           /* type parameters */
   gen_impl *impls; /* 's', 'e' */
+  gen_impl *trait_impls; /* 's', 'e': `impl<T> Shape for Boxed<T>` */
   bool broken;     /* 'f': an error in it was reported at its definition: no instances */
   struct gen_tmpl *next;
 } gen_tmpl;
@@ -52,7 +53,12 @@ gen_tmpl *sema_gen_find(sema *s, const char *name, char kind);
 bool sema_ty_same(const tl_ty *a, const tl_ty *b);
 sema_tyenv *sema_gen_env(sema *s, const tl_tparam *tps, tl_ty **args, int n, tl_ty *self, const char *owner);
 tl_struct_info *sema_gen_struct(sema *s, gen_tmpl *g, tl_ty **args, int line, int col);
-tl_fn *sema_gen_clone_fn(sema *s, const tl_fn *fn);
+/* a fresh copy of fn's body (env: `T::f` paths name T's type) */
+tl_fn *sema_gen_clone_fn(sema *s, const tl_fn *fn, const sema_tyenv *env);
+/* `impl<A, B> Pair<A, B>`: the impl names g's parameters as declared (else reported) */
+bool sema_gen_impl_params(sema *s, tl_ast_item *it, gen_tmpl *g);
+/* sema_trait.c: the generic trait impls of g, for its new instance st */
+void sema_trait_instance(sema *s, gen_tmpl *g, tl_struct_info *st);
 /* a C name for a fn whose name is no C identifier (`Pair<i64, f64>::area`) */
 const char *sema_gen_cname(sema *s, const char *name);
 /* sema_trait.c: a generic fn's bounds at its definition (known traits; methods called on

@@ -190,6 +190,110 @@ static void declare_for(sema *s, tl_fn *m, tl_struct_info *st, sema_tyenv *env) 
   if (strpbrk(f->name, "<>(), ")) f->cname = sema_gen_cname(s, f->name); /* `(i64, i64)::describe` */
 }
 
+/* the impl's methods (those reported wrong are known by name only) and the defaults it
+ * does not override, declared for st (or env's owner); a generic impl's are copies made
+ * for each instance, with env binding its type parameters */
+static void declare_impl(sema *s, tl_ast_item *it, gen_tmpl *tr, tl_struct_info *st, sema_tyenv *env, bool generic) {
+  for (tl_fn *m = it->methods; m; m = m->next)
+    if (trait_method(tr, m->name)) declare_for(s, generic ? sema_gen_clone_fn(s, m, env) : m, st, env);
+  for (tl_fn *tm = tr->it->methods; tm; tm = tm->next) {
+    bool given = false;
+    for (tl_fn *m = it->methods; m; m = m->next) given |= !strcmp(m->name, tm->name);
+    if (given) continue;
+    tl_fn *c = sema_gen_clone_fn(s, tm, env);
+    if (!c) return;
+    if (!tm->body) c->partial = c->broken = true; /* reported: known by name, so its calls are not errors too */
+    declare_for(s, c, st, env); /* a default: checked for this type */
+  }
+}
+
+/* the impl's methods are the trait's, with its receiver and parameter count (and types,
+ * self known); what is missing */
+static void check_impl(sema *s, tl_ast_item *it, gen_tmpl *tr, tl_ty *self) {
+  for (tl_fn *m = it->methods; m; m = m->next) {
+    tl_fn *tm = trait_method(tr, m->name);
+    if (!tm) {
+      tl_diag_error(s->diag, m->line, m->col, "method `%s` is not a member of trait `%s`", m->name, tr->name);
+      tl_diag_hint(s->diag, "move it to an `impl %s { .. }` of its own, or declare it in the trait", it->name);
+      continue;
+    }
+    if (!m->partial && !(same_shape(s, m, tm, tr->name) && (!self || same_types(s, m, tm, tr->name, self))))
+      m->partial = m->broken = true; /* reported: known by name, so its calls are not errors too */
+  }
+  char missing[512] = "";
+  size_t len = 0;
+  for (tl_fn *tm = tr->it->methods; tm; tm = tm->next) {
+    bool given = false;
+    for (tl_fn *m = it->methods; m; m = m->next) given |= !strcmp(m->name, tm->name);
+    if (!given && !tm->body && len < sizeof missing)
+      len += (size_t)snprintf(missing + len, sizeof missing - len, "%s`%s`", len ? ", " : "", tm->name);
+  }
+  if (len) {
+    tl_diag_error(s->diag, it->line, it->col, "not all trait items implemented, missing: %s", missing);
+    tl_diag_hint(s->diag, "`%s` declares them without a body: the impl must give them", tr->name);
+  }
+}
+
+/* one impl per trait and type; false after a conflict */
+static bool record_impl(sema *s, gen_tmpl *tr, tl_ty *self, int line, int col) {
+  trait_impl *prev = find_impl(s, tr, self);
+  if (prev) {
+    char b[128];
+    tl_diag_error(s->diag, line, col, "conflicting implementations of trait `%s` for type `%s`", tr->name, tl_ty_name(self, b, sizeof b));
+    tl_diag_hint(s->diag, "the first is at line %d: a type implements a trait once", prev->line);
+    return false;
+  }
+  trait_impl *ti = tl_arena_alloc(s->arena, sizeof *ti);
+  if (!ti) return false;
+  *ti = (trait_impl){.trait = tr, .self = self, .line = line, .next = sema_gen_of(s)->impls};
+  sema_gen_of(s)->impls = ti;
+  return true;
+}
+
+/* `impl<T: Shape> Shape for Boxed<T>` for the instance st, when its type arguments
+ * meet the impl's bounds (else the impl does not apply to it) */
+static void apply_generic(sema *s, tl_ast_item *it, gen_tmpl *tr, tl_struct_info *st) {
+  if (st->partial) return;
+  int i = 0;
+  for (const tl_tparam *p = it->tparams; p; p = p->next, i++)
+    for (const tl_type *b = p->bounds; b; b = b->next)
+      if (i >= st->ntargs || !sema_trait_satisfies(s, st->targs[i], b->name)) return;
+  tl_ty *self = sema_struct_ty(s, st);
+  if (!record_impl(s, tr, self, it->line, it->col)) return;
+  sema_tyenv *env = sema_gen_env(s, it->tparams, st->targs, st->ntargs, self, NULL);
+  sema_tyenv *saved = s->env;
+  s->env = NULL; /* the instance is not made from the function being checked */
+  env->depth = saved ? saved->depth + 1 : 0;
+  declare_impl(s, it, tr, st, env, true);
+  s->env = saved;
+}
+
+void sema_trait_instance(sema *s, gen_tmpl *g, tl_struct_info *st) {
+  for (gen_impl *i = g->trait_impls; i; i = i->next) {
+    gen_tmpl *tr = sema_gen_find(s, i->it->trait, 't');
+    if (tr) apply_generic(s, i->it, tr, st);
+  }
+}
+
+/* `impl<T> Shape for Boxed<T>`: checked once, declared for each instance of Boxed,
+ * those made already and those to come */
+static void generic_trait_impl(sema *s, tl_ast_item *it, gen_tmpl *tr) {
+  gen_tmpl *g = sema_gen_find(s, it->name, 'd');
+  if (!g || !sema_gen_impl_params(s, it, g)) {
+    if (!g) tl_diag_error(s->diag, it->line, it->col, "`impl` of unknown generic type `%s`", it->name);
+    return;
+  }
+  check_impl(s, it, tr, NULL);
+  gen_impl *gi = tl_arena_alloc(s->arena, sizeof *gi);
+  if (!gi) return;
+  gi->it = it;
+  gen_impl **tail = &g->trait_impls;
+  while (*tail) tail = &(*tail)->next;
+  *tail = gi;
+  for (tl_struct_info *st = s->out->structs; st; st = st->next)
+    if (st->generic_of == g->name) apply_generic(s, it, tr, st);
+}
+
 void sema_trait_impl(sema *s, tl_ast_item *it) {
   gen_tmpl *tr = sema_gen_find(s, it->trait, 't');
   if (!tr) {
@@ -198,8 +302,7 @@ void sema_trait_impl(sema *s, tl_ast_item *it) {
     return;
   }
   if (it->tparams) {
-    tl_diag_error(s->diag, it->line, it->col, "an impl of a trait for a generic type is not supported yet");
-    tl_diag_hint(s->diag, "implement it for each type: `impl %s for %s<i64>`", it->trait, it->name);
+    generic_trait_impl(s, it, tr);
     return;
   }
   tl_ty *self = sema_resolve_type(s, it->self_type);
@@ -209,18 +312,7 @@ void sema_trait_impl(sema *s, tl_ast_item *it) {
     tl_diag_error(s->diag, it->self_type->line, it->self_type->col, "a trait cannot be implemented for %s", tl_ty_name(self, b, sizeof b));
     return;
   }
-  trait_impl *prev = find_impl(s, tr, self);
-  if (prev) {
-    char b[128];
-    tl_diag_error(s->diag, it->line, it->col, "conflicting implementations of trait `%s` for type `%s`", tr->name,
-                  tl_ty_name(self, b, sizeof b));
-    tl_diag_hint(s->diag, "the first is at line %d: a type implements a trait once", prev->line);
-    return;
-  }
-  trait_impl *ti = tl_arena_alloc(s->arena, sizeof *ti);
-  if (!ti) return;
-  *ti = (trait_impl){.trait = tr, .self = self, .line = it->line, .next = sema_gen_of(s)->impls};
-  sema_gen_of(s)->impls = ti;
+  if (!record_impl(s, tr, self, it->line, it->col)) return;
   tl_struct_info *st = self->kind == TY_STRUCT ? self->st : NULL;
   sema_tyenv *env = NULL;
   if (!st) {
@@ -231,35 +323,8 @@ void sema_trait_impl(sema *s, tl_ast_item *it) {
     strcpy(owner, b);
     env = sema_gen_env(s, NULL, NULL, 0, self, owner);
   }
-  for (tl_fn *m = it->methods; m; m = m->next) {
-    tl_fn *tm = trait_method(tr, m->name);
-    if (!tm) {
-      tl_diag_error(s->diag, m->line, m->col, "method `%s` is not a member of trait `%s`", m->name, tr->name);
-      tl_diag_hint(s->diag, "move it to an `impl %s { .. }` of its own, or declare it in the trait", it->name);
-      continue;
-    }
-    if (!m->partial && !(same_shape(s, m, tm, tr->name) && same_types(s, m, tm, tr->name, self)))
-      m->partial = m->broken = true; /* reported: known by name, so its calls are not errors too */
-    declare_for(s, m, st, env);
-  }
-  char missing[512] = "";
-  size_t len = 0;
-  for (tl_fn *tm = tr->it->methods; tm; tm = tm->next) {
-    bool given = false;
-    for (tl_fn *m = it->methods; m; m = m->next) given |= !strcmp(m->name, tm->name);
-    if (given) continue;
-    tl_fn *c = sema_gen_clone_fn(s, tm);
-    if (!c) return;
-    if (!tm->body) { /* reported below; known by name, so its calls are not errors too */
-      c->partial = c->broken = true;
-      if (len < sizeof missing) len += (size_t)snprintf(missing + len, sizeof missing - len, "%s`%s`", len ? ", " : "", tm->name);
-    }
-    declare_for(s, c, st, env); /* a default: checked for this type */
-  }
-  if (len) {
-    tl_diag_error(s->diag, it->line, it->col, "not all trait items implemented, missing: %s", missing);
-    tl_diag_hint(s->diag, "`%s` declares them without a body: the impl must give them", tr->name);
-  }
+  check_impl(s, it, tr, self);
+  declare_impl(s, it, tr, st, env, false);
 }
 
 tl_fninfo *sema_trait_method(sema *s, tl_ty *t, const char *name) {
