@@ -1150,7 +1150,8 @@ int tl_sema_check(tl_program *prog, tl_diag *diag, tl_arena *arena, tl_sema *out
         continue;
       }
       if (pass) st->partial = true; /* a method may be missing */
-      for (tl_fn *m = it->methods; m; m = m->next) declare_fn(&s, m, st);
+      for (tl_fn *m = it->methods; m; m = m->next)
+        if (!m->tparams) declare_fn(&s, m, st); /* a generic method is made per call (sema_generic.c) */
     }
   sema_logic_begin(&s, prog);
   for (tl_fninfo *f = out->fns; f; f = f->next) /* instances made meanwhile are appended */

@@ -595,7 +595,10 @@ tl_ty *sema_method(sema *s, tl_node *n) {
   if (t->kind == TY_STRUCT) {
     char name[256];
     snprintf(name, sizeof name, "%s::%s", t->st->name, n->name);
-    tl_fninfo *f = sema_find_fn(s, name);
+    tl_fninfo *f = NULL;
+    if (sema_generic_method(s, n, t->st, &f)) { /* `fn map<V>(&self, v: V)` (sema_generic.c) */
+      if (!f) return TY_ERR;
+    } else f = sema_find_fn(s, name);
     if (!f || (!f->self && !f->partial)) {
       if (!t->st->partial) sema_error(s, n, "no method `%s` on `%s`", n->name, t->st->name);
       for (tl_node *a = n->args; a; a = a->next) sema_expr(s, a, NULL);

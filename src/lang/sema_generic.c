@@ -138,18 +138,14 @@ static void generic_impl(sema *s, tl_ast_item *it) {
     return;
   }
   if (!sema_gen_impl_params(s, it, g)) return;
-  for (tl_fn *m = it->methods; m; m = m->next)
-    if (m->tparams) {
-      tl_diag_error(s->diag, m->line, m->col, "a generic method `%s` in an impl is not supported yet", m->name);
-      tl_diag_hint(s->diag, "make it a generic function: `fn %s<..>(x: %s<..>, ..)`", m->name, g->name);
-      m->broken = true;
-    }
   gen_impl *gi = tl_arena_alloc(s->arena, sizeof *gi);
   if (!gi) return;
   gi->it = it;
   gi->next = g->impls;
   g->impls = gi;
 }
+
+void sema_generic_plain_impl(sema *s, tl_ast_item *it);
 
 bool sema_generic_item(sema *s, tl_ast_item *it) {
   if (it->kind == TL_ITEM_FN && it->fn && it->fn->tparams) {
@@ -163,7 +159,10 @@ bool sema_generic_item(sema *s, tl_ast_item *it) {
     sema_trait_impl(s, it);
     return true;
   }
-  if (!it->tparams && !sema_gen_find(s, it->name, 'd')) return false;
+  if (!it->tparams && !sema_gen_find(s, it->name, 'd')) {
+    sema_generic_plain_impl(s, it); /* its generic methods, made per call */
+    return false;
+  }
   generic_impl(s, it);
   return true;
 }
@@ -502,7 +501,8 @@ static tl_fninfo *fn_instance(sema *s, tl_fn *tmpl, tl_struct_info *owner, const
   if (!g) return NULL;
   for (gen_inst *i = g->insts; i; i = i->next)
     if (i->tmpl == tmpl && i->owner == owner && same_args(i->args, args, n)) return i->f;
-  const char *name = owner ? tmpl->name : args_name(s, tmpl->name, args, n, "::<");
+  int own = owner ? owner->ntargs : 0; /* a method's own type arguments follow its impl's */
+  const char *name = owner && n == own ? tmpl->name : args_name(s, tmpl->name, args + own, n - own, "::<");
   if (s->env && s->env->depth >= GEN_MAX_DEPTH) {
     int line = at ? at->line : tmpl->line, col = at ? at->col : tmpl->col;
     tl_diag_error(s->diag, line, col, "reached the limit of %d nested instances while instantiating `%s`", GEN_MAX_DEPTH, tmpl->name);
@@ -670,7 +670,8 @@ tl_fninfo *sema_generic_find_fn(sema *s, const char *name) {
   gen_tmpl *g = sema_gen_find(s, st->generic_of, 'd');
   for (gen_impl *i = g ? g->impls : NULL; i; i = i->next)
     for (tl_fn *m = i->it->methods; m; m = m->next)
-      if (!strcmp(m->name, sep + 2) && !m->broken) return fn_instance(s, m, st, i->it->tparams, st->targs, st->ntargs, NULL);
+      if (!strcmp(m->name, sep + 2) && !m->broken && !m->tparams)
+        return fn_instance(s, m, st, i->it->tparams, st->targs, st->ntargs, NULL);
   return NULL;
 }
 
@@ -820,4 +821,83 @@ void sema_generic_dedupe(sema *s, int first, const char *instance) {
   free(drop);
   free(at);
   free(tail);
+}
+
+/* ---- generic methods ---- */
+
+/* the generic method `name` of st's impls: a generic struct's `impl<T>`, or a plain
+ * struct's impl (found in the program's items) */
+static tl_fn *generic_method(sema *s, tl_struct_info *st, const char *name, const tl_tparam **impl_tps) {
+  *impl_tps = NULL;
+  if (st->generic_of) {
+    gen_tmpl *g = sema_gen_find(s, st->generic_of, 'd');
+    for (gen_impl *i = g ? g->impls : NULL; i; i = i->next)
+      for (tl_fn *m = i->it->methods; m; m = m->next)
+        if (m->tparams && !strcmp(m->name, name)) return *impl_tps = i->it->tparams, m;
+    return NULL;
+  }
+  for (gen_impl *i = s->gen ? s->gen->plain : NULL; i; i = i->next)
+    if (!strcmp(i->it->name, st->name))
+      for (tl_fn *m = i->it->methods; m; m = m->next)
+        if (m->tparams && !strcmp(m->name, name)) return m;
+  return NULL;
+}
+
+void sema_generic_plain_impl(sema *s, tl_ast_item *it) {
+  bool any = false;
+  for (tl_fn *m = it->methods; m; m = m->next) any |= m->tparams != NULL;
+  sema_gen *g = sema_gen_of(s);
+  gen_impl *gi = any && g ? tl_arena_alloc(s->arena, sizeof *gi) : NULL;
+  if (!gi) return;
+  gi->it = it;
+  gi->next = g->plain;
+  g->plain = gi;
+}
+
+bool sema_generic_method(sema *s, tl_node *n, tl_struct_info *st, tl_fninfo **f) {
+  *f = NULL;
+  const tl_tparam *itps;
+  tl_fn *m = s->gen ? generic_method(s, st, n->name, &itps) : NULL;
+  if (!m) return false;
+  if (m->broken) {
+    sema_check_rest(s, n->args);
+    return true;
+  }
+  int nm = count_tparams(m->tparams), ni = st->ntargs, want = 0;
+  tl_ty *bind[64] = {0};
+  tl_node *from[64] = {0};
+  if (nm + ni > 64) return true;
+  const tl_param *ps = m->params && m->params->is_self ? m->params->next : m->params;
+  for (const tl_param *p = ps; p; p = p->next) want++;
+  if (tl_ast_count(n->args) != want) {
+    sema_error(s, n, "`%s` takes %d argument%s, not %d", n->name, want, want == 1 ? "" : "s", tl_ast_count(n->args));
+    sema_check_rest(s, n->args);
+    return true;
+  }
+  /* the impl's parameters are bound by the receiver: the method's are inferred here */
+  sema_tyenv *saved = s->env;
+  if (ni) s->env = sema_gen_env(s, itps, st->targs, ni, NULL, NULL);
+  bool ok = infer_from_args(s, ps, n->args, m->tparams, bind, from, NULL, NULL);
+  s->env = saved;
+  if (!ok) return true;
+  char fix[300];
+  snprintf(fix, sizeof fix, "the arguments must give every type parameter of `%s`", n->name);
+  if (!all_bound(s, n, m->tparams, bind, n->name, fix) || !check_bounds(s, n, n->name, m->tparams, bind, from)) return true;
+  /* one parameter list: the impl's, then the method's */
+  tl_tparam *all = NULL, **tail = &all;
+  tl_ty *args[64];
+  int k = 0;
+  for (const tl_tparam *p = itps; p && k < ni; p = p->next, k++) {
+    tl_tparam *c = tl_arena_alloc(s->arena, sizeof *c);
+    if (!c) return true;
+    *c = *p;
+    c->next = NULL;
+    *tail = c;
+    tail = &c->next;
+    args[k] = st->targs[k];
+  }
+  *tail = m->tparams;
+  for (int i = 0; i < nm; i++) args[ni + i] = bind[i];
+  *f = fn_instance(s, m, st, all, args, ni + nm, n);
+  return true;
 }

@@ -44,6 +44,7 @@ typedef struct sema_gen {
   gen_tmpl *tmpls;
   gen_inst *insts;
   trait_impl *impls;
+  gen_impl *plain; /* plain impls with generic methods */
   int count;
 } sema_gen;
 

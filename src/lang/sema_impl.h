@@ -167,6 +167,9 @@ bool sema_generic_call(sema *s, tl_node *n, const char *name, tl_ty *expect, tl_
 tl_fninfo *sema_generic_find_fn(sema *s, const char *name);
 bool sema_generic_rename(sema *s, tl_node *n, tl_ty *expect);
 void sema_generic_pattern(sema *s, tl_node *p, tl_ty *t);
+/* `x.map(v)` of a generic method `fn map<V>(&self, v: V)` of st's impl (false: none
+ * such; *f NULL after an error) */
+bool sema_generic_method(sema *s, tl_node *n, tl_struct_info *st, tl_fninfo **f);
 /* drops the errors from the first-th on that repeat an earlier one word for word (an
  * error in a generic body is the same in each instance), and names the instance under
  * the others */
