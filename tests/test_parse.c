@@ -548,13 +548,13 @@ TEST(parse_logic_errors) {
 }
 
 TEST(parse_error_types) {
-  CHECK_ERRORS("fn f(t: Tensor<f16, 2>) { }\nfn g(x: i64<f32>) { }\nfn h(x: Tensor<f32, n>) { }\n", 3,
+  CHECK_ERRORS("fn f(t: Tensor<f16, 2>) { }\nfn g(x: i64<f32 f64>) { }\nfn h(x: Tensor<f32, n>) { }\n", 3,
                "t.tl:1:16: error: unknown dtype 'f16': expected bool, i32, i64, f32 or f64\n"
                "fn f(t: Tensor<f16, 2>) { }\n"
                "               ^\n"
-               "t.tl:2:12: error: only Tensor, Option, Result, Vec and HashMap take type arguments\n"
-               "fn g(x: i64<f32>) { }\n"
-               "           ^\n"
+               "t.tl:2:17: error: expected '>' after the type arguments, found identifier 'f64'\n"
+               "fn g(x: i64<f32 f64>) { }\n"
+               "                ^\n"
                "t.tl:3:21: error: expected a rank (an integer), found identifier 'n'\n"
                "fn h(x: Tensor<f32, n>) { }\n"
                "                    ^\n",

@@ -98,7 +98,8 @@ struct tl_node {
   tl_node *value; /* BLOCK: the trailing value expression, or NULL */
   tl_node *args;
   const char *name;
-  tl_type *type; /* LET, CAST */
+  tl_type *type; /* LET, CAST; IDENT/PATH: a turbofish `f::<i64>`, its elems the type
+                    arguments, rank the path segment they follow (0: the first) */
   bool is_mut;   /* LET */
   int64_t ival;
   double fval;
@@ -137,12 +138,22 @@ typedef struct tl_variant {
   struct tl_variant *next;
 } tl_variant;
 
+/* a type parameter `T`, `T: Shape + Ord` of a generic fn, struct, enum or impl
+ * (sema_generic.c): bounds are trait names, linked by next */
+typedef struct tl_tparam {
+  int line, col;
+  const char *name;
+  tl_type *bounds;
+  struct tl_tparam *next;
+} tl_tparam;
+
 typedef struct tl_fn {
   int line, col;
   const char *name;
+  tl_tparam *tparams; /* `fn f<T: Ord>`: a generic fn, checked and generated per use */
   tl_param *params;
   tl_type *ret; /* NULL: no `->` */
-  tl_node *body;
+  tl_node *body; /* NULL: a trait's required method `fn area(&self) -> f64;` */
   bool broken;  /* a syntax or lexical error inside: its body is not checked */
   bool partial; /* parsing it was given up: only its start is known (name, some params) */
   bool script;  /* the `main` made of a file's statements outside functions (parse.c) */
@@ -158,6 +169,7 @@ typedef enum {
   TL_ITEM_RELATION, /* name; atom: a LOGIC ATOM whose args are IDENTs `entity` / `i64` */
   TL_ITEM_MOD,      /* name: `mod name;`; module: the file's items, once read (lang.c) */
   TL_ITEM_USE,      /* name: `use name::*;` */
+  TL_ITEM_TRAIT,    /* name, methods (required ones have no body) */
 } tl_item_kind;
 
 /* TL_N_LOGIC kinds */
@@ -170,7 +182,10 @@ typedef struct tl_ast_item {
   tl_fn *fn;         /* FN */
   tl_field *fields;  /* STRUCT */
   tl_variant *variants; /* ENUM */
-  tl_fn *methods;    /* IMPL */
+  tl_fn *methods;    /* IMPL, TRAIT */
+  tl_tparam *tparams; /* STRUCT, ENUM, IMPL: `struct Pair<A, B>`, `impl<T> Stack<T>` */
+  const char *trait;  /* IMPL: `impl Shape for Circle` (name "Circle") */
+  tl_type *self_type; /* IMPL: the type after `impl` (or after `for`) as written */
   tl_node *atom, *body; /* FACT, RULE, RELATION */
   struct tl_program *module; /* MOD */
   int unit;          /* the file it is in: 0 the program's, 1.. its modules (lang.c) */

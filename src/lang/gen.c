@@ -974,7 +974,8 @@ static void gen_struct(gen *g, const tl_struct_info *st, tl_strbuf *out) {
   }
   /* printing: P { x: 1.0, y: 2.0 } */
   tl_strbuf_printf(out, "static void %s__fmt(tlrt *R, struct %s *p) {\n", c, c);
-  tl_strbuf_printf(out, "  tlrt_fmt_text(R, \"%s { \", %zu);\n", st->name, strlen(st->name) + 3);
+  const char *shown = st->generic_of ? st->generic_of : st->name; /* `Pair { .. }`, as Rust's Debug */
+  tl_strbuf_printf(out, "  tlrt_fmt_text(R, \"%s { \", %zu);\n", shown, strlen(shown) + 3);
   tl_strbuf *saved = g->out;
   g->out = out;
   g->indent = 1;

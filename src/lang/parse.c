@@ -26,6 +26,7 @@ typedef struct {
   int fails;         /* syntax errors so far, reported or not (an echo of a lexical error is not) */
   tl_ast_item *item; /* the item being parsed and */
   tl_fn *partial;    /* the function: what is known of them when they fail */
+  bool in_trait;     /* a method may end in `;` (a trait's required method) */
 } parser;
 
 /* ---- tokens ---- */
@@ -220,7 +221,7 @@ static tl_type *fn_type(parser *p, tl_type *ty) {
 }
 
 // type = "fn" "(" types ")" ("->" type)? | ident ("<" dtype ("," int)? ">")? | ident "<" type ("," type)* ">" | tuple_type
-//   -- type arguments only on Tensor (a dtype and a rank), Option and Result (types)
+//   -- Tensor takes a dtype and a rank; Option, Result, Vec, HashMap and generic structs and enums types
 // tuple_type = "(" ")" | "(" type "," ")" | "(" type ("," type)+ ","? ")"
 static tl_type *type(parser *p) {
   const tl_token *t = peek(p);
@@ -248,9 +249,7 @@ static tl_type *type(parser *p) {
   if (consume(p, TL_TOK_FN)) return fn_type(p, ty);
   ty->name = ident(p, "a type");
   if (!at(p, TL_TOK_LT)) return ty;
-  if (!strcmp(ty->name, "Option") || !strcmp(ty->name, "Result") || !strcmp(ty->name, "Vec") || !strcmp(ty->name, "HashMap"))
-    return generic_args(p, ty);
-  if (strcmp(ty->name, "Tensor")) fail_at(p, peek(p), "only Tensor, Option, Result, Vec and HashMap take type arguments");
+  if (strcmp(ty->name, "Tensor")) return generic_args(p, ty); /* the checker counts them */
   next(p);
   const tl_token *d = peek(p);
   ty->dtype = ident(p, "a dtype");
@@ -501,7 +500,20 @@ static tl_node *if_expr(parser *p) {
   return n;
 }
 
-// path = ident ("::" ident)+
+/* a turbofish `::<i64, f32>` after path segment seg: its types as n->type's elems */
+static void turbofish(parser *p, tl_node *n, int seg) {
+  const tl_token *t = peek(p);
+  if (n->type) fail_at(p, t, "a path takes one list of type arguments");
+  tl_type *ty = alloc(p, sizeof *ty);
+  ty->line = t->line;
+  ty->col = t->col;
+  ty->name = "::<>";
+  ty->rank = seg;
+  generic_args(p, ty);
+  n->type = ty;
+}
+
+// path = ident ("::" ident)+   -- any segment may be followed by a turbofish "::" "<" type,* ">"
 static tl_node *path_or_ident(parser *p) {
   const tl_token *t = next(p);
   if (!at(p, TL_TOK_COLONCOLON)) {
@@ -510,12 +522,23 @@ static tl_node *path_or_ident(parser *p) {
     return n;
   }
   tl_node *n = new_node(p, TL_N_PATH, t);
-  size_t len = t->len;
-  int start = p->pos - 1;
-  while (consume(p, TL_TOK_COLONCOLON)) len += 2 + expect(p, TL_TOK_IDENT, "a name after '::'")->len;
+  char b[512]; /* the segments joined by `::`, as written but for spaces and turbofish */
+  size_t len = (size_t)snprintf(b, sizeof b, "%s", text_of(p, t));
+  int seg = 0;
+  while (consume(p, TL_TOK_COLONCOLON)) {
+    if (at(p, TL_TOK_LT)) {
+      turbofish(p, n, seg);
+      if (at(p, TL_TOK_COLONCOLON)) continue;
+      break;
+    }
+    const tl_token *name = expect(p, TL_TOK_IDENT, "a name after '::'");
+    if (len < sizeof b) len += (size_t)snprintf(b + len, sizeof b - len, "::%s", text_of(p, name));
+    if (len >= sizeof b) fail_at(p, name, "this path is too long");
+    seg++;
+  }
   char *s = alloc(p, len + 1);
-  for (int i = start; i < p->pos; i++) /* the segments and their `::`, as written but for spaces */
-    strcat(s, p->tok[i].kind == TL_TOK_COLONCOLON ? "::" : text_of(p, &p->tok[i]));
+  memcpy(s, b, len + 1);
+  if (!seg) n->kind = TL_N_IDENT; /* `f::<i64>` */
   n->name = s;
   return n;
 }
@@ -607,8 +630,8 @@ static tl_node *primary(parser *p) {
         !memcmp(p->diag->src + t->offset, "vec", 3))
       return vec_macro(p);
     n = path_or_ident(p);
-    /* `E::C { x: 1.0 }`: a struct variant, with the struct literal's rule */
-    if (n->kind == TL_N_PATH && !p->no_struct && at(p, TL_TOK_LBRACE) && fields_ahead(p)) return struct_lit_fields(p, n);
+    /* `E::C { x: 1.0 }`: a struct variant, `P::<i64> { x: 1 }`, with the struct literal's rule */
+    if ((n->kind == TL_N_PATH || n->type) && !p->no_struct && at(p, TL_TOK_LBRACE) && fields_ahead(p)) return struct_lit_fields(p, n);
     return n;
   case TL_TOK_LPAREN: return paren(p);
   case TL_TOK_PIPE: case TL_TOK_OROR: return closure(p);
@@ -1233,7 +1256,39 @@ static bool lex_error_in(parser *p, int from, int to) {
   return false;
 }
 
-// fn = "fn" ident "(" (param ("," param)* ","?)? ")" ("->" type)? block
+// tparams = "<" ident (":" ident ("+" ident)*)? ("," ...)* ","? ">"
+static tl_tparam *tparams(parser *p) {
+  if (!consume(p, TL_TOK_LT)) return NULL;
+  tl_tparam *head = NULL, **tail = &head;
+  while (!at(p, TL_TOK_GT)) {
+    const tl_token *t = peek(p);
+    tl_tparam *tp = alloc(p, sizeof *tp);
+    tp->line = t->line;
+    tp->col = t->col;
+    tp->name = ident(p, "a type parameter name");
+    if (consume(p, TL_TOK_COLON)) {
+      tl_type **bt = &tp->bounds;
+      do {
+        const tl_token *b = peek(p);
+        tl_type *ty = alloc(p, sizeof *ty);
+        ty->line = b->line;
+        ty->col = b->col;
+        ty->rank = -1;
+        ty->name = ident(p, "a trait name (a bound)");
+        *bt = ty;
+        bt = &ty->next;
+      } while (consume(p, TL_TOK_PLUS));
+    }
+    *tail = tp;
+    tail = &tp->next;
+    if (at(p, TL_TOK_GT)) break;
+    expect(p, TL_TOK_COMMA, "',' or '>' in the type parameters");
+  }
+  next(p);
+  return head;
+}
+
+// fn = "fn" ident tparams? "(" (param ("," param)* ","?)? ")" ("->" type)? (block | ";" in a trait)
 static tl_fn *fn(parser *p) {
   int start = p->pos, fails = p->fails;
   const tl_token *t = expect(p, TL_TOK_FN, "'fn' or '}' in the impl");
@@ -1243,6 +1298,7 @@ static tl_fn *fn(parser *p) {
   f->partial = f->broken = true; /* until it is whole */
   p->partial = f;
   f->name = ident(p, "a function name after 'fn'");
+  f->tparams = tparams(p);
   expect(p, TL_TOK_LPAREN, "'(' and the parameters");
   tl_param **tail = &f->params; /* linked as they come: a partial fn keeps them */
   while (!at(p, TL_TOK_RPAREN)) {
@@ -1253,7 +1309,7 @@ static tl_fn *fn(parser *p) {
   }
   next(p);
   if (consume(p, TL_TOK_ARROW)) f->ret = type(p);
-  f->body = block(p);
+  if (!(p->in_trait && consume(p, TL_TOK_SEMI))) f->body = block(p);
   f->partial = false;
   f->broken = p->fails > fails || lex_error_in(p, start, p->pos); /* a statement recovered inside */
   return f;
@@ -1263,6 +1319,7 @@ static tl_fn *fn(parser *p) {
 static void struct_item(parser *p, tl_ast_item *it) {
   next(p);
   it->name = ident(p, "a struct name after 'struct'");
+  it->tparams = tparams(p);
   expect(p, TL_TOK_LBRACE, "'{' and the fields");
   tl_field **tail = &it->fields; /* linked when whole: a broken struct keeps those */
   while (!at(p, TL_TOK_RBRACE)) {
@@ -1286,6 +1343,7 @@ static void struct_item(parser *p, tl_ast_item *it) {
 static void enum_item(parser *p, tl_ast_item *it) {
   next(p);
   it->name = ident(p, "an enum name after 'enum'");
+  it->tparams = tparams(p);
   expect(p, TL_TOK_LBRACE, "'{' and the variants");
   tl_variant **tail = &it->variants; /* linked as they come: a broken enum keeps them */
   while (!at(p, TL_TOK_RBRACE)) {
@@ -1335,7 +1393,7 @@ static void sync_item(parser *p, bool in_impl, int start) {
   for (;;) {
     tl_tok_kind k = peek(p)->kind;
     if (k == TL_TOK_EOF) return;
-    if (depth == 0 && (k == TL_TOK_FN || (!in_impl && (k == TL_TOK_STRUCT || k == TL_TOK_IMPL || k == TL_TOK_ENUM)))) return;
+    if (depth == 0 && (k == TL_TOK_FN || (!in_impl && (k == TL_TOK_STRUCT || k == TL_TOK_IMPL || k == TL_TOK_ENUM || k == TL_TOK_TRAIT)))) return;
     if (depth == 0 && in_impl && k == TL_TOK_RBRACE) return;
     if (k == TL_TOK_LBRACE) depth++;
     if (k == TL_TOK_RBRACE && depth > 0) depth--;
@@ -1363,17 +1421,29 @@ static tl_fn *guarded_fn(parser *p) {
   return f;
 }
 
-// impl = "impl" ident "{" fn* "}"
+// impl = "impl" tparams? type ("for" type)? "{" fn* "}"
+// trait = "trait" ident "{" fn* "}"   -- a method without a body ends in ';'
 static void impl_item(parser *p, tl_ast_item *it) {
-  next(p);
-  it->name = ident(p, "a type name after 'impl'");
+  bool trait = next(p)->kind == TL_TOK_TRAIT;
+  if (trait) it->name = ident(p, "a trait name after 'trait'");
+  else {
+    it->tparams = tparams(p);
+    it->self_type = type(p);
+    if (consume(p, TL_TOK_FOR)) {
+      it->trait = it->self_type->name;
+      it->self_type = type(p);
+    }
+    it->name = it->self_type->name;
+  }
+  p->in_trait = trait;
   expect(p, TL_TOK_LBRACE, "'{' and the methods");
   tl_fn **tail = &it->methods; /* linked as they come: a broken impl keeps them */
   while (!at(p, TL_TOK_RBRACE) && !at(p, TL_TOK_EOF)) {
     tl_fn *f = guarded_fn(p);
     if (f) *tail = f, tail = &f->next;
   }
-  expect(p, TL_TOK_RBRACE, "'}' to close the impl");
+  p->in_trait = false;
+  expect(p, TL_TOK_RBRACE, trait ? "'}' to close the trait" : "'}' to close the impl");
 }
 
 // item = fn | struct | impl
@@ -1392,6 +1462,7 @@ static tl_ast_item *item(parser *p) {
   case TL_TOK_STRUCT: it->kind = TL_ITEM_STRUCT; struct_item(p, it); return it;
   case TL_TOK_ENUM: it->kind = TL_ITEM_ENUM; enum_item(p, it); return it;
   case TL_TOK_IMPL: it->kind = TL_ITEM_IMPL; impl_item(p, it); return it;
+  case TL_TOK_TRAIT: it->kind = TL_ITEM_TRAIT; impl_item(p, it); return it;
   case TL_TOK_RELATION: case TL_TOK_MOD: case TL_TOK_USE: return logic_item(p, it);
   case TL_TOK_IDENT:
     if (peek_at(p, 1)->kind == TL_TOK_LPAREN) return logic_item(p, it);
@@ -1409,6 +1480,7 @@ static tl_ast_item *guarded_item(parser *p, tl_ast_item **broken) {
   p->partial = NULL;
   if (setjmp(here)) {
     p->depth = 0;
+    p->in_trait = false;
     p->no_struct = false;
     p->head = NULL;
     sync_item(p, false, start);

@@ -77,6 +77,7 @@ int sema_dtype_of(const tl_ty *t) {
 
 /* may a value of type `have` go where `want` is expected? */
 bool sema_ty_fits(const tl_ty *want, const tl_ty *have) {
+  if (want == have) return true; /* a nested tuple of shared parts is not walked as a tree */
   if (want->kind == TY_ERROR || have->kind == TY_ERROR) return true;
   if (want->kind != have->kind) return false;
   if (want->kind == TY_STRUCT && sema_vec_fits(want, have)) return true; /* Vec::new() */
@@ -156,6 +157,8 @@ tl_ty *sema_resolve_type(sema *s, const tl_type *t) {
   } scalars[] = {{"i64", &ty_i64}, {"i32", &ty_i32}, {"f32", &ty_f32}, {"f64", &ty_f64},
                  {"bool", &ty_bool}, {"char", &ty_char}, {"String", &ty_str}};
   if (t->is_tuple) return sema_tuple_resolve(s, t);
+  tl_ty *g = sema_generic_resolve(s, t); /* T, Self, Pair<i64, f64>, `i64<f32>` (sema_generic.c) */
+  if (g) return g;
   for (size_t i = 0; i < sizeof scalars / sizeof scalars[0]; i++)
     if (!strcmp(t->name, scalars[i].name)) return scalars[i].ty;
   if (!strcmp(t->name, "Tensor")) {
@@ -221,10 +224,15 @@ tl_var *sema_lookup(sema *s, const char *name) {
   return NULL;
 }
 
-tl_fninfo *sema_find_fn(sema *s, const char *name) {
+static tl_fninfo *find_declared_fn(sema *s, const char *name) {
   for (tl_fninfo *f = s->out->fns; f; f = f->next)
     if (!strcmp(f->name, name)) return f;
   return NULL;
+}
+
+tl_fninfo *sema_find_fn(sema *s, const char *name) {
+  tl_fninfo *f = find_declared_fn(s, name);
+  return f ? f : sema_generic_find_fn(s, name); /* `Stack<i64>::push`, made on first use */
 }
 
 /* ---- expressions ---- */
@@ -675,6 +683,10 @@ tl_ty *sema_expr(sema *s, tl_node *n, tl_ty *expect) {
     t = check_ident(s, n);
     break;
   case TL_N_PATH: case TL_N_VARIANT:
+    if (!sema_generic_rename(s, n, expect)) { /* MyOption::Nothing (sema_generic.c) */
+      t = TY_ERR;
+      break;
+    }
     if ((t = sema_option_value(s, n, expect, hint))) break; /* Some(1) made in an earlier pass */
     if ((t = sema_enum_value(s, n))) break; /* E::A, and a variant made in an earlier pass */
     if ((t = sema_sys_path_value(s, n))) break; /* Device::Auto (sema_sys.c) */
@@ -686,6 +698,10 @@ tl_ty *sema_expr(sema *s, tl_node *n, tl_ty *expect) {
   case TL_N_CAST: t = check_cast(s, n, need); break;
   case TL_N_RANGE: t = check_range(s, n); break;
   case TL_N_CALL:
+    if (!sema_generic_rename(s, n, expect)) { /* MyOption::Just(1) (sema_generic.c) */
+      t = TY_ERR;
+      break;
+    }
     if (n->lhs->kind == TL_N_PATH && (t = sema_enum_value(s, n))) break; /* E::B(1, 2.0) */
     if (n->lhs->kind == TL_N_IDENT && (t = sema_option_value(s, n, expect, hint))) break; /* Some(1), Ok(x) */
     if (n->lhs->kind == TL_N_PATH && (t = sema_vec_path_call(s, n, expect))) break; /* Vec::new() (sema_vec.c) */
@@ -700,6 +716,10 @@ tl_ty *sema_expr(sema *s, tl_node *n, tl_ty *expect) {
   case TL_N_ARRAY: t = n->name ? sema_vec_lit(s, n, expect) : check_array(s, n, expect); break; /* vec![..] */
   case TL_N_TUPLE: t = sema_tuple_expr(s, n, expect, hint); break;
   case TL_N_STRUCT_LIT:
+    if (!sema_generic_rename(s, n, expect)) { /* Pair { a: 1, b: 2.0 } (sema_generic.c) */
+      t = TY_ERR;
+      break;
+    }
     if (strstr(n->name, "::") && (t = sema_enum_value(s, n))) break; /* E::C { x: 1.0 } */
     t = check_struct_lit(s, n);
     break;
@@ -709,7 +729,7 @@ tl_ty *sema_expr(sema *s, tl_node *n, tl_ty *expect) {
     t = sema_block(s, n, expect);
     break;
   case TL_N_COMPR: t = sema_compr(s, n); break;
-  case TL_N_CLOSURE: t = sema_closure_expr(s, n, hint ? NULL : expect); break;
+  case TL_N_CLOSURE: t = sema_closure_expr(s, n, !hint || (expect && expect->kind == TY_FN) ? expect : NULL); break;
   case TL_N_ERROR: t = TY_ERR; break;
   case TL_N_FIELD_INIT: /* `name: value` among call arguments (check_tensor_ctor takes its own) */
     sema_error(s, n, "only the tensor creation functions take a named argument (`requires_grad: true`)");
@@ -964,8 +984,12 @@ static bool ends_in_return(const tl_node *body) {
   return false;
 }
 
+tl_ty *sema_self_type(sema *s, tl_struct_info *st) { return sema_struct_ty(s, st); }
+
 static void check_fn_pass(sema *s, tl_fninfo *f) {
   s->fn = f;
+  s->env = f->env; /* a generic instance's type parameters (sema_generic.c) */
+  s->self_ty = f->self_struct ? sema_struct_ty(s, f->self_struct) : f->env ? f->env->self : NULL;
   s->cap_vars = 0;
   f->nvars = 0; /* every variable is declared again, with the same ids */
   f->vars = NULL;
@@ -1023,14 +1047,20 @@ static void check_fn_body(sema *s, tl_fninfo *f) {
   }
 }
 
+/* a method's owner is st, or s->env->owner for a trait's method on a builtin type
+ * (`i64::area`); the signature's `Self` is the owner's type */
 static tl_fninfo *declare_fn(sema *s, tl_fn *fn, tl_struct_info *st) {
   tl_fninfo *f = tl_arena_alloc(s->arena, sizeof *f);
   if (!f) return NULL;
-  char *name = tl_arena_alloc(s->arena, strlen(fn->name) + (st ? strlen(st->name) + 3 : 1) + 1);
-  char *cname = tl_arena_alloc(s->arena, strlen(fn->name) + (st ? strlen(st->name) + 3 : 1) + 6);
+  const char *owner = st ? st->name : s->env ? s->env->owner : NULL;
+  tl_ty *saved_self = s->self_ty;
+  s->self_ty = st ? sema_struct_ty(s, st) : s->env ? s->env->self : NULL;
+  f->env = s->env;
+  char *name = tl_arena_alloc(s->arena, strlen(fn->name) + (owner ? strlen(owner) + 3 : 1) + 1);
+  char *cname = tl_arena_alloc(s->arena, strlen(fn->name) + (owner ? strlen(owner) + 3 : 1) + 6);
   if (!name || !cname) return NULL;
-  sprintf(name, "%s%s%s", st ? st->name : "", st ? "::" : "", fn->name);
-  sprintf(cname, "tlf_%s%s%s", st ? st->name : "", st ? "__" : "", fn->name);
+  sprintf(name, "%s%s%s", owner ? owner : "", owner ? "::" : "", fn->name);
+  sprintf(cname, "tlf_%s%s%s", owner ? owner : "", owner ? "__" : "", fn->name);
   f->name = name;
   f->cname = cname;
   f->fn = fn;
@@ -1038,7 +1068,8 @@ static tl_fninfo *declare_fn(sema *s, tl_fn *fn, tl_struct_info *st) {
   if (fn->partial) { /* known by name only: a call to it is not an error too */
     f->partial = true;
     f->ret = TY_ERR;
-    if (!sema_find_fn(s, name)) {
+    s->self_ty = saved_self;
+    if (!find_declared_fn(s, name)) {
       tl_fninfo **tail = &s->out->fns;
       while (*tail) tail = &(*tail)->next;
       *tail = f;
@@ -1055,16 +1086,11 @@ static tl_fninfo *declare_fn(sema *s, tl_fn *fn, tl_struct_info *st) {
     tl_var *v = tl_arena_alloc(s->arena, sizeof *v);
     if (!v) return NULL;
     if (p->is_self) {
-      if (i || !st) {
+      if (i || !owner) {
         tl_diag_error(s->diag, p->line, p->col, "`self` is only allowed as the first parameter of a method");
         v->ty = TY_ERR;
       } else {
-        tl_ty *t = tl_arena_alloc(s->arena, sizeof *t);
-        if (!t) return NULL;
-        t->kind = TY_STRUCT;
-        t->st = st;
-        t->dtype = t->rank = -1;
-        v->ty = t;
+        v->ty = s->self_ty;
         f->self = p;
       }
       v->kind = p->is_mut ? (p->by_ref ? VAR_PARAM_REF : VAR_PARAM_OWNED) : VAR_PARAM;
@@ -1077,8 +1103,9 @@ static tl_fninfo *declare_fn(sema *s, tl_fn *fn, tl_struct_info *st) {
     f->params[i] = v;
   }
   f->nparams = n - (f->self ? 1 : 0);
-  tl_fninfo *prev = sema_find_fn(s, name);
-  if (prev) {
+  s->self_ty = saved_self;
+  tl_fninfo *prev = find_declared_fn(s, name);
+  if (prev || (!owner && sema_generic_fn_named(s, name))) { /* `fn f` and `fn f<T>` */
     tl_diag_error(s->diag, fn->line, fn->col, "`%s` is defined twice", name);
     return f;
   }
@@ -1110,9 +1137,16 @@ static void declare_struct(sema *s, tl_ast_item *it, bool partial) {
   s->out->structs = st;
 }
 
+tl_fninfo *sema_declare_fn(sema *s, tl_fn *fn, tl_struct_info *st) { return declare_fn(s, fn, st); }
+
 static void struct_fields(sema *s, tl_ast_item *it) {
   tl_struct_info *st = find_struct(s, it->name);
   if (!st || st->fields || st->is_enum) return;
+  sema_struct_fill(s, st, it);
+}
+
+/* st's fields from the item's (a generic struct's instance: with s->env set) */
+void sema_struct_fill(sema *s, tl_struct_info *st, tl_ast_item *it) {
   int n = 0;
   for (tl_field *f = it->fields; f; f = f->next) n++;
   st->fields = tl_arena_alloc(s->arena, sizeof *st->fields * (size_t)(n + 1));
@@ -1144,7 +1178,8 @@ int tl_sema_check(tl_program *prog, tl_diag *diag, tl_arena *arena, tl_sema *out
    * error in them are not checked */
   for (int pass = 0; pass < 2; pass++)
     for (tl_ast_item *it = pass ? prog->broken : prog->items; it; it = it->next)
-      if (it->kind == TL_ITEM_STRUCT) declare_struct(&s, it, pass);
+      if (sema_generic_register(&s, it, pass)) continue; /* generics and traits (sema_generic.c) */
+      else if (it->kind == TL_ITEM_STRUCT) declare_struct(&s, it, pass);
       else if (it->kind == TL_ITEM_ENUM) sema_enum_declare(&s, it, pass);
   for (int pass = 0; pass < 2; pass++)
     for (tl_ast_item *it = pass ? prog->broken : prog->items; it; it = it->next)
@@ -1152,6 +1187,7 @@ int tl_sema_check(tl_program *prog, tl_diag *diag, tl_arena *arena, tl_sema *out
       else if (it->kind == TL_ITEM_ENUM) sema_enum_fields(&s, it);
   for (int pass = 0; pass < 2; pass++)
     for (tl_ast_item *it = pass ? prog->broken : prog->items; it; it = it->next) {
+      if (sema_generic_item(&s, it)) continue; /* generic fns and impls, trait impls */
       if (it->kind == TL_ITEM_FN) declare_fn(&s, it->fn, NULL);
       if (it->kind != TL_ITEM_IMPL) continue;
       tl_struct_info *st = find_struct(&s, it->name);
@@ -1160,14 +1196,17 @@ int tl_sema_check(tl_program *prog, tl_diag *diag, tl_arena *arena, tl_sema *out
         continue;
       }
       if (pass) st->partial = true; /* a method may be missing */
-      for (tl_fn *m = it->methods; m; m = m->next) declare_fn(&s, m, st);
+      for (tl_fn *m = it->methods; m; m = m->next)
+        if (!m->tparams) declare_fn(&s, m, st); /* a generic method is made per call (sema_generic.c) */
     }
   sema_logic_begin(&s, prog);
-  for (tl_fninfo *f = out->fns; f; f = f->next)
+  for (tl_fninfo *f = out->fns; f; f = f->next) /* instances made meanwhile are appended */
     if (!f->fn->broken) {
       int u = f->fn->unit; /* a module's function: its errors are its file's */
       s.diag = u > 0 && u < prog->nunits ? prog->units[u].diag : diag;
+      int nat = s.diag->nat;
       check_fn_body(&s, f);
+      if (f->env && f->env->n) sema_generic_dedupe(&s, nat, f->name); /* another instance said it already */
     }
   s.diag = diag;
   sema_logic_finish(&s);

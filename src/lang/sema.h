@@ -100,6 +100,8 @@ typedef struct tl_fninfo {
   tl_ty *ret;
   bool partial;       /* its parse was given up: calls to it are not checked (its result is
                          TY_ERROR), nor is it */
+  struct sema_tyenv *env; /* an instance of a generic fn or method, or a trait's method:
+                             what its type parameters and `Self` stand for (sema_generic.c) */
   struct tl_fninfo *next;
 } tl_fninfo;
 
@@ -138,6 +140,10 @@ struct tl_struct_info {
   int line, col;
   bool partial; /* its parse, or its impl's, was given up: an unknown field or method
                    is not reported (it may be the part that did not parse) */
+  const char *generic_of; /* an instance of a generic struct or enum: its name ("Pair" for
+                             "Pair<i64, f64>"), and its type arguments (sema_generic.c) */
+  int ngargs;
+  struct tl_ty **gargs;
   struct tl_struct_info *next;
 };
 

@@ -277,7 +277,14 @@ static tl_ty *check_free_call(sema *s, tl_node *n, const char *name, tl_ty *expe
   if (!strcmp(name, "print")) return check_print(s, n, B_PRINT);
   if (!strcmp(name, "println")) return check_print(s, n, B_PRINTLN);
   if (!strcmp(name, "format")) return check_print(s, n, B_FORMAT);
-  tl_fninfo *f = sema_find_fn(s, name);
+  tl_fninfo *f;
+  if (sema_generic_call(s, n, name, expect, &f)) { /* max_of(1, 2), max_of::<f32>(..) (sema_generic.c) */
+    if (!f) return TY_ERR;
+    n->ref = f;
+    check_args(s, n, f, n->args);
+    return f->ret;
+  }
+  f = sema_find_fn(s, name);
   if (f && !f->self_struct) {
     if (s->compr_depth) {
       sema_error(s, n, "a comprehension body calls only scalar math, not `%s`", name);
@@ -426,7 +433,18 @@ static tl_ty *check_tensor_ctor(sema *s, tl_node *n, tl_builtin id, const char *
   }
 }
 
-static tl_ty *check_path_call(sema *s, tl_node *n) {
+static tl_ty *check_path_call(sema *s, tl_node *n, tl_ty *expect) {
+  tl_fninfo *g;
+  if (sema_generic_call(s, n, n->lhs->name, expect, &g)) { /* Stack::new(), T::new(), Self::new() */
+    if (!g) return TY_ERR;
+    if (g->self && !g->partial) {
+      sema_error(s, n->lhs, "`%s` is a method: call it as `value.%s(...)`", n->lhs->name, g->fn->name);
+      return TY_ERR;
+    }
+    n->ref = g;
+    check_args(s, n, g, n->args);
+    return g->ret;
+  }
   const char *path = n->lhs->name;
   tl_ty *io = sema_io_path_call(s, n); /* Tensor::save/load, Param::save/load (sema_io.c) */
   if (io) return io;
@@ -459,7 +477,7 @@ tl_ty *sema_call(sema *s, tl_node *n, tl_ty *expect) {
   n->ival = B_NONE;
   /* a variable called, or any other expression: a value of fn type (sema_closure.c) */
   if (n->lhs->kind == TL_N_IDENT && !sema_lookup(s, n->lhs->name)) return check_free_call(s, n, n->lhs->name, expect);
-  if (n->lhs->kind == TL_N_PATH) return check_path_call(s, n);
+  if (n->lhs->kind == TL_N_PATH) return check_path_call(s, n, expect);
   return sema_closure_call(s, n);
 }
 
@@ -589,7 +607,10 @@ tl_ty *sema_method(sema *s, tl_node *n) {
   if (t->kind == TY_STRUCT) {
     char name[256];
     snprintf(name, sizeof name, "%s::%s", t->st->name, n->name);
-    tl_fninfo *f = sema_find_fn(s, name);
+    tl_fninfo *f = NULL;
+    if (sema_generic_method(s, n, t->st, &f)) { /* `fn map<V>(&self, v: V)` (sema_generic.c) */
+      if (!f) return TY_ERR;
+    } else f = sema_find_fn(s, name);
     if (!f || (!f->self && !f->partial)) {
       if (!t->st->partial) sema_error(s, n, "no method `%s` on `%s`", n->name, t->st->name);
       for (tl_node *a = n->args; a; a = a->next) sema_expr(s, a, NULL);
@@ -635,6 +656,13 @@ tl_ty *sema_method(sema *s, tl_node *n) {
       if (!check_count(s, n, n->name, tl_ast_count(n->args), binary, binary)) return TY_ERR;
       return check_math(s, n, id, n->lhs, n->args, t);
     }
+  }
+  tl_fninfo *tf = sema_trait_method(s, t, n->name); /* `impl Shape for i64` (sema_trait.c) */
+  if (tf) {
+    n->ref = tf;
+    if (!tf->partial && tf->params[0]->kind == VAR_PARAM_REF) check_receiver_writable(s, n);
+    check_args(s, n, tf, n->args);
+    return tf->ret;
   }
   sema_error(s, n, "no method `%s` on %s", n->name, tl_ty_name(t, b, sizeof b));
   for (tl_node *a = n->args; a; a = a->next) sema_expr(s, a, NULL);

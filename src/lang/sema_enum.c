@@ -41,6 +41,11 @@ void sema_enum_declare(sema *s, tl_ast_item *it, bool partial) {
 void sema_enum_fields(sema *s, tl_ast_item *it) {
   tl_struct_info *st = sema_find_struct(s, it->name);
   if (!st || !st->is_enum || st->variants) return;
+  sema_enum_fill(s, st, it);
+}
+
+/* st's variants from the item's (a generic enum's instance: with s->env set) */
+void sema_enum_fill(sema *s, tl_struct_info *st, tl_ast_item *it) {
   int nv = 0, nf = 0;
   for (tl_variant *v = it->variants; v; v = v->next, nv++)
     for (tl_field *f = v->fields; f; f = f->next) nf++;

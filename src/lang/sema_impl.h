@@ -19,6 +19,17 @@ typedef struct sema_varlist {
   struct sema_varlist *next;
 } sema_varlist;
 
+/* what type names stand for in a generic instance (sema_generic.c): its type
+ * parameters, `Self`, and the owner of its methods (`i64` for `impl Shape for i64`) */
+typedef struct sema_tyenv {
+  int n;
+  const char **names;
+  tl_ty **tys;
+  tl_ty *self;
+  const char *owner;
+  int depth; /* instances made to check this one: polymorphic recursion stops */
+} sema_tyenv;
+
 typedef struct {
   tl_diag *diag;
   tl_arena *arena;
@@ -33,6 +44,9 @@ typedef struct {
   bool hint;    /* the next sema_expr's expected type is a hint only (sema_expr_hint) */
   struct sema_logic *logic; /* Datalog (sema_logic.c) */
   struct sema_closure *closure; /* the closure being checked, innermost (sema_closure.c) */
+  struct sema_gen *gen;     /* generic items, traits, instances (sema_generic.c) */
+  sema_tyenv *env;          /* the type parameters in scope, NULL outside generics */
+  tl_ty *self_ty;           /* what `Self` is: the impl's type, NULL outside impls */
 } sema;
 
 extern tl_ty *const TY_ERR, *const TY_UNIT_T, *const TY_BOOL_T, *const TY_I32_T, *const TY_I64_T,
@@ -177,6 +191,40 @@ bool sema_vec_fits(const tl_ty *want, const tl_ty *have); /* Vec<_> fits any Vec
 void sema_vec_check_inferred(sema *s, tl_fninfo *f);
 tl_ty *sema_option_type(sema *s, tl_ty *t); /* Option<t> (sema_option.c) */
 tl_ty *sema_tuple_of(sema *s, tl_ty **elems, int n); /* (elems...) (sema_tuple.c) */
+/* sema_generic.c: generic fns, structs, enums and their impls, monomorphized: each use
+ * with new type arguments makes an instance (a tl_fninfo or tl_struct_info of its own,
+ * checked and generated as a plain one). register: a generic item or a trait, at
+ * declaration (true: taken); item: a generic fn's or trait impl's declaration pass
+ * (true: taken); resolve: a type name the environment or a generic declares (NULL: not
+ * one); call: `f(..)` or `P::f(..)` of a generic (false: not one; *f NULL after an
+ * error); find_fn: a method of an instance made on first use; rename: a literal, value
+ * or pattern naming a generic struct or enum gets its instance's name (false: an error) */
+bool sema_generic_register(sema *s, tl_ast_item *it, bool broken);
+bool sema_generic_item(sema *s, tl_ast_item *it);
+bool sema_generic_fn_named(sema *s, const char *name); /* a generic fn of that name */
+tl_ty *sema_generic_resolve(sema *s, const tl_type *t);
+bool sema_generic_call(sema *s, tl_node *n, const char *name, tl_ty *expect, tl_fninfo **f);
+tl_fninfo *sema_generic_find_fn(sema *s, const char *name);
+bool sema_generic_rename(sema *s, tl_node *n, tl_ty *expect);
+void sema_generic_pattern(sema *s, tl_node *p, tl_ty *t);
+/* `x.map(v)` of a generic method `fn map<V>(&self, v: V)` of st's impl (false: none
+ * such; *f NULL after an error) */
+bool sema_generic_method(sema *s, tl_node *n, tl_struct_info *st, tl_fninfo **f);
+/* drops the errors from the first-th on that repeat an earlier one word for word (an
+ * error in a generic body is the same in each instance), and names the instance under
+ * the others */
+void sema_generic_dedupe(sema *s, int first, const char *instance);
+/* sema_trait.c: traits. impl: `impl Shape for Circle` declares its methods and the
+ * defaults it does not override; method: a trait method on a builtin type (NULL: none);
+ * satisfies: does t implement the bound (a user trait or Ord, Clone...) */
+void sema_trait_impl(sema *s, tl_ast_item *it);
+tl_fninfo *sema_trait_method(sema *s, tl_ty *t, const char *name);
+bool sema_trait_satisfies(sema *s, tl_ty *t, const char *trait);
+/* sema.c, shared with the generics: declare a fn (a method of st, or of s->env->owner) */
+tl_fninfo *sema_declare_fn(sema *s, tl_fn *fn, tl_struct_info *st);
+void sema_struct_fill(sema *s, tl_struct_info *st, tl_ast_item *it);
+void sema_enum_fill(sema *s, tl_struct_info *st, tl_ast_item *it);
+tl_ty *sema_self_type(sema *s, tl_struct_info *st);
 
 /* checks each argument of a list (a named one by its value) after an arity error, so
  * errors inside them are still reported */

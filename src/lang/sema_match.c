@@ -145,12 +145,13 @@ static bool of_type(sema *s, tl_node *p, tl_struct_info *st, tl_ty *t) {
 }
 
 static void check_variant_pat(sema *s, tl_node *p, tl_ty *t, bound *b) {
+  sema_generic_pattern(s, p, t); /* MyOption::Just(x) on a MyOption<i64> (sema_generic.c) */
   const char *path = p->kind == TL_N_CALL ? p->lhs->name : p->name;
   tl_struct_info *en;
   tl_variant_info *v = sema_find_variant(s, path, &en);
   bool call = p->kind == TL_N_CALL, lit = p->kind == TL_N_STRUCT_LIT;
   if (!v) {
-    if (en) sema_error(s, p, "no variant `%s` in enum `%s`", strstr(path, "::") + 2, en->name);
+    if (en) sema_error(s, p, "no variant `%s` in enum `%s`", strstr(path, "::") + 2, en->generic_of ? en->generic_of : en->name);
     else sema_error(s, p, "`%s` is not an enum variant", path);
   } else if (call != (!v->named && v->nfields > 0) || lit != v->named) {
     sema_error(s, p, "`%s::%s` is matched as `%s::%s%s`", en->name, v->name, en->name, v->name,
@@ -208,6 +209,7 @@ static void check_pat(sema *s, tl_node *p, tl_ty *t, bound *b) {
       check_variant_pat(s, p, t, b);
       return;
     }
+    sema_generic_pattern(s, p, t); /* Pair { a, b } on a Pair<i64, f64> */
     tl_struct_info *st = sema_find_struct(s, p->name);
     if (!st || st->is_enum) {
       sema_error(s, p, st ? "`%s` is an enum: match its variants, `%s::V`" : "unknown struct `%s`", p->name, p->name);
@@ -261,7 +263,7 @@ static const char *compose(sema *s, const char *head, const tl_struct_info *st, 
 
 /* "E::A"; Option's and Result's variants are written alone: "None", "Err" */
 static const char *variant_name(sema *s, const tl_struct_info *st, const tl_variant_info *v) {
-  return st->generic ? v->name : text(s, "%s::%s", st->name, v->name);
+  return st->generic ? v->name : text(s, "%s::%s", st->generic_of ? st->generic_of : st->name, v->name); /* `E::B` of E<i64> */
 }
 
 /* the sub-patterns of a row's head for a constructor with k fields; NULL: the row
@@ -385,7 +387,8 @@ static const char **missing(exh_ctx *c, tl_node ***rows, int nrows, tl_ty **tys,
     else if (is_enum) {
       const tl_variant_info *v = &t->st->variants[con];
       out[0] = compose(s, variant_name(s, t->st, v), t->st, first, k, v->named, w);
-    } else out[0] = compose(s, tl_ty_is_tuple(t) ? "" : t->st->name, t->st, 0, k, !tl_ty_is_tuple(t), w);
+    } else out[0] = compose(s, tl_ty_is_tuple(t) ? "" : t->st->generic_of ? t->st->generic_of : t->st->name, t->st, 0, k,
+                            !tl_ty_is_tuple(t), w);
     return out;
   }
   return NULL;
