@@ -440,6 +440,8 @@ static tl_status check_private_dir(tl_compiler *c, const char *dir, tl_error *er
 /* Process-wide: the note that the shared cache is not used is printed once. */
 static atomic_flag said_fallback = ATOMIC_FLAG_INIT;
 
+void tl_compiler_reset_notice(void) { atomic_flag_clear(&said_fallback); }
+
 /* A private temporary directory for this compiler's kernels (removed by destroy),
  * used when the shared cache cannot be: kernels are still compiled, only not kept. */
 static tl_status open_fallback(tl_compiler *c, tl_error *err) {
@@ -466,7 +468,7 @@ static void announce_fallback(tl_compiler *c, const char *why) {
 /* where entries go now: the shared cache, or the private fallback */
 static const char *entry_dir(const tl_compiler *c) { return c->fallback_dir ? c->fallback_dir : c->cache_dir; }
 
-/* ---- disk entries: <key>.so beside <key>.sum ("tl-sum SIZE CHECKSUM") --------------- */
+/* ---- disk entries: <key>.so beside <key>.sum ("tl-sum SIZE CHECKSUM KEY") ---------- */
 /* Why an entry was refused (each counted in the stats). */
 typedef enum { ENTRY_OK, ENTRY_MISSING, ENTRY_LINK, ENTRY_FOREIGN, ENTRY_SIZE, ENTRY_SUM, ENTRY_LOAD } entry_state;
 
@@ -523,7 +525,11 @@ static entry_state read_sum_file(const char *path, uint64_t *sum, uint64_t *size
   if (n <= 0) return ENTRY_SUM;
   text[n] = 0;
   unsigned long long s, z;
-  if (sscanf(text, "tl-sum %llu %llx", &z, &s) != 2) return ENTRY_SUM;
+  char key[40];
+  if (sscanf(text, "tl-sum %llu %llx %39s", &z, &s, key) != 3) return ENTRY_SUM;
+  /* the key it was built for: an entry renamed to another key is refused */
+  const char *slash = strrchr(path, '/');
+  if (strncmp(slash ? slash + 1 : path, key, 32) || strlen(key) != 32) return ENTRY_SUM;
   *sum = s;
   *size = z;
   return ENTRY_OK;
@@ -592,12 +598,15 @@ static int load_private(tl_compiler *c, const char *so, const char *fn_name, voi
   return ok;
 }
 
-/* 1: loaded; 0: no entry; -1: a bad entry, now removed (and counted) */
+/* 1: loaded; 0: no entry; -1: a bad entry. Only under the kernel's lock is a bad
+ * entry removed and counted: unlocked, it may be a build halfway through its renames,
+ * so the caller takes the lock and looks again. */
 static int disk_load(tl_compiler *c, const char *so, const char *sum, const char *fn_name,
-                     void **handle, tl_kernel_fn *fn) {
+                     void **handle, tl_kernel_fn *fn, int locked) {
   entry_state why = verify_entry(so, sum);
   if (why == ENTRY_MISSING) return 0;
   if (why == ENTRY_OK && load_private(c, so, fn_name, handle, fn)) return 1;
+  if (!locked) return -1;
   if (why == ENTRY_OK) why = ENTRY_LOAD;
   unlink(so);
   unlink(sum);
@@ -630,8 +639,8 @@ static void drop_lock(int fd) {
 }
 
 /* Loads the freshly built private .so (before anything else can see or replace
- * it), records its checksum, then renames both into place, the .sum last: a crash
- * in between leaves an entry without a matching sum, which the next load rejects.
+ * it), records its checksum, then renames both into place, the .so last: a crash in
+ * between leaves a .sum without its .so (missing) or beside an old .so (rejected).
  * When storing fails (a full or read-only disk) the kernel is still loaded and
  * runs; it is only not kept. */
 static tl_status publish_entry(const char *tmp_so, const char *tmp_sum, const char *so,
@@ -655,11 +664,13 @@ static tl_status publish_entry(const char *tmp_so, const char *tmp_sum, const ch
   }
   *handle = h;
   *fn = as_kernel(sym);
-  char text[64];
-  int n = snprintf(text, sizeof text, "tl-sum %llu %016llx\n", (unsigned long long)z,
-                   (unsigned long long)s);
-  if (write_new_file(tmp_sum, text, (size_t)n, 0600) == 0 && rename(tmp_so, so) == 0 &&
-      rename(tmp_sum, sum) == 0)
+  char text[128];
+  const char *slash = strrchr(so, '/');
+  int n = snprintf(text, sizeof text, "tl-sum %llu %016llx %.32s\n", (unsigned long long)z,
+                   (unsigned long long)s, slash ? slash + 1 : so);
+  /* the .sum first: a reader that sees the new .so sees its .sum */
+  if (write_new_file(tmp_sum, text, (size_t)n, 0600) == 0 && rename(tmp_sum, sum) == 0 &&
+      rename(tmp_so, so) == 0)
     return TL_OK;
   unlink(tmp_so);
   unlink(tmp_sum);
@@ -763,12 +774,13 @@ static tl_status cc_get_in(tl_compiler *c, const char *dir, const uint64_t key[2
   c->cc_failed = 0;
   if (!so || !sum || !lock) {
     st = tl_error_set(err, TL_ERR_NOMEM, "out of memory");
-  } else if (disk_load(c, so, sum, fn_name, handle, fn) == 1) {
+  } else if (disk_load(c, so, sum, fn_name, handle, fn, 0) == 1) {
     c->stats.disk_hits++;
   } else {
     int fd = take_lock(lock);
-    /* whoever held the lock may have just built it */
-    if (fd >= 0 && disk_load(c, so, sum, fn_name, handle, fn) == 1)
+    /* whoever held the lock may have just built it; without the lock, a bad entry
+     * is still removed (a build then may be compiled twice, never loaded wrong) */
+    if (disk_load(c, so, sum, fn_name, handle, fn, 1) == 1)
       c->stats.disk_hits++;
     else
       st = cc_build(c, source, base, fn_name, handle, fn, err);

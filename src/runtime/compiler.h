@@ -62,6 +62,9 @@ tl_compiler_stats tl_compiler_get_stats(const tl_compiler *c);
  * process shares its globals (TL programs keep their run's state in them) */
 void tl_compiler_set_private_loads(tl_compiler *c, int on);
 
+/* tests: the next fallback is said on stderr again */
+void tl_compiler_reset_notice(void);
+
 /* Returns the function `fn_name` defined by `source`. The loaded code lives until
  * tl_compiler_destroy. A compile failure gives TL_ERR_COMPILER with the first lines
  * of the compiler's diagnostics. */
