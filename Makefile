@@ -114,10 +114,22 @@ install: $(BUILD)/tl $(BUILD)/libtl.a $(BUILD)/libtl.so
 
 # The whole suite under AddressSanitizer + UndefinedBehaviorSanitizer.
 ASAN_FLAGS := -O1 -g -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined
-.PHONY: test-asan test-valgrind
+.PHONY: test-asan test-valgrind test-tsan
 test-asan: build/tl
 	$(MAKE) BUILD=build/asan OPT="$(ASAN_FLAGS)" build/asan/tests/tl_tests
 	ASAN_OPTIONS=detect_leaks=1 build/asan/tests/tl_tests
+
+# The concurrency tests under ThreadSanitizer: contexts on several threads at once
+# (tests/test_threads.c), the kernel cache shared by threads and processes
+# (test_cache_attack.c), the thread pool (rt_pool). Generated kernels and programs
+# are compiled without instrumentation (they write only buffers the pool hands out).
+# TSAN_TESTS picks other tests; tests/tsan.supp says why each suppression is there.
+TSAN_FLAGS := -O1 -g -fsanitize=thread -fno-omit-frame-pointer
+TSAN_TESTS ?= threads_ cache_ rt_pool rt_compile
+test-tsan: build/tl
+	$(MAKE) BUILD=build/tsan OPT="$(TSAN_FLAGS)" build/tsan/tests/tl_tests
+	TSAN_OPTIONS="halt_on_error=1 exitcode=66 suppressions=$(CURDIR)/tests/tsan.supp" \
+	  build/tsan/tests/tl_tests $(TSAN_TESTS)
 
 # memcheck over the suite, but for the tests that are long loops over the same code
 # (the 1,000-graph differential and gradient tests, the 100,000-deep chain, the

@@ -179,14 +179,16 @@ static char *entry_so(const char *dir) {
   return found;
 }
 
-static char *sum_of(const char *so) {
-  char *s = strdup(so);
-  strcpy(s + strlen(s) - 3, ".sum");
-  char *r = malloc(strlen(s) + 1);
-  strcpy(r, s);
-  free(s);
+/* the path of so with ".so" replaced by ext */
+static char *sibling(const char *so, const char *ext) {
+  size_t n = strlen(so) - 3;
+  char *r = malloc(n + strlen(ext) + 1);
+  memcpy(r, so, n);
+  strcpy(r + n, ext);
   return r;
 }
+
+static char *sum_of(const char *so) { return sibling(so, ".sum"); }
 
 static void copy_file(const char *from, const char *to) {
   char buf[1 << 15];
@@ -354,8 +356,7 @@ TEST(cache_swapped_entries_rebuilt) {
 TEST(cache_planted_lock_link) {
   char *dir = tmpdir_new();
   get_all(dir, 1);
-  char *so = entry_so(dir), *lock = strdup(so);
-  strcpy(lock + strlen(lock) - 3, ".lock");
+  char *so = entry_so(dir), *lock = sibling(so, ".lock");
   char *target = join(dir, "../victim");
   CHECK(unlink(lock) == 0 && symlink(target, lock) == 0 && unlink(so) == 0);
   tl_compiler_stats s = get_all(dir, 1);
