@@ -131,6 +131,20 @@ test-tsan: build/tl
 	TSAN_OPTIONS="halt_on_error=1 exitcode=66 suppressions=$(CURDIR)/tests/tsan.supp" \
 	  build/tsan/tests/tl_tests $(TSAN_TESTS)
 
+# The differential test's random graphs against numpy (not in `make test`): 10,000
+# graphs of tests/test_diff.c's generator (included by tests/numpy/check_numpy.c, every
+# engine call recorded), each realized by the interpreter and by compiled kernels
+# (libtcc when linked: fast to compile; CHECK_NUMPY_CC=cc for the system compiler),
+# recomputed with numpy by tests/numpy/check_numpy.py. NUMPY_GRAPHS, NUMPY_MODE=casts.
+NUMPY_GRAPHS ?= 10000
+NUMPY_MODE   ?= plain
+CHECK_NUMPY_CC ?= $(if $(TCC_A),tcc,cc)
+.PHONY: check-numpy
+$(BUILD)/check_numpy: tests/numpy/check_numpy.c tests/test_diff.c $(BUILD)/libtl.a
+	$(CC) $(CFLAGS) -Itests -o $@ $< $(WHOLE_LIB) $(BIN_LIBS)
+check-numpy: $(BUILD)/check_numpy
+	CHECK_NUMPY_CC=$(CHECK_NUMPY_CC) /usr/bin/python3 tests/numpy/check_numpy.py $(BUILD)/check_numpy $(NUMPY_GRAPHS) 2 $(NUMPY_MODE)
+
 # memcheck over the suite, but for the tests that are long loops over the same code
 # (the 1,000-graph differential and gradient tests, the 100,000-deep chain, the
 # training runs): they run natively and under ASan, too slow under valgrind
