@@ -101,11 +101,11 @@ static tl_tensor *r_where(tl_tensor *c, tl_tensor *a, tl_tensor *b) {
 }
 static tl_tensor *r_cast(tl_tensor *a, tl_dtype d) { return rec(tl_cast(a, d), "cast", 1, &a, 0, NULL, 0, NULL); }
 
-/* reductions: ints = keepdim, then the axes (none: all) */
+/* reductions: ints = keepdim, whether axes were given (else all), then the axes */
 static tl_tensor *reduce_rec(tl_tensor *r, const char *op, tl_tensor *a, int naxes, const int *axes, int keepdim) {
-  int64_t v[8] = {keepdim};
-  for (int i = 0; axes && i < naxes && i < 7; i++) v[1 + i] = axes[i];
-  return rec(r, op, 1, &a, axes ? 1 + naxes : 1, v, 0, NULL);
+  int64_t v[10] = {keepdim, axes != NULL};
+  for (int i = 0; axes && i < naxes && i < 8; i++) v[2 + i] = axes[i];
+  return rec(r, op, 1, &a, axes ? 2 + naxes : 2, v, 0, NULL);
 }
 #define REDUCE(name)                                                                \
   static tl_tensor *r_##name(tl_tensor *a, int naxes, const int *axes, int keepdim) { \
@@ -226,7 +226,7 @@ static void one(uint64_t seed, int mode, const char *backend, const char *cc, bo
   tl_set_backend(g.ctx, backend);
   if (cc) tl_set_compiler(g.ctx, cc);
   tl_manual_seed(g.ctx, seed);
-  nids = 0;
+  if (record) nids = 0;
   tracing = record;
   tl_tensor *t = build_graph(&g, mode);
   tracing = false;
@@ -242,12 +242,19 @@ static void one(uint64_t seed, int mode, const char *backend, const char *cc, bo
     fputc('\n', trace);
   }
   free(v);
+  for (int i = 0; getenv("CHECK_NUMPY_DUMP") && i < nids; i++) { /* every recorded value */
+    tl_tensor *t = NULL;
+    for (int k = 0; k < g.n && !t; k++) t = g.pool[k] == ids[i] ? g.pool[k] : NULL;
+    char *txt = t ? tl_format(t) : NULL;
+    fprintf(stderr, "%s %d: %s\n", backend, i, txt ? txt : "(released)");
+    tl_free(txt);
+  }
   for (int i = 0; i < g.n; i++) tl_release(g.pool[i]);
   tl_shutdown(g.ctx);
 }
 
 /* check_numpy FROM TO [plain|casts] [cc]: graphs [FROM, TO) on interp and cpu, whose
- * kernels cc compiles ("tcc": libtcc; default $CHECK_NUMPY_CC, else the context's) */
+ * kernels cc compiles ("tcc": libtcc; default $CHECK_NUMPY_CC, else tcc) */
 int main(int argc, char **argv) {
   if (argc < 3) {
     fprintf(stderr, "usage: %s FROM TO [plain|casts] [cc]\n", argv[0]);
@@ -256,6 +263,7 @@ int main(int argc, char **argv) {
   uint64_t from = strtoull(argv[1], NULL, 10), to = strtoull(argv[2], NULL, 10);
   int mode = argc > 3 && !strcmp(argv[3], "casts") ? CASTS : PLAIN;
   const char *cc = argc > 4 ? argv[4] : getenv("CHECK_NUMPY_CC");
+  if (!cc || !*cc) cc = "tcc";
   trace = stdout;
   for (uint64_t s = from; s < to; s++) {
     fprintf(trace, "G %llu %s\n", (unsigned long long)s, mode == CASTS ? "casts" : "plain");

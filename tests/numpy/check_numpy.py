@@ -96,7 +96,7 @@ def apply(op, dt, ins, ints, flts):
     if op == "cast":
         return cast(a, dt)
     if op in ("sum", "max", "min", "mean"):
-        kd, ax = bool(ints[0]), (axes_of(a.ndim, ints[1:]) if len(ints) > 1 else None)
+        kd, ax = bool(ints[0]), (axes_of(a.ndim, ints[2:]) if ints[1] else None)
         x = cast(a, dt)
         f = {"sum": np.sum, "max": np.max, "min": np.min, "mean": np.mean}[op]
         return f(x, axis=ax, keepdims=kd).astype(dt)
@@ -165,7 +165,10 @@ class Graph:
         if f[0] == "L":
             i, dt, nd = int(f[1]), DT[f[2]], int(f[3])
             shape = [int(x) for x in f[4:4 + nd]]
-            self.vals[i] = np.array([float(x) for x in f[4 + nd:]], np.float64).astype(dt).reshape(shape)
+            if dt in (np.int32, np.int64):  # exactly: i64 leaves go past 2^53
+                self.vals[i] = np.array([int(x) for x in f[4 + nd:]], dt).reshape(shape)
+            else:
+                self.vals[i] = np.array([float(x) for x in f[4 + nd:]], np.float64).astype(dt).reshape(shape)
         elif f[0] == "O":
             i, op, dt, nin = int(f[1]), f[2], DT[f[3]], int(f[4])
             ins = [self.vals[int(x)] for x in f[5:5 + nin]]
