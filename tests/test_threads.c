@@ -12,10 +12,18 @@
 #include "test.h"
 #include "tl.h"
 
-enum { NTHREADS = 4, ITERS = 3 };
+/* 4 threads of 3 rounds each; TL_TEST_THREADS (up to 16) and TL_TEST_THREAD_ITERS
+ * raise them (make test-tsan TSAN_TESTS=threads_ with both set: a longer soak) */
+enum { NTHREADS = 4, ITERS = 3, MAX_THREADS = 16 };
+
+static int env_int(const char *name, int def, int max) {
+  const char *v = getenv(name);
+  int n = v ? atoi(v) : def;
+  return n < 1 ? def : n > max ? max : n;
+}
 
 typedef struct {
-  int id;
+  int id, iters;
   const char *cache;
   int failures;
   char first[512]; /* the first failure, reported by the main thread */
@@ -59,7 +67,7 @@ static void autograd(worker *w, tl_ctx *ctx, int it) {
 
 /* a chain of n edges has n (n + 1) / 2 ancestor pairs */
 static void datalog(worker *w, tl_ctx *ctx, int it) {
-  int n = 8 + w->id + it;
+  int n = 8 + w->id + it % 8;
   tl_kb *kb = tl_kb_new(ctx);
   char text[4096] = "anc(x, y) :- edge(x, y).\nanc(x, y) :- edge(x, z), anc(z, y).\n";
   for (int i = 0; i < n; i++) {
@@ -107,7 +115,7 @@ static void language(worker *w) {
 
 static void *work(void *arg) {
   worker *w = arg;
-  for (int it = 0; it < ITERS; it++) {
+  for (int it = 0; it < w->iters; it++) {
     tl_ctx *ctx = tl_init();
     if (!ctx || tl_set_cache_dir(ctx, w->cache)) {
       fail(w, "tl_init / tl_set_cache_dir", 0, 0);
@@ -131,10 +139,11 @@ static void run_threads(int nthreads) {
   const char *old = getenv("TL_CACHE_DIR"); /* tl_lang_run_source's cache */
   char *saved = old ? strdup(old) : NULL;
   setenv("TL_CACHE_DIR", dir, 1);
-  pthread_t th[NTHREADS];
-  worker ws[NTHREADS];
+  pthread_t th[MAX_THREADS];
+  worker ws[MAX_THREADS];
+  int iters = env_int("TL_TEST_THREAD_ITERS", ITERS, 1000);
   for (int i = 0; i < nthreads; i++) {
-    ws[i] = (worker){.id = i, .cache = dir};
+    ws[i] = (worker){.id = i, .iters = iters, .cache = dir};
     CHECK_INT(pthread_create(&th[i], NULL, work, &ws[i]), 0);
   }
   for (int i = 0; i < nthreads; i++) {
@@ -149,7 +158,7 @@ static void run_threads(int nthreads) {
   CHECK_INT(system(cmd), 0);
 }
 
-TEST(threads_contexts_in_parallel) { run_threads(NTHREADS); }
+TEST(threads_contexts_in_parallel) { run_threads(env_int("TL_TEST_THREADS", NTHREADS, MAX_THREADS)); }
 
 /* one context handed from thread to thread (never used by two at once): allowed */
 static void *use_ctx(void *arg) {
