@@ -546,3 +546,46 @@ TEST(cache_attack_seen_by_context) {
   }
   rm_tree(dir);
 }
+
+/* `tl run` with an unusable cache (a path through a regular file): the program and its
+ * kernels compile elsewhere, the output is right, the note comes once for both the
+ * program's compiler and the engine's */
+static char *slurp(const char *path) {
+  FILE *f = fopen(path, "r");
+  char *buf = calloc(1, 1 << 16);
+  if (f) {
+    size_t n = fread(buf, 1, (1 << 16) - 1, f);
+    buf[n] = 0;
+    fclose(f);
+  }
+  return buf;
+}
+
+TEST(cache_unusable_for_tl_run) {
+  char *top = tmpdir_new(), *prog = join(top, "p.tl"), *file = join(top, "file");
+  char *cache = join(file, "cache"), *out = join(top, "out"), *errp = join(top, "err");
+  FILE *f = fopen(prog, "w");
+  fputs("fn main() {\n  let x = Tensor::arange(0, 8) as f32;\n  println(\"{}\", (x * 2.0 - 1.0).sum().item());\n}\n", f);
+  fclose(f);
+  close(open(file, O_CREAT | O_WRONLY, 0600));
+  pid_t pid = fork();
+  if (pid == 0) {
+    setenv("TL_CACHE_DIR", cache, 1);
+    int o = open(out, O_WRONLY | O_CREAT | O_TRUNC, 0600), e = open(errp, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+    dup2(o, 1), dup2(e, 2);
+    execl("build/tl", "tl", "run", prog, (char *)NULL);
+    _exit(127);
+  }
+  int status = 0;
+  waitpid(pid, &status, 0);
+  CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+  char *o = slurp(out), *e = slurp(errp);
+  CHECK_STR(o, "48.0\n"); /* sum of 2x - 1 over x = 0..7 */
+  const char *note = "compiling kernels in a private temporary directory instead (not kept)";
+  const char *first = strstr(e, note);
+  CHECK(first != NULL);
+  if (first) CHECK(strstr(first + 1, note) == NULL);
+  CHECK(strstr(e, cache) != NULL); /* it names the cache it could not use */
+  free(o), free(e), free(prog), free(file), free(cache), free(out), free(errp);
+  rm_tree(top);
+}
