@@ -403,7 +403,12 @@ static void purge_entries(const char *dir) {
 static int repair_dir_mode(const char *dir, const struct stat *st) {
   if ((st->st_mode & 0777) == 0700) return 0;
   if (chmod(dir, 0700) != 0) return -1;
-  if (st->st_mode & (S_IWGRP | S_IWOTH)) purge_entries(dir);
+  if (st->st_mode & (S_IWGRP | S_IWOTH)) {
+    purge_entries(dir);
+    char *lib = strfmt("%s/tcc-runtime/libtcc1.a", dir); /* tcc links it: not a stranger's */
+    if (lib) unlink(lib);
+    free(lib);
+  }
   return 1;
 }
 
