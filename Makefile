@@ -117,10 +117,38 @@ install: $(BUILD)/tl $(BUILD)/libtl.a $(BUILD)/libtl.so
 
 # The whole suite under AddressSanitizer + UndefinedBehaviorSanitizer.
 ASAN_FLAGS := -O1 -g -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined
-.PHONY: test-asan test-valgrind
+.PHONY: test-asan test-valgrind test-tsan
 test-asan: build/tl
 	$(MAKE) BUILD=build/asan OPT="$(ASAN_FLAGS)" build/asan/tests/tl_tests
 	ASAN_OPTIONS=detect_leaks=1 build/asan/tests/tl_tests
+
+# The concurrency tests under ThreadSanitizer: contexts on several threads at once
+# (tests/test_threads.c), the kernel cache shared by threads and processes
+# (test_cache_attack.c), the thread pool (rt_pool). Generated kernels and programs
+# are compiled without instrumentation (they write only buffers the pool hands out).
+# TSAN_TESTS picks other tests; tests/tsan.supp says why each suppression is there.
+TSAN_FLAGS := -O1 -g -fsanitize=thread -fno-omit-frame-pointer
+TSAN_TESTS ?= threads_ cache_ rt_pool rt_compile
+test-tsan: build/tl
+	$(MAKE) BUILD=build/tsan OPT="$(TSAN_FLAGS)" build/tsan/tests/tl_tests
+	TSAN_OPTIONS="halt_on_error=1 exitcode=66 suppressions=$(CURDIR)/tests/tsan.supp" \
+	  build/tsan/tests/tl_tests $(TSAN_TESTS)
+
+# The differential test's random graphs against numpy (not in `make test`): 10,000
+# graphs of tests/test_diff.c's generator (included by tests/numpy/check_numpy.c, every
+# engine call recorded), each realized by the interpreter and by compiled kernels
+# (libtcc when linked: fast to compile; CHECK_NUMPY_CC=cc for the system compiler),
+# recomputed with numpy by tests/numpy/check_numpy.py; then 3,000 of its cast graphs
+# (extreme values through every dtype). NUMPY_GRAPHS, NUMPY_CAST_GRAPHS set the counts.
+NUMPY_GRAPHS ?= 10000
+NUMPY_CAST_GRAPHS ?= 3000
+CHECK_NUMPY_CC ?= $(if $(TCC_A),tcc,cc)
+.PHONY: check-numpy
+$(BUILD)/check_numpy: tests/numpy/check_numpy.c tests/test_diff.c $(BUILD)/libtl.a
+	$(CC) $(CFLAGS) -Itests -o $@ $< $(WHOLE_LIB) $(BIN_LIBS)
+check-numpy: $(BUILD)/check_numpy
+	CHECK_NUMPY_CC=$(CHECK_NUMPY_CC) /usr/bin/python3 tests/numpy/check_numpy.py $(BUILD)/check_numpy $(NUMPY_GRAPHS) 2 plain
+	CHECK_NUMPY_CC=$(CHECK_NUMPY_CC) /usr/bin/python3 tests/numpy/check_numpy.py $(BUILD)/check_numpy $(NUMPY_CAST_GRAPHS) 2 casts
 
 # memcheck over the suite, but for the tests that are long loops over the same code
 # (the 1,000-graph differential and gradient tests, the 100,000-deep chain, the

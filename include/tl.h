@@ -97,6 +97,9 @@ typedef struct {
   uint64_t disk_cache_hits;  /* kernels loaded from the on-disk cache */
   uint64_t mem_cache_hits;   /* kernels found already loaded in this process */
   uint64_t disk_cache_rejects; /* corrupt, truncated or foreign entries rebuilt */
+  uint64_t cache_dir_repairs;  /* the cache directory had a mode other than 0700: made 0700 */
+  uint64_t kernel_cache_fallback; /* 1: the cache directory is unusable (read-only, full,
+                                     another user's): kernels go to a private temp dir */
   uint64_t realizes;         /* realize calls that computed something */
   uint64_t realize_replays;  /* of them, replays: a graph of a structure realized before ran
                                 its recorded kernels, with no rewrite, schedule or compile */

@@ -152,6 +152,8 @@ tl_stats tl_get_stats(const tl_ctx *ctx) {
     s.disk_cache_hits += c.disk_hits;
     s.mem_cache_hits += c.mem_hits;
     s.disk_cache_rejects += c.disk_rejects;
+    s.cache_dir_repairs += c.dir_repairs;
+    s.kernel_cache_fallback = c.fallback;
   }
   s.live_nodes = ctx->graph.live;
   s.replay_plans = (uint64_t)ctx->replay.count;

@@ -212,6 +212,16 @@ static tl_uop *finish_reduce(tl_ctx *ctx, tl_uop *r, uint64_t mask, int keepdim)
 
 typedef enum { R_SUM, R_PROD, R_MAX, R_MIN, R_MEAN } reduce_kind;
 
+/* An order-reversing bijection of x's dtype, its own inverse: not for bools, -x for
+ * floats, -1 - x (~x) for integers, where -x overflows at the minimum (min and argmin
+ * of an integer tensor holding INT_MIN were wrong: found by make check-numpy). */
+static tl_uop *reverse_order(tl_graph *g, tl_uop *x) {
+  if (!x) return NULL;
+  if (x->dtype == TL_BOOL) return tl_build_unary(g, TL_OP_NOT, x);
+  if (tl_dtype_is_float((tl_dtype)x->dtype)) return tl_build_unary(g, TL_OP_NEG, x);
+  return tl_build_binary(g, TL_OP_SUB, tl_build_const_like(g, x, -1), x);
+}
+
 static tl_uop *reduce_node(tl_ctx *ctx, tl_uop *u, reduce_kind kind, uint64_t mask) {
   tl_graph *g = &ctx->graph;
   tl_dtype dt = (tl_dtype)u->dtype;
@@ -221,10 +231,10 @@ static tl_uop *reduce_node(tl_ctx *ctx, tl_uop *u, reduce_kind kind, uint64_t ma
     if (dt == TL_BOOL || dt == TL_I32) u = tl_build_cast(g, u, TL_I64);
     return tl_api_reduce(ctx, u, kind == R_SUM ? TL_OP_RSUM : TL_OP_RPROD, mask);
   case R_MAX: return tl_api_reduce(ctx, u, TL_OP_RMAX, mask);
-  case R_MIN: /* min x = -max(-x); for bools, not max(not x) */
-    if (dt == TL_BOOL)
-      return tl_build_unary(g, TL_OP_NOT, tl_api_reduce(ctx, tl_build_unary(g, TL_OP_NOT, u), TL_OP_RMAX, mask));
-    return tl_build_unary(g, TL_OP_NEG, tl_api_reduce(ctx, tl_build_unary(g, TL_OP_NEG, u), TL_OP_RMAX, mask));
+  case R_MIN: { /* min x = r(max(r(x))), r reversing the order (reverse_order) */
+    tl_uop *m = tl_api_reduce(ctx, reverse_order(g, u), TL_OP_RMAX, mask);
+    return m ? reverse_order(g, m) : NULL;
+  }
   case R_MEAN: {
     if (!tl_dtype_is_float(dt)) u = tl_build_cast(g, u, TL_F32);
     int64_t n = 1;
@@ -262,7 +272,7 @@ static tl_tensor *arg_extreme(tl_tensor *t, int axis, int keepdim, bool is_min, 
   if (!tl_api_axis(ctx, t->u->ndim, &axis, what)) return NULL;
   tl_graph *g = &ctx->graph;
   tl_uop *x = t->u;
-  if (is_min) x = x->dtype == TL_BOOL ? tl_build_unary(g, TL_OP_NOT, x) : tl_build_unary(g, TL_OP_NEG, x);
+  if (is_min) x = reverse_order(g, x);
   int64_t n = x->shape[axis];
   tl_tensor *idx = tl_api_tensor(tl_arange(ctx, TL_I64, (double)n, 0, -1), what);
   if (!idx) { /* arange's message (an axis too long to hold its indices), under our name */

@@ -170,6 +170,9 @@ int tl_lang_run_source(const char *path, const char *src, size_t len, const tl_l
     free(c);
     return 1;
   }
+  /* a program keeps its run's state in globals of its .so: a private instance per
+   * run, or two threads running the same program would share them */
+  tl_compiler_set_private_loads(cc, 1);
   tl_kernel_fn fn = NULL;
   if (tl_compiler_get(cc, c, "tl_program_main", &fn, &e)) {
     fprintf(o->err, "tl: compiling the generated C failed: %s\n", e.msg);

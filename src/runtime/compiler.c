@@ -6,15 +6,18 @@
  * damaged one, and dlopen of a damaged .so crashes the process. */
 #include "runtime/compiler.h"
 
+#include <dirent.h>
 #include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <spawn.h>
 #include <stdarg.h>
+#include <stdatomic.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <sys/types.h>
 #include <sys/wait.h>
@@ -152,6 +155,9 @@ static int write_new_file(const char *path, const void *data, size_t n, mode_t m
   return rc;
 }
 
+/* makes temporary file names unique within the process (threads included) */
+static atomic_uint tmp_seq;
+
 /* ---- the compiler object ------------------------------------------------------ */
 typedef struct {
   uint64_t key[2]; /* hash of source + compiler identity */
@@ -189,7 +195,9 @@ struct tl_compiler {
   tl_compiler_stats stats;
   mem_entry *map;
   size_t map_cap, map_count;
-  unsigned seq; /* makes temporary file names unique within the process */
+  char *fallback_dir; /* not NULL: the shared cache failed, kernels go here */
+  int private_loads;  /* disk hits are loaded from a private copy (TL programs) */
+  int cc_failed;      /* the last build ran cc and cc failed */
   tcc_api tcc;
   char log[768]; /* libtcc diagnostics of the current compilation */
   size_t log_len;
@@ -368,8 +376,46 @@ static char *default_cache_dir(void) {
   return v ? strfmt("%s/.cache/tl", v) : NULL;
 }
 
-/* a directory we own, closed to others, that we can write: else TL_ERR_CACHE */
-static tl_status check_private_dir(const char *dir, tl_error *err) {
+/* is this one of the files the cache writes? (32 hex digits, then a dot) */
+static int is_entry_name(const char *name) {
+  size_t i = 0;
+  while (i < 32 && ((name[i] >= '0' && name[i] <= '9') || (name[i] >= 'a' && name[i] <= 'f'))) i++;
+  return i == 32 && name[32] == '.';
+}
+
+/* Empties a directory that others could write: after the chmod nobody else can
+ * add files, but what they left (swapped, hard-linked or renamed entries of ours
+ * pass the owner check) must go. */
+static void purge_entries(const char *dir) {
+  DIR *d = opendir(dir);
+  struct dirent *e;
+  while (d && (e = readdir(d))) {
+    if (!is_entry_name(e->d_name)) continue;
+    char *p = strfmt("%s/%s", dir, e->d_name);
+    if (p) unlink(p);
+    free(p);
+  }
+  if (d) closedir(d);
+}
+
+/* A directory of ours with a mode other than 0700 is made 0700 (and emptied when
+ * others could write it): 1 if it was repaired, 0 if it was fine, -1 if chmod failed */
+static int repair_dir_mode(const char *dir, const struct stat *st) {
+  if ((st->st_mode & 0777) == 0700) return 0;
+  if (chmod(dir, 0700) != 0) return -1;
+  if (st->st_mode & (S_IWGRP | S_IWOTH)) {
+    purge_entries(dir);
+    char *lib = strfmt("%s/tcc-runtime/libtcc1.a", dir); /* tcc links it: not a stranger's */
+    if (lib) unlink(lib);
+    free(lib);
+  }
+  return 1;
+}
+
+/* Is dir usable as the shared cache (ours, private, writable)? TL_OK, else
+ * TL_ERR_CACHE with the reason in err; a wrong mode of our own directory is
+ * repaired (counted in stats.dir_repairs) rather than refused. */
+static tl_status check_private_dir(tl_compiler *c, const char *dir, tl_error *err) {
   struct stat st;
   if (stat(dir, &st) != 0) {
     int e = mkdir_p(dir);
@@ -384,30 +430,75 @@ static tl_status check_private_dir(const char *dir, tl_error *err) {
                         "kernel cache directory '%s' is owned by uid %u, not by this user "
                         "(uid %u): refusing to load code from it",
                         dir, (unsigned)st.st_uid, (unsigned)getuid());
-  if (st.st_mode & (S_IWGRP | S_IWOTH))
+  int r = repair_dir_mode(dir, &st);
+  if (r < 0)
     return tl_error_set(err, TL_ERR_CACHE,
-                        "kernel cache directory '%s' is writable by other users (mode %04o): "
-                        "refusing to load code from it (chmod 700 it)",
-                        dir, (unsigned)(st.st_mode & 0777));
+                        "kernel cache directory '%s' has mode %04o and cannot be made private: %s",
+                        dir, (unsigned)(st.st_mode & 0777), strerror(errno));
+  c->stats.dir_repairs += (uint64_t)r;
   if (access(dir, W_OK | X_OK) != 0)
     return tl_error_set(err, TL_ERR_CACHE, "kernel cache directory '%s' is not writable: %s", dir,
                         strerror(errno));
   return TL_OK;
 }
 
-/* ---- disk entries: <key>.so beside <key>.sum ("tl-sum SIZE CHECKSUM") --------------- */
+/* Process-wide: the note that the shared cache is not used is printed once. */
+static atomic_flag said_fallback = ATOMIC_FLAG_INIT;
+
+void tl_compiler_reset_notice(void) { atomic_flag_clear(&said_fallback); }
+
+/* A private temporary directory for this compiler's kernels (removed by destroy),
+ * used when the shared cache cannot be: kernels are still compiled, only not kept. */
+static tl_status open_fallback(tl_compiler *c, tl_error *err) {
+  if (c->fallback_dir) return TL_OK;
+  const char *tmp = env_nonempty("TMPDIR");
+  char *tmpl = strfmt("%s/tl-kernels-XXXXXX", tmp ? tmp : "/tmp");
+  if (!tmpl) return tl_error_set(err, TL_ERR_NOMEM, "out of memory");
+  if (!mkdtemp(tmpl)) {
+    int e = errno;
+    free(tmpl);
+    return tl_error_set(err, TL_ERR_CACHE, "no private temporary directory for kernels: %s", strerror(e));
+  }
+  c->fallback_dir = tmpl;
+  return TL_OK;
+}
+
+/* says once per process why the shared cache is not used */
+static void announce_fallback(tl_compiler *c, const char *why) {
+  c->stats.fallback = 1;
+  if (!atomic_flag_test_and_set(&said_fallback))
+    fprintf(stderr, "tl: %s: compiling kernels in a private temporary directory instead (not kept)\n", why);
+}
+
+/* where entries go now: the shared cache, or the private fallback */
+static const char *entry_dir(const tl_compiler *c) { return c->fallback_dir ? c->fallback_dir : c->cache_dir; }
+
+/* ---- disk entries: <key>.so beside <key>.sum ("tl-sum SIZE CHECKSUM KEY") ---------- */
+/* Why an entry was refused (each counted in the stats). */
+typedef enum { ENTRY_OK, ENTRY_MISSING, ENTRY_LINK, ENTRY_FOREIGN, ENTRY_SIZE, ENTRY_SUM, ENTRY_LOAD } entry_state;
+
 /* Opens an entry file only if it is a regular file of ours that others cannot
  * write; fstat after open, so what is checked is what is read. */
-static int open_private(const char *path, struct stat *st) {
-  int fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
-  if (fd < 0) return -1;
-  if (fstat(fd, st) != 0 || !S_ISREG(st->st_mode) || st->st_uid != getuid() ||
-      (st->st_mode & (S_IWGRP | S_IWOTH))) {
-    close(fd);
-    errno = EPERM;
+static int open_checked(const char *path, struct stat *st, entry_state *why) {
+  int fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK);
+  if (fd < 0) {
+    *why = errno == ENOENT ? ENTRY_MISSING : errno == ELOOP ? ENTRY_LINK : ENTRY_FOREIGN;
     return -1;
   }
-  return fd;
+  *why = ENTRY_OK;
+  if (fstat(fd, st) != 0 || !S_ISREG(st->st_mode))
+    *why = ENTRY_LINK;
+  else if (st->st_uid != getuid() || (st->st_mode & (S_IWGRP | S_IWOTH)))
+    *why = ENTRY_FOREIGN;
+  if (*why == ENTRY_OK) return fd;
+  close(fd);
+  errno = EPERM;
+  return -1;
+}
+
+static int open_private(const char *path, struct stat *st) {
+  entry_state why;
+  return open_checked(path, st, &why);
 }
 
 static int checksum_fd(int fd, uint64_t *sum, uint64_t *size) {
@@ -428,76 +519,167 @@ static int checksum_fd(int fd, uint64_t *sum, uint64_t *size) {
   return 0;
 }
 
-static int read_sum_file(const char *path, uint64_t *sum, uint64_t *size) {
+static entry_state read_sum_file(const char *path, uint64_t *sum, uint64_t *size) {
   struct stat st;
-  int fd = open_private(path, &st);
-  if (fd < 0) return -1;
+  entry_state why;
+  int fd = open_checked(path, &st, &why);
+  if (fd < 0) return why == ENTRY_MISSING ? ENTRY_SUM : why;
   char text[128];
   ssize_t n = read(fd, text, sizeof text - 1);
   close(fd);
-  if (n <= 0) return -1;
+  if (n <= 0) return ENTRY_SUM;
   text[n] = 0;
   unsigned long long s, z;
-  if (sscanf(text, "tl-sum %llu %llx", &z, &s) != 2) return -1;
+  char key[40];
+  if (sscanf(text, "tl-sum %llu %llx %39s", &z, &s, key) != 3) return ENTRY_SUM;
+  /* the key it was built for: an entry renamed to another key is refused */
+  const char *slash = strrchr(path, '/');
+  if (strncmp(slash ? slash + 1 : path, key, 32) || strlen(key) != 32) return ENTRY_SUM;
   *sum = s;
   *size = z;
+  return ENTRY_OK;
+}
+
+/* whether the .so matches the size and checksum recorded beside it */
+static entry_state verify_entry(const char *so, const char *sum) {
+  struct stat st;
+  entry_state why;
+  int fd = open_checked(so, &st, &why);
+  if (fd < 0) return why;
+  uint64_t want_sum = 0, want_size = 0, got_sum = 0, got_size = 0;
+  why = read_sum_file(sum, &want_sum, &want_size);
+  if (why == ENTRY_OK && checksum_fd(fd, &got_sum, &got_size) != 0) why = ENTRY_SIZE;
+  if (why == ENTRY_OK && (got_size != want_size || (uint64_t)st.st_size != got_size)) why = ENTRY_SIZE;
+  if (why == ENTRY_OK && got_sum != want_sum) why = ENTRY_SUM;
+  close(fd);
+  return why;
+}
+
+static void count_reject(tl_compiler *c, entry_state why) {
+  c->stats.disk_rejects++;
+  switch (why) {
+  case ENTRY_LINK: c->stats.rejects_link++; break;
+  case ENTRY_FOREIGN: c->stats.rejects_foreign++; break;
+  case ENTRY_SIZE: c->stats.rejects_size++; break;
+  case ENTRY_SUM: c->stats.rejects_sum++; break;
+  default: c->stats.rejects_load++; break;
+  }
+}
+
+/* dlopen + dlsym: 1 and the handle, or 0 (nothing kept) */
+static int load_so(const char *so, const char *fn_name, void **handle, tl_kernel_fn *fn) {
+  void *h = dlopen(so, RTLD_NOW | RTLD_LOCAL);
+  void *sym = h ? dlsym(h, fn_name) : NULL;
+  if (sym) {
+    *handle = h;
+    *fn = as_kernel(sym);
+    return 1;
+  }
+  if (h) dlclose(h);
   return 0;
 }
 
-/* 1: the recorded size and checksum match the .so; 0: missing; -1: bad */
-static int verify_entry(const char *so, const char *sum) {
+/* Loads a verified .so. A compiler with private_loads copies it first (to a file
+ * of its own, unlinked at once): dlopen shares one instance per file, and a TL
+ * program's globals must not be shared by two runs at once (docs/decisions.md). */
+static int load_private(tl_compiler *c, const char *so, const char *fn_name, void **handle,
+                        tl_kernel_fn *fn) {
+  if (!c->private_loads) return load_so(so, fn_name, handle, fn);
   struct stat st;
-  int fd = open_private(so, &st);
-  if (fd < 0) return errno == ENOENT ? 0 : -1;
-  uint64_t want_sum = 0, want_size = 0, got_sum = 0, got_size = 0;
-  int ok = checksum_fd(fd, &got_sum, &got_size) == 0 && read_sum_file(sum, &want_sum, &want_size) == 0 &&
-           got_sum == want_sum && got_size == want_size && (uint64_t)st.st_size == got_size;
-  close(fd);
-  return ok ? 1 : -1;
+  int in = open_private(so, &st);
+  if (in < 0) return 0;
+  char *copy = strfmt("%s/priv.%ld.%u.so", entry_dir(c), (long)getpid(), atomic_fetch_add(&tmp_seq, 1));
+  int out = copy ? open(copy, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0700) : -1;
+  char buf[1 << 14];
+  ssize_t n = 0;
+  int ok = out >= 0;
+  while (ok && (n = read(in, buf, sizeof buf)) > 0) ok = write_all(out, buf, (size_t)n) == 0;
+  ok = ok && n == 0;
+  if (out >= 0 && close(out) != 0) ok = 0;
+  close(in);
+  ok = ok && load_so(copy, fn_name, handle, fn);
+  if (out >= 0) unlink(copy);
+  free(copy);
+  return ok;
 }
 
-/* 1: loaded; 0: no entry; -1: a bad entry, now removed */
+/* 1: loaded; 0: no entry; -1: a bad entry. Only under the kernel's lock is a bad
+ * entry removed and counted: unlocked, it may be a build halfway through its renames,
+ * so the caller takes the lock and looks again. */
 static int disk_load(tl_compiler *c, const char *so, const char *sum, const char *fn_name,
-                     void **handle, tl_kernel_fn *fn) {
-  int v = verify_entry(so, sum);
-  if (v == 0) return 0;
-  if (v == 1) {
-    void *h = dlopen(so, RTLD_NOW | RTLD_LOCAL);
-    void *sym = h ? dlsym(h, fn_name) : NULL;
-    if (sym) {
-      *handle = h;
-      *fn = as_kernel(sym);
-      return 1;
-    }
-    if (h) dlclose(h);
-  }
+                     void **handle, tl_kernel_fn *fn, int locked) {
+  entry_state why = verify_entry(so, sum);
+  if (why == ENTRY_MISSING) return 0;
+  if (why == ENTRY_OK && load_private(c, so, fn_name, handle, fn)) return 1;
+  if (!locked) return -1;
+  if (why == ENTRY_OK) why = ENTRY_LOAD;
   unlink(so);
   unlink(sum);
-  c->stats.disk_rejects++;
+  count_reject(c, why);
   return -1;
 }
 
-/* Records the checksum of a freshly built .so, then moves both into place. The
- * .so is renamed last-but-one and the .sum last: a crash in between leaves an
- * entry without a matching sum, which the next load rejects and rebuilds. */
+/* Takes the per-kernel lock <base>.lock (flock: processes and threads alike wait
+ * for the one compiling this kernel). -1 when it cannot be had: the caller then
+ * builds unlocked, which is still correct (private temporary names, atomic
+ * renames), only perhaps twice. */
+static int take_lock(const char *lock) {
+  int fd = open(lock, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600);
+  if (fd < 0 && errno == ELOOP && unlink(lock) == 0) /* a planted link: ours to remove */
+    fd = open(lock, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+  if (fd < 0) return -1;
+  while (flock(fd, LOCK_EX) != 0) {
+    if (errno != EINTR) {
+      close(fd);
+      return -1;
+    }
+  }
+  return fd;
+}
+
+static void drop_lock(int fd) {
+  if (fd < 0) return;
+  flock(fd, LOCK_UN);
+  close(fd);
+}
+
+/* Loads the freshly built private .so (before anything else can see or replace
+ * it), records its checksum, then renames both into place, the .so last: a crash in
+ * between leaves a .sum without its .so (missing) or beside an old .so (rejected).
+ * When storing fails (a full or read-only disk) the kernel is still loaded and
+ * runs; it is only not kept. */
 static tl_status publish_entry(const char *tmp_so, const char *tmp_sum, const char *so,
-                               const char *sum, tl_error *err) {
+                               const char *sum, const char *fn_name, void **handle,
+                               tl_kernel_fn *fn, tl_error *err) {
   struct stat st;
   uint64_t s = 0, z = 0;
   /* compilers honour the umask: make the mode what the loader will demand */
   int fd = chmod(tmp_so, 0700) == 0 ? open_private(tmp_so, &st) : -1;
   int ok = fd >= 0 && checksum_fd(fd, &s, &z) == 0;
   if (fd >= 0) close(fd);
-  char text[64];
-  int n = snprintf(text, sizeof text, "tl-sum %llu %016llx\n", (unsigned long long)z,
-                   (unsigned long long)s);
-  ok = ok && write_new_file(tmp_sum, text, (size_t)n, 0600) == 0;
-  ok = ok && rename(tmp_so, so) == 0 && rename(tmp_sum, sum) == 0;
-  if (ok) return TL_OK;
-  int e = errno;
+  if (!ok)
+    return tl_error_set(err, TL_ERR_CACHE, "cannot read compiled kernel '%s': %s", tmp_so, strerror(errno));
+  void *h = dlopen(tmp_so, RTLD_NOW | RTLD_LOCAL);
+  void *sym = h ? dlsym(h, fn_name) : NULL;
+  if (!h)
+    return tl_error_set(err, TL_ERR_COMPILER, "cannot load compiled kernel '%s': %s", so, dlerror());
+  if (!sym) {
+    dlclose(h);
+    return tl_error_set(err, TL_ERR_COMPILER, "kernel source does not define function '%s'", fn_name);
+  }
+  *handle = h;
+  *fn = as_kernel(sym);
+  char text[128];
+  const char *slash = strrchr(so, '/');
+  int n = snprintf(text, sizeof text, "tl-sum %llu %016llx %.32s\n", (unsigned long long)z,
+                   (unsigned long long)s, slash ? slash + 1 : so);
+  /* the .sum first: a reader that sees the new .so sees its .sum */
+  if (write_new_file(tmp_sum, text, (size_t)n, 0600) == 0 && rename(tmp_sum, sum) == 0 &&
+      rename(tmp_so, so) == 0)
+    return TL_OK;
   unlink(tmp_so);
   unlink(tmp_sum);
-  return tl_error_set(err, TL_ERR_CACHE, "cannot store compiled kernel '%s': %s", so, strerror(e));
+  return TL_OK;
 }
 
 /* ---- running the system compiler --------------------------------------------------- */
@@ -560,14 +742,16 @@ static tl_status compile_failed(tl_compiler *c, int wstatus, const char *src, co
                       WEXITSTATUS(wstatus), diag);
 }
 
-/* source -> tmp .c -> cc -> tmp .so -> checksum -> renamed into place */
-static tl_status cc_build(tl_compiler *c, const char *source, const char *base, tl_error *err) {
-  char *tmp = strfmt("%s.%ld.%u", base, (long)getpid(), c->seq++);
+/* source -> private tmp .c -> cc -> private tmp .so, loaded, then renamed into place */
+static tl_status cc_build(tl_compiler *c, const char *source, const char *base, const char *fn_name,
+                          void **handle, tl_kernel_fn *fn, tl_error *err) {
+  char *tmp = strfmt("%s.%ld.%u", base, (long)getpid(), atomic_fetch_add(&tmp_seq, 1));
   char *src = tmp ? strfmt("%s.c", tmp) : NULL, *errp = tmp ? strfmt("%s.err", tmp) : NULL;
   char *tso = tmp ? strfmt("%s.so.tmp", tmp) : NULL, *tsum = tmp ? strfmt("%s.sum.tmp", tmp) : NULL;
   char *so = strfmt("%s.so", base), *sum = strfmt("%s.sum", base);
   tl_status st = TL_OK;
   int wstatus = 0, rc;
+  c->cc_failed = 0;
   if (!src || !errp || !tso || !tsum || !so || !sum)
     st = tl_error_set(err, TL_ERR_NOMEM, "out of memory");
   else if (write_new_file(src, source, strlen(source), 0600) != 0)
@@ -575,10 +759,9 @@ static tl_status cc_build(tl_compiler *c, const char *source, const char *base, 
   else if ((rc = spawn_cc(c, src, tso, errp, &wstatus)) != 0)
     st = tl_error_set(err, TL_ERR_COMPILER, "cannot run C compiler '%s': %s", c->cc_path, strerror(rc));
   else if (!WIFEXITED(wstatus) || WEXITSTATUS(wstatus) != 0)
-    st = compile_failed(c, wstatus, src, errp, err);
+    c->cc_failed = 1, st = compile_failed(c, wstatus, src, errp, err);
   else
-    st = publish_entry(tso, tsum, so, sum, err);
-  if (st == TL_OK) c->stats.compiled++;
+    c->stats.compiled++, st = publish_entry(tso, tsum, so, sum, fn_name, handle, fn, err);
   if (src) unlink(src);
   if (errp) unlink(errp);
   if (st != TL_OK && tso) unlink(tso);
@@ -586,28 +769,77 @@ static tl_status cc_build(tl_compiler *c, const char *source, const char *base, 
   return st;
 }
 
+/* the entry of key in dir: loaded from disk, else built under the kernel's lock */
+static tl_status cc_get_in(tl_compiler *c, const char *dir, const uint64_t key[2], const char *source,
+                           const char *fn_name, void **handle, tl_kernel_fn *fn, tl_error *err) {
+  char *base = strfmt("%s/%016llx%016llx", dir, (unsigned long long)key[0], (unsigned long long)key[1]);
+  char *so = base ? strfmt("%s.so", base) : NULL, *sum = base ? strfmt("%s.sum", base) : NULL;
+  char *lock = base ? strfmt("%s.lock", base) : NULL;
+  tl_status st = TL_OK;
+  c->cc_failed = 0;
+  if (!so || !sum || !lock) {
+    st = tl_error_set(err, TL_ERR_NOMEM, "out of memory");
+  } else if (disk_load(c, so, sum, fn_name, handle, fn, 0) == 1) {
+    c->stats.disk_hits++;
+  } else {
+    int fd = take_lock(lock);
+    /* whoever held the lock may have just built it; without the lock, a bad entry
+     * is still removed (a build then may be compiled twice, never loaded wrong) */
+    if (disk_load(c, so, sum, fn_name, handle, fn, 1) == 1)
+      c->stats.disk_hits++;
+    else
+      st = cc_build(c, source, base, fn_name, handle, fn, err);
+    drop_lock(fd);
+  }
+  free(base), free(so), free(sum), free(lock);
+  return st;
+}
+
+/* Can dir take a 64 KiB file? (after a failed compile: a full or read-only disk,
+ * or a genuine compile error) */
+static int dir_takes_writes(const char *dir) {
+  char *probe = strfmt("%s/probe.%ld.%u", dir, (long)getpid(), atomic_fetch_add(&tmp_seq, 1));
+  static const char zeros[1 << 16];
+  int ok = probe && write_new_file(probe, zeros, sizeof zeros, 0600) == 0;
+  if (ok) unlink(probe);
+  free(probe);
+  return ok;
+}
+
+/* empties and removes a private fallback directory */
+static void remove_dir_entries(const char *dir) {
+  purge_entries(dir);
+  char *lib = strfmt("%s/tcc-runtime/libtcc1.a", dir), *sub = strfmt("%s/tcc-runtime", dir);
+  if (lib) unlink(lib);
+  if (sub) rmdir(sub);
+  free(lib), free(sub);
+  rmdir(dir);
+}
+
+/* The shared cache first; when it fails for want of space or permission (at start
+ * or now), the same kernel in a private temporary directory, used from then on. */
 static tl_status cc_get(tl_compiler *c, const uint64_t key[2], const char *source,
                         const char *fn_name, void **handle, tl_kernel_fn *fn, tl_error *err) {
-  char *base = strfmt("%s/%016llx%016llx", c->cache_dir, (unsigned long long)key[0],
-                      (unsigned long long)key[1]);
-  char *so = base ? strfmt("%s.so", base) : NULL, *sum = base ? strfmt("%s.sum", base) : NULL;
-  tl_status st = TL_OK;
-  if (!so || !sum) {
-    st = tl_error_set(err, TL_ERR_NOMEM, "out of memory");
-  } else if (disk_load(c, so, sum, fn_name, handle, fn) == 1) {
-    c->stats.disk_hits++;
-  } else if ((st = cc_build(c, source, base, err)) == TL_OK) {
-    void *h = dlopen(so, RTLD_NOW | RTLD_LOCAL);
-    void *sym = h ? dlsym(h, fn_name) : NULL;
-    if (!h)
-      st = tl_error_set(err, TL_ERR_COMPILER, "cannot load compiled kernel '%s': %s", so, dlerror());
-    else if (!sym)
-      st = tl_error_set(err, TL_ERR_COMPILER, "kernel source does not define function '%s'", fn_name);
-    if (h && !sym) dlclose(h);
-    *handle = sym ? h : NULL;
-    *fn = sym ? as_kernel(sym) : NULL;
+  tl_status st = cc_get_in(c, entry_dir(c), key, source, fn_name, handle, fn, err);
+  if (!st || c->fallback_dir || (st != TL_ERR_CACHE && !(st == TL_ERR_COMPILER && c->cc_failed)) ||
+      (st == TL_ERR_COMPILER && dir_takes_writes(c->cache_dir)))
+    return st;
+  char why[sizeof err->msg + 64];
+  snprintf(why, sizeof why, "the kernel cache '%s' cannot be used (%s)", c->cache_dir, err->msg);
+  tl_error first = *err;
+  if (open_fallback(c, err) != TL_OK) {
+    *err = first;
+    return st;
   }
-  free(base), free(so), free(sum);
+  tl_status st2 = cc_get_in(c, c->fallback_dir, key, source, fn_name, handle, fn, err);
+  if (st2 == TL_OK) {
+    announce_fallback(c, why);
+    return TL_OK;
+  }
+  remove_dir_entries(c->fallback_dir); /* failed there too: a genuine error, say the first */
+  free(c->fallback_dir);
+  c->fallback_dir = NULL;
+  *err = first;
   return st;
 }
 
@@ -682,7 +914,7 @@ static tl_status tcc_runtime_dir(tl_compiler *c, tl_error *err) {
     if (found) return (c->tcc.runtime_dir = strdup(dirs[i])) ? TL_OK : TL_ERR_NOMEM;
   }
   c->tcc.stub_runtime = 1;
-  c->tcc.runtime_dir = strfmt("%s/tcc-runtime", c->cache_dir);
+  c->tcc.runtime_dir = strfmt("%s/tcc-runtime", entry_dir(c));
   char *lib = c->tcc.runtime_dir ? strfmt("%s/libtcc1.a", c->tcc.runtime_dir) : NULL;
   char *tmp = lib ? strfmt("%s.%ld.tmp", lib, (long)getpid()) : NULL;
   tl_status st = tmp ? TL_OK : tl_error_set(err, TL_ERR_NOMEM, "out of memory");
@@ -763,7 +995,12 @@ tl_compiler *tl_compiler_create(const char *cc, const char *flags, const char *c
   if (!st && !c->cache_dir && cache_dir) st = tl_error_set(err, TL_ERR_NOMEM, "out of memory"); /* strdup failed */
   if (!st && !c->cache_dir)
     st = tl_error_set(err, TL_ERR_CACHE, "no kernel cache directory: set TL_CACHE_DIR or HOME");
-  if (!st) st = check_private_dir(c->cache_dir, err);
+  if (!st) st = check_private_dir(c, c->cache_dir, err);
+  if (st == TL_ERR_CACHE) { /* a read-only, full, foreign or odd cache: run without it */
+    char why[sizeof err->msg];
+    snprintf(why, sizeof why, "%s", err->msg);
+    if ((st = open_fallback(c, err)) == TL_OK) announce_fallback(c, why);
+  }
   if (!st && c->kind == TL_COMPILER_TCC) st = tcc_runtime_dir(c, err);
   if (st == TL_ERR_NOMEM) tl_error_set(err, TL_ERR_NOMEM, "out of memory");
   if (st) {
@@ -785,6 +1022,8 @@ void tl_compiler_destroy(tl_compiler *c) {
   if (c->argv && c->argc_base > 1) free(c->argv[1]);
   free(c->argv);
   free(c->map), free(c->cc_name), free(c->cc_path), free(c->flags);
+  if (c->fallback_dir) remove_dir_entries(c->fallback_dir);
+  free(c->fallback_dir);
   free(c->cache_dir);
   free(c);
 }
@@ -792,6 +1031,7 @@ void tl_compiler_destroy(tl_compiler *c) {
 tl_compiler_kind tl_compiler_get_kind(const tl_compiler *c) { return c->kind; }
 const char *tl_compiler_cache_dir(const tl_compiler *c) { return c->cache_dir; }
 tl_compiler_stats tl_compiler_get_stats(const tl_compiler *c) { return c->stats; }
+void tl_compiler_set_private_loads(tl_compiler *c, int on) { c->private_loads = on != 0; }
 
 static void source_key(const tl_compiler *c, const char *source, uint64_t key[2]) {
   hash128 h;
