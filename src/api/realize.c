@@ -78,7 +78,7 @@ static tl_status make_outputs(tl_ctx *ctx, const tl_replay_kernel *ks, int n, si
   if (arena_bytes && !(arena = tl_buffer_new(TL_BOOL, (int64_t)arena_bytes, &ctx->mem)))
     st = tl_error_set(&ctx->err, TL_ERR_NOMEM, "realize: out of memory for a %zu-byte arena", arena_bytes);
   for (int i = 0; !st && i < n; i++) {
-    if (i + 1 == n) {
+    if (i + 1 == n || !arena) { /* no arena: every intermediate is empty (a size-0 axis) */
       outs[i] = tl_api_buffer_new(ctx, "realize", ks[i].out_dtype, ks[i].out_numel);
       st = outs[i] ? TL_OK : ctx->err.status;
     } else if (!(outs[i] = tl_buffer_view(arena, ks[i].out_offset, ks[i].out_dtype, ks[i].out_numel))) {

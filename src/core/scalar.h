@@ -119,11 +119,11 @@ static inline tl_i32 tl_mod_i32(tl_i32 a, tl_i32 b) { return b == 0 || b == -1 ?
 /* integer power by squaring; a negative exponent gives 1/a^n truncated */
 static inline tl_i64 tl_pow_i64(tl_i64 a, tl_i64 n) {
   if (n < 0) return a == 1 ? 1 : a == -1 ? ((n & 1) ? -1 : 1) : 0;
-  tl_u64 r = 1, x = (tl_u64)a;
-  while (n) {
-    if (n & 1) r *= x;
+  tl_u64 r = 1, x = (tl_u64)a, e = (tl_u64)n; /* unsigned: the loop ends for any n */
+  while (e) {
+    if (e & 1) r *= x;
     x *= x;
-    n >>= 1;
+    e >>= 1;
   }
   return (tl_i64)r;
 }

@@ -29,7 +29,7 @@
  * docs/decisions.md). Reductions vectorize through `#pragma omp simd reduction`
  * (-fopenmp-simd), and the prelude writes its selects as bit blends. -mno-avx512f:
  * AVX2 is as fast for these memory-bound kernels and keeps to the better-tested path. */
-#define DEFAULT_OPT_FLAGS "-O3 -march=native -mno-avx512f -fno-math-errno -fopenmp-simd"
+#define DEFAULT_OPT_FLAGS "-O3 -march=native -mno-avx512f -fno-math-errno -fopenmp-simd -fwrapv"
 /* always added: the output must be a loadable shared object */
 #define REQUIRED_FLAGS "-fPIC -shared"
 #define MAX_DIAG_LINES 20
