@@ -6,7 +6,8 @@
  * the allocation was optional, in the right answer; nothing may leak, and the context
  * must work afterwards. A crash fails the test (each test runs in a forked child); the
  * N being tried is printed first so a crash names it. TL_ALLOC_SWEEP_FROM=N starts at N,
- * TL_ALLOC_SWEEP_TO=N ends there, TL_ALLOC_TRACE=1 prints where each failing call is made. */
+ * TL_ALLOC_SWEEP_TO=N ends there, TL_ALLOC_SWEEP_PROGRAM=NAME sweeps one tl program, TL_ALLOC_TRACE=1 prints where each failing call is made. */
+#include "lang/lang.h"
 #include "test.h"
 #include "tl.h"
 
@@ -272,3 +273,91 @@ static bool cnn_step(tl_ctx *ctx) {
 }
 
 TEST(alloc_fail_cnn_step) { CHECK(sweep(cnn_step) > 100); }
+/* ---- tl run ----------------------------------------------------------------------
+ * A program compiled and run in-process (tl_lang_run_source: check, generate C,
+ * compile through the cache, run in a fresh context) with the n-th allocation failing:
+ * exit 0 with the whole expected output and nothing live at the end, or exit 1 saying
+ * out of memory. */
+typedef struct {
+  const char *name, *src, *expect;
+} lang_program;
+
+static const lang_program LANG_PROGRAMS[] = {
+    {"tensors", /* [1,2,3] . [4,5,6] = 32; relu(x - 2) sums to 0+0+1 = 1 */
+     "fn main() {\n"
+     "  let a = [1.0, 2.0, 3.0];\n"
+     "  let b = [4.0, 5.0, 6.0];\n"
+     "  println((a * b).sum());\n"
+     "  println((a - 2.0).relu().sum());\n"
+     "}\n",
+     "32.0\n1.0\n"},
+    {"logic", /* a chain of four: 3 + 2 + 1 = 6 ancestor pairs */
+     "parent(a, b).\nparent(b, c).\nparent(c, d).\n"
+     "anc(x, y) :- parent(x, y).\nanc(x, y) :- parent(x, z), anc(z, y).\n"
+     "fn main() {\n"
+     "  println(?anc($x, $y).dim(0));\n"
+     "}\n",
+     "6\n"},
+    {"enums", /* a list 3 -> 2 -> 1 summed through Option and match: 6 */
+     "enum List { Nil, Cons(i64, List) }\n"
+     "fn sum(l: List) -> i64 { match l { List::Nil => 0, List::Cons(v, rest) => v + sum(rest) } }\n"
+     "fn main() {\n"
+     "  let l = List::Cons(3, List::Cons(2, List::Cons(1, List::Nil)));\n"
+     "  let o: Option<i64> = Some(sum(l));\n"
+     "  println(o.unwrap());\n"
+     "}\n",
+     "6\n"},
+};
+
+static long lang_sweep_one(const lang_program *p, long n, bool *clean_error) {
+  char *out = NULL, *err = NULL;
+  size_t out_len = 0, err_len = 0;
+  FILE *fo = open_memstream(&out, &out_len), *fe = open_memstream(&err, &err_len);
+  struct tl_stats_out stats = {0};
+  tl_lang_run_options o = {.out = fo, .err = fe, .stats = &stats};
+  alloc_arm(n);
+  int rc = tl_lang_run_source(p->name, p->src, strlen(p->src), &o);
+  long seen = alloc_disarm();
+  fclose(fo);
+  fclose(fe);
+  *clean_error = rc == 1 && strstr(err, "out of memory") != NULL;
+  if (rc == 0 && strcmp(out, p->expect) != 0)
+    tl_test_fail(__FILE__, __LINE__, "%s, allocation %ld: exit 0 with output '%s'", p->name, n, out);
+  else if (rc != 0 && !*clean_error)
+    tl_test_fail(__FILE__, __LINE__, "%s, allocation %ld: exit %d, not out of memory: %s", p->name, n, rc, err);
+  /* after an error the counts are those live when it struck (--mem-stats shows them);
+   * what the error path frees is checked by LeakSanitizer (make test-asan) */
+  if (rc == 0 && (stats.live_tensors || stats.live_objects))
+    tl_test_fail(__FILE__, __LINE__, "%s, allocation %ld: %llu tensors and %llu objects live at exit", p->name, n,
+                 stats.live_tensors, stats.live_objects);
+  free(out);
+  free(err);
+  return seen;
+}
+
+TEST(alloc_fail_tl_run) {
+  char cache[] = "/tmp/tl_alloc_sweep_XXXXXX";
+  if (!mkdtemp(cache)) return;
+  setenv("TL_CACHE_DIR", cache, 1);
+  signal(SIGSEGV, sweep_on_crash);
+  signal(SIGABRT, sweep_on_crash);
+  for (size_t i = 0; i < sizeof LANG_PROGRAMS / sizeof LANG_PROGRAMS[0]; i++) {
+    const lang_program *p = &LANG_PROGRAMS[i];
+    const char *only = getenv("TL_ALLOC_SWEEP_PROGRAM");
+    if (only && strcmp(only, p->name)) continue;
+    bool clean;
+    lang_sweep_one(p, 0, &clean);                  /* compiles into the cache */
+    long total = lang_sweep_one(p, 0, &clean), errors = 0;
+    CHECK(total > 20);
+    const char *from = getenv("TL_ALLOC_SWEEP_FROM"), *to = getenv("TL_ALLOC_SWEEP_TO");
+    for (long n = from ? atol(from) : 1; n <= (to ? atol(to) : total + 1); n++) {
+      sweep_current = n;
+      lang_sweep_one(p, n, &clean);
+      errors += clean;
+    }
+    CHECK(errors > 0 || from); /* the sweep did fail something */
+  }
+  char cmd[128];
+  snprintf(cmd, sizeof cmd, "rm -rf '%s'", cache);
+  CHECK(system(cmd) == 0);
+}

@@ -217,7 +217,7 @@ static cv gen_literal(gen *g, tl_node *n) {
     tl_strbuf_puts(&b, "\"");
     for (size_t i = 0; i < n->len; i++) tl_strbuf_printf(&b, "\\%03o", (unsigned char)n->str[i]);
     tl_strbuf_puts(&b, "\"");
-    char *lit = tl_strbuf_take(&b);
+    char *lit = gen_take_text(g, &b);
     cv v = gen_temp_value(g, t, gen_fmt(g, "tlrt_str_new(R, %s, %zu)", lit ? lit : "\"\"", lit ? n->len : 0));
     free(lit);
     return v;
@@ -535,7 +535,7 @@ static cv gen_user_call(gen *g, tl_node *n, const tl_fninfo *f, tl_node *self_ar
     else c = gen_expr(g, a).c;
     tl_strbuf_printf(&b, "%s%s", i ? ", " : "", c);
   }
-  char *args = tl_strbuf_take(&b);
+  char *args = gen_take_text(g, &b);
   const char *call = gen_fmt(g, "%s(%s)", f->cname, args ? args : "");
   free(args);
   if (f->ret->kind == TY_UNIT) {
@@ -908,9 +908,10 @@ void gen_function_body(gen *g, const tl_fninfo *f) {
   if (g->own_file) {
     tl_strbuf name = {0};
     tl_gen_c_string(&name, g->file);
+    char *lit = gen_take_text(g, &name);
     gen_emit(g, "const char *tl__file = R->file;");
-    gen_emit(g, "R->file = %s;", name.data ? name.data : "\"\"");
-    tl_strbuf_free(&name);
+    gen_emit(g, "R->file = %s;", lit ? lit : "\"\"");
+    free(lit);
   }
   int n = f->nparams + (f->self ? 1 : 0);
   for (int i = 0; i < n; i++) /* a `mut x: T` parameter is the callee's own: dropped at its exit */
@@ -988,6 +989,15 @@ static void gen_struct(gen *g, const tl_struct_info *st, tl_strbuf *out) {
   tl_strbuf_puts(out, "  tlrt_fmt_text(R, \" }\", 2);\n}\n\n");
 }
 
+char *gen_take_text(gen *g, tl_strbuf *b) {
+  char *s = tl_strbuf_take(b);
+  if (!s && !g->failed) { /* an append failed: the C would have a hole */
+    g->failed = true;
+    snprintf(g->error, sizeof g->error, "tl: out of memory");
+  }
+  return s;
+}
+
 char *tl_gen_program(const tl_sema *S, tl_arena *arena, const char *file, bool line_directives, char *err,
                      size_t errlen) {
   gen *g = calloc(1, sizeof *g);
@@ -1019,17 +1029,17 @@ char *tl_gen_program(const tl_sema *S, tl_arena *arena, const char *file, bool l
   }
   tl_strbuf_puts(&out, "\n");
   for (const tl_fninfo *f = S->fns; f; f = f->next) gen_function(g, f, &fns);
-  char *closures = tl_strbuf_take(&side); /* before the functions that make them */
+  char *closures = gen_take_text(g, &side); /* before the functions that make them */
   if (closures) tl_strbuf_puts(&out, closures);
   free(closures);
-  char *body = tl_strbuf_take(&fns);
+  char *body = gen_take_text(g, &fns);
   if (body) tl_strbuf_puts(&out, body);
   free(body);
   /* the knowledge base lives as long as main runs (an error exit frees it too) */
   tl_strbuf_printf(&out, "int tl_program_main(tlrt *run) {\n  R = run;\n%s  %s();\n%s  return 0;\n}\n",
                    S->logic ? "  tlrt_logic_begin(R, &tl__logic);\n" : "", S->main->cname,
                    S->logic ? "  tlrt_logic_end(R);\n" : "");
-  char *src = tl_strbuf_take(&out);
+  char *src = gen_take_text(g, &out);
   if (g->failed || !src) {
     snprintf(err, errlen, "%s", g->failed ? g->error : "tl: out of memory");
     free(src);

@@ -36,7 +36,7 @@ static void emit_text(gen *g, const char *s, size_t n) {
   if (!n) return;
   tl_strbuf b = {0};
   for (size_t i = 0; i < n; i++) tl_strbuf_printf(&b, "\\%03o", (unsigned char)s[i]);
-  char *lit = tl_strbuf_take(&b);
+  char *lit = gen_take_text(g, &b);
   gen_emit(g, "tlrt_fmt_text(R, \"%s\", %zu);", lit ? lit : "", n);
   free(lit);
 }
@@ -97,7 +97,7 @@ static const char *gen_shape_arg(gen *g, tl_node *a) {
     tl_strbuf b = {0};
     int k = 0;
     for (tl_node *e = a->args; e; e = e->next, k++) tl_strbuf_printf(&b, "%s%s", k ? ", " : "", gen_new_temp(g, TY_I64_T, gen_expr(g, e).c));
-    char *list = tl_strbuf_take(&b);
+    char *list = gen_take_text(g, &b);
     const char *r = k ? gen_fmt(g, "%d, (int64_t[]){%s}", k, list ? list : "") : "0, NULL";
     free(list);
     return r;
@@ -136,7 +136,7 @@ cv gen_array(gen *g, tl_node *n) {
     tl_strbuf b = {0};
     int k = 0;
     for (tl_node *e = n->args; e; e = e->next, k++) tl_strbuf_printf(&b, "%s%s", k ? ", " : "", gen_expr(g, e).c);
-    char *list = tl_strbuf_take(&b);
+    char *list = gen_take_text(g, &b);
     cv r = tensor_temp(g, n, gen_fmt(g, "tlrt_cat(R, true, %d, (tl_tensor *[]){%s}, 0, %s)", k, list ? list : "", loc(g, n)));
     free(list);
     return r;
@@ -148,7 +148,7 @@ cv gen_array(gen *g, tl_node *n) {
   int rank = n->ty->rank > 0 ? n->ty->rank : 1;
   tl_strbuf sh = {0};
   for (int i = 0; i < rank && i < TL_MAX_DIMS; i++) tl_strbuf_printf(&sh, "%s%lld", i ? ", " : "", (long long)shape[i]);
-  char *v = tl_strbuf_take(&vals), *s = tl_strbuf_take(&sh);
+  char *v = gen_take_text(g, &vals), *s = gen_take_text(g, &sh);
   cv r = tensor_temp(g, n, gen_fmt(g, "tlrt_from_f64(R, %d, %d, (int64_t[]){%s}, %s)", n->ty->dtype, rank, s ? s : "0",
                                    count ? gen_fmt(g, "(double[]){%s}", v) : "NULL"));
   free(v);
@@ -258,7 +258,7 @@ static cv gen_ctor(gen *g, tl_node *n) {
     tl_strbuf b = {0};
     int k = 0;
     for (tl_node *e = a->args; e; e = e->next, k++) tl_strbuf_printf(&b, "%s%s", k ? ", " : "", gen_expr(g, e).c);
-    char *list = tl_strbuf_take(&b);
+    char *list = gen_take_text(g, &b);
     const char *dim = a->next ? gen_expr(g, a->next).c : "0";
     cv r = tensor_temp(g, n, gen_fmt(g, "tlrt_cat(R, %s, %d, (tl_tensor *[]){%s}, %s, %s)", id == B_STACK ? "true" : "false",
                                      k, list ? list : "", dim, loc(g, n)));
@@ -319,7 +319,7 @@ static cv gen_tensor_method(gen *g, tl_node *n, tl_builtin id) {
     tl_strbuf b = {0};
     int k = 0;
     for (; a; a = a->next, k++) tl_strbuf_printf(&b, "%s%s", k ? ", " : "", gen_expr(g, a).c);
-    char *list = tl_strbuf_take(&b);
+    char *list = gen_take_text(g, &b);
     cv r = tensor_temp(g, n, gen_fmt(g, "tlrt_permute(R, %s, %d, (int64_t[]){%s}, %s)", t.c, k, k ? list : "0", l));
     free(list);
     return r;

@@ -25,9 +25,10 @@ const char *gen_closure_call_expr(gen *g, const char *fn_c, const char *const *a
   for (int i = 0; i < fty->fn_nparams; i++) tl_strbuf_printf(&sig, ", %s", gen_ctype(g, fty->fn_params[i]));
   tl_strbuf_puts(&sig, ")");
   for (int i = 0; i < nargs; i++) tl_strbuf_printf(&call, ", %s", args[i]);
-  const char *r = gen_fmt(g, "((%s)(%s)->fn)(%s%s)", sig.data, fn_c, fn_c, call.data ? call.data : "");
-  tl_strbuf_free(&sig);
-  tl_strbuf_free(&call);
+  char *sig_c = gen_take_text(g, &sig), *call_c = gen_take_text(g, &call);
+  const char *r = gen_fmt(g, "((%s)(%s)->fn)(%s%s)", sig_c ? sig_c : "", fn_c, fn_c, call_c ? call_c : "");
+  free(sig_c);
+  free(call_c);
   return r;
 }
 
@@ -152,7 +153,7 @@ static void closure_function(gen *g, const tl_closure_info *info, int id) {
   memcpy(g->error, error, sizeof error);
   g->nclosures = nclosures;
   g->wrapped = wrapped;
-  char *a = tl_strbuf_take(&def), *b = tl_strbuf_take(&body);
+  char *a = gen_take_text(g, &def), *b = gen_take_text(g, &body);
   if (a) tl_strbuf_puts(g->side, a);
   if (b) tl_strbuf_puts(g->side, b);
   free(a);

@@ -88,7 +88,7 @@ static cv compr_index(gen *g, tl_node *n) {
       tl_strbuf_printf(&lo, "%slo%d_%d", j ? ", " : "", a->var->id, a->var->axis);
       tl_strbuf_printf(&hi, "%shi%d_%d", j ? ", " : "", a->var->id, a->var->axis);
     }
-    char *a = tl_strbuf_take(&ax), *l = tl_strbuf_take(&lo), *h = tl_strbuf_take(&hi);
+    char *a = gen_take_text(g, &ax), *l = gen_take_text(g, &lo), *h = gen_take_text(g, &hi);
     cv r = gen_temp_value(g, rt, gen_fmt(g, "tlrt_compr_view(R, %s, %d, %d, (int[]){%s}, (int64_t[]){%s}, (int64_t[]){%s}, %s)",
                                          t.c, g->compr_rank, k, a ? a : "0", l ? l : "0", h ? h : "0", loc(g, n)));
     free(a);
@@ -99,7 +99,7 @@ static cv compr_index(gen *g, tl_node *n) {
   tl_strbuf b = {0};
   int j = 0;
   for (tl_node *a = n->args; a; a = a->next, j++) tl_strbuf_printf(&b, "%s%s", j ? ", " : "", as_tensor(g, gen_compr_expr(g, a)));
-  char *list = tl_strbuf_take(&b);
+  char *list = gen_take_text(g, &b);
   cv r = gen_temp_value(g, rt, gen_fmt(g, "tlrt_gather(R, %s, %d, (tl_tensor *[]){%s}, %s)", t.c, k, list ? list : "", loc(g, n)));
   free(list);
   return r;
@@ -233,7 +233,7 @@ cv gen_compr(gen *g, tl_node *n) {
   }
   tl_strbuf sh = {0};
   for (int i = 0; i < nv; i++) tl_strbuf_printf(&sh, "%sext%d_%d", i ? ", " : "", id, i);
-  char *shape_list = tl_strbuf_take(&sh);
+  char *shape_list = gen_take_text(g, &sh);
   const char *shape = nv ? gen_fmt(g, "(int64_t[]){%s}", shape_list) : "NULL";
   free(shape_list);
   g->in_compr = true;
@@ -249,7 +249,7 @@ cv gen_compr(gen *g, tl_node *n) {
                                                                        a->var->axis, nv, shape, loc(g, n)));
       tl_strbuf_printf(&b, "%s%s", k ? ", " : "", e);
     }
-    char *list = tl_strbuf_take(&b);
+    char *list = gen_take_text(g, &b);
     val = gen_temp_value(g, tensor_of(g, TY_I64_T), gen_fmt(g, "tlrt_cat(R, true, %d, (tl_tensor *[]){%s}, -1, %s)", k,
                                                               list ? list : "", loc(g, n)));
     free(list);

@@ -65,6 +65,10 @@ typedef struct {
   struct gen_wrapped *wrapped; /* the named functions that have a wrapper (gen_closure.c) */
 } gen;
 
+/* a built piece of C (tl_strbuf_take), caller frees; NULL when an append ran out of
+ * memory, which fails the whole program (g->failed) so no C with a hole is compiled */
+char *gen_take_text(gen *g, tl_strbuf *b);
+
 const char *gen_fmt(gen *g, const char *fmt, ...) TL_PRINTF(2, 3);
 void gen_emit(gen *g, const char *fmt, ...) TL_PRINTF(2, 3);
 void gen_line(gen *g, const tl_node *n);

@@ -45,7 +45,7 @@ static cv gen_params(gen *g, tl_node *n, bool load) {
   } else base = gen_expr(g, model).c;
   param_list p = {0};
   collect(g, &p, st, base, NULL, load, 0);
-  char *names = tl_strbuf_take(&p.names), *vals = tl_strbuf_take(&p.vals);
+  char *names = gen_take_text(g, &p.names), *vals = gen_take_text(g, &p.vals);
   if (p.n && names && vals)
     gen_emit(g, "tlrt_params_%s(R, %s, %d, (const char *const[]){%s}, (tl_tensor *%s[]){%s}, %d, %d);",
              load ? "load" : "save", path, p.n, names, load ? "*const" : "const", vals, n->line, n->col);

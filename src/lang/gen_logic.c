@@ -137,6 +137,16 @@ void gen_logic_program(const lf_program *P, tl_strbuf *b) {
                    P->nrules ? "tl__rules" : "NULL");
 }
 
+/* s as a C string literal, in the arena (an append that failed fails the program) */
+static const char *c_literal(gen *g, const char *s) {
+  tl_strbuf b = {0};
+  c_string(&b, s);
+  char *text = gen_take_text(g, &b);
+  const char *lit = gen_fmt(g, "%s", text ? text : "\"\"");
+  free(text);
+  return lit;
+}
+
 /* a use's arguments as tl_kb terms (queries) or values (facts), the values the
  * function computes evaluated first, in order */
 static const char *use_args(gen *g, const lf_use *u, bool terms) {
@@ -149,10 +159,7 @@ static const char *use_args(gen *g, const lf_use *u, bool terms) {
     else if (a->kind == LF_ARG_NUM || a->kind == LF_ARG_NAME) v = gen_fmt(g, "INT64_C(%lld)", (long long)a->v);
     if (!terms) item = v ? v : "0";
     else if (a->kind == LF_ARG_VAR) {
-      tl_strbuf s = {0};
-      c_string(&s, a->node->name);
-      item = gen_fmt(g, "{TL_KB_VAR, %s, 0, TL_KB_ADD, NULL, NULL}", s.data ? s.data : "\"\"");
-      tl_strbuf_free(&s);
+      item = gen_fmt(g, "{TL_KB_VAR, %s, 0, TL_KB_ADD, NULL, NULL}", c_literal(g, a->node->name));
     } else if (a->kind == LF_ARG_ANY) item = "{TL_KB_ANY, NULL, 0, TL_KB_ADD, NULL, NULL}";
     else item = gen_fmt(g, "{%s, NULL, %s, TL_KB_ADD, NULL, NULL}", a->entity ? "TL_KB_ENT" : "TL_KB_NUM", v);
     list = gen_fmt(g, "%s%s%s", list, sep, item);
@@ -166,10 +173,7 @@ cv gen_logic(gen *g, tl_node *n) {
     return gen_temp_value(g, n->ty, gen_fmt(g, "tlrt_entity_name(R, %s, %d, %d)", id.c, n->line, n->col));
   }
   const lf_use *u = n->ref;
-  tl_strbuf name = {0};
-  c_string(&name, n->name);
-  const char *rel = gen_fmt(g, "%s", name.data ? name.data : "\"\"");
-  tl_strbuf_free(&name);
+  const char *rel = c_literal(g, n->name);
   if (n->ival == TL_LOGIC_FACT) {
     const char *vals = use_args(g, u, false);
     gen_emit(g, "tlrt_logic_fact(R, %s, %d, %s, %d, %d);", rel, u->nargs,

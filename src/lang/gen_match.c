@@ -64,7 +64,7 @@ static const char *c_bytes(gen *g, const tl_node *n) {
   tl_strbuf_puts(&b, "\"");
   for (size_t i = 0; i < n->len; i++) tl_strbuf_printf(&b, "\\%03o", (unsigned char)n->str[i]);
   tl_strbuf_puts(&b, "\"");
-  char *lit = tl_strbuf_take(&b);
+  char *lit = gen_take_text(g, &b);
   const char *r = gen_fmt(g, "%s", lit ? lit : "\"\"");
   free(lit);
   return r;

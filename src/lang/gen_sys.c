@@ -18,7 +18,7 @@ cv gen_sys_call(gen *g, tl_node *n) {
   for (tl_node *a = n->args; a; a = a->next) tl_strbuf_printf(&b, ", %s", gen_expr(g, a).c);
   if (e->loc) tl_strbuf_printf(&b, ", %d, %d", n->line, n->col);
   tl_strbuf_puts(&b, ")");
-  char *call = tl_strbuf_take(&b);
+  char *call = gen_take_text(g, &b);
   const char *c = gen_fmt(g, "%s", call ? call : "0");
   free(call);
   if (e->ret == 'u') {

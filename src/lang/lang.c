@@ -113,7 +113,7 @@ done:
 int tl_lang_exec(tl_program_fn fn, const char *path, const tl_lang_run_options *o) {
   tl_ctx *ctx = tl_init();
   if (!ctx) {
-    fprintf(o->err, "tl: cannot create the engine context\n");
+    fprintf(o->err, "tl: out of memory creating the engine context\n");
     return 1;
   }
   if (o->dot_dir && tl_set_dot_dir(ctx, o->dot_dir)) { /* before the program runs: exit 2 */
@@ -147,6 +147,8 @@ int tl_lang_exec(tl_program_fn fn, const char *path, const tl_lang_run_options *
       *o->stats = (struct tl_stats_out){e.kernels_run, e.realizes, e.live_tensors, R->stats.objects_live};
     }
     tlrt_free_all(R);
+  } else {
+    fprintf(o->err, "tl: out of memory\n");
   }
   free(R);
   free(jb);

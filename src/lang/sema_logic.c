@@ -42,7 +42,10 @@ static bool is_fact_stmt(tl_node *n, void *arg) {
 
 void sema_logic_begin(sema *s, tl_program *prog) {
   sema_logic *sl = tl_arena_alloc(s->arena, sizeof *sl);
-  if (!sl) return;
+  if (!sl) {
+    tl_diag_error(s->diag, 1, 1, "out of memory checking the program");
+    return;
+  }
   sl->diags[0] = s->diag;
   int nunits = prog->nunits > 0 ? prog->nunits : 1;
   for (int u = 1; u < nunits; u++) {
@@ -50,7 +53,10 @@ void sema_logic_begin(sema *s, tl_program *prog) {
     sl->mod_at[u] = prog->units[u].mod;
   }
   sl->L = lf_new(s->arena, sl->diags, sl->mod_at, nunits, NULL);
-  if (!sl->L) return;
+  if (!sl->L) {
+    tl_diag_error(s->diag, 1, 1, "out of memory checking the program");
+    return;
+  }
   s->logic = sl;
   lf_add_items(sl->L, prog->items);
   for (tl_ast_item *it = prog->items; it; it = it->next) {

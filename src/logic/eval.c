@@ -548,6 +548,7 @@ static tl_status run_plan(tl_kb *kb, const tl_logic_plan *p, int s) {
   } else {
     exec ex = {kb, r, p, h, regs, false, bt};
     run(&ex, 0);
+    if (ex.failed) bt->failed = true; /* a dense head's insert that failed (said in kb) */
   }
   if (bt->npend && !bt->failed) flush(bt);
   bool failed = bt->failed;
