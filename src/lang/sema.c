@@ -877,6 +877,8 @@ static void check_for(sema *s, tl_node *n) {
       it = TY_I64_T;
     } else if (tl_ty_is_vec(t) || tl_ty_is_map(t)) {
       it = sema_vec_for(s, t); /* sema_vec.c */
+    } else if (tl_ty_is_iter(t)) {
+      it = t->st->targs[0]; /* a chain (sema_iter.c) */
     } else if (t->kind == TY_TENSOR) {
       it = t->rank == 1 ? sema_elem_ty(t->dtype) : sema_tensor(s, t->dtype, t->rank > 0 ? t->rank - 1 : -1);
       if (t->rank < 0) it = sema_tensor(s, t->dtype, -1);
@@ -1013,6 +1015,7 @@ static void check_fn_body(sema *s, tl_fninfo *f) {
     check_fn_pass(s, f);
     if (!s->widened || pass == 100) {
       sema_vec_check_inferred(s, f);
+      sema_iter_check_consumed(s, f); /* sema_iter.c */
       break;
     }
     d->errors = errors;
@@ -1146,6 +1149,7 @@ int tl_sema_check(tl_program *prog, tl_diag *diag, tl_arena *arena, tl_sema *out
     for (tl_ast_item *it = pass ? prog->broken : prog->items; it; it = it->next)
       if (it->kind == TL_ITEM_STRUCT) declare_struct(&s, it, pass);
       else if (it->kind == TL_ITEM_ENUM) sema_enum_declare(&s, it, pass);
+  sema_iter_begin(&s); /* the built-in enum Ordering (sema_iter.c) */
   for (int pass = 0; pass < 2; pass++)
     for (tl_ast_item *it = pass ? prog->broken : prog->items; it; it = it->next)
       if (it->kind == TL_ITEM_STRUCT) struct_fields(&s, it);
