@@ -127,7 +127,7 @@ static void chain_begin(gen *g, chain *ch, tl_node *recv, bool hold) {
       st->cnt = gen_new_temp(g, TY_I64_T, "0");
       break;
     case IT_ZIP: {
-      tl_node *o = a->args->kind == TL_N_METHOD && a->args->ival == B_ITER ? a->args->lhs : a->args;
+      tl_node *o = a->args->kind == TL_N_METHOD && a->args->ival == B_ITER && a->args->len == IT_ITER ? a->args->lhs : a->args;
       cv ov = gen_expr(g, o);
       if (hold) {
         st->lim = gen_new_temp(g, o->ty, gen_take(g, ov));

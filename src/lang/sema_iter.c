@@ -241,7 +241,8 @@ static tl_ty *chain_method(sema *s, tl_node *n, tl_ty *t) {
     }
     return mark(n, m, sema_option_type(s, e));
   default: { /* fold(init, |acc, x| ..) */
-    tl_ty *init = sema_expr(s, a, NULL);
+    /* a literal start takes a numeric element's type: `fold(0.0, ..)` over f64 */
+    tl_ty *init = tl_ty_is_numeric(e) && e->kind != TY_TENSOR ? sema_expr_hint(s, a, e) : sema_expr(s, a, NULL);
     if (init->kind == TY_ERROR) {
       sema_expr(s, a->next, NULL);
       return TY_ERR;
