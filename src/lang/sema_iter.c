@@ -46,6 +46,13 @@ static tl_ty *ordering(sema *s) {
 
 /* ---- helpers ---- */
 
+/* where an expression starts: a chain is reported at its source, as rustc does */
+static const tl_node *start_of(const tl_node *n) {
+  while (n->lhs && (n->kind == TL_N_METHOD || n->kind == TL_N_FIELD || n->kind == TL_N_INDEX || n->kind == TL_N_CALL))
+    n = n->lhs;
+  return n;
+}
+
 static tl_ty *mark(tl_node *n, int m, tl_ty *t) {
   n->ival = B_ITER;
   n->len = (size_t)m;
@@ -156,7 +163,7 @@ static tl_ty *zip_other(sema *s, tl_node *a) {
   if (tl_ty_is_iter(t) && a->kind == TL_N_METHOD && a->ival == B_ITER && a->len == IT_ITER && tl_ty_is_vec(a->lhs->ty))
     return t->st->targs[0];
   char b[128];
-  sema_error(s, a, "`zip` takes a Vec or `v.iter()` on a Vec, found %s", tl_ty_name(t, b, sizeof b));
+  sema_error(s, start_of(a), "`zip` takes a Vec or `v.iter()` on a Vec, found %s", tl_ty_name(t, b, sizeof b));
   tl_diag_hint(s->diag, tl_ty_is_iter(t) ? "collect the other chain into a Vec first" : "zip with a Vec: `a.iter().zip(b.iter())`");
   return TY_ERR;
 }
@@ -266,19 +273,20 @@ tl_ty *sema_iter_method(sema *s, tl_node *n, tl_ty *t) {
 
 /* ---- an iterator must be consumed where it is made ---- */
 
+/* ok: n (not its siblings) is where an iterator may be: a method's receiver, zip's
+ * argument, a `for` head. A `let` is not reported, its value is. */
 static void consumed(sema *s, tl_node *n, bool ok) {
-  for (; n; n = n->next) {
-    if (tl_ty_is_iter(n->ty) && !ok && n->kind != TL_N_ERROR) {
+  for (; n; n = n->next, ok = false) {
+    if (tl_ty_is_iter(n->ty) && !ok && n->kind != TL_N_ERROR && n->kind != TL_N_LET) {
       char b[128];
-      sema_error(s, n, "this iterator `%s` is not consumed", tl_ty_name(n->ty, b, sizeof b));
+      sema_error(s, start_of(n), "this iterator `%s` is not consumed", tl_ty_name(n->ty, b, sizeof b));
       tl_diag_hint(s->diag, "an iterator must be consumed where it is made: end the chain with `collect()`, `sum()`, "
                             "`count()`, `fold(..)` or use it in a `for` loop");
-      ok = false;
       continue;
     }
-    bool chain = n->kind == TL_N_METHOD && n->ival == B_ITER;
-    consumed(s, n->lhs, (chain || n->kind == TL_N_FOR) && tl_ty_is_iter(n->lhs ? n->lhs->ty : NULL));
-    consumed(s, n->args, chain && n->len == IT_ZIP);
+    bool on_iter = (n->kind == TL_N_METHOD || n->kind == TL_N_FOR) && n->lhs && tl_ty_is_iter(n->lhs->ty);
+    consumed(s, n->lhs, on_iter);
+    consumed(s, n->args, on_iter && n->kind == TL_N_METHOD && !strcmp(n->name, "zip"));
     consumed(s, n->rhs, false);
     consumed(s, n->cond, false);
     consumed(s, n->then, false);
@@ -286,7 +294,6 @@ static void consumed(sema *s, tl_node *n, bool ok) {
     consumed(s, n->body, false);
     consumed(s, n->stmts, false);
     consumed(s, n->value, false);
-    ok = false;
   }
 }
 
