@@ -231,6 +231,25 @@ static cv option_of(gen *g, tl_ty *t, const char *have, const char *val) {
   return o;
 }
 
+/* a (key, value) pair e into map m: a new entry, or the value replaced (the key that
+ * was there stays, as insert keeps it) */
+static void collect_pair(gen *g, const tl_ty *mt, const char *m, elem e) {
+  tl_ty *k = mt->st->targs[0], *v = mt->st->targs[1];
+  const char *key = tmp(g), *found = tmp(g), *slot = tmp(g);
+  gen_emit(g, "%s %s = %s;", gen_ctype(g, k), key, take(g, (elem){gen_fmt(g, "%s->f_0", e.c), k, false}));
+  gen_emit(g, "bool %s;", found);
+  gen_emit(g, "int64_t %s = tlrt_map_slot(R, %s, &%s, &%s);", slot, m, key, found);
+  const char *val = at(g, v, gen_fmt(g, "%s->vals", m), slot);
+  gen_emit(g, "if (%s) {", found);
+  g->indent++;
+  if (tl_ty_is_refcounted(k)) gen_emit(g, "%s", gen_release_call(g, k, key));
+  if (tl_ty_is_refcounted(v)) gen_emit(g, "%s", gen_release_call(g, v, val));
+  g->indent--;
+  gen_emit(g, "}");
+  gen_emit(g, "%s = %s;", val, take(g, (elem){gen_fmt(g, "%s->f_1", e.c), v, false}));
+  drop(g, e);
+}
+
 static cv consume(gen *g, tl_node *n) {
   int m = (int)n->len;
   chain ch;
@@ -243,6 +262,13 @@ static cv consume(gen *g, tl_node *n) {
   case IT_COLLECT:
     out = gen_temp_value(g, n->ty, gen_fmt(g, "tlrt_vec_new(R, sizeof(%s), %d, %s->len)", gen_ctype(g, et), ekind(et), ch.src));
     break;
+  case IT_COLLECT_MAP: {
+    tl_struct_info *st = n->ty->st;
+    tl_ty *k = st->targs[0], *v = st->targs[1];
+    out = gen_temp_value(g, n->ty, gen_fmt(g, "tlrt_map_new(R, sizeof(%s), %d, sizeof(%s), %d, %s__hash, %s__keq)", gen_ctype(g, k),
+                                            ekind(k), gen_ctype(g, v), ekind(v), st->cname, st->cname));
+    break;
+  }
   case IT_SUM: case IT_COUNT: acc = gen_new_temp(g, n->ty, "0"); break;
   case IT_ANY: case IT_ALL:
     closure_arg(g, &f, n->args);
@@ -264,6 +290,7 @@ static cv consume(gen *g, tl_node *n) {
   elem e = chain_open(g, &ch);
   switch (m) {
   case IT_COLLECT: gen_emit(g, "*(%s *)tlrt_vec_push_slot(R, %s) = %s;", gen_ctype(g, et), out.c, take(g, e)); break;
+  case IT_COLLECT_MAP: collect_pair(g, n->ty, out.c, e); break;
   case IT_SUM: gen_emit(g, "%s += %s;", acc, e.c); break;
   case IT_COUNT: gen_emit(g, "%s++;", acc); drop(g, e); break;
   case IT_ANY: case IT_ALL: {
@@ -298,7 +325,7 @@ static cv consume(gen *g, tl_node *n) {
   }
   chain_close(g);
   switch (m) {
-  case IT_COLLECT: return out;
+  case IT_COLLECT: case IT_COLLECT_MAP: return out;
   case IT_FOLD: return tl_ty_is_refcounted(n->ty) ? gen_adopt_temp(g, acc, n->ty) : gen_scalar(acc, n->ty);
   case IT_MIN: case IT_MAX: return option_of(g, n->ty, have, acc);
   default: return gen_scalar(acc, n->ty);

@@ -694,7 +694,7 @@ tl_ty *sema_expr(sema *s, tl_node *n, tl_ty *expect) {
   case TL_N_MATCH: t = sema_match(s, n, expect, hint); break;
   case TL_N_TRY: t = sema_option_try(s, n); break;
   case TL_N_LOGIC: case TL_N_LVAR: t = sema_logic_expr(s, n); break;
-  case TL_N_METHOD: t = sema_method(s, n); break;
+  case TL_N_METHOD: t = sema_iter_collect_into(s, n, sema_method(s, n), expect); break; /* sema_iter.c */
   case TL_N_FIELD: t = check_field(s, n); break;
   case TL_N_INDEX: t = check_index(s, n, need); break;
   case TL_N_ARRAY: t = n->name ? sema_vec_lit(s, n, expect) : check_array(s, n, expect); break; /* vec![..] */

@@ -271,6 +271,21 @@ tl_ty *sema_iter_method(sema *s, tl_node *n, tl_ty *t) {
   return scalar_method(s, n, t);
 }
 
+/* `let m: HashMap<K, V> = pairs.collect();`: a chain of (K, V) tuples collected into a
+ * map (a later pair's value replaces an earlier one's, as `insert` does) */
+tl_ty *sema_iter_collect_into(sema *s, tl_node *n, tl_ty *t, tl_ty *expect) {
+  if (n->ival != B_ITER || n->len != IT_COLLECT || !tl_ty_is_map(expect) || !expect->st->targs[0]) return t;
+  tl_ty *e = n->lhs->ty->st->targs[0];
+  char a[128], b[128];
+  if (!tl_ty_is_tuple(e) || e->st->nfields != 2 || !sema_ty_fits(expect->st->targs[0], tl_ty_tuple_elem(e, 0)) ||
+      !sema_ty_fits(expect->st->targs[1], tl_ty_tuple_elem(e, 1))) {
+    sema_error(s, n, "a %s cannot be collected from an iterator of %s", tl_ty_name(expect, a, sizeof a), tl_ty_name(e, b, sizeof b));
+    tl_diag_hint(s->diag, "collect (key, value) pairs: `.map(|x| (key, value)).collect()`");
+    return TY_ERR;
+  }
+  return mark(n, IT_COLLECT_MAP, expect);
+}
+
 /* ---- an iterator must be consumed where it is made ---- */
 
 /* ok: n (not its siblings) is where an iterator may be: a method's receiver, zip's
