@@ -197,12 +197,13 @@ static tl_ty *chain_method(sema *s, tl_node *n, tl_ty *t) {
   }
   int m = iter_table[i].id;
   if (!arity(s, n, iter_table[i].nargs)) return TY_ERR;
+  if (e->kind == TY_ERROR) return TY_ERR; /* reported where it came from */
   tl_node *a = n->args;
   tl_ty *f;
   switch (m) {
   case IT_MAP:
     f = sema_closure_expect(s, a, &e, 1, NULL);
-    if (f->kind == TY_ERROR) return TY_ERR;
+    if (f->kind == TY_ERROR || f->fn_ret->kind == TY_ERROR) return TY_ERR;
     if (f->fn_ret->kind == TY_UNIT) {
       sema_error(s, a, "the closure of `map` gives (): an iterator's element cannot be ()");
       tl_diag_hint(s->diag, "to run it for each element, use a `for` loop");
