@@ -26,6 +26,8 @@ typedef struct {
   const char *fn, *direct; /* the closure (a tlrt_fnobj * variable) and its C function, if known */
   const tl_ty *fty;
   const char *cnt, *lim;   /* enumerate, take, skip, zip: a counter; take, skip: n; zip: the other Vec */
+  const char *reuse;       /* enumerate, zip of numbers into a closure: one pair object, reused
+                              while only the loop holds it */
 } step;
 
 typedef struct {
@@ -36,6 +38,8 @@ typedef struct {
   tl_ty *sty;
   tl_ty *ity; /* the source's iterator type: its element, a HashMap's (K, V) tuple */
   bool rev;
+  bool split;          /* the last step's pair is not made: its parts are in part[] */
+  const char *part[2];
 } chain;
 
 static const char *tmp(gen *g) { return gen_fmt(g, "t%d", ++g->ntmp); }
@@ -88,9 +92,22 @@ static elem pair(gen *g, tl_ty *t, const char *a, const char *b) {
 
 /* ---- the loop ---- */
 
+static bool plain_pair(const tl_ty *t) {
+  return !tl_ty_is_refcounted(tl_ty_tuple_elem(t, 0)) && !tl_ty_is_refcounted(tl_ty_tuple_elem(t, 1));
+}
+
+/* a pair of numbers (enumerate, zip) whose next step only lends it to a closure can be
+ * one object, refilled each turn while nothing else holds it: no allocation a turn */
+static bool reusable(const chain *ch, int j, int consumer) {
+  const tl_node *a = ch->ad[j];
+  if ((a->len != IT_ENUMERATE && a->len != IT_ZIP) || !plain_pair(a->ty->st->targs[0])) return false;
+  int next = j + 1 < ch->n ? (int)ch->ad[j + 1]->len : consumer;
+  return next == IT_MAP || next == IT_FILTER || next == IT_ANY || next == IT_ALL || next == IT_FOLD || next == IT_COUNT;
+}
+
 /* the chain under recv, its source and each adapter's state, evaluated before the loop;
  * hold: the loop keeps references to its Vecs (a `for` body may write them) */
-static void chain_begin(gen *g, chain *ch, tl_node *recv, bool hold) {
+static void chain_begin(gen *g, chain *ch, tl_node *recv, bool hold, int consumer) {
   tl_node *stack[ITER_MAX];
   int k = 0;
   tl_node *r = recv;
@@ -102,7 +119,7 @@ static void chain_begin(gen *g, chain *ch, tl_node *recv, bool hold) {
     stack[k++] = r;
   }
   ch->n = k;
-  ch->rev = false;
+  ch->rev = ch->split = false;
   for (int i = 0; i < k; i++) ch->ad[i] = stack[k - 1 - i];
   tl_node *src = r->lhs;
   ch->sty = src->ty;
@@ -142,7 +159,29 @@ static void chain_begin(gen *g, chain *ch, tl_node *recv, bool hold) {
     case IT_ENUMERATE: st->cnt = gen_new_temp(g, TY_I64_T, "0"); break;
     default: break;
     }
+    if (reusable(ch, i, consumer)) st->reuse = gen_new_temp(g, a->ty->st->targs[0], "NULL"); /* released after */
   }
+}
+
+/* the pair of step st (type t) from a and b: a new object, the reused one, or (the
+ * last step of a split chain) its parts in C variables */
+static elem make_pair(gen *g, chain *ch, const step *st, bool last, tl_ty *t, const char *a, const char *b) {
+  if (last && ch->split) {
+    for (int i = 0; i < 2; i++) {
+      ch->part[i] = tmp(g);
+      gen_emit(g, "%s %s = %s;", gen_ctype(g, tl_ty_tuple_elem(t, i)), ch->part[i], i ? b : a);
+    }
+    return (elem){NULL, t, false};
+  }
+  if (!st->reuse) return pair(g, t, a, b);
+  const char *p = st->reuse, *c = t->st->cname;
+  gen_emit(g, "if (!%s || ((tlrt_obj *)%s)->rc != 1) {", p, p);
+  gen_emit(g, "  tlrt_release(R, %s);", p);
+  gen_emit(g, "  %s = tlrt_obj_new(R, sizeof(struct %s), %s__drop);", p, c, c);
+  gen_emit(g, "}");
+  gen_emit(g, "%s->f_0 = %s;", p, a);
+  gen_emit(g, "%s->f_1 = %s;", p, b);
+  return (elem){p, t, false}; /* the loop's: borrowed by what follows */
 }
 
 /* opens the loop and takes the turn's element through the adapters */
@@ -184,12 +223,12 @@ static elem chain_open(gen *g, chain *ch) {
       g->indent--;
       gen_emit(g, "}");
       break;
-    case IT_ENUMERATE: e = pair(g, a->ty->st->targs[0], gen_fmt(g, "%s++", st->cnt), take(g, e)); break;
+    case IT_ENUMERATE: e = make_pair(g, ch, st, j == ch->n - 1, a->ty->st->targs[0], gen_fmt(g, "%s++", st->cnt), take(g, e)); break;
     case IT_ZIP: {
       tl_ty *ot = a->ty->st->targs[0]->st->fields[1].ty;
       tl_ty *tt = a->ty->st->targs[0];
       const char *o = at(g, ot, gen_fmt(g, "%s->data", st->lim), gen_fmt(g, "%s++", st->cnt));
-      e = pair(g, tt, take(g, e), take(g, (elem){o, ot, false}));
+      e = make_pair(g, ch, st, j == ch->n - 1, tt, take(g, e), take(g, (elem){o, ot, false}));
       break;
     }
     case IT_TAKE: gen_emit(g, "%s++;", st->cnt); break;
@@ -253,7 +292,7 @@ static void collect_pair(gen *g, const tl_ty *mt, const char *m, elem e) {
 static cv consume(gen *g, tl_node *n) {
   int m = (int)n->len;
   chain ch;
-  chain_begin(g, &ch, n->lhs, false);
+  chain_begin(g, &ch, n->lhs, false, m);
   step f = {0};
   const char *acc = NULL, *have = NULL;
   tl_ty *et = n->lhs->ty->st->targs[0];
@@ -332,6 +371,20 @@ static cv consume(gen *g, tl_node *n) {
   }
 }
 
+/* `for (a, b) in v.iter().enumerate()` over numbers: the parser's `let (a, b) = $for;`
+ * opening the body, which the loop does itself, the pair never made (NULL: not so) */
+static tl_node *split_let(const chain *ch, tl_node *n) {
+  tl_node *let = n->body->stmts;
+  if (!ch->n || (ch->ad[ch->n - 1]->len != IT_ENUMERATE && ch->ad[ch->n - 1]->len != IT_ZIP)) return NULL;
+  if (!plain_pair(ch->ad[ch->n - 1]->ty->st->targs[0]) || !let || let->kind != TL_N_LET || !let->lhs ||
+      let->lhs->kind != TL_N_TUPLE || !let->rhs || let->rhs->kind != TL_N_IDENT || strcmp(let->rhs->name, "$for"))
+    return NULL;
+  int k = 0;
+  for (tl_node *p = let->lhs->args; p; p = p->next, k++)
+    if (p->kind != TL_N_IDENT) return NULL;
+  return k == 2 ? let : NULL;
+}
+
 /* `for x in chain { .. }`: x owns its element, a local of the turn */
 void gen_iter_for(gen *g, tl_node *n) {
   tl_var *x = n->var;
@@ -339,10 +392,21 @@ void gen_iter_for(gen *g, tl_node *n) {
   g->indent++;
   int mark = g->ntemps;
   chain ch;
-  chain_begin(g, &ch, n->lhs, true);
+  chain_begin(g, &ch, n->lhs, true, -1);
+  tl_node *let = split_let(&ch, n);
+  ch.split = let != NULL;
   elem e = chain_open(g, &ch);
-  gen_emit(g, "%s %s = %s;", gen_ctype(g, x->ty), gen_var_ref(g, x), take(g, e));
-  gen_loop_body(g, n, n->body, tl_ty_is_refcounted(x->ty) ? x : NULL);
+  if (let) { /* the pattern's names bound to the parts; the body after the `let` */
+    int i = 0;
+    for (tl_node *p = let->lhs->args; p; p = p->next, i++)
+      if (p->var) gen_emit(g, "%s %s = %s;", gen_ctype(g, p->var->ty), gen_var_ref(g, p->var), ch.part[i]);
+    n->body->stmts = let->next;
+    gen_loop_body(g, n, n->body, NULL);
+    n->body->stmts = let;
+  } else {
+    gen_emit(g, "%s %s = %s;", gen_ctype(g, x->ty), gen_var_ref(g, x), take(g, e));
+    gen_loop_body(g, n, n->body, tl_ty_is_refcounted(x->ty) ? x : NULL);
+  }
   chain_close(g);
   gen_release_temps(g, mark);
   g->indent--;
