@@ -175,6 +175,14 @@ static bool rev_ok(const tl_node *r) {
   return true;
 }
 
+/* `.map(|a, b| ..)` over pairs: rustc's message and its fix, a tuple pattern */
+static bool pair_arity(sema *s, tl_node *a, const tl_ty *e) {
+  if (a->kind != TL_N_CLOSURE || !tl_ty_is_tuple(e) || tl_ast_count(a->args) != e->st->nfields) return false;
+  sema_error(s, a, "closure is expected to take 1 argument, but it takes %d arguments", e->st->nfields);
+  tl_diag_hint(s->diag, "the iterator gives tuples: take one apart with a pattern, `|(%s)| ..`", e->st->nfields == 2 ? "a, b" : "a, b, ..");
+  return true;
+}
+
 static const struct {
   const char *name;
   int id, nargs;
@@ -200,6 +208,7 @@ static tl_ty *chain_method(sema *s, tl_node *n, tl_ty *t) {
   if (e->kind == TY_ERROR) return TY_ERR; /* reported where it came from */
   tl_node *a = n->args;
   tl_ty *f;
+  if ((m == IT_MAP || m == IT_FILTER || m == IT_ANY || m == IT_ALL) && pair_arity(s, a, e)) return TY_ERR;
   switch (m) {
   case IT_MAP:
     f = sema_closure_expect(s, a, &e, 1, NULL);
