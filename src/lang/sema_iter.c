@@ -298,30 +298,49 @@ tl_ty *sema_iter_collect_into(sema *s, tl_node *n, tl_ty *t, tl_ty *expect) {
 
 /* ---- an iterator must be consumed where it is made ---- */
 
-/* ok: n (not its siblings) is where an iterator may be: a method's receiver, zip's
- * argument, a `for` head. A `let` is not reported, its value is. */
-static void consumed(sema *s, tl_node *n, bool ok) {
-  for (; n; n = n->next, ok = false) {
-    if (tl_ty_is_iter(n->ty) && !ok && n->kind != TL_N_ERROR && n->kind != TL_N_LET) {
-      char b[128];
-      sema_error(s, start_of(n), "this iterator `%s` is not consumed", tl_ty_name(n->ty, b, sizeof b));
-      tl_diag_hint(s->diag, "an iterator must be consumed where it is made: end the chain with `collect()`, `sum()`, "
-                            "`count()`, `fold(..)` or use it in a `for` loop");
-      continue;
+/* the nodes where an iterator may be: a method's receiver, zip's argument, a `for`
+ * head (both walks are tl_ast_find's, which needs no deep C stack for long chains) */
+typedef struct {
+  sema *s;
+  tl_node **ok;
+  int n, cap;
+} consume_walk;
+
+static bool allowed(tl_node *n, void *arg) {
+  consume_walk *w = arg;
+  if ((n->kind != TL_N_METHOD && n->kind != TL_N_FOR) || !n->lhs || !tl_ty_is_iter(n->lhs->ty)) return false;
+  tl_node *add[2] = {n->lhs, n->kind == TL_N_METHOD && !strcmp(n->name, "zip") ? n->args : NULL};
+  for (int i = 0; i < 2 && add[i]; i++) {
+    if (w->n == w->cap) {
+      int cap = w->cap ? w->cap * 2 : 16;
+      tl_node **ok = tl_arena_alloc(w->s->arena, sizeof *ok * (size_t)cap);
+      if (!ok) return false;
+      if (w->n) memcpy(ok, w->ok, sizeof *ok * (size_t)w->n);
+      w->ok = ok;
+      w->cap = cap;
     }
-    bool on_iter = (n->kind == TL_N_METHOD || n->kind == TL_N_FOR) && n->lhs && tl_ty_is_iter(n->lhs->ty);
-    consumed(s, n->lhs, on_iter);
-    consumed(s, n->args, on_iter && n->kind == TL_N_METHOD && !strcmp(n->name, "zip"));
-    consumed(s, n->rhs, false);
-    consumed(s, n->cond, false);
-    consumed(s, n->then, false);
-    consumed(s, n->els, false);
-    consumed(s, n->body, false);
-    consumed(s, n->stmts, false);
-    consumed(s, n->value, false);
+    w->ok[w->n++] = add[i];
   }
+  return false;
+}
+
+/* a chain (a method giving an iterator) anywhere else; a `let`, a block or an `if`
+ * holding one is not reported again */
+static bool unconsumed(tl_node *n, void *arg) {
+  consume_walk *w = arg;
+  if (n->kind != TL_N_METHOD || !tl_ty_is_iter(n->ty)) return false;
+  for (int i = 0; i < w->n; i++)
+    if (w->ok[i] == n) return false;
+  char b[128];
+  sema_error(w->s, start_of(n), "this iterator `%s` is not consumed", tl_ty_name(n->ty, b, sizeof b));
+  tl_diag_hint(w->s->diag, "an iterator must be consumed where it is made: end the chain with `collect()`, `sum()`, "
+                           "`count()`, `fold(..)` or use it in a `for` loop");
+  return false;
 }
 
 void sema_iter_check_consumed(sema *s, tl_fninfo *f) {
-  if (f->fn->body) consumed(s, f->fn->body, false);
+  if (!f->fn->body) return;
+  consume_walk w = {.s = s};
+  tl_ast_find(f->fn->body, allowed, &w);
+  tl_ast_find(f->fn->body, unconsumed, &w);
 }
