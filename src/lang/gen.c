@@ -784,6 +784,10 @@ static void gen_for(gen *g, tl_node *n) {
     gen_vec_for(g, n); /* gen_vec.c */
     return;
   }
+  if (tl_ty_is_iter(h->ty)) {
+    gen_iter_for(g, n); /* gen_iter.c */
+    return;
+  }
   gen_emit(g, "{");
   g->indent++;
   int mark = g->ntemps;

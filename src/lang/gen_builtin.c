@@ -354,6 +354,7 @@ cv gen_builtin_call(gen *g, tl_node *n) {
   if (id == B_SYS) return gen_sys_call(g, n); /* gen_sys.c */
   if (id == B_OPTION) return gen_option_method(g, n); /* gen_option.c */
   if (id == B_VEC) return gen_vec_call(g, n); /* gen_vec.c */
+  if (id == B_ITER) return gen_iter_call(g, n); /* gen_iter.c */
   if (id == B_STR_LEN) return gen_scalar(gen_fmt(g, "(%s)->len", gen_expr(g, n->lhs).c), TY_I64_T);
   if (n->kind == TL_N_CALL) { /* free math: abs(x), max(a, b) */
     cv x = gen_expr(g, n->args);

@@ -139,6 +139,9 @@ void gen_vec_for(gen *g, tl_node *n);
 cv gen_vec_eq(gen *g, tl_node *n, cv a, cv b);
 void gen_vec_declare(gen *g, const tl_struct_info *st, tl_strbuf *out);
 void gen_vec_functions(gen *g, const tl_struct_info *st, tl_strbuf *out);
+/* gen_iter.c: iterator chains (one loop each, where consumed), sort_by, cmp, Ordering */
+cv gen_iter_call(gen *g, tl_node *n);
+void gen_iter_for(gen *g, tl_node *n);
 /* one turn of a loop (gen.c); owned: a local of the turn released at its end, or NULL */
 void gen_loop_body(gen *g, tl_node *loop, tl_node *body, tl_var *owned);
 

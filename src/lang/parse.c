@@ -264,6 +264,7 @@ static tl_type *type(parser *p) {
 static tl_node *expr(parser *p);
 static tl_node *block(parser *p);
 static tl_node *pattern(parser *p);
+static tl_node *pattern_one(parser *p);
 static tl_node *match_expr(parser *p);
 
 /* an expression with the struct-literal restriction on or off, restored after */
@@ -543,19 +544,39 @@ static tl_node *path_or_ident(parser *p) {
   return n;
 }
 
-// paren = "(" ")" | "(" expr ")" | "(" expr "," (expr ("," expr)* ","?)? ")"
-//   -- `(e)` is e; a comma makes a tuple (`(a,)` has one element); `()` is unit
-// closure = ("||" | "|" (ident (":" type)?),* "|") ("->" type block | expr)
+/* a closure parameter written as a tuple pattern, `|(i, x)| ..`: a parameter `$pN` and
+ * `let (i, x) = $pN;` first in the body, as `for (k, v) in m` is desugared */
+static tl_node *closure_pattern(parser *p, tl_node *a, int i, tl_node **lets) {
+  tl_node *pat = pattern_one(p); /* no `p | q`: `|` ends the parameters */
+  char *name = alloc(p, 16);
+  snprintf(name, 16, "$p%d", i);
+  a->name = name;
+  tl_node *let = new_node(p, TL_N_LET, peek(p));
+  let->line = pat->line;
+  let->col = pat->col;
+  let->lhs = pat;
+  let->rhs = new_node(p, TL_N_IDENT, peek(p));
+  let->rhs->name = name;
+  let->rhs->line = pat->line;
+  let->rhs->col = pat->col;
+  let->next = *lets;
+  *lets = let;
+  return a;
+}
+
+// closure = ("||" | "|" ((ident | pattern) (":" type)?),* "|") ("->" type block | expr)
 static tl_node *closure(parser *p) {
   const tl_token *t = peek(p);
   tl_node *n = new_node(p, TL_N_CLOSURE, t);
+  tl_node *pats = NULL;
   enter(p);
   if (!consume(p, TL_TOK_OROR)) {
     next(p);
-    tl_node **tail = &n->args;
-    while (!at(p, TL_TOK_PIPE)) {
+    tl_node **tail = &n->args, *lets = NULL;
+    for (int i = 0; !at(p, TL_TOK_PIPE); i++) {
       tl_node *a = new_node(p, TL_N_IDENT, peek(p));
-      a->name = ident(p, "a closure parameter");
+      if (at(p, TL_TOK_LPAREN)) closure_pattern(p, a, i, &lets);
+      else a->name = ident(p, "a closure parameter");
       if (consume(p, TL_TOK_COLON)) a->type = type(p);
       *tail = a;
       tail = &a->next;
@@ -563,6 +584,7 @@ static tl_node *closure(parser *p) {
       expect(p, TL_TOK_COMMA, "',' or '|' in the closure's parameters");
     }
     next(p);
+    pats = lets;
   }
   if (consume(p, TL_TOK_ARROW)) {
     n->type = type(p);
@@ -573,10 +595,18 @@ static tl_node *closure(parser *p) {
     n->body = new_node(p, TL_N_BLOCK, peek(p));
     n->body->value = expr_with(p, false);
   }
+  while (pats && n->body) { /* the patterns' lets, in parameter order, before the body */
+    tl_node *l = pats;
+    pats = pats->next;
+    l->next = n->body->stmts;
+    n->body->stmts = l;
+  }
   p->depth--;
   return n;
 }
 
+// paren = "(" ")" | "(" expr ")" | "(" expr "," (expr ("," expr)* ","?)? ")"
+//   -- `(e)` is e; a comma makes a tuple (`(a,)` has one element); `()` is unit
 static tl_node *paren(parser *p) {
   tl_node *n = new_node(p, TL_N_TUPLE, next(p));
   tl_node head = {0}, *cur = &head;

@@ -119,8 +119,12 @@ static int cmp_of(char c, const void *a, const void *b) {
   }
 }
 
+static int cmp_code(void *ctx, const void *a, const void *b) { return cmp_of(*(const char *)ctx, a, b); }
+
+void tlrt_vec_sort(tlrt *R, tlrt_vec *v, char c) { tlrt_vec_sort_by(R, v, cmp_code, &c); }
+
 /* a stable merge sort (Rust's sort is stable): elements are at most 8 bytes here */
-void tlrt_vec_sort(tlrt *R, tlrt_vec *v, char c) {
+void tlrt_vec_sort_by(tlrt *R, tlrt_vec *v, tlrt_cmp_fn cmp, void *ctx) {
   size_t n = (size_t)v->len, sz = (size_t)v->esz;
   if (n < 2) return;
   char *a = v->data, *tmp = xrealloc(R, NULL, n * sz);
@@ -128,7 +132,7 @@ void tlrt_vec_sort(tlrt *R, tlrt_vec *v, char c) {
     for (size_t lo = 0; lo < n; lo += 2 * w) {
       size_t mid = lo + w < n ? lo + w : n, hi = lo + 2 * w < n ? lo + 2 * w : n, i = lo, j = mid, k = lo;
       while (i < mid && j < hi) {
-        if (cmp_of(c, a + j * sz, a + i * sz) < 0) memcpy(tmp + k++ * sz, a + j++ * sz, sz);
+        if (cmp(ctx, a + j * sz, a + i * sz) < 0) memcpy(tmp + k++ * sz, a + j++ * sz, sz);
         else memcpy(tmp + k++ * sz, a + i++ * sz, sz);
       }
       if (i < mid) memcpy(tmp + k * sz, a + i * sz, (mid - i) * sz), k += mid - i;

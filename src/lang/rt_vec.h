@@ -37,6 +37,10 @@ TL_API void tlrt_vec_reverse(tlrt_vec *v);
 /* sort ascending by cmp ('i' i64, 'I' i32, 'f' f32, 'd' f64, 'b' bool, 'c' char,
  * 's' String); stable */
 TL_API void tlrt_vec_sort(tlrt *R, tlrt_vec *v, char cmp);
+/* sort_by / sort_by_key: stable, ordered by cmp (< 0, 0, > 0) given ctx and two elements'
+ * addresses (a generated function calling the program's closure) */
+typedef int (*tlrt_cmp_fn)(void *ctx, const void *a, const void *b);
+TL_API void tlrt_vec_sort_by(tlrt *R, tlrt_vec *v, tlrt_cmp_fn cmp, void *ctx);
 /* a Vec<f32|f64|i64|i32|bool> as a 1-D tensor of that dtype: one copy of the buffer */
 TL_API tl_tensor *tlrt_vec_to_tensor(tlrt *R, const tlrt_vec *v, tl_dtype dt, int line, int col);
 /* a tensor's elements (any rank, row-major) as a Vec of its dtype: one copy */

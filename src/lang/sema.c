@@ -710,7 +710,7 @@ tl_ty *sema_expr(sema *s, tl_node *n, tl_ty *expect) {
   case TL_N_MATCH: t = sema_match(s, n, expect, hint); break;
   case TL_N_TRY: t = sema_option_try(s, n); break;
   case TL_N_LOGIC: case TL_N_LVAR: t = sema_logic_expr(s, n); break;
-  case TL_N_METHOD: t = sema_method(s, n); break;
+  case TL_N_METHOD: t = sema_iter_collect_into(s, n, sema_method(s, n), expect); break; /* sema_iter.c */
   case TL_N_FIELD: t = check_field(s, n); break;
   case TL_N_INDEX: t = check_index(s, n, need); break;
   case TL_N_ARRAY: t = n->name ? sema_vec_lit(s, n, expect) : check_array(s, n, expect); break; /* vec![..] */
@@ -897,6 +897,8 @@ static void check_for(sema *s, tl_node *n) {
       it = TY_I64_T;
     } else if (tl_ty_is_vec(t) || tl_ty_is_map(t)) {
       it = sema_vec_for(s, t); /* sema_vec.c */
+    } else if (tl_ty_is_iter(t)) {
+      it = t->st->targs[0]; /* a chain (sema_iter.c) */
     } else if (t->kind == TY_TENSOR) {
       it = t->rank == 1 ? sema_elem_ty(t->dtype) : sema_tensor(s, t->dtype, t->rank > 0 ? t->rank - 1 : -1);
       if (t->rank < 0) it = sema_tensor(s, t->dtype, -1);
@@ -1037,6 +1039,7 @@ static void check_fn_body(sema *s, tl_fninfo *f) {
     check_fn_pass(s, f);
     if (!s->widened || pass == 100) {
       sema_vec_check_inferred(s, f);
+      sema_iter_check_consumed(s, f); /* sema_iter.c */
       break;
     }
     d->errors = errors;
@@ -1181,6 +1184,7 @@ int tl_sema_check(tl_program *prog, tl_diag *diag, tl_arena *arena, tl_sema *out
       if (sema_generic_register(&s, it, pass)) continue; /* generics and traits (sema_generic.c) */
       else if (it->kind == TL_ITEM_STRUCT) declare_struct(&s, it, pass);
       else if (it->kind == TL_ITEM_ENUM) sema_enum_declare(&s, it, pass);
+  sema_iter_begin(&s); /* the built-in enum Ordering (sema_iter.c) */
   for (int pass = 0; pass < 2; pass++)
     for (tl_ast_item *it = pass ? prog->broken : prog->items; it; it = it->next)
       if (it->kind == TL_ITEM_STRUCT) struct_fields(&s, it);

@@ -191,6 +191,8 @@ typedef enum {
   B_FNVAL,
   /* Vec and HashMap methods (sema_vec.c, gen_vec.c): node->len is the method (VEC_*) */
   B_VEC,
+  /* iterator chains, sort_by, cmp and Ordering (sema_iter.c, gen_iter.c): node->len an IT_* */
+  B_ITER,
   B_COUNT
 } tl_builtin;
 #define B_IO_FIRST B_TENSOR_SAVE
@@ -207,6 +209,7 @@ bool tl_ty_is_option(const tl_ty *t); /* Option<T> */
 bool tl_ty_is_result(const tl_ty *t); /* Result<T, E> */
 bool tl_ty_is_vec(const tl_ty *t);    /* Vec<T> */
 bool tl_ty_is_map(const tl_ty *t);    /* HashMap<K, V> */
+bool tl_ty_is_iter(const tl_ty *t);   /* an unconsumed iterator chain (sema_iter.c) */
 /* a tuple's element i, as precise as known */
 tl_ty *tl_ty_tuple_elem(const tl_ty *t, int i);
 bool tl_ty_is_numeric(const tl_ty *t);

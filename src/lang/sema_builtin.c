@@ -600,6 +600,8 @@ tl_ty *sema_method(sema *s, tl_node *n) {
     for (tl_node *a = n->args; a; a = a->next) sema_expr(s, a, NULL);
     return TY_ERR;
   }
+  tl_ty *iter = sema_iter_method(s, n, t); /* iter, map, sort_by, cmp... (sema_iter.c) */
+  if (iter) return iter;
   tl_ty *opt = sema_option_method(s, n, t); /* unwrap, is_some... (sema_option.c) */
   if (opt) return opt;
   tl_ty *vec = sema_vec_method(s, n, t); /* push, len, get... (sema_vec.c) */

@@ -144,7 +144,10 @@ static bool closure_params(sema *s, tl_node *n, tl_fninfo *f, const tl_ty *want,
       t = w; /* said once: the closure is then taken as the expected type */
     }
     if (!t) t = w;
-    if (!t && !quiet) {
+    if (!t && !quiet && a->name[0] == '$') { /* a tuple pattern `|(a, b)|` (parse.c) */
+      sema_error(s, a, "cannot infer the type of this closure parameter");
+      tl_diag_hint(s->diag, "write its type: `|(a, b): (i64, i64)|`, or pass the closure where a `fn(..)` type is expected");
+    } else if (!t && !quiet) {
       sema_error(s, a, "cannot infer the type of closure parameter `%s`", a->name);
       tl_diag_hint(s->diag, "write its type: `|%s: i64|`, or pass the closure where a `fn(..)` type is expected", a->name);
     }

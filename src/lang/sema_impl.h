@@ -226,6 +226,16 @@ void sema_struct_fill(sema *s, tl_struct_info *st, tl_ast_item *it);
 void sema_enum_fill(sema *s, tl_struct_info *st, tl_ast_item *it);
 tl_ty *sema_self_type(sema *s, tl_struct_info *st);
 
+/* sema_iter.c: iterator chains `v.iter().map(f).sum()`, `v.sort_by(f)`, `sort_by_key`,
+ * `a.cmp(b)`, `x.partial_cmp(y)`, the built-in enum Ordering; node->len of a B_ITER call */
+enum { IT_ITER, IT_MAP, IT_FILTER, IT_ENUMERATE, IT_ZIP, IT_REV, IT_TAKE, IT_SKIP, IT_COLLECT, IT_SUM, IT_COUNT, IT_FOLD,
+       IT_MIN, IT_MAX, IT_ANY, IT_ALL, IT_SORT_BY, IT_SORT_BY_KEY, IT_CMP, IT_PARTIAL_CMP, IT_ORD_REVERSE, IT_COLLECT_MAP };
+void sema_iter_begin(sema *s); /* declares Ordering unless the program has its own */
+tl_ty *sema_iter_method(sema *s, tl_node *n, tl_ty *t); /* NULL when n is none of these */
+void sema_iter_check_consumed(sema *s, tl_fninfo *f);  /* after a function's passes */
+/* t, n's type; a `collect()` of pairs where a HashMap is expected: that HashMap */
+tl_ty *sema_iter_collect_into(sema *s, tl_node *n, tl_ty *t, tl_ty *expect);
+
 /* checks each argument of a list (a named one by its value) after an arity error, so
  * errors inside them are still reported */
 void sema_check_rest(sema *s, tl_node *args);
