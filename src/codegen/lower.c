@@ -935,6 +935,7 @@ tl_status tl_lower_kernel(tl_uop *root, const tl_schedule *s, tl_lowered *out, t
   lowerer *L = calloc(1, sizeof *L);
   if (!L || !out->g.arena) {
     free(L);
+    tl_lowered_free(out); /* the graph's table or arena, whichever was made */
     return tl_error_set(err, TL_ERR_NOMEM, "out of memory lowering a kernel");
   }
   L->out = out;
