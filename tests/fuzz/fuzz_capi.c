@@ -65,7 +65,7 @@ static tl_tensor *fuzz_reduce(tl_tensor *a, fuzz_bytes *b) {
 
 static tl_tensor *fuzz_move(tl_tensor *a, fuzz_bytes *b) {
   int64_t shape[4];
-  int perm[3] = {2, 0, 1};
+  int perm[TL_MAX_DIMS] = {2, 0, 1, 3, 4, 5, 6, 7}; /* one entry an axis: as long as any rank */
   switch (fuzz_byte(b) % 6) {
   case 0: { int n = fuzz_shape(b, shape); return tl_reshape(a, n, shape); }
   case 1: return tl_permute(a, perm);
