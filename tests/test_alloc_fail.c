@@ -143,6 +143,7 @@ static long sweep(sweep_program prog) {
   char cmd[128];
   snprintf(cmd, sizeof cmd, "rm -rf '%s'", cache);
   CHECK(system(cmd) == 0);
+  printf("  swept %ld allocations, each failing once\n", total);
   return total;
 }
 
@@ -356,6 +357,7 @@ TEST(alloc_fail_tl_run) {
       errors += clean;
     }
     CHECK(errors > 0 || from); /* the sweep did fail something */
+    printf("  %s: swept %ld allocations, %ld ended with out of memory\n", p->name, total, errors);
   }
   char cmd[128];
   snprintf(cmd, sizeof cmd, "rm -rf '%s'", cache);
