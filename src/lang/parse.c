@@ -1214,4 +1214,3 @@ int tl_parse(const tl_token *tokens, int n, tl_diag *diag, tl_arena *arena, tl_p
   (*out)->items = head.next;
   return diag->errors - before;
 }
-

@@ -369,4 +369,3 @@ tl_ast_item *parse_guarded_item(parser *p, tl_ast_item **broken) {
   p->recover = NULL;
   return it;
 }
-

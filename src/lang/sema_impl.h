@@ -245,5 +245,8 @@ void sema_check_rest(sema *s, tl_node *args);
  * checked as sema_check_rest does)? */
 bool sema_type_arity(sema *s, const tl_type *t, int want, const char *hint);
 bool sema_arity(sema *s, tl_node *n, const char *what, int want);
+/* method n changes its receiver (`v.push(x)`, `v.sort_by(f)`): it must be a mutable
+ * variable (or a field or element of one), not a closure's captured copy */
+void sema_receiver_mut(sema *s, tl_node *n);
 
 #endif

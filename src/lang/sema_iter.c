@@ -65,20 +65,6 @@ static bool ordered(const tl_ty *t) {
 }
 static bool orderable(const tl_ty *t) { return ordered(t) || tl_ty_is_float(t); }
 
-static void receiver_mut(sema *s, tl_node *n) {
-  tl_node *r = n->lhs;
-  while (r->kind == TL_N_FIELD || r->kind == TL_N_INDEX) r = r->lhs;
-  if ((r->kind != TL_N_IDENT && r->kind != TL_N_SELF) || !r->var) {
-    if (r->kind != TL_N_IDENT && r->kind != TL_N_SELF) sema_error(s, n, "`%s` changes its receiver: call it on a variable", n->name);
-    return;
-  }
-  if (sema_closure_written(s, n, r->var)) return;
-  if (!r->var->is_mut && r->var->kind != VAR_PARAM_REF) {
-    sema_error(s, n, "cannot borrow `%s` as mutable: `%s` changes it", r->var->name, n->name);
-    tl_diag_hint(s->diag, "declare it mutable: `let mut %s`", r->var->name);
-  }
-}
-
 static const char *const iter_methods =
     "map, filter, enumerate, zip, rev, take, skip, collect, sum, count, fold, min, max, any, all";
 
@@ -103,7 +89,7 @@ static tl_ty *vec_method(sema *s, tl_node *n, tl_ty *t) {
     return mark(n, m, iter_type(s, sema_tuple_of(s, kv, 2)));
   }
   if (!sema_arity(s, n, n->name, 1)) return TY_ERR;
-  receiver_mut(s, n);
+  sema_receiver_mut(s, n);
   if (m == IT_SORT_BY) {
     tl_ty *ps[2] = {e, e};
     tl_ty *f = sema_closure_expect(s, n->args, ps, 2, ordering(s));

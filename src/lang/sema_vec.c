@@ -161,19 +161,6 @@ static bool infer(sema *s, tl_node *recv, tl_ty *t) {
   return true;
 }
 
-static void receiver_mut(sema *s, tl_node *n) {
-  tl_node *r = n->lhs;
-  while (r->kind == TL_N_FIELD || r->kind == TL_N_INDEX) r = r->lhs;
-  if ((r->kind != TL_N_IDENT && r->kind != TL_N_SELF) || !r->var) {
-    if (r->kind != TL_N_IDENT && r->kind != TL_N_SELF) sema_error(s, n, "`%s` changes its receiver: call it on a variable", n->name);
-    return;
-  }
-  if (!r->var->is_mut && r->var->kind != VAR_PARAM_REF) {
-    sema_error(s, n, "cannot borrow `%s` as mutable: `%s` changes it", r->var->name, n->name);
-    tl_diag_hint(s->diag, "declare it mutable: `let mut %s`", r->var->name);
-  }
-}
-
 static const struct {
   const char *name;
   char of;   /* 'V' Vec, 'M' HashMap */
@@ -230,7 +217,7 @@ tl_ty *sema_vec_method(sema *s, tl_node *n, tl_ty *t) {
     return TY_ERR;
   }
   if (!sema_arity(s, n, n->name, methods[i].nargs)) return TY_ERR;
-  if (methods[i].mut) receiver_mut(s, n);
+  if (methods[i].mut) sema_receiver_mut(s, n);
   int m = methods[i].id;
   tl_node *a = n->args;
   if (!known(t)) { /* a Vec<_> or HashMap<_, _>: push and insert tell the types */
