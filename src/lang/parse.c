@@ -114,7 +114,7 @@ static bool say(parser *p, const tl_token *t, const char *fmt, ...) {
 }
 
 /* the logic parser's error, reported as the parser's own (so an echo of a lexical
- * error is not); unwind: then to the recovery point, as fail_at */
+ * error is not); unwind: then to the recovery point, as parse_fail_at */
 static void logic_report(parser *p, tl_lparse *lp, bool unwind) {
   if (say(p, &p->tok[lp->err_pos], "%s", lp->err) && lp->hint[0]) tl_diag_hint(p->diag, "%s", lp->hint);
   if (unwind) longjmp(*p->recover, 1);
