@@ -58,7 +58,7 @@ void parse_enter(parser *p); /* one level deeper (p->depth--: out of it); too de
 tl_node *parse_block(parser *p);                            /* parse.c */
 tl_ast_item *parse_logic_item(parser *p, tl_ast_item *it);  /* parse.c: Datalog items */
 tl_type *parse_type(parser *p);                             /* parse_item.c */
-tl_type *parse_generic_args(parser *p, tl_type *ty);       /* parse_item.c: `<T, U>` into ty->elems */
+tl_type *parse_generic_args(parser *p, tl_type *ty);        /* parse_item.c: `<T, U>` into ty->elems */
 /* parse_item.c: one item with a recovery point; NULL after an error, when what is
  * known of the item (a name at least) goes to *broken */
 tl_ast_item *parse_guarded_item(parser *p, tl_ast_item **broken);
