@@ -2,50 +2,19 @@
  * precedence climbing for binary operators. An error is reported once and unwinds
  * (longjmp) to the innermost recovery point — the statement or the item being
  * parsed — which skips to where parsing can go on; all nodes are in the arena, so
- * unwinding leaks nothing. */
-#include "lang/parse.h"
-
+ * unwinding leaks nothing. In: the tokens (tl_parse); out: the program. This file:
+ * errors, expressions, statements, patterns, the program; parse_item.c: items and
+ * types; parse_impl.h: what the two share. */
+#include "lang/parse_impl.h"
 #include "lang/parse_logic.h"
 
-#include <setjmp.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 
 #define MAX_DEPTH 200 /* nesting of expressions and blocks: a deep file is an error, not a stack overflow */
 
-typedef struct {
-  const tl_token *tok;
-  int pos, n;
-  tl_diag *diag;
-  tl_arena *arena;
-  jmp_buf *recover; /* the innermost recovery point */
-  bool no_struct;   /* in an if/while/for head: `x {` opens the body, not a struct literal */
-  const char *head; /* ... which head, for the hint: "an `if` condition" */
-  int depth;
-  int fails;         /* syntax errors so far, reported or not (an echo of a lexical error is not) */
-  tl_ast_item *item; /* the item being parsed and */
-  tl_fn *partial;    /* the function: what is known of them when they fail */
-  bool in_trait;     /* a method may end in `;` (a trait's required method) */
-} parser;
-
-/* ---- tokens ---- */
-
-static const tl_token *peek(parser *p) { return &p->tok[p->pos]; }
-static const tl_token *peek_at(parser *p, int k) { return &p->tok[p->pos + k < p->n ? p->pos + k : p->n - 1]; }
-static bool at(parser *p, tl_tok_kind k) { return peek(p)->kind == k; }
-
-static const tl_token *next(parser *p) {
-  const tl_token *t = peek(p);
-  if (t->kind != TL_TOK_EOF) p->pos++; /* EOF stays: every loop sees it and stops */
-  return t;
-}
-
-static bool consume(parser *p, tl_tok_kind k) {
-  if (!at(p, k)) return false;
-  next(p);
-  return true;
-}
+/* ---- errors ---- */
 
 /* an error at t; not reported when t is, or follows, a token with a lexical error:
  * `"abc` eats the `"` the parser would want next, and saying so again is noise */
@@ -56,8 +25,7 @@ static bool report(parser *p, const tl_token *t, const char *fmt, va_list ap) {
   return true;
 }
 
-static _Noreturn void fail_at(parser *p, const tl_token *t, const char *fmt, ...) TL_PRINTF(3, 4);
-static _Noreturn void fail_at(parser *p, const tl_token *t, const char *fmt, ...) {
+_Noreturn void parse_fail_at(parser *p, const tl_token *t, const char *fmt, ...) {
   va_list ap;
   va_start(ap, fmt);
   report(p, t, fmt, ap);
@@ -89,45 +57,45 @@ static const char *describe(parser *p, const tl_token *t, char *buf, size_t n) {
 }
 
 /* "expected WHAT, found ..."; a reserved word says so instead */
-static _Noreturn void unexpected(parser *p, const char *what) {
+_Noreturn void parse_unexpected(parser *p, const char *what) {
   const tl_token *t = peek(p);
-  if (tl_tok_is_reserved(t->kind)) fail_at(p, t, "`%s` is reserved", tl_tok_name(t->kind));
+  if (tl_tok_is_reserved(t->kind)) parse_fail_at(p, t, "`%s` is reserved", tl_tok_name(t->kind));
   char buf[128];
-  fail_at(p, t, "expected %s, found %s", what, describe(p, t, buf, sizeof buf));
+  parse_fail_at(p, t, "expected %s, found %s", what, describe(p, t, buf, sizeof buf));
 }
 
 /* `what` names the token and where it belongs: "';' after the expression" */
-static const tl_token *expect(parser *p, tl_tok_kind k, const char *what) {
-  if (!at(p, k)) unexpected(p, what);
+const tl_token *parse_expect(parser *p, tl_tok_kind k, const char *what) {
+  if (!at(p, k)) parse_unexpected(p, what);
   return next(p);
 }
 
 /* ---- arena ---- */
 
-static void *alloc(parser *p, size_t n) {
+void *parse_alloc(parser *p, size_t n) {
   void *m = tl_arena_alloc(p->arena, n);
-  if (!m) fail_at(p, peek(p), "out of memory parsing the file");
+  if (!m) parse_fail_at(p, peek(p), "out of memory parsing the file");
   return m;
 }
 
 static char *text_of(parser *p, const tl_token *t) {
-  char *s = alloc(p, t->len + 1);
+  char *s = parse_alloc(p, t->len + 1);
   memcpy(s, p->diag->src + t->offset, t->len);
   return s;
 }
 
 static tl_node *new_node(parser *p, tl_node_kind kind, const tl_token *t) {
-  tl_node *n = alloc(p, sizeof *n);
+  tl_node *n = parse_alloc(p, sizeof *n);
   n->kind = kind;
   n->line = t->line;
   n->col = t->col;
   return n;
 }
 
-static const char *ident(parser *p, const char *what) { return text_of(p, expect(p, TL_TOK_IDENT, what)); }
+const char *parse_ident(parser *p, const char *what) { return text_of(p, parse_expect(p, TL_TOK_IDENT, what)); }
 
-static void enter(parser *p) {
-  if (++p->depth > MAX_DEPTH) fail_at(p, peek(p), "nesting is too deep (more than %d levels)", MAX_DEPTH);
+void parse_enter(parser *p) {
+  if (++p->depth > MAX_DEPTH) parse_fail_at(p, peek(p), "nesting is too deep (more than %d levels)", MAX_DEPTH);
 }
 
 /* ---- Datalog (parse_logic.c) ---- */
@@ -146,7 +114,7 @@ static bool say(parser *p, const tl_token *t, const char *fmt, ...) {
 }
 
 /* the logic parser's error, reported as the parser's own (so an echo of a lexical
- * error is not); unwind: then to the recovery point, as fail_at */
+ * error is not); unwind: then to the recovery point, as parse_fail_at */
 static void logic_report(parser *p, tl_lparse *lp, bool unwind) {
   if (say(p, &p->tok[lp->err_pos], "%s", lp->err) && lp->hint[0]) tl_diag_hint(p->diag, "%s", lp->hint);
   if (unwind) longjmp(*p->recover, 1);
@@ -164,7 +132,7 @@ static tl_node *logic_node(parser *p, bool (*parse)(tl_lparse *, tl_node **)) {
 
 /* a fact, rule, `relation`, `mod` or `use` item; after an error, reported, the rest
  * of it is skipped and NULL returned (the items after it still parse) */
-static tl_ast_item *logic_item(parser *p, tl_ast_item *it) {
+tl_ast_item *parse_logic_item(parser *p, tl_ast_item *it) {
   tl_lparse lp = logic_at(p);
   int start = p->pos;
   bool ok = tl_lparse_item(&lp, it);
@@ -177,92 +145,9 @@ static tl_ast_item *logic_item(parser *p, tl_ast_item *it) {
   return NULL;
 }
 
-/* ---- types ---- */
-
-static bool is_dtype(const char *s) {
-  static const char *names[] = {"bool", "i32", "i64", "f32", "f64"};
-  for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
-    if (!strcmp(s, names[i])) return true;
-  return false;
-}
-
-static tl_type *type(parser *p);
-
-/* `Option<T>`, `Result<T, E>`: the arguments as elems (the checker counts them) */
-static tl_type *generic_args(parser *p, tl_type *ty) {
-  next(p);
-  enter(p);
-  tl_type **tail = &ty->elems;
-  do {
-    *tail = type(p);
-    tail = &(*tail)->next;
-  } while (consume(p, TL_TOK_COMMA) && !at(p, TL_TOK_GT));
-  expect(p, TL_TOK_GT, "'>' after the type arguments");
-  p->depth--;
-  return ty;
-}
-
-/* `fn(i64, f32) -> bool`, `fn()` (its result `()`), after the `fn` */
-static tl_type *fn_type(parser *p, tl_type *ty) {
-  enter(p);
-  ty->name = "fn";
-  expect(p, TL_TOK_LPAREN, "'(' after `fn` in a function type");
-  tl_type **tail = &ty->elems;
-  while (!at(p, TL_TOK_RPAREN)) {
-    *tail = type(p);
-    tail = &(*tail)->next;
-    if (at(p, TL_TOK_RPAREN)) break;
-    expect(p, TL_TOK_COMMA, "',' or ')' in the function type");
-  }
-  next(p);
-  if (consume(p, TL_TOK_ARROW)) ty->ret = type(p);
-  p->depth--;
-  return ty;
-}
-
-// type = "fn" "(" types ")" ("->" type)? | ident ("<" dtype ("," int)? ">")? | ident "<" type ("," type)* ">" | tuple_type
-//   -- Tensor takes a dtype and a rank; Option, Result, Vec, HashMap and generic structs and enums types
-// tuple_type = "(" ")" | "(" type "," ")" | "(" type ("," type)+ ","? ")"
-static tl_type *type(parser *p) {
-  const tl_token *t = peek(p);
-  tl_type *ty = alloc(p, sizeof *ty);
-  ty->line = t->line;
-  ty->col = t->col;
-  ty->rank = -1;
-  if (consume(p, TL_TOK_LPAREN)) { /* `(T)` alone is T, as in Rust; `(T,)` a tuple */
-    enter(p);
-    ty->name = "()";
-    ty->is_tuple = true;
-    tl_type **tail = &ty->elems;
-    bool comma = false;
-    while (!at(p, TL_TOK_RPAREN)) {
-      *tail = type(p);
-      tail = &(*tail)->next;
-      if (at(p, TL_TOK_RPAREN)) break;
-      expect(p, TL_TOK_COMMA, "',' or ')' in the tuple type");
-      comma = true;
-    }
-    next(p);
-    p->depth--;
-    return ty->elems && !ty->elems->next && !comma ? ty->elems : ty;
-  }
-  if (consume(p, TL_TOK_FN)) return fn_type(p, ty);
-  ty->name = ident(p, "a type");
-  if (!at(p, TL_TOK_LT)) return ty;
-  if (strcmp(ty->name, "Tensor")) return generic_args(p, ty); /* the checker counts them */
-  next(p);
-  const tl_token *d = peek(p);
-  ty->dtype = ident(p, "a dtype");
-  if (!is_dtype(ty->dtype)) fail_at(p, d, "unknown dtype '%s': expected bool, i32, i64, f32 or f64", ty->dtype);
-  if (consume(p, TL_TOK_COMMA)) ty->rank = expect(p, TL_TOK_INT, "a rank (an integer)")->v.i;
-  expect(p, TL_TOK_GT, "'>' after the tensor's dtype and rank");
-  return ty;
-}
-
 /* ---- expressions ---- */
 
 static tl_node *expr(parser *p);
-static tl_node *block(parser *p);
 static tl_node *pattern(parser *p);
 static tl_node *pattern_one(parser *p);
 static tl_node *match_expr(parser *p);
@@ -295,13 +180,13 @@ static tl_node *args(parser *p, tl_tok_kind close, const char *what);
 static tl_node *logic_call(parser *p, int kind) {
   const tl_token *t = peek(p);
   if (kind == TL_LOGIC_QUERY) next(p);
-  const tl_token *name = expect(p, TL_TOK_IDENT, kind == TL_LOGIC_QUERY ? "a relation after `?`: `?p(a, $x)`" : "a fact");
+  const tl_token *name = parse_expect(p, TL_TOK_IDENT, kind == TL_LOGIC_QUERY ? "a relation after `?`: `?p(a, $x)`" : "a fact");
   tl_node *n = new_node(p, TL_N_LOGIC, t);
   n->ival = kind;
   n->name = text_of(p, name);
-  expect(p, TL_TOK_LPAREN, "'(' and the arguments");
+  parse_expect(p, TL_TOK_LPAREN, "'(' and the arguments");
   n->args = args(p, TL_TOK_RPAREN, "',' or ')' in the arguments");
-  if (kind == TL_LOGIC_FACT) expect(p, TL_TOK_DOT, "'.' to end the fact");
+  if (kind == TL_LOGIC_FACT) parse_expect(p, TL_TOK_DOT, "'.' to end the fact");
   return n;
 }
 
@@ -316,7 +201,7 @@ static tl_node *args(parser *p, tl_tok_kind close, const char *what) {
       cur->lhs = expr_with(p, false);
     } else cur = cur->next = expr_with(p, false);
     if (at(p, close)) break;
-    expect(p, TL_TOK_COMMA, what);
+    parse_expect(p, TL_TOK_COMMA, what);
   }
   next(p);
   return head.next;
@@ -347,29 +232,29 @@ static tl_node *clause(parser *p) {
     next(p);
     const tl_token *r = peek(p);
     g->lhs = head_expr(p, "a comprehension clause");
-    if (g->lhs->kind != TL_N_RANGE || !g->lhs->lhs || !g->lhs->rhs) fail_at(p, r, "a generator needs a range `a..b`");
+    if (g->lhs->kind != TL_N_RANGE || !g->lhs->lhs || !g->lhs->rhs) parse_fail_at(p, r, "a generator needs a range `a..b`");
     return g;
   }
-  if (larrow_ahead(p)) fail_at(p, t, "a generator's variable must be a name: `i <- 0..n`");
+  if (larrow_ahead(p)) parse_fail_at(p, t, "a generator's variable must be a name: `i <- 0..n`");
   return head_expr(p, "a comprehension clause");
 }
 
 // compr = "[" (ident ("," ident)* ","?)? "|" (clause ("," clause)* ","?)? block? "]"
 //         -- at least a clause or the block; called at the "|" with the axes parsed
 static tl_node *comprehension(parser *p, tl_node *n, const tl_token *bad_axis) {
-  if (bad_axis) fail_at(p, bad_axis, "a comprehension's output axes must be names");
+  if (bad_axis) parse_fail_at(p, bad_axis, "a comprehension's output axes must be names");
   n->kind = TL_N_COMPR;
   next(p); /* | */
   tl_node head = {0}, *cur = &head;
   while (!at(p, TL_TOK_RBRACKET) && !at(p, TL_TOK_LBRACE)) {
     cur = cur->next = clause(p);
     if (at(p, TL_TOK_RBRACKET) || at(p, TL_TOK_LBRACE)) break;
-    expect(p, TL_TOK_COMMA, "',', '{' or ']' after the comprehension's clause");
+    parse_expect(p, TL_TOK_COMMA, "',', '{' or ']' after the comprehension's clause");
   }
   n->stmts = head.next;
-  if (at(p, TL_TOK_LBRACE)) n->body = block(p);
-  if (!n->stmts && !n->body && at(p, TL_TOK_RBRACKET)) fail_at(p, peek(p), "a comprehension needs clauses or a body");
-  expect(p, TL_TOK_RBRACKET, "']' to close the comprehension");
+  if (at(p, TL_TOK_LBRACE)) n->body = parse_block(p);
+  if (!n->stmts && !n->body && at(p, TL_TOK_RBRACKET)) parse_fail_at(p, peek(p), "a comprehension needs clauses or a body");
+  parse_expect(p, TL_TOK_RBRACKET, "']' to close the comprehension");
   return n;
 }
 
@@ -383,7 +268,7 @@ static tl_node *array(parser *p) {
     cur = cur->next = expr_with(p, false);
     if (cur->kind != TL_N_IDENT && !bad_axis) bad_axis = t;
     if (at(p, TL_TOK_RBRACKET) || at(p, TL_TOK_PIPE)) break;
-    expect(p, TL_TOK_COMMA, "',' or ']' in the array");
+    parse_expect(p, TL_TOK_COMMA, "',' or ']' in the array");
   }
   n->args = head.next;
   if (at(p, TL_TOK_PIPE)) return comprehension(p, n, bad_axis);
@@ -397,7 +282,7 @@ static tl_node *vec_macro(parser *p) {
   next(p);
   next(p);
   n->name = "vec!";
-  enter(p);
+  parse_enter(p);
   tl_node head = {0}, *cur = &head;
   while (!at(p, TL_TOK_RBRACKET)) {
     cur = cur->next = expr(p);
@@ -407,10 +292,10 @@ static tl_node *vec_macro(parser *p) {
       break;
     }
     if (at(p, TL_TOK_RBRACKET)) break;
-    expect(p, TL_TOK_COMMA, "',' or ']' in `vec![..]`");
+    parse_expect(p, TL_TOK_COMMA, "',' or ']' in `vec![..]`");
   }
   n->args = head.next;
-  expect(p, TL_TOK_RBRACKET, "']' after the elements of `vec![..]`");
+  parse_expect(p, TL_TOK_RBRACKET, "']' after the elements of `vec![..]`");
   p->depth--;
   return n;
 }
@@ -437,19 +322,19 @@ static bool struct_lit_ahead(parser *p) {
 static tl_node *struct_lit_fields(parser *p, tl_node *n);
 static tl_node *struct_lit(parser *p) {
   tl_node *n = new_node(p, TL_N_STRUCT_LIT, peek(p));
-  n->name = ident(p, "a struct name");
+  n->name = parse_ident(p, "a struct name");
   return struct_lit_fields(p, n);
 }
 
 /* a struct literal's `{ fields }`, its name (`P`, or a variant's path `E::C`) read */
 static tl_node *struct_lit_fields(parser *p, tl_node *n) {
   n->kind = TL_N_STRUCT_LIT;
-  expect(p, TL_TOK_LBRACE, "'{'");
+  parse_expect(p, TL_TOK_LBRACE, "'{'");
   tl_node head = {0}, *cur = &head;
   while (!at(p, TL_TOK_RBRACE)) {
     const tl_token *t = peek(p);
     cur = cur->next = new_node(p, TL_N_FIELD_INIT, t);
-    cur->name = ident(p, "a field name");
+    cur->name = parse_ident(p, "a field name");
     if (consume(p, TL_TOK_COLON)) {
       cur->lhs = expr_with(p, false);
     } else { /* shorthand: `y` is `y: y` */
@@ -457,7 +342,7 @@ static tl_node *struct_lit_fields(parser *p, tl_node *n) {
       cur->lhs->name = cur->name;
     }
     if (at(p, TL_TOK_RBRACE)) break;
-    expect(p, TL_TOK_COMMA, "',' or '}' in the struct literal");
+    parse_expect(p, TL_TOK_COMMA, "',' or '}' in the struct literal");
   }
   next(p);
   n->args = head.next;
@@ -474,12 +359,12 @@ static tl_node *if_let(parser *p, const tl_token *t) {
   next(p); /* let */
   tl_node *arm = new_node(p, TL_N_ARM, peek(p)), *other = new_node(p, TL_N_ARM, t);
   arm->lhs = pattern(p);
-  expect(p, TL_TOK_ASSIGN, "'=' after the pattern of `if let`");
+  parse_expect(p, TL_TOK_ASSIGN, "'=' after the pattern of `if let`");
   n->lhs = head_expr(p, "an `if let` head");
-  arm->rhs = block(p);
+  arm->rhs = parse_block(p);
   other->lhs = new_node(p, TL_N_IDENT, t);
   other->lhs->name = "_";
-  if (consume(p, TL_TOK_ELSE)) other->rhs = at(p, TL_TOK_IF) ? if_expr(p) : block(p);
+  if (consume(p, TL_TOK_ELSE)) other->rhs = at(p, TL_TOK_IF) ? if_expr(p) : parse_block(p);
   arm->next = other;
   n->args = arm;
   return n;
@@ -487,7 +372,7 @@ static tl_node *if_let(parser *p, const tl_token *t) {
 
 // if = "if" expr_no_struct block ("else" (if | block))? | "if" "let" pattern "=" expr_no_struct block ("else" (if | block))?
 static tl_node *if_expr(parser *p) {
-  enter(p);
+  parse_enter(p);
   if (peek_at(p, 1)->kind == TL_TOK_LET) {
     tl_node *m = if_let(p, next(p));
     p->depth--;
@@ -495,8 +380,8 @@ static tl_node *if_expr(parser *p) {
   }
   tl_node *n = new_node(p, TL_N_IF, next(p));
   n->cond = head_expr(p, "an `if` condition");
-  n->then = block(p);
-  if (consume(p, TL_TOK_ELSE)) n->els = at(p, TL_TOK_IF) ? if_expr(p) : block(p);
+  n->then = parse_block(p);
+  if (consume(p, TL_TOK_ELSE)) n->els = at(p, TL_TOK_IF) ? if_expr(p) : parse_block(p);
   p->depth--;
   return n;
 }
@@ -504,13 +389,13 @@ static tl_node *if_expr(parser *p) {
 /* a turbofish `::<i64, f32>` after path segment seg: its types as n->type's elems */
 static void turbofish(parser *p, tl_node *n, int seg) {
   const tl_token *t = peek(p);
-  if (n->type) fail_at(p, t, "a path takes one list of type arguments");
-  tl_type *ty = alloc(p, sizeof *ty);
+  if (n->type) parse_fail_at(p, t, "a path takes one list of type arguments");
+  tl_type *ty = parse_alloc(p, sizeof *ty);
   ty->line = t->line;
   ty->col = t->col;
   ty->name = "::<>";
   ty->rank = seg;
-  generic_args(p, ty);
+  parse_generic_args(p, ty);
   n->type = ty;
 }
 
@@ -532,12 +417,12 @@ static tl_node *path_or_ident(parser *p) {
       if (at(p, TL_TOK_COLONCOLON)) continue;
       break;
     }
-    const tl_token *name = expect(p, TL_TOK_IDENT, "a name after '::'");
+    const tl_token *name = parse_expect(p, TL_TOK_IDENT, "a name after '::'");
     if (len < sizeof b) len += (size_t)snprintf(b + len, sizeof b - len, "::%s", text_of(p, name));
-    if (len >= sizeof b) fail_at(p, name, "this path is too long");
+    if (len >= sizeof b) parse_fail_at(p, name, "this path is too long");
     seg++;
   }
-  char *s = alloc(p, len + 1);
+  char *s = parse_alloc(p, len + 1);
   memcpy(s, b, len + 1);
   if (!seg) n->kind = TL_N_IDENT; /* `f::<i64>` */
   n->name = s;
@@ -548,7 +433,7 @@ static tl_node *path_or_ident(parser *p) {
  * `let (i, x) = $pN;` first in the body, as `for (k, v) in m` is desugared */
 static tl_node *closure_pattern(parser *p, tl_node *a, int i, tl_node **lets) {
   tl_node *pat = pattern_one(p); /* no `p | q`: `|` ends the parameters */
-  char *name = alloc(p, 16);
+  char *name = parse_alloc(p, 16);
   snprintf(name, 16, "$p%d", i);
   a->name = name;
   tl_node *let = new_node(p, TL_N_LET, peek(p));
@@ -569,28 +454,28 @@ static tl_node *closure(parser *p) {
   const tl_token *t = peek(p);
   tl_node *n = new_node(p, TL_N_CLOSURE, t);
   tl_node *pats = NULL;
-  enter(p);
+  parse_enter(p);
   if (!consume(p, TL_TOK_OROR)) {
     next(p);
     tl_node **tail = &n->args, *lets = NULL;
     for (int i = 0; !at(p, TL_TOK_PIPE); i++) {
       tl_node *a = new_node(p, TL_N_IDENT, peek(p));
       if (at(p, TL_TOK_LPAREN)) closure_pattern(p, a, i, &lets);
-      else a->name = ident(p, "a closure parameter");
-      if (consume(p, TL_TOK_COLON)) a->type = type(p);
+      else a->name = parse_ident(p, "a closure parameter");
+      if (consume(p, TL_TOK_COLON)) a->type = parse_type(p);
       *tail = a;
       tail = &a->next;
       if (at(p, TL_TOK_PIPE)) break;
-      expect(p, TL_TOK_COMMA, "',' or '|' in the closure's parameters");
+      parse_expect(p, TL_TOK_COMMA, "',' or '|' in the closure's parameters");
     }
     next(p);
     pats = lets;
   }
   if (consume(p, TL_TOK_ARROW)) {
-    n->type = type(p);
-    if (!at(p, TL_TOK_LBRACE)) unexpected(p, "a block: a closure with a written result type has a `{ }` body");
+    n->type = parse_type(p);
+    if (!at(p, TL_TOK_LBRACE)) parse_unexpected(p, "a block: a closure with a written result type has a `{ }` body");
   }
-  if (at(p, TL_TOK_LBRACE)) n->body = block(p);
+  if (at(p, TL_TOK_LBRACE)) n->body = parse_block(p);
   else { /* `|x| x * k`: the body is a block holding the value */
     n->body = new_node(p, TL_N_BLOCK, peek(p));
     n->body->value = expr_with(p, false);
@@ -614,7 +499,7 @@ static tl_node *paren(parser *p) {
   while (!at(p, TL_TOK_RPAREN)) {
     cur = cur->next = expr_with(p, false);
     if (at(p, TL_TOK_RPAREN)) break;
-    expect(p, TL_TOK_COMMA, "',' or ')'");
+    parse_expect(p, TL_TOK_COMMA, "',' or ')'");
     comma = true;
   }
   next(p);
@@ -668,10 +553,10 @@ static tl_node *primary(parser *p) {
   case TL_TOK_LBRACKET: return array(p);
   case TL_TOK_IF: return if_expr(p);
   case TL_TOK_MATCH: return match_expr(p);
-  case TL_TOK_LBRACE: return block(p);
+  case TL_TOK_LBRACE: return parse_block(p);
   case TL_TOK_QUESTION: return logic_call(p, TL_LOGIC_QUERY);
   case TL_TOK_DOLLAR: return logic_node(p, tl_lparse_lvar);
-  default: unexpected(p, "an expression");
+  default: parse_unexpected(p, "an expression");
   }
 }
 
@@ -683,8 +568,8 @@ static tl_node *tuple_field(parser *p, tl_node *base, tl_node *m) {
   size_t first = dot ? (size_t)(dot - text) : t->len;
   for (size_t i = 0; i < t->len; i++)
     if (!(text[i] >= '0' && text[i] <= '9') && text + i != dot)
-      fail_at(p, t, "expected a tuple field (`.0`, `.1`...), found %s", t->kind == TL_TOK_FLOAT ? "a float" : "an integer");
-  char *a = alloc(p, first + 1);
+      parse_fail_at(p, t, "expected a tuple field (`.0`, `.1`...), found %s", t->kind == TL_TOK_FLOAT ? "a float" : "an integer");
+  char *a = parse_alloc(p, first + 1);
   memcpy(a, text, first);
   m->name = a;
   m->lhs = base;
@@ -692,7 +577,7 @@ static tl_node *tuple_field(parser *p, tl_node *base, tl_node *m) {
   tl_node *outer = new_node(p, TL_N_FIELD, t);
   outer->col += (int)first + 1;
   size_t rest = t->len - first - 1;
-  char *b = alloc(p, rest + 1);
+  char *b = parse_alloc(p, rest + 1);
   memcpy(b, dot + 1, rest);
   outer->name = b;
   outer->lhs = m;
@@ -708,7 +593,7 @@ static tl_node *postfix(parser *p) {
   for (;;) {
     const tl_token *t = peek(p);
     tl_node *m;
-    if (t->kind == TL_TOK_LPAREN || t->kind == TL_TOK_LBRACKET || t->kind == TL_TOK_DOT) enter(p);
+    if (t->kind == TL_TOK_LPAREN || t->kind == TL_TOK_LBRACKET || t->kind == TL_TOK_DOT) parse_enter(p);
     if (consume(p, TL_TOK_LPAREN)) {
       m = new_node(p, TL_N_CALL, t);
       m->args = args(p, TL_TOK_RPAREN, "',' or ')' in the arguments");
@@ -721,7 +606,7 @@ static tl_node *postfix(parser *p) {
         n = tuple_field(p, n, m);
         continue;
       }
-      m->name = ident(p, "a field or method name after '.'");
+      m->name = parse_ident(p, "a field or method name after '.'");
       if (consume(p, TL_TOK_LPAREN)) {
         m->kind = TL_N_METHOD;
         m->args = args(p, TL_TOK_RPAREN, "',' or ')' in the arguments");
@@ -743,9 +628,9 @@ static tl_node *postfix(parser *p) {
 static tl_node *unary(parser *p) {
   const tl_token *t = peek(p);
   if (t->kind != TL_TOK_MINUS && t->kind != TL_TOK_NOT && t->kind != TL_TOK_AMP) return postfix(p);
-  enter(p);
+  parse_enter(p);
   next(p);
-  if (t->kind == TL_TOK_AMP) expect(p, TL_TOK_MUT, "'mut' after '&' (only `&mut x` borrows)");
+  if (t->kind == TL_TOK_AMP) parse_expect(p, TL_TOK_MUT, "'mut' after '&' (only `&mut x` borrows)");
   tl_node *n = new_node(p, TL_N_UNARY, t);
   n->op = t->kind;
   n->lhs = unary(p);
@@ -758,10 +643,10 @@ static tl_node *cast(parser *p) {
   tl_node *n = unary(p);
   int depth = p->depth;
   while (at(p, TL_TOK_AS)) {
-    enter(p); /* a chain of casts nests as postfix links do */
+    parse_enter(p); /* a chain of casts nests as postfix links do */
     tl_node *c = new_node(p, TL_N_CAST, next(p));
     c->lhs = n;
-    c->type = type(p);
+    c->type = parse_type(p);
     n = c;
   }
   p->depth = depth;
@@ -787,7 +672,7 @@ static tl_node *binary(parser *p, int min_prec) {
   for (;;) {
     const tl_token *t = peek(p);
     if (t->kind == TL_TOK_LARROW)
-      fail_at(p, t, "`<-` is only used in comprehension generators; write `< -` for less-than a negative");
+      parse_fail_at(p, t, "`<-` is only used in comprehension generators; write `< -` for less-than a negative");
     int prec = binary_prec(t->kind);
     if (prec < min_prec || prec == 0) return lhs;
     next(p);
@@ -796,7 +681,7 @@ static tl_node *binary(parser *p, int min_prec) {
     n->lhs = lhs;
     n->rhs = binary(p, prec + 1);
     if (prec == 3 && binary_prec(peek(p)->kind) == 3)
-      fail_at(p, peek(p), "comparison operators cannot be chained: write `a < b && b < c`");
+      parse_fail_at(p, peek(p), "comparison operators cannot be chained: write `a < b && b < c`");
     lhs = n;
   }
 }
@@ -813,13 +698,13 @@ static bool starts_range_end(parser *p) {
 
 // expr = binary (".." binary?)? | ".." binary?    -- ranges bind loosest, do not chain
 static tl_node *expr(parser *p) {
-  enter(p);
+  parse_enter(p);
   tl_node *n = at(p, TL_TOK_DOTDOT) ? NULL : binary(p, 1);
   if (at(p, TL_TOK_DOTDOT)) {
     tl_node *r = new_node(p, TL_N_RANGE, next(p));
     r->lhs = n;
     if (starts_range_end(p)) r->rhs = binary(p, 1);
-    if (at(p, TL_TOK_DOTDOT)) fail_at(p, peek(p), "range operators cannot be chained");
+    if (at(p, TL_TOK_DOTDOT)) parse_fail_at(p, peek(p), "range operators cannot be chained");
     n = r;
   }
   p->depth--;
@@ -846,7 +731,7 @@ static bool literal_ahead(parser *p) {
 static tl_node *pattern_lit(parser *p) {
   const tl_token *t = peek(p);
   if (!consume(p, TL_TOK_MINUS)) return primary(p);
-  if (!at(p, TL_TOK_INT) && !at(p, TL_TOK_FLOAT)) unexpected(p, "a number after '-' in the pattern");
+  if (!at(p, TL_TOK_INT) && !at(p, TL_TOK_FLOAT)) parse_unexpected(p, "a number after '-' in the pattern");
   tl_node *n = new_node(p, TL_N_UNARY, t);
   n->op = TL_TOK_MINUS;
   n->lhs = primary(p);
@@ -859,7 +744,7 @@ static tl_node *pattern_list(parser *p, tl_tok_kind close, const char *what, boo
   while (!at(p, close)) {
     cur = cur->next = pattern(p);
     if (at(p, close)) break;
-    expect(p, TL_TOK_COMMA, what);
+    parse_expect(p, TL_TOK_COMMA, what);
     if (comma) *comma = true;
   }
   next(p);
@@ -869,18 +754,18 @@ static tl_node *pattern_list(parser *p, tl_tok_kind close, const char *what, boo
 // fields = "{" (("mut"? ident | ident ":" pattern) ("," ...)* ("," "..")? ","?)? "}"   -- n: STRUCT_LIT
 static tl_node *pattern_fields(parser *p, tl_node *n) {
   n->kind = TL_N_STRUCT_LIT;
-  expect(p, TL_TOK_LBRACE, "'{'");
+  parse_expect(p, TL_TOK_LBRACE, "'{'");
   tl_node head = {0}, *cur = &head;
   while (!at(p, TL_TOK_RBRACE)) {
     if (consume(p, TL_TOK_DOTDOT)) { /* the fields not named */
       n->ival = 1;
-      if (!at(p, TL_TOK_RBRACE)) unexpected(p, "'}' after `..` (it comes last)");
+      if (!at(p, TL_TOK_RBRACE)) parse_unexpected(p, "'}' after `..` (it comes last)");
       break;
     }
     const tl_token *t = peek(p);
     bool is_mut = consume(p, TL_TOK_MUT);
     cur = cur->next = new_node(p, TL_N_FIELD_INIT, t);
-    cur->name = ident(p, "a field name or `..`");
+    cur->name = parse_ident(p, "a field name or `..`");
     if (!is_mut && consume(p, TL_TOK_COLON)) {
       cur->lhs = pattern(p);
     } else { /* shorthand: `x` binds the field x */
@@ -889,7 +774,7 @@ static tl_node *pattern_fields(parser *p, tl_node *n) {
       cur->lhs->is_mut = is_mut;
     }
     if (at(p, TL_TOK_RBRACE)) break;
-    expect(p, TL_TOK_COMMA, "',' or '}' in the pattern's fields");
+    parse_expect(p, TL_TOK_COMMA, "',' or '}' in the pattern's fields");
   }
   next(p);
   n->args = head.next;
@@ -900,17 +785,17 @@ static tl_node *pattern_fields(parser *p, tl_node *n) {
 //     | ident fields | "mut"? ident
 static tl_node *pattern_one(parser *p) {
   const tl_token *t = peek(p);
-  enter(p);
+  parse_enter(p);
   tl_node *n;
   if (literal_ahead(p)) {
     n = pattern_lit(p);
     if (at(p, TL_TOK_DOTDOT)) {
       const tl_token *r = next(p);
-      if (!consume(p, TL_TOK_ASSIGN)) fail_at(p, r, "a range pattern includes its end: write `a..=b`");
+      if (!consume(p, TL_TOK_ASSIGN)) parse_fail_at(p, r, "a range pattern includes its end: write `a..=b`");
       tl_node *rng = new_node(p, TL_N_RANGE, r);
       rng->op = TL_TOK_ASSIGN;
       rng->lhs = n;
-      if (!literal_ahead(p)) unexpected(p, "the range's end (a literal) after `..=`");
+      if (!literal_ahead(p)) parse_unexpected(p, "the range's end (a literal) after `..=`");
       rng->rhs = pattern_lit(p);
       n = rng;
     }
@@ -933,12 +818,12 @@ static tl_node *pattern_one(parser *p) {
     } else if (at(p, TL_TOK_LBRACE)) n = pattern_fields(p, n);
   } else if (at(p, TL_TOK_IDENT) && peek_at(p, 1)->kind == TL_TOK_LBRACE) {
     n = new_node(p, TL_N_STRUCT_LIT, t);
-    n->name = ident(p, "a struct name");
+    n->name = parse_ident(p, "a struct name");
     n = pattern_fields(p, n);
   } else {
     n = new_node(p, TL_N_IDENT, t);
     n->is_mut = consume(p, TL_TOK_MUT);
-    n->name = ident(p, "a pattern");
+    n->name = parse_ident(p, "a pattern");
     if (n->is_mut && !strcmp(n->name, "_")) {
       error_hint(p, t, "remove the `mut` prefix: `_` binds nothing", "`mut` must be followed by a named binding");
       n->is_mut = false;
@@ -974,10 +859,10 @@ static tl_node *jump_arm(parser *p) {
 // match = "match" expr_no_struct "{" (arm ("," arm)* ","?)? "}"
 // arm = pattern ("if" expr)? "=>" expr       -- the ',' is optional after a block
 static tl_node *match_expr(parser *p) {
-  enter(p);
+  parse_enter(p);
   tl_node *n = new_node(p, TL_N_MATCH, next(p));
   n->lhs = head_expr(p, "a `match` head");
-  expect(p, TL_TOK_LBRACE, "'{' and the match arms");
+  parse_expect(p, TL_TOK_LBRACE, "'{' and the match arms");
   bool saved = p->no_struct;
   p->no_struct = false;
   tl_node head = {0}, *cur = &head;
@@ -985,12 +870,12 @@ static tl_node *match_expr(parser *p) {
     tl_node *arm = cur = cur->next = new_node(p, TL_N_ARM, peek(p));
     arm->lhs = pattern(p);
     if (consume(p, TL_TOK_IF)) arm->cond = expr_with(p, false);
-    expect(p, TL_TOK_FAT_ARROW, arm->cond ? "'=>' after the guard" : "'=>' (or `if` and a guard) after the pattern");
+    parse_expect(p, TL_TOK_FAT_ARROW, arm->cond ? "'=>' after the guard" : "'=>' (or `if` and a guard) after the pattern");
     bool braced = at(p, TL_TOK_LBRACE);
     arm->rhs = at(p, TL_TOK_BREAK) || at(p, TL_TOK_CONTINUE) || at(p, TL_TOK_RETURN) ? jump_arm(p) : expr_with(p, false);
     if (at(p, TL_TOK_RBRACE)) break;
     if (!consume(p, TL_TOK_COMMA) && !(braced && arm->rhs->kind == TL_N_BLOCK))
-      unexpected(p, "',' or '}' after the match arm");
+      parse_unexpected(p, "',' or '}' after the match arm");
   }
   next(p);
   p->no_struct = saved;
@@ -1016,11 +901,11 @@ static tl_node *let_stmt(parser *p) {
     }
   } else {
     n->is_mut = consume(p, TL_TOK_MUT);
-    n->name = ident(p, "a variable name after 'let'");
+    n->name = parse_ident(p, "a variable name after 'let'");
   }
-  if (consume(p, TL_TOK_COLON)) n->type = type(p);
+  if (consume(p, TL_TOK_COLON)) n->type = parse_type(p);
   if (consume(p, TL_TOK_ASSIGN)) n->rhs = expr(p);
-  expect(p, TL_TOK_SEMI, n->rhs ? "';' after the expression" : "'=' or ';' in the let statement");
+  parse_expect(p, TL_TOK_SEMI, n->rhs ? "';' after the expression" : "'=' or ';' in the let statement");
   return n;
 }
 
@@ -1032,12 +917,12 @@ static tl_node *for_stmt(parser *p) {
   if (at(p, TL_TOK_LPAREN)) {
     pat = pattern(p);
     n->name = "$for";
-  } else n->name = ident(p, "a loop variable after 'for'");
-  expect(p, TL_TOK_IN, "'in' after the loop variable");
+  } else n->name = parse_ident(p, "a loop variable after 'for'");
+  parse_expect(p, TL_TOK_IN, "'in' after the loop variable");
   /* `for x in &v`: the same loop as `for x in v` (a loop never consumes its source) */
   if (at(p, TL_TOK_AMP) && peek_at(p, 1)->kind != TL_TOK_MUT) next(p);
   n->lhs = head_expr(p, "a `for` head");
-  n->body = block(p);
+  n->body = parse_block(p);
   if (pat) {
     tl_node *let = new_node(p, TL_N_LET, peek(p));
     let->line = pat->line;
@@ -1072,12 +957,12 @@ static tl_node *expr_stmt(parser *p, bool *is_value) {
   }
   if (is_assign_op(peek(p)->kind)) {
     if (e->kind != TL_N_IDENT && e->kind != TL_N_FIELD && e->kind != TL_N_INDEX)
-      fail_at(p, t, "cannot assign to this expression: assign to a variable, a field `s.f` or an index `t[i]`");
+      parse_fail_at(p, t, "cannot assign to this expression: assign to a variable, a field `s.f` or an index `t[i]`");
     s->kind = TL_N_ASSIGN;
     s->op = next(p)->kind;
     s->rhs = expr(p);
   }
-  expect(p, TL_TOK_SEMI, "';' after the expression");
+  parse_expect(p, TL_TOK_SEMI, "';' after the expression");
   return s;
 }
 
@@ -1095,22 +980,22 @@ static tl_node *stmt(parser *p, bool *is_value) {
     if (peek_at(p, 1)->kind == TL_TOK_LET) return while_let(p);
     n = new_node(p, TL_N_WHILE, next(p));
     n->cond = head_expr(p, "a `while` condition");
-    n->body = block(p);
+    n->body = parse_block(p);
     return n;
   case TL_TOK_LOOP:
     n = new_node(p, TL_N_LOOP, next(p));
-    n->body = block(p);
+    n->body = parse_block(p);
     return n;
   case TL_TOK_BREAK:
   case TL_TOK_CONTINUE:
     n = new_node(p, t->kind == TL_TOK_BREAK ? TL_N_BREAK : TL_N_CONTINUE, next(p));
     if (!at(p, TL_TOK_RBRACE)) /* `loop { break }` needs no ';', as in Rust */
-      expect(p, TL_TOK_SEMI, t->kind == TL_TOK_BREAK ? "';' after 'break'" : "';' after 'continue'");
+      parse_expect(p, TL_TOK_SEMI, t->kind == TL_TOK_BREAK ? "';' after 'break'" : "';' after 'continue'");
     return n;
   case TL_TOK_RETURN:
     n = new_node(p, TL_N_RETURN, next(p));
     if (!at(p, TL_TOK_SEMI) && !at(p, TL_TOK_RBRACE)) n->lhs = expr(p);
-    if (!at(p, TL_TOK_RBRACE)) expect(p, TL_TOK_SEMI, n->lhs ? "';' after the expression" : "';' after 'return'");
+    if (!at(p, TL_TOK_RBRACE)) parse_expect(p, TL_TOK_SEMI, n->lhs ? "';' after the expression" : "';' after 'return'");
     return n;
   default: {
     tl_lparse lp = logic_at(p);
@@ -1130,9 +1015,9 @@ static tl_node *while_let(parser *p) {
   tl_node *m = new_node(p, TL_N_MATCH, t), *arm = new_node(p, TL_N_ARM, peek(p)), *other = new_node(p, TL_N_ARM, t);
   m->ival = 2;
   arm->lhs = pattern(p);
-  expect(p, TL_TOK_ASSIGN, "'=' after the pattern of `while let`");
+  parse_expect(p, TL_TOK_ASSIGN, "'=' after the pattern of `while let`");
   m->lhs = head_expr(p, "a `while let` head");
-  arm->rhs = block(p);
+  arm->rhs = parse_block(p);
   other->lhs = new_node(p, TL_N_IDENT, t);
   other->lhs->name = "_";
   other->rhs = new_node(p, TL_N_BLOCK, t);
@@ -1224,9 +1109,9 @@ static tl_node *guarded_stmt(parser *p, bool *is_value) {
 }
 
 // block = "{" stmt* expr? "}"
-static tl_node *block(parser *p) {
-  enter(p);
-  tl_node *n = new_node(p, TL_N_BLOCK, expect(p, TL_TOK_LBRACE, "'{'"));
+tl_node *parse_block(parser *p) {
+  parse_enter(p);
+  tl_node *n = new_node(p, TL_N_BLOCK, parse_expect(p, TL_TOK_LBRACE, "'{'"));
   bool saved = p->no_struct;
   p->no_struct = false;
   tl_node head = {0}, *cur = &head;
@@ -1237,292 +1122,11 @@ static tl_node *block(parser *p) {
     if (is_value) n->value = s;
     else cur = cur->next = s;
   }
-  expect(p, TL_TOK_RBRACE, "'}' to close the block");
+  parse_expect(p, TL_TOK_RBRACE, "'}' to close the block");
   p->no_struct = saved;
   n->stmts = head.next;
   p->depth--;
   return n;
-}
-
-/* ---- items ---- */
-
-// param = "&" "mut"? "self" | "self" | "mut"? ident ":" ("&" "mut")? type
-static tl_param *param(parser *p) {
-  const tl_token *t = peek(p);
-  tl_param *pa = alloc(p, sizeof *pa);
-  pa->line = t->line;
-  pa->col = t->col;
-  if (consume(p, TL_TOK_AMP)) { /* `&self` reads as plain `self` does: a borrow */
-    pa->is_mut = consume(p, TL_TOK_MUT);
-    expect(p, TL_TOK_SELF, "'self' after '&' (write `x: &mut T` for other parameters)");
-    pa->by_ref = pa->is_self = true;
-  } else if (consume(p, TL_TOK_SELF)) {
-    pa->is_self = true;
-  }
-  if (pa->is_self) {
-    pa->name = "self";
-    return pa;
-  }
-  pa->is_mut = consume(p, TL_TOK_MUT);
-  if (pa->is_mut && consume(p, TL_TOK_SELF)) { /* `mut self`: the method's own copy */
-    pa->is_self = true;
-    pa->name = "self";
-    return pa;
-  }
-  pa->name = ident(p, "a parameter name");
-  expect(p, TL_TOK_COLON, "':' and the parameter's type");
-  if (consume(p, TL_TOK_AMP)) {
-    expect(p, TL_TOK_MUT, "'mut' after '&'");
-    pa->by_ref = true;
-  }
-  pa->type = type(p);
-  return pa;
-}
-
-/* a lexical error among tokens [from, to) */
-static bool lex_error_in(parser *p, int from, int to) {
-  for (int i = from; i < to && i < p->n; i++)
-    if (p->tok[i].lex_error) return true;
-  return false;
-}
-
-// tparams = "<" ident (":" ident ("+" ident)*)? ("," ...)* ","? ">"
-static tl_tparam *tparams(parser *p) {
-  if (!consume(p, TL_TOK_LT)) return NULL;
-  tl_tparam *head = NULL, **tail = &head;
-  while (!at(p, TL_TOK_GT)) {
-    const tl_token *t = peek(p);
-    tl_tparam *tp = alloc(p, sizeof *tp);
-    tp->line = t->line;
-    tp->col = t->col;
-    tp->name = ident(p, "a type parameter name");
-    if (consume(p, TL_TOK_COLON)) {
-      tl_type **bt = &tp->bounds;
-      do {
-        const tl_token *b = peek(p);
-        tl_type *ty = alloc(p, sizeof *ty);
-        ty->line = b->line;
-        ty->col = b->col;
-        ty->rank = -1;
-        ty->name = ident(p, "a trait name (a bound)");
-        *bt = ty;
-        bt = &ty->next;
-      } while (consume(p, TL_TOK_PLUS));
-    }
-    *tail = tp;
-    tail = &tp->next;
-    if (at(p, TL_TOK_GT)) break;
-    expect(p, TL_TOK_COMMA, "',' or '>' in the type parameters");
-  }
-  next(p);
-  return head;
-}
-
-// fn = "fn" ident tparams? "(" (param ("," param)* ","?)? ")" ("->" type)? (block | ";" in a trait)
-static tl_fn *fn(parser *p) {
-  int start = p->pos, fails = p->fails;
-  const tl_token *t = expect(p, TL_TOK_FN, "'fn' or '}' in the impl");
-  tl_fn *f = alloc(p, sizeof *f);
-  f->line = t->line;
-  f->col = t->col;
-  f->partial = f->broken = true; /* until it is whole */
-  p->partial = f;
-  f->name = ident(p, "a function name after 'fn'");
-  f->tparams = tparams(p);
-  expect(p, TL_TOK_LPAREN, "'(' and the parameters");
-  tl_param **tail = &f->params; /* linked as they come: a partial fn keeps them */
-  while (!at(p, TL_TOK_RPAREN)) {
-    *tail = param(p);
-    tail = &(*tail)->next;
-    if (at(p, TL_TOK_RPAREN)) break;
-    expect(p, TL_TOK_COMMA, "',' or ')' in the parameters");
-  }
-  next(p);
-  if (consume(p, TL_TOK_ARROW)) f->ret = type(p);
-  if (!(p->in_trait && consume(p, TL_TOK_SEMI))) f->body = block(p);
-  f->partial = false;
-  f->broken = p->fails > fails || lex_error_in(p, start, p->pos); /* a statement recovered inside */
-  return f;
-}
-
-// struct = "struct" ident "{" (ident ":" type ("," ident ":" type)* ","?)? "}"
-static void struct_item(parser *p, tl_ast_item *it) {
-  next(p);
-  it->name = ident(p, "a struct name after 'struct'");
-  it->tparams = tparams(p);
-  expect(p, TL_TOK_LBRACE, "'{' and the fields");
-  tl_field **tail = &it->fields; /* linked when whole: a broken struct keeps those */
-  while (!at(p, TL_TOK_RBRACE)) {
-    const tl_token *t = peek(p);
-    tl_field *f = alloc(p, sizeof *f);
-    f->line = t->line;
-    f->col = t->col;
-    f->name = ident(p, "a field name");
-    expect(p, TL_TOK_COLON, "':' and the field's type");
-    f->type = type(p);
-    *tail = f;
-    tail = &f->next;
-    if (at(p, TL_TOK_RBRACE)) break;
-    expect(p, TL_TOK_COMMA, "',' or '}' in the fields");
-  }
-  next(p);
-}
-
-// enum = "enum" ident "{" (variant ("," variant)* ","?)? "}"
-// variant = ident ("(" type ("," type)* ","? ")" | "{" (ident ":" type ("," ...)* ","?)? "}")?
-static void enum_item(parser *p, tl_ast_item *it) {
-  next(p);
-  it->name = ident(p, "an enum name after 'enum'");
-  it->tparams = tparams(p);
-  expect(p, TL_TOK_LBRACE, "'{' and the variants");
-  tl_variant **tail = &it->variants; /* linked as they come: a broken enum keeps them */
-  while (!at(p, TL_TOK_RBRACE)) {
-    const tl_token *t = peek(p);
-    tl_variant *v = alloc(p, sizeof *v);
-    v->line = t->line;
-    v->col = t->col;
-    v->name = ident(p, "a variant name");
-    tl_field **ft = &v->fields;
-    bool paren = at(p, TL_TOK_LPAREN);
-    if (consume(p, TL_TOK_LPAREN) || (v->named = consume(p, TL_TOK_LBRACE))) {
-      tl_tok_kind close = paren ? TL_TOK_RPAREN : TL_TOK_RBRACE;
-      for (int i = 0; !at(p, close); i++) {
-        const tl_token *ft_tok = peek(p);
-        tl_field *f = alloc(p, sizeof *f);
-        f->line = ft_tok->line;
-        f->col = ft_tok->col;
-        if (paren) {
-          char *name = alloc(p, 12);
-          snprintf(name, 12, "%d", i);
-          f->name = name;
-        } else {
-          f->name = ident(p, "a field name");
-          expect(p, TL_TOK_COLON, "':' and the field's type");
-        }
-        f->type = type(p);
-        *ft = f;
-        ft = &f->next;
-        if (at(p, close)) break;
-        expect(p, TL_TOK_COMMA, paren ? "',' or ')' in the variant's fields" : "',' or '}' in the variant's fields");
-      }
-      next(p);
-    }
-    *tail = v;
-    tail = &v->next;
-    if (at(p, TL_TOK_RBRACE)) break;
-    expect(p, TL_TOK_COMMA, "',' or '}' in the variants");
-  }
-  next(p);
-}
-
-/* skips to the next `fn`/`struct`/`impl` outside braces (in an impl: also to its
- * closing '}'); past the item's first token at least, so recovery always makes progress */
-static void sync_item(parser *p, bool in_impl, int start) {
-  if (p->pos == start) next(p);
-  int depth = 0;
-  for (;;) {
-    tl_tok_kind k = peek(p)->kind;
-    if (k == TL_TOK_EOF) return;
-    if (depth == 0 && (k == TL_TOK_FN || (!in_impl && (k == TL_TOK_STRUCT || k == TL_TOK_IMPL || k == TL_TOK_ENUM || k == TL_TOK_TRAIT)))) return;
-    if (depth == 0 && in_impl && k == TL_TOK_RBRACE) return;
-    if (k == TL_TOK_LBRACE) depth++;
-    if (k == TL_TOK_RBRACE && depth > 0) depth--;
-    next(p);
-  }
-}
-
-/* a function with a recovery point (impl methods); after an error, what is known of
- * it (partial), or NULL */
-static tl_fn *guarded_fn(parser *p) {
-  jmp_buf here, *outer = p->recover;
-  int depth = p->depth, start = p->pos;
-  p->partial = NULL;
-  if (setjmp(here)) {
-    p->recover = outer;
-    p->depth = depth;
-    p->no_struct = false;
-    p->head = NULL;
-    sync_item(p, true, start);
-    return p->partial && p->partial->name ? p->partial : NULL;
-  }
-  p->recover = &here;
-  tl_fn *f = fn(p);
-  p->recover = outer;
-  return f;
-}
-
-// impl = "impl" tparams? type ("for" type)? "{" fn* "}"
-// trait = "trait" ident "{" fn* "}"   -- a method without a body ends in ';'
-static void impl_item(parser *p, tl_ast_item *it) {
-  bool trait = next(p)->kind == TL_TOK_TRAIT;
-  if (trait) it->name = ident(p, "a trait name after 'trait'");
-  else {
-    it->tparams = tparams(p);
-    it->self_type = type(p);
-    if (consume(p, TL_TOK_FOR)) {
-      it->trait = it->self_type->name;
-      it->self_type = type(p);
-    }
-    it->name = it->self_type->name;
-  }
-  p->in_trait = trait;
-  expect(p, TL_TOK_LBRACE, "'{' and the methods");
-  tl_fn **tail = &it->methods; /* linked as they come: a broken impl keeps them */
-  while (!at(p, TL_TOK_RBRACE) && !at(p, TL_TOK_EOF)) {
-    tl_fn *f = guarded_fn(p);
-    if (f) *tail = f, tail = &f->next;
-  }
-  p->in_trait = false;
-  expect(p, TL_TOK_RBRACE, trait ? "'}' to close the trait" : "'}' to close the impl");
-}
-
-// item = fn | struct | impl
-static tl_ast_item *item(parser *p) {
-  const tl_token *t = peek(p);
-  tl_ast_item *it = alloc(p, sizeof *it);
-  it->line = t->line;
-  it->col = t->col;
-  p->item = it;
-  switch (t->kind) {
-  case TL_TOK_FN:
-    it->kind = TL_ITEM_FN;
-    it->fn = fn(p);
-    it->name = it->fn->name;
-    return it;
-  case TL_TOK_STRUCT: it->kind = TL_ITEM_STRUCT; struct_item(p, it); return it;
-  case TL_TOK_ENUM: it->kind = TL_ITEM_ENUM; enum_item(p, it); return it;
-  case TL_TOK_IMPL: it->kind = TL_ITEM_IMPL; impl_item(p, it); return it;
-  case TL_TOK_TRAIT: it->kind = TL_ITEM_TRAIT; impl_item(p, it); return it;
-  case TL_TOK_RELATION: case TL_TOK_MOD: case TL_TOK_USE: return logic_item(p, it);
-  case TL_TOK_IDENT:
-    if (peek_at(p, 1)->kind == TL_TOK_LPAREN) return logic_item(p, it);
-    unexpected(p, "an item (fn, struct, impl, a fact or a rule)");
-  default: unexpected(p, "an item (fn, struct, impl, a fact or a rule)");
-  }
-}
-
-/* one item with a recovery point; NULL after an error, when what is known of the
- * item (a name at least) goes to *broken */
-static tl_ast_item *guarded_item(parser *p, tl_ast_item **broken) {
-  jmp_buf here;
-  int start = p->pos;
-  p->item = NULL;
-  p->partial = NULL;
-  if (setjmp(here)) {
-    p->depth = 0;
-    p->in_trait = false;
-    p->no_struct = false;
-    p->head = NULL;
-    sync_item(p, false, start);
-    tl_ast_item *it = p->item;
-    if (it && it->kind == TL_ITEM_FN && !it->fn && p->partial) it->fn = p->partial, it->name = p->partial->name;
-    if (it && it->name) *broken = it;
-    return NULL;
-  }
-  p->recover = &here;
-  tl_ast_item *it = item(p);
-  p->recover = NULL;
-  return it;
 }
 
 /* at the top level: does a statement start here (a script's, LANGUAGE.md §2) rather
@@ -1577,7 +1181,7 @@ int tl_parse(const tl_token *tokens, int n, tl_diag *diag, tl_arena *arena, tl_p
       last = last->next = guarded_stmt(&p, &is_value);
       continue;
     }
-    tl_ast_item *it = guarded_item(&p, broken);
+    tl_ast_item *it = parse_guarded_item(&p, broken);
     if (it) cur = cur->next = it;
     else if (*broken) broken = &(*broken)->next;
     if (it && it->kind == TL_ITEM_FN && it->name && !strcmp(it->name, "main") && !main_fn) main_fn = it;

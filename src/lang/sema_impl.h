@@ -239,5 +239,14 @@ tl_ty *sema_iter_collect_into(sema *s, tl_node *n, tl_ty *t, tl_ty *expect);
 /* checks each argument of a list (a named one by its value) after an arity error, so
  * errors inside them are still reported */
 void sema_check_rest(sema *s, tl_node *args);
+/* sema_lib.c, for the library types: does written type t (`Option<..>`, `Vec<..>`)
+ * have want type arguments (else an error with the hint)? does call or method n,
+ * named what in the error, have want arguments (else an error, and the arguments are
+ * checked as sema_check_rest does)? */
+bool sema_type_arity(sema *s, const tl_type *t, int want, const char *hint);
+bool sema_arity(sema *s, tl_node *n, const char *what, int want);
+/* method n changes its receiver (`v.push(x)`, `v.sort_by(f)`): it must be a mutable
+ * variable (or a field or element of one), not a closure's captured copy */
+void sema_receiver_mut(sema *s, tl_node *n);
 
 #endif

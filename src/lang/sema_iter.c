@@ -59,33 +59,11 @@ static tl_ty *mark(tl_node *n, int m, tl_ty *t) {
   return t;
 }
 
-static bool arity(sema *s, tl_node *n, int want) {
-  int got = tl_ast_count(n->args);
-  if (got == want) return true;
-  sema_error(s, n, "`%s` takes %d argument%s, but %d %s given", n->name, want, want == 1 ? "" : "s", got, got == 1 ? "was" : "were");
-  sema_check_rest(s, n->args);
-  return false;
-}
-
 /* totally ordered: what `cmp`, `min`, `max` and `sort_by_key` keys compare */
 static bool ordered(const tl_ty *t) {
   return tl_ty_is_int(t) || t->kind == TY_BOOL || t->kind == TY_CHAR || t->kind == TY_STR;
 }
 static bool orderable(const tl_ty *t) { return ordered(t) || tl_ty_is_float(t); }
-
-static void receiver_mut(sema *s, tl_node *n) {
-  tl_node *r = n->lhs;
-  while (r->kind == TL_N_FIELD || r->kind == TL_N_INDEX) r = r->lhs;
-  if ((r->kind != TL_N_IDENT && r->kind != TL_N_SELF) || !r->var) {
-    if (r->kind != TL_N_IDENT && r->kind != TL_N_SELF) sema_error(s, n, "`%s` changes its receiver: call it on a variable", n->name);
-    return;
-  }
-  if (sema_closure_written(s, n, r->var)) return;
-  if (!r->var->is_mut && r->var->kind != VAR_PARAM_REF) {
-    sema_error(s, n, "cannot borrow `%s` as mutable: `%s` changes it", r->var->name, n->name);
-    tl_diag_hint(s->diag, "declare it mutable: `let mut %s`", r->var->name);
-  }
-}
 
 static const char *const iter_methods =
     "map, filter, enumerate, zip, rev, take, skip, collect, sum, count, fold, min, max, any, all";
@@ -105,13 +83,13 @@ static tl_ty *vec_method(sema *s, tl_node *n, tl_ty *t) {
   }
   tl_ty *e = t->st->targs[0];
   if (m == IT_ITER) {
-    if (!arity(s, n, 0)) return TY_ERR;
+    if (!sema_arity(s, n, n->name, 0)) return TY_ERR;
     if (vec) return mark(n, m, iter_type(s, e));
     tl_ty *kv[2] = {e, t->st->targs[1]};
     return mark(n, m, iter_type(s, sema_tuple_of(s, kv, 2)));
   }
-  if (!arity(s, n, 1)) return TY_ERR;
-  receiver_mut(s, n);
+  if (!sema_arity(s, n, n->name, 1)) return TY_ERR;
+  sema_receiver_mut(s, n);
   if (m == IT_SORT_BY) {
     tl_ty *ps[2] = {e, e};
     tl_ty *f = sema_closure_expect(s, n->args, ps, 2, ordering(s));
@@ -135,9 +113,9 @@ static tl_ty *scalar_method(sema *s, tl_node *n, tl_ty *t) {
   bool cmp = !strcmp(n->name, "cmp"), pcmp = !strcmp(n->name, "partial_cmp");
   tl_ty *ord = ordering(s);
   if (!strcmp(n->name, "reverse") && t->kind == TY_STRUCT && ord->kind == TY_STRUCT && t->st == ord->st)
-    return arity(s, n, 0) ? mark(n, IT_ORD_REVERSE, ord) : TY_ERR;
+    return sema_arity(s, n, n->name, 0) ? mark(n, IT_ORD_REVERSE, ord) : TY_ERR;
   if ((!cmp && !pcmp) || !orderable(t)) return NULL;
-  if (!arity(s, n, 1)) return TY_ERR;
+  if (!sema_arity(s, n, n->name, 1)) return TY_ERR;
   if (cmp && tl_ty_is_float(t)) {
     sema_error(s, n, "`cmp` is not defined on %s: floats are only partially ordered (NaN)", tl_ty_name(t, b, sizeof b));
     tl_diag_hint(s->diag, "use `a.partial_cmp(b).unwrap()`");
@@ -204,7 +182,7 @@ static tl_ty *chain_method(sema *s, tl_node *n, tl_ty *t) {
     return TY_ERR;
   }
   int m = iter_table[i].id;
-  if (!arity(s, n, iter_table[i].nargs)) return TY_ERR;
+  if (!sema_arity(s, n, n->name, iter_table[i].nargs)) return TY_ERR;
   if (e->kind == TY_ERROR) return TY_ERR; /* reported where it came from */
   tl_node *a = n->args;
   tl_ty *f;

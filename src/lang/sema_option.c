@@ -93,14 +93,8 @@ tl_ty *sema_option_type(sema *s, tl_ty *t) { return type_of(s, t, NULL); }
 
 tl_ty *sema_option_resolve(sema *s, const tl_type *t) {
   bool result = !strcmp(t->name, "Result");
-  int want = result ? 2 : 1, got = 0;
-  for (const tl_type *e = t->elems; e; e = e->next) got++;
-  if (got != want) {
-    tl_diag_error(s->diag, t->line, t->col, "`%s` takes %d type argument%s, but %d %s given", t->name, want,
-                  want == 1 ? "" : "s", got, got == 1 ? "was" : "were");
-    tl_diag_hint(s->diag, result ? "write `Result<T, E>`: `Result<i64, String>`" : "write `Option<T>`: `Option<i64>`");
+  if (!sema_type_arity(s, t, result ? 2 : 1, result ? "write `Result<T, E>`: `Result<i64, String>`" : "write `Option<T>`: `Option<i64>`"))
     return TY_ERR;
-  }
   tl_ty *a = sema_resolve_type(s, t->elems), *b = result ? sema_resolve_type(s, t->elems->next) : NULL;
   bool ok = payload_ok(s, t->elems->line, t->elems->col, a);
   if (result) ok &= payload_ok(s, t->elems->next->line, t->elems->next->col, b);
@@ -208,14 +202,6 @@ static int find_method(const char *name, char kind) {
   return -1;
 }
 
-static bool arity(sema *s, tl_node *n, int want) {
-  int got = tl_ast_count(n->args);
-  if (got == want) return true;
-  sema_error(s, n, "`%s` takes %d argument%s, but %d %s given", n->name, want, want == 1 ? "" : "s", got, got == 1 ? "was" : "were");
-  sema_check_rest(s, n->args);
-  return false;
-}
-
 /* an argument checked against want (NULL: any value) */
 static tl_ty *arg(sema *s, tl_node *a, tl_ty *want, const char *what) {
   tl_ty *t = sema_expr(s, a, want);
@@ -241,23 +227,25 @@ tl_ty *sema_option_method(sema *s, tl_node *n, tl_ty *t) {
   n->len = (size_t)m;
   tl_ty *value = t->st->fields[0].ty, *err = t->st->generic == 'R' ? t->st->fields[1].ty : NULL;
   const char *name = methods[m].name;
-  if (!strncmp(name, "is_", 3)) return arity(s, n, 0) ? TY_BOOL_T : TY_ERR;
-  if (!strcmp(name, "unwrap")) return arity(s, n, 0) ? value : TY_ERR;
-  if (!strcmp(name, "expect")) return arity(s, n, 1) && arg(s, n->args, TY_STR_T, "`expect` message")->kind != TY_ERROR ? value : TY_ERR;
-  if (!strcmp(name, "unwrap_or")) return arity(s, n, 1) && arg(s, n->args, value, "`unwrap_or` default")->kind != TY_ERROR ? value : TY_ERR;
+  if (!strncmp(name, "is_", 3)) return sema_arity(s, n, name, 0) ? TY_BOOL_T : TY_ERR;
+  if (!strcmp(name, "unwrap")) return sema_arity(s, n, name, 0) ? value : TY_ERR;
+  if (!strcmp(name, "expect"))
+    return sema_arity(s, n, name, 1) && arg(s, n->args, TY_STR_T, "`expect` message")->kind != TY_ERROR ? value : TY_ERR;
+  if (!strcmp(name, "unwrap_or"))
+    return sema_arity(s, n, name, 1) && arg(s, n->args, value, "`unwrap_or` default")->kind != TY_ERROR ? value : TY_ERR;
   if (!strcmp(name, "ok_or")) {
-    if (!arity(s, n, 1)) return TY_ERR;
+    if (!sema_arity(s, n, name, 1)) return TY_ERR;
     tl_ty *e = arg(s, n->args, NULL, "");
     return payload_ok(s, n->args->line, n->args->col, e) ? type_of(s, value, e) : TY_ERR;
   }
   if (!strcmp(name, "map")) { /* map(|v| ..): the closure's result in the same kind, an Err kept */
-    if (!arity(s, n, 1)) return TY_ERR;
+    if (!sema_arity(s, n, name, 1)) return TY_ERR;
     tl_ty *f = sema_closure_expect(s, n->args, &value, 1, NULL);
     if (f->kind == TY_ERROR) return TY_ERR;
     return payload_ok(s, n->args->line, n->args->col, f->fn_ret) ? type_of(s, f->fn_ret, err) : TY_ERR;
   }
   /* ok(), err(): the Option of one side */
-  return arity(s, n, 0) ? type_of(s, !strcmp(name, "ok") ? value : err, NULL) : TY_ERR;
+  return sema_arity(s, n, name, 0) ? type_of(s, !strcmp(name, "ok") ? value : err, NULL) : TY_ERR;
 }
 
 /* ---- `x?` ---- */

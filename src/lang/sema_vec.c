@@ -87,14 +87,8 @@ static bool check_key(sema *s, int line, int col, tl_ty *k) {
 
 tl_ty *sema_vec_resolve(sema *s, const tl_type *t) {
   bool map = !strcmp(t->name, "HashMap");
-  int want = map ? 2 : 1, got = 0;
-  for (const tl_type *e = t->elems; e; e = e->next) got++;
-  if (got != want) {
-    tl_diag_error(s->diag, t->line, t->col, "`%s` takes %d type argument%s, but %d %s given", t->name, want,
-                  want == 1 ? "" : "s", got, got == 1 ? "was" : "were");
-    tl_diag_hint(s->diag, map ? "write `HashMap<K, V>`: `HashMap<String, i64>`" : "write `Vec<T>`: `Vec<i64>`");
+  if (!sema_type_arity(s, t, map ? 2 : 1, map ? "write `HashMap<K, V>`: `HashMap<String, i64>`" : "write `Vec<T>`: `Vec<i64>`"))
     return TY_ERR;
-  }
   tl_ty *a = sema_resolve_type(s, t->elems), *b = map ? sema_resolve_type(s, t->elems->next) : NULL;
   bool ok = elem_ok(s, t->elems->line, t->elems->col, a);
   if (map) ok = ok && check_key(s, t->elems->line, t->elems->col, a) && elem_ok(s, t->elems->next->line, t->elems->next->col, b);
@@ -102,14 +96,6 @@ tl_ty *sema_vec_resolve(sema *s, const tl_type *t) {
 }
 
 /* ---- calls ---- */
-
-static bool arity(sema *s, tl_node *n, const char *what, int want) {
-  int got = tl_ast_count(n->args);
-  if (got == want) return true;
-  sema_error(s, n, "`%s` takes %d argument%s, but %d %s given", what, want, want == 1 ? "" : "s", got, got == 1 ? "was" : "were");
-  sema_check_rest(s, n->args);
-  return false;
-}
 
 static tl_ty *mark(tl_node *n, int m, tl_ty *t) {
   n->ival = B_VEC;
@@ -124,7 +110,7 @@ tl_ty *sema_vec_path_call(sema *s, tl_node *n, tl_ty *expect) {
   if (!vec_new && !cap && !map_new && !from) return NULL;
   if (sema_find_fn(s, p)) return NULL;
   if (from) {
-    if (!arity(s, n, p, 1)) return TY_ERR;
+    if (!sema_arity(s, n, p, 1)) return TY_ERR;
     tl_ty *t = sema_expr(s, n->args, NULL);
     if (t->kind == TY_ERROR) return TY_ERR;
     tl_ty *e = tl_ty_is_vec(t) ? elem_of(t) : NULL;
@@ -136,7 +122,7 @@ tl_ty *sema_vec_path_call(sema *s, tl_node *n, tl_ty *expect) {
     }
     return mark(n, VEC_TO_TENSOR, sema_tensor(s, dt, 1));
   }
-  if (!arity(s, n, p, cap ? 1 : 0)) return TY_ERR;
+  if (!sema_arity(s, n, p, cap ? 1 : 0)) return TY_ERR;
   if (cap) sema_expect_i64(s, n->args, "capacity");
   char kind = map_new ? 'M' : 'V';
   tl_ty *t = expect && expect->kind == TY_STRUCT && expect->st && expect->st->generic == kind ? expect : intern(s, kind, NULL, NULL);
@@ -173,19 +159,6 @@ static bool infer(sema *s, tl_node *recv, tl_ty *t) {
   if (v->let) v->let->ty = t;
   s->widened = true;
   return true;
-}
-
-static void receiver_mut(sema *s, tl_node *n) {
-  tl_node *r = n->lhs;
-  while (r->kind == TL_N_FIELD || r->kind == TL_N_INDEX) r = r->lhs;
-  if ((r->kind != TL_N_IDENT && r->kind != TL_N_SELF) || !r->var) {
-    if (r->kind != TL_N_IDENT && r->kind != TL_N_SELF) sema_error(s, n, "`%s` changes its receiver: call it on a variable", n->name);
-    return;
-  }
-  if (!r->var->is_mut && r->var->kind != VAR_PARAM_REF) {
-    sema_error(s, n, "cannot borrow `%s` as mutable: `%s` changes it", r->var->name, n->name);
-    tl_diag_hint(s->diag, "declare it mutable: `let mut %s`", r->var->name);
-  }
 }
 
 static const struct {
@@ -227,7 +200,7 @@ static bool sortable(const tl_ty *t) { return tl_ty_is_numeric(t) || t->kind == 
 
 tl_ty *sema_vec_method(sema *s, tl_node *n, tl_ty *t) {
   if (t->kind == TY_TENSOR && !strcmp(n->name, "to_vec")) { /* its elements, one copy */
-    if (!arity(s, n, "to_vec", 0)) return TY_ERR;
+    if (!sema_arity(s, n, "to_vec", 0)) return TY_ERR;
     if (t->dtype < 0) {
       sema_error(s, n, "`to_vec` needs the tensor's dtype known here");
       tl_diag_hint(s->diag, "write the type: `let t: Tensor<f32, 1> = ..`, or convert: `t.to_f32().to_vec()`");
@@ -243,8 +216,8 @@ tl_ty *sema_vec_method(sema *s, tl_node *n, tl_ty *t) {
     unknown_method(s, n, t, of);
     return TY_ERR;
   }
-  if (!arity(s, n, n->name, methods[i].nargs)) return TY_ERR;
-  if (methods[i].mut) receiver_mut(s, n);
+  if (!sema_arity(s, n, n->name, methods[i].nargs)) return TY_ERR;
+  if (methods[i].mut) sema_receiver_mut(s, n);
   int m = methods[i].id;
   tl_node *a = n->args;
   if (!known(t)) { /* a Vec<_> or HashMap<_, _>: push and insert tell the types */
