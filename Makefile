@@ -165,7 +165,7 @@ test-valgrind: $(BUILD)/tests/tl_tests build/tl $(BUILD)/tl $(BUILD)/libtl.so
 # in build/fuzz/out/NAME. FUZZ=name runs one harness. `make test` replays the corpus.
 FUZZ_CC      ?= afl-clang-fast
 FUZZ_SECONDS ?= 60
-FUZZ         ?= front npy safetensors kb capi
+FUZZ         ?= front npy safetensors kb capi run
 FUZZ_FLAGS   := -O1 -g -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined
 .PHONY: fuzz fuzz-build
 fuzz-build: build/tl
@@ -174,7 +174,7 @@ fuzz-build: build/tl
 	for h in $(FUZZ); do \
 	  $(FUZZ_CC) $(FUZZ_FLAGS) -std=c11 -D_GNU_SOURCE -Iinclude -Isrc -Itests -DTL_FUZZ_HARNESS=tl_fuzz_$$h \
 	    -o build/fuzz/bin/fuzz_$$h tests/fuzz/afl_driver.c tests/fuzz/fuzz_*.c \
-	    -rdynamic -Wl,--whole-archive build/fuzz/libtl.a -Wl,--no-whole-archive $(LDLIBS) || exit 1; \
+	    -rdynamic -Wl,--whole-archive build/fuzz/libtl.a -Wl,--no-whole-archive $(BIN_LIBS) || exit 1; \
 	done
 fuzz: fuzz-build
 	for h in $(FUZZ); do \

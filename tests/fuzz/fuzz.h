@@ -15,6 +15,7 @@ int tl_fuzz_npy(const uint8_t *data, size_t size);         /* tl_load_npy */
 int tl_fuzz_safetensors(const uint8_t *data, size_t size); /* tl_load_safetensors */
 int tl_fuzz_kb(const uint8_t *data, size_t size);          /* knowledge-base text and queries */
 int tl_fuzz_capi(const uint8_t *data, size_t size);        /* a call sequence of the C API */
+int tl_fuzz_run(const uint8_t *data, size_t size);         /* check, compile and run a program */
 
 typedef struct {
   const char *name;

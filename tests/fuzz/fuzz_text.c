@@ -63,5 +63,6 @@ int tl_fuzz_kb(const uint8_t *data, size_t size) {
 
 const tl_fuzz_harness tl_fuzz_harnesses[] = {
     {"front", tl_fuzz_front},     {"npy", tl_fuzz_npy}, {"safetensors", tl_fuzz_safetensors},
-    {"kb", tl_fuzz_kb},           {"capi", tl_fuzz_capi}, {NULL, NULL},
+    {"kb", tl_fuzz_kb},           {"capi", tl_fuzz_capi}, {"run", tl_fuzz_run},
+    {NULL, NULL},
 };
