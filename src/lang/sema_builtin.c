@@ -596,8 +596,9 @@ tl_ty *sema_method(sema *s, tl_node *n) {
   tl_ty *t = sema_expr(s, n->lhs, NULL);
   n->ival = B_NONE;
   char b[64];
-  if (t->kind == TY_ERROR) {
-    for (tl_node *a = n->args; a; a = a->next) sema_expr(s, a, NULL);
+  if (t->kind == TY_ERROR) { /* a closure's parameters would take their types from t */
+    for (tl_node *a = n->args; a; a = a->next)
+      if (a->kind != TL_N_CLOSURE) sema_expr(s, a, NULL);
     return TY_ERR;
   }
   tl_ty *iter = sema_iter_method(s, n, t); /* iter, map, sort_by, cmp... (sema_iter.c) */
