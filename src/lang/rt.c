@@ -66,7 +66,10 @@ _Noreturn void tlrt_fail(tlrt *R, int line, int col, const char *fmt, ...) {
   va_start(ap, fmt);
   vsnprintf(msg, sizeof msg, fmt, ap);
   va_end(ap);
-  snprintf(R->error, sizeof R->error, "%s:%d:%d: runtime error: %.*s", R->file, line, col, (int)sizeof msg, msg);
+  if (line > 0) /* 0: a failure of the run time itself (out of memory), with no place */
+    snprintf(R->error, sizeof R->error, "%s:%d:%d: runtime error: %.*s", R->file, line, col, (int)sizeof msg, msg);
+  else
+    snprintf(R->error, sizeof R->error, "%s: runtime error: %.*s", R->file, (int)sizeof msg, msg);
   if (!R->on_error) { /* a driver bug: there is nowhere to go back to */
     fprintf(stderr, "%s\n(no error handler set: aborting)\n", R->error);
     abort();

@@ -8,7 +8,16 @@
 #include <stdlib.h>
 #include <string.h>
 
-static void *xrealloc(tlrt *R, void *p, size_t bytes) {
+/* the most bytes one Vec or HashMap array may take, as a tensor's TL_MAX_NUMEL: a
+ * count past it is "capacity overflow" (as Rust says), never a wrapped size or an
+ * allocation the machine cannot make */
+#define VEC_MAX_BYTES ((int64_t)1 << 40)
+
+/* n elements of size bytes, or a run-time error */
+static void *xrealloc_n(tlrt *R, void *p, int64_t n, int64_t size) {
+  if (n < 0 || (size > 0 && n > VEC_MAX_BYTES / size))
+    tlrt_fail(R, 0, 0, "capacity overflow: %" PRId64 " elements of %" PRId64 " bytes are more than 2^40 bytes", n, size);
+  size_t bytes = (size_t)(n * size);
   void *q = realloc(p, bytes ? bytes : 1);
   if (!q) tlrt_fail(R, 0, 0, "out of memory (asking for %zu bytes)", bytes);
   return q;
@@ -43,7 +52,7 @@ tlrt_vec *tlrt_vec_new(tlrt *R, int32_t esz, int32_t ekind, int64_t cap) {
   v->esz = esz;
   v->ekind = ekind;
   if (cap) {
-    v->data = xrealloc(R, NULL, (size_t)cap * (size_t)esz);
+    v->data = xrealloc_n(R, NULL, cap, esz);
     v->cap = cap;
   }
   return v;
@@ -53,7 +62,7 @@ void tlrt_vec_grow(tlrt *R, tlrt_vec *v, int64_t need) {
   if (need <= v->cap) return;
   int64_t cap = v->cap ? v->cap * 2 : 4;
   if (cap < need) cap = need;
-  v->data = xrealloc(R, v->data, (size_t)cap * (size_t)v->esz);
+  v->data = xrealloc_n(R, v->data, cap, v->esz);
   v->cap = cap;
 }
 
@@ -127,7 +136,7 @@ void tlrt_vec_sort(tlrt *R, tlrt_vec *v, char c) { tlrt_vec_sort_by(R, v, cmp_co
 void tlrt_vec_sort_by(tlrt *R, tlrt_vec *v, tlrt_cmp_fn cmp, void *ctx) {
   size_t n = (size_t)v->len, sz = (size_t)v->esz;
   if (n < 2) return;
-  char *a = v->data, *tmp = xrealloc(R, NULL, n * sz);
+  char *a = v->data, *tmp = xrealloc_n(R, NULL, (int64_t)n, (int64_t)sz);
   for (size_t w = 1; w < n; w *= 2) {
     for (size_t lo = 0; lo < n; lo += 2 * w) {
       size_t mid = lo + w < n ? lo + w : n, hi = lo + 2 * w < n ? lo + 2 * w : n, i = lo, j = mid, k = lo;
@@ -184,7 +193,7 @@ tlrt_map *tlrt_map_new(tlrt *R, int32_t ksz, int32_t kkind, int32_t vsz, int32_t
 
 /* the table rebuilt for tcap slots (a power of two, at least twice the entries) */
 static void map_rehash(tlrt *R, tlrt_map *m, int64_t tcap) {
-  m->table = xrealloc(R, m->table, (size_t)tcap * sizeof *m->table);
+  m->table = xrealloc_n(R, m->table, (int64_t)tcap, (int64_t)sizeof *m->table);
   memset(m->table, 0, (size_t)tcap * sizeof *m->table);
   m->tcap = tcap;
   for (int64_t e = 0; e < m->len; e++) {
@@ -198,8 +207,8 @@ static void map_rehash(tlrt *R, tlrt_map *m, int64_t tcap) {
 void tlrt_map_clone_into(tlrt *R, tlrt_map **pm) {
   tlrt_map *old = *pm;
   tlrt_map *m = tlrt_map_new(R, old->ksz, old->kkind, old->vsz, old->vkind, old->hash, old->eq);
-  m->keys = xrealloc(R, NULL, (size_t)old->len * (size_t)old->ksz);
-  m->vals = xrealloc(R, NULL, (size_t)old->len * (size_t)old->vsz);
+  m->keys = xrealloc_n(R, NULL, old->len, old->ksz);
+  m->vals = xrealloc_n(R, NULL, old->len, old->vsz);
   if (old->len) {
     memcpy(m->keys, old->keys, (size_t)old->len * (size_t)old->ksz);
     memcpy(m->vals, old->vals, (size_t)old->len * (size_t)old->vsz);
@@ -229,8 +238,8 @@ int64_t tlrt_map_slot(tlrt *R, tlrt_map *m, const void *key, bool *found) {
   if (e >= 0) return e;
   if (m->len == m->cap) {
     m->cap = m->cap ? m->cap * 2 : 4;
-    m->keys = xrealloc(R, m->keys, (size_t)m->cap * (size_t)m->ksz);
-    m->vals = xrealloc(R, m->vals, (size_t)m->cap * (size_t)m->vsz);
+    m->keys = xrealloc_n(R, m->keys, m->cap, m->ksz);
+    m->vals = xrealloc_n(R, m->vals, m->cap, m->vsz);
   }
   e = m->len++;
   memcpy((char *)m->keys + (size_t)e * (size_t)m->ksz, key, (size_t)m->ksz);
