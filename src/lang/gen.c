@@ -153,18 +153,22 @@ void gen_release_temps(gen *g, int mark) {
 
 typedef struct {
   const tl_var *var;
-  const tl_node *except;
+  const tl_node *except, *target;
 } other_read;
 
 static bool is_other_read(tl_node *n, void *arg) {
   const other_read *o = arg;
-  return n != o->except && (n->kind == TL_N_IDENT || n->kind == TL_N_SELF) && n->var == o->var;
+  return n != o->except && n != o->target && (n->kind == TL_N_IDENT || n->kind == TL_N_SELF) && n->var == o->var;
 }
 
 bool gen_moves(gen *g, cv v) {
   tl_var *var = v.var;
   bool owned = var && (var->kind == VAR_LOCAL || var->kind == VAR_PARAM_OWNED);
-  other_read other = {var, v.node};
+  /* `x = f(x)`: the x assigned is no read (its old value, moved out and nulled, is
+   * released as NULL), so the x in f(..) may move: `l = Cons(v, l)` costs no retain */
+  const tl_node *st = g->stmt;
+  const tl_node *target = st && st->kind == TL_N_ASSIGN && st->op == TL_TOK_ASSIGN && st->lhs->kind == TL_N_IDENT ? st->lhs : NULL;
+  other_read other = {var, v.node, target};
   return owned && v.node && v.node->last_use && !tl_ast_find((tl_node *)g->stmt, is_other_read, &other);
 }
 
