@@ -34,7 +34,9 @@ typedef struct {
   tl_node *ad[ITER_MAX]; /* the adapters, from the source's on */
   step st[ITER_MAX];
   int n;
-  const char *src; /* the source Vec or HashMap */
+  const char *src; /* the source Vec or HashMap (NULL for a range) */
+  const char *lo;  /* a range's start */
+  const char *len; /* how many elements the source has */
   tl_ty *sty;
   tl_ty *ity; /* the source's iterator type: its element, a HashMap's (K, V) tuple */
   bool rev;
@@ -124,14 +126,20 @@ static void chain_begin(gen *g, chain *ch, tl_node *recv, bool hold, int consume
   tl_node *src = r->lhs;
   ch->sty = src->ty;
   ch->ity = r->ty;
-  cv s = gen_expr(g, src);
-  if (hold) {
-    ch->src = gen_new_temp(g, src->ty, gen_take(g, s));
+  if (src->kind == TL_N_RANGE) { /* `(a..b)`: i64 from a up to b, b excluded */
+    ch->src = NULL;
+    ch->lo = gen_new_temp(g, TY_I64_T, gen_expr(g, src->lhs).c);
+    const char *hi = gen_expr(g, src->rhs).c;
+    ch->len = gen_new_temp(g, TY_I64_T, gen_fmt(g, "(%s > %s ? %s - %s : 0)", hi, ch->lo, hi, ch->lo));
+  } else if (hold) {
+    ch->src = gen_new_temp(g, src->ty, gen_take(g, gen_expr(g, src)));
     g->temps[g->ntemps - 1].taken = false; /* the loop's own reference, released after it */
   } else {
+    cv v = gen_expr(g, src);
     ch->src = tmp(g);
-    gen_emit(g, "%s %s = %s;", gen_ctype(g, src->ty), ch->src, s.c);
+    gen_emit(g, "%s %s = %s;", gen_ctype(g, src->ty), ch->src, v.c);
   }
+  if (ch->src) ch->len = gen_fmt(g, "%s->len", ch->src);
   for (int i = 0; i < k; i++) {
     tl_node *a = ch->ad[i];
     step *st = &ch->st[i];
@@ -187,15 +195,18 @@ static elem make_pair(gen *g, chain *ch, const step *st, bool last, tl_ty *t, co
 /* opens the loop and takes the turn's element through the adapters */
 static elem chain_open(gen *g, chain *ch) {
   const char *k = tmp(g), *i = tmp(g), *s = ch->src;
-  gen_emit(g, "for (int64_t %s = 0; %s < %s->len; %s++) {", k, k, s, k);
+  gen_emit(g, "for (int64_t %s = 0; %s < %s; %s++) {", k, k, ch->len, k);
   g->indent++;
-  gen_emit(g, "int64_t %s = %s;", i, ch->rev ? gen_fmt(g, "%s->len - 1 - %s", s, k) : k);
+  gen_emit(g, "int64_t %s = %s;", i, ch->rev ? gen_fmt(g, "%s - 1 - %s", ch->len, k) : k);
   for (int j = 0; j < ch->n; j++) { /* Take and Zip stop before pulling another element */
     if (ch->ad[j]->len == IT_TAKE) gen_emit(g, "if (%s >= %s) break;", ch->st[j].cnt, ch->st[j].lim);
     if (ch->ad[j]->len == IT_ZIP) gen_emit(g, "if (%s >= %s->len) break;", ch->st[j].cnt, ch->st[j].lim);
   }
   elem e;
-  if (tl_ty_is_vec(ch->sty)) {
+  if (!s) { /* a range: its i-th number */
+    e = (elem){tmp(g), TY_I64_T, false};
+    gen_emit(g, "int64_t %s = %s + %s;", e.c, ch->lo, i);
+  } else if (tl_ty_is_vec(ch->sty)) {
     tl_ty *t = ch->sty->st->targs[0];
     e = (elem){tmp(g), t, false};
     gen_emit(g, "%s %s = %s;", gen_ctype(g, t), e.c, at(g, t, gen_fmt(g, "%s->data", s), i));
@@ -299,7 +310,7 @@ static cv consume(gen *g, tl_node *n) {
   cv out = {0};
   switch (m) {
   case IT_COLLECT:
-    out = gen_temp_value(g, n->ty, gen_fmt(g, "tlrt_vec_new(R, sizeof(%s), %d, %s->len)", gen_ctype(g, et), ekind(et), ch.src));
+    out = gen_temp_value(g, n->ty, gen_fmt(g, "tlrt_vec_new(R, sizeof(%s), %d, %s)", gen_ctype(g, et), ekind(et), ch.len));
     break;
   case IT_COLLECT_MAP: {
     tl_struct_info *st = n->ty->st;

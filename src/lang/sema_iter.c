@@ -253,8 +253,32 @@ static tl_ty *chain_method(sema *s, tl_node *n, tl_ty *t) {
   }
 }
 
+/* `(a..b).map(..)`: a range is an iterator of i64, as in Rust. The range gets an
+ * `iter` node of its own (the form every chain starts with: gen_iter.c loops over the
+ * numbers); a method that is not an iterator's is no range method either (NULL) */
+static tl_ty *range_method(sema *s, tl_node *n) {
+  if (!strcmp(n->name, "iter")) return mark(n, IT_ITER, iter_type(s, TY_I64_T)); /* the node made below */
+  size_t i = 0, count = sizeof iter_table / sizeof iter_table[0];
+  while (i < count && strcmp(iter_table[i].name, n->name)) i++;
+  if (i == count) return NULL;
+  tl_node *r = n->lhs;
+  if (r->kind != TL_N_RANGE || !r->lhs || !r->rhs) {
+    sema_error(s, r, "only a range with both bounds is an iterator: `(a..b).%s(..)`", n->name);
+    for (tl_node *a = n->args; a; a = a->next) /* a closure's parameters would have been i64 */
+      if (a->kind != TL_N_CLOSURE) sema_expr(s, a, NULL);
+    return TY_ERR;
+  }
+  tl_node *it = tl_arena_alloc(s->arena, sizeof *it);
+  if (!it) return TY_ERR;
+  *it = (tl_node){.kind = TL_N_METHOD, .line = r->line, .col = r->col, .name = "iter", .lhs = r};
+  n->lhs = it;
+  it->ty = mark(it, IT_ITER, iter_type(s, TY_I64_T)); /* checked here, not by sema_expr */
+  return chain_method(s, n, it->ty);
+}
+
 tl_ty *sema_iter_method(sema *s, tl_node *n, tl_ty *t) {
   if (tl_ty_is_iter(t)) return chain_method(s, n, t);
+  if (t->kind == TY_RANGE) return range_method(s, n);
   if (tl_ty_is_vec(t) || tl_ty_is_map(t)) return vec_method(s, n, t);
   return scalar_method(s, n, t);
 }
