@@ -507,6 +507,8 @@ cv gen_iter_call(gen *g, tl_node *n) {
   switch (n->len) {
   case IT_SORT_BY: case IT_SORT_BY_KEY: return sort_by(g, n);
   case IT_CMP: case IT_PARTIAL_CMP: case IT_ORD_REVERSE: return compare(g, n);
+  case IT_STR_CHARS: /* a chain's source: the String's chars as a new Vec<char> */
+    return gen_temp_value(g, n->ty, gen_fmt(g, "tlrt_str_chars(R, %s)", gen_expr(g, n->lhs).c));
   default: return consume(g, n);
   }
 }

@@ -66,6 +66,19 @@ void tlrt_vec_grow(tlrt *R, tlrt_vec *v, int64_t need) {
   v->cap = cap;
 }
 
+tlrt_vec *tlrt_str_chars(tlrt *R, const tlrt_str *s) {
+  tlrt_vec *v = tlrt_vec_new(R, sizeof(uint32_t), TLRT_EK_PLAIN, s->len); /* at most a char a byte */
+  const unsigned char *p = (const unsigned char *)s->data;
+  for (int64_t i = 0; i < s->len;) {
+    int n = p[i] < 0x80 ? 1 : p[i] < 0xE0 ? 2 : p[i] < 0xF0 ? 3 : 4;
+    uint32_t c = n == 1 ? p[i] : n == 2 ? p[i] & 0x1F : n == 3 ? p[i] & 0x0F : p[i] & 0x07;
+    for (int k = 1; k < n && i + k < s->len; k++) c = (c << 6) | (p[i + k] & 0x3F);
+    ((uint32_t *)v->data)[v->len++] = c;
+    i += n;
+  }
+  return v;
+}
+
 void tlrt_vec_clone_into(tlrt *R, tlrt_vec **pv) {
   tlrt_vec *old = *pv;
   tlrt_vec *v = tlrt_vec_new(R, old->esz, old->ekind, old->len);

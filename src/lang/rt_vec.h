@@ -28,6 +28,8 @@ TL_API tlrt_vec *tlrt_vec_new(tlrt *R, int32_t esz, int32_t ekind, int64_t cap);
 TL_API void tlrt_vec_grow(tlrt *R, tlrt_vec *v, int64_t need);
 /* *v shared (rc > 1): replaced by a copy of its own (elements retained) */
 TL_API void tlrt_vec_clone_into(tlrt *R, tlrt_vec **v);
+/* a String's chars (decoded UTF-8, as char_at reads them) as a Vec<char>: s.chars() */
+TL_API tlrt_vec *tlrt_str_chars(tlrt *R, const tlrt_str *s);
 TL_API _Noreturn void tlrt_vec_oob(tlrt *R, int64_t len, int64_t i, int line, int col);
 /* what remove(i)/insert(i, x) do to the bytes: i checked (insert: i <= len) */
 TL_API void tlrt_vec_remove_at(tlrt *R, tlrt_vec *v, int64_t i, void *out, int line, int col);

@@ -229,7 +229,7 @@ tl_ty *sema_self_type(sema *s, tl_struct_info *st);
 /* sema_iter.c: iterator chains `v.iter().map(f).sum()`, `v.sort_by(f)`, `sort_by_key`,
  * `a.cmp(b)`, `x.partial_cmp(y)`, the built-in enum Ordering; node->len of a B_ITER call */
 enum { IT_ITER, IT_MAP, IT_FILTER, IT_ENUMERATE, IT_ZIP, IT_REV, IT_TAKE, IT_SKIP, IT_COLLECT, IT_SUM, IT_COUNT, IT_FOLD,
-       IT_MIN, IT_MAX, IT_ANY, IT_ALL, IT_SORT_BY, IT_SORT_BY_KEY, IT_CMP, IT_PARTIAL_CMP, IT_ORD_REVERSE, IT_COLLECT_MAP };
+       IT_MIN, IT_MAX, IT_ANY, IT_ALL, IT_SORT_BY, IT_SORT_BY_KEY, IT_CMP, IT_PARTIAL_CMP, IT_ORD_REVERSE, IT_COLLECT_MAP, IT_STR_CHARS };
 void sema_iter_begin(sema *s); /* declares Ordering unless the program has its own */
 tl_ty *sema_iter_method(sema *s, tl_node *n, tl_ty *t); /* NULL when n is none of these */
 void sema_iter_check_consumed(sema *s, tl_fninfo *f);  /* after a function's passes */

@@ -276,8 +276,29 @@ static tl_ty *range_method(sema *s, tl_node *n) {
   return chain_method(s, n, it->ty);
 }
 
+/* `s.chars()`: the chain of s's chars. The node becomes `iter` over a node `$chars`
+ * of its own (the String's chars as a Vec<char>, made once by the run time), the form
+ * every chain starts with */
+static tl_ty *str_method(sema *s, tl_node *n) {
+  tl_ty *vec = sema_vec_type(s, TY_CHAR_T);
+  if (!strcmp(n->name, "$chars")) return mark(n, IT_STR_CHARS, vec); /* checked again */
+  if (strcmp(n->name, "chars")) return NULL;
+  if (!sema_arity(s, n, n->name, 0)) return TY_ERR;
+  tl_node *c = tl_arena_alloc(s->arena, sizeof *c);
+  if (!c) return TY_ERR;
+  *c = (tl_node){.kind = TL_N_METHOD, .line = n->line, .col = n->col, .name = "$chars", .lhs = n->lhs};
+  c->ty = mark(c, IT_STR_CHARS, vec);
+  n->lhs = c;
+  n->name = "iter";
+  return mark(n, IT_ITER, iter_type(s, TY_CHAR_T));
+}
+
 tl_ty *sema_iter_method(sema *s, tl_node *n, tl_ty *t) {
   if (tl_ty_is_iter(t)) return chain_method(s, n, t);
+  if (t->kind == TY_STR) {
+    tl_ty *r = str_method(s, n);
+    if (r) return r;
+  }
   if (t->kind == TY_RANGE) return range_method(s, n);
   if (tl_ty_is_vec(t) || tl_ty_is_map(t)) return vec_method(s, n, t);
   return scalar_method(s, n, t);
