@@ -281,6 +281,8 @@ cv gen_binary_values(gen *g, tl_node *n, tl_tok_kind op, cv a, cv b) {
                                         sv.c, left, k, n->line, n->col));
   }
   if (tl_ty_is_vec(a.ty)) return gen_vec_eq(g, n, a, b); /* gen_vec.c */
+  if (a.ty->kind == TY_STRUCT && a.ty->st->is_enum) /* field-less (sema): the tags */
+    return gen_scalar(gen_fmt(g, "(%s->tag %s %s->tag)", a.c, op == TL_TOK_NE ? "!=" : "==", b.c), t);
   if (tl_ty_is_tuple(a.ty))
     return gen_scalar(gen_fmt(g, "(%s%s__eq(%s, %s))", op == TL_TOK_NE ? "!" : "", a.ty->st->cname, a.c, b.c), t);
   if (a.ty->kind == TY_STR) {

@@ -364,6 +364,9 @@ static tl_ty *check_binary_at(sema *s, tl_node *n, tl_ty *expect, bool hint_only
     if (cmp) return TY_BOOL_T;
   }
   if (cmp && tl_ty_is_tuple(l) && tl_ty_is_tuple(r)) return sema_tuple_compare(s, n, l, r);
+  if ((op == TL_TOK_EQ || op == TL_TOK_NE) && l->kind == TY_STRUCT && r->kind == TY_STRUCT && l->st == r->st &&
+      l->st->is_enum && l->st->nfields == 0) /* a field-less enum (Ordering): its tags compare */
+    return TY_BOOL_T;
   if (cmp && tl_ty_is_vec(l)) {
     tl_ty *v = sema_vec_compare(s, n, l, r);
     if (v) return v;
@@ -378,9 +381,12 @@ bad:
     sema_error(s, n, "mismatched types: %s %s %s", tl_ty_name(l, a, sizeof a), tl_tok_name(op),
                tl_ty_name(r, b, sizeof b));
     tl_diag_hint(s->diag, "numeric conversion is explicit: write `x as %s`", tl_ty_name(l, a, sizeof a));
-  } else
+  } else {
     sema_error(s, n, "operator `%s` cannot be applied to %s and %s", tl_tok_name(op), tl_ty_name(l, a, sizeof a),
                tl_ty_name(r, b, sizeof b));
+    if (cmp && l->kind == TY_STRUCT && l->st->is_enum && l->st == r->st) /* variants with fields */
+      tl_diag_hint(s->diag, "only enums without fields compare with `==`; test the variant with `match` or `if let`");
+  }
   return TY_ERR;
 }
 
