@@ -18,6 +18,12 @@ void tl_test_fail(const char *file, int line, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 /* the directory holding the test binary's helpers (build/tests) */
 const char *tl_test_bindir(void);
+/* scratch files: a fresh private directory under /tmp (malloc'd, NULL on failure);
+ * removing one with all it holds (any modes; frees dir; NULL does nothing); dir/name
+ * (malloc'd) */
+char *tl_test_tmpdir(void);
+void tl_test_rm_tree(char *dir);
+char *tl_test_path(const char *dir, const char *name);
 
 typedef struct tl_ctx tl_ctx;
 /* Ends the root scope and checks that nothing is left: no leaked object

@@ -9,7 +9,6 @@
 
 #include <dirent.h>
 #include <fcntl.h>
-#include <ftw.h>
 #include <sched.h>
 #include <signal.h>
 #include <stddef.h>
@@ -49,29 +48,6 @@ static int get_and_check(tl_compiler *c, int i, tl_error *err) {
   return bad;
 }
 
-static char *tmpdir_new(void) {
-  char t[] = "/tmp/tl-attack-XXXXXX";
-  return mkdtemp(t) ? strdup(t) : NULL;
-}
-
-static int rm_one(const char *p, const struct stat *st, int flag, struct FTW *f) {
-  (void)st, (void)f;
-  return flag == FTW_DP ? rmdir(p) : unlink(p);
-}
-
-static void rm_tree(char *dir) {
-  if (!dir) return;
-  chmod(dir, 0700);
-  nftw(dir, rm_one, 16, FTW_DEPTH | FTW_PHYS);
-  free(dir);
-}
-
-static char *join(const char *a, const char *b) {
-  size_t n = strlen(a) + strlen(b) + 2;
-  char *p = malloc(n);
-  snprintf(p, n, "%s/%s", a, b);
-  return p;
-}
 
 /* counts dir's files by suffix (".so", ".sum", ".lock"); "" counts the others */
 static int count_suffix(const char *dir, const char *suffix) {
@@ -116,7 +92,7 @@ enum { NKERNELS = 4 };
 /* nproc children wait on a pipe, then all get the same kernels (each from its own
  * starting kernel, so every lock sees contention); each reports its stats */
 static void race(int nproc) {
-  char *dir = tmpdir_new();
+  char *dir = tl_test_tmpdir();
   int go[2], back[2];
   CHECK(pipe(go) == 0 && pipe(back) == 0);
   pid_t pids[8];
@@ -159,7 +135,7 @@ static void race(int nproc) {
   tl_compiler_stats s = get_all(dir, NKERNELS);
   CHECK_INT(s.disk_hits, NKERNELS);
   CHECK_INT(s.compiled, 0);
-  rm_tree(dir);
+  tl_test_rm_tree(dir);
 }
 
 TEST(cache_two_processes_compile_once) { race(2); }
@@ -173,7 +149,7 @@ static char *entry_so(const char *dir) {
   struct dirent *e;
   while (d && (e = readdir(d))) {
     const char *dot = strrchr(e->d_name, '.');
-    if (dot && !strcmp(dot, ".so") && !found) found = join(dir, e->d_name);
+    if (dot && !strcmp(dot, ".so") && !found) found = tl_test_path(dir, e->d_name);
   }
   if (d) closedir(d);
   return found;
@@ -208,7 +184,7 @@ static void att_mode(const char *so, const char *dir) {
 }
 /* a link to a copy of the very same, valid .so: refused all the same */
 static void att_symlink(const char *so, const char *dir) {
-  char *elsewhere = join(dir, "../attack-copy.so");
+  char *elsewhere = tl_test_path(dir, "../attack-copy.so");
   copy_file(so, elsewhere);
   CHECK(unlink(so) == 0 && symlink(elsewhere, so) == 0);
   free(elsewhere);
@@ -294,7 +270,7 @@ TEST(cache_attacked_entries_rebuilt) {
   int tried = 0, detected = 0;
   for (size_t a = 0; a < sizeof attacks / sizeof attacks[0]; a++) {
     if (attacks[a].root_only && geteuid() != 0) continue;
-    char *top = tmpdir_new(), *dir = join(top, "cache");
+    char *top = tl_test_tmpdir(), *dir = tl_test_path(top, "cache");
     get_all(dir, 1);
     char *so = entry_so(dir);
     CHECK(so != NULL);
@@ -315,7 +291,7 @@ TEST(cache_attacked_entries_rebuilt) {
     struct stat st;
     CHECK(lstat(so, &st) == 0 && S_ISREG(st.st_mode) && st.st_uid == getuid() && (st.st_mode & 0777) == 0700);
     free(so), free(dir);
-    rm_tree(top);
+    tl_test_rm_tree(top);
   }
   printf("  cache attacks on entries: %d tried, %d detected and rebuilt\n", tried, detected);
   CHECK_INT(detected, tried);
@@ -324,7 +300,7 @@ TEST(cache_attacked_entries_rebuilt) {
 
 /* two entries swapped, each with its own valid .sum: the .sum names its key */
 TEST(cache_swapped_entries_rebuilt) {
-  char *dir = tmpdir_new();
+  char *dir = tl_test_tmpdir();
   get_all(dir, 2);
   char names[2][256];
   int n = 0;
@@ -349,15 +325,15 @@ TEST(cache_swapped_entries_rebuilt) {
     s = get_all(dir, 2);
     CHECK_INT(s.disk_hits, 2);
   }
-  rm_tree(dir);
+  tl_test_rm_tree(dir);
 }
 
 /* a planted symbolic link as a kernel's lock file: removed, the lock taken */
 TEST(cache_planted_lock_link) {
-  char *dir = tmpdir_new();
+  char *dir = tl_test_tmpdir();
   get_all(dir, 1);
   char *so = entry_so(dir), *lock = sibling(so, ".lock");
-  char *target = join(dir, "../victim");
+  char *target = tl_test_path(dir, "../victim");
   CHECK(unlink(lock) == 0 && symlink(target, lock) == 0 && unlink(so) == 0);
   tl_compiler_stats s = get_all(dir, 1);
   CHECK_INT(s.compiled, 1);
@@ -365,7 +341,7 @@ TEST(cache_planted_lock_link) {
   CHECK(lstat(lock, &st) == 0 && S_ISREG(st.st_mode));
   CHECK(access(target, F_OK) != 0); /* nothing written through the link */
   free(so), free(lock), free(target);
-  rm_tree(dir);
+  tl_test_rm_tree(dir);
 }
 
 /* the directory's mode: open to others, it is made 0700 and emptied; only readable
@@ -376,7 +352,7 @@ TEST(cache_dir_wrong_mode_repaired) {
     int purged;
   } cases[] = {{0777, 1}, {0770, 1}, {0702, 1}, {0755, 0}, {0711, 0}};
   for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
-    char *dir = tmpdir_new();
+    char *dir = tl_test_tmpdir();
     get_all(dir, 2);
     CHECK(chmod(dir, cases[i].mode) == 0);
     tl_compiler_stats s = get_all(dir, 2);
@@ -386,7 +362,7 @@ TEST(cache_dir_wrong_mode_repaired) {
     CHECK_INT(s.compiled, cases[i].purged ? 2 : 0);
     CHECK_INT(s.disk_hits, cases[i].purged ? 0 : 2);
     CHECK_INT(s.fallback, 0);
-    rm_tree(dir);
+    tl_test_rm_tree(dir);
   }
 }
 
@@ -407,7 +383,7 @@ static int remount_ro(const char *dir) { return mount("none", dir, "tmpfs", MS_R
 
 /* fills the file system of dir until it is full */
 static void fill(const char *dir) {
-  char *f = join(dir, "filler");
+  char *f = tl_test_path(dir, "filler");
   int fd = open(f, O_WRONLY | O_CREAT, 0600);
   static const char block[4096];
   while (fd >= 0 && write(fd, block, sizeof block) > 0) {
@@ -447,7 +423,7 @@ static const char *const fs_names[] = {"read-only at start", "full at start", "r
 TEST(cache_on_readonly_or_full_fs) {
   int ran = 0;
   for (int which = 0; which < FS_NCASES; which++) {
-    char *top = tmpdir_new(), *dir = join(top, "mnt"), *log = join(top, "stderr");
+    char *top = tl_test_tmpdir(), *dir = tl_test_path(top, "mnt"), *log = tl_test_path(top, "stderr");
     mkdir(dir, 0700);
     pid_t pid = fork();
     if (pid == 0) {
@@ -475,7 +451,7 @@ TEST(cache_on_readonly_or_full_fs) {
       if (said != 1) tl_test_fail(__FILE__, __LINE__, "%s: said %d times on stderr", fs_names[which], said);
     }
     free(dir), free(log);
-    rm_tree(top);
+    tl_test_rm_tree(top);
   }
   printf("  read-only / full file system cases run: %d of %d\n", ran, FS_NCASES);
 }
@@ -483,14 +459,14 @@ TEST(cache_on_readonly_or_full_fs) {
 /* without mounts: a cache directory made unwritable (mode 0500, binds non-root users
  * only), at start and mid-run; and one replaced by a file mid-run (binds root too) */
 TEST(cache_made_unwritable_midrun) {
-  char *top = tmpdir_new(), *dir = join(top, "cache");
+  char *top = tl_test_tmpdir(), *dir = tl_test_path(top, "cache");
   tl_compiler_reset_notice();
   tl_compiler *c = new_cc(dir);
   tl_error err = {0};
   if (c) {
     CHECK_INT(get_and_check(c, 0, &err), 0);
     CHECK_INT(tl_compiler_get_stats(c).fallback, 0);
-    char *moved = join(top, "moved");
+    char *moved = tl_test_path(top, "moved");
     CHECK(rename(dir, moved) == 0); /* the cache path is now a regular file */
     int fd = open(dir, O_WRONLY | O_CREAT, 0600);
     close(fd);
@@ -502,7 +478,7 @@ TEST(cache_made_unwritable_midrun) {
     free(moved);
   }
   if (geteuid() != 0) { /* a mode only binds non-root users */
-    char *ro = join(top, "ro");
+    char *ro = tl_test_path(top, "ro");
     c = new_cc(ro);
     CHECK_INT(get_and_check(c, 0, &err), 0);
     CHECK(chmod(ro, 0500) == 0); /* mid-run: the next kernel goes to the fallback */
@@ -517,13 +493,13 @@ TEST(cache_made_unwritable_midrun) {
     free(ro);
   }
   free(dir);
-  rm_tree(top);
+  tl_test_rm_tree(top);
 }
 
 /* through a context: a truncated entry counted in tl_get_stats, the values right */
 #include "tl.h"
 TEST(cache_attack_seen_by_context) {
-  char *dir = tmpdir_new();
+  char *dir = tl_test_tmpdir();
   for (int round = 0; round < 3; round++) {
     tl_ctx *ctx = tl_init();
     CHECK_INT(tl_set_cache_dir(ctx, dir), TL_OK);
@@ -541,13 +517,13 @@ TEST(cache_attack_seen_by_context) {
     struct dirent *e;
     while (round == 0 && d && (e = readdir(d))) {
       const char *dot = strrchr(e->d_name, '.');
-      char *p = join(dir, e->d_name);
+      char *p = tl_test_path(dir, e->d_name);
       if (dot && !strcmp(dot, ".so")) CHECK(truncate(p, 100) == 0);
       free(p);
     }
     if (d) closedir(d);
   }
-  rm_tree(dir);
+  tl_test_rm_tree(dir);
 }
 
 /* `tl run` with an unusable cache (a path through a regular file): the program and its
@@ -565,8 +541,8 @@ static char *slurp(const char *path) {
 }
 
 TEST(cache_unusable_for_tl_run) {
-  char *top = tmpdir_new(), *prog = join(top, "p.tl"), *file = join(top, "file");
-  char *cache = join(file, "cache"), *out = join(top, "out"), *errp = join(top, "err");
+  char *top = tl_test_tmpdir(), *prog = tl_test_path(top, "p.tl"), *file = tl_test_path(top, "file");
+  char *cache = tl_test_path(file, "cache"), *out = tl_test_path(top, "out"), *errp = tl_test_path(top, "err");
   FILE *f = fopen(prog, "w");
   fputs("fn main() {\n  let x = Tensor::arange(0, 8) as f32;\n  println(\"{}\", (x * 2.0 - 1.0).sum().item());\n}\n", f);
   fclose(f);
@@ -590,5 +566,5 @@ TEST(cache_unusable_for_tl_run) {
   if (first) CHECK(strstr(first + 1, note) == NULL);
   CHECK(strstr(e, cache) != NULL); /* it names the cache it could not use */
   free(o), free(e), free(prog), free(file), free(cache), free(out), free(errp);
-  rm_tree(top);
+  tl_test_rm_tree(top);
 }

@@ -7,6 +7,8 @@
 #include "tl.h"
 
 #include <errno.h>
+#include <ftw.h>
+#include <sys/stat.h>
 #include <libgen.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -63,6 +65,31 @@ void tl_test_fail(const char *file, int line, const char *fmt, ...) {
 }
 
 const char *tl_test_bindir(void) { return bindir; }
+
+char *tl_test_tmpdir(void) {
+  char tmpl[] = "/tmp/tl-test-XXXXXX";
+  char *d = mkdtemp(tmpl);
+  return d ? strdup(d) : NULL;
+}
+
+static int rm_entry(const char *path, const struct stat *st, int flag, struct FTW *ftw) {
+  (void)st, (void)ftw;
+  return flag == FTW_DP ? rmdir(path) : unlink(path);
+}
+
+void tl_test_rm_tree(char *dir) {
+  if (!dir) return;
+  chmod(dir, 0700);
+  nftw(dir, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
+  free(dir);
+}
+
+char *tl_test_path(const char *dir, const char *name) {
+  size_t n = strlen(dir) + strlen(name) + 2;
+  char *p = malloc(n);
+  if (p) snprintf(p, n, "%s/%s", dir, name);
+  return p;
+}
 
 static int contexts_checked;
 

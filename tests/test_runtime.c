@@ -3,7 +3,6 @@
  * directory, never ~/.cache/tl. */
 #include <dirent.h>
 #include <fcntl.h>
-#include <ftw.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdlib.h>
@@ -24,30 +23,6 @@ static const char ADD_SRC[] =
     "}\n";
 
 /* ---- helpers ----------------------------------------------------------------- */
-static char *make_tmpdir(void) {
-  char tmpl[] = "/tmp/tl-rt-XXXXXX";
-  char *d = mkdtemp(tmpl);
-  return d ? strdup(d) : NULL;
-}
-
-static int rm_entry(const char *path, const struct stat *st, int flag, struct FTW *ftw) {
-  (void)st, (void)ftw;
-  return flag == FTW_DP ? rmdir(path) : unlink(path);
-}
-
-static void rm_tree(char *dir) {
-  if (!dir) return;
-  chmod(dir, 0700);
-  nftw(dir, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
-  free(dir);
-}
-
-static char *path_in(const char *dir, const char *name) {
-  size_t n = strlen(dir) + strlen(name) + 2;
-  char *p = malloc(n);
-  snprintf(p, n, "%s/%s", dir, name);
-  return p;
-}
 
 /* the one cache entry file with this suffix, or NULL */
 static char *find_entry(const char *dir, const char *suffix) {
@@ -56,7 +31,7 @@ static char *find_entry(const char *dir, const char *suffix) {
   struct dirent *e;
   while (d && (e = readdir(d))) {
     size_t n = strlen(e->d_name), s = strlen(suffix);
-    if (n > s && !strcmp(e->d_name + n - s, suffix) && !found) found = path_in(dir, e->d_name);
+    if (n > s && !strcmp(e->d_name + n - s, suffix) && !found) found = tl_test_path(dir, e->d_name);
   }
   if (d) closedir(d);
   return found;
@@ -124,7 +99,7 @@ static char *save_env(const char *name) {
 
 /* ---- compiler --------------------------------------------------------------- */
 TEST(rt_compile_run_and_mem_hit) {
-  char *dir = make_tmpdir();
+  char *dir = tl_test_tmpdir();
   tl_compiler *c = new_cc(dir);
   tl_pool *pool = tl_pool_create(2);
   tl_error err = {0};
@@ -154,12 +129,12 @@ TEST(rt_compile_run_and_mem_hit) {
   }
   tl_pool_destroy(pool);
   tl_compiler_destroy(c);
-  rm_tree(dir);
+  tl_test_rm_tree(dir);
 }
 
 TEST(rt_disk_hit_compiles_nothing) {
-  char *tmp = make_tmpdir();
-  char *dir = path_in(tmp, "a/b/cache"); /* created mkdir -p style */
+  char *tmp = tl_test_tmpdir();
+  char *dir = tl_test_path(tmp, "a/b/cache"); /* created mkdir -p style */
   tl_compiler_stats s = get_add_once(dir);
   CHECK_INT(s.compiled, 1);
   struct stat st;
@@ -169,7 +144,7 @@ TEST(rt_disk_hit_compiles_nothing) {
   CHECK_INT(s.disk_hits, 1);
   CHECK_INT(s.disk_rejects, 0);
   free(dir);
-  rm_tree(tmp);
+  tl_test_rm_tree(tmp);
 }
 
 static void damage_truncate(const char *so) {
@@ -200,7 +175,7 @@ static void damage_sum(const char *so) {
 
 /* a damaged entry is rejected, rebuilt, and the rebuilt one is then a disk hit */
 static void check_rejected(void (*damage)(const char *so)) {
-  char *dir = make_tmpdir();
+  char *dir = tl_test_tmpdir();
   get_add_once(dir);
   char *so = find_entry(dir, ".so");
   CHECK(so != NULL);
@@ -213,7 +188,7 @@ static void check_rejected(void (*damage)(const char *so)) {
   s = get_add_once(dir);
   CHECK_INT(s.disk_hits, 1);
   CHECK_INT(s.disk_rejects, 0);
-  rm_tree(dir);
+  tl_test_rm_tree(dir);
 }
 
 TEST(rt_disk_reject_truncated) { check_rejected(damage_truncate); }
@@ -222,7 +197,7 @@ TEST(rt_disk_reject_open_mode) { check_rejected(damage_mode); }
 TEST(rt_disk_reject_missing_sum) { check_rejected(damage_sum); }
 
 TEST(rt_missing_symbol) {
-  char *dir = make_tmpdir();
+  char *dir = tl_test_tmpdir();
   get_add_once(dir);
   tl_compiler *c = new_cc(dir);
   tl_kernel_fn fn = NULL;
@@ -237,7 +212,7 @@ TEST(rt_missing_symbol) {
     CHECK_INT(tl_compiler_get(c, ADD_SRC, "k_add", &fn, &err), TL_OK);
   }
   tl_compiler_destroy(c);
-  rm_tree(dir);
+  tl_test_rm_tree(dir);
 }
 
 TEST(rt_many_functions_one_source) {
@@ -249,7 +224,7 @@ TEST(rt_many_functions_one_source) {
              "void k%d(void *const *b, int64_t s, int64_t e) {"
              " for (int64_t i = s; i < e; i++) ((int64_t *)b[0])[i] = i * %d; }\n", i, i);
   }
-  char *dir = make_tmpdir();
+  char *dir = tl_test_tmpdir();
   tl_compiler *c = new_cc(dir);
   tl_kernel_fn fns[N] = {0};
   tl_error err = {0};
@@ -273,11 +248,11 @@ TEST(rt_many_functions_one_source) {
     CHECK_INT(s.mem_hits, N);
   }
   tl_compiler_destroy(c);
-  rm_tree(dir);
+  tl_test_rm_tree(dir);
 }
 
 TEST(rt_compile_error) {
-  char *dir = make_tmpdir();
+  char *dir = tl_test_tmpdir();
   tl_compiler *c = new_cc(dir);
   tl_kernel_fn fn = NULL;
   tl_error err = {0};
@@ -291,11 +266,11 @@ TEST(rt_compile_error) {
     CHECK_INT(count_files(dir), 0); /* no source, .err or .so left behind */
   }
   tl_compiler_destroy(c);
-  rm_tree(dir);
+  tl_test_rm_tree(dir);
 }
 
 TEST(rt_missing_compiler) {
-  char *dir = make_tmpdir();
+  char *dir = tl_test_tmpdir();
   tl_error err = {0};
   CHECK(tl_compiler_create("/nonexistent/cc", NULL, dir, &err) == NULL);
   CHECK_INT(err.status, TL_ERR_COMPILER);
@@ -307,14 +282,14 @@ TEST(rt_missing_compiler) {
   CHECK_INT(err.status, TL_ERR_COMPILER);
   CHECK_CONTAINS(err.msg, "'no-such-cc-for-tl' not found");
   restore_env("TL_CC", saved);
-  rm_tree(dir);
+  tl_test_rm_tree(dir);
 }
 
 /* A cache directory open to others is ours to close: made 0700 and emptied (what is
  * in it may have been planted or swapped), counted, and used. More attacks on the
  * cache: tests/test_cache_attack.c. */
 TEST(rt_cache_dir_not_private) {
-  char *dir = make_tmpdir();
+  char *dir = tl_test_tmpdir();
   get_add_once(dir);
   CHECK_INT(count_files(dir), 2);
   chmod(dir, 0777);
@@ -328,7 +303,7 @@ TEST(rt_cache_dir_not_private) {
   tl_compiler_stats s = get_add_once(dir);
   CHECK_INT(s.compiled, 1);
   CHECK_INT(s.dir_repairs, 0);
-  rm_tree(dir);
+  tl_test_rm_tree(dir);
 }
 
 /* A cache that cannot be used at all (a path through a file; a directory another
@@ -349,32 +324,32 @@ static void check_fallback(const char *dir) {
 }
 
 TEST(rt_cache_dir_unwritable) {
-  char *dir = make_tmpdir();
-  char *file = path_in(dir, "file");
+  char *dir = tl_test_tmpdir();
+  char *file = tl_test_path(dir, "file");
   close(open(file, O_CREAT | O_WRONLY, 0600));
-  char *bad = path_in(file, "cache");
+  char *bad = tl_test_path(file, "cache");
   check_fallback(bad); /* a path through a regular file: even root cannot */
   check_fallback(file); /* not a directory */
   if (geteuid() == 0) { /* only root can give the directory away */
-    char *other = path_in(dir, "other");
+    char *other = tl_test_path(dir, "other");
     mkdir(other, 0700);
     CHECK(chown(other, 12345, (gid_t)-1) == 0);
     check_fallback(other);
     CHECK_INT(count_files(other), 0);
     free(other);
   } else { /* permissions bind only non-root users */
-    char *ro = path_in(dir, "ro"), *sub = path_in(dir, "ro/cache");
+    char *ro = tl_test_path(dir, "ro"), *sub = tl_test_path(dir, "ro/cache");
     mkdir(ro, 0500);
     check_fallback(sub);
     chmod(ro, 0700);
     free(ro), free(sub);
   }
   free(file), free(bad);
-  rm_tree(dir);
+  tl_test_rm_tree(dir);
 }
 
 TEST(rt_cache_dir_from_env) {
-  char *dir = make_tmpdir();
+  char *dir = tl_test_tmpdir();
   char *s1 = save_env("TL_CACHE_DIR"), *s2 = save_env("XDG_CACHE_HOME");
   setenv("TL_CACHE_DIR", dir, 1);
   tl_compiler *c = new_cc(NULL);
@@ -383,13 +358,13 @@ TEST(rt_cache_dir_from_env) {
   unsetenv("TL_CACHE_DIR");
   setenv("XDG_CACHE_HOME", dir, 1);
   c = new_cc(NULL);
-  char *want = path_in(dir, "tl");
+  char *want = tl_test_path(dir, "tl");
   if (c) CHECK_STR(tl_compiler_cache_dir(c), want);
   tl_compiler_destroy(c);
   free(want);
   restore_env("TL_CACHE_DIR", s1);
   restore_env("XDG_CACHE_HOME", s2);
-  rm_tree(dir);
+  tl_test_rm_tree(dir);
 }
 
 /* ---- libtcc ------------------------------------------------------------------ */
@@ -403,14 +378,14 @@ static const char TCC_SRC[] =
     "}\n";
 
 TEST(rt_tcc) {
-  char *dir = make_tmpdir();
+  char *dir = tl_test_tmpdir();
   tl_error err = {0};
   tl_compiler *c = tl_compiler_create("tcc", NULL, dir, &err);
   if (!c) { /* without libtcc the reason must say so */
     CHECK_INT(err.status, TL_ERR_COMPILER);
     CHECK_CONTAINS(err.msg, "libtcc is not installed (apt-get install libtcc-dev");
     printf("  (libtcc not loadable: checked the error only)\n");
-    rm_tree(dir);
+    tl_test_rm_tree(dir);
     return;
   }
   tl_kernel_fn fn = NULL, fn2 = NULL;
@@ -435,7 +410,7 @@ TEST(rt_tcc) {
   CHECK_CONTAINS(err.msg, "kernel compilation failed (tcc)");
   CHECK_CONTAINS(err.msg, "error");
   tl_compiler_destroy(c);
-  rm_tree(dir);
+  tl_test_rm_tree(dir);
 }
 
 /* ---- thread pool ------------------------------------------------------------ */
