@@ -111,6 +111,12 @@ TEST(kb_text_errors) {
   CHECK_FAILS(ctx, kb, "p(a).\nq(x) :- r(x).\ns(y) :- t(y).", "kb_add_rules: 2:9: unknown relation `r` (and 1 more error)");
   CHECK_FAILS(ctx, kb, "fn main() { }", "kb_add_rules: 1:1: only facts, rules and relation declarations go in rule text");
   CHECK_FAILS(ctx, kb, "p(x) :- q(x), not p(x).\nq(a).", "kb_add_rules: 1:15: negation is not stratified: p -> not p");
+  /* text that says "out of memory" is a user's error, not a failed allocation (the
+   * diagnostics quote the source line; a flag, not the words, marks running out) */
+  CHECK_FAILS(ctx, kb, "out of memory.",
+              "kb_add_rules: 1:1: only facts, rules and relation declarations go in rule text (and 1 more error)");
+  CHECK_FAILS(ctx, kb, "p(a).\nq(x) :- p(x), \"out of memory\".",
+              "kb_add_rules: 2:15: expected a term (a name, an integer, `$x` or `_`), found a string");
   /* every one of them left kb as it was */
   CHECK_INT(tl_kb_entity_count(kb), 0);
   CHECK_INT(tl_kb_count(kb, "p"), -1);

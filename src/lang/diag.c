@@ -60,6 +60,7 @@ void tl_diag_verror(tl_diag *d, int line, int col, const char *fmt, va_list ap) 
   for (int i = 1; i < col; i++) /* tabs stay tabs so the caret lines up */
     tl_strbuf_puts(&d->text, (size_t)(i - 1) < n && text[i - 1] == '\t' ? "\t" : " ");
   tl_strbuf_puts(&d->text, "^\n");
+  if (d->text.oom || d->nat < d->errors) d->oom = true;
 }
 
 void tl_diag_hint(tl_diag *d, const char *fmt, ...) {

@@ -6,6 +6,7 @@
 #define TL_LANG_DIAG_H
 
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stddef.h>
 
 #include "core/error.h"
@@ -17,6 +18,7 @@ typedef struct {
   size_t len;
   tl_strbuf text; /* the rendered diagnostics */
   int errors;
+  bool oom; /* an allocation failed while checking: the errors after it are its consequences */
   struct tl_diag_at { int line, col; size_t start; } *at; /* where each error's text starts */
   int nat, capat;
   int seen_line; /* the last line looked up and where it starts: errors mostly come */

@@ -21,7 +21,7 @@ static tl_status fail_with(tl_kb *kb, tl_diag *d) {
   snprintf(first, sizeof first, "%.*s", n, at);
   /* an allocation that failed while checking the text is said alone: the other
    * errors are its consequences */
-  if (strstr(t, "out of memory")) return tl_logic_fail(kb, TL_ERR_NOMEM, "kb_add_rules: out of memory");
+  if (d->oom) return tl_logic_fail(kb, TL_ERR_NOMEM, "kb_add_rules: out of memory");
   tl_status st = TL_ERR_ARG;
   char *e = strstr(first, " error: ");
   if (e) memmove(e + 1, e + 8, strlen(e + 8) + 1); /* "3:14: error: m" -> "3:14: m" */

@@ -138,9 +138,12 @@ static void *arena(lf *L, size_t n) {
   return p;
 }
 
+/* the diagnostics of a module (unit 0: the main file's) */
+static tl_diag *unit_diag(const lf *L, int unit) { return L->diag[unit >= 0 && unit < L->nunits ? unit : 0]; }
+
 static void err_at(lf *L, int unit, int line, int col, const char *hint, const char *fmt, ...) TL_PRINTF(6, 7);
 static void err_at(lf *L, int unit, int line, int col, const char *hint, const char *fmt, ...) {
-  tl_diag *d = L->diag[unit >= 0 && unit < L->nunits ? unit : 0];
+  tl_diag *d = unit_diag(L, unit);
   va_list ap;
   va_start(ap, fmt);
   tl_diag_verror(d, line, col, fmt, ap);
@@ -780,8 +783,16 @@ static bool in_cycle(const char *cycle, const char *rel) {
 }
 
 /* a rule tl_kb_rule refused: its message at the literal it names */
+/* the knowledge base's last error at (unit, line, col); its running out of memory
+ * marks the diagnostics so a caller can say that alone */
+static void kb_error_at(lf *L, int unit, int line, int col, const tl_kb *kb) {
+  if (tl_last_status(kb->ctx) == TL_ERR_NOMEM) unit_diag(L, unit)->oom = true;
+  err_at(L, unit, line, col, NULL, "%s", tl_last_error(kb->ctx));
+}
+
 static void kb_rule_error(lf *L, const lf_rule *r, tl_kb *kb) {
   const char *msg = tl_last_error(kb->ctx);
+  if (tl_last_status(kb->ctx) == TL_ERR_NOMEM) unit_diag(L, r->item->unit)->oom = true;
   tl_node *at = r->item->atom;
   if (kb->err_lit >= 0) {
     at = r->item->body;
@@ -827,7 +838,7 @@ static bool add_skeletons(lf *L, tl_kb *kb, const tl_kb *from) {
     for (int c = 0; c < h->arity; c++) head[c] = h->type[c] == TL_KB_ENTITY ? tl_kb_ent(0) : tl_kb_num(0);
     tl_kb_literal hd = tl_kb_atom(h->name, h->arity, head);
     if (tl_kb_rule(kb, &hd, n, body) != TL_OK) {
-      err_at(L, 0, 1, 1, NULL, "%s", tl_last_error(kb->ctx));
+      kb_error_at(L, 0, 1, 1, kb);
       return false;
     }
   }
@@ -840,19 +851,19 @@ static bool fill_kb(lf *L, tl_kb *kb, bool facts, const tl_kb *skeletons) {
   for (int r = 0; r < L->nrels; r++) {
     lf_rel *rel = &L->rels[r];
     if (tl_kb_relation(kb, rel->name, rel->arity, rel->type) != TL_OK) {
-      err_at(L, rel->unit, rel->line, rel->col, NULL, "%s", tl_last_error(kb->ctx));
+      kb_error_at(L, rel->unit, rel->line, rel->col, kb);
       return false;
     }
   }
   for (int64_t e = 0; e < L->nent; e++)
     if (tl_kb_entity(kb, L->ent_names[e]) != e) {
-      err_at(L, 0, 1, 1, NULL, "%s", tl_last_error(kb->ctx));
+      kb_error_at(L, 0, 1, 1, kb);
       return false;
     }
   if (skeletons && !add_skeletons(L, kb, skeletons)) return false;
   for (int r = 0; facts && r < L->nrels; r++)
     if (L->rels[r].nfacts && tl_kb_facts(kb, L->rels[r].name, L->rels[r].nfacts, L->rels[r].facts) != TL_OK) {
-      err_at(L, L->rels[r].unit, L->rels[r].line, L->rels[r].col, NULL, "%s", tl_last_error(kb->ctx));
+      kb_error_at(L, L->rels[r].unit, L->rels[r].line, L->rels[r].col, kb);
       return false;
     }
   for (int i = 0; i < L->nrules; i++) {
@@ -1028,7 +1039,7 @@ int lf_resolve(lf *L) {
 oom:
   L->oom = true;
 done:
-  if (L->oom) err_at(L, 0, 1, 1, NULL, "out of memory checking the logic program");
+  if (L->oom) unit_diag(L, 0)->oom = true, err_at(L, 0, 1, 1, NULL, "out of memory checking the logic program");
   free(bad);
   free(all);
   return L->errors;

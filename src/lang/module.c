@@ -46,6 +46,7 @@ static bool load_unit(tl_program *prog, int u, tl_ast_item *mod, tl_arena *arena
   m->src = msg ? tl_lang_read_file(m->path, &len, msg) : NULL;
   if (msg) fclose(msg);
   if (!m->src) {
+    if (!why) parent->diag->oom = true;
     size_t n = why ? strlen(why) : 0;
     while (n && why[n - 1] == '\n') why[--n] = '\0';
     tl_diag_error(parent->diag, mod->line, mod->col, "cannot read module `%s`: %s", mod->name,
@@ -91,6 +92,7 @@ static bool load_unit(tl_program *prog, int u, tl_ast_item *mod, tl_arena *arena
 int tl_modules_load(tl_program *prog, const char *path, tl_diag *diag, tl_arena *arena) {
   prog->units = calloc(TL_MAX_MODULES + 1, sizeof *prog->units);
   if (!prog->units) {
+    diag->oom = true;
     tl_diag_error(diag, 1, 1, "out of memory reading the modules");
     return 1;
   }

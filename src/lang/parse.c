@@ -74,7 +74,7 @@ const tl_token *parse_expect(parser *p, tl_tok_kind k, const char *what) {
 
 void *parse_alloc(parser *p, size_t n) {
   void *m = tl_arena_alloc(p->arena, n);
-  if (!m) parse_fail_at(p, peek(p), "out of memory parsing the file");
+  if (!m) p->diag->oom = true, parse_fail_at(p, peek(p), "out of memory parsing the file");
   return m;
 }
 
@@ -116,6 +116,7 @@ static bool say(parser *p, const tl_token *t, const char *fmt, ...) {
 /* the logic parser's error, reported as the parser's own (so an echo of a lexical
  * error is not); unwind: then to the recovery point, as parse_fail_at */
 static void logic_report(parser *p, tl_lparse *lp, bool unwind) {
+  if (lp->oom) p->diag->oom = true;
   if (say(p, &p->tok[lp->err_pos], "%s", lp->err) && lp->hint[0]) tl_diag_hint(p->diag, "%s", lp->hint);
   if (unwind) longjmp(*p->recover, 1);
 }
@@ -1168,6 +1169,7 @@ int tl_parse(const tl_token *tokens, int n, tl_diag *diag, tl_arena *arena, tl_p
   parser p = {.tok = tokens, .n = n, .diag = diag, .arena = arena};
   *out = tl_arena_alloc(arena, sizeof **out);
   if (!*out || n <= 0 || tokens[n - 1].kind != TL_TOK_EOF) {
+    if (!*out) diag->oom = true;
     tl_diag_error(diag, 1, 1, *out ? "internal error: the tokens do not end with end of file" : "out of memory");
     return diag->errors - before;
   }
@@ -1195,6 +1197,7 @@ int tl_parse(const tl_token *tokens, int n, tl_diag *diag, tl_arena *arena, tl_p
     tl_fn *f = tl_arena_alloc(arena, sizeof *f);
     tl_node *body = tl_arena_alloc(arena, sizeof *body);
     if (!it || !f || !body) {
+      diag->oom = true;
       tl_diag_error(diag, 1, 1, "out of memory");
       return diag->errors - before;
     }

@@ -62,7 +62,7 @@ static const tl_token *expect(tl_lparse *lp, tl_tok_kind k, const char *what) {
 
 static void *alloc(tl_lparse *lp, size_t n) {
   void *m = tl_arena_alloc(lp->arena, n);
-  if (!m) fail_hint(lp, lp->pos, NULL, "out of memory parsing the file");
+  if (!m) lp->oom = true, fail_hint(lp, lp->pos, NULL, "out of memory parsing the file");
   return m;
 }
 

@@ -22,6 +22,7 @@ typedef struct {
   int err_pos;
   char err[256], hint[256];
   jmp_buf *fail;
+  bool oom; /* the error is an allocation that failed */
 } tl_lparse;
 
 /* at `$`: `$x` */

@@ -403,6 +403,7 @@ static tl_ty *check_binary(sema *s, tl_node *n, tl_ty *expect, bool hint_only) {
     bool hint_only;
   } *sp = malloc(sizeof *sp * k);
   if (!sp) {
+    s->diag->oom = true;
     sema_error(s, n, "out of memory checking a long expression");
     return TY_ERR;
   }
