@@ -8,6 +8,7 @@
  * N being tried is printed first so a crash names it. TL_ALLOC_SWEEP_FROM=N starts at N,
  * TL_ALLOC_SWEEP_TO=N ends there, TL_ALLOC_SWEEP_PROGRAM=NAME sweeps one tl program, TL_ALLOC_TRACE=1 prints where each failing call is made. */
 #include "lang/lang.h"
+#include "runtime/compiler.h"
 #include "test.h"
 #include "tl.h"
 
@@ -361,5 +362,44 @@ TEST(alloc_fail_tl_run) {
   }
   char cmd[128];
   snprintf(cmd, sizeof cmd, "rm -rf '%s'", cache);
+  CHECK(system(cmd) == 0);
+}
+
+/* the kernel cache's directory named from TL_CACHE_DIR, XDG_CACHE_HOME or HOME: a
+ * failing allocation of the name (or anything else) is "out of memory", never "no
+ * kernel cache directory" and a fallback (the bug: a NULL name read as none named) */
+TEST(alloc_fail_cache_dir_name) {
+  char home[] = "/tmp/tl_alloc_home_XXXXXX";
+  if (!mkdtemp(home)) return;
+  const char *settings[3][2] = {{"TL_CACHE_DIR", home}, {"XDG_CACHE_HOME", home}, {"HOME", home}};
+  for (int k = 0; k < 3; k++) {
+    unsetenv("TL_CACHE_DIR"), unsetenv("XDG_CACHE_HOME"), unsetenv("HOME");
+    setenv(settings[k][0], settings[k][1], 1);
+    tl_error err = {0};
+    alloc_arm(0);
+    tl_compiler *c = tl_compiler_create(NULL, NULL, NULL, &err);
+    long total = alloc_disarm();
+    CHECK(c != NULL);
+    tl_compiler_destroy(c);
+    long failed = 0;
+    for (long n = 1; n <= total; n++) {
+      err = (tl_error){0};
+      alloc_arm(n);
+      c = tl_compiler_create(NULL, NULL, NULL, &err);
+      alloc_disarm();
+      if (c) { /* the allocation was survived: with the cache named, not a fallback */
+        if (tl_compiler_get_stats(c).fallback)
+          tl_test_fail(__FILE__, __LINE__, "%s: allocation %ld failed: fell back to a temporary directory", settings[k][0], n);
+        tl_compiler_destroy(c);
+        continue;
+      }
+      failed++;
+      CHECK_INT(err.status, TL_ERR_NOMEM);
+      CHECK_STR(err.msg, "out of memory");
+    }
+    CHECK(failed > 0);
+  }
+  char cmd[128];
+  snprintf(cmd, sizeof cmd, "rm -rf '%s'", home);
   CHECK(system(cmd) == 0);
 }

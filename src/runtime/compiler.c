@@ -367,13 +367,16 @@ static int mkdir_p(const char *path) {
   return rc;
 }
 
-static char *default_cache_dir(void) {
+/* the cache directory named by the environment into *dir (NULL when it names none);
+ * TL_ERR_NOMEM when the name could not be allocated */
+static tl_status default_cache_dir(char **dir) {
   const char *v = env_nonempty("TL_CACHE_DIR");
-  if (v) return strdup(v);
-  v = env_nonempty("XDG_CACHE_HOME");
-  if (v && v[0] == '/') return strfmt("%s/tl", v); /* XDG: relative paths are invalid */
-  v = env_nonempty("HOME");
-  return v ? strfmt("%s/.cache/tl", v) : NULL;
+  const char *xdg = env_nonempty("XDG_CACHE_HOME"), *home = env_nonempty("HOME");
+  if (v) *dir = strdup(v);
+  else if (xdg && xdg[0] == '/') *dir = strfmt("%s/tl", xdg), v = xdg; /* XDG: relative paths are invalid */
+  else if (home) *dir = strfmt("%s/.cache/tl", home), v = home;
+  else *dir = NULL;
+  return v && !*dir ? TL_ERR_NOMEM : TL_OK;
 }
 
 /* is this one of the files the cache writes? (32 hex digits, then a dot) */
@@ -982,17 +985,18 @@ tl_compiler *tl_compiler_create(const char *cc, const char *flags, const char *c
   }
   c->kind = strcmp(cc, "tcc") == 0 ? TL_COMPILER_TCC : TL_COMPILER_CC;
   c->cc_name = strdup(cc);
-  c->cache_dir = cache_dir ? strdup(cache_dir) : default_cache_dir();
+  tl_status named = TL_OK;
+  if (cache_dir) named = (c->cache_dir = strdup(cache_dir)) ? TL_OK : TL_ERR_NOMEM;
+  else named = default_cache_dir(&c->cache_dir);
   c->map_cap = 64;
   c->map = calloc(c->map_cap, sizeof *c->map);
   tl_status st = TL_OK;
-  if (!c->cc_name || !c->map)
+  if (!c->cc_name || !c->map || named)
     st = tl_error_set(err, TL_ERR_NOMEM, "out of memory");
   else if (c->kind == TL_COMPILER_TCC)
     st = tcc_load(&c->tcc, err);
   else
     st = setup_cc(c, flags, err);
-  if (!st && !c->cache_dir && cache_dir) st = tl_error_set(err, TL_ERR_NOMEM, "out of memory"); /* strdup failed */
   if (!st && !c->cache_dir)
     st = tl_error_set(err, TL_ERR_CACHE, "no kernel cache directory: set TL_CACHE_DIR or HOME");
   if (!st) st = check_private_dir(c, c->cache_dir, err);
