@@ -131,3 +131,19 @@ TEST(kb_text_errors) {
   tl_kb_free(kb);
   TEST_SHUTDOWN(ctx);
 }
+
+/* several facts and rules on one line: a `.` and a space end each (the bug: the second
+ * fact read as a method called on the first) */
+TEST(kb_text_facts_on_one_line) {
+  tl_ctx *ctx = tl_init();
+  tl_kb *kb = tl_kb_new(ctx);
+  CHECK_INT(tl_kb_add_rules(kb, "edge(a, b). edge(b, c). edge(c, d).\npath(x, y) :- edge(x, y). path(x, z) :- path(x, y), edge(y, z)."), TL_OK);
+  CHECK_INT(tl_kb_count(kb, "edge"), 3);
+  CHECK_INT(tl_kb_count(kb, "path"), 6); /* ab ac ad bc bd cd */
+  /* no space after the dot: a method call, which rule text does not hold */
+  CHECK_FAILS(ctx, kb, "edge(d, e).edge(e, f).",
+              "kb_add_rules: 1:1: only facts, rules and relation declarations go in rule text (and 1 more error)");
+  CHECK_INT(tl_kb_count(kb, "edge"), 3);
+  tl_kb_free(kb);
+  tl_shutdown(ctx);
+}

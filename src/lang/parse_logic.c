@@ -240,7 +240,9 @@ bool tl_lparse_fact_ahead(const tl_lparse *lp) {
   }
   if (i + 2 >= lp->n || lp->tok[i].kind != TL_TOK_RPAREN || lp->tok[i + 1].kind != TL_TOK_DOT) return false;
   const tl_token *dot = &lp->tok[i + 1], *after = &lp->tok[i + 2];
-  return after->kind != TL_TOK_IDENT || after->line > dot->line;
+  /* a method call writes its name right after the dot; a fact's `.` is followed by a
+   * space, a line end or the end, as Prolog's end token is */
+  return after->kind != TL_TOK_IDENT || after->line > dot->line || after->offset > dot->offset + 1;
 }
 
 static void relation_item(tl_lparse *lp, tl_ast_item *it) {

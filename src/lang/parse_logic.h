@@ -27,9 +27,9 @@ typedef struct {
 
 /* at `$`: `$x` */
 bool tl_lparse_lvar(tl_lparse *lp, tl_node **out);
-/* at an identifier in a function body: is this `p(...)` a fact statement? Yes when a
- * `.` follows the `)` and does not go on to a method on the same line
- * (`p(a).len()` is a call and a method; `p(a).` at the end of a line is a fact) */
+/* at an identifier: is this `p(...)` a fact statement? Yes when a `.` follows the `)`
+ * and is not directly followed by a method's name (`p(a).len()` is a call and a
+ * method; `p(a).` at the end of a line, or `p(a). p(b).` on one, are facts) */
 bool tl_lparse_fact_ahead(const tl_lparse *lp);
 /* at an item that is not fn/struct/impl: a fact, a rule, `relation`, `mod`, `use` */
 bool tl_lparse_item(tl_lparse *lp, tl_ast_item *it);
