@@ -183,3 +183,17 @@ fuzz: fuzz-build
 	    afl-fuzz -V $(FUZZ_SECONDS) -t 5000 -m none -i tests/fuzz/corpus/$$h -o build/fuzz/out/$$h \
 	    -- build/fuzz/bin/fuzz_$$h || exit 1; \
 	done
+# every input the fuzzers kept (queue, crashes, hangs of build/fuzz/out*/NAME) run once
+# more with LeakSanitizer on, which the fuzzing runs turn off for speed: a leak of memory
+# the context does not count (its own leak check runs in every harness) shows here
+.PHONY: fuzz-leaks
+fuzz-leaks: fuzz-build
+	@for h in $(FUZZ); do \
+	  n=0; bad=0; \
+	  for f in build/fuzz/out*/$$h/*/queue/id* build/fuzz/out*/$$h/*/crashes/id* build/fuzz/out*/$$h/*/hangs/id*; do \
+	    [ -f "$$f" ] || continue; n=$$((n+1)); \
+	    ASAN_OPTIONS=detect_leaks=1:abort_on_error=0 timeout 20 build/fuzz/bin/fuzz_$$h "$$f" > /dev/null 2> build/fuzz/leak.txt \
+	      || { bad=$$((bad+1)); echo "$$h: $$f"; head -n 20 build/fuzz/leak.txt; }; \
+	  done; \
+	  echo "fuzz-leaks $$h: $$n inputs, $$bad failed"; \
+	done
