@@ -179,8 +179,10 @@ fuzz-build: build/tl
 fuzz: fuzz-build
 	for h in $(FUZZ); do \
 	  mkdir -p build/fuzz/out/$$h; \
-	  AFL_SKIP_CPUFREQ=1 AFL_NO_AFFINITY=1 AFL_NO_UI=1 AFL_I_DONT_CARE_ABOUT_MISSING_CRASHES=1 ASAN_OPTIONS=abort_on_error=1:detect_leaks=0:symbolize=0 \
-	    afl-fuzz -V $(FUZZ_SECONDS) -t 5000 -m none -i tests/fuzz/corpus/$$h -o build/fuzz/out/$$h \
+	  dict=; case $$h in front|run|kb) dict="-x tests/fuzz/dict/tl.dict";; esac; \
+	  AFL_SKIP_CPUFREQ=1 AFL_NO_AFFINITY=1 AFL_NO_UI=1 AFL_I_DONT_CARE_ABOUT_MISSING_CRASHES=1 AFL_AUTORESUME=1 \
+	  ASAN_OPTIONS=abort_on_error=1:detect_leaks=0:symbolize=0 \
+	    afl-fuzz -V $(FUZZ_SECONDS) -t 5000 -m none $$dict -i tests/fuzz/corpus/$$h -o build/fuzz/out/$$h \
 	    -- build/fuzz/bin/fuzz_$$h || exit 1; \
 	done
 # every input the fuzzers kept (queue, crashes, hangs of build/fuzz/out*/NAME) run once
