@@ -19,10 +19,10 @@ void tl_test_fail(const char *file, int line, const char *fmt, ...)
 /* the directory holding the test binary's helpers (build/tests) */
 const char *tl_test_bindir(void);
 /* scratch files: a fresh private directory under /tmp (malloc'd, NULL on failure);
- * removing one with all it holds (any modes; frees dir; NULL does nothing); dir/name
- * (malloc'd) */
+ * removing one with all it holds (any modes; frees dir; NULL does nothing; 0 when all
+ * of it went, -1 otherwise); dir/name (malloc'd) */
 char *tl_test_tmpdir(void);
-void tl_test_rm_tree(char *dir);
+int tl_test_rm_tree(char *dir);
 char *tl_test_path(const char *dir, const char *name);
 
 typedef struct tl_ctx tl_ctx;

@@ -129,8 +129,8 @@ static long sweep_count(sweep_program prog, const char *cache) {
 
 /* every allocation of prog, one failing per run; returns how many there were */
 static long sweep(sweep_program prog) {
-  char cache[] = "/tmp/tl_alloc_sweep_XXXXXX";
-  if (!mkdtemp(cache)) return 0;
+  char *cache = tl_test_tmpdir();
+  if (!cache) return 0;
   sweep_count(prog, cache); /* compiles the kernels into the cache */
   long total = sweep_count(prog, cache);
   signal(SIGSEGV, sweep_on_crash);
@@ -141,9 +141,7 @@ static long sweep(sweep_program prog) {
     sweep_current = n;
     sweep_one(prog, n, cache);
   }
-  char cmd[128];
-  snprintf(cmd, sizeof cmd, "rm -rf '%s'", cache);
-  CHECK(system(cmd) == 0);
+  CHECK(tl_test_rm_tree(cache) == 0);
   printf("  swept %ld allocations, each failing once\n", total);
   return total;
 }
@@ -338,8 +336,8 @@ static long lang_sweep_one(const lang_program *p, long n, bool *clean_error) {
 }
 
 TEST(alloc_fail_tl_run) {
-  char cache[] = "/tmp/tl_alloc_sweep_XXXXXX";
-  if (!mkdtemp(cache)) return;
+  char *cache = tl_test_tmpdir();
+  if (!cache) return;
   setenv("TL_CACHE_DIR", cache, 1);
   signal(SIGSEGV, sweep_on_crash);
   signal(SIGABRT, sweep_on_crash);
@@ -360,17 +358,15 @@ TEST(alloc_fail_tl_run) {
     CHECK(errors > 0 || from); /* the sweep did fail something */
     printf("  %s: swept %ld allocations, %ld ended with out of memory\n", p->name, total, errors);
   }
-  char cmd[128];
-  snprintf(cmd, sizeof cmd, "rm -rf '%s'", cache);
-  CHECK(system(cmd) == 0);
+  CHECK(tl_test_rm_tree(cache) == 0);
 }
 
 /* the kernel cache's directory named from TL_CACHE_DIR, XDG_CACHE_HOME or HOME: a
  * failing allocation of the name (or anything else) is "out of memory", never "no
  * kernel cache directory" and a fallback (the bug: a NULL name read as none named) */
 TEST(alloc_fail_cache_dir_name) {
-  char home[] = "/tmp/tl_alloc_home_XXXXXX";
-  if (!mkdtemp(home)) return;
+  char *home = tl_test_tmpdir();
+  if (!home) return;
   const char *settings[3][2] = {{"TL_CACHE_DIR", home}, {"XDG_CACHE_HOME", home}, {"HOME", home}};
   for (int k = 0; k < 3; k++) {
     unsetenv("TL_CACHE_DIR"), unsetenv("XDG_CACHE_HOME"), unsetenv("HOME");
@@ -399,7 +395,5 @@ TEST(alloc_fail_cache_dir_name) {
     }
     CHECK(failed > 0);
   }
-  char cmd[128];
-  snprintf(cmd, sizeof cmd, "rm -rf '%s'", home);
-  CHECK(system(cmd) == 0);
+  CHECK(tl_test_rm_tree(home) == 0);
 }

@@ -185,8 +185,9 @@ TEST(command_program_arguments_and_exit_code) {
 
 /* --dot DIR: a DOT file per realize; a DIR that cannot be made: the reason, exit 2 */
 TEST(command_dot) {
-  char dir[] = "/tmp/tl-dot-cmd-XXXXXX";
-  CHECK(mkdtemp(dir) != NULL);
+  char *dir = tl_test_tmpdir();
+  CHECK(dir != NULL);
+  if (!dir) return;
   char sub[64], file[96];
   snprintf(sub, sizeof sub, "%s/pics", dir);
   result r = run((char *[]){"build/tl", "run", "--dot", sub, "tests/lang/basics/readme_program.tl", NULL}, NULL);
@@ -212,9 +213,7 @@ TEST(command_dot) {
   snprintf(want, sizeof want, "tl: run: --dot: dot directory '%s' cannot be created: Not a directory\n", sub);
   CHECK_RUN(r, 2, "", want);
   result_free(&r);
-  char cmd[128];
-  snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
-  CHECK_INT(system(cmd), 0);
+  CHECK_INT(tl_test_rm_tree(dir), 0);
 }
 
 /* file names in generated C: quotes, backslashes, control bytes and `??` escaped */
@@ -237,9 +236,10 @@ static char *slurp_path(const char *path) {
  * fresh one (a file at the old predictable name EXE.c is left alone) and is removed.
  * tl runs in a fresh directory, where an injected `touch injected` would land. */
 TEST(command_build_hostile_names) {
-  char dir[] = "/tmp/tl-cmd-test-XXXXXX", *tl = realpath("build/tl", NULL);
-  if (!mkdtemp(dir) || !tl) {
-    tl_test_fail(__FILE__, __LINE__, "mkdtemp or realpath failed");
+  char *dir = tl_test_tmpdir(), *tl = realpath("build/tl", NULL);
+  if (!dir || !tl) {
+    tl_test_fail(__FILE__, __LINE__, "tl_test_tmpdir or realpath failed");
+    tl_test_rm_tree(dir);
     free(tl);
     return;
   }
@@ -292,19 +292,19 @@ TEST(command_build_hostile_names) {
   unlink(old_tmp);
   rmdir(tmpdir);
   CHECK_INT(rmdir(dir), 0); /* nothing else was created */
+  tl_test_rm_tree(dir);      /* anything else, if that failed */
   free(tl);
 }
 
 /* `tl build` links the libtl.a beside the tl executable: a tl copied elsewhere says
  * which file it misses instead of leaving it to the linker */
 TEST(command_build_needs_libtl_beside_tl) {
-  char dir[] = "/tmp/tl-cmd-lib-XXXXXX";
-  if (!mkdtemp(dir)) {
-    tl_test_fail(__FILE__, __LINE__, "mkdtemp failed");
+  char *dir = tl_test_tmpdir();
+  if (!dir) {
+    tl_test_fail(__FILE__, __LINE__, "tl_test_tmpdir failed");
     return;
   }
-  char tl[64], want[160];
-  snprintf(tl, sizeof tl, "%s/tl", dir);
+  char *tl = tl_test_path(dir, "tl"), want[160];
   result r = run((char *[]){"/bin/cp", "build/tl", tl, NULL}, NULL);
   CHECK_INT(r.status, 0);
   result_free(&r);
@@ -313,7 +313,9 @@ TEST(command_build_needs_libtl_beside_tl) {
   CHECK_RUN(r, 1, "", want);
   result_free(&r);
   unlink(tl);
+  free(tl);
   CHECK_INT(rmdir(dir), 0);
+  tl_test_rm_tree(dir); /* anything else, if that failed */
 }
 
 /* every ```rust block of docs/language.md is a whole program; the ```text block after

@@ -63,9 +63,10 @@ static tl_tensor *filled(tl_ctx *ctx, int64_t r, int64_t c, float base) {
 }
 
 TEST(dot_realize_files) {
+  char *dir = tl_test_tmpdir();
+  CHECK(dir != NULL);
+  if (!dir) return;
   tl_ctx *ctx = tl_init();
-  char dir[] = "/tmp/tl-dot-XXXXXX";
-  CHECK(mkdtemp(dir) != NULL);
   CHECK_INT(tl_set_dot_dir(ctx, dir), TL_OK);
   tl_tensor *a = filled(ctx, 4, 8, 0), *b = filled(ctx, 4, 8, 1), *c = filled(ctx, 4, 8, 2);
   /* relu(a*b+c): one fused kernel */
@@ -107,16 +108,15 @@ TEST(dot_realize_files) {
   snprintf(path, sizeof path, "%s/realize-0004.dot", dir);
   CHECK(access(path, F_OK) != 0);
   TEST_SHUTDOWN(ctx);
-  char cmd[128];
-  snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
-  CHECK_INT(system(cmd), 0);
+  CHECK_INT(tl_test_rm_tree(dir), 0);
 }
 
 /* a directory that cannot be made or is not one: an error with the reason */
 TEST(dot_bad_dir) {
+  char *dir = tl_test_tmpdir(), path[128];
+  CHECK(dir != NULL);
+  if (!dir) return;
   tl_ctx *ctx = tl_init();
-  char dir[] = "/tmp/tl-dot-XXXXXX", path[128];
-  CHECK(mkdtemp(dir) != NULL);
   snprintf(path, sizeof path, "%s/plain", dir);
   FILE *f = fopen(path, "w");
   if (f) fclose(f);
@@ -134,15 +134,14 @@ TEST(dot_bad_dir) {
   double v;
   CHECK_INT(tl_item(tl_sum(filled(ctx, 2, 2, 0), 0, NULL, 0), &v), TL_OK);
   TEST_SHUTDOWN(ctx);
-  char cmd[160];
-  snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
-  CHECK_INT(system(cmd), 0);
+  CHECK_INT(tl_test_rm_tree(dir), 0);
 }
 
 /* TL_DOT_DIR sets it at tl_init */
 TEST(dot_env) {
-  char dir[] = "/tmp/tl-dot-XXXXXX";
-  CHECK(mkdtemp(dir) != NULL);
+  char *dir = tl_test_tmpdir();
+  CHECK(dir != NULL);
+  if (!dir) return;
   char *old = getenv("TL_DOT_DIR");
   old = old ? strdup(old) : NULL;
   setenv("TL_DOT_DIR", dir, 1);
@@ -153,7 +152,5 @@ TEST(dot_env) {
   CHECK_INT(tl_realize(tl_exp(filled(ctx, 2, 2, 0))), TL_OK);
   free(check_file(dir, 1, 1));
   TEST_SHUTDOWN(ctx);
-  char cmd[128];
-  snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
-  CHECK_INT(system(cmd), 0);
+  CHECK_INT(tl_test_rm_tree(dir), 0);
 }

@@ -6,7 +6,6 @@
  * reads in little memory and time. */
 #include <stdint.h>
 #include <stdlib.h>
-#include <unistd.h>
 
 #include "test.h"
 #include "tl.h"
@@ -80,21 +79,10 @@ static tl_tensor *load(tl_ctx *ctx, const char *dir, const char *name) {
   return tl_load_npy(ctx, p);
 }
 
-static void remove_files(const char *dir) {
-  static const char *const names[] = {"w_f32", "w_f64", "i32", "i64", "g_i32", "g_i64", "e_f32_i32", "e_f64_i32",
-                                      "e_f32_i64", "e_f64_i64", "dw_f32_i32", "dw_f64_i32", "dw_f32_i64", "dw_f64_i64"};
-  char p[512];
-  for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
-    snprintf(p, sizeof p, "%s/%s.npy", dir, names[i]);
-    unlink(p);
-  }
-  rmdir(dir);
-}
-
 TEST(embedding_numpy_values_and_grads) {
-  char dir[] = "/tmp/tl-embed-XXXXXX";
-  if (!mkdtemp(dir)) {
-    tl_test_fail(__FILE__, __LINE__, "mkdtemp failed");
+  char *dir = tl_test_tmpdir();
+  if (!dir) {
+    tl_test_fail(__FILE__, __LINE__, "tl_test_tmpdir failed");
     return;
   }
   CHECK_PYTHON(np_script, dir, "written\n");
@@ -123,7 +111,7 @@ TEST(embedding_numpy_values_and_grads) {
       }
     TEST_SHUTDOWN(ctx);
   }
-  remove_files(dir);
+  tl_test_rm_tree(dir);
 }
 
 /* ---- against finite differences -------------------------------------------------------

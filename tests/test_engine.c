@@ -422,10 +422,10 @@ static void realize_in_child(const char *dir, uint64_t *compiled, uint64_t *disk
 }
 
 TEST(cache_second_process_compiles_nothing) {
-  char dir[] = "/tmp/tl-cache-test-XXXXXX";
-  CHECK(mkdtemp(dir) != NULL);
-  char sub[64];
-  snprintf(sub, sizeof sub, "%s/kernels", dir);
+  char *dir = tl_test_tmpdir();
+  CHECK(dir != NULL);
+  if (!dir) return;
+  char *sub = tl_test_path(dir, "kernels");
   uint64_t c1, h1, c2, h2;
   realize_in_child(sub, &c1, &h1);
   realize_in_child(sub, &c2, &h2);
@@ -433,9 +433,8 @@ TEST(cache_second_process_compiles_nothing) {
   CHECK_INT(h1, 0);
   CHECK_INT(c2, 0);
   CHECK_INT(h2, 1);
-  char cmd[128];
-  snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
-  CHECK_INT(system(cmd), 0);
+  free(sub);
+  CHECK_INT(tl_test_rm_tree(dir), 0);
 }
 
 /* ---- bad input: an error code and a clear message, never a crash ---------------------- */
@@ -509,8 +508,9 @@ TEST(errors_compiler_missing_failing_and_cache_unwritable) {
   CHECK_NEAR(zv[4], 2.5, 1e-6);
   CHECK_INT(tl_get_stats(ctx).kernel_cache_fallback, 1);
   /* a compiler that fails: flags it rejects */
-  char dir[] = "/tmp/tl-cc-fail-XXXXXX";
-  CHECK(mkdtemp(dir) != NULL);
+  char *dir = tl_test_tmpdir();
+  CHECK(dir != NULL);
+  if (!dir) return;
   CHECK_INT(tl_set_cache_dir(ctx, dir), TL_OK);
   const char *env = getenv("TL_CFLAGS"); /* the caller's, put back after */
   char *saved = env ? strdup(env) : NULL;
@@ -525,9 +525,7 @@ TEST(errors_compiler_missing_failing_and_cache_unwritable) {
   double s;
   CHECK_INT(tl_item(tl_sum(y, 0, NULL, 0), &s), TL_OK);
   CHECK_NEAR(s, 8 * 2.718281828, 1e-4);
-  char cmd[96];
-  snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
-  CHECK_INT(system(cmd), 0);
+  CHECK_INT(tl_test_rm_tree(dir), 0);
   TEST_SHUTDOWN(ctx);
 }
 

@@ -6,7 +6,7 @@
  * functions declared in the run-time headers (tl.h and the others the Makefile pastes
  * into the language prelude): each must carry TL_API, and libtl.so must export exactly
  * those. The tests run from the repository root (they need the Makefile there) and
- * need make, cc, pkg-config and nm. Commands are fixed strings and mkdtemp paths. */
+ * need make, cc, pkg-config and nm. Commands are fixed strings and tl_test_tmpdir paths. */
 #include <ctype.h>
 #include <libgen.h>
 #include <stdbool.h>
@@ -143,9 +143,9 @@ static const char prog_tl[] = "fn main() {\n"
 
 TEST(install_prefix) {
   if (!can_install("install_prefix")) return;
-  char dir[] = "/tmp/tl-install-XXXXXX";
-  if (!mkdtemp(dir)) {
-    tl_test_fail(__FILE__, __LINE__, "mkdtemp failed");
+  char *dir = tl_test_tmpdir();
+  if (!dir) {
+    tl_test_fail(__FILE__, __LINE__, "tl_test_tmpdir failed");
     return;
   }
   char path[4200], cmd[16384];
@@ -223,19 +223,18 @@ TEST(install_prefix) {
     free(out), out = NULL;
   }
 done:
-  snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
-  CHECK_INT(sh(cmd, NULL), 0);
+  CHECK_INT(tl_test_rm_tree(dir), 0);
 }
 
 /* DESTDIR stages the files under itself; tl.pc names the real PREFIX */
 TEST(install_destdir) {
   if (!can_install("install_destdir")) return;
-  char dir[] = "/tmp/tl-destdir-XXXXXX";
-  if (!mkdtemp(dir)) {
-    tl_test_fail(__FILE__, __LINE__, "mkdtemp failed");
+  char *dir = tl_test_tmpdir();
+  if (!dir) {
+    tl_test_fail(__FILE__, __LINE__, "tl_test_tmpdir failed");
     return;
   }
-  char path[4200], cmd[4400];
+  char path[4200];
   if (make_install("/opt/tl", dir)) {
     snprintf(path, sizeof path, "%s/opt/tl/bin/tl", dir);
     CHECK_INT(access(path, X_OK), 0);
@@ -247,8 +246,7 @@ TEST(install_destdir) {
     CHECK_CONTAINS(pc, "Cflags: -I${includedir}\n");
     free(pc);
   }
-  snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
-  CHECK_INT(sh(cmd, NULL), 0);
+  CHECK_INT(tl_test_rm_tree(dir), 0);
 }
 
 /* ---- the exported symbols -------------------------------------------------------- */

@@ -2,32 +2,15 @@
  * against an independent reader and writer: numpy (/usr/bin/python3 with
  * python3-numpy) reads the files a TL program writes (safetensors parsed with json and
  * numpy.frombuffer only) and writes files a TL program reads; a malformed file is a
- * run-time error at the TL location. Each test works in a fresh mkdtemp directory,
- * removed at its end. */
-#include <dirent.h>
+ * run-time error at the TL location. Each test works in a fresh tl_test_tmpdir
+ * directory, removed at its end. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
-#include <unistd.h>
 
 #include "lang/lang.h"
 #include "test.h"
-
-
-static void remove_dir(const char *dir) {
-  DIR *d = opendir(dir);
-  if (d) {
-    char p[4200];
-    for (struct dirent *e; (e = readdir(d));) {
-      if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, "..")) continue;
-      snprintf(p, sizeof p, "%s/%s", dir, e->d_name);
-      unlink(p);
-    }
-    closedir(d);
-  }
-  rmdir(dir);
-}
 
 /* runs TL source text (`DIR` replaced by dir): its exit code, stdout and stderr */
 static int run_tl(const char *tmpl, const char *dir, char **out, char **err) {
@@ -89,16 +72,16 @@ static const char py_reads[] =
     "st(d + '/net.safetensors')\n";
 
 TEST(lang_io_numpy_reads_tl_files) {
-  char tmpl[] = "/tmp/tl-lang-io-XXXXXX";
-  if (!mkdtemp(tmpl)) {
-    tl_test_fail(__FILE__, __LINE__, "mkdtemp failed");
+  char *dir = tl_test_tmpdir();
+  if (!dir) {
+    tl_test_fail(__FILE__, __LINE__, "tl_test_tmpdir failed");
     return;
   }
   char *out = NULL, *err = NULL;
-  CHECK_INT(run_tl(tl_writes, tmpl, &out, &err), 0);
+  CHECK_INT(run_tl(tl_writes, dir, &out, &err), 0);
   CHECK_STR(out, "saved\n");
   CHECK_STR(err, "");
-  CHECK_PYTHON(py_reads, tmpl,
+  CHECK_PYTHON(py_reads, dir,
                "a <f4 (2, 3) [[0.0, 0.25, 0.5], [0.75, 1.0, 1.25]]\n"
                "i <i8 (2, 2) [[1, 3], [-2, 4]]\n"
                "b |b1 (3,) [True, False, True]\n"
@@ -110,7 +93,7 @@ TEST(lang_io_numpy_reads_tl_files) {
                "head.b F32 (1,) [2.0]\n");
   free(out);
   free(err);
-  remove_dir(tmpl);
+  tl_test_rm_tree(dir);
 }
 
 static const char py_writes[] =
@@ -148,14 +131,14 @@ static const char tl_reads[] =
     "}\n";
 
 TEST(lang_io_tl_reads_numpy_files) {
-  char tmpl[] = "/tmp/tl-lang-io-XXXXXX";
-  if (!mkdtemp(tmpl)) {
-    tl_test_fail(__FILE__, __LINE__, "mkdtemp failed");
+  char *dir = tl_test_tmpdir();
+  if (!dir) {
+    tl_test_fail(__FILE__, __LINE__, "tl_test_tmpdir failed");
     return;
   }
-  CHECK_PYTHON(py_writes, tmpl, "written\n");
+  CHECK_PYTHON(py_writes, dir, "written\n");
   char *out = NULL, *err = NULL;
-  CHECK_INT(run_tl(tl_reads, tmpl, &out, &err), 1);
+  CHECK_INT(run_tl(tl_reads, dir, &out, &err), 1);
   CHECK_STR(out, "[[0.  0.5]\n [1.  1.5]\n [2.  2.5]]\n"
                  "[[ 14 -16  18]]\n"
                  "2.5\n"
@@ -164,16 +147,16 @@ TEST(lang_io_tl_reads_numpy_files) {
   snprintf(want, sizeof want,
            "io.tl:11:23: runtime error: load_npy: %s/short.npy: shape [3, 2] of dtype '<f4' needs 24 bytes of data, but 20 "
            "follow the header (truncated)\n",
-           tmpl);
+           dir);
   CHECK_STR(err, want);
   free(out);
   free(err);
   /* Fortran order: the C API's message, at the load */
   const char fortran[] = "fn main() {\n  let t = Tensor::load(\"DIR/fortran.npy\");\n}\n";
-  CHECK_INT(run_tl(fortran, tmpl, &out, &err), 1);
+  CHECK_INT(run_tl(fortran, dir, &out, &err), 1);
   CHECK_CONTAINS(err, "io.tl:2:23: runtime error: load_npy: ");
   CHECK_CONTAINS(err, "fortran");
   free(out);
   free(err);
-  remove_dir(tmpl);
+  tl_test_rm_tree(dir);
 }

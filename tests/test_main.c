@@ -77,11 +77,12 @@ static int rm_entry(const char *path, const struct stat *st, int flag, struct FT
   return flag == FTW_DP ? rmdir(path) : unlink(path);
 }
 
-void tl_test_rm_tree(char *dir) {
-  if (!dir) return;
+int tl_test_rm_tree(char *dir) {
+  if (!dir) return 0;
   chmod(dir, 0700);
-  nftw(dir, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
+  int rc = nftw(dir, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
   free(dir);
+  return rc ? -1 : 0;
 }
 
 char *tl_test_path(const char *dir, const char *name) {

@@ -295,9 +295,10 @@ TEST(reuse_replay_gemm_epilogue_with_dropout) {
 /* DOT pictures come from the full path: with a dot directory nothing replays, and the
  * plans recorded before are kept for when it is unset */
 TEST(reuse_replay_off_while_drawing_dot) {
+  char *dir = tl_test_tmpdir();
+  CHECK(dir != NULL);
+  if (!dir) return;
   tl_ctx *ctx = tl_init();
-  char dir[] = "/tmp/tl_reuse_dot_XXXXXX";
-  CHECK(mkdtemp(dir) != NULL);
   int64_t n = 16;
   for (int it = 0; it < 6; it++) {
     if (it == 2) CHECK_INT(tl_set_dot_dir(ctx, dir), TL_OK);
@@ -312,8 +313,6 @@ TEST(reuse_replay_off_while_drawing_dot) {
     }
   }
   CHECK_INT(tl_get_stats(ctx).realize_replays, 3); /* turns 1, 4 and 5 */
-  char cmd[128];
-  snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
-  CHECK_INT(system(cmd), 0);
+  CHECK_INT(tl_test_rm_tree(dir), 0);
   TEST_SHUTDOWN(ctx);
 }

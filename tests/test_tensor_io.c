@@ -2,7 +2,7 @@
  * implementation: numpy (/usr/bin/python3 with python3-numpy) reads the files TL writes
  * and writes files TL reads; safetensors files are parsed and written in the test's
  * Python with json and numpy.frombuffer only. Python runs with fork/execv, a fixed
- * script and a fresh mkdtemp directory; a missing python or numpy fails the tests.
+ * script and a fresh tl_test_tmpdir directory; a missing python or numpy fails the tests.
  * Malformed files are built byte by byte here, and each must give its exact message. */
 #include <dirent.h>
 #include <fcntl.h>
@@ -22,12 +22,9 @@
 /* ---- helpers ------------------------------------------------------------------ */
 
 static char *make_dir(void) {
-  char tmpl[] = "/tmp/tl-io-XXXXXX";
-  if (!mkdtemp(tmpl)) {
-    tl_test_fail(__FILE__, __LINE__, "mkdtemp failed");
-    return NULL;
-  }
-  return strdup(tmpl);
+  char *dir = tl_test_tmpdir();
+  if (!dir) tl_test_fail(__FILE__, __LINE__, "tl_test_tmpdir failed");
+  return dir;
 }
 
 /* The number of entries of dir whose names contain `part` (NULL: every entry). */
@@ -39,24 +36,6 @@ static int count_entries(const char *dir, const char *part) {
     if (strcmp(e->d_name, ".") && strcmp(e->d_name, "..") && (!part || strstr(e->d_name, part))) n++;
   closedir(d);
   return n;
-}
-
-/* Removes dir and the files in it (one level: the tests make nothing deeper, but a
- * directory made as a save target). */
-static void remove_dir(char *dir) {
-  if (!dir) return;
-  DIR *d = opendir(dir);
-  if (d) {
-    for (struct dirent *e; (e = readdir(d));) {
-      if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, "..")) continue;
-      char p[4200];
-      snprintf(p, sizeof p, "%s/%s", dir, e->d_name);
-      if (unlink(p) != 0) rmdir(p);
-    }
-    closedir(d);
-  }
-  rmdir(dir);
-  free(dir);
 }
 
 static const char *path_in(char *buf, size_t cap, const char *dir, const char *name) {
@@ -284,7 +263,7 @@ TEST(tensor_io_npy_numpy_reads_tl_files) {
   }
   free(file);
   TEST_SHUTDOWN(ctx);
-  remove_dir(dir);
+  tl_test_rm_tree(dir);
 }
 
 /* ---- .npy: numpy writes, TL reads ---------------------------------------------------- */
@@ -361,7 +340,7 @@ TEST(tensor_io_npy_tl_reads_numpy_files) {
   NPY_FAILS(ctx, path_in(p, sizeof p, dir, "u8.npy"), TL_ERR_DTYPE,
             "dtype '|u1' is not supported (TL reads '|b1', '<i4', '<i8', '<f4', '<f8')");
   TEST_SHUTDOWN(ctx);
-  remove_dir(dir);
+  tl_test_rm_tree(dir);
 }
 
 /* ---- .npy: malformed files ---------------------------------------------------------- */
@@ -479,7 +458,7 @@ TEST(tensor_io_npy_malformed_files_are_errors) {
                    "shape [] of dtype '<i8' needs 8 bytes of data, but 7 follow the header (truncated)");
   CHECK_INT(tl_get_stats(ctx).live_tensors, 2); /* the two good loads, nothing from the failures */
   TEST_SHUTDOWN(ctx);
-  remove_dir(dir);
+  tl_test_rm_tree(dir);
 }
 
 /* ---- safetensors: TL writes, Python (json + numpy.frombuffer) reads ------------------ */
@@ -581,7 +560,7 @@ TEST(tensor_io_safetensors_python_reads_tl_files) {
   tl_free(names);
   tl_free(back);
   TEST_SHUTDOWN(ctx);
-  remove_dir(dir);
+  tl_test_rm_tree(dir);
 }
 
 /* ---- safetensors: Python writes, TL reads ------------------------------------------- */
@@ -655,7 +634,7 @@ TEST(tensor_io_safetensors_tl_reads_python_files) {
                 "'layer.0.bias', 'layer.0.weight', 'mask', 'nothing', 'steps')");
   }
   TEST_SHUTDOWN(ctx);
-  remove_dir(dir);
+  tl_test_rm_tree(dir);
 }
 
 /* ---- safetensors: malformed files ---------------------------------------------------- */
@@ -807,7 +786,7 @@ TEST(tensor_io_safetensors_malformed_files_are_errors) {
               "tensor 'b': dtype F16 is not supported (TL reads BOOL, I32, I64, F32, F64)");
   CHECK_INT(tl_get_stats(ctx).live_tensors, 1); /* the good load only */
   TEST_SHUTDOWN(ctx);
-  remove_dir(dir);
+  tl_test_rm_tree(dir);
 }
 
 /* ---- saving: arguments, failures, atomic replacement -------------------------------- */
@@ -878,7 +857,7 @@ TEST(tensor_io_save_errors_leave_no_file) {
   CHECK_STR(tl_last_error(ctx), "save_npy: use after release: the tensor behind this handle was released");
   CHECK_INT(count_entries(dir, NULL), 1);
   TEST_SHUTDOWN(ctx);
-  remove_dir(dir);
+  tl_test_rm_tree(dir);
 }
 
 /* A write that fails half-way (the file size limit, as a full disk would) leaves the old
@@ -942,5 +921,5 @@ TEST(tensor_io_failed_write_keeps_the_old_file) {
   umask(mask);
   CHECK(stat(p, &st) == 0 && (st.st_mode & 0777) == (0666 & ~mask));
   TEST_SHUTDOWN(ctx);
-  remove_dir(dir);
+  tl_test_rm_tree(dir);
 }

@@ -134,8 +134,9 @@ static void *work(void *arg) {
 /* threads started at once, every kernel and program compiled by some of them at the
  * same time (the cache's per-kernel lock, flock, is per open file: threads too) */
 static void run_threads(int nthreads) {
-  char dir[] = "/tmp/tl-threads-XXXXXX";
-  CHECK(mkdtemp(dir) != NULL);
+  char *dir = tl_test_tmpdir();
+  CHECK(dir != NULL);
+  if (!dir) return;
   const char *old = getenv("TL_CACHE_DIR"); /* tl_lang_run_source's cache */
   char *saved = old ? strdup(old) : NULL;
   setenv("TL_CACHE_DIR", dir, 1);
@@ -153,9 +154,7 @@ static void run_threads(int nthreads) {
   if (saved) setenv("TL_CACHE_DIR", saved, 1);
   else unsetenv("TL_CACHE_DIR");
   free(saved);
-  char cmd[64];
-  snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
-  CHECK_INT(system(cmd), 0);
+  CHECK_INT(tl_test_rm_tree(dir), 0);
 }
 
 TEST(threads_contexts_in_parallel) { run_threads(env_int("TL_TEST_THREADS", NTHREADS, MAX_THREADS)); }
