@@ -28,24 +28,31 @@ int tl_fuzz_front(const uint8_t *data, size_t size) {
   return 0;
 }
 
-/* counts each name written before '(' (at most 16): evaluates the relations the text
- * defined, and asks for some it did not (an error) */
-static void fuzz_count_relations(tl_kb *kb, const char *text) {
-  char name[64];
-  int asked = 0;
-  for (const char *p = text; *p && asked < 16; p++) {
+/* the names written before '(' in text (at most 16, each under 64 bytes) */
+typedef struct {
+  char name[16][64];
+  const char *list[16];
+  int n;
+} fuzz_names;
+
+static void fuzz_relation_names(const char *text, fuzz_names *out) {
+  out->n = 0;
+  for (const char *p = text; *p && out->n < 16; p++) {
     if (!(isalpha((unsigned char)*p) || *p == '_') || (p > text && (isalnum((unsigned char)p[-1]) || p[-1] == '_')))
       continue;
     size_t n = 0;
-    while ((isalnum((unsigned char)p[n]) || p[n] == '_') && n + 1 < sizeof name) n++;
+    while ((isalnum((unsigned char)p[n]) || p[n] == '_') && n + 1 < sizeof out->name[0]) n++;
     if (p[n] != '(') continue;
-    memcpy(name, p, n);
-    name[n] = 0;
-    tl_kb_count(kb, name);
-    asked++;
+    memcpy(out->name[out->n], p, n);
+    out->name[out->n][n] = 0;
+    out->list[out->n] = out->name[out->n];
+    out->n++;
   }
 }
 
+/* the text (up to the first NUL) added to a knowledge base, whose relations it names are
+ * then counted (evaluating those it defined, asking for some it did not: an error);
+ * the bytes after the NUL drive the API's calls (fuzz_kb_calls.c) */
 int tl_fuzz_kb(const uint8_t *data, size_t size) {
   char *text = fuzz_string(data, size);
   tl_ctx *ctx = text ? tl_init() : NULL;
@@ -55,7 +62,13 @@ int tl_fuzz_kb(const uint8_t *data, size_t size) {
   }
   tl_set_backend(ctx, "interp");
   tl_kb *kb = tl_kb_new(ctx);
-  if (kb && tl_kb_add_rules(kb, text) == TL_OK) fuzz_count_relations(kb, text);
+  fuzz_names names;
+  fuzz_relation_names(text, &names);
+  if (kb && tl_kb_add_rules(kb, text) == TL_OK)
+    for (int i = 0; i < names.n; i++) tl_kb_count(kb, names.list[i]);
+  size_t text_len = strlen(text);
+  if (kb && text_len + 1 < size)
+    tl_fuzz_kb_calls(kb, ctx, names.list, names.n, data + text_len + 1, size - text_len - 1);
   tl_kb_free(kb);
   free(text);
   return tl_fuzz_end(ctx);
