@@ -115,11 +115,14 @@ install: $(BUILD)/tl $(BUILD)/libtl.a $(BUILD)/libtl.so
 
 -include $(OBJ:.o=.d) $(TEST_OBJ:.o=.d)
 
-# The whole suite under AddressSanitizer + UndefinedBehaviorSanitizer.
+# The whole suite under AddressSanitizer + UndefinedBehaviorSanitizer, built with clang
+# where there is one: its UBSan also checks pointer arithmetic (NULL + 0 included),
+# which gcc's does not.
 ASAN_FLAGS := -O1 -g -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined
+ASAN_CC    ?= $(if $(shell command -v clang),clang,$(CC))
 .PHONY: test-asan test-valgrind test-tsan
 test-asan: build/tl
-	$(MAKE) BUILD=build/asan OPT="$(ASAN_FLAGS)" build/asan/tests/tl_tests
+	$(MAKE) BUILD=build/asan CC=$(ASAN_CC) OPT="$(ASAN_FLAGS)" build/asan/tests/tl_tests
 	ASAN_OPTIONS=detect_leaks=1 build/asan/tests/tl_tests
 
 # The concurrency tests under ThreadSanitizer: contexts on several threads at once

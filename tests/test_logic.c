@@ -410,6 +410,49 @@ TEST(logic_dense_box_grows) {
   TEST_SHUTDOWN(ctx);
 }
 
+/* integer columns whose values span nearly all of int64: the box's size is computed
+ * without overflow (found by fuzzing the API: size + 63 overflowed in the cell count),
+ * auto picks sparse, forced dense says the box is too big; and a rule whose literals
+ * have no arguments at all (no argument array: NULL + 0 was undefined) */
+TEST(logic_int_columns_spanning_int64) {
+  tl_ctx *ctx = tl_init();
+  const int64_t edges[][2] = {{0, INT64_MAX - 5}, {INT64_MIN, INT64_MAX}, {INT64_MIN, 0}, {-1, INT64_MAX}};
+  for (int e = 0; e < 4; e++)
+    for (int m = 0; m < 3; m++) {
+      tl_kb *kb = tl_kb_new(ctx);
+      tl_kb_set_repr(kb, reprs[m]);
+      tl_kb_relation(kb, "n", 1, I1);
+      tl_kb_relation(kb, "m", 2, II);
+      FACT(kb, "n", edges[e][0]);
+      FACT(kb, "n", edges[e][1]);
+      CHECK_INT(RULE(kb, ATOM("m", V("x"), V("y")), ATOM("n", V("x")), ATOM("n", V("y")), CMP(TL_KB_LT, V("x"), V("y"))), TL_OK);
+      if (reprs[m] == TL_KB_DENSE) {
+        CHECK_INT(tl_kb_count(kb, "m"), -1);
+        CHECK(strstr(tl_last_error(ctx), "is forced dense but its values need a box of more than") != NULL);
+      } else {
+        CHECK_INT(tl_kb_count(kb, "m"), 1);
+        CHECK_ROWS(Q(kb, "m", V("x"), V("y")), 1, 2, edges[e][0], edges[e][1]);
+        CHECK_ROWS(Q(kb, "n", V("x")), 2, 1, edges[e][0], edges[e][1]);
+      }
+      tl_kb_free(kb);
+    }
+  for (int m = 0; m < 3; m++) {
+    tl_kb *kb = tl_kb_new(ctx);
+    tl_kb_set_repr(kb, reprs[m]);
+    tl_kb_relation(kb, "on", 0, NULL);
+    tl_kb_relation(kb, "off", 0, NULL);
+    tl_kb_relation(kb, "idle", 0, NULL);
+    CHECK_INT(RULE(kb, ATOM0("idle"), ATOM0("on"), NOT0("off")), TL_OK);
+    CHECK_GROUND(tl_kb_query(kb, "idle", 0, NULL), 0.0);
+    CHECK_INT(tl_kb_fact(kb, "on", 0, NULL), TL_OK);
+    CHECK_GROUND(tl_kb_query(kb, "idle", 0, NULL), 1.0);
+    CHECK_INT(tl_kb_fact(kb, "off", 0, NULL), TL_OK);
+    CHECK_GROUND(tl_kb_query(kb, "idle", 0, NULL), 0.0);
+    tl_kb_free(kb);
+  }
+  TEST_SHUTDOWN(ctx);
+}
+
 /* the bit-parallel join runs for the closure over dense relations, not over sparse */
 TEST(logic_bit_join_dense_only) {
   tl_ctx *ctx = tl_init();

@@ -294,7 +294,7 @@ TL_GEMM_UKR(double, f64)
           if (pack_a) tl_pack_a_##S(ak, d->sam, d->sak, mc, kc, pa);                              \
           for (tl_i64 jr = 0; jr < nc; jr += NR) {                                                \
             int nr = (int)tl_gemm_min(NR, nc - jr);                                               \
-            const T *bp = pb + jr * kc;                                                           \
+            const T *bp = pack_b ? pb + jr * kc : edge; /* pb may be NULL: no workspace */        \
             tl_i64 bcs = NR;                                                                      \
             if (!pack_b && d->sbn == 1 && nr == NR) {                                             \
               bp = bk + jr;                                                                       \

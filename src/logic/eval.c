@@ -109,7 +109,7 @@ static void plan_scan(const tl_logic_rule *r, int lit, int version, bool *bound,
 /* A filter whose inputs are all known, or false. */
 static bool plan_filter(const tl_logic_rule *r, int lit, bool *bound, tl_logic_step *st) {
   const tl_logic_lit *l = &r->body[lit];
-  const int32_t *args = r->argv + l->args;
+  const int32_t *args = r->argv ? r->argv + l->args : NULL; /* NULL: no rule literal has arguments */
   memset(st, 0, sizeof *st);
   if (l->kind == TL_LIT_NOT) {
     for (int a = 0; a < l->nargs; a++)

@@ -329,6 +329,7 @@ bool tl_logic_tuples_push(tl_logic_tuples *l, int arity, const int64_t *t) {
 
 int64_t tl_logic_box_cells(int arity, const int64_t *size) {
   if (arity == 0) return 64;
+  if (size[arity - 1] > INT64_MAX - 63) return INT64_MAX; /* a column spanning nearly all of int64 */
   int64_t cells = (size[arity - 1] + 63) / 64 * 64;
   for (int c = 0; c < arity - 1; c++)
     if (__builtin_mul_overflow(cells, size[c], &cells)) return INT64_MAX;
