@@ -532,6 +532,12 @@ TL_API int64_t tl_kb_count(tl_kb *kb, const char *rel);
 /* Forces every relation dense or sparse (for tests and measurements), or back to the
  * automatic choice; evaluated relations are evaluated again. */
 TL_API tl_status tl_kb_set_repr(tl_kb *kb, tl_kb_repr repr);
+/* The most tuples evaluation may put in one relation (1 .. 2147483647, the default):
+ * a rule whose arithmetic derives without end (`n(x * y) :- n(x), n(y).`) stops there
+ * with TL_ERR_RANGE, "relation n: more than MAX tuples ...", instead of running until
+ * memory runs out. Asserted facts are not limited. Evaluated relations are evaluated
+ * again under the new limit. */
+TL_API tl_status tl_kb_set_max_tuples(tl_kb *kb, int64_t max);
 /* Adds the facts, rules and relation declarations of text, written as in TL programs
  * (LANGUAGE.md §8): `parent(alice, bob).`, `anc(x, y) :- parent(x, z), anc(z, y).`,
  * `relation age(entity, i64);`, with `not`, comparisons, add/sub/mul/div/mod and `_`.

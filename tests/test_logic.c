@@ -453,6 +453,67 @@ TEST(logic_int_columns_spanning_int64) {
   TEST_SHUTDOWN(ctx);
 }
 
+/* tl_kb_set_max_tuples: a rule whose arithmetic derives without end stops at the limit
+ * with an error naming the relation (the kb fuzz harness's hangs were such programs:
+ * products of 3 wrap around int64 for 2^62 steps); a limit above what a program needs
+ * changes nothing, in every representation; bad limits are refused */
+TEST(logic_max_tuples) {
+  tl_ctx *ctx = tl_init();
+  for (int m = 0; m < 3; m++) {
+    tl_kb *kb = tl_kb_new(ctx);
+    tl_kb_set_repr(kb, reprs[m]);
+    CHECK_INT(tl_kb_set_max_tuples(kb, 1000), TL_OK);
+    tl_kb_relation(kb, "n", 1, I1);
+    FACT(kb, "n", 1);
+    FACT(kb, "n", 3);
+    CHECK_INT(RULE(kb, ATOM("n", V("z")), ATOM("n", V("x")), ATOM("n", V("y")), ARITH(TL_KB_MUL, V("x"), V("y"), V("z"))),
+              TL_OK);
+    CHECK_INT(tl_kb_count(kb, "n"), -1);
+    CHECK_INT(tl_last_status(ctx), TL_ERR_RANGE);
+    if (reprs[m] == TL_KB_DENSE) /* its box outgrows the limit before the tuples do */
+      CHECK_STR(tl_last_error(ctx), "relation n is forced dense but its values need a box of more than 1000 cells");
+    else
+      CHECK_STR(tl_last_error(ctx), "relation n: more than 1000 tuples (the limit tl_kb_set_max_tuples set)");
+    tl_kb_free(kb);
+
+    /* powers of 3 below 3^9, squares by x*x: 9 + 9 tuples fit a limit of 64 */
+    kb = tl_kb_new(ctx);
+    tl_kb_set_repr(kb, reprs[m]);
+    CHECK_INT(tl_kb_set_max_tuples(kb, 64), TL_OK);
+    tl_kb_relation(kb, "p", 1, I1);
+    tl_kb_relation(kb, "sq", 2, II);
+    FACT(kb, "p", 1);
+    CHECK_INT(RULE(kb, ATOM("p", V("y")), ATOM("p", V("x")), CMP(TL_KB_LT, V("x"), N(6561)),
+                   ARITH(TL_KB_MUL, V("x"), N(3), V("y"))),
+              TL_OK);
+    CHECK_INT(RULE(kb, ATOM("sq", V("x"), V("y")), ATOM("p", V("x")), ARITH(TL_KB_MUL, V("x"), V("x"), V("y"))), TL_OK);
+    if (reprs[m] == TL_KB_DENSE) { /* forced dense: a box over 1..6561 is past the limit */
+      CHECK_INT(tl_kb_count(kb, "p"), -1);
+      CHECK_STR(tl_last_error(ctx), "relation p is forced dense but its values need a box of more than 64 cells");
+      tl_kb_free(kb);
+      continue;
+    }
+    CHECK_INT(tl_kb_count(kb, "p"), 9);
+    CHECK_INT(tl_kb_count(kb, "sq"), 9);
+    CHECK_ROWS(Q(kb, "sq", N(81), V("y")), 1, 1, 6561);
+    /* a lower limit: evaluated again, now past it */
+    CHECK_INT(tl_kb_set_max_tuples(kb, 8), TL_OK);
+    CHECK_INT(tl_kb_count(kb, "p"), -1);
+    CHECK_INT(tl_last_status(ctx), TL_ERR_RANGE);
+    CHECK_INT(tl_kb_set_max_tuples(kb, 9), TL_OK);
+    CHECK_INT(tl_kb_count(kb, "sq"), 9);
+    tl_kb_free(kb);
+  }
+  tl_kb *kb = tl_kb_new(ctx);
+  CHECK_INT(tl_kb_set_max_tuples(kb, 0), TL_ERR_ARG);
+  CHECK_STR(tl_last_error(ctx), "kb_set_max_tuples: 0 is not between 1 and 2147483647");
+  CHECK_INT(tl_kb_set_max_tuples(kb, (int64_t)1 << 31), TL_ERR_ARG);
+  CHECK_INT(tl_kb_set_max_tuples(NULL, 10), TL_ERR_ARG);
+  CHECK_STR(tl_last_error(NULL), "kb_set_max_tuples: the knowledge base is NULL");
+  tl_kb_free(kb);
+  TEST_SHUTDOWN(ctx);
+}
+
 /* the bit-parallel join runs for the closure over dense relations, not over sparse */
 TEST(logic_bit_join_dense_only) {
   tl_ctx *ctx = tl_init();

@@ -240,9 +240,7 @@ static void insert_pending(batch *bt, int from, int to) {
   tl_logic_rel *h = bt->head;
   for (int i = from; i < to && !bt->failed; i++)
     if (tl_logic_sparse_insert_hashed(&h->sp, h->arity, bt->pend + i * h->arity, bt->hash[i]) < 0) {
-      tl_logic_fail(bt->kb, h->sp.n >= TL_LOGIC_MAX_TUPLES ? TL_ERR_RANGE : TL_ERR_NOMEM, "relation %s: %s", h->name,
-                    h->sp.n >= TL_LOGIC_MAX_TUPLES ? "more tuples than a relation may hold (2147483647)"
-                                                   : "out of memory");
+      tl_logic_insert_failed(bt->kb, h);
       bt->failed = true;
     }
 }
@@ -562,6 +560,7 @@ static tl_status run_plan(tl_kb *kb, const tl_logic_plan *p, int s) {
  * over the integers seen in facts and rules (an estimate: derived values may leave
  * it); dense when that box is small enough. */
 static tl_status choose_repr(tl_kb *kb, const tl_logic_rel *r, tl_logic_repr *repr, int64_t *lo, int64_t *size) {
+  int64_t cap = tl_logic_dense_cap(kb);
   if (kb->repr_mode == TL_KB_DENSE) {
     /* forced: no estimate to trust, so the facts' own range, grown as values come */
     for (int c = 0; c < r->arity; c++) {
@@ -571,15 +570,15 @@ static tl_status choose_repr(tl_kb *kb, const tl_logic_rel *r, tl_logic_repr *re
         a = v < a ? v : a, b = v > b ? v : b;
       }
       lo[c] = a;
-      if (__builtin_sub_overflow(b, a, &size[c]) || size[c] >= TL_LOGIC_DENSE_MAX_CELLS)
+      if (__builtin_sub_overflow(b, a, &size[c]) || size[c] >= cap)
         return tl_logic_fail(kb, TL_ERR_RANGE,
                              "relation %s is forced dense but its values need a box of more than %lld cells", r->name,
-                             (long long)TL_LOGIC_DENSE_MAX_CELLS);
+                             (long long)cap);
       size[c]++;
     }
-    if (tl_logic_box_cells(r->arity, size) > TL_LOGIC_DENSE_MAX_CELLS)
+    if (tl_logic_box_cells(r->arity, size) > cap)
       return tl_logic_fail(kb, TL_ERR_RANGE, "relation %s is forced dense but its values need a box of more than %lld cells",
-                           r->name, (long long)TL_LOGIC_DENSE_MAX_CELLS);
+                           r->name, (long long)cap);
     *repr = TL_REPR_DENSE;
     return TL_OK;
   }
@@ -596,7 +595,7 @@ static tl_status choose_repr(tl_kb *kb, const tl_logic_rel *r, tl_logic_repr *re
     }
   }
   int64_t cells = huge ? INT64_MAX : tl_logic_box_cells(r->arity, size);
-  *repr = kb->repr_mode == TL_KB_SPARSE || cells > TL_LOGIC_DENSE_AUTO_CELLS ? TL_REPR_SPARSE : TL_REPR_DENSE;
+  *repr = kb->repr_mode == TL_KB_SPARSE || cells > cap ? TL_REPR_SPARSE : TL_REPR_DENSE;
   return TL_OK;
 }
 

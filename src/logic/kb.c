@@ -22,6 +22,7 @@ tl_kb *tl_kb_new(tl_ctx *ctx) {
   }
   kb->ctx = ctx;
   kb->repr_mode = TL_KB_AUTO;
+  kb->max_tuples = TL_LOGIC_MAX_TUPLES;
   kb->err_lit = -2;
   return kb;
 }
@@ -131,6 +132,18 @@ int64_t tl_kb_count(tl_kb *kb, const char *rel) {
   int r = named_rel(kb, rel, "kb_count");
   if (r < 0 || tl_logic_eval(kb, r) != TL_OK) return -1;
   return kb->rels[r].count;
+}
+
+tl_status tl_kb_set_max_tuples(tl_kb *kb, int64_t max) {
+  if (!kb) return NULL_KB("kb_set_max_tuples"), TL_ERR_ARG;
+  if (max < 1 || max > TL_LOGIC_MAX_TUPLES)
+    return tl_logic_fail(kb, TL_ERR_ARG, "kb_set_max_tuples: %lld is not between 1 and %lld", (long long)max,
+                         (long long)TL_LOGIC_MAX_TUPLES);
+  if (max != kb->max_tuples) {
+    kb->max_tuples = max;
+    tl_logic_reset_eval(kb);
+  }
+  return TL_OK;
 }
 
 tl_status tl_kb_set_repr(tl_kb *kb, tl_kb_repr repr) {

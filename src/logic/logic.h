@@ -61,6 +61,7 @@ typedef struct {
   int64_t *tup;
   int64_t n, cap;
   int64_t limit, d_begin, d_end;
+  int64_t max;         /* the most tuples it may hold (tl_kb_set_max_tuples) */
   tl_logic_index *idx; /* idx[0]: membership */
   int nidx;
   tl_logic_csr *csr;   /* dropped at the first insert */
@@ -203,6 +204,7 @@ struct tl_kb {
   tl_logic_stratum *strata;
   int nstrata;
   tl_kb_repr repr_mode;
+  int64_t max_tuples; /* the most tuples evaluation may put in one relation */
   /* the integers seen in facts and rules: the auto mode's estimate of int domains */
   int64_t int_lo, int_hi;
   bool have_ints;
@@ -242,7 +244,7 @@ void tl_logic_strata_free(tl_kb *kb);
 
 /* store.c ------------------------------------------------------------------------------- */
 void tl_logic_sparse_free(tl_logic_sparse *s);
-bool tl_logic_sparse_init(tl_logic_sparse *s, int arity);
+bool tl_logic_sparse_init(tl_logic_sparse *s, int arity, int64_t max);
 /* 1: added, 0: there already, -1: out of memory or too many tuples */
 int tl_logic_sparse_insert(tl_logic_sparse *s, int arity, const int64_t *t);
 /* The same with the membership hash (tl_logic_hash_key over every column) computed, and
@@ -269,6 +271,11 @@ tl_status tl_logic_store_init(tl_kb *kb, tl_logic_rel *r, tl_logic_repr repr, co
                               const int64_t *size);
 /* During a round: 1 new (visible from the next round), 0 already there, -1 error. */
 int tl_logic_store_insert(tl_kb *kb, tl_logic_rel *r, const int64_t *t);
+/* the error after a sparse insert failed: past the tuple limit, or out of memory */
+void tl_logic_insert_failed(tl_kb *kb, const tl_logic_rel *r);
+/* the most cells a dense box may have: the mode's bound, and never more than the
+ * tuple limit (a relation that could pass it is kept sparse, where it is counted) */
+int64_t tl_logic_dense_cap(const tl_kb *kb);
 bool tl_logic_store_contains(const tl_logic_rel *r, const int64_t *t);
 void tl_logic_store_round_begin(tl_logic_rel *r);
 /* Ends a round: this round's tuples join the relation and become its delta (added to

@@ -123,7 +123,7 @@ tl_status tl_logic_declare(tl_kb *kb, const char *name, int arity, const tl_kb_t
   r->name = strdup(name);
   r->arity = arity;
   for (int c = 0; c < arity; c++) r->type[c] = types[c];
-  if (!r->name || !tl_logic_sparse_init(&r->facts, arity)) {
+  if (!r->name || !tl_logic_sparse_init(&r->facts, arity, TL_LOGIC_MAX_TUPLES)) {
     free(r->name);
     tl_logic_sparse_free(&r->facts);
     return tl_logic_fail(kb, TL_ERR_NOMEM, "kb_relation: out of memory");

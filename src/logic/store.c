@@ -100,8 +100,9 @@ static bool index_grow(tl_logic_index *ix) {
   return true;
 }
 
-bool tl_logic_sparse_init(tl_logic_sparse *s, int arity) {
+bool tl_logic_sparse_init(tl_logic_sparse *s, int arity, int64_t max) {
   memset(s, 0, sizeof *s);
+  s->max = max;
   s->cap = 16;
   s->tup = malloc((size_t)s->cap * (size_t)(arity ? arity : 1) * sizeof *s->tup);
   s->idx = malloc(sizeof *s->idx);
@@ -168,7 +169,7 @@ int tl_logic_sparse_insert(tl_logic_sparse *s, int arity, const int64_t *t) {
 int tl_logic_sparse_insert_hashed(tl_logic_sparse *s, int arity, const int64_t *t, uint64_t h) {
   if (s->idx[0].slots[index_find(s, arity, 0, t, h)]) return 0;
   if (s->ncsr) tl_logic_sparse_drop_csr(s);
-  if (s->n >= TL_LOGIC_MAX_TUPLES) return -1;
+  if (s->n >= s->max) return -1;
   if (s->n == s->cap) {
     int64_t cap = s->cap * 2;
     int64_t *tup = realloc(s->tup, (size_t)cap * (size_t)(arity ? arity : 1) * sizeof *tup);
@@ -484,7 +485,7 @@ static bool dense_each(const tl_logic_dense *d, int arity, int which, tl_logic_r
 static tl_status dense_to_sparse(tl_kb *kb, tl_logic_rel *r) {
   tl_logic_dense *d = &r->dn;
   tl_logic_sparse sp;
-  if (!tl_logic_sparse_init(&sp, r->arity)) {
+  if (!tl_logic_sparse_init(&sp, r->arity, kb->max_tuples)) {
     tl_logic_sparse_free(&sp);
     return tl_logic_fail(kb, TL_ERR_NOMEM, "relation %s: out of memory", r->name);
   }
@@ -536,7 +537,7 @@ tl_status tl_logic_dense_cover(tl_kb *kb, tl_logic_rel *r, const int64_t *lo, co
     nsize[c] = (int64_t)(pb - pa + 1);
   }
   if (!change) return TL_OK;
-  int64_t cap = kb->repr_mode == TL_KB_DENSE ? TL_LOGIC_DENSE_MAX_CELLS : TL_LOGIC_DENSE_AUTO_CELLS;
+  int64_t cap = tl_logic_dense_cap(kb);
   int64_t cells = overflow ? INT64_MAX : tl_logic_box_cells(arity, nsize);
   const int64_t *ulo = nlo, *usize = nsize;
   if (cells > cap) {
@@ -581,7 +582,7 @@ void tl_logic_store_free(tl_logic_rel *r) {
 tl_status tl_logic_store_init(tl_kb *kb, tl_logic_rel *r, tl_logic_repr repr, const int64_t *lo,
                               const int64_t *size) {
   tl_logic_store_free(r);
-  bool ok = repr == TL_REPR_SPARSE ? tl_logic_sparse_init(&r->sp, r->arity)
+  bool ok = repr == TL_REPR_SPARSE ? tl_logic_sparse_init(&r->sp, r->arity, kb->max_tuples)
                                    : dense_alloc(&r->dn, r->arity, lo, size);
   r->repr = repr;
   if (!ok) {
@@ -591,14 +592,24 @@ tl_status tl_logic_store_init(tl_kb *kb, tl_logic_rel *r, tl_logic_repr repr, co
   return TL_OK;
 }
 
+int64_t tl_logic_dense_cap(const tl_kb *kb) {
+  int64_t cap = kb->repr_mode == TL_KB_DENSE ? TL_LOGIC_DENSE_MAX_CELLS : TL_LOGIC_DENSE_AUTO_CELLS;
+  return cap < kb->max_tuples ? cap : kb->max_tuples;
+}
+
+void tl_logic_insert_failed(tl_kb *kb, const tl_logic_rel *r) {
+  if (r->sp.n < r->sp.max) {
+    tl_logic_fail(kb, TL_ERR_NOMEM, "relation %s: out of memory", r->name);
+    return;
+  }
+  tl_logic_fail(kb, TL_ERR_RANGE, "relation %s: more than %lld tuples%s", r->name, (long long)r->sp.max,
+                r->sp.max < TL_LOGIC_MAX_TUPLES ? " (the limit tl_kb_set_max_tuples set)" : ", the most a relation may hold");
+}
+
 int tl_logic_store_insert(tl_kb *kb, tl_logic_rel *r, const int64_t *t) {
   if (r->repr == TL_REPR_SPARSE) {
     int st = tl_logic_sparse_insert(&r->sp, r->arity, t);
-    if (st < 0)
-      tl_logic_fail(kb, r->sp.n >= TL_LOGIC_MAX_TUPLES ? TL_ERR_RANGE : TL_ERR_NOMEM,
-                    "relation %s: %s", r->name,
-                    r->sp.n >= TL_LOGIC_MAX_TUPLES ? "more tuples than a relation may hold (2147483647)"
-                                                   : "out of memory");
+    if (st < 0) tl_logic_insert_failed(kb, r);
     return st;
   }
   tl_logic_dense *d = &r->dn;

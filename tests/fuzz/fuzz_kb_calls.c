@@ -3,7 +3,7 @@
  * make: declarations with any arity and types, facts with out-of-range entity ids and
  * extreme integers, rules built from raw literals and terms (expressions, every
  * operator, wrong argument counts), queries with constants, repeated variables and
- * wildcards, representation changes, entity lookups. Errors are expected and ignored;
+ * wildcards, representation changes, tuple limits, entity lookups. Errors are expected and ignored;
  * a crash, a leak or a sanitizer report is a finding. */
 #include "fuzz.h"
 #include "tl.h"
@@ -124,7 +124,12 @@ static void kb_call(tl_kb *kb, tl_ctx *ctx, kb_bytes *b) {
     break;
   }
   case 5: tl_kb_count(kb, kb_name(b)); break;
-  case 6: tl_kb_set_repr(kb, (tl_kb_repr)(kb_byte(b) % 4)); break;
+  case 6: { /* a representation, or a tuple limit (the values stay at most 1000) */
+    unsigned k = kb_byte(b);
+    if (k & 0x80) tl_kb_set_max_tuples(kb, kb_value(b));
+    else tl_kb_set_repr(kb, (tl_kb_repr)(k % 4));
+    break;
+  }
   case 7: {
     static const char *const ents[] = {"a", "b", "c", "", "a b"};
     tl_kb_entity(kb, ents[kb_byte(b) % 5]);
