@@ -179,15 +179,16 @@ fuzz-build: build/tl
 	    -o build/fuzz/bin/fuzz_$$h tests/fuzz/afl_driver.c tests/fuzz/fuzz_*.c \
 	    -rdynamic -Wl,--whole-archive build/fuzz/libtl.a -Wl,--no-whole-archive $(BIN_LIBS) || exit 1; \
 	done
-fuzz: fuzz-build
-	for h in $(FUZZ); do \
-	  mkdir -p build/fuzz/out/$$h; \
-	  dict=; case $$h in front|run|kb) dict="-x tests/fuzz/dict/tl.dict";; esac; \
-	  AFL_SKIP_CPUFREQ=1 AFL_NO_AFFINITY=1 AFL_NO_UI=1 AFL_I_DONT_CARE_ABOUT_MISSING_CRASHES=1 AFL_AUTORESUME=1 \
-	  ASAN_OPTIONS=abort_on_error=1:detect_leaks=0:symbolize=0 \
-	    afl-fuzz -V $(FUZZ_SECONDS) -t 5000 -m none $$dict -i tests/fuzz/corpus/$$h -o build/fuzz/out/$$h \
-	    -- build/fuzz/bin/fuzz_$$h || exit 1; \
-	done
+fuzz: $(addprefix fuzz-run-,$(FUZZ))
+# one harness; `make -j6 fuzz` runs all six at once, a core each
+fuzz-run-%: fuzz-build
+	mkdir -p build/fuzz/out/$*
+	dict=; case $* in front|run|kb) dict="-x tests/fuzz/dict/tl.dict";; esac; \
+	AFL_SKIP_CPUFREQ=1 AFL_NO_AFFINITY=1 AFL_NO_UI=1 AFL_I_DONT_CARE_ABOUT_MISSING_CRASHES=1 AFL_AUTORESUME=1 \
+	ASAN_OPTIONS=abort_on_error=1:detect_leaks=0:symbolize=0 \
+	  afl-fuzz -V $(FUZZ_SECONDS) -t 5000 -m none $$dict -i tests/fuzz/corpus/$* -o build/fuzz/out/$* \
+	  -- build/fuzz/bin/fuzz_$* > build/fuzz/out/$*.log 2>&1 || { tail -n 20 build/fuzz/out/$*.log; exit 1; }
+	@grep -E "execs_done|run_time|saved_crashes|saved_hangs" build/fuzz/out/$*/default/fuzzer_stats | sed 's/^/$*: /'
 # every input the fuzzers kept (queue, crashes, hangs of build/fuzz/out*/NAME) run once
 # more with LeakSanitizer on, which the fuzzing runs turn off for speed: a leak of memory
 # the context does not count (its own leak check runs in every harness) shows here
