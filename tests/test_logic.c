@@ -453,6 +453,32 @@ TEST(logic_int_columns_spanning_int64) {
   TEST_SHUTDOWN(ctx);
 }
 
+/* a closure (the bit-parallel join's shape) over dense boxes that end at INT64_MAX or
+ * start at INT64_MIN: the box's end is lo + (size - 1), as lo + size passes INT64_MAX
+ * (found by the kb fuzz harness) */
+TEST(logic_dense_boxes_at_int64_ends) {
+  tl_ctx *ctx = tl_init();
+  const int64_t starts[] = {INT64_MAX - 3, INT64_MIN};
+  /* auto and sparse: forced dense starts p (no facts) at the box [0, 0], which cannot
+   * grow to the end of int64 within its cell bound (that error is tested above) */
+  for (int k = 0; k < 2; k++)
+    for (int m = 0; m < 3; m += 2) {
+      int64_t a = starts[k];
+      tl_kb *kb = tl_kb_new(ctx);
+      tl_kb_set_repr(kb, reprs[m]);
+      tl_kb_relation(kb, "e", 2, II);
+      tl_kb_relation(kb, "p", 2, II);
+      for (int i = 0; i < 3; i++) FACT(kb, "e", a + i, a + i + 1);
+      CHECK_INT(RULE(kb, ATOM("p", V("x"), V("y")), ATOM("e", V("x"), V("y"))), TL_OK);
+      CHECK_INT(RULE(kb, ATOM("p", V("x"), V("y")), ATOM("e", V("x"), V("z")), ATOM("p", V("z"), V("y"))), TL_OK);
+      CHECK_ROWS(Q(kb, "p", V("x"), V("y")), 6, 2, a, a + 1, a, a + 2, a, a + 3, a + 1, a + 2, a + 1, a + 3, a + 2, a + 3);
+      CHECK_INT(kb->rels[1].repr, reprs[m] == TL_KB_AUTO ? TL_REPR_DENSE : TL_REPR_SPARSE);
+      if (reprs[m] == TL_KB_AUTO) CHECK(kb->stats.bit_joins > 0);
+      tl_kb_free(kb);
+    }
+  TEST_SHUTDOWN(ctx);
+}
+
 /* tl_kb_set_max_tuples: a rule whose arithmetic derives without end stops at the limit
  * with an error naming the relation (the kb fuzz harness's hangs were such programs:
  * products of 3 wrap around int64 for 2^62 steps); a limit above what a program needs

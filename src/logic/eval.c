@@ -371,25 +371,27 @@ static tl_status plan_indexes(tl_kb *kb, const tl_logic_plan *p, int s) {
 
 /* ---- the bit-parallel join ------------------------------------------------------------------ */
 
+/* the last value of column c of a dense box; lo + size itself can pass INT64_MAX */
+static int64_t box_hi(const tl_logic_dense *d, int c) { return d->lo[c] + (d->size[c] - 1); }
+static int64_t min64(int64_t a, int64_t b) { return a < b ? a : b; }
+static int64_t max64(int64_t a, int64_t b) { return a > b ? a : b; }
+
 /* The boxes line up: h's rows cover left's rows, h's and right's last columns are
  * the same range (so right's row ORs into h's word for word). */
 static tl_status bitjoin_align(tl_kb *kb, tl_logic_rel *h, tl_logic_rel *left, tl_logic_rel *right) {
-  int64_t lo[2], hi[2];
   const tl_logic_dense *dh = &h->dn, *dl = &left->dn, *dr = &right->dn;
-  lo[0] = dl->lo[0] < dh->lo[0] ? dl->lo[0] : dh->lo[0];
-  hi[0] = dl->lo[0] + dl->size[0] > dh->lo[0] + dh->size[0] ? dl->lo[0] + dl->size[0] - 1 : dh->lo[0] + dh->size[0] - 1;
-  lo[1] = dr->lo[1] < dh->lo[1] ? dr->lo[1] : dh->lo[1];
-  hi[1] = dr->lo[1] + dr->size[1] > dh->lo[1] + dh->size[1] ? dr->lo[1] + dr->size[1] - 1 : dh->lo[1] + dh->size[1] - 1;
+  int64_t lo[2] = {min64(dl->lo[0], dh->lo[0]), min64(dr->lo[1], dh->lo[1])};
+  int64_t hi[2] = {max64(box_hi(dl, 0), box_hi(dh, 0)), max64(box_hi(dr, 1), box_hi(dh, 1))};
   if (tl_logic_dense_cover(kb, h, lo, hi)) return tl_last_status(kb->ctx);
   if (h->repr != TL_REPR_DENSE) return TL_OK;
   int64_t rlo[2] = {right->dn.lo[0], h->dn.lo[1]};
-  int64_t rhi[2] = {right->dn.lo[0] + right->dn.size[0] - 1, h->dn.lo[1] + h->dn.size[1] - 1};
+  int64_t rhi[2] = {box_hi(&right->dn, 0), box_hi(&h->dn, 1)};
   if (right->repr == TL_REPR_DENSE && tl_logic_dense_cover(kb, right, rlo, rhi)) return tl_last_status(kb->ctx);
   /* growing right may have grown past h's range (padding): align h to it exactly */
   if (right->repr == TL_REPR_DENSE && h->repr == TL_REPR_DENSE &&
       (right->dn.lo[1] != h->dn.lo[1] || right->dn.size[1] != h->dn.size[1])) {
     int64_t hlo[2] = {h->dn.lo[0], right->dn.lo[1]};
-    int64_t hhi[2] = {h->dn.lo[0] + h->dn.size[0] - 1, right->dn.lo[1] + right->dn.size[1] - 1};
+    int64_t hhi[2] = {box_hi(&h->dn, 0), box_hi(&right->dn, 1)};
     if (tl_logic_dense_cover(kb, h, hlo, hhi)) return tl_last_status(kb->ctx);
   }
   return TL_OK;
@@ -399,7 +401,7 @@ static bool bitjoin_ready(const tl_logic_rel *h, const tl_logic_rel *left, const
   if (h->repr != TL_REPR_DENSE || left->repr != TL_REPR_DENSE || right->repr != TL_REPR_DENSE) return false;
   const tl_logic_dense *dh = &h->dn, *dl = &left->dn, *dr = &right->dn;
   return dr->lo[1] == dh->lo[1] && dr->size[1] == dh->size[1] && dl->lo[0] >= dh->lo[0] &&
-         dl->lo[0] + dl->size[0] <= dh->lo[0] + dh->size[0];
+         box_hi(dl, 0) <= box_hi(dh, 0);
 }
 
 /* acc |= src over n words, 16 bytes at a time (SSE2 is in every x86-64; the library
