@@ -63,6 +63,11 @@ void tl_diag_verror(tl_diag *d, int line, int col, const char *fmt, va_list ap) 
   if (d->text.oom || d->nat < d->errors) d->oom = true;
 }
 
+void tl_diag_oom(tl_diag *d, int line, int col, const char *msg) {
+  d->oom = true;
+  tl_diag_error(d, line, col, "%s", msg);
+}
+
 void tl_diag_hint(tl_diag *d, const char *fmt, ...) {
   char msg[512];
   va_list ap;

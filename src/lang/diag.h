@@ -31,6 +31,10 @@ void tl_diag_free(tl_diag *d);
 void tl_diag_error(tl_diag *d, int line, int col, const char *fmt, ...) TL_PRINTF(4, 5);
 void tl_diag_verror(tl_diag *d, int line, int col, const char *fmt, va_list ap);
 
+/* an allocation failed: the error msg at (line, col), and d->oom set, so a caller can
+ * say that alone (the errors after it are its consequences) */
+void tl_diag_oom(tl_diag *d, int line, int col, const char *msg);
+
 /* a hint under the last error: `  hint: message` */
 void tl_diag_hint(tl_diag *d, const char *fmt, ...) TL_PRINTF(2, 3);
 

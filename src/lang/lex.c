@@ -56,8 +56,7 @@ static tl_token *push(scanner *s, tl_tok_kind kind, const char *start, int line,
     int cap = lx->cap ? lx->cap * 2 : 256;
     tl_token *t = realloc(lx->tokens, sizeof *t * (size_t)cap);
     if (!t) {
-      s->d->oom = true;
-      tl_diag_error(s->d, line, (int)(start - line_start) + 1, "out of memory lexing the file");
+      tl_diag_oom(s->d, line, (int)(start - line_start) + 1, "out of memory lexing the file");
       return NULL;
     }
     lx->tokens = t;
@@ -305,8 +304,7 @@ static void lex_string(scanner *s) {
     t->str = copy;
     t->len = (uint32_t)text.len;
   } else if (t) {
-    s->d->oom = true;
-    tl_diag_error(s->d, line, t->col, "out of memory lexing a string");
+    tl_diag_oom(s->d, line, t->col, "out of memory lexing a string");
   }
   tl_strbuf_free(&text);
 }
@@ -365,8 +363,7 @@ int tl_lex(tl_lexer *lx, tl_diag *d) {
   int before = d->errors;
   scanner s = {lx, d, d->src, d->src, d->src + d->len, d->src, 1, false};
   if (!lx->arena) {
-    d->oom = true;
-    tl_diag_error(d, 1, 1, "out of memory lexing the file");
+    tl_diag_oom(d, 1, 1, "out of memory lexing the file");
     return d->errors - before;
   }
   int reported = d->errors; /* errors already marked on a token */

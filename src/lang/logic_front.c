@@ -782,17 +782,22 @@ static bool in_cycle(const char *cycle, const char *rel) {
   return false;
 }
 
-/* a rule tl_kb_rule refused: its message at the literal it names */
-/* the knowledge base's last error at (unit, line, col); its running out of memory
- * marks the diagnostics so a caller can say that alone */
-static void kb_error_at(lf *L, int unit, int line, int col, const tl_kb *kb) {
+/* the knowledge base ran out of memory: marks the unit's diagnostics, so a caller can
+ * say that alone */
+static void kb_note_oom(lf *L, int unit, const tl_kb *kb) {
   if (tl_last_status(kb->ctx) == TL_ERR_NOMEM) unit_diag(L, unit)->oom = true;
+}
+
+/* the knowledge base's last error at (unit, line, col) */
+static void kb_error_at(lf *L, int unit, int line, int col, const tl_kb *kb) {
+  kb_note_oom(L, unit, kb);
   err_at(L, unit, line, col, NULL, "%s", tl_last_error(kb->ctx));
 }
 
+/* a rule tl_kb_rule refused: its message at the literal it names */
 static void kb_rule_error(lf *L, const lf_rule *r, tl_kb *kb) {
   const char *msg = tl_last_error(kb->ctx);
-  if (tl_last_status(kb->ctx) == TL_ERR_NOMEM) unit_diag(L, r->item->unit)->oom = true;
+  kb_note_oom(L, r->item->unit, kb);
   tl_node *at = r->item->atom;
   if (kb->err_lit >= 0) {
     at = r->item->body;

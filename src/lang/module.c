@@ -92,8 +92,7 @@ static bool load_unit(tl_program *prog, int u, tl_ast_item *mod, tl_arena *arena
 int tl_modules_load(tl_program *prog, const char *path, tl_diag *diag, tl_arena *arena) {
   prog->units = calloc(TL_MAX_MODULES + 1, sizeof *prog->units);
   if (!prog->units) {
-    diag->oom = true;
-    tl_diag_error(diag, 1, 1, "out of memory reading the modules");
+    tl_diag_oom(diag, 1, 1, "out of memory reading the modules");
     return 1;
   }
   prog->units[0] = (tl_unit){.path = path, .diag = diag};

@@ -1169,8 +1169,8 @@ int tl_parse(const tl_token *tokens, int n, tl_diag *diag, tl_arena *arena, tl_p
   parser p = {.tok = tokens, .n = n, .diag = diag, .arena = arena};
   *out = tl_arena_alloc(arena, sizeof **out);
   if (!*out || n <= 0 || tokens[n - 1].kind != TL_TOK_EOF) {
-    if (!*out) diag->oom = true;
-    tl_diag_error(diag, 1, 1, *out ? "internal error: the tokens do not end with end of file" : "out of memory");
+    if (*out) tl_diag_error(diag, 1, 1, "internal error: the tokens do not end with end of file");
+    else tl_diag_oom(diag, 1, 1, "out of memory");
     return diag->errors - before;
   }
   tl_ast_item head = {0}, *cur = &head, **broken = &(*out)->broken;
@@ -1197,8 +1197,7 @@ int tl_parse(const tl_token *tokens, int n, tl_diag *diag, tl_arena *arena, tl_p
     tl_fn *f = tl_arena_alloc(arena, sizeof *f);
     tl_node *body = tl_arena_alloc(arena, sizeof *body);
     if (!it || !f || !body) {
-      diag->oom = true;
-      tl_diag_error(diag, 1, 1, "out of memory");
+      tl_diag_oom(diag, 1, 1, "out of memory");
       return diag->errors - before;
     }
     body->kind = TL_N_BLOCK;

@@ -43,8 +43,7 @@ static bool is_fact_stmt(tl_node *n, void *arg) {
 void sema_logic_begin(sema *s, tl_program *prog) {
   sema_logic *sl = tl_arena_alloc(s->arena, sizeof *sl);
   if (!sl) {
-    s->diag->oom = true;
-    tl_diag_error(s->diag, 1, 1, "out of memory checking the program");
+    tl_diag_oom(s->diag, 1, 1, "out of memory checking the program");
     return;
   }
   sl->diags[0] = s->diag;
@@ -55,8 +54,7 @@ void sema_logic_begin(sema *s, tl_program *prog) {
   }
   sl->L = lf_new(s->arena, sl->diags, sl->mod_at, nunits, NULL);
   if (!sl->L) {
-    s->diag->oom = true;
-    tl_diag_error(s->diag, 1, 1, "out of memory checking the program");
+    tl_diag_oom(s->diag, 1, 1, "out of memory checking the program");
     return;
   }
   s->logic = sl;

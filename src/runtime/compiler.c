@@ -370,13 +370,12 @@ static int mkdir_p(const char *path) {
 /* the cache directory named by the environment into *dir (NULL when it names none);
  * TL_ERR_NOMEM when the name could not be allocated */
 static tl_status default_cache_dir(char **dir) {
-  const char *v = env_nonempty("TL_CACHE_DIR");
-  const char *xdg = env_nonempty("XDG_CACHE_HOME"), *home = env_nonempty("HOME");
-  if (v) *dir = strdup(v);
-  else if (xdg && xdg[0] == '/') *dir = strfmt("%s/tl", xdg), v = xdg; /* XDG: relative paths are invalid */
-  else if (home) *dir = strfmt("%s/.cache/tl", home), v = home;
-  else *dir = NULL;
-  return v && !*dir ? TL_ERR_NOMEM : TL_OK;
+  const char *own = env_nonempty("TL_CACHE_DIR"), *xdg = env_nonempty("XDG_CACHE_HOME"), *home = env_nonempty("HOME");
+  if (own) *dir = strdup(own);
+  else if (xdg && xdg[0] == '/') *dir = strfmt("%s/tl", xdg); /* XDG: relative paths are invalid */
+  else if (home) *dir = strfmt("%s/.cache/tl", home);
+  else return *dir = NULL, TL_OK;
+  return *dir ? TL_OK : TL_ERR_NOMEM;
 }
 
 /* is this one of the files the cache writes? (32 hex digits, then a dot) */
