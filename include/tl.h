@@ -70,7 +70,8 @@ typedef enum {
 /* ---- context ---------------------------------------------------------------
  * One context holds all engine state: node tables, kernel cache, thread pool.
  * Environment: TL_BACKEND (cpu|interp), TL_CACHE_DIR, TL_CC, TL_CFLAGS,
- * TL_THREADS, TL_DEBUG=1 (print generated kernels to stderr), TL_DOT_DIR (tl_set_dot_dir). */
+ * TL_THREADS, TL_DEBUG=1 (print generated kernels to stderr), TL_DOT_DIR (tl_set_dot_dir).
+ * NULL when out of memory or TL_BACKEND names no backend: tl_last_error(NULL) says which. */
 TL_API tl_ctx *tl_init(void);
 /* Frees everything, tensors still held included: no handle may be used after it. */
 TL_API void tl_shutdown(tl_ctx *ctx);

@@ -379,6 +379,80 @@ TEST(command_build_uses_tl_cc) {
   setenv("TL_CC", "/nonexistent/tl-test-cc", 1);
   result r = run((char *[]){"build/tl", "build", "tests/lang/basics/smoke.tl", "-o", "/tmp/tl-cc-test-unused", NULL}, NULL);
   unsetenv("TL_CC");
-  CHECK_RUN(r, 1, "", "tl: cannot run /nonexistent/tl-test-cc: No such file or directory\n");
+  CHECK_RUN(r, 1, "", "tl: cannot run /nonexistent/tl-test-cc: No such file or directory\n"
+                      "tl: TL_CC=/nonexistent/tl-test-cc: install it, or unset TL_CC to use cc\n");
+  result_free(&r);
+  setenv("TL_CC", "/nonexistent/tcc", 1); /* the command tcc, not installed: what to install */
+  r = run((char *[]){"build/tl", "build", "tests/lang/basics/smoke.tl", "-o", "/tmp/tl-cc-test-unused", NULL}, NULL);
+  unsetenv("TL_CC");
+  CHECK_RUN(r, 1, "", "tl: cannot run /nonexistent/tcc: No such file or directory\n"
+                      "tl: TL_CC=/nonexistent/tcc: install it (Debian: apt-get install tcc), or unset TL_CC to use cc\n");
+  result_free(&r);
+}
+
+/* writes text to dir/name; the path, or NULL */
+static char *write_in(const char *dir, const char *name, const char *text, mode_t mode) {
+  char *path = malloc(strlen(dir) + strlen(name) + 2);
+  if (!path) return NULL;
+  sprintf(path, "%s/%s", dir, name);
+  FILE *f = fopen(path, "w");
+  if (f) fputs(text, f);
+  if (!f || fclose(f) != 0 || chmod(path, mode) != 0) {
+    free(path);
+    return NULL;
+  }
+  return path;
+}
+
+/* TL_CC naming a tcc without its headers (a script printing tcc's message): the error
+ * says what to install */
+TEST(command_tcc_without_headers) {
+  char *dir = tl_test_tmpdir();
+  char *cc = dir ? write_in(dir, "tcc", "#!/bin/sh\n"
+                                        "echo \"x.c:1: error: include file 'stddef.h' not found\" >&2\n"
+                                        "exit 1\n", 0700) : NULL;
+  char *prog = dir ? write_in(dir, "p.tl", "fn main() { println(1); }\n", 0600) : NULL;
+  char cache[256];
+  snprintf(cache, sizeof cache, "%s/cache", dir ? dir : "");
+  CHECK(cc && prog);
+  if (!cc || !prog) return;
+  setenv("TL_CC", cc, 1);
+  setenv("TL_CACHE_DIR", cache, 1);
+  result r = run((char *[]){"build/tl", "run", prog, NULL}, NULL);
+  unsetenv("TL_CC");
+  unsetenv("TL_CACHE_DIR");
+  CHECK_RUN(r, 1, "", "tl: compiling the generated C failed: kernel compilation failed (tcc exit 1): "
+                      "x.c:1: error: include file 'stddef.h' not found\n"
+                      "  tcc cannot find its header files: install the tcc package (Debian: apt-get install "
+                      "tcc; libtcc-dev has the in-memory compiler but not the headers), or unset TL_CC to use cc\n");
+  result_free(&r);
+  free(cc);
+  free(prog);
+  CHECK_INT(tl_test_rm_tree(dir), 0);
+}
+
+/* the environment: an unknown TL_BACKEND stops the run before anything runs (exit 1,
+ * naming the backends); a value of another variable that is not understood is said,
+ * naming the variable and its values, and the program runs */
+TEST(command_environment_values) {
+  setenv("TL_BACKEND", "bogus", 1);
+  result r = run((char *[]){"build/tl", "run", "tests/lang/lib/exit_code.tl", NULL}, NULL);
+  unsetenv("TL_BACKEND");
+  CHECK_RUN(r, 1, "", "tl: TL_BACKEND: unknown backend 'bogus' (expected cpu or interp)\n");
+  result_free(&r);
+  setenv("TL_THREADS", "abc", 1);
+  setenv("TL_DEBUG", "x", 1);
+  setenv("TL_PROFILE", "yes", 1);
+  setenv("TL_MEM_REPORT", "2", 1);
+  r = run((char *[]){"build/tl", "run", "tests/lang/lib/exit_code.tl", NULL}, NULL);
+  unsetenv("TL_THREADS");
+  unsetenv("TL_DEBUG");
+  unsetenv("TL_PROFILE");
+  unsetenv("TL_MEM_REPORT");
+  CHECK_RUN(r, 3, "held\n4.0\n",
+            "tl: TL_THREADS: 'abc' is not understood (expected a positive number of threads): one per core instead\n"
+            "tl: TL_DEBUG: 'x' is not understood (expected 0 or 1): ignored\n"
+            "tl: TL_PROFILE: 'yes' is not understood (expected 0 or 1): ignored\n"
+            "tl: TL_MEM_REPORT: '2' is not understood (expected 0 or 1): ignored\n");
   result_free(&r);
 }

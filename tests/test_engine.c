@@ -1,6 +1,7 @@
 /* test_engine.c — values of every op family, fusion counts, the kernel cache across
  * processes, and every bad-input case with its message. */
 #include <stdlib.h>
+#include <string.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -480,6 +481,32 @@ TEST(errors_shape_dtype_axis_range) {
   CHECK_INT(tl_to_host(a, small, sizeof small), TL_ERR_ARG);
   CHECK_STR(tl_last_error(ctx), "to_host: destination has 8 bytes, the tensor needs 24");
   TEST_SHUTDOWN(ctx);
+}
+
+/* TL_BACKEND naming no backend: tl_init fails (LANGUAGE.md §12: never a silent fall back
+ * to the CPU), its reason in tl_last_error(NULL); empty is unset (cpu) */
+TEST(init_refuses_an_unknown_backend) {
+  const char *old = getenv("TL_BACKEND");
+  char *saved = old ? strdup(old) : NULL;
+  setenv("TL_BACKEND", "bogus", 1);
+  tl_clear_error(NULL);
+  tl_ctx *bad = tl_init();
+  CHECK(bad == NULL);
+  CHECK_INT(tl_last_status(NULL), TL_ERR_BACKEND);
+  CHECK_STR(tl_last_error(NULL), "TL_BACKEND: unknown backend 'bogus' (expected cpu or interp)");
+  tl_shutdown(bad);
+  tl_clear_error(NULL);
+  setenv("TL_BACKEND", "interp", 1);
+  tl_ctx *ctx = tl_init();
+  CHECK(ctx && !strcmp(tl_backend_name(ctx), "interp"));
+  tl_shutdown(ctx);
+  setenv("TL_BACKEND", "", 1);
+  ctx = tl_init();
+  CHECK(ctx && !strcmp(tl_backend_name(ctx), "cpu"));
+  tl_shutdown(ctx);
+  if (saved) setenv("TL_BACKEND", saved, 1);
+  else unsetenv("TL_BACKEND");
+  free(saved);
 }
 
 TEST(errors_propagate_through_a_chain) {

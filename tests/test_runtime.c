@@ -409,6 +409,11 @@ TEST(rt_tcc) {
             TL_ERR_COMPILER);
   CHECK_CONTAINS(err.msg, "kernel compilation failed (tcc)");
   CHECK_CONTAINS(err.msg, "error");
+  /* a header tcc cannot find (its own come with the package tcc): what to install */
+  CHECK_INT(tl_compiler_get(c, "#include <tl_no_such_header.h>\nvoid k_h(void) {}\n", "k_h", &fn, &err),
+            TL_ERR_COMPILER);
+  CHECK_CONTAINS(err.msg, "include file 'tl_no_such_header.h' not found\n  tcc cannot find its header files: "
+                          "install the tcc package (Debian: apt-get install tcc;");
   tl_compiler_destroy(c);
   tl_test_rm_tree(dir);
 }

@@ -138,6 +138,11 @@ static int build(const char *path, const char *src, size_t len, const char *out)
     char *argv[] = {(char *)cc, "-O2", "-fno-math-errno", "-fwrapv", "-w", "-o", /* TL_LANG_CFLAGS */ (char *)out, cfile, lib, "-ldl", "-lpthread", "-lm", NULL};
     int st = run_program(argv);
     if (st > 0) fprintf(stderr, "tl: building %s failed (cc exit %d)\n", out, st);
+    if (st < 0 && strcmp(cc, "cc")) { /* TL_CC names a compiler that is not installed */
+      const char *base = strrchr(cc, '/') ? strrchr(cc, '/') + 1 : cc;
+      fprintf(stderr, "tl: TL_CC=%s: install it%s, or unset TL_CC to use cc\n", cc,
+              !strcmp(base, "tcc") ? " (Debian: apt-get install tcc)" : "");
+    }
     rc = st == 0 ? 0 : 1;
   }
   unlink(cfile);

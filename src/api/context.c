@@ -27,20 +27,48 @@ void tl_api_fail_orphan(tl_status st, const char *fmt, ...) {
   va_end(ap);
 }
 
+/* An on/off variable: unset, empty or 0 is off, 1 on; anything else is said on stderr
+ * (naming the variable and its values) and taken as off, as TL_DOT_DIR's problems are:
+ * the context works, without that aid. */
+static bool env_switch(const char *name) {
+  const char *v = getenv(name);
+  if (!v || !*v || !strcmp(v, "0")) return false;
+  if (!strcmp(v, "1")) return true;
+  fprintf(stderr, "tl: %s: '%s' is not understood (expected 0 or 1): ignored\n", name, v);
+  return false;
+}
+
+/* The environment's settings. An unknown TL_BACKEND is an error (tl_init fails): the
+ * program would run somewhere it was not asked to (LANGUAGE.md §12: never a silent fall
+ * back); the other variables change no result, so a bad value is a warning. */
+static tl_status read_env(tl_ctx *ctx) {
+  const char *b = getenv("TL_BACKEND");
+  if (b && *b && strcmp(b, "cpu") && strcmp(b, "interp")) {
+    tl_api_fail_orphan(TL_ERR_BACKEND, "TL_BACKEND: unknown backend '%s' (expected cpu or interp)", b);
+    return TL_ERR_BACKEND;
+  }
+  ctx->backend = b && !strcmp(b, "interp") ? TL_BACKEND_INTERP : TL_BACKEND_CPU;
+  if (tl_pool_env_threads() < 0)
+    fprintf(stderr, "tl: TL_THREADS: '%s' is not understood (expected a positive number of threads): "
+                    "one per core instead\n", getenv("TL_THREADS"));
+  ctx->debug = env_switch("TL_DEBUG");
+  ctx->profile = env_switch("TL_PROFILE");
+  ctx->mem_report = env_switch("TL_MEM_REPORT");
+  return TL_OK;
+}
+
 tl_ctx *tl_init(void) {
   tl_ctx *ctx = calloc(1, sizeof *ctx);
   if (!ctx) {
     tl_api_fail_orphan(TL_ERR_NOMEM, "init: out of memory");
     return NULL;
   }
+  if (read_env(ctx)) {
+    free(ctx);
+    return NULL;
+  }
   tl_graph_init(&ctx->graph, true);
   ctx->seed = 0x5eed;
-  const char *b = getenv("TL_BACKEND");
-  ctx->backend = b && !strcmp(b, "interp") ? TL_BACKEND_INTERP : TL_BACKEND_CPU;
-  const char *d = getenv("TL_DEBUG");
-  ctx->debug = d && *d && strcmp(d, "0");
-  const char *prof = getenv("TL_PROFILE");
-  ctx->profile = prof && *prof && strcmp(prof, "0");
   const char *dot = getenv("TL_DOT_DIR");
   if (dot && *dot && tl_set_dot_dir(ctx, dot)) /* the context still works, without pictures */
     fprintf(stderr, "tl: TL_DOT_DIR: %s\n", ctx->err.msg);
@@ -54,8 +82,7 @@ tl_ctx *tl_init(void) {
 
 void tl_shutdown(tl_ctx *ctx) {
   if (!ctx) return;
-  const char *report = getenv("TL_MEM_REPORT");
-  bool reporting = report && *report && strcmp(report, "0");
+  bool reporting = ctx->mem_report;
   if (reporting) tl_mem_report(ctx, stderr);
   tl_api_release_all(ctx); /* what scopes and the caller still hold goes too */
   if (reporting)

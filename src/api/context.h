@@ -75,6 +75,7 @@ struct tl_ctx {
   bool grad_disabled; /* tl_set_grad_enabled(ctx, 0): operations record nothing */
   bool debug;
   bool profile; /* TL_PROFILE: one line per kernel run on stderr, with its time */
+  bool mem_report; /* TL_MEM_REPORT: the memory report at tl_shutdown */
   char *dot_dir;      /* tl_set_dot_dir: every realize writes a DOT file here */
   unsigned dot_count; /* realize-NNNN.dot files written */
 };

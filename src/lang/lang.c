@@ -112,8 +112,8 @@ done:
 
 int tl_lang_exec(tl_program_fn fn, const char *path, const tl_lang_run_options *o) {
   tl_ctx *ctx = tl_init();
-  if (!ctx) {
-    fprintf(o->err, "tl: out of memory creating the engine context\n");
+  if (!ctx) { /* out of memory, or an environment variable it cannot use (TL_BACKEND) */
+    fprintf(o->err, "tl: %s\n", tl_last_error(NULL));
     return 1;
   }
   if (o->dot_dir && tl_set_dot_dir(ctx, o->dot_dir)) { /* before the program runs: exit 2 */

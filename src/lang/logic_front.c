@@ -1036,6 +1036,8 @@ int lf_resolve(lf *L) {
     tl_ctx *ctx = L->target ? L->target->ctx : own;
     tl_kb *kb = ctx ? tl_kb_new(ctx) : NULL;
     if (kb) fill_kb(L, kb, false, L->target);
+    else if (!ctx && tl_last_status(NULL) != TL_ERR_NOMEM) /* TL_BACKEND names no backend */
+      err_at(L, 0, 1, 1, NULL, "%s", tl_last_error(NULL));
     else L->oom = true;
     tl_kb_free(kb);
     tl_shutdown(own);

@@ -732,6 +732,21 @@ static int spawn_cc(tl_compiler *c, const char *src, const char *out, const char
   return 0;
 }
 
+/* tcc, the command or libtcc, finds its own headers (stddef.h, stdarg.h...) only where
+ * the Debian package tcc puts them; libtcc-dev alone has the library without them. What
+ * to install, after a log that says "include file '...' not found" (tcc's words); "" */
+static const char *tcc_header_advice(const char *log) {
+  const char *inc = strstr(log, "include file '");
+  if (!inc || !strstr(inc, "' not found")) return "";
+  return "\n  tcc cannot find its header files: install the tcc package (Debian: apt-get install tcc; "
+         "libtcc-dev has the in-memory compiler but not the headers), or unset TL_CC to use cc";
+}
+
+/* how much of a compiler's log fits in err's message with the advice after it */
+static int room_for(const tl_error *err, const char *advice) {
+  return (int)(sizeof err->msg - 64 - strlen(advice));
+}
+
 static tl_status compile_failed(tl_compiler *c, int wstatus, const char *src, const char *errpath,
                                 tl_error *err) {
   char diag[900];
@@ -740,8 +755,9 @@ static tl_status compile_failed(tl_compiler *c, int wstatus, const char *src, co
   if (WIFSIGNALED(wstatus))
     return tl_error_set(err, TL_ERR_COMPILER, "kernel compilation failed (%s killed by signal %d): %s",
                         base, WTERMSIG(wstatus), diag);
-  return tl_error_set(err, TL_ERR_COMPILER, "kernel compilation failed (%s exit %d): %s", base,
-                      WEXITSTATUS(wstatus), diag);
+  const char *advice = tcc_header_advice(diag);
+  return tl_error_set(err, TL_ERR_COMPILER, "kernel compilation failed (%s exit %d): %.*s%s", base,
+                      WEXITSTATUS(wstatus), room_for(err, advice), diag, advice);
 }
 
 /* source -> private tmp .c -> cc -> private tmp .so, loaded, then renamed into place */
@@ -958,7 +974,8 @@ static tl_status tcc_build(tl_compiler *c, const char *source, const char *fn_na
   void *sym = NULL;
   if (t->compile_string(s, source) < 0 || t->add_library(s, "m") < 0 ||
       t->relocate(s, TCC_RELOCATE_AUTO) < 0) {
-    tl_error_set(err, TL_ERR_COMPILER, "kernel compilation failed (tcc): %s", c->log);
+    const char *advice = tcc_header_advice(c->log);
+    tl_error_set(err, TL_ERR_COMPILER, "kernel compilation failed (tcc): %.*s%s", room_for(err, advice), c->log, advice);
   } else if (!(sym = t->get_symbol(s, fn_name))) {
     tl_error_set(err, TL_ERR_COMPILER, "kernel source does not define function '%s'", fn_name);
   }

@@ -9,6 +9,7 @@
  * wake-up costs more than a short poll. */
 #include "runtime/threadpool.h"
 
+#include <errno.h>
 #include <pthread.h>
 #include <stdlib.h>
 #include <unistd.h>
@@ -101,9 +102,19 @@ static void wait_for_workers(tl_pool *p) {
   while (p->pending > 0) pthread_cond_wait(&p->done_cv, &p->mu);
 }
 
-static int default_threads(void) {
+int tl_pool_env_threads(void) {
   const char *env = getenv("TL_THREADS");
-  int n = env ? atoi(env) : 0;
+  if (!env || !*env) return 0;
+  char *end;
+  errno = 0;
+  long n = strtol(env, &end, 10);
+  while (*end == ' ' || *end == '\t' || *end == '\n') end++;
+  if (errno || *end || end == env || n <= 0) return -1; /* "abc", "4x", "0", "-2" */
+  return n > MAX_THREADS ? MAX_THREADS : (int)n;
+}
+
+static int default_threads(void) {
+  int n = tl_pool_env_threads();
   if (n <= 0) {
     long cores = sysconf(_SC_NPROCESSORS_ONLN);
     n = cores > 0 ? (int)(cores < MAX_THREADS ? cores : MAX_THREADS) : 1;
