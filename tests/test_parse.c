@@ -431,7 +431,8 @@ TEST(parse_error_unclosed_block) {
                "");
 }
 
-/* one file, many errors: each statement and item recovers on its own */
+/* one file, many errors: each statement and item recovers on its own; `let y = 2`
+ * without its ';' ends at the next line's `let`, which parses */
 TEST(parse_error_many_in_one_file) {
   CHECK_ERRORS("fn main() {\n"
                "  let x = ;\n"
@@ -463,7 +464,7 @@ TEST(parse_error_many_in_one_file) {
                "t.tl:10:19: error: expected ',' or '}' in the fields, found identifier 'b'\n"
                "struct S { a: f32 b: f32 }\n"
                "                  ^\n",
-               "(fn main () (block (error) (error) (error) (error) (value (call ok z))))\n"
+               "(fn main () (block (error) (error) (let z 3) (error) (error) (value (call ok z))))\n"
                "(fn g () -> i64 (block (value (if x (block (value 1)) (block (value 2))))))\n");
 }
 

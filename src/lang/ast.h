@@ -154,7 +154,7 @@ typedef struct tl_fn {
   tl_param *params;
   tl_type *ret; /* NULL: no `->` */
   tl_node *body; /* NULL: a trait's required method `fn area(&self) -> f64;` */
-  bool broken;  /* a syntax or lexical error inside: its body is not checked */
+  bool broken;  /* a syntax or lexical error inside: its failed statements are ERROR nodes */
   bool partial; /* parsing it was given up: only its start is known (name, some params) */
   bool script;  /* the `main` made of a file's statements outside functions (parse.c) */
   int unit;     /* the file it is in (tl_program.units) */

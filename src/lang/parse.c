@@ -514,6 +514,8 @@ static tl_node *paren(parser *p) {
 static tl_node *primary(parser *p) {
   const tl_token *t = peek(p);
   tl_node *n;
+  bool literal = t->kind == TL_TOK_INT || t->kind == TL_TOK_FLOAT || t->kind == TL_TOK_CHAR || t->kind == TL_TOK_STRING;
+  if (literal && t->lex_error) return new_node(p, TL_N_ERROR, next(p)); /* its value is unknown: not checked */
   switch (t->kind) {
   case TL_TOK_INT: n = new_node(p, TL_N_INT, next(p)); n->ival = t->v.i; return n;
   case TL_TOK_FLOAT: n = new_node(p, TL_N_FLOAT, next(p)); n->fval = t->v.f; return n;
@@ -1073,10 +1075,27 @@ static bool track_bracket(open_brackets *o, tl_tok_kind k) {
   }
 }
 
+/* does the token at i, first on its line, begin a statement or an item? After an error,
+ * that is where the next statement is (`let x = 1` missing its ';' does not take the
+ * next line's `let` along): a word no expression holds (`let`, `fn`) when no brace is
+ * open, so a `(` never closed is given up too; one an expression may hold (a name,
+ * `if`) when no bracket is open */
+static bool starts_line_stmt(parser *p, int i, const open_brackets *o) {
+  if (i == 0 || p->tok[i].line == p->tok[i - 1].line) return false;
+  switch (p->tok[i].kind) {
+  case TL_TOK_LET: case TL_TOK_FN: case TL_TOK_STRUCT: case TL_TOK_IMPL: case TL_TOK_ENUM: case TL_TOK_TRAIT:
+    return !has_brace(o);
+  case TL_TOK_FOR: case TL_TOK_WHILE: case TL_TOK_LOOP: case TL_TOK_IF: case TL_TOK_MATCH: case TL_TOK_RETURN:
+  case TL_TOK_BREAK: case TL_TOK_CONTINUE: case TL_TOK_IDENT: case TL_TOK_SELF: return o->n == 0 && o->extra == 0;
+  default: return false;
+  }
+}
+
 /* skips the rest of a failed statement that began at token `start`: to just past its
- * ';' or to the '}' that closes the block, whichever comes first at the statement's
- * own nesting. Brackets opened before the error count, so `[i | i <- 0.. { i }];`
- * skips the comprehension's body and its ']' too. */
+ * ';', to the '}' that closes the block, or to a line that begins a statement,
+ * whichever comes first at the statement's own nesting. Brackets opened before the
+ * error count, so `[i | i <- 0.. { i }];` skips the comprehension's body and its ']'
+ * too. */
 static void sync_stmt(parser *p, int start) {
   open_brackets o = {.n = 0};
   for (int i = start; i < p->pos; i++) track_bracket(&o, p->tok[i].kind);
@@ -1084,12 +1103,32 @@ static void sync_stmt(parser *p, int start) {
     tl_tok_kind k = peek(p)->kind;
     if (k == TL_TOK_EOF) return;
     if (k == TL_TOK_RBRACE && !has_brace(&o)) return; /* the block's own '}' */
+    if (p->pos > start && starts_line_stmt(p, p->pos, &o)) return;
     next(p);
     if (track_bracket(&o, k)) return;
   }
 }
 
-/* one statement, with a recovery point: on an error, an ERROR node */
+/* the names a failed `let` at token `start` binds (`let mut x`, `let (a, b)`), as IDENT
+ * nodes: the checker declares them with the error type, so their uses further on are
+ * not reported as unknown names too */
+static tl_node *failed_let_names(parser *p, int start) {
+  tl_node head = {0}, *cur = &head;
+  if (p->tok[start].kind != TL_TOK_LET) return NULL;
+  for (int i = start + 1; i < p->pos; i++) {
+    const tl_token *t = &p->tok[i];
+    if (t->kind == TL_TOK_ASSIGN || t->kind == TL_TOK_COLON || t->kind == TL_TOK_SEMI || t->kind == TL_TOK_LBRACE ||
+        t->kind == TL_TOK_RBRACE)
+      break;
+    if (t->kind != TL_TOK_IDENT || (t->len == 1 && p->diag->src[t->offset] == '_')) continue;
+    cur = cur->next = new_node(p, TL_N_IDENT, t);
+    cur->name = text_of(p, t);
+  }
+  return head.next;
+}
+
+/* one statement, with a recovery point: on an error, an ERROR node (args: the names a
+ * failed `let` binds) */
 static tl_node *guarded_stmt(parser *p, bool *is_value) {
   jmp_buf here, *outer = p->recover;
   const tl_token *t = peek(p);
@@ -1101,7 +1140,9 @@ static tl_node *guarded_stmt(parser *p, bool *is_value) {
     p->depth = depth;
     *is_value = false;
     sync_stmt(p, start);
-    return new_node(p, TL_N_ERROR, t);
+    tl_node *err = new_node(p, TL_N_ERROR, t);
+    err->args = failed_let_names(p, start);
+    return err;
   }
   p->recover = &here;
   tl_node *n = stmt(p, is_value);

@@ -661,10 +661,15 @@ tl_ty *sema_block(sema *s, tl_node *n, tl_ty *expect) {
   bool hint = s->hint; /* for the value, not the statements */
   s->hint = false;
   sym *mark = s->syms;
-  for (tl_node *st = n->stmts; st; st = st->next) sema_stmt(s, st);
+  bool unparsed = false; /* a statement that did not parse: maybe the value */
+  for (tl_node *st = n->stmts; st; st = st->next) {
+    sema_stmt(s, st);
+    unparsed |= st->kind == TL_N_ERROR;
+  }
   /* a block that always returns has no value of its own: it fits any type (TY_ERROR
-   * is accepted everywhere silently, which is what a diverging block needs) */
-  tl_ty *t = n->value ? expr_as(s, n->value, expect, !hint) : ends_in_return(n) ? TY_ERR : TY_UNIT_T;
+   * is accepted everywhere silently, which is what a diverging block needs); so does
+   * one whose value may be the statement that did not parse */
+  tl_ty *t = n->value ? expr_as(s, n->value, expect, !hint) : ends_in_return(n) || unparsed ? TY_ERR : TY_UNIT_T;
   s->syms = mark;
   return t;
 }
@@ -973,7 +978,9 @@ void sema_stmt(sema *s, tl_node *n) {
     if (!sema_ty_fits(want, t)) sema_mismatch(s, n->lhs ? n->lhs : n, "returned value", want, t);
     break;
   }
-  case TL_N_ERROR: break;
+  case TL_N_ERROR: /* reported by the parser; what a failed `let` binds is an error value */
+    for (tl_node *name = n->args; name; name = name->next) sema_declare(s, name, name->name, TY_ERR, VAR_LOCAL, true);
+    break;
   default: sema_expr(s, n, NULL);
   }
 }
@@ -1019,7 +1026,7 @@ static void check_fn_pass(sema *s, tl_fninfo *f) {
   if (f->ret->kind == TY_UNIT) return;
   if (f->fn->body->value) {
     if (!sema_ty_fits(f->ret, t)) sema_mismatch(s, f->fn->body->value, "function result", f->ret, t);
-  } else if (!ends_in_return(f->fn->body)) {
+  } else if (!ends_in_return(f->fn->body) && t->kind != TY_ERROR) { /* TY_ERROR: a statement did not parse */
     char b[64];
     tl_diag_error(s->diag, f->fn->line, f->fn->col, "function `%s` must return a value of type %s", f->name,
                   tl_ty_name(f->ret, b, sizeof b));
@@ -1045,7 +1052,7 @@ static void check_fn_body(sema *s, tl_fninfo *f) {
     s->widened = false;
     check_fn_pass(s, f);
     if (!s->widened || pass == 100) {
-      sema_vec_check_inferred(s, f);
+      if (!f->fn->broken) sema_vec_check_inferred(s, f); /* a push may be in what did not parse */
       sema_iter_check_consumed(s, f); /* sema_iter.c */
       break;
     }
@@ -1184,8 +1191,9 @@ int tl_sema_check(tl_program *prog, tl_diag *diag, tl_arena *arena, tl_sema *out
   memset(out, 0, sizeof *out);
   int before = diag->errors;
   /* the items that did not parse are declared as far as they got, after the others,
-   * so what uses them is not reported too; the bodies of functions with a syntax
-   * error in them are not checked */
+   * so what uses them is not reported too; a function body whose statements recovered
+   * from syntax errors is checked (the failed statements are ERROR nodes), one whose
+   * parse was given up (partial) is not */
   for (int pass = 0; pass < 2; pass++)
     for (tl_ast_item *it = pass ? prog->broken : prog->items; it; it = it->next)
       if (sema_generic_register(&s, it, pass)) continue; /* generics and traits (sema_generic.c) */
@@ -1212,7 +1220,7 @@ int tl_sema_check(tl_program *prog, tl_diag *diag, tl_arena *arena, tl_sema *out
     }
   sema_logic_begin(&s, prog);
   for (tl_fninfo *f = out->fns; f; f = f->next) /* instances made meanwhile are appended */
-    if (!f->fn->broken) {
+    if (!f->fn->partial && f->fn->body) {
       int u = f->fn->unit; /* a module's function: its errors are its file's */
       s.diag = u > 0 && u < prog->nunits ? prog->units[u].diag : diag;
       int nat = s.diag->nat;
