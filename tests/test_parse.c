@@ -808,3 +808,24 @@ TEST(parse_enums_and_match) {
              "(block (loop (block (while-let e (=> (| (call E::B v) (struct-lit E::C (v v) ..)) (block (call f v)))"
              " (=> _ (block (break)))))))");
 }
+
+/* "did you mean": the closest candidate within max(len, 3) / 3 edits (a swap of two
+ * neighbours is one), a case-only difference first, none that shares nothing */
+static const char *suggest(const char *name, const char *const *cands) {
+  tl_suggest g;
+  tl_suggest_init(&g, name);
+  for (; *cands; cands++) tl_suggest_add(&g, *cands);
+  return g.best ? g.best : "(none)";
+}
+
+TEST(diag_suggest_closest_name) {
+  CHECK_STR(suggest("zero", (const char *[]){"ones", "zeros", "eye", NULL}), "zeros");
+  CHECK_STR(suggest("prnitln", (const char *[]){"print", "println", NULL}), "println"); /* one swap */
+  CHECK_STR(suggest("abcdef", (const char *[]){"abcxyf", NULL}), "abcxyf");          /* 2 of 6: in */
+  CHECK_STR(suggest("abcdef", (const char *[]){"axcxyf", NULL}), "(none)");          /* 3 of 6: out */
+  CHECK_STR(suggest("ab", (const char *[]){"abc", NULL}), "abc");                    /* at least 1 */
+  CHECK_STR(suggest("z", (const char *[]){"x", "y", NULL}), "(none)");               /* shares nothing */
+  CHECK_STR(suggest("tensor", (const char *[]){"tensors", "Tensor", NULL}), "Tensor"); /* case first */
+  CHECK_STR(suggest("sum", (const char *[]){"sum", NULL}), "(none)");                /* not itself */
+  CHECK_STR(suggest("abcdef", (const char *[]){"abxxef", "abcdex", NULL}), "abcdex"); /* closest wins */
+}

@@ -120,3 +120,46 @@ void tl_diag_limit(tl_diag *d, int max) {
   int more = d->errors - max;
   tl_strbuf_printf(&d->text, "... and %d more error%s\n", more, more == 1 ? "" : "s");
 }
+
+/* ---- did you mean ---- */
+
+#define SUGGEST_MAX_LEN 64 /* longer names are not compared: no one misspells those */
+
+void tl_suggest_init(tl_suggest *g, const char *name) {
+  g->name = name;
+  g->best = NULL;
+  g->dist = (int)(strlen(name) > 3 ? strlen(name) : 3) / 3 + 1; /* a candidate must come closer */
+}
+
+static int lower(int c) { return c >= 'A' && c <= 'Z' ? c + 32 : c; }
+
+/* optimal string alignment distance (Damerau-Levenshtein, each substring edited once) */
+static int edit_distance(const char *a, size_t n, const char *b, size_t m) {
+  int d[SUGGEST_MAX_LEN + 1][SUGGEST_MAX_LEN + 1];
+  for (size_t i = 0; i <= n; i++) d[i][0] = (int)i;
+  for (size_t j = 0; j <= m; j++) d[0][j] = (int)j;
+  for (size_t i = 1; i <= n; i++)
+    for (size_t j = 1; j <= m; j++) {
+      int cost = a[i - 1] != b[j - 1], v = d[i - 1][j] + 1;
+      if (d[i][j - 1] + 1 < v) v = d[i][j - 1] + 1;
+      if (d[i - 1][j - 1] + cost < v) v = d[i - 1][j - 1] + cost;
+      if (i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1] && d[i - 2][j - 2] + 1 < v)
+        v = d[i - 2][j - 2] + 1;
+      d[i][j] = v;
+    }
+  return d[n][m];
+}
+
+void tl_suggest_add(tl_suggest *g, const char *candidate) {
+  size_t n = strlen(g->name), m = strlen(candidate);
+  if (!m || n > SUGGEST_MAX_LEN || m > SUGGEST_MAX_LEN || !strcmp(g->name, candidate)) return;
+  bool fold = n == m;
+  for (size_t i = 0; fold && i < n; i++) fold = lower((unsigned char)g->name[i]) == lower((unsigned char)candidate[i]);
+  int dist = fold ? 0 : (size_t)abs((int)n - (int)m) >= (size_t)g->dist ? g->dist : edit_distance(g->name, n, candidate, m);
+  if (dist < g->dist && (fold || (size_t)dist < n)) /* `x` for `z` shares nothing: no hint */
+    g->best = candidate, g->dist = dist;
+}
+
+void tl_suggest_hint(const tl_suggest *g, tl_diag *d, const char *prefix) {
+  if (g->best) tl_diag_hint(d, "did you mean `%s%s`?", prefix ? prefix : "", g->best);
+}

@@ -38,6 +38,22 @@ void tl_diag_oom(tl_diag *d, int line, int col, const char *msg);
 /* a hint under the last error: `  hint: message` */
 void tl_diag_hint(tl_diag *d, const char *fmt, ...) TL_PRINTF(2, 3);
 
+/* "did you mean `zeros`?" under an error about a name not found: the candidates of
+ * that kind (names in scope, builtins...) are offered one by one; the closest by
+ * Damerau-Levenshtein distance (transpositions count one edit), at most a third of
+ * the name's length away (at least one edit), as rustc does; a candidate that differs
+ * only in case wins. */
+typedef struct {
+  const char *name; /* the name not found */
+  const char *best; /* the closest candidate so far, NULL if none is close enough */
+  int dist;         /* its distance */
+} tl_suggest;
+void tl_suggest_init(tl_suggest *g, const char *name);
+void tl_suggest_add(tl_suggest *g, const char *candidate);
+/* the hint under d's last error, when a candidate was close: prefix (`Tensor::`, or
+ * "") is written before it */
+void tl_suggest_hint(const tl_suggest *g, tl_diag *d, const char *prefix);
+
 /* puts the errors in source order (phases report in their own order: the lexer's
  * come before the parser's); an error keeps its hints; equal places keep their order */
 void tl_diag_sort(tl_diag *d);

@@ -175,6 +175,10 @@ tl_ty *sema_resolve_type(sema *s, const tl_type *t) {
   tl_struct_info *st = find_struct(s, t->name);
   if (!st) {
     tl_diag_error(s->diag, t->line, t->col, "unknown type `%s`", t->name);
+    tl_suggest g;
+    tl_suggest_init(&g, t->name);
+    sema_suggest_types(s, &g);
+    tl_suggest_hint(&g, s->diag, "");
     return TY_ERR;
   }
   return sema_struct_ty(s, st);
@@ -271,6 +275,11 @@ static tl_ty *check_ident(sema *s, tl_node *n) {
   }
   if (!v) {
     sema_error(s, n, "cannot find `%s` in this scope", n->name);
+    tl_suggest g;
+    tl_suggest_init(&g, n->name);
+    sema_suggest_vars(s, &g);
+    sema_suggest_fns(s, &g);
+    tl_suggest_hint(&g, s->diag, "");
     return TY_ERR;
   }
   if (s->closure) v = sema_closure_capture(s, v, n); /* sema_closure.c */
@@ -570,11 +579,24 @@ static tl_ty *number_leaf(sema *s, tl_node *n, int *dtype, int *rank, int depth)
   return TY_UNIT_T;
 }
 
+static void suggest_field(sema *s, const tl_struct_info *st, const char *name) {
+  tl_suggest g;
+  tl_suggest_init(&g, name);
+  sema_suggest_fields(st, &g);
+  tl_suggest_hint(&g, s->diag, "");
+}
+
 static tl_ty *check_struct_lit(sema *s, tl_node *n) {
   tl_struct_info *st = find_struct(s, n->name);
   if (!st || st->is_enum) {
     if (st) sema_error(s, n, "`%s` is an enum: name a variant, `%s::V { .. }`", n->name, n->name);
-    else sema_error(s, n, "unknown struct `%s`", n->name);
+    else {
+      sema_error(s, n, "unknown struct `%s`", n->name);
+      tl_suggest g;
+      tl_suggest_init(&g, n->name);
+      sema_suggest_structs(s, &g, false);
+      tl_suggest_hint(&g, s->diag, "");
+    }
     for (tl_node *f = n->args; f; f = f->next) sema_expr(s, f->lhs, NULL);
     return TY_ERR;
   }
@@ -583,7 +605,10 @@ static tl_ty *check_struct_lit(sema *s, tl_node *n) {
     int i = 0;
     while (i < st->nfields && strcmp(st->fields[i].name, f->name)) i++;
     if (i == st->nfields) {
-      if (!st->partial) sema_error(s, f, "struct `%s` has no field `%s`", st->name, f->name);
+      if (!st->partial) {
+        sema_error(s, f, "struct `%s` has no field `%s`", st->name, f->name);
+        suggest_field(s, st, f->name);
+      }
       sema_expr(s, f->lhs, NULL);
       continue;
     }
@@ -622,6 +647,7 @@ static tl_ty *check_field(sema *s, tl_node *n) {
   if (t->kind == TY_STRUCT && t->st->partial) return TY_ERR; /* it may be a field that did not parse */
   char b[64];
   sema_error(s, n, "%s has no field `%s`", tl_ty_name(t, b, sizeof b), n->name);
+  if (t->kind == TY_STRUCT) suggest_field(s, t->st, n->name);
   return TY_ERR;
 }
 

@@ -318,7 +318,17 @@ static tl_ty *check_free_call(sema *s, tl_node *n, const char *name, tl_ty *expe
     return check_math(s, n, math_fns[i].id, x, y, sema_expr(s, x, NULL));
   }
   if (!strcmp(name, "range")) sema_error(s, n, "`range(...)` is only used as a `for` head");
-  else sema_error(s, n->lhs, "cannot find function `%s`", name);
+  else {
+    sema_error(s, n->lhs, "cannot find function `%s`", name);
+    tl_suggest g;
+    tl_suggest_init(&g, name);
+    static const char *const printing[] = {"print", "println", "format"};
+    for (size_t i = 0; i < 3; i++) tl_suggest_add(&g, printing[i]);
+    for (size_t i = 0; i < sizeof math_fns / sizeof math_fns[0]; i++) tl_suggest_add(&g, math_fns[i].name);
+    sema_suggest_fns(s, &g);
+    sema_suggest_vars(s, &g); /* a closure held in a variable */
+    tl_suggest_hint(&g, s->diag, "");
+  }
   for (tl_node *a = n->args; a; a = a->next) sema_expr(s, a, NULL);
   return TY_ERR;
 }
@@ -433,6 +443,20 @@ static tl_ty *check_tensor_ctor(sema *s, tl_node *n, tl_builtin id, const char *
   }
 }
 
+/* the hint for `P::nw(..)` or `p.gett()`: path is `P::nw` */
+static void suggest_member(sema *s, const char *path, bool methods) {
+  const char *sep = strstr(path, "::");
+  while (sep && strstr(sep + 2, "::")) sep = strstr(sep + 2, "::");
+  if (!sep) return;
+  char owner[128], prefix[132];
+  snprintf(owner, sizeof owner, "%.*s", (int)(sep - path), path);
+  snprintf(prefix, sizeof prefix, "%s::", owner);
+  tl_suggest g;
+  tl_suggest_init(&g, sep + 2);
+  sema_suggest_members(s, &g, owner, methods);
+  tl_suggest_hint(&g, s->diag, methods ? "" : prefix);
+}
+
 static tl_ty *check_path_call(sema *s, tl_node *n, tl_ty *expect) {
   tl_fninfo *g;
   if (sema_generic_call(s, n, n->lhs->name, expect, &g)) { /* Stack::new(), T::new(), Self::new() */
@@ -452,6 +476,13 @@ static tl_ty *check_path_call(sema *s, tl_node *n, tl_ty *expect) {
     for (size_t i = 0; i < sizeof tensor_ctors / sizeof tensor_ctors[0]; i++)
       if (!strcmp(path + 8, tensor_ctors[i].name)) return check_tensor_ctor(s, n, tensor_ctors[i].id, path);
     sema_error(s, n->lhs, "no function `%s`", path);
+    tl_suggest g;
+    tl_suggest_init(&g, path + 8);
+    static const char *const io[] = {"save", "load", "clear_grads", "from_vec"}; /* sema_io.c, sema_vec.c */
+    for (size_t i = 0; i < sizeof tensor_ctors / sizeof tensor_ctors[0]; i++) tl_suggest_add(&g, tensor_ctors[i].name);
+    for (size_t i = 0; i < sizeof io / sizeof io[0]; i++) tl_suggest_add(&g, io[i]);
+    tl_suggest_hint(&g, s->diag, "Tensor::");
+    sema_check_rest(s, n->args);
     return TY_ERR;
   }
   tl_fninfo *f = sema_find_fn(s, path);
@@ -461,6 +492,7 @@ static tl_ty *check_path_call(sema *s, tl_node *n, tl_ty *expect) {
   }
   if (!f) {
     sema_error(s, n->lhs, "no function `%s`", path);
+    suggest_member(s, path, false);
     for (tl_node *a = n->args; a; a = a->next) sema_expr(s, a, NULL);
     return TY_ERR;
   }
@@ -592,6 +624,28 @@ static void check_receiver_writable(sema *s, tl_node *n) {
   }
 }
 
+/* the hint for `t.summ()` on a tensor, a String or a number: the methods of its type */
+static void suggest_builtin_method(sema *s, const char *name, const tl_ty *t) {
+  static const char *const tensor_more[] = {"zeros_like", "ones_like", "tril", "triu", "masked_fill", "slice", "detach",
+                                            "to_i64", "to_f32", "print", "conv2d", "max_pool2d", "avg_pool2d",
+                                            "layer_norm", "embedding"}; /* sema_io.c, sema_nn.c */
+  tl_suggest g;
+  tl_suggest_init(&g, name);
+  if (t->kind == TY_TENSOR || tl_ty_is_numeric(t))
+    for (size_t i = 0; i < sizeof tensor_methods / sizeof tensor_methods[0]; i++) {
+      tl_builtin id = tensor_methods[i].id;
+      bool math = (tensor_methods[i].args == ARGS_NONE && id >= B_NEG && id <= B_ROUND) || id == B_POW ||
+                  id == B_MAXIMUM || id == B_MINIMUM || id == B_MAX || id == B_MIN;
+      if (t->kind == TY_TENSOR || math) tl_suggest_add(&g, tensor_methods[i].name);
+    }
+  for (size_t i = 0; t->kind == TY_TENSOR && i < sizeof tensor_more / sizeof tensor_more[0]; i++)
+    tl_suggest_add(&g, tensor_more[i]);
+  for (size_t i = 0; t->kind == TY_STR && sema_sys_row(i); i++)
+    if (sema_sys_row(i)->kind == 'm') tl_suggest_add(&g, sema_sys_row(i)->name);
+  if (t->kind == TY_STR) tl_suggest_add(&g, "len");
+  tl_suggest_hint(&g, s->diag, "");
+}
+
 tl_ty *sema_method(sema *s, tl_node *n) {
   tl_ty *t = sema_expr(s, n->lhs, NULL);
   n->ival = B_NONE;
@@ -615,7 +669,10 @@ tl_ty *sema_method(sema *s, tl_node *n) {
       if (!f) return TY_ERR;
     } else f = sema_find_fn(s, name);
     if (!f || (!f->self && !f->partial)) {
-      if (!t->st->partial) sema_error(s, n, "no method `%s` on `%s`", n->name, t->st->name);
+      if (!t->st->partial) {
+        sema_error(s, n, "no method `%s` on `%s`", n->name, t->st->name);
+        suggest_member(s, name, true);
+      }
       for (tl_node *a = n->args; a; a = a->next) sema_expr(s, a, NULL);
       return TY_ERR;
     }
@@ -668,6 +725,7 @@ tl_ty *sema_method(sema *s, tl_node *n) {
     return tf->ret;
   }
   sema_error(s, n, "no method `%s` on %s", n->name, tl_ty_name(t, b, sizeof b));
+  suggest_builtin_method(s, n->name, t);
   for (tl_node *a = n->args; a; a = a->next) sema_expr(s, a, NULL);
   return TY_ERR;
 }

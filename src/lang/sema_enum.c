@@ -159,6 +159,10 @@ tl_ty *sema_enum_value(sema *s, tl_node *n) {
   if (!en) return NULL;
   if (!v) {
     sema_error(s, n, "no variant `%s` in enum `%s`", strstr(path, "::") + 2, en->name);
+    tl_suggest g;
+    tl_suggest_init(&g, strstr(path, "::") + 2);
+    sema_suggest_variants(en, &g);
+    tl_suggest_hint(&g, s->diag, "");
     if (call || lit) sema_check_rest(s, n->args);
     return TY_ERR;
   }

@@ -754,6 +754,10 @@ bool sema_generic_rename(sema *s, tl_node *n, tl_ty *expect) {
           if (!strcmp(m->name, sep + 2)) return true;
     }
     sema_error(s, n, "no variant `%s` in enum `%s`", sep + 2, g->name);
+    tl_suggest near;
+    tl_suggest_init(&near, sep + 2);
+    for (const tl_variant *w = g->it->variants; w; w = w->next) tl_suggest_add(&near, w->name);
+    tl_suggest_hint(&near, s->diag, "");
     if (call || n->kind == TL_N_STRUCT_LIT) sema_check_rest(s, n->args);
     return false;
   }

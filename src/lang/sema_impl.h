@@ -236,6 +236,18 @@ void sema_iter_check_consumed(sema *s, tl_fninfo *f);  /* after a function's pas
 /* t, n's type; a `collect()` of pairs where a HashMap is expected: that HashMap */
 tl_ty *sema_iter_collect_into(sema *s, tl_node *n, tl_ty *t, tl_ty *expect);
 
+/* sema_suggest.c: the candidates of "did you mean" (tl_suggest) for a name not found:
+ * variables in scope; free functions; what follows `owner::` (methods, or associated
+ * functions and library paths); struct (and enum) names; every type name; fields;
+ * variants */
+void sema_suggest_vars(sema *s, tl_suggest *g);
+void sema_suggest_fns(sema *s, tl_suggest *g);
+void sema_suggest_members(sema *s, tl_suggest *g, const char *owner, bool methods);
+void sema_suggest_structs(sema *s, tl_suggest *g, bool enums);
+void sema_suggest_types(sema *s, tl_suggest *g);
+void sema_suggest_fields(const tl_struct_info *st, tl_suggest *g);
+void sema_suggest_variants(const tl_struct_info *en, tl_suggest *g);
+
 /* checks each argument of a list (a named one by its value) after an arity error, so
  * errors inside them are still reported */
 void sema_check_rest(sema *s, tl_node *args);

@@ -177,6 +177,10 @@ static tl_ty *chain_method(sema *s, tl_node *n, tl_ty *t) {
   while (i < count && strcmp(iter_table[i].name, n->name)) i++;
   if (i == count) {
     sema_error(s, n, "no method `%s` on iterator `%s`", n->name, tl_ty_name(t, b, sizeof b));
+    tl_suggest g;
+    tl_suggest_init(&g, n->name);
+    for (i = 0; i < count; i++) tl_suggest_add(&g, iter_table[i].name);
+    tl_suggest_hint(&g, s->diag, "");
     tl_diag_hint(s->diag, "the methods of an iterator are: %s", iter_methods);
     sema_check_rest(s, n->args);
     return TY_ERR;

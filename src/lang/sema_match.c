@@ -151,8 +151,13 @@ static void check_variant_pat(sema *s, tl_node *p, tl_ty *t, bound *b) {
   tl_variant_info *v = sema_find_variant(s, path, &en);
   bool call = p->kind == TL_N_CALL, lit = p->kind == TL_N_STRUCT_LIT;
   if (!v) {
-    if (en) sema_error(s, p, "no variant `%s` in enum `%s`", strstr(path, "::") + 2, en->generic_of ? en->generic_of : en->name);
-    else sema_error(s, p, "`%s` is not an enum variant", path);
+    if (en) {
+      sema_error(s, p, "no variant `%s` in enum `%s`", strstr(path, "::") + 2, en->generic_of ? en->generic_of : en->name);
+      tl_suggest g;
+      tl_suggest_init(&g, strstr(path, "::") + 2);
+      sema_suggest_variants(en, &g);
+      tl_suggest_hint(&g, s->diag, "");
+    } else sema_error(s, p, "`%s` is not an enum variant", path);
   } else if (call != (!v->named && v->nfields > 0) || lit != v->named) {
     sema_error(s, p, "`%s::%s` is matched as `%s::%s%s`", en->name, v->name, en->name, v->name,
                v->named ? " { .. }" : v->nfields ? "(..)" : "");

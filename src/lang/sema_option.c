@@ -217,6 +217,11 @@ tl_ty *sema_option_method(sema *s, tl_node *n, tl_ty *t) {
   int m = find_method(n->name, t->st->generic);
   if (m < 0) {
     sema_error(s, n, "no method `%s` on `%s`", n->name, t->st->name);
+    tl_suggest g;
+    tl_suggest_init(&g, n->name);
+    for (size_t i = 0; i < sizeof methods / sizeof methods[0]; i++)
+      if (methods[i].of == 'B' || methods[i].of == t->st->generic) tl_suggest_add(&g, methods[i].name);
+    tl_suggest_hint(&g, s->diag, "");
     tl_diag_hint(s->diag, t->st->generic == 'O' ? "an Option has is_some, is_none, unwrap, expect, unwrap_or, ok_or and map"
                                                 : "a Result has is_ok, is_err, unwrap, expect, unwrap_or, ok, err and map");
     sema_check_rest(s, n->args);

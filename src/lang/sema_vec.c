@@ -184,6 +184,12 @@ static void unknown_method(sema *s, tl_node *n, tl_ty *t, char of) {
   for (size_t i = 0; i < sizeof methods / sizeof methods[0]; i++)
     if (methods[i].of == of) len += (size_t)snprintf(names + len, sizeof names - len, "%s%s", len ? ", " : "", methods[i].name);
   sema_error(s, n, "no method `%s` on `%s`", n->name, tl_ty_name(t, b, sizeof b));
+  tl_suggest g;
+  tl_suggest_init(&g, n->name);
+  for (size_t i = 0; i < sizeof methods / sizeof methods[0]; i++)
+    if (methods[i].of == of) tl_suggest_add(&g, methods[i].name);
+  tl_suggest_add(&g, "iter");
+  tl_suggest_hint(&g, s->diag, "");
   tl_diag_hint(s->diag, "the methods of %s are: %s, %s", of == 'V' ? "Vec" : "HashMap", names,
                of == 'V' ? "iter, sort_by, sort_by_key" : "iter"); /* sema_iter.c's */
   sema_check_rest(s, n->args);
