@@ -98,9 +98,12 @@ const char *gen_ctype(gen *g, const tl_ty *t) {
     if (t->st->generic == 'V' || t->st->generic == 'M') return gen_vec_ctype(t); /* gen_vec.c */
     return gen_fmt(g, "struct %s *", t->st->cname);
   case TY_FN: return "tlrt_fnobj *";
+  case TY_UNIT: return "uint8_t"; /* a value of () is stored only as a payload: `Ok(())` */
   default: return "void";
   }
 }
+
+const char *gen_ret_ctype(gen *g, const tl_ty *t) { return t->kind == TY_UNIT ? "void" : gen_ctype(g, t); }
 
 const char *gen_release_call(gen *g, const tl_ty *t, const char *c) {
   if (t->kind == TY_TENSOR) return gen_fmt(g, "tlrt_tensor_release(R, %s);", c);
@@ -885,7 +888,7 @@ static void gen_stmt(gen *g, tl_node *n) {
 /* ---- functions and structs ---- */
 
 static void gen_signature(gen *g, tl_strbuf *b, const tl_fninfo *f) {
-  tl_strbuf_printf(b, "static %s %s(", gen_ctype(g, f->ret), f->cname);
+  tl_strbuf_printf(b, "static %s %s(", gen_ret_ctype(g, f->ret), f->cname);
   int n = f->nparams + (f->self ? 1 : 0);
   for (int i = 0; i < n; i++) {
     const tl_var *p = f->params[i];

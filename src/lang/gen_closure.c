@@ -21,7 +21,7 @@ struct gen_wrapped {
 
 const char *gen_closure_call_expr(gen *g, const char *fn_c, const char *const *args, int nargs, const tl_ty *fty) {
   tl_strbuf sig = {0}, call = {0};
-  tl_strbuf_printf(&sig, "%s (*)(tlrt_fnobj *", gen_ctype(g, fty->fn_ret));
+  tl_strbuf_printf(&sig, "%s (*)(tlrt_fnobj *", gen_ret_ctype(g, fty->fn_ret));
   for (int i = 0; i < fty->fn_nparams; i++) tl_strbuf_printf(&sig, ", %s", gen_ctype(g, fty->fn_params[i]));
   tl_strbuf_puts(&sig, ")");
   for (int i = 0; i < nargs; i++) tl_strbuf_printf(&call, ", %s", args[i]);
@@ -81,7 +81,7 @@ static void wrapper(gen *g, const tl_fninfo *f) {
   *w = (struct gen_wrapped){f, g->wrapped};
   g->wrapped = w;
   tl_strbuf *b = g->side;
-  tl_strbuf_printf(b, "static %s tlw_%s(tlrt_fnobj *tl__self", gen_ctype(g, f->ret), f->cname + 4);
+  tl_strbuf_printf(b, "static %s tlw_%s(tlrt_fnobj *tl__self", gen_ret_ctype(g, f->ret), f->cname + 4);
   for (int i = 0; i < f->nparams; i++) tl_strbuf_printf(b, ", %s a%d", gen_ctype(g, f->params[i]->ty), i);
   tl_strbuf_printf(b, ") {\n  (void)tl__self;\n  %s%s(", f->ret->kind == TY_UNIT ? "" : "return ", f->cname);
   for (int i = 0; i < f->nparams; i++) {
@@ -129,7 +129,7 @@ static void closure_function(gen *g, const tl_closure_info *info, int id) {
   g->ntemps = g->nlocals = g->nloops = 0;
   g->stmt = NULL;
   g->in_compr = false;
-  tl_strbuf_printf(&body, "static %s tlcf_%d(tlrt_fnobj *tl__self", gen_ctype(g, f->ret), id);
+  tl_strbuf_printf(&body, "static %s tlcf_%d(tlrt_fnobj *tl__self", gen_ret_ctype(g, f->ret), id);
   for (int j = 0; j < f->nparams; j++)
     tl_strbuf_printf(&body, ", %s %s", gen_ctype(g, f->params[j]->ty), gen_var_ref(g, f->params[j]));
   tl_strbuf_puts(&body, ") {\n");

@@ -73,6 +73,7 @@ const char *gen_fmt(gen *g, const char *fmt, ...) TL_PRINTF(2, 3);
 void gen_emit(gen *g, const char *fmt, ...) TL_PRINTF(2, 3);
 void gen_line(gen *g, const tl_node *n);
 const char *gen_ctype(gen *g, const tl_ty *t);
+const char *gen_ret_ctype(gen *g, const tl_ty *t); /* a function's result type: () is void */
 const char *gen_new_temp(gen *g, const tl_ty *t, const char *init); /* declares, registers if refcounted */
 cv gen_temp_value(gen *g, const tl_ty *t, const char *init);
 cv gen_expr(gen *g, tl_node *n);

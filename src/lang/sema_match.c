@@ -25,7 +25,8 @@ typedef struct {
 
 static void check_pat(sema *s, tl_node *p, tl_ty *t, bound *b);
 
-static bool is_wild(const tl_node *p) { return !p || p->kind == TL_N_IDENT; }
+/* a name, `_`, or `()` (the one value of its type: `Ok(())`) */
+static bool is_wild(const tl_node *p) { return !p || p->kind == TL_N_IDENT || (p->kind == TL_N_TUPLE && !p->args); }
 
 static void bind_name(sema *s, tl_node *p, tl_ty *t, bound *b) {
   if (!strcmp(p->name, "_")) return;
@@ -100,7 +101,8 @@ static void check_range(sema *s, tl_node *p, tl_ty *t) {
 static void check_tuple_pat(sema *s, tl_node *p, tl_ty *t, bound *b) {
   char buf[128];
   int k = tl_ast_count(p->args);
-  bool bad = t->kind != TY_ERROR && (!tl_ty_is_tuple(t) || t->st->nfields != k);
+  bool unit = t->kind == TY_UNIT && k == 0; /* `()` in `Ok(())` */
+  bool bad = t->kind != TY_ERROR && !unit && (!tl_ty_is_tuple(t) || t->st->nfields != k);
   if (bad && tl_ty_is_tuple(t))
     sema_error(s, p, "mismatched types: expected a tuple with %d element%s, found one with %d element%s",
                t->st->nfields, t->st->nfields == 1 ? "" : "s", k, k == 1 ? "" : "s");

@@ -75,12 +75,11 @@ static tl_struct_info *intern(sema *s, tl_ty *t, tl_ty *e) {
   return st;
 }
 
-/* a payload may be any value but () and a range */
+/* a payload may be any value but a range; () too (`Result<(), String>`) */
 static bool payload_ok(sema *s, int line, int col, tl_ty *t) {
   if (t->kind == TY_ERROR) return false;
-  if (t->kind != TY_UNIT && t->kind != TY_RANGE) return true;
-  tl_diag_error(s->diag, line, col,
-                t->kind == TY_UNIT ? "an Option's or Result's payload cannot be ()" : "a range is not a value: it cannot be a payload");
+  if (t->kind != TY_RANGE) return true;
+  tl_diag_error(s->diag, line, col, "a range is not a value: it cannot be a payload");
   return false;
 }
 
