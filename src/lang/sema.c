@@ -32,7 +32,9 @@ bool tl_ty_is_float(const tl_ty *t) { return t->kind == TY_F32 || t->kind == TY_
 bool tl_ty_is_numeric(const tl_ty *t) { return tl_ty_is_int(t) || tl_ty_is_float(t); }
 
 const char *tl_ty_name(const tl_ty *t, char *buf, size_t size) {
-  static const char *const names[] = {"{error}", "()", "bool", "i32", "i64", "f32", "f64", "char", "String",
+  /* an error type is never the subject of a message (sema_mismatch says nothing about
+   * one); where one is part of a type named anyway, it is shown as unknown, `_` */
+  static const char *const names[] = {"_", "()", "bool", "i32", "i64", "f32", "f64", "char", "String",
                                       "Tensor", "", "Range", "fn"};
   if (tl_ty_is_tuple(t)) sema_tuple_name(t, buf, size);
   else if (t->kind == TY_FN) sema_fn_name(t, buf, size);
@@ -128,8 +130,26 @@ void sema_error(sema *s, const tl_node *n, const char *fmt, ...) {
   va_end(ap);
 }
 
+/* is t, or a part of it (a tuple's element, a payload, a parameter), the error type?
+ * Then what is wrong with it was said where the error came from. */
+bool sema_ty_has_error(const tl_ty *t) {
+  if (!t || t->kind == TY_ERROR) return t != NULL;
+  if (t->kind == TY_FN) {
+    for (int i = 0; i < t->fn_nparams; i++)
+      if (sema_ty_has_error(t->fn_params[i])) return true;
+    return sema_ty_has_error(t->fn_ret);
+  }
+  if (t->kind != TY_STRUCT || !t->st || !(t->st->is_tuple || t->st->generic)) return false; /* a named struct is itself */
+  for (int i = 0; i < 2; i++)
+    if (t->st->targs[i] && sema_ty_has_error(t->st->targs[i])) return true; /* Vec<T>, HashMap<K, V> */
+  for (int i = 0; i < t->st->nfields; i++)
+    if (sema_ty_has_error(t->elems ? t->elems[i] : t->st->fields[i].ty)) return true;
+  return false;
+}
+
 void sema_mismatch(sema *s, const tl_node *n, const char *what, const tl_ty *want, const tl_ty *have) {
   char a[160], b[160];
+  if (sema_ty_has_error(want) || sema_ty_has_error(have)) return; /* said already */
   sema_error(s, n, "%s: expected %s, found %s", what, tl_ty_name(want, a, sizeof a), tl_ty_name(have, b, sizeof b));
   if ((tl_ty_is_option(have) || tl_ty_is_result(have)) && want->kind != TY_STRUCT)
     tl_diag_hint(s->diag, "take the value out with `unwrap`, `match` or `if let`");

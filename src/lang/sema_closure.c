@@ -203,7 +203,8 @@ tl_ty *sema_closure_expr(sema *s, tl_node *n, tl_ty *expect) {
   tl_ty *types[64];
   /* a parameter whose type is not known makes the closure's type unknown: no errors
    * follow from it, nor from a closure of the wrong arity (its body is checked still) */
-  bool known = closure_params(s, n, f, want, !arity_ok, types) && arity_ok;
+  bool quiet = !arity_ok || (expect && expect->kind == TY_ERROR); /* an expected type already wrong */
+  bool known = closure_params(s, n, f, want, quiet, types) && arity_ok;
   tl_ty *written = n->type ? sema_resolve_type(s, n->type) : NULL;
   tl_ty *target = written ? written : want ? want->fn_ret : NULL;
   if (!target && tl_ast_find(n->body, is_return, NULL)) {

@@ -82,7 +82,9 @@ tl_fninfo *sema_find_fn(sema *s, const char *name);
 tl_var *sema_lookup(sema *s, const char *name);
 void sema_expect_i64(sema *s, tl_node *n, const char *what);
 void sema_error(sema *s, const tl_node *n, const char *fmt, ...) TL_PRINTF(3, 4);
+/* "what: expected want, found have", unless either has the error type in it */
 void sema_mismatch(sema *s, const tl_node *n, const char *what, const tl_ty *want, const tl_ty *have);
+bool sema_ty_has_error(const tl_ty *t);
 /* sema_io.c: Tensor::save/load, Param::save/load, Tensor::clear_grads (path calls) and
  * the tensor methods it adds; NULL when the call is none of them */
 tl_ty *sema_io_path_call(sema *s, tl_node *n);

@@ -268,6 +268,7 @@ tl_ty *sema_option_try(sema *s, tl_node *n) {
   }
   tl_ty *ret = s->fn->ret;
   bool opt = tl_ty_is_option(t);
+  if (sema_ty_has_error(ret)) return t->st->fields[0].ty; /* the result type's error was said */
   if (!tl_ty_is_option(ret) && !tl_ty_is_result(ret)) {
     sema_error(s, n, "the `?` operator can only be used in a function that returns `Option` or `Result`");
     tl_diag_hint(s->diag, "this function returns %s; take the value apart with `match` or `if let`", tl_ty_name(ret, a, sizeof a));
