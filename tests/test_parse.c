@@ -829,3 +829,12 @@ TEST(diag_suggest_closest_name) {
   CHECK_STR(suggest("sum", (const char *[]){"sum", NULL}), "(none)");                /* not itself */
   CHECK_STR(suggest("abcdef", (const char *[]){"abxxef", "abcdex", NULL}), "abcdex"); /* closest wins */
 }
+
+/* `const` and `static` items: words, not keywords (a variable may be called `static`),
+ * so an item only when a name (or `mut`) follows; a script's statements around them */
+TEST(parse_const_items) {
+  CHECK_FILE("const N: i64 = 4 * 2;\nstatic mut S: f32 = -1.5;\n",
+             "(const N i64 (* 4 2))\n(static mut S f32 (- 1.5))\n");
+  CHECK_FILE("const N: i64 = 4;\nlet static = N;\n",
+             "(const N i64 4)\n(fn main () (block (let static N)))\n");
+}

@@ -170,6 +170,7 @@ typedef enum {
   TL_ITEM_MOD,      /* name: `mod name;`; module: the file's items, once read (lang.c) */
   TL_ITEM_USE,      /* name: `use name::*;` */
   TL_ITEM_TRAIT,    /* name, methods (required ones have no body) */
+  TL_ITEM_CONST,    /* `const NAME: type = value;` (or `static`, is_static; `static mut`, is_mut) */
 } tl_item_kind;
 
 /* TL_N_LOGIC kinds */
@@ -187,6 +188,9 @@ typedef struct tl_ast_item {
   const char *trait;  /* IMPL: `impl Shape for Circle` (name "Circle") */
   tl_type *self_type; /* IMPL: the type after `impl` (or after `for`) as written */
   tl_node *atom, *body; /* FACT, RULE, RELATION */
+  tl_type *type;        /* CONST: the written type */
+  tl_node *value;       /* CONST: the value, an expression of constants */
+  bool is_static, is_mut; /* CONST */
   struct tl_program *module; /* MOD */
   int unit;          /* the file it is in: 0 the program's, 1.. its modules (lang.c) */
   struct tl_ast_item *next;

@@ -1001,6 +1001,11 @@ static tl_node *stmt(parser *p, bool *is_value) {
     if (!at(p, TL_TOK_RBRACE)) parse_expect(p, TL_TOK_SEMI, n->lhs ? "';' after the expression" : "';' after 'return'");
     return n;
   default: {
+    if (parse_const_ahead(p)) { /* Rust allows it in a block; TL's constants are the file's */
+      error_hint(p, t, "move it to the top level of the file, or write `let` for a value of this block",
+                 "a `%.*s` item is written outside functions", (int)t->len, p->diag->src + t->offset);
+      longjmp(*p->recover, 1); /* reported: the statement is skipped */
+    }
     tl_lparse lp = logic_at(p);
     if (tl_lparse_fact_ahead(&lp)) return logic_call(p, TL_LOGIC_FACT);
     return expr_stmt(p, is_value);
@@ -1150,6 +1155,18 @@ static tl_node *guarded_stmt(parser *p, bool *is_value) {
   return n;
 }
 
+tl_node *parse_expr(parser *p) { return expr(p); }
+
+static bool word_at(parser *p, int k, const char *w) {
+  const tl_token *t = peek_at(p, k);
+  return t->kind == TL_TOK_IDENT && t->len == strlen(w) && !memcmp(p->diag->src + t->offset, w, t->len);
+}
+
+bool parse_const_ahead(parser *p) {
+  tl_tok_kind next_kind = peek_at(p, 1)->kind;
+  return (word_at(p, 0, "const") || word_at(p, 0, "static")) && (next_kind == TL_TOK_IDENT || next_kind == TL_TOK_MUT);
+}
+
 // block = "{" stmt* expr? "}"
 tl_node *parse_block(parser *p) {
   parse_enter(p);
@@ -1179,6 +1196,7 @@ static bool top_stmt_ahead(parser *p) {
   case TL_TOK_FLOAT: case TL_TOK_STRING: case TL_TOK_CHAR: case TL_TOK_LPAREN: case TL_TOK_LBRACKET:
   case TL_TOK_MINUS: case TL_TOK_NOT: case TL_TOK_QUESTION: case TL_TOK_TRUE: case TL_TOK_FALSE: return true;
   case TL_TOK_IDENT: {
+    if (parse_const_ahead(p)) return false; /* `const N: i64 = 4;`, an item */
     if (peek_at(p, 1)->kind != TL_TOK_LPAREN) return true;
     tl_lparse lp = logic_at(p);
     if (tl_lparse_fact_ahead(&lp)) return false;

@@ -237,6 +237,12 @@ char *tl_ast_dump(const tl_program *p) {
         tl_strbuf_puts(&b, ")");
       }
       tl_strbuf_puts(&b, ")");
+    } else if (it->kind == TL_ITEM_CONST) {
+      tl_strbuf_printf(&b, "(%s%s %s ", it->is_static ? "static" : "const", it->is_mut ? " mut" : "", it->name);
+      dump_type(&b, it->type);
+      tl_strbuf_puts(&b, " ");
+      dump_node(&b, it->value);
+      tl_strbuf_puts(&b, ")");
     } else if (it->kind != TL_ITEM_IMPL) {
       tl_logic_dump_item(&b, it);
     } else {

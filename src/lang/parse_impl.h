@@ -56,6 +56,10 @@ void parse_enter(parser *p); /* one level deeper (p->depth--: out of it); too de
 /* ---- productions ---- */
 
 tl_node *parse_block(parser *p);                            /* parse.c */
+tl_node *parse_expr(parser *p);                             /* parse.c */
+/* parse.c: a `const` or `static` item starts here (the words are names elsewhere, so
+ * only when a name or `mut` follows) */
+bool parse_const_ahead(parser *p);
 tl_ast_item *parse_logic_item(parser *p, tl_ast_item *it);  /* parse.c: Datalog items */
 tl_type *parse_type(parser *p);                             /* parse_item.c */
 tl_type *parse_generic_args(parser *p, tl_type *ty);        /* parse_item.c: `<T, U>` into ty->elems */

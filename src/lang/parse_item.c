@@ -265,9 +265,14 @@ static void enum_item(parser *p, tl_ast_item *it) {
 static void sync_item(parser *p, bool in_impl, int start) {
   if (p->pos == start) next(p);
   int depth = 0;
+  bool to_semi = p->item && p->item->kind == TL_ITEM_CONST; /* a constant ends at its ';' */
   for (;;) {
     tl_tok_kind k = peek(p)->kind;
     if (k == TL_TOK_EOF) return;
+    if (to_semi && depth == 0 && k == TL_TOK_SEMI) {
+      next(p);
+      return;
+    }
     if (depth == 0 && (k == TL_TOK_FN || (!in_impl && (k == TL_TOK_STRUCT || k == TL_TOK_IMPL || k == TL_TOK_ENUM || k == TL_TOK_TRAIT)))) return;
     if (depth == 0 && in_impl && k == TL_TOK_RBRACE) return;
     if (k == TL_TOK_LBRACE) depth++;
@@ -321,7 +326,21 @@ static void impl_item(parser *p, tl_ast_item *it) {
   parse_expect(p, TL_TOK_RBRACE, trait ? "'}' to close the trait" : "'}' to close the impl");
 }
 
-// item = fn | struct | impl
+// const = ("const" | "static" "mut"?) ident ":" type "=" expr ";"
+static void const_item(parser *p, tl_ast_item *it) {
+  const tl_token *kw = next(p);
+  it->kind = TL_ITEM_CONST;
+  it->is_static = kw->len == 6; /* "static" */
+  it->is_mut = it->is_static && consume(p, TL_TOK_MUT);
+  it->name = parse_ident(p, it->is_static ? "a name after 'static'" : "a name after 'const'");
+  parse_expect(p, TL_TOK_COLON, "':' and the type (a constant's type is written: `const N: i64 = 4;`)");
+  it->type = parse_type(p);
+  parse_expect(p, TL_TOK_ASSIGN, "'=' and the value");
+  it->value = parse_expr(p);
+  parse_expect(p, TL_TOK_SEMI, "';' after the value");
+}
+
+// item = fn | struct | impl | enum | trait | const | a fact, rule or declaration
 static tl_ast_item *item(parser *p) {
   const tl_token *t = peek(p);
   tl_ast_item *it = parse_alloc(p, sizeof *it);
@@ -340,6 +359,10 @@ static tl_ast_item *item(parser *p) {
   case TL_TOK_TRAIT: it->kind = TL_ITEM_TRAIT; impl_item(p, it); return it;
   case TL_TOK_RELATION: case TL_TOK_MOD: case TL_TOK_USE: return parse_logic_item(p, it);
   case TL_TOK_IDENT:
+    if (parse_const_ahead(p)) {
+      const_item(p, it);
+      return it;
+    }
     if (peek_at(p, 1)->kind == TL_TOK_LPAREN) return parse_logic_item(p, it);
     parse_unexpected(p, "an item (fn, struct, impl, a fact or a rule)");
   default: parse_unexpected(p, "an item (fn, struct, impl, a fact or a rule)");

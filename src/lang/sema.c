@@ -263,10 +263,12 @@ tl_fninfo *sema_find_fn(sema *s, const char *name) {
 
 static bool is_untyped_literal(const tl_node *n) {
   if (n->kind == TL_N_UNARY && n->op == TL_TOK_MINUS) n = n->lhs;
-  return n->kind == TL_N_INT || n->kind == TL_N_FLOAT;
+  return (n->kind == TL_N_INT || n->kind == TL_N_FLOAT) && !sema_const_type(n); /* a constant has its type */
 }
 
 static tl_ty *check_literal(sema *s, tl_node *n, tl_ty *expect) {
+  tl_ty *named = sema_const_type(n); /* a constant's use (sema_const.c) */
+  if (named) return named;
   switch (n->kind) {
   case TL_N_INT:
     if (expect && expect->kind == TY_I32 && (n->ival > INT32_MAX || n->ival < INT32_MIN)) {
@@ -286,6 +288,8 @@ static tl_ty *check_literal(sema *s, tl_node *n, tl_ty *expect) {
 
 static tl_ty *check_ident(sema *s, tl_node *n) {
   tl_var *v = sema_lookup(s, n->name);
+  tl_ty *named = v ? NULL : sema_const_use(s, n); /* a constant (sema_const.c): n becomes its literal */
+  if (named) return named;
   tl_fninfo *f = v ? NULL : sema_find_fn(s, n->name);
   tl_ty *fv = f ? sema_fn_value(s, n, f) : NULL; /* a named function as a value */
   if (fv) return fv;
@@ -828,6 +832,11 @@ static void note_loop_write(sema *s, tl_var *v) {
  * parameter, or a field/element of one */
 static bool check_writable(sema *s, tl_node *n) {
   tl_node *root = place_root(n);
+  if (!root && sema_const_name(n)) {
+    sema_error(s, n, "cannot assign to constant `%s`", sema_const_name(n));
+    tl_diag_hint(s->diag, "copy it into a `let mut %s = %s;` to change it", sema_const_name(n), sema_const_name(n));
+    return false;
+  }
   if (!root) {
     sema_error(s, n, "cannot assign to this expression");
     return false;
@@ -1254,6 +1263,7 @@ int tl_sema_check(tl_program *prog, tl_diag *diag, tl_arena *arena, tl_sema *out
     for (tl_ast_item *it = pass ? prog->broken : prog->items; it; it = it->next) {
       if (sema_generic_item(&s, it)) continue; /* generic fns and impls, trait impls */
       if (it->kind == TL_ITEM_FN) declare_fn(&s, it->fn, NULL);
+      if (it->kind == TL_ITEM_CONST) sema_const_declare(&s, it, pass);
       if (it->kind != TL_ITEM_IMPL) continue;
       tl_struct_info *st = find_struct(&s, it->name);
       if (!st) {
@@ -1265,6 +1275,7 @@ int tl_sema_check(tl_program *prog, tl_diag *diag, tl_arena *arena, tl_sema *out
         if (!m->tparams) declare_fn(&s, m, st); /* a generic method is made per call (sema_generic.c) */
     }
   sema_logic_begin(&s, prog);
+  sema_const_check(&s, prog);
   for (tl_fninfo *f = out->fns; f; f = f->next) /* instances made meanwhile are appended */
     if (!f->fn->partial && f->fn->body) {
       int u = f->fn->unit; /* a module's function: its errors are its file's */

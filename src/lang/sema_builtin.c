@@ -88,7 +88,7 @@ static tl_ty *check_value(sema *s, tl_node *a, int dtype) {
 
 static bool is_literal_number(const tl_node *n) {
   if (n->kind == TL_N_UNARY && n->op == TL_TOK_MINUS) n = n->lhs;
-  return n->kind == TL_N_INT || n->kind == TL_N_FLOAT;
+  return (n->kind == TL_N_INT || n->kind == TL_N_FLOAT) && !sema_const_type(n); /* a constant has its type */
 }
 
 /* ---- user functions ---- */

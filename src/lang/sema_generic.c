@@ -331,7 +331,7 @@ bool sema_gen_unify(sema *s, const tl_type *pat, tl_ty *have, const tl_tparam *t
  * generic enum: checked after the others, against what they bound */
 static bool late(sema *s, const tl_node *n) {
   if (n->kind == TL_N_UNARY && n->op == TL_TOK_MINUS) n = n->lhs;
-  if (n->kind == TL_N_INT || n->kind == TL_N_FLOAT || sema_option_needs_context(n)) return true;
+  if (((n->kind == TL_N_INT || n->kind == TL_N_FLOAT) && !sema_const_type(n)) || sema_option_needs_context(n)) return true;
   if (n->kind == TL_N_CLOSURE) return true; /* its parameters' types come from the others */
   if (n->kind != TL_N_PATH || !strstr(n->name, "::")) return false;
   char name[256];

@@ -47,6 +47,7 @@ typedef struct {
   struct sema_gen *gen;     /* generic items, traits, instances (sema_generic.c) */
   sema_tyenv *env;          /* the type parameters in scope, NULL outside generics */
   tl_ty *self_ty;           /* what `Self` is: the impl's type, NULL outside impls */
+  struct sema_const *consts; /* `const` items (sema_const.c) */
 } sema;
 
 extern tl_ty *const TY_ERR, *const TY_UNIT_T, *const TY_BOOL_T, *const TY_I32_T, *const TY_I64_T,
@@ -237,6 +238,17 @@ tl_ty *sema_iter_method(sema *s, tl_node *n, tl_ty *t); /* NULL when n is none o
 void sema_iter_check_consumed(sema *s, tl_fninfo *f);  /* after a function's passes */
 /* t, n's type; a `collect()` of pairs where a HashMap is expected: that HashMap */
 tl_ty *sema_iter_collect_into(sema *s, tl_node *n, tl_ty *t, tl_ty *expect);
+
+/* sema_const.c: `const` and `static` items. declare: at the declaration pass (broken:
+ * its parse was given up, known by name); check: every value computed (after the
+ * functions are declared); use: an IDENT naming a constant becomes a literal of its
+ * type (NULL: no constant has the name); type: a literal made so, its constant's type
+ * (NULL: a literal written so); name: its constant's name */
+void sema_const_declare(sema *s, tl_ast_item *it, bool broken);
+void sema_const_check(sema *s, tl_program *prog);
+tl_ty *sema_const_use(sema *s, tl_node *n);
+tl_ty *sema_const_type(const tl_node *n);
+const char *sema_const_name(const tl_node *n);
 
 /* sema_suggest.c: the candidates of "did you mean" (tl_suggest) for a name not found:
  * variables in scope; free functions; what follows `owner::` (methods, or associated
