@@ -3,6 +3,7 @@
 #include <inttypes.h>
 #include <math.h>
 #include <stdarg.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -27,14 +28,26 @@ void tl_api_fail_orphan(tl_status st, const char *fmt, ...) {
   va_end(ap);
 }
 
+/* a warning about an environment variable, said once per process (bit: which one),
+ * however many contexts are made (`tl run` makes one to check Datalog rules too) */
+static void env_warn(unsigned bit, const char *fmt, ...) TL_PRINTF(2, 3);
+static void env_warn(unsigned bit, const char *fmt, ...) {
+  static _Atomic unsigned said;
+  if (atomic_fetch_or(&said, bit) & bit) return;
+  va_list ap;
+  va_start(ap, fmt);
+  vfprintf(stderr, fmt, ap);
+  va_end(ap);
+}
+
 /* An on/off variable: unset, empty or 0 is off, 1 on; anything else is said on stderr
  * (naming the variable and its values) and taken as off, as TL_DOT_DIR's problems are:
  * the context works, without that aid. */
-static bool env_switch(const char *name) {
+static bool env_switch(const char *name, unsigned bit) {
   const char *v = getenv(name);
   if (!v || !*v || !strcmp(v, "0")) return false;
   if (!strcmp(v, "1")) return true;
-  fprintf(stderr, "tl: %s: '%s' is not understood (expected 0 or 1): ignored\n", name, v);
+  env_warn(bit, "tl: %s: '%s' is not understood (expected 0 or 1): ignored\n", name, v);
   return false;
 }
 
@@ -49,11 +62,11 @@ static tl_status read_env(tl_ctx *ctx) {
   }
   ctx->backend = b && !strcmp(b, "interp") ? TL_BACKEND_INTERP : TL_BACKEND_CPU;
   if (tl_pool_env_threads() < 0)
-    fprintf(stderr, "tl: TL_THREADS: '%s' is not understood (expected a positive number of threads): "
-                    "one per core instead\n", getenv("TL_THREADS"));
-  ctx->debug = env_switch("TL_DEBUG");
-  ctx->profile = env_switch("TL_PROFILE");
-  ctx->mem_report = env_switch("TL_MEM_REPORT");
+    env_warn(1, "tl: TL_THREADS: '%s' is not understood (expected a positive number of threads): "
+                "one per core instead\n", getenv("TL_THREADS"));
+  ctx->debug = env_switch("TL_DEBUG", 2);
+  ctx->profile = env_switch("TL_PROFILE", 4);
+  ctx->mem_report = env_switch("TL_MEM_REPORT", 8);
   return TL_OK;
 }
 
