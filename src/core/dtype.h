@@ -17,7 +17,9 @@ static inline tl_dtype tl_dtype_promote(tl_dtype a, tl_dtype b) { return a > b ?
  * a number or a 0-d tensor: a scalar of a higher kind (bool < integer < float) gives
  * its own dtype, else the tensor's stands (an i64 scalar never widens an i32 tensor,
  * an f64 scalar never an f32 one) */
-static inline tl_dtype tl_dtype_promote_scalar(tl_dtype t, tl_dtype s) { return tl_dtype_kind(s) > tl_dtype_kind(t) ? s : t; }
+static inline tl_dtype tl_dtype_promote_scalar(tl_dtype t, tl_dtype s) {
+  return tl_dtype_kind(s) > tl_dtype_kind(t) ? s : t;
+}
 /* reads element i of a host array as double / writes a double into element i */
 double tl_dtype_read(const void *data, tl_dtype d, int64_t i);
 void tl_dtype_write(void *data, tl_dtype d, int64_t i, double v);

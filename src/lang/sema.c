@@ -321,8 +321,8 @@ static tl_ty *binary_tensor(sema *s, tl_node *n, tl_ty *l, tl_ty *r) {
   int dt = sema_binary_dtype(n->lhs, l, n->rhs, r);
   if (n->op == TL_TOK_PERCENT && (dt == TL_F32 || dt == TL_F64)) {
     sema_error(s, n, "`%%` on tensors needs integer tensors");
-    if ((l->kind == TY_TENSOR && !tl_dtype_is_float((tl_dtype)l->dtype)) ||
-        (r->kind == TY_TENSOR && !tl_dtype_is_float((tl_dtype)r->dtype)))
+    if ((l->kind == TY_TENSOR && l->dtype >= 0 && !tl_dtype_is_float((tl_dtype)l->dtype)) ||
+        (r->kind == TY_TENSOR && r->dtype >= 0 && !tl_dtype_is_float((tl_dtype)r->dtype)))
       tl_diag_hint(s->diag, "an integer tensor with a float computes in float");
     return TY_ERR;
   }
