@@ -198,6 +198,31 @@ static tl_tensor *elementwise(gen *g, tl_tensor *t) {
   }
 }
 
+/* integer and bool tensors meeting floats, which compute in float (docs/c-api.md, torch's
+ * rule; check_numpy.py checks every result's dtype against it): a fractional number
+ * (tl_add_scalar, tl_mul_scalar), a float tensor on either side, comparisons with a
+ * fractional 0-d f32 or a float tensor either way round, and a where() of the two */
+static tl_tensor *promotion(gen *g, tl_tensor *t) {
+  static const double fracs[] = {0.375, -1.25, 2.5, -0.5};
+  double s = fracs[pick(g, 4)];
+  tl_tensor *p = partner(g, t), *c;
+  if (p && tl_get_dtype(p) != TL_F32 && tl_get_dtype(p) != TL_F64)
+    p = keep(g, tl_mul_scalar(p, 0.25)); /* a float partner, fractional */
+  if (!p) return NULL;
+  switch (pick(g, 5)) {
+  case 0: return keep(g, pick(g, 2) ? tl_add_scalar(t, s) : tl_mul_scalar(t, s));
+  case 1: return keep(g, pick(g, 2) ? tl_mul(t, p) : tl_add(p, t));
+  case 2: return keep(g, pick(g, 2) ? tl_sub(t, p) : tl_sub(p, t));
+  case 3:
+    c = keep(g, tl_scalar(g->ctx, TL_F32, s));
+    c = c ? keep(g, pick(g, 2) ? tl_lt(t, c) : tl_ge(c, t)) : NULL;
+    return c ? keep(g, tl_where(c, t, p)) : NULL;
+  default:
+    c = keep(g, pick(g, 2) ? tl_lt(p, t) : tl_ge(t, p));
+    return c ? keep(g, tl_where(c, p, t)) : NULL;
+  }
+}
+
 static tl_tensor *reduction(gen *g, tl_tensor *t) {
   if (tl_ndim(t) == 0) return t;
   int nd = tl_ndim(t), ax[2] = {pick(g, nd), pick(g, nd)}, na = 1 + pick(g, 2), kd = pick(g, 2);
@@ -319,8 +344,8 @@ static tl_tensor *build_graph(gen *g, int mode) {
       if (t && tl_numel(t) > 4096) t = keep(g, tl_max(t, 1, (int[]){0}, 0));
       continue;
     }
-    int k = pick(g, 10);
-    t = k < 4 ? movement(g, t) : k < 8 ? elementwise(g, t) : reduction(g, t);
+    int k = pick(g, 11);
+    t = k < 4 ? movement(g, t) : k < 8 ? elementwise(g, t) : k < 10 ? reduction(g, t) : promotion(g, t);
     if (t && tl_numel(t) > 4096) t = keep(g, tl_sum(t, 1, (int[]){0}, 0));
   }
   return t;

@@ -266,6 +266,29 @@ TEST(integer_ops_truncate_and_divide_by_zero_gives_zero) {
   TEST_SHUTDOWN(ctx);
 }
 
+/* the scalar of tl_add_scalar and its kin is a float: with an integer or bool tensor
+ * they compute in f32 (torch with a Python float), never truncating the scalar; a
+ * float tensor keeps its dtype. Expected: numpy in float32 / float64. */
+TEST(scalar_ops_promote_integer_tensors_to_float) {
+  tl_ctx *ctx = new_ctx();
+  tl_tensor *i = tl_from_data(ctx, TL_I64, 1, (int64_t[]){3}, (int64_t[]){1, 2, 3});
+  tl_tensor *m = tl_mul_scalar(i, 0.5), *a = tl_add_scalar(i, 0.25), *p = tl_pow_scalar(i, 0.5);
+  VALUES(m, 0, 0.5, 1, 1.5);
+  VALUES(a, 0, 1.25, 2.25, 3.25);
+  VALUES(p, 1e-6, 1, 1.41421354, 1.73205078);
+  CHECK_INT(tl_get_dtype(m), TL_F32);
+  CHECK_INT(tl_get_dtype(p), TL_F32);
+  tl_tensor *b = tl_from_data(ctx, TL_BOOL, 1, (int64_t[]){2}, (uint8_t[]){1, 0});
+  tl_tensor *bm = tl_add_scalar(b, 0.5);
+  VALUES(bm, 0, 1.5, 0.5);
+  CHECK_INT(tl_get_dtype(bm), TL_F32);
+  tl_tensor *d = tl_from_data(ctx, TL_F64, 1, (int64_t[]){1}, (double[]){1});
+  tl_tensor *dm = tl_mul_scalar(d, 0.1);
+  VALUES(dm, 0, 0.1); /* f64 stays f64: 0.1 exactly as a double, not 0.1f */
+  CHECK_INT(tl_get_dtype(dm), TL_F64);
+  TEST_SHUTDOWN(ctx);
+}
+
 TEST(reductions_over_axes_with_keepdim) {
   tl_ctx *ctx = new_ctx();
   tl_tensor *a = mat(ctx, 2, 3, (float[]){1, 5, 3, 4, 2, 6});

@@ -130,10 +130,12 @@ tl_tensor *tl_ge(tl_tensor *a, tl_tensor *b) { return binary(a, b, TL_OP_CMPGE, 
 tl_tensor *tl_eq(tl_tensor *a, tl_tensor *b) { return binary(a, b, TL_OP_CMPEQ, "eq", COMPARE); }
 tl_tensor *tl_ne(tl_tensor *a, tl_tensor *b) { return binary(a, b, TL_OP_CMPNE, "ne", COMPARE); }
 
+/* s is a float: with a bool or integer tensor the op computes in f32, never
+ * truncating s (torch's rule for a Python float); a float tensor keeps its dtype */
 static tl_tensor *with_scalar(tl_tensor *a, double s, tl_tensor *(*f)(tl_tensor *, tl_tensor *),
                               const char *what) {
   if (!(a = tl_api_tensor(a, what))) return NULL;
-  tl_tensor *c = tl_scalar(a->slot.ctx, (tl_dtype)a->u->dtype, s);
+  tl_tensor *c = tl_scalar(a->slot.ctx, tl_dtype_promote_scalar((tl_dtype)a->u->dtype, TL_F32), s);
   tl_tensor *r = c ? f(a, c) : NULL;
   tl_release(c);
   return r;

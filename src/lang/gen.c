@@ -279,9 +279,10 @@ cv gen_binary_values(gen *g, tl_node *n, tl_tok_kind op, cv a, cv b) {
   if (a.ty->kind == TY_TENSOR || b.ty->kind == TY_TENSOR) {
     bool left = b.ty->kind == TY_TENSOR;
     cv tv = left ? b : a, sv = left ? a : b;
-    bool k = is_const_scalar(left ? n->lhs : n->rhs);
-    return gen_temp_value(g, t, gen_fmt(g, "tlrt_binop_s(R, %d, %s, (double)(%s), %d, %d, %d, %d)", gen_tensor_op(op), tv.c,
-                                        sv.c, left, k, n->line, n->col));
+    const tl_node *sn = left ? n->lhs : n->rhs;
+    return gen_temp_value(g, t, gen_fmt(g, "tlrt_binop_s(R, %d, %s, (double)(%s), %d, %d, %d, %d, %d)", gen_tensor_op(op),
+                                        tv.c, sv.c, sema_scalar_dtype(sn, sv.ty), left, is_const_scalar(sn), n->line,
+                                        n->col));
   }
   if (tl_ty_is_vec(a.ty)) return gen_vec_eq(g, n, a, b); /* gen_vec.c */
   if (a.ty->kind == TY_STRUCT && a.ty->st->is_enum) /* field-less (sema): the tags */
@@ -735,6 +736,10 @@ static void gen_assign(gen *g, tl_node *n) {
     tmp.ty = lhs->ty;
     tmp.lhs = lhs;
     v = gen_binary_values(g, &tmp, plain_op(n->op), cur, r);
+    /* x op= y keeps x's dtype (tlrt_keep_dtype) where the checker does not see that it does */
+    if (lhs->ty->kind == TY_TENSOR && (lhs->ty->dtype < 0 || sema_binary_dtype(lhs, lhs->ty, n->rhs, r.ty) != lhs->ty->dtype))
+      v = gen_temp_value(g, lhs->ty, gen_fmt(g, "tlrt_keep_dtype(R, %s, %s, \"%s\", %d, %d)", cur.c, v.c,
+                                             tl_tok_name(n->op), n->line, n->col));
   } else v = gen_expr(g, n->rhs);
   if (lhs->kind == TL_N_INDEX && lhs->lhs->ty->kind == TY_TENSOR) {
     gen_store(g, lhs, v);

@@ -215,7 +215,7 @@ static cv scalar_math(gen *g, tl_node *n, tl_builtin id, cv x, cv *y) {
   (void)n;
 }
 
-static cv math_call(gen *g, tl_node *n, tl_builtin id, cv x, tl_node *yn) {
+static cv math_call(gen *g, tl_node *n, tl_builtin id, tl_node *xn, cv x, tl_node *yn) {
   cv y = {0};
   if (yn) y = gen_expr(g, yn);
   if (x.ty->kind != TY_TENSOR && !(yn && y.ty->kind == TY_TENSOR)) return scalar_math(g, n, id, x, yn ? &y : NULL);
@@ -224,8 +224,9 @@ static cv math_call(gen *g, tl_node *n, tl_builtin id, cv x, tl_node *yn) {
   if (x.ty->kind == TY_TENSOR && y.ty->kind == TY_TENSOR)
     return tensor_temp(g, n, gen_fmt(g, "tlrt_binop(R, %d, %s, %s, %s)", op, x.c, y.c, loc(g, n)));
   bool left = y.ty->kind == TY_TENSOR;
-  return tensor_temp(g, n, gen_fmt(g, "tlrt_binop_s(R, %d, %s, (double)(%s), %d, 0, %s)", op, left ? y.c : x.c,
-                                   left ? x.c : y.c, left, loc(g, n)));
+  int sdt = left ? sema_scalar_dtype(xn, x.ty) : sema_scalar_dtype(yn, y.ty);
+  return tensor_temp(g, n, gen_fmt(g, "tlrt_binop_s(R, %d, %s, (double)(%s), %d, %d, 0, %s)", op, left ? y.c : x.c,
+                                   left ? x.c : y.c, sdt, left, loc(g, n)));
 }
 
 static cv gen_ctor(gen *g, tl_node *n) {
@@ -293,7 +294,7 @@ static cv gen_tensor_method(gen *g, tl_node *n, tl_builtin id) {
   switch (id) {
   case B_NEG: case B_EXP: case B_LOG: case B_SQRT: case B_SIN: case B_COS: case B_TANH: case B_SIGMOID: case B_RELU:
   case B_GELU: case B_ABS: case B_FLOOR: case B_CEIL: case B_ROUND: case B_POW: case B_MAXIMUM: case B_MINIMUM:
-    return math_call(g, n, id, t, a);
+    return math_call(g, n, id, n->lhs, t, a);
   case B_GT: case B_LT: case B_GE: case B_LE: case B_EQ: case B_NE: {
     static const tl_tok_kind ops[] = {TL_TOK_GT, TL_TOK_LT, TL_TOK_GE, TL_TOK_LE, TL_TOK_EQ, TL_TOK_NE};
     cv b = gen_expr(g, a);
@@ -303,8 +304,9 @@ static cv gen_tensor_method(gen *g, tl_node *n, tl_builtin id) {
     return gen_binary_values(g, &tmp, ops[id - B_GT], t, b);
   }
   case B_CLAMP: {
-    const char *lo = gen_expr(g, a).c, *hi = gen_expr(g, a->next).c;
-    return tensor_temp(g, n, gen_fmt(g, "tlrt_clamp(R, %s, (double)(%s), (double)(%s), %s)", t.c, lo, hi, l));
+    cv lo = gen_expr(g, a), hi = gen_expr(g, a->next);
+    return tensor_temp(g, n, gen_fmt(g, "tlrt_clamp(R, %s, (double)(%s), %d, (double)(%s), %d, %s)", t.c, lo.c,
+                                     sema_scalar_dtype(a, lo.ty), hi.c, sema_scalar_dtype(a->next, hi.ty), l));
   }
   case B_SUMALL: return tensor_temp(g, n, gen_fmt(g, "tlrt_reduce(R, %d, %s, 0, 0, %s)", TLRT_RED_SUM, t.c, l));
   case B_SUM: case B_MEAN: case B_MAX: case B_MIN: case B_ARGMAX: case B_ARGMIN: case B_SOFTMAX: case B_LOG_SOFTMAX:
@@ -358,9 +360,9 @@ cv gen_builtin_call(gen *g, tl_node *n) {
   if (id == B_STR_LEN) return gen_scalar(gen_fmt(g, "(%s)->len", gen_expr(g, n->lhs).c), TY_I64_T);
   if (n->kind == TL_N_CALL) { /* free math: abs(x), max(a, b) */
     cv x = gen_expr(g, n->args);
-    return math_call(g, n, id, x, n->args->next);
+    return math_call(g, n, id, n->args, x, n->args->next);
   }
   if (n->lhs->ty->kind == TY_TENSOR) return gen_tensor_method(g, n, id);
   cv x = gen_expr(g, n->lhs); /* scalar methods: x.sqrt(), a.max(b) */
-  return math_call(g, n, id, x, n->args);
+  return math_call(g, n, id, n->lhs, x, n->args);
 }

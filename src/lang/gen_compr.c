@@ -52,13 +52,15 @@ static bool is_vector_read(tl_node *n, void *unused) {
 /* does n vary over the iteration space? */
 static bool depends(tl_node *n) { return tl_ast_find(n, is_vector_read, NULL) != NULL; }
 
-static cv tensor_binop(gen *g, const tl_node *n, int op, cv a, cv b) {
+/* a op b, the values of nodes an and bn */
+static cv tensor_binop(gen *g, const tl_node *n, int op, const tl_node *an, cv a, const tl_node *bn, cv b) {
   tl_ty *t = tensor_of(g, n->ty);
   if (is_tensor(a) && is_tensor(b))
     return gen_temp_value(g, t, gen_fmt(g, "tlrt_binop(R, %d, %s, %s, %s)", op, a.c, b.c, loc(g, n)));
   bool left = is_tensor(b);
-  return gen_temp_value(g, t, gen_fmt(g, "tlrt_binop_s(R, %d, %s, (double)(%s), %d, 0, %s)", op, left ? b.c : a.c,
-                                      left ? a.c : b.c, left, loc(g, n)));
+  int sdt = left ? sema_scalar_dtype(an, a.ty) : sema_scalar_dtype(bn, b.ty);
+  return gen_temp_value(g, t, gen_fmt(g, "tlrt_binop_s(R, %d, %s, (double)(%s), %d, %d, 0, %s)", op, left ? b.c : a.c,
+                                      left ? a.c : b.c, sdt, left, loc(g, n)));
 }
 
 static cv where(gen *g, const tl_node *n, cv c, cv a, cv b) {
@@ -118,7 +120,7 @@ static cv compr_math(gen *g, tl_node *n, tl_node *x, tl_node *y) {
   tl_ty *t = tensor_of(g, n->ty);
   if (!y) return gen_temp_value(g, t, gen_fmt(g, "tlrt_unop(R, %d, %s, %s)", gen_unop_code(id), a.c, loc(g, n)));
   int op = id == B_POW ? TLRT_OP_POW : id == B_MAXIMUM ? TLRT_OP_MAX : TLRT_OP_MIN;
-  return tensor_binop(g, n, op, a, b);
+  return tensor_binop(g, n, op, x, a, y, b);
 }
 
 /* n, the left operand's value a already made */
@@ -126,7 +128,7 @@ static cv compr_binary_step(gen *g, tl_node *n, cv a) {
   cv b = gen_compr_expr(g, n->rhs);
   if (n->op == TL_TOK_ANDAND) return where(g, n, a, b, a);
   if (n->op == TL_TOK_OROR) return where(g, n, a, a, b);
-  return tensor_binop(g, n, gen_tensor_op(n->op), a, b);
+  return tensor_binop(g, n, gen_tensor_op(n->op), n->lhs, a, n->rhs, b);
 }
 
 /* a chain `a + b + ...` in a loop, as gen_binary makes it (it may be 100,000 deep); its

@@ -177,12 +177,13 @@ tl_tensor *tlrt_tri(tlrt *R, tl_tensor *t, int64_t k, bool upper, int line, int 
   int64_t col_shape[2] = {rows, 1};
   tl_tensor *ic = CHECK(tl_reshape(i, 2, col_shape));
   tl_tensor *j = CHECK(tl_arange(R->ctx, TL_I64, 0, (double)cols, 1));
-  tl_tensor *ik = CHECK(tl_add_scalar(ic, (double)k)); /* j <= i + k (tril), j >= i + k (triu) */
+  tl_tensor *kt = CHECK(tl_scalar(R->ctx, TL_I64, (double)k));
+  tl_tensor *ik = CHECK(tl_add(ic, kt)); /* j <= i + k (tril), j >= i + k (triu) */
   tl_tensor *mask = CHECK(upper ? tl_ge(j, ik) : tl_le(j, ik));
   tl_tensor *zero = CHECK(tl_scalar(R->ctx, tl_get_dtype(t), 0));
   tl_tensor *r = CHECK(tl_where(mask, t, zero));
-  tl_tensor *garbage[] = {i, ic, j, ik, mask, zero};
-  for (int g = 0; g < 6; g++) tl_release(garbage[g]);
+  tl_tensor *garbage[] = {i, ic, kt, j, ik, mask, zero};
+  for (int g = 0; g < 7; g++) tl_release(garbage[g]);
   return r;
 }
 

@@ -2,6 +2,8 @@
  * run-time error at the TL location when it fails (see rt_ops.h). */
 #include "lang/rt_ops.h"
 
+#include "core/dtype.h"
+
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -36,13 +38,21 @@ tl_tensor *tlrt_binop(tlrt *R, int op, tl_tensor *a, tl_tensor *b, int line, int
   return CHECK(fns[op](a, b));
 }
 
-tl_tensor *tlrt_binop_s(tlrt *R, int op, tl_tensor *t, double s, int scalar_left, int is_const, int line, int col) {
-  tl_dtype dt = tl_get_dtype(t);
-  if (op >= TLRT_OP_LT && op <= TLRT_OP_NE && dt == TL_BOOL) dt = TL_BOOL;
+tl_tensor *tlrt_binop_s(tlrt *R, int op, tl_tensor *t, double s, int sdt, int scalar_left, int is_const, int line,
+                        int col) {
+  tl_dtype dt = tl_dtype_promote_scalar(tl_get_dtype(t), (tl_dtype)sdt);
   tl_tensor *k = is_const ? CHECK(tl_scalar(R->ctx, dt, s)) : tlrt_scalar(R, dt, s);
   tl_tensor *r = scalar_left ? tlrt_binop(R, op, k, t, line, col) : tlrt_binop(R, op, t, k, line, col);
   tl_release(k);
   return r;
+}
+
+tl_tensor *tlrt_keep_dtype(tlrt *R, tl_tensor *old, tl_tensor *now, const char *op, int line, int col) {
+  tl_dtype was = tl_get_dtype(old), is = tl_get_dtype(now);
+  if (is == was) return tlrt_tensor_retain(R, now);
+  if (tl_dtype_kind(is) > tl_dtype_kind(was))
+    tlrt_fail(R, line, col, "`%s` would change the tensor's dtype from %s to %s", op, tl_dtype_name(was), tl_dtype_name(is));
+  return CHECK(tl_cast(now, was));
 }
 
 tl_tensor *tlrt_unop(tlrt *R, int op, tl_tensor *a, int line, int col) {
@@ -69,10 +79,10 @@ tl_tensor *tlrt_reduce(tlrt *R, int op, tl_tensor *a, int has_dim, int64_t dim, 
   }
 }
 
-tl_tensor *tlrt_clamp(tlrt *R, tl_tensor *a, double lo, double hi, int line, int col) {
+tl_tensor *tlrt_clamp(tlrt *R, tl_tensor *a, double lo, int lo_dt, double hi, int hi_dt, int line, int col) {
   if (lo > hi) tlrt_fail(R, line, col, "clamp: the lower bound %g is above the upper bound %g", lo, hi);
-  tl_tensor *x = tlrt_binop_s(R, TLRT_OP_MAX, a, lo, 0, 0, line, col);
-  tl_tensor *y = tlrt_binop_s(R, TLRT_OP_MIN, x, hi, 0, 0, line, col);
+  tl_tensor *x = tlrt_binop_s(R, TLRT_OP_MAX, a, lo, lo_dt, 0, 0, line, col);
+  tl_tensor *y = tlrt_binop_s(R, TLRT_OP_MIN, x, hi, hi_dt, 0, 0, line, col);
   tl_release(x);
   return y;
 }

@@ -23,12 +23,18 @@ enum { /* reductions and friends */
 enum { TLRT_NEW_ZEROS, TLRT_NEW_ONES, TLRT_NEW_FULL, TLRT_NEW_RANDN, TLRT_NEW_RAND };
 
 TL_API tl_tensor *tlrt_binop(tlrt *R, int op, tl_tensor *a, tl_tensor *b, int line, int col);
-/* tensor (op) scalar, or scalar (op) tensor when scalar_left; a literal scalar
- * (is_const) is compiled into kernels, a computed one is passed as data */
-TL_API tl_tensor *tlrt_binop_s(tlrt *R, int op, tl_tensor *t, double s, int scalar_left, int is_const, int line, int col);
+/* tensor (op) scalar, or scalar (op) tensor when scalar_left, computed in the dtype
+ * tl_dtype_promote_scalar gives (sdt: the scalar's dtype, i64 for an integer literal);
+ * a literal scalar (is_const) is compiled into kernels, a computed one is passed as data */
+TL_API tl_tensor *tlrt_binop_s(tlrt *R, int op, tl_tensor *t, double s, int sdt, int scalar_left, int is_const, int line,
+                               int col);
+/* the value of `x op= y` (now) in x's (old's) dtype, as torch's in-place operations:
+ * converted within a kind (f64 to f32, i64 to i32), refused across kinds (f32 into
+ * an integer tensor, an integer into a bool one); a new reference */
+TL_API tl_tensor *tlrt_keep_dtype(tlrt *R, tl_tensor *old, tl_tensor *now, const char *op, int line, int col);
 TL_API tl_tensor *tlrt_unop(tlrt *R, int op, tl_tensor *a, int line, int col);
 TL_API tl_tensor *tlrt_reduce(tlrt *R, int op, tl_tensor *a, int has_dim, int64_t dim, int line, int col);
-TL_API tl_tensor *tlrt_clamp(tlrt *R, tl_tensor *a, double lo, double hi, int line, int col);
+TL_API tl_tensor *tlrt_clamp(tlrt *R, tl_tensor *a, double lo, int lo_dt, double hi, int hi_dt, int line, int col);
 TL_API tl_tensor *tlrt_to_dtype(tlrt *R, tl_tensor *a, int dtype, int line, int col);
 TL_API void tlrt_realize(tlrt *R, tl_tensor *t, int line, int col); /* NULL-safe */
 TL_API int64_t tlrt_len(tlrt *R, tl_tensor *t, int line, int col);  /* size of the first axis */

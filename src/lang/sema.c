@@ -5,6 +5,8 @@
  * gives one message. Builtins (tensor methods, Tensor::, print) are in sema_builtin.c. */
 #include "lang/sema_impl.h"
 
+#include "core/dtype.h"
+
 #include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -311,16 +313,34 @@ static tl_ty *check_ident(sema *s, tl_node *n) {
   return v->ty;
 }
 
+/* the dtype a number n of type ty takes beside a tensor: its own, but i64 for an
+ * integer literal, whatever type the tensor's dtype hinted it (it may be unknown) */
+int sema_scalar_dtype(const tl_node *n, const tl_ty *ty) {
+  const tl_node *m = n->kind == TL_N_UNARY && n->op == TL_TOK_MINUS ? n->lhs : n;
+  return m->kind == TL_N_INT ? TL_I64 : sema_dtype_of(ty);
+}
+
+/* the dtype two tensors of dtypes a and b compute in, as torch promotes (LANGUAGE.md
+ * §3): the wider along bool < i32 < i64 < f32 < f64; -1 when a dtype it depends on is
+ * not known here */
+int sema_promote_dtypes(int a, int b) {
+  if (a >= 0 && b >= 0) return tl_dtype_promote((tl_dtype)a, (tl_dtype)b);
+  return a == TL_F64 || b == TL_F64 ? TL_F64 : -1;
+}
+
+/* the dtype of l (op) r where one of them is a tensor: two tensors sema_promote_dtypes,
+ * a tensor and a number tl_dtype_promote_scalar */
+int sema_binary_dtype(const tl_node *ln, const tl_ty *l, const tl_node *rn, const tl_ty *r) {
+  if (l->kind == TY_TENSOR && r->kind == TY_TENSOR) return sema_promote_dtypes(l->dtype, r->dtype);
+  const tl_ty *t = l->kind == TY_TENSOR ? l : r, *o = l->kind == TY_TENSOR ? r : l;
+  int sdt = sema_scalar_dtype(l->kind == TY_TENSOR ? rn : ln, o);
+  if (t->dtype < 0 || sdt < 0) return t->dtype;
+  return tl_dtype_promote_scalar((tl_dtype)t->dtype, (tl_dtype)sdt);
+}
+
 static tl_ty *binary_tensor(sema *s, tl_node *n, tl_ty *l, tl_ty *r) {
-  int dt = -1, rank = -1;
+  int rank = -1;
   if (l->kind == TY_TENSOR && r->kind == TY_TENSOR) {
-    if (l->dtype >= 0 && r->dtype >= 0 && l->dtype != r->dtype) {
-      sema_error(s, n, "tensor dtypes differ: %s and %s", tl_dtype_name((tl_dtype)l->dtype),
-                 tl_dtype_name((tl_dtype)r->dtype));
-      tl_diag_hint(s->diag, "convert one side with `as`, e.g. `t as f32`");
-      return TY_ERR;
-    }
-    dt = l->dtype >= 0 ? l->dtype : r->dtype;
     if (l->rank >= 0 && r->rank >= 0) rank = l->rank > r->rank ? l->rank : r->rank;
   } else {
     tl_ty *t = l->kind == TY_TENSOR ? l : r, *o = l->kind == TY_TENSOR ? r : l;
@@ -329,8 +349,15 @@ static tl_ty *binary_tensor(sema *s, tl_node *n, tl_ty *l, tl_ty *r) {
       sema_error(s, n, "a tensor combines with a tensor or a number, not %s", tl_ty_name(o, b, sizeof b));
       return TY_ERR;
     }
-    dt = t->dtype;
     rank = t->rank;
+  }
+  int dt = sema_binary_dtype(n->lhs, l, n->rhs, r);
+  if (n->op == TL_TOK_PERCENT && (dt == TL_F32 || dt == TL_F64)) {
+    sema_error(s, n, "`%%` on tensors needs integer tensors");
+    if ((l->kind == TY_TENSOR && l->dtype >= 0 && !tl_dtype_is_float((tl_dtype)l->dtype)) ||
+        (r->kind == TY_TENSOR && r->dtype >= 0 && !tl_dtype_is_float((tl_dtype)r->dtype)))
+      tl_diag_hint(s->diag, "an integer tensor with a float computes in float");
+    return TY_ERR;
   }
   bool cmp = n->op == TL_TOK_LT || n->op == TL_TOK_GT || n->op == TL_TOK_LE || n->op == TL_TOK_GE ||
              n->op == TL_TOK_EQ || n->op == TL_TOK_NE;
@@ -383,14 +410,7 @@ static tl_ty *check_binary_at(sema *s, tl_node *n, tl_ty *expect, bool hint_only
     r = expr_as(s, n->rhs, l->kind == TY_TENSOR ? sema_elem_ty(l->dtype) : l, need);
   }
   if (l->kind == TY_ERROR || r->kind == TY_ERROR) return TY_ERR;
-  if (l->kind == TY_TENSOR || r->kind == TY_TENSOR) {
-    const tl_ty *t = l->kind == TY_TENSOR ? l : r;
-    if (op == TL_TOK_PERCENT && (t->dtype == TL_F32 || t->dtype == TL_F64)) {
-      sema_error(s, n, "`%%` on tensors needs integer tensors");
-      return TY_ERR;
-    }
-    return binary_tensor(s, n, l, r);
-  }
+  if (l->kind == TY_TENSOR || r->kind == TY_TENSOR) return binary_tensor(s, n, l, r);
   char a[64], b[64];
   if (l->kind == TY_STR && r->kind == TY_STR) {
     if (op == TL_TOK_PLUS) return TY_STR_T;
@@ -890,7 +910,18 @@ static void check_assign(sema *s, tl_node *n) {
                    tl_ty_name(r, b, sizeof b));
       } else if (l->kind == TY_TENSOR) { /* x op= y is x = x op y: broadcasting may change the rank */
         tl_ty *v = binary_tensor(s, &tmp, l, r);
-        if (v->kind != TY_ERROR && (whole ? !sema_widen(s, whole, v) : !sema_ty_fits(l, v))) {
+        /* in place, as torch: the result is stored in x's dtype, within a kind (f64 into
+         * f32); `t *= 0.5` on an integer tensor is refused, not truncated */
+        bool across = v->kind != TY_ERROR && l->dtype >= 0 && v->dtype >= 0 &&
+                      tl_dtype_kind((tl_dtype)v->dtype) > tl_dtype_kind((tl_dtype)l->dtype);
+        if (v->kind != TY_ERROR && v->dtype != l->dtype && !across) v = sema_tensor(s, l->dtype, v->rank);
+        if (across) {
+          sema_error(s, n, "`%s` would change the tensor's dtype from %s to %s", tl_tok_name(n->op),
+                     tl_dtype_name((tl_dtype)l->dtype), tl_dtype_name((tl_dtype)v->dtype));
+          const char *x = whole ? whole->name : "x";
+          tl_diag_hint(s->diag, "write `%s = %s %s ...` for a new tensor, or convert the operand with `as`", x, x,
+                       tl_tok_name(tmp.op));
+        } else if (v->kind != TY_ERROR && (whole ? !sema_widen(s, whole, v) : !sema_ty_fits(l, v))) {
           char what[32];
           snprintf(what, sizeof what, "result of `%s`", tl_tok_name(n->op));
           sema_mismatch(s, n, what, l, v);

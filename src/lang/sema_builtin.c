@@ -86,6 +86,15 @@ static tl_ty *check_value(sema *s, tl_node *a, int dtype) {
   return t;
 }
 
+/* the type of elementwise x (op) y, one of them a tensor: the dtype they promote to
+ * (sema_binary_dtype), the rank they broadcast to */
+static tl_ty *elementwise_ty(sema *s, const tl_node *xn, const tl_ty *x, const tl_node *yn, const tl_ty *y) {
+  if (x->kind == TY_ERROR || y->kind == TY_ERROR) return TY_ERR;
+  int rank = x->kind != TY_TENSOR ? y->rank : y->kind != TY_TENSOR ? x->rank
+             : x->rank < 0 || y->rank < 0 ? -1 : x->rank > y->rank ? x->rank : y->rank;
+  return sema_tensor(s, sema_binary_dtype(xn, x, yn, y), rank);
+}
+
 static bool is_literal_number(const tl_node *n) {
   if (n->kind == TL_N_UNARY && n->op == TL_TOK_MINUS) n = n->lhs;
   return (n->kind == TL_N_INT || n->kind == TL_N_FLOAT) && !sema_const_type(n); /* a constant has its type */
@@ -254,8 +263,7 @@ static tl_ty *check_math(sema *s, tl_node *n, tl_builtin id, tl_node *x, tl_node
       sema_error(s, n->kind == TL_N_CALL ? n->lhs : n, "floor, ceil and round work on scalars; tensors do not have them yet");
       return TY_ERR;
     }
-    if (y) check_value(s, y, tx->dtype);
-    return tx;
+    return y ? elementwise_ty(s, x, tx, y, check_value(s, y, tx->dtype)) : tx;
   }
   if (!tl_ty_is_float(tx) && !(ints_ok && tl_ty_is_int(tx))) {
     sema_error(s, n, "`%s` needs a %s, not %s", n->kind == TL_N_METHOD ? n->name : x->name ? x->name : "math",
@@ -265,7 +273,7 @@ static tl_ty *check_math(sema *s, tl_node *n, tl_builtin id, tl_node *x, tl_node
   }
   if (y) {
     tl_ty *ty = sema_expr_hint(s, y, tx); /* max(a, t) on a tensor is fine */
-    if (ty->kind == TY_TENSOR) return ty;
+    if (ty->kind == TY_TENSOR) return elementwise_ty(s, x, tx, y, ty);
     if (ty->kind != TY_ERROR && ty->kind != tx->kind && !(id == B_POW && tl_ty_is_int(ty) && tl_ty_is_float(tx)))
       sema_mismatch(s, y, "argument", tx, ty);
   }
@@ -307,13 +315,14 @@ static tl_ty *check_free_call(sema *s, tl_node *n, const char *name, tl_ty *expe
     tl_node *x = n->args, *y = x->next;
     if (y && is_literal_number(x) && !is_literal_number(y)) { /* max(0.0, x), pow(2.0, x): the literal takes x's type */
       tl_ty *ty = sema_expr(s, y, NULL);
-      sema_expr(s, x, ty->kind == TY_TENSOR ? sema_elem_ty(ty->dtype) : ty);
+      tl_ty *tx = sema_expr(s, x, ty->kind == TY_TENSOR ? sema_elem_ty(ty->dtype) : ty);
       if (math_fns[i].id != B_POW) { /* min and max are symmetric: the typed operand goes first */
         n->args = y;
         y->next = x;
         x->next = NULL;
       }
-      return check_math(s, n, math_fns[i].id, y, NULL, ty);
+      tl_ty *r = check_math(s, n, math_fns[i].id, y, NULL, ty);
+      return r->kind == TY_TENSOR ? elementwise_ty(s, x, tx, y, ty) : r;
     }
     return check_math(s, n, math_fns[i].id, x, y, sema_expr(s, x, NULL));
   }
@@ -348,6 +357,7 @@ static tl_ty *check_tensor_list(sema *s, tl_node *a, int *rank, int *dtype) {
     return TY_ERR;
   }
   a->ty = TY_UNIT_T;
+  bool first = true;
   for (tl_node *e = a->args; e; e = e->next) {
     tl_ty *t = sema_expr(s, e, NULL);
     if (t->kind == TY_ERROR) continue;
@@ -356,7 +366,8 @@ static tl_ty *check_tensor_list(sema *s, tl_node *a, int *rank, int *dtype) {
       continue;
     }
     if (*rank < 0) *rank = t->rank;
-    if (*dtype < 0) *dtype = t->dtype;
+    *dtype = first ? t->dtype : sema_promote_dtypes(*dtype, t->dtype); /* as tl_cat promotes */
+    first = false;
   }
   return TY_UNIT_T;
 }
@@ -562,12 +573,19 @@ static tl_ty *check_tensor_method(sema *s, tl_node *n, tl_ty *t, const method_en
     break;
   case ARGS_TWO_VALUES:
     if (!check_count(s, n, m->name, got, 2, 2)) return TY_ERR;
-    check_value(s, a, t->dtype);
-    check_value(s, a->next, t->dtype);
+    for (tl_node *b = a; b; b = b->next) /* clamp's bounds are numbers */
+      if (check_value(s, b, t->dtype)->kind == TY_TENSOR) {
+        sema_error(s, b, "`%s` takes numbers as bounds, not a tensor", m->name);
+        tl_diag_hint(s->diag, "clamp against tensors with `maximum(lo)` and `minimum(hi)`");
+        return TY_ERR;
+      }
     break;
   }
   switch (m->id) {
-  case B_GT: case B_LT: case B_GE: case B_LE: case B_EQ: case B_NE: return sema_tensor(s, TL_BOOL, t->rank);
+  case B_GT: case B_LT: case B_GE: case B_LE: case B_EQ: case B_NE:
+    return sema_tensor(s, TL_BOOL, elementwise_ty(s, n->lhs, t, a, a->ty)->rank);
+  case B_POW: case B_MAXIMUM: case B_MINIMUM: return elementwise_ty(s, n->lhs, t, a, a->ty);
+  case B_CLAMP: return elementwise_ty(s, n->lhs, elementwise_ty(s, n->lhs, t, a, a->ty), a->next, a->next->ty);
   case B_SUM: case B_MEAN: case B_MAX: case B_MIN: return reduce_result(s, t, a != NULL, m->id == B_SUM);
   case B_SUMALL: return reduce_result(s, t, false, true);
   case B_ARGMAX: case B_ARGMIN: return sema_tensor(s, TL_I64, t->rank > 0 ? t->rank - 1 : -1);
@@ -587,7 +605,7 @@ static tl_ty *check_tensor_method(sema *s, tl_node *n, tl_ty *t, const method_en
     else if (t->rank == 1 && b->rank >= 2) r = b->rank - 1;
     else if (t->rank >= 2 && b->rank == 1) r = t->rank - 1;
     else if (t->rank >= 2 && b->rank >= 2) r = t->rank > b->rank ? t->rank : b->rank;
-    return sema_tensor(s, t->dtype >= 0 ? t->dtype : b->dtype, r);
+    return sema_tensor(s, sema_promote_dtypes(t->dtype, b->dtype), r);
   }
   case B_ITEM:
     if (t->rank > 0) {

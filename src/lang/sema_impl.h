@@ -74,6 +74,10 @@ void sema_logic_finish(sema *s);
 tl_ty *sema_tensor(sema *s, int dtype, int rank);
 tl_ty *sema_elem_ty(int dtype);
 int sema_dtype_of(const tl_ty *t);
+/* tensor arithmetic's dtype (LANGUAGE.md §3); a number's dtype beside a tensor (sema.c) */
+int sema_binary_dtype(const tl_node *ln, const tl_ty *l, const tl_node *rn, const tl_ty *r);
+int sema_promote_dtypes(int a, int b);
+int sema_scalar_dtype(const tl_node *n, const tl_ty *ty);
 bool sema_ty_fits(const tl_ty *want, const tl_ty *have);
 tl_ty *sema_join(sema *s, tl_ty *a, tl_ty *b);
 bool sema_widen(sema *s, tl_var *v, tl_ty *t);

@@ -95,6 +95,14 @@ BINARY(ge)
 BINARY(matmul)
 
 static tl_tensor *r_add_scalar(tl_tensor *a, double s) { return rec(tl_add_scalar(a, s), "add_scalar", 1, &a, 0, NULL, 1, &s); }
+static tl_tensor *r_mul_scalar(tl_tensor *a, double s) { return rec(tl_mul_scalar(a, s), "mul_scalar", 1, &a, 0, NULL, 1, &s); }
+/* a 0-d tensor: a leaf */
+static tl_tensor *r_scalar(tl_ctx *ctx, tl_dtype dt, double v) {
+  tl_tensor *r = tl_scalar(ctx, dt, v);
+  if (tracing && r) fprintf(trace, dt == TL_F32 || dt == TL_F64 ? "L %d %s 0 %.17g\n" : "L %d %s 0 %.0f\n", new_id(r),
+                            tl_dtype_name(dt), v);
+  return r;
+}
 static tl_tensor *r_where(tl_tensor *c, tl_tensor *a, tl_tensor *b) {
   tl_tensor *in[3] = {c, a, b};
   return rec(tl_where(c, a, b), "where", 3, in, 0, NULL, 0, NULL);
@@ -194,6 +202,8 @@ static tl_tensor *r_stack(int n, tl_tensor *const *ts, int axis) {
 #define tl_ge r_ge
 #define tl_matmul r_matmul
 #define tl_add_scalar r_add_scalar
+#define tl_mul_scalar r_mul_scalar
+#define tl_scalar r_scalar
 #define tl_where r_where
 #define tl_cast r_cast
 #define tl_sum r_sum

@@ -70,6 +70,32 @@ BINARY = {
 }
 
 
+NAME = {v: k for k, v in DT.items()}
+ORDER = ["bool", "i32", "i64", "f32", "f64"]
+
+
+def promoted(op, ins):
+    """the result dtype torch's rule gives (LANGUAGE.md §3, docs/c-api.md), or None
+    for the ops not checked: two tensors (a 0-d one too) the wider of bool < i32 < i64
+    < f32 < f64 (torch.promote_types; an i64 with an f32 is f32, where numpy says f64);
+    a double scalar is a float (a Python float in torch): f32 with a bool or integer
+    tensor. TL's own choices: arithmetic on two bools is i32, integer / integer stays
+    integer (docs/c-api.md)."""
+    dts = [NAME[i.dtype.type] for i in ins]
+    if op in ("add_scalar", "mul_scalar"):
+        return dts[0] if dts[0] in ("f32", "f64") else "f32"
+    if op in ("lt", "ge"):
+        return "bool"
+    if op == "where":
+        dts = dts[1:]
+    elif op not in ("add", "sub", "mul", "div", "maximum", "minimum", "matmul"):
+        return None
+    wide = max(dts, key=ORDER.index)
+    if wide == "bool" and op in ("add", "sub", "mul", "div", "matmul"):
+        return "i32"
+    return wide
+
+
 # set while a graph is evaluated: it compares values equal within rounding (an
 # argmax over a tie, lt/ge of nearly equal values), so a discontinuous result may
 # differ from numpy's without either being wrong: counted apart, not a mismatch
@@ -93,6 +119,8 @@ def apply(op, dt, ins, ints, flts):
         return np.where(ins[0].astype(bool), cast(ins[1], dt), cast(ins[2], dt))
     if op == "add_scalar":
         return cast(a, dt) + dt(flts[0])
+    if op == "mul_scalar":
+        return cast(a, dt) * dt(flts[0])
     if op == "cast":
         return cast(a, dt)
     if op in ("sum", "max", "min", "mean"):
@@ -158,7 +186,7 @@ def close_enough(dt, got, want):
 
 class Graph:
     def __init__(self, seed):
-        self.seed, self.vals, self.error, self.results = seed, {}, None, []
+        self.seed, self.vals, self.error, self.results, self.wrong_dtypes = seed, {}, None, [], []
         AMBIGUOUS[0] = False
 
     def line(self, f):
@@ -177,6 +205,10 @@ class Graph:
             ints = [int(x) for x in f[k + 1:k + 1 + nint]]
             k += 1 + nint
             flts = [float(x) for x in f[k + 1:k + 1 + int(f[k])]]
+            want = promoted(op, ins)
+            if want is not None and want != f[3]:
+                self.wrong_dtypes.append("%s of %s gives %s, torch's promotion %s" %
+                                         (op, ", ".join(NAME[x.dtype.type] for x in ins), f[3], want))
             with np.errstate(all="ignore"):
                 self.vals[i] = np.asarray(apply(op, dt, ins, ints, flts))
             if self.vals[i].dtype != dt:
@@ -188,7 +220,7 @@ class Graph:
 
     def check(self):
         """the mismatches, as text"""
-        out, rid = [], None
+        out, rid = ["dtype: " + w for w in self.wrong_dtypes[:1]], None
         for f in self.results:
             if f[0] == "X":
                 out.append("%s: did not build or realize: %s" % (f[1], " ".join(f[2:])))
@@ -214,7 +246,7 @@ class Graph:
 def report(g, mode):
     """prints g's mismatches: (mismatches, 1 if it differed but is ambiguous)"""
     ms = g.check()
-    if ms and AMBIGUOUS[0] and not any("did not build" in m for m in ms):
+    if ms and AMBIGUOUS[0] and not g.wrong_dtypes and not any("did not build" in m for m in ms):
         print("ambiguous, seed %d (%s): %s" % (g.seed, mode, ms[0]), flush=True)
         return 0, 1
     for m in ms:
