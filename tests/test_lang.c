@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "lang/lang.h"
+#include "tl.h"
 #include "test.h"
 
 static int programs; /* registered at start-up */
@@ -217,5 +218,26 @@ TEST(lang_comprehension_runs_as_one_kernel) {
   CHECK_INT(rc, 0);
   CHECK_STR(out, "[ 1.  6. 15. 14.  9.]\n"); /* the anti-diagonal sums */
   CHECK_INT(st.kernels_run, 1);
+  free(out);
+}
+
+/* Tensor::manual_seed(n) is the C API's tl_manual_seed: a program's draws after it are
+ * the ones a C caller gets from a fresh context with the same seed */
+TEST(lang_manual_seed_matches_c_api) {
+  char *out = NULL;
+  int rc = run_program("fn main() {\n  Tensor::randn([3]);\n  Tensor::manual_seed(1234);\n"
+                       "  let r = Tensor::randn([5]);\n  for i in 0..5 { print(\"{:.9} \", r[i]); }\n}\n",
+                       &out, NULL);
+  CHECK_INT(rc, 0);
+  tl_ctx *ctx = tl_init();
+  tl_manual_seed(ctx, 1234);
+  tl_tensor *t = tl_randn(ctx, TL_F32, 1, (int64_t[]){5});
+  const float *d = tl_data(t);
+  CHECK(d != NULL);
+  char want[200] = "";
+  for (int i = 0; d && i < 5; i++) snprintf(want + strlen(want), sizeof want - strlen(want), "%.9f ", (double)d[i]);
+  CHECK_STR(out, want);
+  tl_release(t);
+  tl_shutdown(ctx);
   free(out);
 }

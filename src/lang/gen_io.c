@@ -70,6 +70,7 @@ cv gen_io_call(gen *g, tl_node *n) {
     return gen_temp_value(g, n->ty, gen_fmt(g, "tlrt_tensor_load(R, %s, %s, %s)", path, name, l));
   }
   case B_CLEAR_GRADS: gen_emit(g, "tlrt_clear_grads(R);"); return gen_scalar("0", TY_UNIT_T);
+  case B_MANUAL_SEED: gen_emit(g, "tl_manual_seed(R->ctx, (uint64_t)(%s));", gen_expr(g, a).c); return gen_scalar("0", TY_UNIT_T);
   case B_PARAM_SAVE: case B_PARAM_LOAD: return gen_params(g, n, id == B_PARAM_LOAD);
   default: break;
   }
