@@ -490,18 +490,36 @@ static index_args index_list(gen *g, tl_node *args) {
   return ix;
 }
 
+/* the value (a double) read from an element of t, in the scalar type `to`: an integer
+ * read of a tensor whose dtype is unknown may meet floats, so it converts as `as` does
+ * (saturating, NaN 0), never by C's undefined float-to-int */
+cv gen_number_read(gen *g, const char *get, tl_ty *to, const tl_ty *t) {
+  if (tl_ty_is_int(to) && t->dtype < 0) get = gen_fmt(g, "tl__f2i(%s, %d)", get, to->kind == TY_I32);
+  return gen_temp_value(g, to, gen_fmt(g, "(%s)%s", gen_ctype(g, to), get));
+}
+
+/* an element read or item() whose dtype only the run time knows (sema_is_flex_read),
+ * printed directly: its double, and in *dtype the C of the tensor's dtype, so it prints
+ * as the tensor holds it (0.3, not 0.30000001192092896, for an f32) */
+cv gen_flex_read(gen *g, tl_node *n, const char **dtype) {
+  cv t = gen_expr(g, n->lhs);
+  const char *get;
+  if (n->kind == TL_N_INDEX) {
+    index_args ix = index_list(g, n->args);
+    get = gen_fmt(g, "tlrt_get(R, %s, %d, (int64_t[]){%s}, %d, %d)", t.c, ix.n, ix.ints, n->line, n->col);
+  } else get = gen_fmt(g, "tlrt_item(R, %s, %d, %d)", t.c, n->line, n->col);
+  cv v = gen_scalar(gen_new_temp(g, TY_F64_T, get), TY_F64_T);
+  *dtype = gen_new_temp(g, TY_I64_T, gen_fmt(g, "tl_get_dtype(%s)", t.c));
+  return v;
+}
+
 static cv gen_index(gen *g, tl_node *n) {
   if (tl_ty_is_vec(n->lhs->ty) || tl_ty_is_map(n->lhs->ty)) return gen_vec_index(g, n); /* gen_vec.c */
   cv t = gen_expr(g, n->lhs);
   index_args ix = index_list(g, n->args);
-  if (ix.all_int && n->ty->kind != TY_TENSOR) {
-    const char *get = gen_fmt(g, "tlrt_get(R, %s, %d, (int64_t[]){%s}, %d, %d)", t.c, ix.n, ix.ints, n->line, n->col);
-    /* an integer read of a tensor whose dtype is unknown may meet floats: convert as
-     * `as` does (saturating, NaN 0), never C's undefined float-to-int */
-    if (tl_ty_is_int(n->ty) && n->lhs->ty->dtype < 0)
-      get = gen_fmt(g, "tl__f2i(%s, %d)", get, n->ty->kind == TY_I32);
-    return gen_temp_value(g, n->ty, gen_fmt(g, "(%s)%s", gen_ctype(g, n->ty), get));
-  }
+  if (ix.all_int && n->ty->kind != TY_TENSOR)
+    return gen_number_read(g, gen_fmt(g, "tlrt_get(R, %s, %d, (int64_t[]){%s}, %d, %d)", t.c, ix.n, ix.ints, n->line, n->col),
+                           n->ty, n->lhs->ty);
   return gen_temp_value(g, n->ty, gen_fmt(g, "tlrt_index(R, %s, %d, (tlrt_ix[]){%s}, %d, %d)", t.c, ix.n, ix.specs,
                                           n->line, n->col));
 }

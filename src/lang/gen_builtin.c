@@ -41,18 +41,27 @@ static void emit_text(gen *g, const char *s, size_t n) {
   free(lit);
 }
 
+/* one argument of print: a number read from a tensor of unknown dtype prints as the
+ * tensor's dtype does (rt.c's tlrt_fmt_number), anything else as its type */
+static void print_value(gen *g, cv v, const char *dtype, int prec, const tl_node *at) {
+  if (dtype) gen_emit(g, "tlrt_fmt_number(R, %s, (int)%s, %d);", v.c, dtype, prec);
+  else gen_fmt_value(g, v, prec, at);
+}
+
 cv gen_print(gen *g, tl_node *n) {
   cv vals[64];
+  const char *dtypes[64];
   int k = 0;
   tl_node *fmt = n->args && n->args->kind == TL_N_STR ? n->args : NULL;
   for (tl_node *a = fmt ? fmt->next : n->args; a && k < 64; a = a->next) {
-    vals[k] = gen_expr(g, a);
+    dtypes[k] = NULL;
+    vals[k] = sema_is_flex_read(a) ? gen_flex_read(g, a, &dtypes[k]) : gen_expr(g, a);
     vals[k].node = a;
     k++;
   }
   gen_emit(g, "tlrt_fmt_begin(R);");
   if (!fmt) {
-    if (k) gen_fmt_value(g, vals[0], -1, n->args);
+    if (k) print_value(g, vals[0], dtypes[0], -1, n->args);
   } else {
     const char *s = fmt->str;
     size_t start = 0;
@@ -76,7 +85,7 @@ cv gen_print(gen *g, tl_node *n) {
       }
       const char *q = arg < k && debug ? vals[arg].ty->kind == TY_STR ? "\\\"" : vals[arg].ty->kind == TY_CHAR ? "'" : NULL : NULL;
       if (q) gen_emit(g, "tlrt_fmt_text(R, \"%s\", 1);", q);
-      if (arg < k) gen_fmt_value(g, vals[arg], prec, vals[arg].node);
+      if (arg < k) print_value(g, vals[arg], dtypes[arg], prec, vals[arg].node);
       if (q) gen_emit(g, "tlrt_fmt_text(R, \"%s\", 1);", q);
       arg++;
       i = j;
@@ -331,7 +340,7 @@ static cv gen_tensor_method(gen *g, tl_node *n, tl_builtin id) {
   case B_LEN: return gen_temp_value(g, TY_I64_T, gen_fmt(g, "tlrt_len(R, %s, %s)", t.c, l));
   case B_NUMEL: return gen_temp_value(g, TY_I64_T, gen_fmt(g, "tl_numel(%s)", t.c));
   case B_MATMUL: return tensor_temp(g, n, gen_fmt(g, "tlrt_matmul(R, %s, %s, %s)", t.c, gen_expr(g, a).c, l));
-  case B_ITEM: return gen_temp_value(g, n->ty, gen_fmt(g, "(%s)tlrt_item(R, %s, %s)", gen_ctype(g, n->ty), t.c, l));
+  case B_ITEM: return gen_number_read(g, gen_fmt(g, "tlrt_item(R, %s, %s)", t.c, l), n->ty, n->lhs->ty);
   case B_CLONE: case B_CONTIGUOUS: return tensor_temp(g, n, gen_fmt(g, "tlrt_clone(R, %s, %s)", t.c, l));
   case B_TO_DTYPE: return tensor_temp(g, n, gen_fmt(g, "tlrt_to_dtype(R, %s, %d, %s)", t.c, (int)n->len, l));
   case B_BACKWARD: gen_emit(g, "tlrt_backward(R, %s, %s);", t.c, l); return gen_scalar("0", TY_UNIT_T);

@@ -76,6 +76,8 @@ const char *gen_ctype(gen *g, const tl_ty *t);
 const char *gen_new_temp(gen *g, const tl_ty *t, const char *init); /* declares, registers if refcounted */
 cv gen_temp_value(gen *g, const tl_ty *t, const char *init);
 cv gen_expr(gen *g, tl_node *n);
+cv gen_number_read(gen *g, const char *get, tl_ty *to, const tl_ty *t); /* a tensor element's double as `to` */
+cv gen_flex_read(gen *g, tl_node *n, const char **dtype); /* gen.c: see sema_is_flex_read */
 cv gen_scalar(const char *c, tl_ty *t);
 const char *gen_take(gen *g, cv v); /* a C expression holding a reference the consumer owns */
 const char *gen_place(gen *g, tl_node *n); /* a place's C lvalue, each struct on its path made unique */

@@ -217,5 +217,8 @@ bool tl_ty_is_float(const tl_ty *t);
 bool tl_ty_is_int(const tl_ty *t);
 /* "f32", "Tensor<f32, 2>", "Point" into buf */
 const char *tl_ty_name(const tl_ty *t, char *buf, size_t size);
+/* t[i, j] or t.item() (checked) of a tensor whose dtype the checker cannot see: its
+ * scalar type came from the context, else is f64 */
+bool sema_is_flex_read(const tl_node *n);
 
 #endif
