@@ -83,7 +83,7 @@ cv gen_io_call(gen *g, tl_node *n) {
     return gen_temp_value(g, n->ty, gen_fmt(g, "tlrt_tri(R, %s, %s, %s, %s)", t.c, k, id == B_TRIU ? "true" : "false", l));
   }
   case B_MASKED_FILL: {
-    const char *mask = gen_expr(g, a).c, *v = gen_expr(g, a->next).c;
+    const char *mask = gen_expr(g, a).c, *v = gen_plain_number(g, a->next, "masked_fill", "`t + (v - t) * mask.float()`");
     return gen_temp_value(g, n->ty, gen_fmt(g, "tlrt_masked_fill(R, %s, %s, (double)(%s), %s)", t.c, mask, v, l));
   }
   case B_SLICE: {

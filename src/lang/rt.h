@@ -73,6 +73,7 @@ struct tlrt {
   /* System::exit(code) (rt_sys.c) longjmps to on_error with exiting set: no error */
   bool exiting;
   int exit_code;
+  FILE *err; /* run-time warnings (tlrt_grad_lost); NULL: stderr */
 };
 
 /* set-up and tear-down (the driver) */

@@ -782,7 +782,11 @@ tl_ty *sema_expr(sema *s, tl_node *n, tl_ty *expect) {
     sema_error(s, n, "expected an expression");
     t = TY_ERR;
   }
+  /* a number read from tensor elements where a Tensor is required (`let e: Tensor =
+   * w[0];`, a Tensor parameter): a 0-d tensor of views, which keeps w's history */
   n->ty = t;
+  if (!hint && expect && expect->kind == TY_TENSOR && tl_ty_is_float(t) && !s->compr_depth && sema_grad_promote(s, n))
+    t = n->ty;
   return t;
 }
 
@@ -1255,6 +1259,7 @@ int tl_sema_check(tl_program *prog, tl_diag *diag, tl_arena *arena, tl_sema *out
       if (f->env && f->env->n) sema_generic_dedupe(&s, nat, f->name); /* another instance said it already */
     }
   s.diag = diag;
+  if (!diag->errors) sema_grad_program(&s); /* element reads that keep a gradient (sema_grad.c) */
   sema_logic_finish(&s);
   out->units = prog->units;
   out->nunits = prog->nunits;
