@@ -102,9 +102,18 @@ static void visit_elem(sema *s, tl_node *n, bool *changed) {
     set_flag(&n->var->elem, changed);
 }
 
+/* the user function a CALL or METHOD node calls, or NULL (a pattern's `E::B(x)` holds
+ * its variant in ref: only the program's functions are taken) */
+static tl_fninfo *user_fn(sema *s, const tl_node *n) {
+  if ((n->kind != TL_N_CALL && n->kind != TL_N_METHOD) || !n->ref) return NULL;
+  for (tl_fninfo *f = s->out->fns; f; f = f->next)
+    if (f == n->ref) return f->partial ? NULL : f;
+  return NULL;
+}
+
 /* a float scalar expression meets a tensor: every variable, call result and field it
  * reads, through arithmetic and math, meets one too */
-static void mark(tl_node *root, bool *changed) {
+static void mark(sema *s, tl_node *root, bool *changed) {
   tl_node *small[32], **st = small;
   size_t k = 0, cap = 32;
   st[k++] = root;
@@ -121,8 +130,8 @@ static void mark(tl_node *root, bool *changed) {
     if (n->kind == TL_N_BINARY && arith(n->op)) x = n->lhs, y = n->rhs;
     else if ((n->kind == TL_N_UNARY && n->op == TL_TOK_MINUS) || n->kind == TL_N_CAST) x = n->lhs;
     else if (n->kind == TL_N_METHOD || n->kind == TL_N_CALL) {
-      if (!sema_grad_math(n, &x, &y) && n->ref)
-        set_flag(&((tl_fninfo *)n->ref)->ret_meets, changed); /* a user function's result */
+      tl_fninfo *f = sema_grad_math(n, &x, &y) ? NULL : user_fn(s, n);
+      if (f) set_flag(&f->ret_meets, changed); /* a user function's result */
     } else if ((n->kind == TL_N_IDENT || n->kind == TL_N_SELF) && n->var) set_flag(&n->var->meets, changed);
     else if (n->kind == TL_N_FIELD && n->lhs->ty && n->lhs->ty->kind == TY_STRUCT && !tl_ty_is_tuple(n->lhs->ty) &&
              n->ival >= 0 && n->ival < n->lhs->ty->st->nfields)
@@ -147,32 +156,32 @@ static void visit_meets(sema *s, tl_node *n, bool *changed) {
   tl_node *x, *y;
   tl_field_info *fi;
   if (n->kind == TL_N_BINARY && is_tensor(n) && (arith(n->op) || n->op == TL_TOK_PERCENT)) {
-    mark(n->lhs, changed);
-    mark(n->rhs, changed);
+    mark(s, n->lhs, changed);
+    mark(s, n->rhs, changed);
   } else if (n->kind == TL_N_ASSIGN && n->op != TL_TOK_ASSIGN && is_tensor(n->lhs)) {
-    mark(n->rhs, changed); /* t += x */
+    mark(s, n->rhs, changed); /* t += x */
   } else if (n->kind == TL_N_ASSIGN && (fi = sema_grad_field(n->lhs)) && fi->meets) {
-    mark(n->rhs, changed);
+    mark(s, n->rhs, changed);
   } else if ((n->kind == TL_N_METHOD || n->kind == TL_N_CALL) && !n->ref && is_tensor(n) && diff_math(n->ival)) {
     x = n->kind == TL_N_METHOD ? n->lhs : n->args; /* t.pow(x), max(x, t), t.clamp(a, b) */
-    for (y = n->args; y; y = y->next) mark(y, changed);
-    mark(x, changed);
-  } else if ((n->kind == TL_N_METHOD || n->kind == TL_N_CALL) && n->ref && !((tl_fninfo *)n->ref)->partial) {
-    tl_fninfo *f = n->ref; /* a parameter that meets a tensor in the callee */
+    for (y = n->args; y; y = y->next) mark(s, y, changed);
+    mark(s, x, changed);
+  } else if (user_fn(s, n)) {
+    tl_fninfo *f = user_fn(s, n); /* a parameter that meets a tensor in the callee */
     int i = f->self ? 1 : 0;
     for (y = n->args; y && i < f->nparams + (f->self ? 1 : 0); y = y->next, i++)
-      if (f->params[i]->meets && f->params[i]->kind != VAR_PARAM_REF) mark(y, changed);
+      if (f->params[i]->meets && f->params[i]->kind != VAR_PARAM_REF) mark(s, y, changed);
   } else if (n->kind == TL_N_STRUCT_LIT && n->ty && n->ty->kind == TY_STRUCT) {
     for (y = n->args; y; y = y->next)
       if (y->kind == TL_N_FIELD_INIT && y->ival >= 0 && y->ival < n->ty->st->nfields && n->ty->st->fields[y->ival].meets)
-        mark(y->lhs, changed);
+        mark(s, y->lhs, changed);
   } else if (n->kind == TL_N_ARRAY && !n->name && is_tensor(n)) { /* [w[0], w[1]]: stacked */
-    for (y = n->args; y; y = y->next) mark(y, changed);
+    for (y = n->args; y; y = y->next) mark(s, y, changed);
   } else if (n->kind == TL_N_RETURN && n->lhs && s->fn->ret_meets) {
-    mark(n->lhs, changed);
+    mark(s, n->lhs, changed);
   }
   tl_var *v = target(n);
-  if (v && v->meets) mark(n->rhs, changed);
+  if (v && v->meets) mark(s, n->rhs, changed);
 }
 
 /* the element reads of an ELEM number that goes where no history is kept (t[i] = x,
@@ -333,7 +342,7 @@ void sema_grad_program(sema *s) {
       if (!checked(f)) continue;
       s->fn = f;
       post_order(s, f->fn->body, visit_meets, &changed);
-      if (f->ret_meets) mark(f->fn->body->value, &changed);
+      if (f->ret_meets) mark(s, f->fn->body->value, &changed);
     }
   }
   for (tl_fninfo *f = s->out->fns; f; f = f->next)
