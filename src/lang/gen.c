@@ -591,11 +591,13 @@ static cv gen_user_call(gen *g, tl_node *n, const tl_fninfo *f, tl_node *self_ar
   free(args);
   if (f->ret->kind == TY_UNIT) {
     gen_emit(g, "%s;", call);
+    gen_grad_after_call(g, n, f);
     gen_release_temps(g, mark); /* `g(f())`: the temporary goes right after the call */
     return gen_scalar("0", f->ret);
   }
   const char *name = gen_fmt(g, "t%d", ++g->ntmp);
   gen_emit(g, "%s %s = %s;", gen_ctype(g, f->ret), name, call);
+  gen_grad_after_call(g, n, f);
   gen_release_temps(g, mark);
   if (!tl_ty_is_refcounted(f->ret)) return gen_scalar(name, f->ret);
   return gen_adopt_temp(g, name, f->ret);

@@ -147,9 +147,19 @@ const char *gen_plain_number(gen *g, tl_node *a, const char *builtin, const char
 /* ---- variables with a shadow ---- */
 
 /* the shadow's new value for `v = value` (value: NULL for a number already in num) */
-static const char *shadow_value(gen *g, tl_var *v, tl_node *value, const char *num) {
+static const char *shadow_value(gen *g, const tl_var *v, tl_node *value, const char *num) {
   if (value && gen_grad_elem(value)) return gen_take(g, gen_as_tensor(g, value));
   return gen_fmt(g, "tlrt_scalar(R, %d, (double)(%s))", v->shadow->ty->dtype, num);
+}
+
+void gen_grad_after_call(gen *g, const tl_node *n, const tl_fninfo *f) {
+  int i = f->self ? 1 : 0;
+  for (const tl_node *a = n->args; a; a = a->next, i++) {
+    if (f->params[i]->kind != VAR_PARAM_REF || a->lhs->kind != TL_N_IDENT || !a->lhs->var || !a->lhs->var->shadow) continue;
+    tl_var *v = a->lhs->var, *sh = v->shadow; /* the callee wrote the number: its shadow follows, without history */
+    gen_emit(g, "tlrt_tensor_release(R, %s);", gen_var_ref(g, sh));
+    gen_emit(g, "%s = %s;", gen_var_ref(g, sh), shadow_value(g, v, NULL, gen_var_ref(g, v)));
+  }
 }
 
 /* `let v = value;` of a variable with a shadow: the tensor first, the number from it */

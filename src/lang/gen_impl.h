@@ -188,6 +188,8 @@ void gen_grad_check(gen *g, const tl_node *n, const char *t);
 /* a number argument of a tensor builtin (clamp, full, masked_fill): its C, through
  * gen_grad_lost when it is read from tensor elements (`instead`: what keeps it) */
 const char *gen_plain_number(gen *g, tl_node *a, const char *builtin, const char *instead);
+/* after a call of f: a variable with a shadow lent as `&mut x` got a plain number */
+void gen_grad_after_call(gen *g, const tl_node *n, const tl_fninfo *f);
 void gen_grad_let(gen *g, tl_node *n);            /* `let` of a variable with a shadow */
 void gen_grad_assign(gen *g, tl_node *n, int op); /* `=` (op < 0) or `op=` (TLRT_OP_*) to one */
 /* binary chains `a + b + c ...` (gen.c): the spine, top first (malloc'd; NULL after
