@@ -122,7 +122,10 @@ static void mark(sema *s, tl_node *root, bool *changed) {
     if (!n || !float_scalar(n->ty)) continue;
     if (k + 2 > cap) {
       tl_node **bigger = malloc(sizeof *bigger * cap * 2);
-      if (!bigger) break; /* out of memory: fewer marks (a warning less), never wrong code */
+      if (!bigger) { /* an error, not a gradient lost silently */
+        tl_diag_oom(s->diag, root->line, root->col, "out of memory following element reads");
+        break;
+      }
       memcpy(bigger, st, sizeof *st * k);
       if (st != small) free(st);
       st = bigger, cap *= 2;
@@ -163,7 +166,7 @@ static void visit_meets(sema *s, tl_node *n, bool *changed) {
   } else if (n->kind == TL_N_ASSIGN && (fi = sema_grad_field(n->lhs)) && fi->meets) {
     mark(s, n->rhs, changed);
   } else if ((n->kind == TL_N_METHOD || n->kind == TL_N_CALL) && !n->ref && is_tensor(n) && diff_math(n->ival)) {
-    x = n->kind == TL_N_METHOD ? n->lhs : n->args; /* t.pow(x), max(x, t), t.clamp(a, b) */
+    x = n->kind == TL_N_METHOD ? n->lhs : n->args; /* t.pow(x), max(x, t) */
     for (y = n->args; y; y = y->next) mark(s, y, changed);
     mark(s, x, changed);
   } else if (user_fn(s, n)) {
@@ -187,7 +190,7 @@ static void visit_meets(sema *s, tl_node *n, bool *changed) {
 /* the element reads of an ELEM number that goes where no history is kept (t[i] = x,
  * t.clamp(x, y), Tensor::full(s, x), t.masked_fill(m, x)) get TL_GRAD_CHECK: the
  * generator checks their tensors at run time (cheap: no 0-d tensor is made) */
-static void mark_check(tl_node *root) {
+static void mark_check(sema *s, tl_node *root) {
   tl_node *small[32], **st = small;
   size_t k = 0, cap = 32;
   st[k++] = root;
@@ -196,7 +199,10 @@ static void mark_check(tl_node *root) {
     if (!n || !elem(n)) continue;
     if (k + 2 > cap) {
       tl_node **bigger = malloc(sizeof *bigger * cap * 2);
-      if (!bigger) break; /* out of memory: a check less, never wrong code */
+      if (!bigger) { /* an error, not a warning missed */
+        tl_diag_oom(s->diag, root->line, root->col, "out of memory following element reads");
+        break;
+      }
       memcpy(bigger, st, sizeof *st * k);
       if (st != small) free(st);
       st = bigger, cap *= 2;
@@ -212,11 +218,11 @@ static void mark_check(tl_node *root) {
 }
 
 static void visit_check(sema *s, tl_node *n, bool *changed) {
-  (void)s, (void)changed;
-  if (n->kind == TL_N_ASSIGN && n->lhs->kind == TL_N_INDEX && is_tensor(n->lhs->lhs)) mark_check(n->rhs);
+  (void)changed;
+  if (n->kind == TL_N_ASSIGN && n->lhs->kind == TL_N_INDEX && is_tensor(n->lhs->lhs)) mark_check(s, n->rhs);
   if ((n->kind == TL_N_METHOD || n->kind == TL_N_CALL) && !n->ref &&
       (n->ival == B_CLAMP || n->ival == B_MASKED_FILL || n->ival == B_FULL))
-    for (tl_node *a = n->args; a; a = a->next) mark_check(a);
+    for (tl_node *a = n->args; a; a = a->next) mark_check(s, a);
 }
 
 /* Post-order, without recursion (a chain of 100,000 terms is a tree that deep); a
@@ -245,8 +251,8 @@ static void post_order(sema *s, tl_node *root, visit_fn f, bool *changed) {
       size_t ncap = cap;
       while (ncap < need) ncap *= 2;
       item *bigger = malloc(sizeof *bigger * ncap);
-      if (!bigger) { /* out of memory: said by the caller, no flags */
-        s->diag->oom = true;
+      if (!bigger) { /* an error: flags missed here would make wrong code */
+        tl_diag_oom(s->diag, e.n->line, e.n->col, "out of memory following element reads");
         break;
       }
       memcpy(bigger, st, sizeof *st * k);
