@@ -110,7 +110,14 @@ struct tl_node {
   struct tl_var *var;   /* IDENT, LET, FOR, GEN: the variable named or declared */
   void *ref;            /* CALL/METHOD/PATH: the function or builtin called; FIELD: field */
   bool last_use;        /* IDENT: the variable is dead after this read (a move point) */
+  unsigned char grad;   /* TL_GRAD_* (sema_grad.c) */
 };
+/* a float scalar whose value follows from an element read of a float tensor: where it
+ * meets a tensor, the generator computes it as a 0-d tensor, so gradients flow */
+#define TL_GRAD_ELEM 1
+/* an element read (or a variable with a shadow) in a number that goes where no history
+ * is kept (a tensor's element, clamp's bound): checked at run time for requires grad */
+#define TL_GRAD_CHECK 2
 
 /* `x: T`, `mut x: T`, `x: &mut T`, `self`, `&self`, `&mut self` (a receiver: by_ref
  * for `&`, is_mut for `&mut`) */

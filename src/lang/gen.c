@@ -274,6 +274,11 @@ cv gen_binary_values(gen *g, tl_node *n, tl_tok_kind op, cv a, cv b);
 
 cv gen_binary_values(gen *g, tl_node *n, tl_tok_kind op, cv a, cv b) {
   tl_ty *t = n->ty;
+  /* a number made a 0-d tensor to keep its gradient (gen_grad.c) meets a tensor */
+  bool pa = a.ty->kind == TY_TENSOR && n->lhs && n->lhs->ty && n->lhs->ty->kind != TY_TENSOR,
+       pb = b.ty->kind == TY_TENSOR && n->rhs && n->rhs->ty && n->rhs->ty->kind != TY_TENSOR;
+  if (a.ty->kind == TY_TENSOR && b.ty->kind == TY_TENSOR && pa != pb)
+    return gen_grad_meet(g, n, gen_tensor_op(op), pa ? b : a, pa ? a : b, pa);
   if (a.ty->kind == TY_TENSOR && b.ty->kind == TY_TENSOR)
     return gen_temp_value(g, t, gen_fmt(g, "tlrt_binop(R, %d, %s, %s, %d, %d)", gen_tensor_op(op), a.c, b.c, n->line, n->col));
   if (a.ty->kind == TY_TENSOR || b.ty->kind == TY_TENSOR) {
@@ -336,10 +341,16 @@ static cv gen_logical(gen *g, tl_node *n, cv a) {
   return gen_scalar(r, n->ty);
 }
 
+/* tensor arithmetic: an operand that is a number read from tensor elements is made a
+ * 0-d tensor, so its gradient flows (gen_grad.c) */
+static bool meets_tensor(const tl_node *n) {
+  return n->ty && n->ty->kind == TY_TENSOR && gen_tensor_op(n->op) >= 0 && gen_tensor_op(n->op) <= TLRT_OP_MOD;
+}
+
 /* n, the left operand's value a already made */
 static cv gen_binary_step(gen *g, tl_node *n, cv a) {
   if (n->op == TL_TOK_ANDAND || n->op == TL_TOK_OROR) return gen_logical(g, n, a);
-  cv b = gen_expr(g, n->rhs);
+  cv b = gen_grad_operand(g, n->rhs, meets_tensor(n));
   return gen_binary_values(g, n, n->op, a, b);
 }
 
@@ -401,13 +412,18 @@ tl_node **gen_chain_spine(gen *g, tl_node *n, size_t *k) {
 /* A left-leaning chain `a + b + c ...` is made in a loop, not by recursion: it may be
  * 100,000 deep (a 400 KB file). Each step settles (gen_chain_settle). */
 static cv gen_binary(gen *g, tl_node *n) {
-  if (n->lhs->kind != TL_N_BINARY) return gen_binary_step(g, n, gen_expr(g, n->lhs));
+  if (n->lhs->kind != TL_N_BINARY) return gen_binary_step(g, n, gen_grad_operand(g, n->lhs, meets_tensor(n)));
   size_t k;
   tl_node **spine = gen_chain_spine(g, n, &k);
   if (!spine) return gen_scalar("0", n->ty);
-  tl_node *m = spine[k - 1]->lhs;
-  cv a = gen_expr(g, m);
-  for (size_t i = k; i-- > 0;) {
+  /* where the chain turns from numbers into a tensor, the numbers so far may be read
+   * from tensor elements: then they are made one 0-d tensor (gen_grad.c) */
+  size_t first = k;
+  while (first > 0 && spine[first - 1]->ty->kind != TY_TENSOR) first--;
+  bool meets = first > 0 && meets_tensor(spine[first - 1]) && gen_grad_elem(spine[first - 1]->lhs);
+  if (!meets) first = k;
+  cv a = meets ? gen_as_tensor(g, spine[first - 1]->lhs) : gen_expr(g, spine[k - 1]->lhs);
+  for (size_t i = first; i-- > 0;) {
     int mark = g->ntemps;
     a = gen_chain_settle(g, gen_binary_step(g, spine[i], a), a, mark);
   }
@@ -463,6 +479,7 @@ static cv gen_field(gen *g, tl_node *n) {
 static cv gen_ident(gen *g, tl_node *n) {
   tl_var *v = n->var;
   if (!v && n->ref) return gen_fn_value(g, n); /* a named function as a value (gen_closure.c) */
+  if (v && v->shadow) gen_grad_check(g, n, gen_var_ref(g, v->shadow));
   return (cv){.c = gen_var_ref(g, v), .ty = n->ty, .temp = -1, .var = v, .node = n};
 }
 
@@ -494,20 +511,45 @@ static index_args index_list(gen *g, tl_node *args) {
   return ix;
 }
 
+/* the value (a double) read from an element of t, in the scalar type `to`: an integer
+ * read of a tensor whose dtype is unknown may meet floats, so it converts as `as` does
+ * (saturating, NaN 0), never by C's undefined float-to-int */
+cv gen_number_read(gen *g, const char *get, tl_ty *to, const tl_ty *t) {
+  if (tl_ty_is_int(to) && t->dtype < 0) get = gen_fmt(g, "tl__f2i(%s, %d)", get, to->kind == TY_I32);
+  return gen_temp_value(g, to, gen_fmt(g, "(%s)%s", gen_ctype(g, to), get));
+}
+
+/* an element read or item() whose dtype only the run time knows (sema_is_flex_read),
+ * printed directly: its double, and in *dtype the C of the tensor's dtype, so it prints
+ * as the tensor holds it (0.3, not 0.30000001192092896, for an f32) */
+cv gen_flex_read(gen *g, tl_node *n, const char **dtype) {
+  cv t = gen_expr(g, n->lhs);
+  const char *get;
+  if (n->kind == TL_N_INDEX) {
+    index_args ix = index_list(g, n->args);
+    get = gen_fmt(g, "tlrt_get(R, %s, %d, (int64_t[]){%s}, %d, %d)", t.c, ix.n, ix.ints, n->line, n->col);
+  } else get = gen_fmt(g, "tlrt_item(R, %s, %d, %d)", t.c, n->line, n->col);
+  cv v = gen_scalar(gen_new_temp(g, TY_F64_T, get), TY_F64_T);
+  *dtype = gen_new_temp(g, TY_I64_T, gen_fmt(g, "tl_get_dtype(%s)", t.c));
+  return v;
+}
+
 static cv gen_index(gen *g, tl_node *n) {
   if (tl_ty_is_vec(n->lhs->ty) || tl_ty_is_map(n->lhs->ty)) return gen_vec_index(g, n); /* gen_vec.c */
   cv t = gen_expr(g, n->lhs);
   index_args ix = index_list(g, n->args);
   if (ix.all_int && n->ty->kind != TY_TENSOR) {
-    const char *get = gen_fmt(g, "tlrt_get(R, %s, %d, (int64_t[]){%s}, %d, %d)", t.c, ix.n, ix.ints, n->line, n->col);
-    /* an integer read of a tensor whose dtype is unknown may meet floats: convert as
-     * `as` does (saturating, NaN 0), never C's undefined float-to-int */
-    if (tl_ty_is_int(n->ty) && n->lhs->ty->dtype < 0)
-      get = gen_fmt(g, "tl__f2i(%s, %d)", get, n->ty->kind == TY_I32);
-    return gen_temp_value(g, n->ty, gen_fmt(g, "(%s)%s", gen_ctype(g, n->ty), get));
+    gen_grad_check(g, n, t.c); /* a number that keeps no history: t requires grad? (gen_grad.c) */
+    return gen_number_read(g, gen_fmt(g, "tlrt_get(R, %s, %d, (int64_t[]){%s}, %d, %d)", t.c, ix.n, ix.ints, n->line, n->col),
+                           n->ty, n->lhs->ty);
   }
   return gen_temp_value(g, n->ty, gen_fmt(g, "tlrt_index(R, %s, %d, (tlrt_ix[]){%s}, %d, %d)", t.c, ix.n, ix.specs,
                                           n->line, n->col));
+}
+
+const char *gen_index_tensor(gen *g, tl_node *n, const char *t) {
+  index_args ix = index_list(g, n->args);
+  return gen_fmt(g, "tlrt_index(R, %s, %d, (tlrt_ix[]){%s}, %d, %d)", t, ix.n, ix.specs, n->line, n->col);
 }
 
 static void gen_store(gen *g, tl_node *lhs, cv v) {
@@ -541,6 +583,9 @@ static cv gen_user_call(gen *g, tl_node *n, const tl_fninfo *f, tl_node *self_ar
     const tl_var *p = f->params[i];
     const char *c;
     if (p->kind == VAR_PARAM_REF) c = gen_fmt(g, "&%s", gen_place(g, a->lhs));
+    else if (p->meets && gen_grad_elem(a)) /* a number from tensor elements, met by a tensor there (gen_grad.c) */
+      c = gen_grad_lost(g, a, gen_fmt(g, "it is passed to `%s` of `%s`, a plain number; make `%s` a `Tensor` (such a "
+                                         "number passed there stays a tensor)", p->name, f->name, p->name));
     else if (p->kind == VAR_PARAM_OWNED) c = gen_take(g, gen_expr(g, a));
     else c = gen_expr(g, a).c;
     tl_strbuf_printf(&b, "%s%s", i ? ", " : "", c);
@@ -550,11 +595,13 @@ static cv gen_user_call(gen *g, tl_node *n, const tl_fninfo *f, tl_node *self_ar
   free(args);
   if (f->ret->kind == TY_UNIT) {
     gen_emit(g, "%s;", call);
+    gen_grad_after_call(g, n, f);
     gen_release_temps(g, mark); /* `g(f())`: the temporary goes right after the call */
     return gen_scalar("0", f->ret);
   }
   const char *name = gen_fmt(g, "t%d", ++g->ntmp);
   gen_emit(g, "%s %s = %s;", gen_ctype(g, f->ret), name, call);
+  gen_grad_after_call(g, n, f);
   gen_release_temps(g, mark);
   if (!tl_ty_is_refcounted(f->ret)) return gen_scalar(name, f->ret);
   return gen_adopt_temp(g, name, f->ret);
@@ -562,11 +609,18 @@ static cv gen_user_call(gen *g, tl_node *n, const tl_fninfo *f, tl_node *self_ar
 
 /* ---- struct literals ---- */
 
+static const char *lost_in_field(gen *g, tl_node *v, const tl_struct_info *st, const tl_field_info *fi) {
+  return gen_grad_lost(g, v, gen_fmt(g, "it is stored in the field `%s` of `%s`, a plain number; make the field a `Tensor`",
+                                     fi->name, st->name));
+}
+
 static cv gen_struct_lit(gen *g, tl_node *n) {
   tl_struct_info *st = n->ty->st;
   const char *vals[64];
   for (tl_node *f = n->args; f; f = f->next)
-    if (f->ival < 64) vals[f->ival] = gen_take(g, gen_expr(g, f->lhs)); /* a copy, or a move on last use */
+    if (f->ival < 64 && st->fields[f->ival].meets && gen_grad_elem(f->lhs)) /* gen_grad.c */
+      vals[f->ival] = lost_in_field(g, f->lhs, st, &st->fields[f->ival]);
+    else if (f->ival < 64) vals[f->ival] = gen_take(g, gen_expr(g, f->lhs)); /* a copy, or a move on last use */
   cv r = gen_temp_value(g, n->ty, gen_fmt(g, "tlrt_obj_new(R, sizeof(struct %s), %s__drop)", st->cname, st->cname));
   for (int i = 0; i < st->nfields && i < 64; i++) gen_emit(g, "%s->f_%s = %s;", r.c, st->fields[i].name, vals[i]);
   return r;
@@ -703,6 +757,10 @@ static void gen_let(gen *g, tl_node *n) {
     gen_tuple_let(g, n);
     return;
   }
+  if (n->var->shadow) { /* a number from tensor elements that meets a tensor (gen_grad.c) */
+    gen_grad_let(g, n);
+    return;
+  }
   cv v = gen_expr(g, n->rhs);
   tl_var *var = n->var;
   const char *val = gen_take(g, v);
@@ -729,9 +787,13 @@ static tl_tok_kind plain_op(tl_tok_kind op) {
 static void gen_assign(gen *g, tl_node *n) {
   tl_node *lhs = n->lhs;
   cv v;
+  if (lhs->kind == TL_N_IDENT && lhs->var && lhs->var->shadow) { /* gen_grad.c */
+    gen_grad_assign(g, n, n->op == TL_TOK_ASSIGN ? -1 : gen_tensor_op(plain_op(n->op)));
+    return;
+  }
   if (n->op != TL_TOK_ASSIGN) { /* x op= y is x = x op y: a new value, never a write into shared storage */
     cv cur = gen_expr(g, lhs);
-    cv r = gen_expr(g, n->rhs);
+    cv r = gen_grad_operand(g, n->rhs, lhs->ty->kind == TY_TENSOR); /* t += w[0]: a 0-d tensor */
     tl_node tmp = *n;
     tmp.ty = lhs->ty;
     tmp.lhs = lhs;
@@ -740,6 +802,11 @@ static void gen_assign(gen *g, tl_node *n) {
     if (lhs->ty->kind == TY_TENSOR && (lhs->ty->dtype < 0 || sema_binary_dtype(lhs, lhs->ty, n->rhs, r.ty) != lhs->ty->dtype))
       v = gen_temp_value(g, lhs->ty, gen_fmt(g, "tlrt_keep_dtype(R, %s, %s, \"%s\", %d, %d)", cur.c, v.c,
                                              tl_tok_name(n->op), n->line, n->col));
+  } else if (gen_grad_elem(n->rhs) && lhs->kind == TL_N_INDEX && lhs->lhs->ty->kind == TY_TENSOR) { /* gen_grad.c */
+    v = gen_grad_checked(g, n->rhs, "it is stored into an element of a tensor, which keeps no history; build the tensor "
+                                    "with tensor operations (an array literal `[a, b]` of such numbers keeps it)");
+  } else if (gen_grad_elem(n->rhs) && sema_grad_field(lhs) && sema_grad_field(lhs)->meets) {
+    v = gen_scalar(lost_in_field(g, n->rhs, lhs->lhs->ty->st, sema_grad_field(lhs)), n->rhs->ty);
   } else v = gen_expr(g, n->rhs);
   if (lhs->kind == TL_N_INDEX && lhs->lhs->ty->kind == TY_TENSOR) {
     gen_store(g, lhs, v);
@@ -827,7 +894,10 @@ static void gen_for(gen *g, tl_node *n) {
     } else {
       gen_emit(g, "%s %s = (%s)tlrt_get(R, %s, 1, (int64_t[]){%s}, %d, %d);", gen_ctype(g, v->ty), gen_var_ref(g, v),
                gen_ctype(g, v->ty), s, k, h->line, h->col);
-      gen_loop_body(g, n, n->body, NULL);
+      if (v->shadow) /* the element as a 0-d view too: it meets a tensor (gen_grad.c) */
+        gen_emit(g, "tl_tensor *%s = tlrt_index_ints(R, %s, 1, (int64_t[]){%s}, %d, %d);", gen_var_ref(g, v->shadow), s, k,
+                 h->line, h->col);
+      gen_loop_body(g, n, n->body, v->shadow);
     }
   }
   g->indent--;
@@ -837,10 +907,18 @@ static void gen_for(gen *g, tl_node *n) {
   gen_emit(g, "}");
 }
 
+/* a function's result: a number from tensor elements that a caller's tensor meets
+ * is lost into a plain number (gen_grad.c) */
+static cv gen_result(gen *g, tl_node *v) {
+  if (!g->fn->ret_meets || !gen_grad_elem(v)) return gen_expr(g, v);
+  const char *why = gen_fmt(g, "`%s` returns it as a plain number; make its result a `Tensor`", g->fn->name);
+  return gen_scalar(gen_grad_lost(g, v, why), v->ty);
+}
+
 static void gen_return(gen *g, tl_node *n) {
   const char *val = NULL;
   if (n->lhs) {
-    cv v = gen_expr(g, n->lhs);
+    cv v = gen_result(g, n->lhs);
     if (n->lhs->ty->kind != TY_UNIT) {
       val = gen_fmt(g, "t%d", ++g->ntmp);
       /* `return local` moves; `return param` copies (gen_take decides) */
@@ -940,7 +1018,7 @@ void gen_function_body(gen *g, const tl_fninfo *f) {
   if (body->value && f->ret->kind != TY_UNIT) {
     g->stmt = body->value;
     gen_line(g, body->value);
-    cv v = gen_expr(g, body->value);
+    cv v = gen_result(g, body->value);
     const char *r = gen_fmt(g, "t%d", ++g->ntmp);
     gen_emit(g, "%s %s = %s;", gen_ctype(g, f->ret), r, gen_take(g, v));
     gen_release_temps(g, 0);

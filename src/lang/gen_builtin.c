@@ -41,18 +41,27 @@ static void emit_text(gen *g, const char *s, size_t n) {
   free(lit);
 }
 
+/* one argument of print: a number read from a tensor of unknown dtype prints as the
+ * tensor's dtype does (rt.c's tlrt_fmt_number), anything else as its type */
+static void print_value(gen *g, cv v, const char *dtype, int prec, const tl_node *at) {
+  if (dtype) gen_emit(g, "tlrt_fmt_number(R, %s, (int)%s, %d);", v.c, dtype, prec);
+  else gen_fmt_value(g, v, prec, at);
+}
+
 cv gen_print(gen *g, tl_node *n) {
   cv vals[64];
+  const char *dtypes[64];
   int k = 0;
   tl_node *fmt = n->args && n->args->kind == TL_N_STR ? n->args : NULL;
   for (tl_node *a = fmt ? fmt->next : n->args; a && k < 64; a = a->next) {
-    vals[k] = gen_expr(g, a);
+    dtypes[k] = NULL;
+    vals[k] = sema_is_flex_read(a) ? gen_flex_read(g, a, &dtypes[k]) : gen_expr(g, a);
     vals[k].node = a;
     k++;
   }
   gen_emit(g, "tlrt_fmt_begin(R);");
   if (!fmt) {
-    if (k) gen_fmt_value(g, vals[0], -1, n->args);
+    if (k) print_value(g, vals[0], dtypes[0], -1, n->args);
   } else {
     const char *s = fmt->str;
     size_t start = 0;
@@ -76,7 +85,7 @@ cv gen_print(gen *g, tl_node *n) {
       }
       const char *q = arg < k && debug ? vals[arg].ty->kind == TY_STR ? "\\\"" : vals[arg].ty->kind == TY_CHAR ? "'" : NULL : NULL;
       if (q) gen_emit(g, "tlrt_fmt_text(R, \"%s\", 1);", q);
-      if (arg < k) gen_fmt_value(g, vals[arg], prec, vals[arg].node);
+      if (arg < k) print_value(g, vals[arg], dtypes[arg], prec, vals[arg].node);
       if (q) gen_emit(g, "tlrt_fmt_text(R, \"%s\", 1);", q);
       arg++;
       i = j;
@@ -125,17 +134,30 @@ static void array_leaves(gen *g, tl_node *n, tl_strbuf *vals, int64_t *shape, in
   if (depth < TL_MAX_DIMS) shape[depth] = k;
 }
 
+/* a tensor leaf, or a number read from tensor elements (gen_grad.c): stacked */
 static bool has_tensor_leaf(const tl_node *n) {
   for (const tl_node *e = n->args; e; e = e->next)
-    if (e->kind == TL_N_ARRAY ? has_tensor_leaf(e) : e->ty && e->ty->kind == TY_TENSOR) return true;
+    if (e->kind == TL_N_ARRAY ? has_tensor_leaf(e) : (e->ty && e->ty->kind == TY_TENSOR) || gen_grad_elem(e)) return true;
   return false;
+}
+
+/* an element of a stacked array literal (arr) as a tensor of the array's dtype */
+static const char *stacked_elem(gen *g, tl_node *e, const tl_node *arr) {
+  int dtype = arr->ty->dtype;
+  if (e->kind == TL_N_ARRAY || e->ty->kind == TY_TENSOR) return gen_expr(g, e).c;
+  if (gen_grad_elem(e)) {
+    cv p = gen_as_tensor(g, e);
+    if (p.ty->dtype == dtype) return p.c;
+    return gen_new_temp(g, arr->ty, gen_fmt(g, "tlrt_to_dtype(R, %s, %d, %s)", p.c, dtype, loc(g, e)));
+  }
+  return gen_new_temp(g, arr->ty, gen_fmt(g, "tlrt_scalar(R, %d, (double)(%s))", dtype, gen_expr(g, e).c));
 }
 
 cv gen_array(gen *g, tl_node *n) {
   if (has_tensor_leaf(n)) { /* [a, b] of tensors: stacked */
     tl_strbuf b = {0};
     int k = 0;
-    for (tl_node *e = n->args; e; e = e->next, k++) tl_strbuf_printf(&b, "%s%s", k ? ", " : "", gen_expr(g, e).c);
+    for (tl_node *e = n->args; e; e = e->next, k++) tl_strbuf_printf(&b, "%s%s", k ? ", " : "", stacked_elem(g, e, n));
     char *list = gen_take_text(g, &b);
     cv r = tensor_temp(g, n, gen_fmt(g, "tlrt_cat(R, true, %d, (tl_tensor *[]){%s}, 0, %s)", k, list ? list : "", loc(g, n)));
     free(list);
@@ -215,12 +237,17 @@ static cv scalar_math(gen *g, tl_node *n, tl_builtin id, cv x, cv *y) {
   (void)n;
 }
 
-static cv math_call(gen *g, tl_node *n, tl_builtin id, tl_node *xn, cv x, tl_node *yn) {
+/* x made already (xn its node); a number read from tensor elements meeting a tensor
+ * is a 0-d tensor, so its gradient flows (gen_grad.c) */
+static cv math_call(gen *g, tl_node *n, tl_builtin id, cv x, const tl_node *xn, tl_node *yn) {
   cv y = {0};
-  if (yn) y = gen_expr(g, yn);
+  if (yn) y = gen_grad_operand(g, yn, n->ty->kind == TY_TENSOR);
   if (x.ty->kind != TY_TENSOR && !(yn && y.ty->kind == TY_TENSOR)) return scalar_math(g, n, id, x, yn ? &y : NULL);
   if (!yn) return tensor_temp(g, n, gen_fmt(g, "tlrt_unop(R, %d, %s, %s)", gen_unop_code(id), x.c, loc(g, n)));
   int op = id == B_POW ? TLRT_OP_POW : id == B_MAXIMUM ? TLRT_OP_MAX : TLRT_OP_MIN;
+  bool px = xn->ty->kind != TY_TENSOR, py = yn->ty->kind != TY_TENSOR; /* numbers made 0-d tensors */
+  if (x.ty->kind == TY_TENSOR && y.ty->kind == TY_TENSOR && px != py)
+    return gen_grad_meet(g, n, op, px ? y : x, px ? x : y, px);
   if (x.ty->kind == TY_TENSOR && y.ty->kind == TY_TENSOR)
     return tensor_temp(g, n, gen_fmt(g, "tlrt_binop(R, %d, %s, %s, %s)", op, x.c, y.c, loc(g, n)));
   bool left = y.ty->kind == TY_TENSOR;
@@ -237,7 +264,7 @@ static cv gen_ctor(gen *g, tl_node *n) {
     int kind = id == B_ZEROS ? TLRT_NEW_ZEROS : id == B_ONES ? TLRT_NEW_ONES : id == B_FULL ? TLRT_NEW_FULL
                : id == B_RANDN ? TLRT_NEW_RANDN : TLRT_NEW_RAND;
     const char *shape = gen_shape_arg(g, a);
-    const char *value = id == B_FULL ? gen_expr(g, a->next).c : "0";
+    const char *value = id == B_FULL ? gen_plain_number(g, a->next, "Tensor::full", "`Tensor::ones(shape) * v`") : "0";
     tl_node *rg = id == B_FULL ? a->next->next : a->next;
     if (rg && rg->kind == TL_N_FIELD_INIT) rg = rg->lhs; /* `requires_grad: b` */
     const char *req = rg ? gen_expr(g, rg).c : "false";
@@ -294,7 +321,7 @@ static cv gen_tensor_method(gen *g, tl_node *n, tl_builtin id) {
   switch (id) {
   case B_NEG: case B_EXP: case B_LOG: case B_SQRT: case B_SIN: case B_COS: case B_TANH: case B_SIGMOID: case B_RELU:
   case B_GELU: case B_ABS: case B_FLOOR: case B_CEIL: case B_ROUND: case B_POW: case B_MAXIMUM: case B_MINIMUM:
-    return math_call(g, n, id, n->lhs, t, a);
+    return math_call(g, n, id, t, n->lhs, a);
   case B_GT: case B_LT: case B_GE: case B_LE: case B_EQ: case B_NE: {
     static const tl_tok_kind ops[] = {TL_TOK_GT, TL_TOK_LT, TL_TOK_GE, TL_TOK_LE, TL_TOK_EQ, TL_TOK_NE};
     cv b = gen_expr(g, a);
@@ -304,9 +331,10 @@ static cv gen_tensor_method(gen *g, tl_node *n, tl_builtin id) {
     return gen_binary_values(g, &tmp, ops[id - B_GT], t, b);
   }
   case B_CLAMP: {
-    cv lo = gen_expr(g, a), hi = gen_expr(g, a->next);
-    return tensor_temp(g, n, gen_fmt(g, "tlrt_clamp(R, %s, (double)(%s), %d, (double)(%s), %d, %s)", t.c, lo.c,
-                                     sema_scalar_dtype(a, lo.ty), hi.c, sema_scalar_dtype(a->next, hi.ty), l));
+    const char *lo = gen_plain_number(g, a, "clamp", "`t.maximum(lo).minimum(hi)`"),
+               *hi = gen_plain_number(g, a->next, "clamp", "`t.maximum(lo).minimum(hi)`");
+    return tensor_temp(g, n, gen_fmt(g, "tlrt_clamp(R, %s, (double)(%s), %d, (double)(%s), %d, %s)", t.c, lo,
+                                     sema_scalar_dtype(a, a->ty), hi, sema_scalar_dtype(a->next, a->next->ty), l));
   }
   case B_SUMALL: return tensor_temp(g, n, gen_fmt(g, "tlrt_reduce(R, %d, %s, 0, 0, %s)", TLRT_RED_SUM, t.c, l));
   case B_SUM: case B_MEAN: case B_MAX: case B_MIN: case B_ARGMAX: case B_ARGMIN: case B_SOFTMAX: case B_LOG_SOFTMAX:
@@ -333,7 +361,7 @@ static cv gen_tensor_method(gen *g, tl_node *n, tl_builtin id) {
   case B_LEN: return gen_temp_value(g, TY_I64_T, gen_fmt(g, "tlrt_len(R, %s, %s)", t.c, l));
   case B_NUMEL: return gen_temp_value(g, TY_I64_T, gen_fmt(g, "tl_numel(%s)", t.c));
   case B_MATMUL: return tensor_temp(g, n, gen_fmt(g, "tlrt_matmul(R, %s, %s, %s)", t.c, gen_expr(g, a).c, l));
-  case B_ITEM: return gen_temp_value(g, n->ty, gen_fmt(g, "(%s)tlrt_item(R, %s, %s)", gen_ctype(g, n->ty), t.c, l));
+  case B_ITEM: return gen_number_read(g, gen_fmt(g, "tlrt_item(R, %s, %s)", t.c, l), n->ty, n->lhs->ty);
   case B_CLONE: case B_CONTIGUOUS: return tensor_temp(g, n, gen_fmt(g, "tlrt_clone(R, %s, %s)", t.c, l));
   case B_TO_DTYPE: return tensor_temp(g, n, gen_fmt(g, "tlrt_to_dtype(R, %s, %d, %s)", t.c, (int)n->len, l));
   case B_BACKWARD: gen_emit(g, "tlrt_backward(R, %s, %s);", t.c, l); return gen_scalar("0", TY_UNIT_T);
@@ -359,10 +387,10 @@ cv gen_builtin_call(gen *g, tl_node *n) {
   if (id == B_ITER) return gen_iter_call(g, n); /* gen_iter.c */
   if (id == B_STR_LEN) return gen_scalar(gen_fmt(g, "(%s)->len", gen_expr(g, n->lhs).c), TY_I64_T);
   if (n->kind == TL_N_CALL) { /* free math: abs(x), max(a, b) */
-    cv x = gen_expr(g, n->args);
-    return math_call(g, n, id, n->args, x, n->args->next);
+    cv x = gen_grad_operand(g, n->args, n->ty->kind == TY_TENSOR);
+    return math_call(g, n, id, x, n->args, n->args->next);
   }
   if (n->lhs->ty->kind == TY_TENSOR) return gen_tensor_method(g, n, id);
-  cv x = gen_expr(g, n->lhs); /* scalar methods: x.sqrt(), a.max(b) */
-  return math_call(g, n, id, n->lhs, x, n->args);
+  cv x = gen_grad_operand(g, n->lhs, n->ty->kind == TY_TENSOR); /* scalar methods: x.sqrt(), a.max(b) */
+  return math_call(g, n, id, x, n->lhs, n->args);
 }

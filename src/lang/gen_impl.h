@@ -63,6 +63,9 @@ typedef struct {
                             functions used as values: placed before every function */
   int nclosures;
   struct gen_wrapped *wrapped; /* the named functions that have a wrapper (gen_closure.c) */
+  int nlost;                   /* tlrt_grad_lost's places so far (gen_grad.c) */
+  const char *check;           /* generating a number checked by tlrt_grad_check: the
+                                  arguments `&said, why` of its reads' checks, else NULL */
 } gen;
 
 /* a built piece of C (tl_strbuf_take), caller frees; NULL when an append ran out of
@@ -77,6 +80,8 @@ const char *gen_ret_ctype(gen *g, const tl_ty *t); /* a function's result type: 
 const char *gen_new_temp(gen *g, const tl_ty *t, const char *init); /* declares, registers if refcounted */
 cv gen_temp_value(gen *g, const tl_ty *t, const char *init);
 cv gen_expr(gen *g, tl_node *n);
+cv gen_number_read(gen *g, const char *get, tl_ty *to, const tl_ty *t); /* a tensor element's double as `to` */
+cv gen_flex_read(gen *g, tl_node *n, const char **dtype); /* gen.c: see sema_is_flex_read */
 cv gen_scalar(const char *c, tl_ty *t);
 const char *gen_take(gen *g, cv v); /* a C expression holding a reference the consumer owns */
 const char *gen_place(gen *g, tl_node *n); /* a place's C lvalue, each struct on its path made unique */
@@ -165,6 +170,29 @@ cv gen_sys_call(gen *g, tl_node *n);
 cv gen_compr(gen *g, tl_node *n);
 cv gen_compr_expr(gen *g, tl_node *n); /* an expression of a comprehension body: a tensor */
 cv gen_binary_values(gen *g, tl_node *n, tl_tok_kind op, cv a, cv b);
+/* t[...] as a tensor (a view when t requires grad): the C of the call (gen.c) */
+const char *gen_index_tensor(gen *g, tl_node *n, const char *t);
+/* gen_grad.c: numbers read from tensor elements that keep their gradient (sema_grad.c) */
+bool gen_grad_elem(const tl_node *n);             /* node->grad TL_GRAD_ELEM, a float */
+cv gen_as_tensor(gen *g, tl_node *n);             /* an ELEM number as a 0-d tensor graph */
+cv gen_grad_operand(gen *g, tl_node *x, bool meets); /* x, as a 0-d tensor where it meets one */
+/* t (op) p where p is gen_as_tensor's (p_left: p (op) t) */
+cv gen_grad_meet(gen *g, const tl_node *at, int op, cv t, cv p, bool p_left);
+/* an ELEM number going into a plain number that meets a tensor elsewhere: its value,
+ * with a run-time warning when it requires grad (why: what loses the gradient) */
+const char *gen_grad_lost(gen *g, tl_node *n, const char *why);
+/* n (ELEM) where no history is kept: its value, each element read in it checked at
+ * run time (sema_grad.c's TL_GRAD_CHECK) */
+cv gen_grad_checked(gen *g, tl_node *n, const char *why);
+/* a read with TL_GRAD_CHECK of tensor t (its C) or of a variable's shadow */
+void gen_grad_check(gen *g, const tl_node *n, const char *t);
+/* a number argument of a tensor builtin (clamp, full, masked_fill): its C, through
+ * gen_grad_lost when it is read from tensor elements (`instead`: what keeps it) */
+const char *gen_plain_number(gen *g, tl_node *a, const char *builtin, const char *instead);
+/* after a call of f: a variable with a shadow lent as `&mut x` got a plain number */
+void gen_grad_after_call(gen *g, const tl_node *n, const tl_fninfo *f);
+void gen_grad_let(gen *g, tl_node *n);            /* `let` of a variable with a shadow */
+void gen_grad_assign(gen *g, tl_node *n, int op); /* `=` (op < 0) or `op=` (TLRT_OP_*) to one */
 /* binary chains `a + b + c ...` (gen.c): the spine, top first (malloc'd; NULL after
  * an error), and a step's value r made from a with temporaries from mark on, settled */
 #define GEN_MAX_CHAIN_CALLS 4096

@@ -70,6 +70,7 @@ cv gen_io_call(gen *g, tl_node *n) {
     return gen_temp_value(g, n->ty, gen_fmt(g, "tlrt_tensor_load(R, %s, %s, %s)", path, name, l));
   }
   case B_CLEAR_GRADS: gen_emit(g, "tlrt_clear_grads(R);"); return gen_scalar("0", TY_UNIT_T);
+  case B_MANUAL_SEED: gen_emit(g, "tl_manual_seed(R->ctx, (uint64_t)(%s));", gen_expr(g, a).c); return gen_scalar("0", TY_UNIT_T);
   case B_PARAM_SAVE: case B_PARAM_LOAD: return gen_params(g, n, id == B_PARAM_LOAD);
   default: break;
   }
@@ -82,7 +83,7 @@ cv gen_io_call(gen *g, tl_node *n) {
     return gen_temp_value(g, n->ty, gen_fmt(g, "tlrt_tri(R, %s, %s, %s, %s)", t.c, k, id == B_TRIU ? "true" : "false", l));
   }
   case B_MASKED_FILL: {
-    const char *mask = gen_expr(g, a).c, *v = gen_expr(g, a->next).c;
+    const char *mask = gen_expr(g, a).c, *v = gen_plain_number(g, a->next, "masked_fill", "`t + (v - t) * mask.float()`");
     return gen_temp_value(g, n->ty, gen_fmt(g, "tlrt_masked_fill(R, %s, %s, (double)(%s), %s)", t.c, mask, v, l));
   }
   case B_SLICE: {

@@ -126,6 +126,7 @@ int tl_lang_exec(tl_program_fn fn, const char *path, const tl_lang_run_options *
   int rc = 1;
   if (R && jb) {
     tlrt_init(R, ctx, path, o->out);
+    R->err = o->err;
     R->argc = o->argc;
     R->argv = o->argv;
     R->on_error = jb;

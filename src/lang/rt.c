@@ -359,6 +359,15 @@ void tlrt_fmt_f32(tlrt *R, float v, int prec) { fmt_float(R, v, true, prec); }
 void tlrt_fmt_f64(tlrt *R, double v, int prec) { fmt_float(R, v, false, prec); }
 void tlrt_fmt_bool(tlrt *R, bool v) { fmt_cstr(R, v ? "true" : "false"); }
 
+void tlrt_fmt_number(tlrt *R, double v, int dtype, int prec) {
+  switch (dtype) {
+  case TL_F32: fmt_float(R, (float)v, true, prec); break;
+  case TL_F64: fmt_float(R, v, false, prec); break;
+  case TL_BOOL: tlrt_fmt_bool(R, v != 0); break;
+  default: tlrt_fmt_i64(R, (int64_t)v, prec); break; /* an integer's double: in range */
+  }
+}
+
 void tlrt_fmt_char(tlrt *R, uint32_t c) {
   unsigned char b[4];
   size_t n;

@@ -73,6 +73,7 @@ struct tlrt {
   /* System::exit(code) (rt_sys.c) longjmps to on_error with exiting set: no error */
   bool exiting;
   int exit_code;
+  FILE *err; /* run-time warnings (tlrt_grad_lost); NULL: stderr */
 };
 
 /* set-up and tear-down (the driver) */
@@ -117,6 +118,8 @@ TL_API void tlrt_fmt_i64(tlrt *R, int64_t v, int prec);
 TL_API void tlrt_fmt_f32(tlrt *R, float v, int prec);
 TL_API void tlrt_fmt_f64(tlrt *R, double v, int prec);
 TL_API void tlrt_fmt_bool(tlrt *R, bool v);
+/* v, an element of a tensor of this dtype (tl_dtype), printed as that dtype prints */
+TL_API void tlrt_fmt_number(tlrt *R, double v, int dtype, int prec);
 TL_API void tlrt_fmt_char(tlrt *R, uint32_t c); /* UTF-8 */
 TL_API void tlrt_fmt_str(tlrt *R, const tlrt_str *s);
 TL_API void tlrt_fmt_tensor(tlrt *R, tl_tensor *t, int prec, int line, int col);

@@ -5,6 +5,7 @@
 #include "core/dtype.h"
 
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -53,6 +54,29 @@ tl_tensor *tlrt_keep_dtype(tlrt *R, tl_tensor *old, tl_tensor *now, const char *
   if (tl_dtype_kind(is) > tl_dtype_kind(was))
     tlrt_fail(R, line, col, "`%s` would change the tensor's dtype from %s to %s", op, tl_dtype_name(was), tl_dtype_name(is));
   return CHECK(tl_cast(now, was));
+}
+
+tl_tensor *tlrt_binop_t0(tlrt *R, int op, tl_tensor *t, tl_tensor *p, int p_left, int line, int col) {
+  tl_dtype dt = tl_get_dtype(t);
+  if (dt != TL_F32 && dt != TL_F64) /* an integer or bool tensor: the number's rule (no history to keep) */
+    return tlrt_binop_s(R, op, t, tlrt_item(R, p, line, col), tl_get_dtype(p), p_left, 0, line, col);
+  tl_tensor *q = dt == tl_get_dtype(p) ? tlrt_tensor_retain(R, p) : CHECK(tl_cast(p, dt));
+  tl_tensor *r = p_left ? tlrt_binop(R, op, q, t, line, col) : tlrt_binop(R, op, t, q, line, col);
+  tlrt_tensor_release(R, q);
+  return r;
+}
+
+void tlrt_grad_check(tlrt *R, tl_tensor *t, int *said, const char *why, int line, int col) {
+  if (*said || !t || !tl_requires_grad(t) || !tl_grad_enabled(R->ctx)) return;
+  *said = 1;
+  fprintf(R->err ? R->err : stderr,
+          "%s:%d:%d: warning: this number is read from a tensor that requires grad, but its gradient stops here: %s\n",
+          R->file, line, col, why);
+}
+
+double tlrt_grad_lost(tlrt *R, tl_tensor *p, int *said, const char *why, int line, int col) {
+  tlrt_grad_check(R, p, said, why, line, col);
+  return tlrt_item(R, p, line, col);
 }
 
 tl_tensor *tlrt_unop(tlrt *R, int op, tl_tensor *a, int line, int col) {

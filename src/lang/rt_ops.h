@@ -33,6 +33,16 @@ TL_API tl_tensor *tlrt_binop_s(tlrt *R, int op, tl_tensor *t, double s, int sdt,
  * an integer tensor, an integer into a bool one); a new reference */
 TL_API tl_tensor *tlrt_keep_dtype(tlrt *R, tl_tensor *old, tl_tensor *now, const char *op, int line, int col);
 TL_API tl_tensor *tlrt_unop(tlrt *R, int op, tl_tensor *a, int line, int col);
+/* t (op) p, p a 0-d tensor standing for a number read from tensor elements (p_left:
+ * p (op) t): as tlrt_binop_s with that number, p taking a float t's dtype as a number
+ * would, but p's history kept, so its gradient flows (sema_grad.c) */
+TL_API tl_tensor *tlrt_binop_t0(tlrt *R, int op, tl_tensor *t, tl_tensor *p, int p_left, int line, int col);
+/* p's number (item), where it becomes a plain number that meets a tensor elsewhere:
+ * when p requires grad and grad recording is on, a warning at (line, col), once
+ * (*said), that the gradient stops here and why (`why`) */
+TL_API double tlrt_grad_lost(tlrt *R, tl_tensor *p, int *said, const char *why, int line, int col);
+/* that warning, for t (a tensor an element is read from), without computing anything */
+TL_API void tlrt_grad_check(tlrt *R, tl_tensor *t, int *said, const char *why, int line, int col);
 TL_API tl_tensor *tlrt_reduce(tlrt *R, int op, tl_tensor *a, int has_dim, int64_t dim, int line, int col);
 TL_API tl_tensor *tlrt_clamp(tlrt *R, tl_tensor *a, double lo, int lo_dt, double hi, int hi_dt, int line, int col);
 TL_API tl_tensor *tlrt_to_dtype(tlrt *R, tl_tensor *a, int dtype, int line, int col);

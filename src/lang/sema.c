@@ -338,6 +338,32 @@ int sema_binary_dtype(const tl_node *ln, const tl_ty *l, const tl_node *rn, cons
   return tl_dtype_promote_scalar((tl_dtype)t->dtype, (tl_dtype)sdt);
 }
 
+/* A full element read or item() of a tensor whose dtype the checker cannot see: its
+ * scalar type comes from the context (required, else suggested: the other operand's
+ * type), else f64, which holds every dtype's value exactly (printed directly, it prints
+ * as the tensor's dtype does: gen_print). */
+bool sema_is_flex_read(const tl_node *n) {
+  const tl_ty *t = n->lhs && n->lhs->ty ? n->lhs->ty : NULL;
+  if (!t || t->kind != TY_TENSOR || t->dtype >= 0 || !n->ty || n->ty->kind == TY_TENSOR) return false;
+  return n->kind == TL_N_INDEX || (n->kind == TL_N_METHOD && n->ival == B_ITEM && !n->ref);
+}
+
+static tl_ty *flex_type(tl_ty *need, tl_ty *expect) {
+  if (need) return need;
+  return expect && (tl_ty_is_numeric(expect) || expect->kind == TY_BOOL) ? expect : TY_F64_T;
+}
+
+/* a flexible read (sema_is_flex_read) that took the default meets a typed number: it
+ * reads as that type instead (`t.item() < x` with x an f32) */
+static void flex_meets(tl_node *n, tl_ty *other) {
+  if (n->kind == TL_N_UNARY && n->op == TL_TOK_MINUS && sema_is_flex_read(n->lhs) && n->ty == n->lhs->ty) {
+    flex_meets(n->lhs, other);
+    n->ty = n->lhs->ty;
+    return;
+  }
+  if (sema_is_flex_read(n) && tl_ty_is_numeric(other)) n->ty = other;
+}
+
 static tl_ty *binary_tensor(sema *s, tl_node *n, tl_ty *l, tl_ty *r) {
   int rank = -1;
   if (l->kind == TY_TENSOR && r->kind == TY_TENSOR) {
@@ -410,6 +436,15 @@ static tl_ty *check_binary_at(sema *s, tl_node *n, tl_ty *expect, bool hint_only
     r = expr_as(s, n->rhs, l->kind == TY_TENSOR ? sema_elem_ty(l->dtype) : l, need);
   }
   if (l->kind == TY_ERROR || r->kind == TY_ERROR) return TY_ERR;
+  /* a flexible read beside a tensor took that tensor's element type as a hint: a float
+   * read beside an integer tensor would be truncated, so it reads as f64 (exactly) */
+  if (l->kind == TY_TENSOR && sema_is_flex_read(n->rhs)) r = n->rhs->ty = TY_F64_T;
+  if (r->kind == TY_TENSOR && sema_is_flex_read(n->lhs)) l = n->lhs->ty = TY_F64_T;
+  if (l != r && op != TL_TOK_ANDAND && op != TL_TOK_OROR) { /* `t.item() < x`, `x * t[0]` */
+    flex_meets(n->lhs, r);
+    flex_meets(n->rhs, l);
+    l = n->lhs->ty, r = n->rhs->ty;
+  }
   if (l->kind == TY_TENSOR || r->kind == TY_TENSOR) return binary_tensor(s, n, l, r);
   char a[64], b[64];
   if (l->kind == TY_STR && r->kind == TY_STR) {
@@ -516,9 +551,9 @@ static tl_ty *check_range(sema *s, tl_node *n) {
   return TY_RANGE_T;
 }
 
-/* need: the scalar type the context requires, or NULL. An element read: the tensor's
- * element type; with the dtype unknown, the type required (else f32). */
-static tl_ty *check_index(sema *s, tl_node *n, tl_ty *need) {
+/* need: the scalar type the context requires, or NULL; expect: the type it suggests.
+ * An element read: the tensor's element type; with the dtype unknown, flex_type. */
+static tl_ty *check_index(sema *s, tl_node *n, tl_ty *need, tl_ty *expect) {
   tl_ty *t = sema_expr(s, n->lhs, NULL);
   if (tl_ty_is_vec(t) || tl_ty_is_map(t)) return sema_vec_index(s, n, t); /* sema_vec.c */
   int nint = 0, nargs = 0;
@@ -543,7 +578,7 @@ static tl_ty *check_index(sema *s, tl_node *n, tl_ty *need) {
                nargs);
     return TY_ERR;
   }
-  tl_ty *elem = t->dtype < 0 && need ? need : sema_elem_ty(t->dtype);
+  tl_ty *elem = t->dtype < 0 ? flex_type(need, expect) : sema_elem_ty(t->dtype);
   if (t->rank >= 0 && nint == t->rank) return elem; /* every axis: a scalar */
   if (s->compr_depth && nint == nargs) return sema_elem_ty(t->dtype); /* a body reads elements */
   /* the rank unknown where a scalar is required: read one, the rank checked at run
@@ -792,9 +827,13 @@ tl_ty *sema_expr(sema *s, tl_node *n, tl_ty *expect) {
   case TL_N_MATCH: t = sema_match(s, n, expect, hint); break;
   case TL_N_TRY: t = sema_option_try(s, n); break;
   case TL_N_LOGIC: case TL_N_LVAR: t = sema_logic_expr(s, n); break;
-  case TL_N_METHOD: t = sema_iter_collect_into(s, n, sema_method(s, n), expect); break; /* sema_iter.c */
+  case TL_N_METHOD:
+    t = sema_iter_collect_into(s, n, sema_method(s, n), expect); /* sema_iter.c */
+    n->ty = t;
+    if (sema_is_flex_read(n)) t = flex_type(need, expect); /* item() of an unknown dtype */
+    break;
   case TL_N_FIELD: t = check_field(s, n); break;
-  case TL_N_INDEX: t = check_index(s, n, need); break;
+  case TL_N_INDEX: t = check_index(s, n, need, expect); break;
   case TL_N_ARRAY: t = n->name ? sema_vec_lit(s, n, expect) : check_array(s, n, expect); break; /* vec![..] */
   case TL_N_TUPLE: t = sema_tuple_expr(s, n, expect, hint); break;
   case TL_N_STRUCT_LIT:
@@ -822,7 +861,11 @@ tl_ty *sema_expr(sema *s, tl_node *n, tl_ty *expect) {
     sema_error(s, n, "expected an expression");
     t = TY_ERR;
   }
+  /* a number read from tensor elements where a Tensor is required (`let e: Tensor =
+   * w[0];`, a Tensor parameter): a 0-d tensor of views, which keeps w's history */
   n->ty = t;
+  if (!hint && expect && expect->kind == TY_TENSOR && tl_ty_is_float(t) && !s->compr_depth && sema_grad_promote(s, n))
+    t = n->ty;
   return t;
 }
 
@@ -1316,6 +1359,7 @@ int tl_sema_check(tl_program *prog, tl_diag *diag, tl_arena *arena, tl_sema *out
       if (f->env && f->env->n) sema_generic_dedupe(&s, nat, f->name); /* another instance said it already */
     }
   s.diag = diag;
+  if (!diag->errors) sema_grad_program(&s); /* element reads that keep a gradient (sema_grad.c) */
   sema_logic_finish(&s);
   out->units = prog->units;
   out->nunits = prog->nunits;

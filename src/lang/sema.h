@@ -64,6 +64,11 @@ typedef struct tl_var {
   int axis;                  /* index variable: its axis in the comprehension's space */
   struct tl_node *let;       /* a `let` without a written type: the variable's type is the
                                 join of every value it gets (sema_widen) */
+  /* sema_grad.c: a float scalar variable that gets a value read from a tensor's
+   * elements (elem), one read where it meets a tensor (meets); with both, `shadow` is
+   * the 0-d tensor the generator keeps beside it, so gradients flow through it */
+  bool elem, meets;
+  struct tl_var *shadow;
 } tl_var;
 
 /* a closure (node->ref of a CLOSURE): checked as a function of its own (fn: its
@@ -100,6 +105,7 @@ typedef struct tl_fninfo {
   tl_ty *ret;
   bool partial;       /* its parse was given up: calls to it are not checked (its result is
                          TY_ERROR), nor is it */
+  bool ret_meets;     /* a call's float result meets a tensor in arithmetic (sema_grad.c) */
   struct sema_tyenv *env; /* an instance of a generic fn or method, or a trait's method:
                              what its type parameters and `Self` stand for (sema_generic.c) */
   struct tl_fninfo *next;
@@ -109,6 +115,7 @@ typedef struct tl_field_info {
   const char *name;
   tl_ty *ty;
   int line, col;
+  bool meets; /* a read of it meets a tensor in arithmetic (sema_grad.c) */
 } tl_field_info;
 
 /* an enum's variant: its fields are the enum's st->fields[first .. first+nfields) */
@@ -178,7 +185,7 @@ typedef enum {
   /* strings */
   B_STR_LEN,
   /* tensor files and more tensor methods (sema_io.c, gen_io.c, rt_io.c): B_IO_FIRST..B_IO_LAST */
-  B_TENSOR_SAVE, B_TENSOR_LOAD, B_PARAM_SAVE, B_PARAM_LOAD, B_CLEAR_GRADS, B_ZEROS_LIKE, B_ONES_LIKE,
+  B_TENSOR_SAVE, B_TENSOR_LOAD, B_PARAM_SAVE, B_PARAM_LOAD, B_CLEAR_GRADS, B_MANUAL_SEED, B_ZEROS_LIKE, B_ONES_LIKE,
   B_TRIL, B_TRIU, B_MASKED_FILL, B_SLICE, B_SLICE_LEN, B_TENSOR_PRINT, B_DETACH_GRAD,
   /* layer methods (sema_nn.c, gen_nn.c, rt_nn.c): B_NN_FIRST..B_NN_LAST */
   B_CONV2D, B_CONV2D_BIAS, B_MAX_POOL2D, B_AVG_POOL2D, B_LAYER_NORM, B_EMBEDDING, B_ADAM_STEP,
@@ -217,5 +224,12 @@ bool tl_ty_is_float(const tl_ty *t);
 bool tl_ty_is_int(const tl_ty *t);
 /* "f32", "Tensor<f32, 2>", "Point" into buf */
 const char *tl_ty_name(const tl_ty *t, char *buf, size_t size);
+/* t[i, j] or t.item() (checked) of a tensor whose dtype the checker cannot see: its
+ * scalar type came from the context, else is f64 */
+bool sema_is_flex_read(const tl_node *n);
+/* n is differentiable scalar math on floats (x.exp(), max(a, b)): its operands, y NULL
+ * for one (sema_grad.c) */
+bool sema_grad_math(const tl_node *n, tl_node **x, tl_node **y);
+struct tl_field_info *sema_grad_field(const tl_node *n); /* a FIELD node's struct field, or NULL */
 
 #endif

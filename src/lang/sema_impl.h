@@ -196,6 +196,12 @@ bool sema_vec_eq_ok(const tl_ty *t); /* has `==` */
 bool sema_vec_fits(const tl_ty *want, const tl_ty *have); /* Vec<_> fits any Vec */
 /* after a function's passes: each `let` still holding a Vec<_> is an error */
 void sema_vec_check_inferred(sema *s, tl_fninfo *f);
+/* after every function is checked: which numbers carry an element read's gradient,
+ * which meet tensors (node->grad, var->elem/meets/shadow, ret_meets, field meets) */
+void sema_grad_program(sema *s);
+/* n, a float number where a Tensor is required: when it reads tensor elements (through
+ * arithmetic and math), it is retyped as a 0-d tensor computed from views; else false */
+bool sema_grad_promote(sema *s, tl_node *n);
 tl_ty *sema_option_type(sema *s, tl_ty *t); /* Option<t> (sema_option.c) */
 tl_ty *sema_tuple_of(sema *s, tl_ty **elems, int n); /* (elems...) (sema_tuple.c) */
 /* sema_generic.c: generic fns, structs, enums and their impls, monomorphized: each use

@@ -1,6 +1,7 @@
 /* sema_io.c — the checker's side of tensor files and of the tensor methods added with
  * them (LANGUAGE.md §5): Tensor::save(t, path), Tensor::load(path [, name]),
- * Param::save(model, path), Param::load(model, path), Tensor::clear_grads(), and the
+ * Param::save(model, path), Param::load(model, path), Tensor::clear_grads(),
+ * Tensor::manual_seed(n), and the
  * methods zeros_like ones_like tril triu masked_fill slice to_i64 to_f32 print
  * detach(requires_grad). The code for them is in gen_io.c, the run time in rt_io.c. */
 #include <string.h>
@@ -81,6 +82,12 @@ tl_ty *sema_io_path_call(sema *s, tl_node *n) {
   if (!strcmp(p, "Tensor::clear_grads")) {
     n->ival = B_CLEAR_GRADS;
     if (!arity(s, n, p, 0, 0)) return TY_ERR;
+    return TY_UNIT_T;
+  }
+  if (!strcmp(p, "Tensor::manual_seed")) { /* the C API's tl_manual_seed: any i64, as its 64 bits */
+    n->ival = B_MANUAL_SEED;
+    if (!arity(s, n, p, 1, 1)) return TY_ERR;
+    sema_expect_i64(s, a, "seed");
     return TY_UNIT_T;
   }
   if (!strcmp(p, "Param::save") || !strcmp(p, "Param::load")) {
