@@ -167,6 +167,10 @@ tl_ty *sema_resolve_type(sema *s, const tl_type *t) {
       tl_diag_error(s->diag, t->line, t->col, "unknown tensor dtype `%s` (bool, i32, i64, f32 or f64)", t->dtype);
       return TY_ERR;
     }
+    if (t->rank > TL_MAX_DIMS) { /* a tensor has at most TL_MAX_DIMS axes: no value could have it */
+      tl_diag_error(s->diag, t->line, t->col, "a tensor's rank is at most %d, not %lld", TL_MAX_DIMS, (long long)t->rank);
+      return TY_ERR;
+    }
     return sema_tensor(s, dt, t->rank >= 0 ? (int)t->rank : -1);
   }
   if (!strcmp(t->name, "Option") || !strcmp(t->name, "Result")) return sema_option_resolve(s, t);

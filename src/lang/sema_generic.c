@@ -633,7 +633,8 @@ bool sema_generic_call(sema *s, tl_node *n, const char *name, tl_ty *expect, tl_
     n->lhs->type = NULL;
     return false;
   }
-  if (g->broken) {
+  if (g->broken) { /* its own errors were said; the call's written types are checked still */
+    for (const tl_type *e = n->lhs->type ? n->lhs->type->elems : NULL; e; e = e->next) sema_resolve_type(s, e);
     sema_check_rest(s, n->args);
     return true;
   }

@@ -352,7 +352,9 @@ static bool unknown(const tl_ty *t) { return t && (tl_ty_is_vec(t) || tl_ty_is_m
 /* n, a value of type t where the checker saw a Vec<_> (an `if` branch, an argument):
  * its nodes get t, so the generator makes a Vec of the right element type */
 static void settle(tl_node *n, tl_ty *t) {
-  if (!n || !t || unknown(t) || !unknown(n->ty) || n->ty->st->generic != t->st->generic) return;
+  /* t may be anything the context wanted, the error type (no st) included */
+  if (!n || !(tl_ty_is_vec(t) || tl_ty_is_map(t)) || unknown(t) || !unknown(n->ty) || n->ty->st->generic != t->st->generic)
+    return;
   n->ty = t;
   if (n->kind == TL_N_BLOCK) settle(n->value, t);
   else if (n->kind == TL_N_IF) {
