@@ -46,6 +46,12 @@ bool sema_ty_same(const tl_ty *a, const tl_ty *b) {
   if (a == b) return true;
   if (a->kind != b->kind) return false;
   if (a->kind == TY_TENSOR) return a->dtype == b->dtype && a->rank == b->rank;
+  if (a->kind == TY_FN) { /* one instance per signature: `Box<fn(i64) -> i64>`, `Box<fn(f32) -> f32>` */
+    if (a->fn_nparams != b->fn_nparams || !a->fn_ret != !b->fn_ret) return false;
+    for (int i = 0; i < a->fn_nparams; i++)
+      if (!sema_ty_same(a->fn_params[i], b->fn_params[i])) return false;
+    return !a->fn_ret || sema_ty_same(a->fn_ret, b->fn_ret);
+  }
   if (a->kind != TY_STRUCT) return true;
   if (a->st != b->st) return false;
   if (!a->st->is_tuple) return true;

@@ -26,14 +26,10 @@ static tl_ty *erase(sema *s, tl_ty *t) {
     r->elems = NULL;
     return r;
   }
+  if (t->kind == TY_FN) return sema_fn_erase(s, t);
   return t;
 }
 
-/* do two element types have the same erased form (the same C representation)? */
-static bool same_erased(const tl_ty *a, const tl_ty *b) {
-  if (a->kind != b->kind) return false;
-  return a->kind != TY_STRUCT || a->st == b->st;
-}
 
 void sema_tuple_name(const tl_ty *t, char *buf, size_t size) {
   size_t len = 0;
@@ -58,7 +54,7 @@ static tl_struct_info *intern(sema *s, tl_ty **elems, int n) {
     count++;
     if (st->nfields != n) continue;
     int i = 0;
-    while (i < n && same_erased(st->fields[i].ty, elems[i])) i++;
+    while (i < n && sema_ty_same_erased(st->fields[i].ty, elems[i])) i++;
     if (i == n) return st;
   }
   tl_struct_info *st = tl_arena_alloc(s->arena, sizeof *st);
