@@ -375,12 +375,9 @@ static tl_ty *check_binary_at(sema *s, tl_node *n, tl_ty *expect, bool hint_only
     tl_ty *v = sema_vec_compare(s, n, l, r);
     if (v) return v;
   }
-  if (cmp && l->kind == r->kind && l->kind != TY_STRUCT && l->kind != TY_UNIT && l->kind != TY_RANGE && l->kind != TY_FN) {
-    if ((l->kind == TY_BOOL) && op != TL_TOK_EQ && op != TL_TOK_NE) goto bad;
-    return TY_BOOL_T;
-  }
+  if (cmp && l->kind == r->kind && l->kind != TY_STRUCT && l->kind != TY_UNIT && l->kind != TY_RANGE && l->kind != TY_FN)
+    return TY_BOOL_T; /* bools too, `false < true` as in Rust (and as cmp and sort order them) */
   if (!cmp && tl_ty_is_numeric(l) && l->kind == r->kind) return l;
-bad:
   if (tl_ty_is_numeric(l) && tl_ty_is_numeric(r)) {
     sema_error(s, n, "mismatched types: %s %s %s", tl_ty_name(l, a, sizeof a), tl_tok_name(op),
                tl_ty_name(r, b, sizeof b));

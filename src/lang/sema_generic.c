@@ -186,7 +186,7 @@ static bool struct_bounds(sema *s, gen_tmpl *g, tl_ty **args, int line, int col)
       if (sema_trait_satisfies(s, args[i], b->name)) continue;
       char t[256];
       tl_diag_error(s->diag, line, col, "the trait bound `%s: %s` is not satisfied", tl_ty_name(args[i], t, sizeof t), b->name);
-      sema_trait_hint(s, b->name, p->name, g->name);
+      sema_trait_hint(s, args[i], b->name, p->name, g->name);
       ok = false;
     }
   return ok;
@@ -554,7 +554,7 @@ static bool check_bounds(sema *s, tl_node *call, const char *what, const tl_tpar
       char t[256];
       sema_error(s, from && from[i] ? from[i] : call, "the trait bound `%s: %s` is not satisfied", tl_ty_name(bind[i], t, sizeof t),
                  b->name);
-      sema_trait_hint(s, b->name, p->name, what);
+      sema_trait_hint(s, bind[i], b->name, p->name, what);
       ok = false;
     }
   return ok;

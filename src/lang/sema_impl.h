@@ -119,6 +119,7 @@ void sema_tuple_let(sema *s, tl_node *n);
 bool sema_tuple_fits(const tl_ty *want, const tl_ty *have);
 tl_ty *sema_tuple_join(sema *s, tl_ty *a, tl_ty *b);
 tl_ty *sema_tuple_compare(sema *s, tl_node *n, tl_ty *l, tl_ty *r);
+bool sema_tuple_eq_ok(const tl_ty *t); /* has `==`: numbers, bools, chars, Strings, tuples of them */
 void sema_tuple_name(const tl_ty *t, char *buf, size_t size);
 tl_struct_info *sema_find_struct(sema *s, const char *name);
 
