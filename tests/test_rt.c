@@ -320,6 +320,38 @@ TEST(tlrt_fmt_scalars_text_and_print) {
   RT_END(R);
 }
 
+/* `{:?}` of strings and chars, Rust's escape_debug (issue 22): the escapes, the quote of
+ * each kind, \u{hex} for controls and invisible characters, other characters as they
+ * are; bytes that are not UTF-8 (a file's text) as \xNN; dbg false writes them plain */
+TEST(tlrt_fmt_debug_escapes_strings_and_chars) {
+  RT_BEGIN(R);
+  static const char text[] = "a\"b'\\\t\r\n\0\x1b\x7f\xC2\x85\xC2\xA0\xE2\x80\x8B\xC3\xA9\xF0\x9F\x98\x80";
+  tlrt_str *s = tlrt_str_new(R, text, (int64_t)sizeof text - 1);
+  tlrt_fmt_begin(R);
+  tlrt_fmt_str_as(R, s, true);
+  CHECK_STR(R->fmt, "\"a\\\"b'\\\\\\t\\r\\n\\0\\u{1b}\\u{7f}\\u{85}\\u{a0}\\u{200b}\xC3\xA9\xF0\x9F\x98\x80\"");
+  tlrt_fmt_begin(R);
+  tlrt_fmt_str_as(R, s, false);
+  CHECK_INT((long long)R->fmt_len, (long long)sizeof text - 1);
+  CHECK(memcmp(R->fmt, text, sizeof text - 1) == 0);
+  tlrt_release(R, s);
+  /* a stray continuation byte, a cut sequence, an overlong '/', a surrogate, 0xFF */
+  static const char bad[] = "x\x80y\xE2\x82z\xC0\xAF\xED\xA0\x80\xFF";
+  s = tlrt_str_new(R, bad, (int64_t)sizeof bad - 1);
+  tlrt_fmt_begin(R);
+  tlrt_fmt_str_as(R, s, true);
+  CHECK_STR(R->fmt, "\"x\\x80y\\xe2\\x82z\\xc0\\xaf\\xed\\xa0\\x80\\xff\"");
+  tlrt_release(R, s);
+  tlrt_fmt_begin(R);
+  const uint32_t cs[] = {'a', '\'', '"', '\n', 0, 0x1F, 0xE9, 0x2028, 0x1F600};
+  for (size_t i = 0; i < sizeof cs / sizeof cs[0]; i++) tlrt_fmt_char_as(R, cs[i], true);
+  CHECK_STR(R->fmt, "'a''\\'''\"''\\n''\\0''\\u{1f}''\xC3\xA9''\\u{2028}''\xF0\x9F\x98\x80'");
+  tlrt_fmt_begin(R);
+  tlrt_fmt_char_as(R, '\n', false);
+  CHECK_STR(R->fmt, "\n");
+  RT_END(R);
+}
+
 TEST(tlrt_fmt_tensor_is_the_engine_format) {
   RT_BEGIN(R);
   tl_tensor *t = mat(R, TL_F32, 2, 2);

@@ -44,7 +44,7 @@ static const char *hash_expr(gen *g, const tl_ty *t, const char *k) {
 
 void gen_vec_declare(gen *g, const tl_struct_info *st, tl_strbuf *out) {
   const char *c = st->cname, *ct = st->generic == 'V' ? "tlrt_vec" : "tlrt_map";
-  tl_strbuf_printf(out, "static void %s__fmt(tlrt *R, %s *p);\n", c, ct);
+  tl_strbuf_printf(out, "static void %s__fmt(tlrt *R, %s *p, bool dbg);\n", c, ct);
   if (st->generic == 'V' && st->targs[0] && sema_vec_eq_ok(st->targs[0]))
     tl_strbuf_printf(out, "static bool %s__eq(tlrt_vec *a, tlrt_vec *b);\n", c);
   if (st->generic == 'M' && st->targs[0]) {
@@ -54,12 +54,10 @@ void gen_vec_declare(gen *g, const tl_struct_info *st, tl_strbuf *out) {
   (void)g;
 }
 
-/* a value as Rust's Debug writes it: strings and chars quoted, the rest as `{}` */
+/* a value as Rust's Debug writes it (a Vec's elements under `{}` too): strings and
+ * chars quoted and escaped, in structs inside it as well */
 static void fmt_debug(gen *g, const tl_ty *t, const char *c) {
-  const char *q = t->kind == TY_STR ? "\\\"" : t->kind == TY_CHAR ? "'" : NULL;
-  if (q) gen_emit(g, "tlrt_fmt_text(R, \"%s\", 1);", q);
-  gen_fmt_value(g, (cv){.c = c, .ty = (tl_ty *)t, .temp = -1}, -1, NULL);
-  if (q) gen_emit(g, "tlrt_fmt_text(R, \"%s\", 1);", q);
+  gen_fmt_value(g, (cv){.c = c, .ty = (tl_ty *)t, .temp = -1}, -1, NULL, "1");
 }
 
 /* printing [1, 2, 3] and {"a": 1, "b": 2}; ==; a map's key hash and equality */
@@ -67,7 +65,7 @@ void gen_vec_functions(gen *g, const tl_struct_info *st, tl_strbuf *out) {
   const char *c = st->cname;
   bool vec = st->generic == 'V';
   tl_ty *k = st->targs[0], *v = st->targs[1];
-  tl_strbuf_printf(out, "static void %s__fmt(tlrt *R, %s *p) {\n", c, vec ? "tlrt_vec" : "tlrt_map");
+  tl_strbuf_printf(out, "static void %s__fmt(tlrt *R, %s *p, bool dbg) {\n  (void)dbg;\n", c, vec ? "tlrt_vec" : "tlrt_map");
   tl_strbuf *saved = g->out;
   g->out = out;
   g->indent = 1;

@@ -119,6 +119,9 @@ TL_API void tlrt_fmt_f64(tlrt *R, double v, int prec);
 TL_API void tlrt_fmt_bool(tlrt *R, bool v);
 TL_API void tlrt_fmt_char(tlrt *R, uint32_t c); /* UTF-8 */
 TL_API void tlrt_fmt_str(tlrt *R, const tlrt_str *s);
+/* dbg: as Rust's `{:?}` writes them, quoted and escaped ("a\"b\n", '\''); else as above */
+TL_API void tlrt_fmt_char_as(tlrt *R, uint32_t c, bool dbg);
+TL_API void tlrt_fmt_str_as(tlrt *R, const tlrt_str *s, bool dbg);
 TL_API void tlrt_fmt_tensor(tlrt *R, tl_tensor *t, int prec, int line, int col);
 TL_API void tlrt_fmt_print(tlrt *R, bool newline);
 TL_API tlrt_str *tlrt_fmt_take(tlrt *R);
