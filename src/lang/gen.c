@@ -286,7 +286,7 @@ cv gen_binary_values(gen *g, tl_node *n, tl_tok_kind op, cv a, cv b) {
   if (tl_ty_is_tuple(a.ty))
     return gen_scalar(gen_fmt(g, "(%s%s__eq(%s, %s))", op == TL_TOK_NE ? "!" : "", a.ty->st->cname, a.c, b.c), t);
   if (a.ty->kind == TY_STR) {
-    if (op == TL_TOK_PLUS) return gen_temp_value(g, t, gen_fmt(g, "tlrt_str_concat(R, %s, %s)", a.c, b.c));
+    if (op == TL_TOK_PLUS) return gen_temp_value(g, t, gen_fmt(g, "tlrt_str_concat(R, %s, %s, %d, %d)", a.c, b.c, n->line, n->col));
     if (op == TL_TOK_EQ) return gen_scalar(gen_fmt(g, "tlrt_str_eq(%s, %s)", a.c, b.c), t);
     if (op == TL_TOK_NE) return gen_scalar(gen_fmt(g, "(!tlrt_str_eq(%s, %s))", a.c, b.c), t);
     return gen_scalar(gen_fmt(g, "(tlrt_str_cmp(%s, %s) %s 0)", a.c, b.c, tok_c(op)), t);

@@ -124,9 +124,12 @@ static void count_freed(tlrt *R) {
   R->stats.objects_live--;
 }
 
-void *tlrt_obj_new(tlrt *R, size_t size, void (*drop)(tlrt *R, tlrt_obj *o)) {
+/* what, line, col: who asked, named in the error when the memory runs out (line 0: the
+ * run time itself, with no place) */
+static void *obj_new_at(tlrt *R, size_t size, void (*drop)(tlrt *R, tlrt_obj *o), const char *what, int line, int col) {
   if (size < sizeof(tlrt_obj)) size = sizeof(tlrt_obj);
   tlrt_obj *o = calloc(1, size);
+  if (!o && line > 0) tlrt_fail(R, line, col, "%s: out of memory (asking for %zu bytes)", what, size);
   if (!o) out_of_memory(R, size);
   o->rc = 1;
   o->drop = drop;
@@ -134,6 +137,8 @@ void *tlrt_obj_new(tlrt *R, size_t size, void (*drop)(tlrt *R, tlrt_obj *o)) {
   count_new(R);
   return o;
 }
+
+void *tlrt_obj_new(tlrt *R, size_t size, void (*drop)(tlrt *R, tlrt_obj *o)) { return obj_new_at(R, size, drop, NULL, 0, 0); }
 
 void *tlrt_retain(tlrt *R, void *p) {
   tlrt_obj *o = p;
@@ -232,9 +237,15 @@ tlrt_str *tlrt_str_new(tlrt *R, const char *s, int64_t len) {
   return r;
 }
 
-tlrt_str *tlrt_str_concat(tlrt *R, const tlrt_str *a, const tlrt_str *b) {
+/* a String longer than a Vec may be (2^40 bytes) is an error at line:col, as is the
+ * memory for it running out: never a wrapped size */
+#define STR_MAX_BYTES ((int64_t)1 << 40)
+
+tlrt_str *tlrt_str_concat(tlrt *R, const tlrt_str *a, const tlrt_str *b, int line, int col) {
   int64_t la = a ? a->len : 0, lb = b ? b->len : 0;
-  tlrt_str *r = tlrt_obj_new(R, sizeof *r + (size_t)(la + lb) + 1, NULL);
+  if (la > STR_MAX_BYTES - lb)
+    tlrt_fail(R, line, col, "joining Strings of %" PRId64 " and %" PRId64 " bytes: the most a String may hold is 2^40 bytes (1099511627776)", la, lb);
+  tlrt_str *r = obj_new_at(R, sizeof *r + (size_t)(la + lb) + 1, NULL, "joining Strings", line, col);
   r->len = la + lb;
   if (la) memcpy(r->data, a->data, (size_t)la);
   if (lb) memcpy(r->data + la, b->data, (size_t)lb);

@@ -102,7 +102,7 @@ TL_API void tlrt_tensor_release(tlrt *R, tl_tensor *t);      /* NULL-safe */
 
 /* strings (immutable; len < 0: strlen(s)) */
 TL_API tlrt_str *tlrt_str_new(tlrt *R, const char *s, int64_t len);
-TL_API tlrt_str *tlrt_str_concat(tlrt *R, const tlrt_str *a, const tlrt_str *b);
+TL_API tlrt_str *tlrt_str_concat(tlrt *R, const tlrt_str *a, const tlrt_str *b, int line, int col);
 TL_API bool tlrt_str_eq(const tlrt_str *a, const tlrt_str *b);
 /* does s hold exactly these n bytes? (a string literal in a `match` pattern) */
 TL_API bool tlrt_str_is(const tlrt_str *s, const char *bytes, int64_t n);
