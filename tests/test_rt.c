@@ -7,6 +7,7 @@
 
 #include "lang/rt.h"
 #include "lang/rt_ops.h"
+#include "lang/rt_vec.h"
 #include "test.h"
 
 /* A run state whose errors come back to the test: the statement must fail with
@@ -187,7 +188,7 @@ TEST(tlrt_make_unique_copies_only_a_shared_object) {
 TEST(tlrt_strings_concat_compare) {
   RT_BEGIN(R);
   tlrt_str *a = tlrt_str_new(R, "tensor", -1), *b = tlrt_str_new(R, " logic", 6);
-  tlrt_str *c = tlrt_str_concat(R, a, b), *d = tlrt_str_new(R, "tensor logic", -1);
+  tlrt_str *c = tlrt_str_concat(R, a, b, 1, 1), *d = tlrt_str_new(R, "tensor logic", -1);
   CHECK_STR(c->data, "tensor logic");
   CHECK_INT(c->len, 12);
   CHECK(tlrt_str_eq(c, d));
@@ -200,11 +201,41 @@ TEST(tlrt_strings_concat_compare) {
   CHECK_INT(z->len, 3);
   CHECK(!tlrt_str_eq(z, z2));
   CHECK_INT(tlrt_str_cmp(z, z2), -1);
-  tlrt_str *e = tlrt_str_new(R, "", 0), *f = tlrt_str_concat(R, e, e);
+  tlrt_str *e = tlrt_str_new(R, "", 0), *f = tlrt_str_concat(R, e, e, 1, 1);
   CHECK_INT(f->len, 0);
   CHECK_STR(f->data, "");
   tlrt_str *all[] = {a, b, c, d, z, z2, e, f};
   for (size_t i = 0; i < sizeof all / sizeof *all; i++) tlrt_release(R, all[i]);
+  RT_END(R);
+}
+
+/* a Vec, HashMap or String that cannot be allocated is an error at the program's place
+ * that says what asked and why, before any memory is asked for (issue 22) */
+TEST(tlrt_vec_and_string_allocation_errors_are_located) {
+  RT_BEGIN(R);
+  CHECK_FAILS(R, tlrt_vec_new(R, 8, TLRT_EK_PLAIN, -3, "vec![x; n]", 4, 19),
+              "t.tl:4:19: runtime error: vec![x; n]: length -3 is negative");
+  CHECK_FAILS(R, tlrt_vec_new(R, 4, TLRT_EK_PLAIN, -1, "Vec::with_capacity", 2, 7),
+              "t.tl:2:7: runtime error: Vec::with_capacity: capacity -1 is negative");
+  CHECK_FAILS(R, tlrt_vec_new(R, 8, TLRT_EK_PLAIN, (int64_t)1 << 37 | 1, "vec![x; n]", 5, 3),
+              "t.tl:5:3: runtime error: vec![x; n]: 137438953473 elements of 8 bytes are more than a Vec or HashMap may "
+              "hold, 2^40 bytes (1099511627776)");
+  CHECK_INT(R->stats.objects_live, 0); /* the check comes before the object */
+  tlrt_vec *v = tlrt_vec_new(R, 16, TLRT_EK_PLAIN, 0, "Vec::new", 1, 1);
+  CHECK_FAILS(R, tlrt_vec_grow(R, v, INT64_MAX, 9, 2),
+              "t.tl:9:2: runtime error: a Vec growing: 9223372036854775807 elements of 16 bytes are more than a Vec or "
+              "HashMap may hold, 2^40 bytes (1099511627776)");
+  CHECK_INT(v->cap, 0); /* unchanged by the failed growth */
+  tlrt_release(R, v);
+  /* Strings: a join longer than 2^40 bytes (the lengths made so, never read) */
+  tlrt_str *a = tlrt_str_new(R, "ab", 2);
+  int64_t real = a->len;
+  a->len = (int64_t)1 << 39 | 1;
+  CHECK_FAILS(R, tlrt_str_concat(R, a, a, 3, 14),
+              "t.tl:3:14: runtime error: joining Strings of 549755813889 and 549755813889 bytes: the most a String may "
+              "hold is 2^40 bytes (1099511627776)");
+  a->len = real;
+  tlrt_release(R, a);
   RT_END(R);
 }
 
@@ -317,6 +348,38 @@ TEST(tlrt_fmt_scalars_text_and_print) {
   CHECK_INT(t->data[1000], 0);
   tlrt_release(R, s);
   tlrt_release(R, t);
+  RT_END(R);
+}
+
+/* `{:?}` of strings and chars, Rust's escape_debug (issue 22): the escapes, the quote of
+ * each kind, \u{hex} for controls and invisible characters, other characters as they
+ * are; bytes that are not UTF-8 (a file's text) as \xNN; dbg false writes them plain */
+TEST(tlrt_fmt_debug_escapes_strings_and_chars) {
+  RT_BEGIN(R);
+  static const char text[] = "a\"b'\\\t\r\n\0\x1b\x7f\xC2\x85\xC2\xA0\xE2\x80\x8B\xC3\xA9\xF0\x9F\x98\x80";
+  tlrt_str *s = tlrt_str_new(R, text, (int64_t)sizeof text - 1);
+  tlrt_fmt_begin(R);
+  tlrt_fmt_str_as(R, s, true);
+  CHECK_STR(R->fmt, "\"a\\\"b'\\\\\\t\\r\\n\\0\\u{1b}\\u{7f}\\u{85}\\u{a0}\\u{200b}\xC3\xA9\xF0\x9F\x98\x80\"");
+  tlrt_fmt_begin(R);
+  tlrt_fmt_str_as(R, s, false);
+  CHECK_INT((long long)R->fmt_len, (long long)sizeof text - 1);
+  CHECK(memcmp(R->fmt, text, sizeof text - 1) == 0);
+  tlrt_release(R, s);
+  /* a stray continuation byte, a cut sequence, an overlong '/', a surrogate, 0xFF */
+  static const char bad[] = "x\x80y\xE2\x82z\xC0\xAF\xED\xA0\x80\xFF";
+  s = tlrt_str_new(R, bad, (int64_t)sizeof bad - 1);
+  tlrt_fmt_begin(R);
+  tlrt_fmt_str_as(R, s, true);
+  CHECK_STR(R->fmt, "\"x\\x80y\\xe2\\x82z\\xc0\\xaf\\xed\\xa0\\x80\\xff\"");
+  tlrt_release(R, s);
+  tlrt_fmt_begin(R);
+  const uint32_t cs[] = {'a', '\'', '"', '\n', 0, 0x1F, 0xE9, 0x2028, 0x1F600};
+  for (size_t i = 0; i < sizeof cs / sizeof cs[0]; i++) tlrt_fmt_char_as(R, cs[i], true);
+  CHECK_STR(R->fmt, "'a''\\'''\"''\\n''\\0''\\u{1f}''\xC3\xA9''\\u{2028}''\xF0\x9F\x98\x80'");
+  tlrt_fmt_begin(R);
+  tlrt_fmt_char_as(R, '\n', false);
+  CHECK_STR(R->fmt, "\n");
   RT_END(R);
 }
 

@@ -295,7 +295,7 @@ cv gen_binary_values(gen *g, tl_node *n, tl_tok_kind op, cv a, cv b) {
   if (tl_ty_is_tuple(a.ty))
     return gen_scalar(gen_fmt(g, "(%s%s__eq(%s, %s))", op == TL_TOK_NE ? "!" : "", a.ty->st->cname, a.c, b.c), t);
   if (a.ty->kind == TY_STR) {
-    if (op == TL_TOK_PLUS) return gen_temp_value(g, t, gen_fmt(g, "tlrt_str_concat(R, %s, %s)", a.c, b.c));
+    if (op == TL_TOK_PLUS) return gen_temp_value(g, t, gen_fmt(g, "tlrt_str_concat(R, %s, %s, %d, %d)", a.c, b.c, n->line, n->col));
     if (op == TL_TOK_EQ) return gen_scalar(gen_fmt(g, "tlrt_str_eq(%s, %s)", a.c, b.c), t);
     if (op == TL_TOK_NE) return gen_scalar(gen_fmt(g, "(!tlrt_str_eq(%s, %s))", a.c, b.c), t);
     return gen_scalar(gen_fmt(g, "(tlrt_str_cmp(%s, %s) %s 0)", a.c, b.c, tok_c(op)), t);
@@ -1070,7 +1070,7 @@ static void gen_struct(gen *g, const tl_struct_info *st, tl_strbuf *out) {
     return;
   }
   /* printing: P { x: 1.0, y: 2.0 } */
-  tl_strbuf_printf(out, "static void %s__fmt(tlrt *R, struct %s *p) {\n", c, c);
+  tl_strbuf_printf(out, "static void %s__fmt(tlrt *R, struct %s *p, bool dbg) {\n  (void)dbg;\n", c, c);
   const char *shown = st->generic_of ? st->generic_of : st->name; /* `Pair { .. }`, as Rust's Debug */
   tl_strbuf_printf(out, "  tlrt_fmt_text(R, \"%s { \", %zu);\n", shown, strlen(shown) + 3);
   tl_strbuf *saved = g->out;
@@ -1079,7 +1079,7 @@ static void gen_struct(gen *g, const tl_struct_info *st, tl_strbuf *out) {
   for (int i = 0; i < st->nfields; i++) {
     const char *lead = gen_fmt(g, "%s%s: ", i ? ", " : "", st->fields[i].name);
     tl_strbuf_printf(out, "  tlrt_fmt_text(R, \"%s\", %zu);\n", lead, strlen(lead));
-    gen_fmt_value(g, (cv){.c = gen_fmt(g, "p->f_%s", st->fields[i].name), .ty = st->fields[i].ty, .temp = -1}, -1, NULL);
+    gen_fmt_value(g, (cv){.c = gen_fmt(g, "p->f_%s", st->fields[i].name), .ty = st->fields[i].ty, .temp = -1}, -1, NULL, "dbg");
   }
   g->out = saved;
   tl_strbuf_puts(out, "  tlrt_fmt_text(R, \" }\", 2);\n}\n\n");
@@ -1114,7 +1114,7 @@ char *tl_gen_program(const tl_sema *S, tl_arena *arena, const char *file, bool l
       gen_vec_declare(g, st, &out);
       continue;
     }
-    tl_strbuf_printf(&out, "struct %s;\nstatic void %s__fmt(tlrt *R, struct %s *p);\n", st->cname, st->cname, st->cname);
+    tl_strbuf_printf(&out, "struct %s;\nstatic void %s__fmt(tlrt *R, struct %s *p, bool dbg);\n", st->cname, st->cname, st->cname);
     if (st->is_tuple) gen_tuple_declare(st, &out);
   }
   for (const tl_struct_info *st = S->structs; st; st = st->next) gen_struct(g, st, &out);

@@ -12,21 +12,28 @@ static cv tensor_temp(gen *g, tl_node *n, const char *init) { return gen_temp_va
 
 /* ---- printing ---- */
 
-void gen_fmt_value(gen *g, cv v, int prec, const tl_node *at) {
+void gen_fmt_value(gen *g, cv v, int prec, const tl_node *at, const char *dbg) {
   const char *c = v.c;
+  bool plain = !strcmp(dbg, "0");
   switch (v.ty->kind) {
   case TY_I32: case TY_I64: gen_emit(g, "tlrt_fmt_i64(R, %s, %d);", c, prec); break;
   case TY_F32: gen_emit(g, "tlrt_fmt_f32(R, %s, %d);", c, prec); break;
   case TY_F64: gen_emit(g, "tlrt_fmt_f64(R, %s, %d);", c, prec); break;
   case TY_BOOL: gen_emit(g, "tlrt_fmt_bool(R, %s);", c); break;
-  case TY_CHAR: gen_emit(g, "tlrt_fmt_char(R, %s);", c); break;
-  case TY_STR: gen_emit(g, "tlrt_fmt_str(R, %s);", c); break;
+  case TY_CHAR:
+    if (plain) gen_emit(g, "tlrt_fmt_char(R, %s);", c);
+    else gen_emit(g, "tlrt_fmt_char_as(R, %s, %s);", c, dbg);
+    break;
+  case TY_STR:
+    if (plain) gen_emit(g, "tlrt_fmt_str(R, %s);", c);
+    else gen_emit(g, "tlrt_fmt_str_as(R, %s, %s);", c, dbg);
+    break;
   case TY_TENSOR:
     if (v.ty->ent_cols) /* a query result: entity columns by name (rt_logic.c) */
       gen_emit(g, "tlrt_fmt_entities(R, %s, %uu, %d, %d);", c, (unsigned)v.ty->ent_cols, at ? at->line : 0, at ? at->col : 0);
     else gen_emit(g, "tlrt_fmt_tensor(R, %s, %d, %d, %d);", c, prec, at ? at->line : 0, at ? at->col : 0);
     break;
-  case TY_STRUCT: gen_emit(g, "%s__fmt(R, %s);", v.ty->st->cname, c); break;
+  case TY_STRUCT: gen_emit(g, "%s__fmt(R, %s, %s);", v.ty->st->cname, c, dbg); break;
   case TY_FN: gen_emit(g, "tlrt_fmt_text(R, \"<fn>\", 4);"); break; /* a field of a struct printed */
   default: gen_emit(g, "tlrt_fmt_text(R, \"()\", 2);"); break;
   }
@@ -43,9 +50,9 @@ static void emit_text(gen *g, const char *s, size_t n) {
 
 /* one argument of print: a number read from a tensor of unknown dtype prints as the
  * tensor's dtype does (rt.c's tlrt_fmt_number), anything else as its type */
-static void print_value(gen *g, cv v, const char *dtype, int prec, const tl_node *at) {
+static void print_value(gen *g, cv v, const char *dtype, int prec, const tl_node *at, const char *dbg) {
   if (dtype) gen_emit(g, "tlrt_fmt_number(R, %s, (int)%s, %d);", v.c, dtype, prec);
-  else gen_fmt_value(g, v, prec, at);
+  else gen_fmt_value(g, v, prec, at, dbg);
 }
 
 cv gen_print(gen *g, tl_node *n) {
@@ -61,7 +68,7 @@ cv gen_print(gen *g, tl_node *n) {
   }
   gen_emit(g, "tlrt_fmt_begin(R);");
   if (!fmt) {
-    if (k) print_value(g, vals[0], dtypes[0], -1, n->args);
+    if (k) print_value(g, vals[0], dtypes[0], -1, n->args, "0");
   } else {
     const char *s = fmt->str;
     size_t start = 0;
@@ -78,15 +85,12 @@ cv gen_print(gen *g, tl_node *n) {
       emit_text(g, s + start, i - start);
       int prec = -1;
       size_t j = i + 1;
-      bool debug = s[j] == ':' && s[j + 1] == '?'; /* `{:?}`: strings and chars quoted */
+      bool debug = s[j] == ':' && s[j + 1] == '?'; /* `{:?}`: strings and chars quoted and escaped */
       if (s[j] == ':') {
         prec = debug ? -1 : atoi(s + j + 2);
         while (s[j] != '}') j++;
       }
-      const char *q = arg < k && debug ? vals[arg].ty->kind == TY_STR ? "\\\"" : vals[arg].ty->kind == TY_CHAR ? "'" : NULL : NULL;
-      if (q) gen_emit(g, "tlrt_fmt_text(R, \"%s\", 1);", q);
-      if (arg < k) print_value(g, vals[arg], dtypes[arg], prec, vals[arg].node);
-      if (q) gen_emit(g, "tlrt_fmt_text(R, \"%s\", 1);", q);
+      if (arg < k) print_value(g, vals[arg], dtypes[arg], prec, vals[arg].node, debug ? "1" : "0");
       arg++;
       i = j;
       start = j + 1;

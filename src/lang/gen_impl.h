@@ -156,7 +156,9 @@ cv gen_builtin_call(gen *g, tl_node *n);
 cv gen_io_call(gen *g, tl_node *n); /* gen_io.c: B_IO_FIRST..B_IO_LAST */
 cv gen_nn_call(gen *g, tl_node *n); /* gen_nn.c: B_NN_FIRST..B_NN_LAST */
 cv gen_print(gen *g, tl_node *n);
-void gen_fmt_value(gen *g, cv v, int prec, const tl_node *at);
+/* dbg: a C bool expression, "0" for `{}`, "1" for `{:?}`, "dbg" inside a __fmt
+ * function (each takes it: a struct's strings are quoted under `{:?}` only) */
+void gen_fmt_value(gen *g, cv v, int prec, const tl_node *at, const char *dbg);
 cv gen_array(gen *g, tl_node *n);
 int gen_unop_code(tl_builtin id); /* the rt_ops TLRT_UNOP_* of an elementwise builtin */
 int gen_tensor_op(tl_tok_kind op); /* the rt_ops TLRT_OP_* of an operator token */

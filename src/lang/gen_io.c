@@ -97,7 +97,7 @@ cv gen_io_call(gen *g, tl_node *n) {
   }
   case B_TENSOR_PRINT:
     gen_emit(g, "tlrt_fmt_begin(R);");
-    gen_fmt_value(g, t, -1, n->lhs);
+    gen_fmt_value(g, t, -1, n->lhs, "0");
     gen_emit(g, "tlrt_fmt_print(R, true);");
     return gen_scalar("0", TY_UNIT_T);
   case B_DETACH_GRAD: {

@@ -283,12 +283,12 @@ static cv option_of(gen *g, tl_ty *t, const char *have, const char *val) {
 
 /* a (key, value) pair e into map m: a new entry, or the value replaced (the key that
  * was there stays, as insert keeps it) */
-static void collect_pair(gen *g, const tl_ty *mt, const char *m, elem e) {
+static void collect_pair(gen *g, const tl_ty *mt, const char *m, elem e, const tl_node *n) {
   tl_ty *k = mt->st->targs[0], *v = mt->st->targs[1];
   const char *key = tmp(g), *found = tmp(g), *slot = tmp(g);
   gen_emit(g, "%s %s = %s;", gen_ctype(g, k), key, take(g, (elem){gen_fmt(g, "%s->f_0", e.c), k, false}));
   gen_emit(g, "bool %s;", found);
-  gen_emit(g, "int64_t %s = tlrt_map_slot(R, %s, &%s, &%s);", slot, m, key, found);
+  gen_emit(g, "int64_t %s = tlrt_map_slot(R, %s, &%s, &%s, %d, %d);", slot, m, key, found, n->line, n->col);
   const char *val = at(g, v, gen_fmt(g, "%s->vals", m), slot);
   gen_emit(g, "if (%s) {", found);
   g->indent++;
@@ -310,7 +310,8 @@ static cv consume(gen *g, tl_node *n) {
   cv out = {0};
   switch (m) {
   case IT_COLLECT:
-    out = gen_temp_value(g, n->ty, gen_fmt(g, "tlrt_vec_new(R, sizeof(%s), %d, %s)", gen_ctype(g, et), ekind(et), ch.len));
+    out = gen_temp_value(g, n->ty, gen_fmt(g, "tlrt_vec_new(R, sizeof(%s), %d, %s, \"collect\", %d, %d)", gen_ctype(g, et), ekind(et),
+                                            ch.len, n->line, n->col));
     break;
   case IT_COLLECT_MAP: {
     tl_struct_info *st = n->ty->st;
@@ -339,8 +340,10 @@ static cv consume(gen *g, tl_node *n) {
   }
   elem e = chain_open(g, &ch);
   switch (m) {
-  case IT_COLLECT: gen_emit(g, "*(%s *)tlrt_vec_push_slot(R, %s) = %s;", gen_ctype(g, et), out.c, take(g, e)); break;
-  case IT_COLLECT_MAP: collect_pair(g, n->ty, out.c, e); break;
+  case IT_COLLECT:
+    gen_emit(g, "*(%s *)tlrt_vec_push_slot(R, %s, %d, %d) = %s;", gen_ctype(g, et), out.c, n->line, n->col, take(g, e));
+    break;
+  case IT_COLLECT_MAP: collect_pair(g, n->ty, out.c, e, n); break;
   case IT_SUM: gen_emit(g, "%s += %s;", acc, e.c); break;
   case IT_COUNT: gen_emit(g, "%s++;", acc); drop(g, e); break;
   case IT_ANY: case IT_ALL: {
@@ -468,7 +471,7 @@ static cv sort_by(gen *g, tl_node *n) {
   const char *name = gen_fmt(g, "tli_cmp_%d", ++g->nclosures);
   comparator(g, name, &f, et, n->len == IT_SORT_BY_KEY);
   const char *p = gen_place(g, n->lhs);
-  gen_emit(g, "tlrt_vec_mut(R, &%s);", p);
+  gen_emit(g, "tlrt_vec_mut(R, &%s, %d, %d);", p, n->line, n->col);
   gen_emit(g, "tlrt_vec_sort_by(R, %s, %s, %s);", p, name, f.fn);
   return gen_scalar("0", TY_UNIT_T);
 }
@@ -508,7 +511,7 @@ cv gen_iter_call(gen *g, tl_node *n) {
   case IT_SORT_BY: case IT_SORT_BY_KEY: return sort_by(g, n);
   case IT_CMP: case IT_PARTIAL_CMP: case IT_ORD_REVERSE: return compare(g, n);
   case IT_STR_CHARS: /* a chain's source: the String's chars as a new Vec<char> */
-    return gen_temp_value(g, n->ty, gen_fmt(g, "tlrt_str_chars(R, %s)", gen_expr(g, n->lhs).c));
+    return gen_temp_value(g, n->ty, gen_fmt(g, "tlrt_str_chars(R, %s, %d, %d)", gen_expr(g, n->lhs).c, n->line, n->col));
   default: return consume(g, n);
   }
 }

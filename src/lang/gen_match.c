@@ -28,7 +28,7 @@ cv gen_variant(gen *g, tl_node *n) {
 
 /* printing as Rust's Debug does: A, B(1, 2.0), C { x: 1.0 } */
 void gen_enum_fmt(gen *g, const tl_struct_info *st, tl_strbuf *out) {
-  tl_strbuf_printf(out, "static void %s__fmt(tlrt *R, struct %s *p) {\n  switch (p->tag) {\n", st->cname, st->cname);
+  tl_strbuf_printf(out, "static void %s__fmt(tlrt *R, struct %s *p, bool dbg) {\n  (void)dbg;\n  switch (p->tag) {\n", st->cname, st->cname);
   tl_strbuf *saved = g->out;
   g->out = out;
   g->indent = 2;
@@ -40,7 +40,7 @@ void gen_enum_fmt(gen *g, const tl_struct_info *st, tl_strbuf *out) {
       const tl_field_info *f = &st->fields[v->first + i];
       const char *lead = v->named ? gen_fmt(g, "%s%s: ", i ? ", " : "", f->name + strcspn(f->name, "_") + 1) : i ? ", " : "";
       if (*lead) tl_strbuf_printf(out, "    tlrt_fmt_text(R, \"%s\", %zu);\n", lead, strlen(lead));
-      gen_fmt_value(g, (cv){.c = gen_fmt(g, "p->f_%s", f->name), .ty = f->ty, .temp = -1}, -1, NULL);
+      gen_fmt_value(g, (cv){.c = gen_fmt(g, "p->f_%s", f->name), .ty = f->ty, .temp = -1}, -1, NULL, "dbg");
     }
     const char *tail = v->named ? " }" : v->nfields ? ")" : "";
     if (*tail) tl_strbuf_printf(out, "    tlrt_fmt_text(R, \"%s\", %zu);\n", tail, strlen(tail));

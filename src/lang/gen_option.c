@@ -18,16 +18,12 @@ static const char *field(gen *g, const tl_struct_info *st, const char *c, int i)
 /* a copy of c of type t: a retain when it is refcounted */
 static const char *copy(gen *g, const tl_ty *t, const char *c) { return tl_ty_is_refcounted(t) ? gen_retain_expr(g, t, c) : c; }
 
-/* a payload as Rust's Debug writes it: strings and chars quoted, the rest as `{}` */
-static void fmt_payload(gen *g, tl_ty *t, const char *c) {
-  const char *q = t->kind == TY_STR ? "\\\"" : t->kind == TY_CHAR ? "'" : NULL;
-  if (q) gen_emit(g, "tlrt_fmt_text(R, \"%s\", 1);", q);
-  gen_fmt_value(g, (cv){.c = c, .ty = t, .temp = -1}, -1, NULL);
-  if (q) gen_emit(g, "tlrt_fmt_text(R, \"%s\", 1);", q);
-}
+/* a payload as Rust's Debug writes it (under `{}` too): strings and chars quoted and
+ * escaped, in structs inside it as well */
+static void fmt_payload(gen *g, tl_ty *t, const char *c) { gen_fmt_value(g, (cv){.c = c, .ty = t, .temp = -1}, -1, NULL, "1"); }
 
 void gen_option_fmt(gen *g, const tl_struct_info *st, tl_strbuf *out) {
-  tl_strbuf_printf(out, "static void %s__fmt(tlrt *R, struct %s *p) {\n", st->cname, st->cname);
+  tl_strbuf_printf(out, "static void %s__fmt(tlrt *R, struct %s *p, bool dbg) {\n  (void)dbg;\n", st->cname, st->cname);
   tl_strbuf *saved = g->out;
   g->out = out;
   g->indent = 1;

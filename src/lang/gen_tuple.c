@@ -76,13 +76,13 @@ static void gen_eq(const tl_struct_info *st, tl_strbuf *out) {
 
 /* printing as Rust does: (1, 2.5), and (7,) for one element */
 void gen_tuple_functions(gen *g, const tl_struct_info *st, tl_strbuf *out) {
-  tl_strbuf_printf(out, "static void %s__fmt(tlrt *R, struct %s *p) {\n  tlrt_fmt_text(R, \"(\", 1);\n", st->cname, st->cname);
+  tl_strbuf_printf(out, "static void %s__fmt(tlrt *R, struct %s *p, bool dbg) {\n  (void)dbg;\n  tlrt_fmt_text(R, \"(\", 1);\n", st->cname, st->cname);
   tl_strbuf *saved = g->out;
   g->out = out;
   g->indent = 1;
   for (int i = 0; i < st->nfields; i++) {
     if (i) tl_strbuf_puts(out, "  tlrt_fmt_text(R, \", \", 2);\n");
-    gen_fmt_value(g, (cv){.c = gen_fmt(g, "p->f_%d", i), .ty = st->fields[i].ty, .temp = -1}, -1, NULL);
+    gen_fmt_value(g, (cv){.c = gen_fmt(g, "p->f_%d", i), .ty = st->fields[i].ty, .temp = -1}, -1, NULL, "dbg");
   }
   g->out = saved;
   tl_strbuf_puts(out, st->nfields == 1 ? "  tlrt_fmt_text(R, \",)\", 2);\n}\n" : "  tlrt_fmt_text(R, \")\", 1);\n}\n");

@@ -44,7 +44,7 @@ static const char *hash_expr(gen *g, const tl_ty *t, const char *k) {
 
 void gen_vec_declare(gen *g, const tl_struct_info *st, tl_strbuf *out) {
   const char *c = st->cname, *ct = st->generic == 'V' ? "tlrt_vec" : "tlrt_map";
-  tl_strbuf_printf(out, "static void %s__fmt(tlrt *R, %s *p);\n", c, ct);
+  tl_strbuf_printf(out, "static void %s__fmt(tlrt *R, %s *p, bool dbg);\n", c, ct);
   if (st->generic == 'V' && st->targs[0] && sema_vec_eq_ok(st->targs[0]))
     tl_strbuf_printf(out, "static bool %s__eq(tlrt_vec *a, tlrt_vec *b);\n", c);
   if (st->generic == 'M' && st->targs[0]) {
@@ -54,12 +54,10 @@ void gen_vec_declare(gen *g, const tl_struct_info *st, tl_strbuf *out) {
   (void)g;
 }
 
-/* a value as Rust's Debug writes it: strings and chars quoted, the rest as `{}` */
+/* a value as Rust's Debug writes it (a Vec's elements under `{}` too): strings and
+ * chars quoted and escaped, in structs inside it as well */
 static void fmt_debug(gen *g, const tl_ty *t, const char *c) {
-  const char *q = t->kind == TY_STR ? "\\\"" : t->kind == TY_CHAR ? "'" : NULL;
-  if (q) gen_emit(g, "tlrt_fmt_text(R, \"%s\", 1);", q);
-  gen_fmt_value(g, (cv){.c = c, .ty = (tl_ty *)t, .temp = -1}, -1, NULL);
-  if (q) gen_emit(g, "tlrt_fmt_text(R, \"%s\", 1);", q);
+  gen_fmt_value(g, (cv){.c = c, .ty = (tl_ty *)t, .temp = -1}, -1, NULL, "1");
 }
 
 /* printing [1, 2, 3] and {"a": 1, "b": 2}; ==; a map's key hash and equality */
@@ -67,7 +65,7 @@ void gen_vec_functions(gen *g, const tl_struct_info *st, tl_strbuf *out) {
   const char *c = st->cname;
   bool vec = st->generic == 'V';
   tl_ty *k = st->targs[0], *v = st->targs[1];
-  tl_strbuf_printf(out, "static void %s__fmt(tlrt *R, %s *p) {\n", c, vec ? "tlrt_vec" : "tlrt_map");
+  tl_strbuf_printf(out, "static void %s__fmt(tlrt *R, %s *p, bool dbg) {\n  (void)dbg;\n", c, vec ? "tlrt_vec" : "tlrt_map");
   tl_strbuf *saved = g->out;
   g->out = out;
   g->indent = 1;
@@ -113,14 +111,16 @@ void gen_vec_functions(gen *g, const tl_struct_info *st, tl_strbuf *out) {
   g->out = saved;
 }
 
-/* a new empty Vec of type t, room for cap elements */
-static cv new_vec(gen *g, const tl_node *n, tl_ty *t, const char *cap) {
+/* a new empty Vec of type t, room for cap elements; what and at name the expression
+ * in the error of a size that cannot be allocated */
+static cv new_vec(gen *g, const tl_node *n, tl_ty *t, const char *cap, const char *what, const tl_node *at) {
   const tl_ty *e = t->st->targs[0];
   if (!e) {
     gen_fail(g, n, "cannot infer the element type of this Vec: write it, `let v: Vec<i64> = ..`");
     return gen_scalar("0", t);
   }
-  return gen_temp_value(g, t, gen_fmt(g, "tlrt_vec_new(R, sizeof(%s), %d, %s)", gen_ctype(g, e), ekind(e), cap));
+  return gen_temp_value(g, t, gen_fmt(g, "tlrt_vec_new(R, sizeof(%s), %d, %s, \"%s\", %d, %d)", gen_ctype(g, e), ekind(e), cap, what,
+                                      at->line, at->col));
 }
 
 cv gen_vec_lit(gen *g, tl_node *n) {
@@ -128,13 +128,12 @@ cv gen_vec_lit(gen *g, tl_node *n) {
   if (n->ival == 1) { /* vec![x; n]: n copies of x */
     cv x = gen_expr(g, n->args), len = gen_expr(g, n->args->next);
     const char *cnt = gen_new_temp(g, TY_I64_T, len.c);
-    gen_emit(g, "if (%s < 0) tlrt_fail(R, %d, %d, \"capacity overflow\");", cnt, n->args->next->line, n->args->next->col);
-    cv v = new_vec(g, n, t, cnt);
+    cv v = new_vec(g, n, t, cnt, "vec![x; n]", n->args->next); /* a negative n is an error there */
     gen_emit(g, "for (int64_t i = 0; i < %s; i++) %s = %s;", cnt, elem(g, e, gen_fmt(g, "%s->data", v.c), "i"), copy(g, e, x.c));
     gen_emit(g, "%s->len = %s;", v.c, cnt);
     return v;
   }
-  cv v = new_vec(g, n, t, gen_fmt(g, "%d", tl_ast_count(n->args)));
+  cv v = new_vec(g, n, t, gen_fmt(g, "%d", tl_ast_count(n->args)), "vec!", n);
   int i = 0;
   for (tl_node *a = n->args; a; a = a->next, i++) {
     cv x = gen_expr(g, a);
@@ -147,7 +146,7 @@ cv gen_vec_lit(gen *g, tl_node *n) {
 /* a place's C lvalue of a Vec or map receiver, made unique for a write */
 static const char *mut_place(gen *g, tl_node *recv, bool vec) {
   const char *p = gen_place(g, recv);
-  gen_emit(g, "tlrt_%s_mut(R, &%s);", vec ? "vec" : "map", p);
+  gen_emit(g, "tlrt_%s_mut(R, &%s, %d, %d);", vec ? "vec" : "map", p, recv->line, recv->col);
   return p;
 }
 
@@ -216,7 +215,7 @@ static cv vec_method(gen *g, tl_node *n, int m) {
   case VEC_PUSH: {
     const char *val = value_now(g, a);
     const char *p = mut_place(g, n->lhs, true);
-    gen_emit(g, "*(%s *)tlrt_vec_push_slot(R, %s) = %s;", gen_ctype(g, e), p, val);
+    gen_emit(g, "*(%s *)tlrt_vec_push_slot(R, %s, %d, %d) = %s;", gen_ctype(g, e), p, n->line, n->col, val);
     return gen_scalar("0", TY_UNIT_T);
   }
   case VEC_POP: {
@@ -289,7 +288,7 @@ static cv map_method(gen *g, tl_node *n, int m) {
     if (m == MAP_INSERT) {
       const char *found = gen_fmt(g, "t%d", ++g->ntmp);
       gen_emit(g, "bool %s;", found);
-      gen_emit(g, "int64_t %s = tlrt_map_slot(R, %s, &%s, &%s);", e, p, key, found);
+      gen_emit(g, "int64_t %s = tlrt_map_slot(R, %s, &%s, &%s, %d, %d);", e, p, key, found, n->line, n->col);
       gen_emit(g, "if (%s) {", found); /* the old key stays, as Rust keeps it */
       g->indent++;
       set_some(g, o, elem(g, v, gen_fmt(g, "%s->vals", p), e));
@@ -327,7 +326,7 @@ static cv map_method(gen *g, tl_node *n, int m) {
   }
   default: { /* keys, values: a new Vec, each element a copy */
     tl_ty *el = m == MAP_KEYS ? k : v;
-    cv out = new_vec(g, n, r, gen_fmt(g, "%s->len", x.c));
+    cv out = new_vec(g, n, r, gen_fmt(g, "%s->len", x.c), m == MAP_KEYS ? "keys" : "values", n);
     gen_emit(g, "for (int64_t i = 0; i < %s->len; i++) %s = %s;", x.c, elem(g, el, gen_fmt(g, "%s->data", out.c), "i"),
              copy(g, el, elem(g, el, gen_fmt(g, "%s->%s", x.c, m == MAP_KEYS ? "keys" : "vals"), "i")));
     gen_emit(g, "%s->len = %s->len;", out.c, x.c);
@@ -340,12 +339,11 @@ cv gen_vec_call(gen *g, tl_node *n) {
   int m = (int)n->len;
   tl_ty *r = n->ty;
   switch (m) {
-  case VEC_NEW: return new_vec(g, n, r, "0");
+  case VEC_NEW: return new_vec(g, n, r, "0", "Vec::new", n);
   case VEC_WITH_CAPACITY: {
     cv c = gen_expr(g, n->args);
     const char *cap = gen_new_temp(g, TY_I64_T, c.c);
-    gen_emit(g, "if (%s < 0) tlrt_fail(R, %d, %d, \"capacity overflow\");", cap, n->args->line, n->args->col);
-    return new_vec(g, n, r, cap);
+    return new_vec(g, n, r, cap, "Vec::with_capacity", n->args);
   }
   case MAP_NEW: {
     tl_ty *k = r->st->targs[0], *v = r->st->targs[1];

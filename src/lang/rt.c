@@ -124,9 +124,12 @@ static void count_freed(tlrt *R) {
   R->stats.objects_live--;
 }
 
-void *tlrt_obj_new(tlrt *R, size_t size, void (*drop)(tlrt *R, tlrt_obj *o)) {
+/* what, line, col: who asked, named in the error when the memory runs out (line 0: the
+ * run time itself, with no place) */
+static void *obj_new_at(tlrt *R, size_t size, void (*drop)(tlrt *R, tlrt_obj *o), const char *what, int line, int col) {
   if (size < sizeof(tlrt_obj)) size = sizeof(tlrt_obj);
   tlrt_obj *o = calloc(1, size);
+  if (!o && line > 0) tlrt_fail(R, line, col, "%s: out of memory (asking for %zu bytes)", what, size);
   if (!o) out_of_memory(R, size);
   o->rc = 1;
   o->drop = drop;
@@ -134,6 +137,8 @@ void *tlrt_obj_new(tlrt *R, size_t size, void (*drop)(tlrt *R, tlrt_obj *o)) {
   count_new(R);
   return o;
 }
+
+void *tlrt_obj_new(tlrt *R, size_t size, void (*drop)(tlrt *R, tlrt_obj *o)) { return obj_new_at(R, size, drop, NULL, 0, 0); }
 
 void *tlrt_retain(tlrt *R, void *p) {
   tlrt_obj *o = p;
@@ -232,9 +237,15 @@ tlrt_str *tlrt_str_new(tlrt *R, const char *s, int64_t len) {
   return r;
 }
 
-tlrt_str *tlrt_str_concat(tlrt *R, const tlrt_str *a, const tlrt_str *b) {
+/* a String longer than a Vec may be (2^40 bytes) is an error at line:col, as is the
+ * memory for it running out: never a wrapped size */
+#define STR_MAX_BYTES ((int64_t)1 << 40)
+
+tlrt_str *tlrt_str_concat(tlrt *R, const tlrt_str *a, const tlrt_str *b, int line, int col) {
   int64_t la = a ? a->len : 0, lb = b ? b->len : 0;
-  tlrt_str *r = tlrt_obj_new(R, sizeof *r + (size_t)(la + lb) + 1, NULL);
+  if (la > STR_MAX_BYTES - lb)
+    tlrt_fail(R, line, col, "joining Strings of %" PRId64 " and %" PRId64 " bytes: the most a String may hold is 2^40 bytes (1099511627776)", la, lb);
+  tlrt_str *r = obj_new_at(R, sizeof *r + (size_t)(la + lb) + 1, NULL, "joining Strings", line, col);
   r->len = la + lb;
   if (la) memcpy(r->data, a->data, (size_t)la);
   if (lb) memcpy(r->data + la, b->data, (size_t)lb);
@@ -388,6 +399,69 @@ void tlrt_fmt_char(tlrt *R, uint32_t c) {
 
 void tlrt_fmt_str(tlrt *R, const tlrt_str *s) {
   if (s) tlrt_fmt_text(R, s->data, (size_t)s->len);
+}
+
+/* Rust's escape_debug: characters that would not show as themselves in the output
+ * (controls, format and separator characters but the space, private use) are written
+ * \u{hex}. Rust also escapes unassigned code points and combining marks, which needs
+ * the Unicode tables: those are written as they are. */
+static bool debug_hidden(uint32_t c) {
+  return c < 0x20 || (c >= 0x7F && c <= 0xA0) || c == 0xAD || c == 0x061C || c == 0x1680 || c == 0x180E ||
+         (c >= 0x2000 && c <= 0x200F) || (c >= 0x2028 && c <= 0x202F) || (c >= 0x205F && c <= 0x206F) || c == 0x3000 ||
+         (c >= 0xD800 && c <= 0xF8FF) || c == 0xFEFF || (c >= 0xFFF9 && c <= 0xFFFB) || c == 0xFFFE || c == 0xFFFF ||
+         (c >= 0xE0000 && c <= 0xE007F) || c >= 0xF0000;
+}
+
+/* c inside quotes q: \0 \t \r \n \\ and q itself escaped (a string's '"', a char's '\'') */
+static void fmt_escaped(tlrt *R, uint32_t c, char q) {
+  const char *e = c == 0 ? "\\0" : c == '\t' ? "\\t" : c == '\r' ? "\\r" : c == '\n' ? "\\n" : c == '\\' ? "\\\\" : NULL;
+  if (e) fmt_cstr(R, e);
+  else if (c == (uint32_t)q) fmt_printf(R, "\\%c", q);
+  else if (debug_hidden(c)) fmt_printf(R, "\\u{%x}", (unsigned)c);
+  else tlrt_fmt_char(R, c);
+}
+
+void tlrt_fmt_char_as(tlrt *R, uint32_t c, bool dbg) {
+  if (!dbg) {
+    tlrt_fmt_char(R, c);
+    return;
+  }
+  fmt_cstr(R, "'");
+  fmt_escaped(R, c, '\'');
+  fmt_cstr(R, "'");
+}
+
+/* the length of the UTF-8 sequence at p (at most n bytes) and its code point, or 0 when
+ * it is not one (a byte that is then written \xNN) */
+static int utf8_next(const unsigned char *p, int64_t n, uint32_t *c) {
+  int k = p[0] < 0x80 ? 1 : p[0] >= 0xC2 && p[0] < 0xE0 ? 2 : p[0] >= 0xE0 && p[0] < 0xF0 ? 3 : p[0] >= 0xF0 && p[0] < 0xF5 ? 4 : 0;
+  if (!k || k > n) return 0;
+  uint32_t v = k == 1 ? p[0] : k == 2 ? p[0] & 0x1Fu : k == 3 ? p[0] & 0x0Fu : p[0] & 0x07u;
+  for (int i = 1; i < k; i++) {
+    if ((p[i] & 0xC0) != 0x80) return 0;
+    v = v << 6 | (p[i] & 0x3Fu);
+  }
+  static const uint32_t least[5] = {0, 0, 0x80, 0x800, 0x10000}; /* overlong forms are not UTF-8 */
+  if (v < least[k] || v > 0x10FFFF || (v >= 0xD800 && v <= 0xDFFF)) return 0;
+  *c = v;
+  return k;
+}
+
+void tlrt_fmt_str_as(tlrt *R, const tlrt_str *s, bool dbg) {
+  if (!dbg) {
+    tlrt_fmt_str(R, s);
+    return;
+  }
+  fmt_cstr(R, "\"");
+  const unsigned char *p = s ? (const unsigned char *)s->data : NULL;
+  for (int64_t i = 0, n = s ? s->len : 0; i < n;) {
+    uint32_t c = 0;
+    int k = utf8_next(p + i, n - i, &c);
+    if (k) fmt_escaped(R, c, '"');
+    else fmt_printf(R, "\\x%02x", p[i]);
+    i += k ? k : 1;
+  }
+  fmt_cstr(R, "\"");
 }
 
 /* prec (`{:.N}`) is numpy's print precision: at most N digits after the point, the

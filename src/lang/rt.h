@@ -103,7 +103,7 @@ TL_API void tlrt_tensor_release(tlrt *R, tl_tensor *t);      /* NULL-safe */
 
 /* strings (immutable; len < 0: strlen(s)) */
 TL_API tlrt_str *tlrt_str_new(tlrt *R, const char *s, int64_t len);
-TL_API tlrt_str *tlrt_str_concat(tlrt *R, const tlrt_str *a, const tlrt_str *b);
+TL_API tlrt_str *tlrt_str_concat(tlrt *R, const tlrt_str *a, const tlrt_str *b, int line, int col);
 TL_API bool tlrt_str_eq(const tlrt_str *a, const tlrt_str *b);
 /* does s hold exactly these n bytes? (a string literal in a `match` pattern) */
 TL_API bool tlrt_str_is(const tlrt_str *s, const char *bytes, int64_t n);
@@ -122,6 +122,9 @@ TL_API void tlrt_fmt_bool(tlrt *R, bool v);
 TL_API void tlrt_fmt_number(tlrt *R, double v, int dtype, int prec);
 TL_API void tlrt_fmt_char(tlrt *R, uint32_t c); /* UTF-8 */
 TL_API void tlrt_fmt_str(tlrt *R, const tlrt_str *s);
+/* dbg: as Rust's `{:?}` writes them, quoted and escaped ("a\"b\n", '\''); else as above */
+TL_API void tlrt_fmt_char_as(tlrt *R, uint32_t c, bool dbg);
+TL_API void tlrt_fmt_str_as(tlrt *R, const tlrt_str *s, bool dbg);
 TL_API void tlrt_fmt_tensor(tlrt *R, tl_tensor *t, int prec, int line, int col);
 TL_API void tlrt_fmt_print(tlrt *R, bool newline);
 TL_API tlrt_str *tlrt_fmt_take(tlrt *R);

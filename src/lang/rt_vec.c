@@ -9,17 +9,19 @@
 #include <string.h>
 
 /* the most bytes one Vec or HashMap array may take, as a tensor's TL_MAX_NUMEL: a
- * count past it is "capacity overflow" (as Rust says), never a wrapped size or an
+ * count past it is an error (Rust's "capacity overflow"), never a wrapped size or an
  * allocation the machine cannot make */
 #define VEC_MAX_BYTES ((int64_t)1 << 40)
 
-/* n elements of size bytes, or a run-time error */
-static void *xrealloc_n(tlrt *R, void *p, int64_t n, int64_t size) {
-  if (n < 0 || (size > 0 && n > VEC_MAX_BYTES / size))
-    tlrt_fail(R, 0, 0, "capacity overflow: %" PRId64 " elements of %" PRId64 " bytes are more than 2^40 bytes", n, size);
+/* n elements of size bytes for what (at line:col), or a run-time error saying why */
+static void *xrealloc_n(tlrt *R, void *p, int64_t n, int64_t size, const char *what, int line, int col) {
+  if (n < 0) tlrt_fail(R, line, col, "%s: %s %" PRId64 " is negative", what, strstr(what, "capacity") ? "capacity" : "length", n);
+  if (size > 0 && n > VEC_MAX_BYTES / size)
+    tlrt_fail(R, line, col, "%s: %" PRId64 " elements of %" PRId64 " bytes are more than a Vec or HashMap may hold, 2^40 bytes (1099511627776)",
+              what, n, size);
   size_t bytes = (size_t)(n * size);
   void *q = realloc(p, bytes ? bytes : 1);
-  if (!q) tlrt_fail(R, 0, 0, "out of memory (asking for %zu bytes)", bytes);
+  if (!q) tlrt_fail(R, line, col, "%s: out of memory (asking for %zu bytes)", what, bytes);
   return q;
 }
 
@@ -46,28 +48,26 @@ static void vec_drop(tlrt *R, tlrt_obj *o) {
   free(v->data);
 }
 
-tlrt_vec *tlrt_vec_new(tlrt *R, int32_t esz, int32_t ekind, int64_t cap) {
-  if (cap < 0) tlrt_fail(R, 0, 0, "capacity overflow");
+tlrt_vec *tlrt_vec_new(tlrt *R, int32_t esz, int32_t ekind, int64_t cap, const char *what, int line, int col) {
+  void *data = cap ? xrealloc_n(R, NULL, cap, esz, what, line, col) : NULL; /* checked before the object exists */
   tlrt_vec *v = tlrt_obj_new(R, sizeof *v, vec_drop);
   v->esz = esz;
   v->ekind = ekind;
-  if (cap) {
-    v->data = xrealloc_n(R, NULL, cap, esz);
-    v->cap = cap;
-  }
+  v->data = data;
+  v->cap = cap;
   return v;
 }
 
-void tlrt_vec_grow(tlrt *R, tlrt_vec *v, int64_t need) {
+void tlrt_vec_grow(tlrt *R, tlrt_vec *v, int64_t need, int line, int col) {
   if (need <= v->cap) return;
   int64_t cap = v->cap ? v->cap * 2 : 4;
   if (cap < need) cap = need;
-  v->data = xrealloc_n(R, v->data, cap, v->esz);
+  v->data = xrealloc_n(R, v->data, cap, v->esz, "a Vec growing", line, col);
   v->cap = cap;
 }
 
-tlrt_vec *tlrt_str_chars(tlrt *R, const tlrt_str *s) {
-  tlrt_vec *v = tlrt_vec_new(R, sizeof(uint32_t), TLRT_EK_PLAIN, s->len); /* at most a char a byte */
+tlrt_vec *tlrt_str_chars(tlrt *R, const tlrt_str *s, int line, int col) {
+  tlrt_vec *v = tlrt_vec_new(R, sizeof(uint32_t), TLRT_EK_PLAIN, s->len, "chars", line, col); /* at most a char a byte */
   const unsigned char *p = (const unsigned char *)s->data;
   for (int64_t i = 0; i < s->len;) {
     int n = p[i] < 0x80 ? 1 : p[i] < 0xE0 ? 2 : p[i] < 0xF0 ? 3 : 4;
@@ -79,9 +79,9 @@ tlrt_vec *tlrt_str_chars(tlrt *R, const tlrt_str *s) {
   return v;
 }
 
-void tlrt_vec_clone_into(tlrt *R, tlrt_vec **pv) {
+void tlrt_vec_clone_into(tlrt *R, tlrt_vec **pv, int line, int col) {
   tlrt_vec *old = *pv;
-  tlrt_vec *v = tlrt_vec_new(R, old->esz, old->ekind, old->len);
+  tlrt_vec *v = tlrt_vec_new(R, old->esz, old->ekind, old->len, "a Vec copied before a write", line, col);
   if (old->len) memcpy(v->data, old->data, (size_t)old->len * (size_t)old->esz);
   v->len = old->len;
   elems_retain(R, v->ekind, v->data, v->len);
@@ -106,7 +106,7 @@ void tlrt_vec_remove_at(tlrt *R, tlrt_vec *v, int64_t i, void *out, int line, in
 void *tlrt_vec_insert_at(tlrt *R, tlrt_vec *v, int64_t i, int line, int col) {
   if ((uint64_t)i > (uint64_t)v->len)
     tlrt_fail(R, line, col, "insertion index (is %" PRId64 ") should be <= len (is %" PRId64 ")", i, v->len);
-  tlrt_vec_grow(R, v, v->len + 1);
+  tlrt_vec_grow(R, v, v->len + 1, line, col);
   char *p = (char *)v->data + (size_t)i * (size_t)v->esz;
   memmove(p + v->esz, p, (size_t)(v->len - i) * (size_t)v->esz);
   v->len++;
@@ -149,7 +149,7 @@ void tlrt_vec_sort(tlrt *R, tlrt_vec *v, char c) { tlrt_vec_sort_by(R, v, cmp_co
 void tlrt_vec_sort_by(tlrt *R, tlrt_vec *v, tlrt_cmp_fn cmp, void *ctx) {
   size_t n = (size_t)v->len, sz = (size_t)v->esz;
   if (n < 2) return;
-  char *a = v->data, *tmp = xrealloc_n(R, NULL, (int64_t)n, (int64_t)sz);
+  char *a = v->data, *tmp = xrealloc_n(R, NULL, (int64_t)n, (int64_t)sz, "sort", 0, 0);
   for (size_t w = 1; w < n; w *= 2) {
     for (size_t lo = 0; lo < n; lo += 2 * w) {
       size_t mid = lo + w < n ? lo + w : n, hi = lo + 2 * w < n ? lo + 2 * w : n, i = lo, j = mid, k = lo;
@@ -176,7 +176,7 @@ tlrt_vec *tlrt_tensor_to_vec(tlrt *R, tl_tensor *t, int line, int col) {
   size_t sz = tl_dtype_size(dt);
   const void *d = tl_data(t);
   if (!d) tlrt_check(R, NULL, line, col);
-  tlrt_vec *v = tlrt_vec_new(R, (int32_t)sz, TLRT_EK_PLAIN, n);
+  tlrt_vec *v = tlrt_vec_new(R, (int32_t)sz, TLRT_EK_PLAIN, n, "to_vec", line, col);
   if (n) memcpy(v->data, d, (size_t)n * sz);
   v->len = n;
   return v;
@@ -205,8 +205,8 @@ tlrt_map *tlrt_map_new(tlrt *R, int32_t ksz, int32_t kkind, int32_t vsz, int32_t
 }
 
 /* the table rebuilt for tcap slots (a power of two, at least twice the entries) */
-static void map_rehash(tlrt *R, tlrt_map *m, int64_t tcap) {
-  m->table = xrealloc_n(R, m->table, (int64_t)tcap, (int64_t)sizeof *m->table);
+static void map_rehash(tlrt *R, tlrt_map *m, int64_t tcap, int line, int col) {
+  m->table = xrealloc_n(R, m->table, (int64_t)tcap, (int64_t)sizeof *m->table, "a HashMap growing", line, col);
   memset(m->table, 0, (size_t)tcap * sizeof *m->table);
   m->tcap = tcap;
   for (int64_t e = 0; e < m->len; e++) {
@@ -217,11 +217,12 @@ static void map_rehash(tlrt *R, tlrt_map *m, int64_t tcap) {
   }
 }
 
-void tlrt_map_clone_into(tlrt *R, tlrt_map **pm) {
+void tlrt_map_clone_into(tlrt *R, tlrt_map **pm, int line, int col) {
   tlrt_map *old = *pm;
   tlrt_map *m = tlrt_map_new(R, old->ksz, old->kkind, old->vsz, old->vkind, old->hash, old->eq);
-  m->keys = xrealloc_n(R, NULL, old->len, old->ksz);
-  m->vals = xrealloc_n(R, NULL, old->len, old->vsz);
+  const char *what = "a HashMap copied before a write";
+  m->keys = xrealloc_n(R, NULL, old->len, old->ksz, what, line, col);
+  m->vals = xrealloc_n(R, NULL, old->len, old->vsz, what, line, col);
   if (old->len) {
     memcpy(m->keys, old->keys, (size_t)old->len * (size_t)old->ksz);
     memcpy(m->vals, old->vals, (size_t)old->len * (size_t)old->vsz);
@@ -229,7 +230,7 @@ void tlrt_map_clone_into(tlrt *R, tlrt_map **pm) {
   m->len = m->cap = old->len;
   elems_retain(R, m->kkind, m->keys, m->len);
   elems_retain(R, m->vkind, m->vals, m->len);
-  if (old->tcap) map_rehash(R, m, old->tcap);
+  if (old->tcap) map_rehash(R, m, old->tcap, line, col);
   R->stats.cow_clones++;
   tlrt_release(R, old);
   *pm = m;
@@ -245,18 +246,19 @@ int64_t tlrt_map_find(const tlrt_map *m, const void *key) {
   return -1;
 }
 
-int64_t tlrt_map_slot(tlrt *R, tlrt_map *m, const void *key, bool *found) {
+int64_t tlrt_map_slot(tlrt *R, tlrt_map *m, const void *key, bool *found, int line, int col) {
   int64_t e = tlrt_map_find(m, key);
   *found = e >= 0;
   if (e >= 0) return e;
   if (m->len == m->cap) {
-    m->cap = m->cap ? m->cap * 2 : 4;
-    m->keys = xrealloc_n(R, m->keys, m->cap, m->ksz);
-    m->vals = xrealloc_n(R, m->vals, m->cap, m->vsz);
+    int64_t cap = m->cap ? m->cap * 2 : 4; /* m->cap is set once both arrays have it */
+    m->keys = xrealloc_n(R, m->keys, cap, m->ksz, "a HashMap growing", line, col);
+    m->vals = xrealloc_n(R, m->vals, cap, m->vsz, "a HashMap growing", line, col);
+    m->cap = cap;
   }
   e = m->len++;
   memcpy((char *)m->keys + (size_t)e * (size_t)m->ksz, key, (size_t)m->ksz);
-  if (m->len * 2 > m->tcap) map_rehash(R, m, m->tcap ? m->tcap * 2 : 8);
+  if (m->len * 2 > m->tcap) map_rehash(R, m, m->tcap ? m->tcap * 2 : 8, line, col);
   else {
     size_t s = (size_t)(m->hash(key) & (uint64_t)(m->tcap - 1));
     while (m->table[s]) s = (s + 1) & (size_t)(m->tcap - 1);
@@ -272,7 +274,7 @@ void tlrt_map_remove_at(tlrt *R, tlrt_map *m, int64_t i) {
   memmove(k, k + m->ksz, (size_t)(m->len - i - 1) * (size_t)m->ksz);
   memmove(v, v + m->vsz, (size_t)(m->len - i - 1) * (size_t)m->vsz);
   m->len--;
-  map_rehash(R, m, m->tcap);
+  map_rehash(R, m, m->tcap, 0, 0); /* the same size as before: no new memory */
 }
 
 uint64_t tlrt_hash_bytes(const void *p, size_t n) { /* FNV-1a, then a final mix */

@@ -23,13 +23,16 @@ typedef struct tlrt_vec {
   int32_t ekind;
 } tlrt_vec;
 
-TL_API tlrt_vec *tlrt_vec_new(tlrt *R, int32_t esz, int32_t ekind, int64_t cap);
+/* An allocation that fails (a negative count, more than 2^40 bytes, no memory) is a
+ * run-time error at line:col (0: none, the run time's own copy) that names what asked
+ * for it: what is "vec![x; n]", "Vec::with_capacity", "push"... */
+TL_API tlrt_vec *tlrt_vec_new(tlrt *R, int32_t esz, int32_t ekind, int64_t cap, const char *what, int line, int col);
 /* capacity for at least need elements (doubling) */
-TL_API void tlrt_vec_grow(tlrt *R, tlrt_vec *v, int64_t need);
+TL_API void tlrt_vec_grow(tlrt *R, tlrt_vec *v, int64_t need, int line, int col);
 /* *v shared (rc > 1): replaced by a copy of its own (elements retained) */
-TL_API void tlrt_vec_clone_into(tlrt *R, tlrt_vec **v);
+TL_API void tlrt_vec_clone_into(tlrt *R, tlrt_vec **v, int line, int col);
 /* a String's chars (decoded UTF-8, as char_at reads them) as a Vec<char>: s.chars() */
-TL_API tlrt_vec *tlrt_str_chars(tlrt *R, const tlrt_str *s);
+TL_API tlrt_vec *tlrt_str_chars(tlrt *R, const tlrt_str *s, int line, int col);
 TL_API _Noreturn void tlrt_vec_oob(tlrt *R, int64_t len, int64_t i, int line, int col);
 /* what remove(i)/insert(i, x) do to the bytes: i checked (insert: i <= len) */
 TL_API void tlrt_vec_remove_at(tlrt *R, tlrt_vec *v, int64_t i, void *out, int line, int col);
@@ -49,16 +52,16 @@ TL_API tl_tensor *tlrt_vec_to_tensor(tlrt *R, const tlrt_vec *v, tl_dtype dt, in
 TL_API tlrt_vec *tlrt_tensor_to_vec(tlrt *R, tl_tensor *t, int line, int col);
 
 /* the run-time checks the generated code inlines */
-static inline void tlrt_vec_mut(tlrt *R, tlrt_vec **v) {
-  if ((*v)->h.rc > 1) tlrt_vec_clone_into(R, v);
+static inline void tlrt_vec_mut(tlrt *R, tlrt_vec **v, int line, int col) {
+  if ((*v)->h.rc > 1) tlrt_vec_clone_into(R, v, line, col);
 }
 static inline int64_t tlrt_vec_ix(tlrt *R, const tlrt_vec *v, int64_t i, int line, int col) {
   if (__builtin_expect((uint64_t)i >= (uint64_t)v->len, 0)) tlrt_vec_oob(R, v->len, i, line, col);
   return i;
 }
 /* the slot of a pushed element (capacity grown first) */
-static inline void *tlrt_vec_push_slot(tlrt *R, tlrt_vec *v) {
-  if (__builtin_expect(v->len == v->cap, 0)) tlrt_vec_grow(R, v, v->len + 1);
+static inline void *tlrt_vec_push_slot(tlrt *R, tlrt_vec *v, int line, int col) {
+  if (__builtin_expect(v->len == v->cap, 0)) tlrt_vec_grow(R, v, v->len + 1, line, col);
   return (char *)v->data + (size_t)v->esz * (size_t)v->len++;
 }
 
@@ -78,15 +81,15 @@ typedef struct tlrt_map {
 } tlrt_map;
 
 TL_API tlrt_map *tlrt_map_new(tlrt *R, int32_t ksz, int32_t kkind, int32_t vsz, int32_t vkind, tlrt_hash_fn hash, tlrt_eq_fn eq);
-TL_API void tlrt_map_clone_into(tlrt *R, tlrt_map **m);
-static inline void tlrt_map_mut(tlrt *R, tlrt_map **m) {
-  if ((*m)->h.rc > 1) tlrt_map_clone_into(R, m);
+TL_API void tlrt_map_clone_into(tlrt *R, tlrt_map **m, int line, int col);
+static inline void tlrt_map_mut(tlrt *R, tlrt_map **m, int line, int col) {
+  if ((*m)->h.rc > 1) tlrt_map_clone_into(R, m, line, col);
 }
 /* the entry number of key, or -1 */
 TL_API int64_t tlrt_map_find(const tlrt_map *m, const void *key);
 /* the entry of key: found (*found true), or a new last entry whose key and value bytes
  * the caller fills */
-TL_API int64_t tlrt_map_slot(tlrt *R, tlrt_map *m, const void *key, bool *found);
+TL_API int64_t tlrt_map_slot(tlrt *R, tlrt_map *m, const void *key, bool *found, int line, int col);
 /* entry i removed (its key and value already released or moved out by the caller); the
  * later entries keep their order */
 TL_API void tlrt_map_remove_at(tlrt *R, tlrt_map *m, int64_t i);

@@ -189,6 +189,10 @@ tl_ty *sema_resolve_type(sema *s, const tl_type *t) {
       tl_diag_error(s->diag, t->line, t->col, "unknown tensor dtype `%s` (bool, i32, i64, f32 or f64)", t->dtype);
       return TY_ERR;
     }
+    if (t->rank > TL_MAX_DIMS) { /* a tensor has at most TL_MAX_DIMS axes: no value could have it */
+      tl_diag_error(s->diag, t->line, t->col, "a tensor's rank is at most %d, not %lld", TL_MAX_DIMS, (long long)t->rank);
+      return TY_ERR;
+    }
     return sema_tensor(s, dt, t->rank >= 0 ? (int)t->rank : -1);
   }
   if (!strcmp(t->name, "Option") || !strcmp(t->name, "Result")) return sema_option_resolve(s, t);
@@ -459,12 +463,9 @@ static tl_ty *check_binary_at(sema *s, tl_node *n, tl_ty *expect, bool hint_only
     tl_ty *v = sema_vec_compare(s, n, l, r);
     if (v) return v;
   }
-  if (cmp && l->kind == r->kind && l->kind != TY_STRUCT && l->kind != TY_UNIT && l->kind != TY_RANGE && l->kind != TY_FN) {
-    if ((l->kind == TY_BOOL) && op != TL_TOK_EQ && op != TL_TOK_NE) goto bad;
-    return TY_BOOL_T;
-  }
+  if (cmp && l->kind == r->kind && l->kind != TY_STRUCT && l->kind != TY_UNIT && l->kind != TY_RANGE && l->kind != TY_FN)
+    return TY_BOOL_T; /* bools too, `false < true` as in Rust (and as cmp and sort order them) */
   if (!cmp && tl_ty_is_numeric(l) && l->kind == r->kind) return l;
-bad:
   if (tl_ty_is_numeric(l) && tl_ty_is_numeric(r)) {
     sema_error(s, n, "mismatched types: %s %s %s", tl_ty_name(l, a, sizeof a), tl_tok_name(op),
                tl_ty_name(r, b, sizeof b));

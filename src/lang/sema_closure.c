@@ -40,6 +40,37 @@ bool sema_fn_fits(const tl_ty *want, const tl_ty *have) {
   return !want->fn_ret || !have->fn_ret || sema_ty_fits(want->fn_ret, have->fn_ret);
 }
 
+/* A Vec, HashMap, Option or tuple type is one shared struct for each list of its type
+ * arguments as their C form has them: tensors without dtype or rank, tuples as their
+ * struct. A fn type among them is erased so too, parameter by parameter, and two fn
+ * types are the same argument only with the same parameters and result: one
+ * `Vec<fn(i64) -> i64>` and another `Vec<fn(f32) -> f32>` (issue 22). */
+static tl_ty *erase_one(sema *s, tl_ty *t) {
+  if (!t) return t;
+  if (t->kind == TY_TENSOR && (t->dtype >= 0 || t->rank >= 0 || t->ent_cols)) return sema_tensor(s, -1, -1);
+  if (tl_ty_is_tuple(t) && t->elems) return sema_struct_ty(s, t->st);
+  if (t->kind == TY_FN) return sema_fn_erase(s, t);
+  return t;
+}
+
+tl_ty *sema_fn_erase(sema *s, tl_ty *t) {
+  tl_ty *params[64];
+  if (t->kind != TY_FN || t->fn_nparams > 64) return t;
+  for (int i = 0; i < t->fn_nparams; i++) params[i] = erase_one(s, t->fn_params[i]);
+  return sema_fn_type(s, params, t->fn_nparams, erase_one(s, t->fn_ret));
+}
+
+bool sema_ty_same_erased(const tl_ty *a, const tl_ty *b) {
+  if (!a || !b) return a == b;
+  if (a->kind != b->kind) return false;
+  if (a->kind == TY_STRUCT) return a->st == b->st;
+  if (a->kind != TY_FN) return true;
+  if (a->fn_nparams != b->fn_nparams) return false;
+  for (int i = 0; i < a->fn_nparams; i++)
+    if (!sema_ty_same_erased(a->fn_params[i], b->fn_params[i])) return false;
+  return sema_ty_same_erased(a->fn_ret, b->fn_ret);
+}
+
 /* "fn(i64, f32) -> bool", "fn()" (a unit result is not written), "fn(i64) -> _" */
 void sema_fn_name(const tl_ty *t, char *buf, size_t size) {
   size_t len = (size_t)snprintf(buf, size, "fn(");

@@ -46,6 +46,12 @@ bool sema_ty_same(const tl_ty *a, const tl_ty *b) {
   if (a == b) return true;
   if (a->kind != b->kind) return false;
   if (a->kind == TY_TENSOR) return a->dtype == b->dtype && a->rank == b->rank;
+  if (a->kind == TY_FN) { /* one instance per signature: `Box<fn(i64) -> i64>`, `Box<fn(f32) -> f32>` */
+    if (a->fn_nparams != b->fn_nparams || !a->fn_ret != !b->fn_ret) return false;
+    for (int i = 0; i < a->fn_nparams; i++)
+      if (!sema_ty_same(a->fn_params[i], b->fn_params[i])) return false;
+    return !a->fn_ret || sema_ty_same(a->fn_ret, b->fn_ret);
+  }
   if (a->kind != TY_STRUCT) return true;
   if (a->st != b->st) return false;
   if (!a->st->is_tuple) return true;
@@ -180,7 +186,7 @@ static bool struct_bounds(sema *s, gen_tmpl *g, tl_ty **args, int line, int col)
       if (sema_trait_satisfies(s, args[i], b->name)) continue;
       char t[256];
       tl_diag_error(s->diag, line, col, "the trait bound `%s: %s` is not satisfied", tl_ty_name(args[i], t, sizeof t), b->name);
-      sema_trait_hint(s, b->name, p->name, g->name);
+      sema_trait_hint(s, args[i], b->name, p->name, g->name);
       ok = false;
     }
   return ok;
@@ -548,7 +554,7 @@ static bool check_bounds(sema *s, tl_node *call, const char *what, const tl_tpar
       char t[256];
       sema_error(s, from && from[i] ? from[i] : call, "the trait bound `%s: %s` is not satisfied", tl_ty_name(bind[i], t, sizeof t),
                  b->name);
-      sema_trait_hint(s, b->name, p->name, what);
+      sema_trait_hint(s, bind[i], b->name, p->name, what);
       ok = false;
     }
   return ok;
@@ -633,7 +639,8 @@ bool sema_generic_call(sema *s, tl_node *n, const char *name, tl_ty *expect, tl_
     n->lhs->type = NULL;
     return false;
   }
-  if (g->broken) {
+  if (g->broken) { /* its own errors were said; the call's written types are checked still */
+    for (const tl_type *e = n->lhs->type ? n->lhs->type->elems : NULL; e; e = e->next) sema_resolve_type(s, e);
     sema_check_rest(s, n->args);
     return true;
   }

@@ -65,6 +65,6 @@ const char *sema_gen_cname(sema *s, const char *name);
 /* sema_trait.c: a generic fn's bounds at its definition (known traits; methods called on
  * a value of a type parameter are its bounds'); a hint naming the impls of a trait */
 void sema_trait_check_generic(sema *s, gen_tmpl *g);
-void sema_trait_hint(sema *s, const char *trait, const char *tparam, const char *fn);
+void sema_trait_hint(sema *s, const tl_ty *t, const char *trait, const char *tparam, const char *fn);
 
 #endif

@@ -126,6 +126,7 @@ void sema_tuple_let(sema *s, tl_node *n);
 bool sema_tuple_fits(const tl_ty *want, const tl_ty *have);
 tl_ty *sema_tuple_join(sema *s, tl_ty *a, tl_ty *b);
 tl_ty *sema_tuple_compare(sema *s, tl_node *n, tl_ty *l, tl_ty *r);
+bool sema_tuple_eq_ok(const tl_ty *t); /* has `==`: numbers, bools, chars, Strings, tuples of them */
 void sema_tuple_name(const tl_ty *t, char *buf, size_t size);
 tl_struct_info *sema_find_struct(sema *s, const char *name);
 
@@ -162,6 +163,11 @@ tl_variant_info *sema_option_variant(sema *s, tl_node *p, const char *name, tl_t
 /* sema_closure.c: closures, fn types and values of fn type */
 tl_ty *sema_fn_type(sema *s, tl_ty **params, int n, tl_ty *ret); /* ret NULL: any result */
 bool sema_fn_fits(const tl_ty *want, const tl_ty *have);
+/* a shared struct's type arguments (Vec, HashMap, Option, tuple): fn types erased as
+ * tensors are (their tensors without dtype or rank); same_erased: do two such
+ * arguments have the same erased form (fn types by their whole signature)? */
+tl_ty *sema_fn_erase(sema *s, tl_ty *t);
+bool sema_ty_same_erased(const tl_ty *a, const tl_ty *b);
 void sema_fn_name(const tl_ty *t, char *buf, size_t size);
 tl_ty *sema_fn_resolve(sema *s, const tl_type *t); /* `fn(i64) -> i64` */
 tl_ty *sema_closure_expr(sema *s, tl_node *n, tl_ty *expect);

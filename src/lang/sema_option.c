@@ -37,12 +37,8 @@ int sema_option_ctor(const char *name) {
 static tl_ty *erase(sema *s, tl_ty *t) {
   if (t->kind == TY_TENSOR && (t->dtype >= 0 || t->rank >= 0 || t->ent_cols)) return sema_tensor(s, -1, -1);
   if (tl_ty_is_tuple(t) && t->elems) return sema_struct_ty(s, t->st);
+  if (t->kind == TY_FN) return sema_fn_erase(s, t);
   return t;
-}
-
-static bool same_erased(const tl_ty *a, const tl_ty *b) {
-  if (a->kind == TY_FN && b->kind == TY_FN) return sema_fn_fits(a, b) && sema_fn_fits(b, a); /* one per signature */
-  return a->kind == b->kind && (a->kind != TY_STRUCT || a->st == b->st);
 }
 
 /* the enum of these payloads (e NULL: Option<t>), made on first use */
@@ -52,7 +48,7 @@ static tl_struct_info *intern(sema *s, tl_ty *t, tl_ty *e) {
   for (tl_struct_info *st = s->out->structs; st; st = st->next) {
     if (!st->generic) continue;
     count++;
-    if (st->generic == kind && same_erased(st->fields[0].ty, t) && (!e || same_erased(st->fields[1].ty, e))) return st;
+    if (st->generic == kind && sema_ty_same_erased(st->fields[0].ty, t) && (!e || sema_ty_same_erased(st->fields[1].ty, e))) return st;
   }
   tl_struct_info *st = tl_arena_alloc(s->arena, sizeof *st);
   tl_field_info *f = tl_arena_alloc(s->arena, sizeof *f * 2);

@@ -26,7 +26,7 @@ static const sema_sys_entry rows[] = {
     {"char_at", 'm', "tlrt_str_char_at", "i", 'c', true},
     {"contains", 'm', "tlrt_str_contains", "s", 'b', false},
     {"substring", 'm', "tlrt_str_substring", "ii", 's', true},
-    {"concat", 'm', "tlrt_str_concat", "s", 's', false},
+    {"concat", 'm', "tlrt_str_concat", "s", 's', true},
     {"to_i64", 'm', "tlrt_str_to_i64", "", 'i', true},
     {"to_f32", 'm', "tlrt_str_to_f32", "", 'f', true},
     /* devices: the CPU is the only one for now; a device is its name as a String */

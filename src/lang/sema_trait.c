@@ -12,13 +12,34 @@
 #include <stdio.h>
 #include <string.h>
 
-/* Rust's traits that TL's builtin types have (no methods to call: the operators) */
+/* a float anywhere in t (a tuple's or a Vec's elements): no total order, NaN != NaN */
+static bool has_float(const tl_ty *t) {
+  if (tl_ty_is_float(t)) return true;
+  if (tl_ty_is_vec(t)) return t->st->targs[0] && has_float(t->st->targs[0]);
+  if (!tl_ty_is_tuple(t)) return false;
+  for (int i = 0; i < t->st->nfields; i++)
+    if (has_float(t->st->fields[i].ty)) return true;
+  return false;
+}
+
+/* does `==` compare two values of type t (sema.c's binary operators)? */
+static bool has_eq(const tl_ty *t) {
+  if (tl_ty_is_numeric(t) || t->kind == TY_BOOL || t->kind == TY_CHAR || t->kind == TY_STR) return true;
+  if (tl_ty_is_tuple(t)) return sema_tuple_eq_ok(t);
+  if (tl_ty_is_vec(t)) return sema_vec_eq_ok(t);
+  return t->kind == TY_STRUCT && t->st->is_enum && t->st->nfields == 0; /* a field-less enum's tags */
+}
+
+/* Rust's traits that TL's builtin types have (no methods to call: the operators). The
+ * comparison traits are where the operators are: PartialEq where `==` compares,
+ * PartialOrd where `<` does; Eq and Ord as those, but not on floats (as in Rust: NaN) */
 static bool builtin_satisfies(const tl_ty *t, const char *trait, bool *known) {
   *known = true;
-  if (!strcmp(trait, "Ord") || !strcmp(trait, "PartialOrd"))
-    return tl_ty_is_numeric(t) || t->kind == TY_CHAR; /* what `<` compares in TL */
-  if (!strcmp(trait, "PartialEq") || !strcmp(trait, "Eq"))
-    return tl_ty_is_numeric(t) || t->kind == TY_CHAR || t->kind == TY_BOOL || t->kind == TY_STR || tl_ty_is_tuple(t);
+  bool ord = tl_ty_is_numeric(t) || t->kind == TY_BOOL || t->kind == TY_CHAR || t->kind == TY_STR; /* `<` */
+  if (!strcmp(trait, "PartialOrd")) return ord;
+  if (!strcmp(trait, "Ord")) return ord && !has_float(t);
+  if (!strcmp(trait, "PartialEq")) return has_eq(t);
+  if (!strcmp(trait, "Eq")) return has_eq(t) && !has_float(t);
   if (!strcmp(trait, "Copy")) return tl_ty_is_numeric(t) || t->kind == TY_CHAR || t->kind == TY_BOOL;
   if (!strcmp(trait, "Clone") || !strcmp(trait, "Debug") || !strcmp(trait, "Display")) return true;
   *known = false;
@@ -40,7 +61,12 @@ bool sema_trait_satisfies(sema *s, tl_ty *t, const char *trait) {
   return ok || !known; /* an unknown trait was reported at the bound */
 }
 
-void sema_trait_hint(sema *s, const char *trait, const char *tparam, const char *fn) {
+void sema_trait_hint(sema *s, const tl_ty *t, const char *trait, const char *tparam, const char *fn) {
+  if (has_float(t) && (!strcmp(trait, "Ord") || !strcmp(trait, "Eq"))) {
+    tl_diag_hint(s->diag, "required by the bound `%s: %s` of `%s`; floats are `Partial%s`, not `%s` (%s): write `%s: Partial%s`", tparam,
+                 trait, fn, trait, trait, trait[0] == 'O' ? "a NaN is unordered" : "a NaN is not equal to itself", tparam, trait);
+    return;
+  }
   gen_tmpl *tr = sema_gen_find(s, trait, 't');
   char list[512] = "", b[128];
   size_t len = 0;

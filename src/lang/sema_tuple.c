@@ -26,14 +26,10 @@ static tl_ty *erase(sema *s, tl_ty *t) {
     r->elems = NULL;
     return r;
   }
+  if (t->kind == TY_FN) return sema_fn_erase(s, t);
   return t;
 }
 
-/* do two element types have the same erased form (the same C representation)? */
-static bool same_erased(const tl_ty *a, const tl_ty *b) {
-  if (a->kind != b->kind) return false;
-  return a->kind != TY_STRUCT || a->st == b->st;
-}
 
 void sema_tuple_name(const tl_ty *t, char *buf, size_t size) {
   size_t len = 0;
@@ -58,7 +54,7 @@ static tl_struct_info *intern(sema *s, tl_ty **elems, int n) {
     count++;
     if (st->nfields != n) continue;
     int i = 0;
-    while (i < n && same_erased(st->fields[i].ty, elems[i])) i++;
+    while (i < n && sema_ty_same_erased(st->fields[i].ty, elems[i])) i++;
     if (i == n) return st;
   }
   tl_struct_info *st = tl_arena_alloc(s->arena, sizeof *st);
@@ -195,13 +191,13 @@ tl_ty *sema_tuple_join(sema *s, tl_ty *a, tl_ty *b) {
 
 /* `==` and `!=` compare element by element: numbers, bools, chars, strings, tuples of
  * them. A tensor's `==` is a tensor, so a tuple holding one has no `==`. */
-static bool comparable(const tl_ty *t) {
+bool sema_tuple_eq_ok(const tl_ty *t) {
   if (tl_ty_is_tuple(t)) {
     for (int i = 0; i < t->st->nfields; i++)
-      if (!comparable(t->st->fields[i].ty)) return false;
+      if (!sema_tuple_eq_ok(t->st->fields[i].ty)) return false;
     return true;
   }
-  return t->kind != TY_TENSOR && t->kind != TY_STRUCT;
+  return t->kind != TY_TENSOR && t->kind != TY_STRUCT && t->kind != TY_FN; /* function values do not compare */
 }
 
 tl_ty *sema_tuple_compare(sema *s, tl_node *n, tl_ty *l, tl_ty *r) {
@@ -215,7 +211,7 @@ tl_ty *sema_tuple_compare(sema *s, tl_node *n, tl_ty *l, tl_ty *r) {
     tl_diag_hint(s->diag, "tuples compare with `==` and `!=` only; compare their fields (`t.0 < u.0`)");
     return TY_ERR;
   }
-  if (!comparable(l)) {
+  if (!sema_tuple_eq_ok(l)) {
     sema_error(s, n, "operator `%s` cannot be applied to %s", tl_tok_name(n->op), tl_ty_name(l, a, sizeof a));
     tl_diag_hint(s->diag, "`==` compares tuples of numbers, bools, chars and strings; compare the other fields one by one");
     return TY_ERR;

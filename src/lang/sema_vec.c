@@ -18,12 +18,8 @@ bool tl_ty_is_map(const tl_ty *t) { return t && t->kind == TY_STRUCT && t->st &&
 static tl_ty *erase(sema *s, tl_ty *t) {
   if (t && t->kind == TY_TENSOR && (t->dtype >= 0 || t->rank >= 0 || t->ent_cols)) return sema_tensor(s, -1, -1);
   if (t && tl_ty_is_tuple(t) && t->elems) return sema_struct_ty(s, t->st);
+  if (t && t->kind == TY_FN) return sema_fn_erase(s, t);
   return t;
-}
-
-static bool same(const tl_ty *a, const tl_ty *b) {
-  if (!a || !b) return a == b;
-  return a->kind == b->kind && (a->kind != TY_STRUCT || a->st == b->st);
 }
 
 /* the Vec (kind 'V', b NULL) or HashMap struct of these type arguments, made on first use */
@@ -34,7 +30,7 @@ static tl_ty *intern(sema *s, char kind, tl_ty *a, tl_ty *b) {
   for (tl_struct_info *st = s->out->structs; st; st = st->next) {
     if (st->generic != 'V' && st->generic != 'M') continue;
     count++;
-    if (st->generic == kind && same(st->targs[0], a) && same(st->targs[1], b)) return sema_struct_ty(s, st);
+    if (st->generic == kind && sema_ty_same_erased(st->targs[0], a) && sema_ty_same_erased(st->targs[1], b)) return sema_struct_ty(s, st);
   }
   tl_struct_info *st = tl_arena_alloc(s->arena, sizeof *st);
   char *cname = tl_arena_alloc(s->arena, 24), *name = tl_arena_alloc(s->arena, 300);
@@ -358,7 +354,9 @@ static bool unknown(const tl_ty *t) { return t && (tl_ty_is_vec(t) || tl_ty_is_m
 /* n, a value of type t where the checker saw a Vec<_> (an `if` branch, an argument):
  * its nodes get t, so the generator makes a Vec of the right element type */
 static void settle(tl_node *n, tl_ty *t) {
-  if (!n || !t || unknown(t) || !unknown(n->ty) || n->ty->st->generic != t->st->generic) return;
+  /* t may be anything the context wanted, the error type (no st) included */
+  if (!n || !(tl_ty_is_vec(t) || tl_ty_is_map(t)) || unknown(t) || !unknown(n->ty) || n->ty->st->generic != t->st->generic)
+    return;
   n->ty = t;
   if (n->kind == TL_N_BLOCK) settle(n->value, t);
   else if (n->kind == TL_N_IF) {
