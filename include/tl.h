@@ -543,7 +543,9 @@ TL_API tl_status tl_kb_set_max_tuples(tl_kb *kb, int64_t max);
  * (LANGUAGE.md §8): `parent(alice, bob).`, `anc(x, y) :- parent(x, z), anc(z, y).`,
  * `relation age(entity, i64);`, with `not`, comparisons, add/sub/mul/div/mod and `_`.
  * A name that is an argument of a fact (in text, or an entity of kb already) is an
- * entity; in a rule every other name, and `$x`, is a variable. Columns take the types
+ * entity, and so is a name in quotes (`"alice"`); in a rule every other name, and
+ * `$x`, is a variable. A bare name in a rule that is an entity, and a bare variable
+ * written once, are warnings (tl_kb_warnings). Columns take the types
  * of kb's relations, of declarations, and of what meets in them (integers when nothing
  * decides). The text is checked whole before anything is added, so an error leaves
  * kb as it was, but for a rule kb itself refuses (negation through one of its
@@ -551,6 +553,12 @@ TL_API tl_status tl_kb_set_max_tuples(tl_kb *kb, int64_t max);
  * "kb_add_rules: 2:14: unknown relation `parnet`". Implemented by the language
  * (src/lang/kb_text.c). */
 TL_API tl_status tl_kb_add_rules(tl_kb *kb, const char *text);
+/* The warnings of the last tl_kb_add_rules (the text was added all the same), a line
+ * each: "kb_add_rules: 1:27: `o` is the entity `o` here, not a variable: the fact at
+ * line 1 names it (write `$o` for a variable, or `"o"` for the entity without this
+ * warning)"; "" when there were none. Valid until the next tl_kb_add_rules or
+ * tl_kb_free; NULL for a NULL knowledge base. */
+TL_API const char *tl_kb_warnings(const tl_kb *kb);
 
 #ifdef __cplusplus
 }

@@ -75,8 +75,8 @@ static void result_free(result *r) {
   } while (0)
 
 static const char usage_text[] =
-    "usage: tl run [--emit-c] [--mem-stats] [--dot DIR] PROG.tl [ARGS...]\n"
-    "       tl build PROG.tl -o EXE\n"
+    "usage: tl run [--emit-c] [--mem-stats] [--dot DIR] [--max-tuples N] PROG.tl [ARGS...]\n"
+    "       tl build [--max-tuples N] PROG.tl -o EXE\n"
     "       tl check PROG.tl\n"
     "       tl help\n"
     "\n"
@@ -85,7 +85,9 @@ static const char usage_text[] =
     "           --mem-stats  print memory statistics when the program ends\n"
     "           --dot DIR    write every realize's graph and kernels as DIR/realize-NNNN.dot\n"
     "                        (Graphviz: dot -Tpng); DIR is created if missing (not its parent)\n"
-    "  build  compile PROG.tl into the standalone executable EXE\n"
+    "           --max-tuples N  the most tuples one Datalog relation may hold, 1 to 2147483647\n"
+    "                        (default 50000000): past it, the query is a run-time error\n"
+    "  build  compile PROG.tl into the standalone executable EXE (--max-tuples N: its limit)\n"
     "  check  report every error in PROG.tl without running it\n"
     "\n"
     "exit status: 0 success, 1 the program failed or did not compile, 2 bad command line\n"
@@ -111,29 +113,40 @@ TEST(command_unknown) {
   result_free(&r);
 }
 
+#define RUN_USAGE "usage: tl run [--emit-c] [--mem-stats] [--dot DIR] [--max-tuples N] PROG.tl [ARGS...]\n"
+
 /* a wrong command line: what is wrong and the command's usage line, exit 2 */
 TEST(command_usage_errors) {
   static const struct {
     char *argv[6];
     const char *err;
   } cases[] = {
-      {{"build/tl", "run"}, "tl: run: missing the program file\nusage: tl run [--emit-c] [--mem-stats] [--dot DIR] PROG.tl [ARGS...]\n"},
+      {{"build/tl", "run"}, "tl: run: missing the program file\nusage: tl run [--emit-c] [--mem-stats] [--dot DIR] [--max-tuples N] PROG.tl [ARGS...]\n"},
       {{"build/tl", "run", "--emit-c"},
-       "tl: run: missing the program file\nusage: tl run [--emit-c] [--mem-stats] [--dot DIR] PROG.tl [ARGS...]\n"},
+       "tl: run: missing the program file\nusage: tl run [--emit-c] [--mem-stats] [--dot DIR] [--max-tuples N] PROG.tl [ARGS...]\n"},
       {{"build/tl", "run", "--bogus", "x.tl"},
-       "tl: run: unknown option '--bogus'\nusage: tl run [--emit-c] [--mem-stats] [--dot DIR] PROG.tl [ARGS...]\n"},
+       "tl: run: unknown option '--bogus'\nusage: tl run [--emit-c] [--mem-stats] [--dot DIR] [--max-tuples N] PROG.tl [ARGS...]\n"},
       {{"build/tl", "run", "-o", "exe", "x.tl"},
-       "tl: run: unknown option '-o'\nusage: tl run [--emit-c] [--mem-stats] [--dot DIR] PROG.tl [ARGS...]\n"},
+       "tl: run: unknown option '-o'\nusage: tl run [--emit-c] [--mem-stats] [--dot DIR] [--max-tuples N] PROG.tl [ARGS...]\n"},
       {{"build/tl", "run", "--dot"},
-       "tl: run: --dot needs a directory\nusage: tl run [--emit-c] [--mem-stats] [--dot DIR] PROG.tl [ARGS...]\n"},
+       "tl: run: --dot needs a directory\nusage: tl run [--emit-c] [--mem-stats] [--dot DIR] [--max-tuples N] PROG.tl [ARGS...]\n"},
       {{"build/tl", "check"}, "tl: check: missing the program file\nusage: tl check PROG.tl\n"},
       {{"build/tl", "check", "a.tl", "b.tl"}, "tl: check: unexpected argument 'b.tl'\nusage: tl check PROG.tl\n"},
       {{"build/tl", "check", "--mem-stats", "a.tl"}, "tl: check: unknown option '--mem-stats'\nusage: tl check PROG.tl\n"},
-      {{"build/tl", "build", "x.tl"}, "tl: build: missing -o EXE, the executable to write\nusage: tl build PROG.tl -o EXE\n"},
-      {{"build/tl", "build", "x.tl", "-o"}, "tl: build: -o needs the name of the executable\nusage: tl build PROG.tl -o EXE\n"},
-      {{"build/tl", "build", "x.tl", "-o", ""}, "tl: build: -o needs the name of the executable\nusage: tl build PROG.tl -o EXE\n"},
-      {{"build/tl", "build", "-o", "a", "-o", "b"}, "tl: build: -o given twice\nusage: tl build PROG.tl -o EXE\n"},
-      {{"build/tl", "build", "-o", "exe"}, "tl: build: missing the program file\nusage: tl build PROG.tl -o EXE\n"},
+      {{"build/tl", "build", "x.tl"}, "tl: build: missing -o EXE, the executable to write\nusage: tl build [--max-tuples N] PROG.tl -o EXE\n"},
+      {{"build/tl", "build", "x.tl", "-o"}, "tl: build: -o needs the name of the executable\nusage: tl build [--max-tuples N] PROG.tl -o EXE\n"},
+      {{"build/tl", "build", "x.tl", "-o", ""}, "tl: build: -o needs the name of the executable\nusage: tl build [--max-tuples N] PROG.tl -o EXE\n"},
+      {{"build/tl", "build", "-o", "a", "-o", "b"}, "tl: build: -o given twice\nusage: tl build [--max-tuples N] PROG.tl -o EXE\n"},
+      {{"build/tl", "build", "-o", "exe"}, "tl: build: missing the program file\nusage: tl build [--max-tuples N] PROG.tl -o EXE\n"},
+      {{"build/tl", "run", "--max-tuples"}, "tl: run: --max-tuples needs a number from 1 to 2147483647\n" RUN_USAGE},
+      {{"build/tl", "run", "--max-tuples", "0", "x.tl"}, "tl: run: --max-tuples needs a number from 1 to 2147483647\n" RUN_USAGE},
+      {{"build/tl", "run", "--max-tuples", "2147483648", "x.tl"},
+       "tl: run: --max-tuples needs a number from 1 to 2147483647\n" RUN_USAGE},
+      {{"build/tl", "run", "--max-tuples", "-5", "x.tl"}, "tl: run: --max-tuples needs a number from 1 to 2147483647\n" RUN_USAGE},
+      {{"build/tl", "run", "--max-tuples", "12k", "x.tl"}, "tl: run: --max-tuples needs a number from 1 to 2147483647\n" RUN_USAGE},
+      {{"build/tl", "build", "--max-tuples", "x.tl", "-o"},
+       "tl: build: --max-tuples needs a number from 1 to 2147483647\nusage: tl build [--max-tuples N] PROG.tl -o EXE\n"},
+      {{"build/tl", "check", "--max-tuples", "5", "x.tl"}, "tl: check: unknown option '--max-tuples'\nusage: tl check PROG.tl\n"},
   };
   for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
     result r = run(cases[i].argv, NULL);
@@ -454,5 +467,45 @@ TEST(command_environment_values) {
             "tl: TL_DEBUG: 'x' is not understood (expected 0 or 1): ignored\n"
             "tl: TL_PROFILE: 'yes' is not understood (expected 0 or 1): ignored\n"
             "tl: TL_MEM_REPORT: '2' is not understood (expected 0 or 1): ignored\n");
+  result_free(&r);
+}
+
+/* --max-tuples N: the limit of tuples one relation may hold, for tl run and built into
+ * a tl build executable; Logic::max_tuples() reads it (the program sets its own limit
+ * only when it finds the default, 50000000). m holds 1000 tuples: 999 is too few */
+#define LIMIT_TAIL                                                                                                \
+  " tuples, the limit for one relation: recursion through arithmetic may not end (bound it with a comparison), " \
+  "or raise the limit with `tl run --max-tuples N` or `Logic::set_max_tuples(N)`\n"
+TEST(command_max_tuples) {
+  char *prog = "tests/lang/logic/err_max_tuples_runaway.tl";
+  const char *at_n = "tests/lang/logic/err_max_tuples_runaway.tl:12:17: runtime error: relation `n` would hold more than 1500" LIMIT_TAIL;
+  result r = run((char *[]){"build/tl", "run", "--max-tuples", "1500", prog, NULL}, NULL);
+  CHECK_RUN(r, 1, "1500 1500 1000\n", at_n);
+  result_free(&r);
+  r = run((char *[]){"build/tl", "run", "--max-tuples", "999", prog, NULL}, NULL);
+  CHECK_RUN(r, 1, "",
+            "tests/lang/logic/err_max_tuples_runaway.tl:11:51: runtime error: relation `m` would hold more than 999" LIMIT_TAIL);
+  result_free(&r);
+  char *dir = tl_test_tmpdir();
+  char *exe = dir ? tl_test_path(dir, "runaway") : NULL;
+  CHECK(exe != NULL);
+  if (!exe) return;
+  r = run((char *[]){"build/tl", "build", "--max-tuples", "1500", prog, "-o", exe, NULL}, NULL);
+  CHECK_RUN(r, 0, "", "");
+  result_free(&r);
+  r = run((char *[]){exe, NULL}, NULL);
+  CHECK_RUN(r, 1, "1500 1500 1000\n", at_n);
+  result_free(&r);
+  unlink(exe);
+  free(exe);
+  CHECK_INT(tl_test_rm_tree(dir), 0);
+}
+
+/* warnings are printed by tl check (and tl run) and do not fail it */
+TEST(command_check_warnings) {
+  result r = run((char *[]){"build/tl", "check", "tests/lang/logic/warn_singleton.tl", NULL}, NULL);
+  char *want = slurp_path("tests/lang/logic/warn_singleton.err");
+  CHECK_RUN(r, 0, "", want ? want : "(missing)");
+  free(want);
   result_free(&r);
 }

@@ -104,7 +104,8 @@ TEST(kb_text_errors) {
               "kb_add_rules: 2:1: expected '.' to end the fact or ':-' to start a rule's body, found identifier 'q'");
   CHECK_FAILS(ctx, kb, "p(a).\nq(x) :- r(x).", "kb_add_rules: 2:9: unknown relation `r`");
   CHECK_FAILS(ctx, kb, "p(a).\nq(x) :- not p(x).", "kb_add_rules: 2:15: unbound variable `x`");
-  CHECK_FAILS(ctx, kb, "p(a).\nq(x) :- p(x), y > 2.", "kb_add_rules: 2:15: unbound variable `y`");
+  CHECK_FAILS(ctx, kb, "p(a).\nq(x) :- p(x), y > 2.",
+              "kb_add_rules: 2:15: unbound variable `y` (no fact names an entity `y`, so here it is a variable)");
   CHECK_FAILS(ctx, kb, "age(ann, 30).\nage(bob, old).",
               "kb_add_rules: 2:10: argument 2 of `age` is used both as an entity and as an integer");
   CHECK_FAILS(ctx, kb, "p(a).\np(a, b).", "kb_add_rules: 2:1: `p` takes 1 argument, not 2");
@@ -116,7 +117,7 @@ TEST(kb_text_errors) {
   CHECK_FAILS(ctx, kb, "out of memory.",
               "kb_add_rules: 1:1: only facts, rules and relation declarations go in rule text (and 1 more error)");
   CHECK_FAILS(ctx, kb, "p(a).\nq(x) :- p(x), \"out of memory\".",
-              "kb_add_rules: 2:15: expected a term (a name, an integer, `$x` or `_`), found a string");
+              "kb_add_rules: 2:15: a string in a fact, rule or query names an entity: letters, digits and `_`");
   /* every one of them left kb as it was */
   CHECK_INT(tl_kb_entity_count(kb), 0);
   CHECK_INT(tl_kb_count(kb, "p"), -1);
@@ -140,10 +141,57 @@ TEST(kb_text_facts_on_one_line) {
   CHECK_INT(tl_kb_add_rules(kb, "edge(a, b). edge(b, c). edge(c, d).\npath(x, y) :- edge(x, y). path(x, z) :- path(x, y), edge(y, z)."), TL_OK);
   CHECK_INT(tl_kb_count(kb, "edge"), 3);
   CHECK_INT(tl_kb_count(kb, "path"), 6); /* ab ac ad bc bd cd */
-  /* no space after the dot: a method call, which rule text does not hold */
+  /* no space after the dot: said at the dot (it read as a method call on the fact) */
   CHECK_FAILS(ctx, kb, "edge(d, e).edge(e, f).",
-              "kb_add_rules: 1:1: only facts, rules and relation declarations go in rule text (and 1 more error)");
+              "kb_add_rules: 1:11: a space or a line end must follow the `.` that ends a fact or a rule");
+  CHECK_FAILS(ctx, kb, "p(x) :- edge(x, _).q(y) :- edge(_, y).",
+              "kb_add_rules: 1:19: a space or a line end must follow the `.` that ends a fact or a rule");
   CHECK_INT(tl_kb_count(kb, "edge"), 3);
   tl_kb_free(kb);
   tl_shutdown(ctx);
+}
+
+/* a bare name in a rule that is an entity, and a bare variable written once, are
+ * warnings: the text is added, tl_kb_warnings says what and where (issue 22: with
+ * `alloc(p, o).` the rule `pt(v, o) :- alloc(v, o).` silently gave one row) */
+TEST(kb_text_warnings) {
+  tl_ctx *ctx = tl_init();
+  tl_kb *kb = tl_kb_new(ctx);
+  CHECK_STR(tl_kb_warnings(kb), ""); /* nothing added yet */
+  CHECK_INT(tl_kb_add_rules(kb, "alloc(p, o).\nalloc(q, h).\npt(v, o) :- alloc(v, o).\n"), TL_OK);
+  CHECK_STR(tl_kb_warnings(kb), "kb_add_rules: 3:7: `o` is the entity `o` here, not a variable: the fact at line 1 "
+                                "names it (write `$o` for a variable, or `\"o\"` for the entity without this warning)\n");
+  CHECK_INT(tl_kb_count(kb, "pt"), 1); /* what the rule says: only allocations of o */
+  /* `$o` is the variable; `"o"` the entity, without a warning; the warnings are the
+   * last call's */
+  CHECK_INT(tl_kb_add_rules(kb, "pt2(v, $o) :- alloc(v, $o).\nat_o(v) :- alloc(v, \"o\").\n"), TL_OK);
+  CHECK_STR(tl_kb_warnings(kb), "");
+  CHECK_ROWS(Q(kb, "pt2", tl_kb_var("v"), tl_kb_var("o")), 2, 2, 0, 1, 2, 3); /* p o, q h */
+  CHECK_ROWS(Q(kb, "at_o", tl_kb_var("v")), 1, 1, 0);
+  /* an entity of the knowledge base itself; a variable written once */
+  CHECK_INT(tl_kb_entity(kb, "zed"), 4);
+  CHECK_INT(tl_kb_add_rules(kb, "to_zed(x) :- alloc(x, zed).\nhas(x) :- alloc(x, y).\n"), TL_OK);
+  CHECK_STR(tl_kb_warnings(kb),
+            "kb_add_rules: 1:23: `zed` is the entity `zed` here, not a variable: the knowledge base has it (write "
+            "`$zed` for a variable, or `\"zed\"` for the entity without this warning)\n"
+            "kb_add_rules: 2:20: `y` occurs only once in this rule, so it is a variable that matches any value (no "
+            "fact names an entity `y`: write `_` for any value, or `\"y\"` for the entity)\n");
+  CHECK_INT(tl_kb_count(kb, "has"), 2);
+  /* a rule's name in quotes is an entity though no fact names it */
+  CHECK_INT(tl_kb_add_rules(kb, "marked(\"nobody\").\nis_marked(x) :- marked(x), x == \"nobody\".\n"), TL_OK);
+  CHECK_ROWS(Q(kb, "is_marked", tl_kb_var("x")), 1, 1, 5);
+  CHECK_STR(tl_kb_entity_name(kb, 5), "nobody");
+  /* an error is the first error, though a warning comes before it; the warnings stay */
+  CHECK_FAILS(ctx, kb, "w(v) :- alloc(v, o).\nbad(x) :- not alloc(x, _).\n",
+              "kb_add_rules: 2:21: unbound variable `x`");
+  CHECK_STR(tl_kb_warnings(kb), "kb_add_rules: 1:18: `o` is the entity `o` here, not a variable: the knowledge base "
+                                "has it (write `$o` for a variable, or `\"o\"` for the entity without this warning)\n");
+  CHECK_FAILS(ctx, kb, "p(\"two words\").",
+              "kb_add_rules: 1:3: a string in a fact, rule or query names an entity: letters, digits and `_`");
+  CHECK_FAILS(ctx, kb, "p(\"_\").",
+              "kb_add_rules: 1:3: a string in a fact, rule or query names an entity: letters, digits and `_`");
+  CHECK(tl_kb_warnings(NULL) == NULL);
+  CHECK_STR(tl_last_error(NULL), "kb_warnings: the knowledge base is NULL");
+  tl_kb_free(kb);
+  TEST_SHUTDOWN(ctx);
 }

@@ -20,8 +20,8 @@
 extern char **environ;
 
 static const char usage_text[] =
-    "usage: tl run [--emit-c] [--mem-stats] [--dot DIR] PROG.tl [ARGS...]\n"
-    "       tl build PROG.tl -o EXE\n"
+    "usage: tl run [--emit-c] [--mem-stats] [--dot DIR] [--max-tuples N] PROG.tl [ARGS...]\n"
+    "       tl build [--max-tuples N] PROG.tl -o EXE\n"
     "       tl check PROG.tl\n"
     "       tl help\n"
     "\n"
@@ -30,7 +30,9 @@ static const char usage_text[] =
     "           --mem-stats  print memory statistics when the program ends\n"
     "           --dot DIR    write every realize's graph and kernels as DIR/realize-NNNN.dot\n"
     "                        (Graphviz: dot -Tpng); DIR is created if missing (not its parent)\n"
-    "  build  compile PROG.tl into the standalone executable EXE\n"
+    "           --max-tuples N  the most tuples one Datalog relation may hold, 1 to 2147483647\n"
+    "                        (default 50000000): past it, the query is a run-time error\n"
+    "  build  compile PROG.tl into the standalone executable EXE (--max-tuples N: its limit)\n"
     "  check  report every error in PROG.tl without running it\n"
     "\n"
     "exit status: 0 success, 1 the program failed or did not compile, 2 bad command line\n"
@@ -38,8 +40,8 @@ static const char usage_text[] =
 
 typedef enum { CMD_RUN, CMD_BUILD, CMD_CHECK } command;
 static const char *const cmd_usage[] = {
-    [CMD_RUN] = "tl run [--emit-c] [--mem-stats] [--dot DIR] PROG.tl [ARGS...]",
-    [CMD_BUILD] = "tl build PROG.tl -o EXE",
+    [CMD_RUN] = "tl run [--emit-c] [--mem-stats] [--dot DIR] [--max-tuples N] PROG.tl [ARGS...]",
+    [CMD_BUILD] = "tl build [--max-tuples N] PROG.tl -o EXE",
     [CMD_CHECK] = "tl check PROG.tl",
 };
 static const char *const cmd_name[] = {[CMD_RUN] = "run", [CMD_BUILD] = "build", [CMD_CHECK] = "check"};
@@ -91,7 +93,16 @@ static int write_all(int fd, const char *p, size_t n) {
   return 0;
 }
 
-static int build(const char *path, const char *src, size_t len, const char *out) {
+/* --max-tuples N: a decimal number 1 .. 2147483647, else 0 */
+static long long max_tuples_arg(const char *a) {
+  char *end;
+  errno = 0;
+  long long v = a[0] >= '0' && a[0] <= '9' ? strtoll(a, &end, 10) : 0;
+  if (!v || errno || *end || v > INT_MAX) return 0;
+  return v;
+}
+
+static int build(const char *path, const char *src, size_t len, const char *out, long long max_tuples) {
   char dir[PATH_MAX], lib[PATH_MAX + 16], installed[PATH_MAX + 16];
   self_dir(dir, sizeof dir);
   /* beside tl (the build tree), else in ../lib (an installed PREFIX/bin/tl) */
@@ -108,10 +119,10 @@ static int build(const char *path, const char *src, size_t len, const char *out)
   tl_strbuf text = {0};
   tl_strbuf_puts(&text, c);
   free(c);
-  tl_strbuf_puts(&text, "\nint tl_lang_main(int (*)(tlrt *), const char *, int, char **);\n"
+  tl_strbuf_puts(&text, "\nint tl_lang_main(int (*)(tlrt *), const char *, int, char **, long long);\n"
                         "int main(int argc, char **argv) {\n  return tl_lang_main(tl_program_main, ");
   tl_gen_c_string(&text, path);
-  tl_strbuf_puts(&text, ", argc, argv);\n}\n");
+  tl_strbuf_printf(&text, ", argc, argv, %lldLL);\n}\n", max_tuples);
   char *all = tl_strbuf_take(&text);
   if (!all) {
     fprintf(stderr, "tl: out of memory\n");
@@ -169,6 +180,7 @@ int main(int argc, char **argv) {
   }
   const char *path = NULL, *out = NULL, *dot_dir = NULL;
   bool emit_c = false, mem_stats = false, options_done = false;
+  long long max_tuples = 0;
   int i = 2;
   while (i < argc) {
     const char *a = argv[i++];
@@ -179,6 +191,11 @@ int main(int argc, char **argv) {
       else if (cmd == CMD_RUN && !strcmp(a, "--dot")) {
         if (i >= argc || !argv[i][0]) return bad_usage(cmd, "--dot needs a directory");
         dot_dir = argv[i++];
+      }
+      else if (cmd != CMD_CHECK && !strcmp(a, "--max-tuples")) {
+        if (i >= argc || !(max_tuples = max_tuples_arg(argv[i])))
+          return bad_usage(cmd, "--max-tuples needs a number from 1 to 2147483647");
+        i++;
       }
       else if (cmd == CMD_BUILD && !strcmp(a, "-o")) {
         if (i >= argc || !argv[i][0]) return bad_usage(cmd, "-o needs the name of the executable");
@@ -201,14 +218,14 @@ int main(int argc, char **argv) {
     rc = c ? 0 : 1;
     free(c);
   } else if (cmd == CMD_BUILD) {
-    rc = build(path, src, len, out);
+    rc = build(path, src, len, out, max_tuples);
   } else if (emit_c) {
     char *c = tl_lang_compile(path, src, len, true, stderr);
     if (c) fputs(c, stdout);
     rc = c ? 0 : 1;
     free(c);
   } else { /* the program's argv[0] is its file, then ARGS */
-    tl_lang_run_options o = {.out = stdout, .err = stderr, .mem_stats = mem_stats, .dot_dir = dot_dir, .argc = argc - i + 1, .argv = argv + i - 1};
+    tl_lang_run_options o = {.out = stdout, .err = stderr, .mem_stats = mem_stats, .dot_dir = dot_dir, .argc = argc - i + 1, .argv = argv + i - 1, .max_tuples = max_tuples};
     rc = tl_lang_run_source(path, src, len, &o);
   }
   free(src);

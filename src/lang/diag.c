@@ -43,24 +43,35 @@ void tl_diag_error(tl_diag *d, int line, int col, const char *fmt, ...) {
   va_end(ap);
 }
 
-void tl_diag_verror(tl_diag *d, int line, int col, const char *fmt, va_list ap) {
+/* an error or a warning, with its source line and caret */
+static void report(tl_diag *d, bool warning, int line, int col, const char *fmt, va_list ap) {
   char msg[512];
   vsnprintf(msg, sizeof msg, fmt, ap);
-  d->errors++;
+  if (warning) d->warnings++;
+  else d->errors++;
   if (d->nat == d->capat) {
     int cap = d->capat ? d->capat * 2 : 16;
     struct tl_diag_at *na = realloc(d->at, sizeof *na * (size_t)cap);
     if (na) d->at = na, d->capat = cap;
   }
-  if (d->nat < d->capat) d->at[d->nat++] = (struct tl_diag_at){line, col, d->text.len};
-  tl_strbuf_printf(&d->text, "%s:%d:%d: error: %s\n", d->file, line, col, msg);
+  if (d->nat < d->capat) d->at[d->nat++] = (struct tl_diag_at){line, col, d->text.len, warning};
+  tl_strbuf_printf(&d->text, "%s:%d:%d: %s: %s\n", d->file, line, col, warning ? "warning" : "error", msg);
   size_t n;
   const char *text = line_text(d, line, &n);
   tl_strbuf_printf(&d->text, "%.*s\n", (int)n, text);
   for (int i = 1; i < col; i++) /* tabs stay tabs so the caret lines up */
     tl_strbuf_puts(&d->text, (size_t)(i - 1) < n && text[i - 1] == '\t' ? "\t" : " ");
   tl_strbuf_puts(&d->text, "^\n");
-  if (d->text.oom || d->nat < d->errors) d->oom = true;
+  if (d->text.oom || d->nat < d->errors + d->warnings) d->oom = true;
+}
+
+void tl_diag_verror(tl_diag *d, int line, int col, const char *fmt, va_list ap) { report(d, false, line, col, fmt, ap); }
+
+void tl_diag_warning(tl_diag *d, int line, int col, const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  report(d, true, line, col, fmt, ap);
+  va_end(ap);
 }
 
 void tl_diag_oom(tl_diag *d, int line, int col, const char *msg) {
@@ -92,7 +103,7 @@ static int by_place(const void *a, const void *b) {
 /* d->at stays in the order of the text (its starts increasing), so an error's text runs
  * to the next one's start */
 void tl_diag_sort(tl_diag *d) {
-  if (d->nat < 2 || d->text.oom || !d->text.data || d->nat != d->errors) return;
+  if (d->nat < 2 || d->text.oom || !d->text.data || d->nat != d->errors + d->warnings) return;
   placed *order = malloc(sizeof *order * (size_t)d->nat);
   char *text = malloc(d->text.len + 1);
   if (order && text) {
@@ -114,11 +125,15 @@ void tl_diag_sort(tl_diag *d) {
 }
 
 void tl_diag_limit(tl_diag *d, int max) {
-  if (max < 0 || d->errors <= max || d->text.oom || !d->text.data || d->nat != d->errors) return;
-  d->text.len = d->at[max].start; /* the text of the errors after the first max */
+  if (max < 0 || d->nat <= max || d->text.oom || !d->text.data || d->nat != d->errors + d->warnings) return;
+  int errors = 0, warnings = 0; /* of those cut */
+  for (int i = max; i < d->nat; i++) d->at[i].warning ? warnings++ : errors++;
+  d->text.len = d->at[max].start; /* the text of the diagnostics after the first max */
   d->text.data[d->text.len] = 0;
-  int more = d->errors - max;
-  tl_strbuf_printf(&d->text, "... and %d more error%s\n", more, more == 1 ? "" : "s");
+  if (errors)
+    tl_strbuf_printf(&d->text, "... and %d more error%s%s", errors, errors == 1 ? "" : "s", warnings ? " and " : "\n");
+  else tl_strbuf_puts(&d->text, "... and ");
+  if (warnings) tl_strbuf_printf(&d->text, "%d more warning%s\n", warnings, warnings == 1 ? "" : "s");
 }
 
 /* ---- did you mean ---- */

@@ -1,7 +1,8 @@
 /* diag.h — compile diagnostics of the TL language.
- * in: a file name, its source text, errors at (line, column); out: every error of
- * the file as `file:line:col: error: message`, the source line and a caret under
- * the column, in the order reported (all of them, not only the first). */
+ * in: a file name, its source text, errors and warnings at (line, column); out: each
+ * as `file:line:col: error: message` (or `warning:`), the source line and a caret
+ * under the column, in the order reported (all of them, not only the first). A
+ * warning does not fail the compilation. */
 #ifndef TL_LANG_DIAG_H
 #define TL_LANG_DIAG_H
 
@@ -17,9 +18,9 @@ typedef struct {
   const char *src;
   size_t len;
   tl_strbuf text; /* the rendered diagnostics */
-  int errors;
+  int errors, warnings;
   bool oom; /* an allocation failed while checking: the errors after it are its consequences */
-  struct tl_diag_at { int line, col; size_t start; } *at; /* where each error's text starts */
+  struct tl_diag_at { int line, col; size_t start; bool warning; } *at; /* where each one's text starts */
   int nat, capat;
   int seen_line; /* the last line looked up and where it starts: errors mostly come */
   size_t seen_at; /* in order, so finding each line does not read the file from the top */
@@ -31,11 +32,15 @@ void tl_diag_free(tl_diag *d);
 void tl_diag_error(tl_diag *d, int line, int col, const char *fmt, ...) TL_PRINTF(4, 5);
 void tl_diag_verror(tl_diag *d, int line, int col, const char *fmt, va_list ap);
 
+/* a warning: `file:line:col: warning: message`, its line and caret; counted in
+ * d->warnings, not in d->errors */
+void tl_diag_warning(tl_diag *d, int line, int col, const char *fmt, ...) TL_PRINTF(4, 5);
+
 /* an allocation failed: the error msg at (line, col), and d->oom set, so a caller can
  * say that alone (the errors after it are its consequences) */
 void tl_diag_oom(tl_diag *d, int line, int col, const char *msg);
 
-/* a hint under the last error: `  hint: message` */
+/* a hint under the last error or warning: `  hint: message` */
 void tl_diag_hint(tl_diag *d, const char *fmt, ...) TL_PRINTF(2, 3);
 
 /* "did you mean `zeros`?" under an error about a name not found: the candidates of
@@ -58,8 +63,9 @@ void tl_suggest_hint(const tl_suggest *g, tl_diag *d, const char *prefix);
  * come before the parser's); an error keeps its hints; equal places keep their order */
 void tl_diag_sort(tl_diag *d);
 
-/* keeps the first `max` errors (after sorting: the first in the file) and ends the text
- * with `... and N more errors`: a file of garbage gives a screenful, not thousands */
+/* keeps the first `max` errors and warnings (after sorting: the first in the file) and
+ * ends the text with `... and N more errors` (`and M more warnings`): a file of garbage
+ * gives a screenful, not thousands */
 #define TL_DIAG_MAX_SHOWN 50
 void tl_diag_limit(tl_diag *d, int max);
 

@@ -101,7 +101,7 @@ done:
   }
   tl_diag_sort(&diag);
   tl_diag_limit(&diag, TL_DIAG_MAX_SHOWN);
-  if (diag.errors && diag.text.data) fputs(diag.text.data, err);
+  if ((diag.errors || diag.warnings) && diag.text.data) fputs(diag.text.data, err);
   tl_modules_print(prog, err); /* each module's errors after the program's */
   tl_modules_free(prog);
   tl_diag_free(&diag);
@@ -129,6 +129,7 @@ int tl_lang_exec(tl_program_fn fn, const char *path, const tl_lang_run_options *
     R->err = o->err;
     R->argc = o->argc;
     R->argv = o->argv;
+    R->max_tuples = o->max_tuples;
     R->on_error = jb;
     bool failed = setjmp(*jb) != 0;
     if (!failed) rc = fn(R);
@@ -157,8 +158,8 @@ int tl_lang_exec(tl_program_fn fn, const char *path, const tl_lang_run_options *
   return rc;
 }
 
-int tl_lang_main(tl_program_fn fn, const char *path, int argc, char **argv) {
-  tl_lang_run_options o = {.out = stdout, .err = stderr, .argc = argc, .argv = argv};
+int tl_lang_main(tl_program_fn fn, const char *path, int argc, char **argv, long long max_tuples) {
+  tl_lang_run_options o = {.out = stdout, .err = stderr, .argc = argc, .argv = argv, .max_tuples = max_tuples};
   return tl_lang_exec(fn, path, &o);
 }
 

@@ -20,6 +20,7 @@ typedef struct {
   int argc;
   char **argv;
   struct tl_stats_out *stats; /* not NULL: the engine's statistics at exit land here */
+  long long max_tuples; /* the most tuples one relation may hold; 0: TLRT_MAX_TUPLES (rt.h) */
 } tl_lang_run_options;
 
 /* what tl_lang_exec reports back when asked (tests: laziness, loops, kernels) */
@@ -37,7 +38,8 @@ int tl_lang_run_source(const char *path, const char *src, size_t len, const tl_l
 /* runs a compiled program's entry in a fresh engine context */
 int tl_lang_exec(tl_program_fn fn, const char *path, const tl_lang_run_options *o);
 /* the `main` of a `tl build` executable: tl_lang_exec on stdout and stderr (its
- * generated C declares this prototype itself, so it only passes plain types) */
-int tl_lang_main(tl_program_fn fn, const char *path, int argc, char **argv);
+ * generated C declares this prototype itself, so it only passes plain types);
+ * max_tuples: `tl build --max-tuples N`'s, or 0 */
+int tl_lang_main(tl_program_fn fn, const char *path, int argc, char **argv, long long max_tuples);
 
 #endif

@@ -1,10 +1,12 @@
 /* logic_front.c — checks a Datalog program and lowers it to the tl_kb API's terms
  * (logic_front.h). The steps, each over the whole program in text order:
  *   define:  relations and arities (declarations first, then first appearances)
- *   resolve: atoms against relations; the entity set (every fact's symbols); column
- *            types by union-find (declarations first, a clash reported where it
- *            happens); entity ids by first appearance; rules checked (wildcards,
- *            unbound variables) and lowered; facts as rows; finally every rule
+ *   resolve: atoms against relations; the entity set (every fact's symbols, and the
+ *            names in quotes of rules); column types by union-find (declarations
+ *            first, a clash reported where it happens); entity ids by first
+ *            appearance; rules checked (wildcards, unbound variables; warnings for
+ *            a bare name that is an entity and for a variable written once) and
+ *            lowered; facts as rows; finally every rule
  *            goes through src/logic's tl_kb_rule, which finds negation that is not
  *            stratified (and re-checks the rest). */
 #include "lang/logic_front.h"
@@ -152,6 +154,19 @@ static void err_at(lf *L, int unit, int line, int col, const char *hint, const c
   L->errors++;
 }
 #define ERR(L, unit, n, hint, ...) err_at(L, unit, (n)->line, (n)->col, hint, __VA_ARGS__)
+
+/* a warning: reported, the program still compiles */
+static void warn_at(lf *L, int unit, const tl_node *at, const char *hint, const char *fmt, ...) TL_PRINTF(5, 6);
+static void warn_at(lf *L, int unit, const tl_node *at, const char *hint, const char *fmt, ...) {
+  tl_diag *d = unit_diag(L, unit);
+  char msg[512];
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(msg, sizeof msg, fmt, ap);
+  va_end(ap);
+  tl_diag_warning(d, at->line, at->col, "%s", msg);
+  if (hint) tl_diag_hint(d, "%s", hint);
+}
 
 lf *lf_new(tl_arena *a, tl_diag **diag, tl_ast_item **mod_at, int nunits, tl_kb *target) {
   lf *L = calloc(1, sizeof *L);
@@ -382,6 +397,8 @@ typedef struct {
 } varset;
 
 static bool is_any(const tl_node *t) { return t->kind == TL_N_IDENT && !strcmp(t->name, "_"); }
+/* `"alice"`: a name in quotes, always the entity (parse_logic.c) */
+static bool is_quoted(const tl_node *t) { return t->kind == TL_N_IDENT && t->op == TL_TOK_STRING; }
 #define ENT_PENDING INT64_MAX /* ents: a symbol not yet given its id */
 
 static bool is_entity_name(const lf *L, const tl_node *t) {
@@ -560,6 +577,17 @@ static void type_use(lf *L, lf_use *u) {
   }
 }
 
+/* the names in quotes of term list t (nested too) join the entity set: a rule's
+ * `"alice"` is the entity, named by a fact or not; false when out of memory */
+static bool add_quoted(lf *L, const tl_node *t) {
+  for (; t; t = t->next) {
+    if (is_quoted(t) && smap_get(&L->ents, t->name) < 0 && !smap_put(&L->ents, t->name, ENT_PENDING)) return false;
+    if (t->kind == TL_N_LOGIC && !add_quoted(L, t->args)) return false;
+    if (is_expr(t) && (!add_quoted(L, t->lhs) || !add_quoted(L, t->rhs))) return false;
+  }
+  return true;
+}
+
 /* ---- entity ids, in order of first appearance ---- */
 
 static int64_t intern(lf *L, const char *name) {
@@ -632,6 +660,27 @@ static tl_node *arith_result(tl_node *l) {
   return l->args->next->next;
 }
 
+static int occurrences(lf *L, tl_ast_item *it, const char *name);
+
+/* could term t of rule it be an entity there: an argument of an atom (not of
+ * arithmetic, not inside an expression) or a side of a comparison? */
+static bool entity_place(tl_ast_item *it, const tl_node *t) {
+  bool arith = false;
+  for (tl_node *l = it->atom; l; l = l == it->atom ? it->body : l->next) {
+    if (is_cmp_node(l)) {
+      if (l->lhs == t || l->rhs == t) return true;
+      continue;
+    }
+    if (builtin_op(l->name, &arith) >= 0 && arith) continue;
+    for (tl_node *a = l->args; a; a = a->next)
+      if (a == t) return true;
+  }
+  return false;
+}
+
+static const char *const UNBOUND_HINT = "a variable takes its values from a positive atom of the body (or an "
+                                         "arithmetic result); `not` and comparisons only test them";
+
 /* every variable gets its values from a positive atom or as an arithmetic result;
  * the wildcard only where it means "any value" */
 static bool check_rule(lf *L, tl_ast_item *it) {
@@ -698,13 +747,155 @@ static bool check_rule(lf *L, tl_ast_item *it) {
       if (is_cmp_node(l)) at = var_in(L, l->lhs, c.vs.names[named]), at = at ? at : var_in(L, l->rhs, c.vs.names[named]);
       for (tl_node *a = is_cmp_node(l) ? NULL : l->args; a && !at; a = a->next) at = var_in(L, a, c.vs.names[named]);
     }
-    ERR(L, it->unit, at ? at : c.vs.first[named],
-        "a variable takes its values from a positive atom of the body (or an arithmetic result); `not` and "
-        "comparisons only test them",
-        "unbound variable `%s`", c.vs.names[named]);
+    at = at ? at : c.vs.first[named];
+    const char *name = c.vs.names[named];
+    if (at->kind == TL_N_LVAR || occurrences(L, it, name) > 1 || !entity_place(it, at)) {
+      ERR(L, it->unit, at, UNBOUND_HINT, "unbound variable `%s`", name);
+      return false;
+    }
+    /* a bare name written once: most likely meant as a constant */
+    char hint[600];
+    snprintf(hint, sizeof hint, "%s; for the entity `%s` write `\"%s\"`", UNBOUND_HINT, name, name);
+    ERR(L, it->unit, at, hint, "unbound variable `%s` (no fact names an entity `%s`, so here it is a variable)", name,
+        name);
     return false;
   }
   return true;
+}
+
+/* ---- warnings: a bare name that is an entity, a variable written once ---- */
+
+typedef void (*term_fn)(tl_node *t, void *arg);
+
+/* fn on term t and the terms inside it */
+static void each_term(tl_node *t, term_fn fn, void *arg) {
+  if (!t) return;
+  fn(t, arg);
+  if (is_expr(t)) each_term(t->lhs, fn, arg), each_term(t->rhs, fn, arg);
+}
+
+/* fn on every term of a rule, in text order */
+static void each_rule_term(tl_ast_item *it, term_fn fn, void *arg) {
+  for (tl_node *l = it->atom; l; l = l == it->atom ? it->body : l->next) {
+    if (is_cmp_node(l)) each_term(l->lhs, fn, arg), each_term(l->rhs, fn, arg);
+    else
+      for (tl_node *a = l->args; a; a = a->next) each_term(a, fn, arg);
+  }
+}
+
+/* the first name `name` among the terms of list t (nested too); only a quoted one when
+ * quoted */
+static const tl_node *find_name(const tl_node *t, const char *name, bool quoted) {
+  for (; t; t = t->next) {
+    const tl_node *x = NULL;
+    if (t->kind == TL_N_IDENT && (!quoted || is_quoted(t)) && !strcmp(t->name, name)) return t;
+    if (t->kind == TL_N_LOGIC) x = find_name(t->args, name, quoted);
+    if (is_expr(t)) x = find_name(t->lhs, name, quoted), x = x ? x : find_name(t->rhs, name, quoted);
+    if (x) return x;
+  }
+  return NULL;
+}
+
+/* "line 3" in unit, "family.tl:3" in another */
+static void place(const lf *L, int unit, int at_unit, int line, char *buf, size_t n) {
+  if (at_unit == unit) snprintf(buf, n, "line %d", line);
+  else snprintf(buf, n, "%s:%d", unit_diag(L, at_unit)->file, line);
+}
+
+/* what makes `name` an entity, said from unit: "the fact at line 3 names it" */
+static void entity_source(const lf *L, int unit, const char *name, char *buf, size_t n) {
+  char at[300];
+  for (int i = 0; i < L->nitems; i++) {
+    const tl_ast_item *it = L->items[i];
+    const tl_node *x = NULL;
+    if (it->kind == TL_ITEM_FACT) x = find_name(it->atom->args, name, false);
+    if (it->kind == TL_ITEM_RULE) x = find_name(it->atom, name, true), x = x ? x : find_name(it->body, name, true);
+    if (!x) continue;
+    place(L, unit, it->unit, x->line, at, sizeof at);
+    snprintf(buf, n, it->kind == TL_ITEM_FACT ? "the fact at %s names it" : "%s names it in quotes", at);
+    return;
+  }
+  for (const lf_use *u = L->uses; u; u = u->next)
+    for (int k = 0; u->fact && k < u->nargs; k++)
+      if (u->args[k].kind == LF_ARG_NAME && !strcmp(u->args[k].node->name, name)) {
+        place(L, unit, u->unit, u->at->line, at, sizeof at);
+        snprintf(buf, n, "the fact at %s names it", at);
+        return;
+      }
+  snprintf(buf, n, "the knowledge base has it");
+}
+
+typedef struct {
+  lf *L;
+  int unit;
+  const char *seen[256];
+  int n;
+} ent_warn;
+
+/* a bare name that is an entity: said once a rule, at its first place */
+static void warn_entity(tl_node *t, void *arg) {
+  ent_warn *w = arg;
+  if (t->kind != TL_N_IDENT || is_any(t) || is_quoted(t) || !is_entity_name(w->L, t)) return;
+  for (int i = 0; i < w->n; i++)
+    if (!strcmp(w->seen[i], t->name)) return;
+  if (w->n < 256) w->seen[w->n++] = t->name;
+  char why[400], hint[300];
+  entity_source(w->L, w->unit, t->name, why, sizeof why);
+  snprintf(hint, sizeof hint, "write `$%s` for a variable, or `\"%s\"` for the entity without this warning", t->name,
+           t->name);
+  warn_at(w->L, w->unit, t, hint, "`%s` is the entity `%s` here, not a variable: %s", t->name, t->name, why);
+}
+
+typedef struct {
+  lf *L;
+  const char *names[256];
+  tl_node *first[256];
+  int count[256];
+  int n;
+} var_count;
+
+static void count_var(tl_node *t, void *arg) {
+  var_count *c = arg;
+  const char *v = t->kind == TL_N_IDENT || t->kind == TL_N_LVAR ? var_name(c->L, t) : NULL;
+  if (!v) return;
+  for (int i = 0; i < c->n; i++)
+    if (!strcmp(c->names[i], v)) {
+      c->count[i]++;
+      return;
+    }
+  if (c->n == 256) return;
+  c->names[c->n] = v;
+  c->first[c->n] = t;
+  c->count[c->n++] = 1;
+}
+
+/* a bare name written once in a checked rule matches anything: as Soufflé and Prolog
+ * do, say so (a constant meant, or a typo); `$x` once is meant */
+static void warn_singletons(lf *L, tl_ast_item *it) {
+  var_count c = {.L = L};
+  each_rule_term(it, count_var, &c);
+  for (int i = 0; i < c.n; i++) {
+    if (c.count[i] != 1 || c.first[i]->kind != TL_N_IDENT) continue;
+    char hint[400];
+    snprintf(hint, sizeof hint, "no fact names an entity `%s`: write `_` for any value, or `\"%s\"` for the entity",
+             c.names[i], c.names[i]);
+    warn_at(L, it->unit, c.first[i], hint, "`%s` occurs only once in this rule, so it is a variable that matches any value",
+            c.names[i]);
+  }
+}
+
+/* how often variable `name` is written in rule it */
+static int occurrences(lf *L, tl_ast_item *it, const char *name) {
+  var_count c = {.L = L};
+  each_rule_term(it, count_var, &c);
+  for (int i = 0; i < c.n; i++)
+    if (!strcmp(c.names[i], name)) return c.count[i];
+  return 0;
+}
+
+static void warn_rule(lf *L, tl_ast_item *it) {
+  ent_warn w = {.L = L, .unit = it->unit};
+  each_rule_term(it, warn_entity, &w);
 }
 
 /* ---- lowering to tl_kb terms ---- */
@@ -949,6 +1140,10 @@ int lf_resolve(lf *L) {
     if (L->items[i]->kind == TL_ITEM_FACT && !bad[i])
       for (tl_node *a = L->items[i]->atom->args; a; a = a->next)
         if (a->kind == TL_N_IDENT && smap_get(&L->ents, a->name) < 0 && !smap_put(&L->ents, a->name, ENT_PENDING)) goto oom;
+  for (int i = 0; i < L->nitems; i++)
+    if (L->items[i]->kind == TL_ITEM_RULE && !bad[i] &&
+        (!add_quoted(L, L->items[i]->atom) || !add_quoted(L, L->items[i]->body)))
+      goto oom;
   for (lf_use *u = L->uses; u; u = u->next)
     for (int i = 0; u->fact && i < u->nargs; i++)
       if (u->args[i].kind == LF_ARG_NAME && smap_get(&L->ents, u->args[i].node->name) < 0 &&
@@ -1015,7 +1210,13 @@ int lf_resolve(lf *L) {
   if (!L->rules) goto oom;
   for (int i = 0; i < n; i++) {
     tl_ast_item *it = all[i].item;
-    if (it && it->kind == TL_ITEM_RULE && check_rule(L, it)) lower_rule(L, it);
+    if (it && it->kind == TL_ITEM_RULE) {
+      warn_rule(L, it);
+      if (check_rule(L, it)) {
+        warn_singletons(L, it);
+        lower_rule(L, it);
+      }
+    }
     if (it && it->kind == TL_ITEM_FACT) add_fact_row(L, it);
     if (L->oom) goto oom;
   }

@@ -9,10 +9,12 @@
  * variables, negation that is not stratified (found by src/logic's own tl_kb_rule
  * on a knowledge base built here, or on the target one).
  *
- * Meaning of names: a name that is an argument of a fact is a symbol, an *entity*;
- * in a rule, a name that is an entity is that entity, `$x` and every other name are
- * variables, `_` is the wildcard. Entity ids follow the first appearance in the
- * program text (a module's text counts at its `mod` line). A column's type is
+ * Meaning of names: a name that is an argument of a fact is a symbol, an *entity*,
+ * and so is a name in quotes (`"alice"`, in a rule too); in a rule, a name that is an
+ * entity is that entity (a warning when it is written bare), `$x` and every other
+ * name are variables (a bare one written once: a warning), `_` is the wildcard.
+ * Warnings go to the diagnostics as errors do. Entity ids follow the first appearance
+ * in the program text (a module's text counts at its `mod` line). A column's type is
  * declared or inferred from the constants and variables that meet in it; one that
  * nothing decides holds integers. */
 #ifndef TL_LANG_LOGIC_FRONT_H

@@ -142,7 +142,7 @@ int tl_modules_errors(const tl_program *prog) {
 void tl_modules_print(tl_program *prog, FILE *err) {
   for (int u = 1; prog && u < prog->nunits; u++) {
     tl_diag *d = prog->units[u].diag;
-    if (!d || !d->errors) continue;
+    if (!d || !(d->errors || d->warnings)) continue;
     tl_diag_sort(d);
     tl_diag_limit(d, TL_DIAG_MAX_SHOWN);
     if (d->text.data) fputs(d->text.data, err);

@@ -121,6 +121,13 @@ static void logic_report(parser *p, tl_lparse *lp, bool unwind) {
   if (unwind) longjmp(*p->recover, 1);
 }
 
+/* `p(a).q(b).`: the first fact's `.` needs a space after it; reported, and parsing
+ * goes on with the next fact */
+static void glued_end(parser *p) {
+  tl_lparse lp = logic_at(p);
+  if (tl_lparse_glued_end(&lp)) logic_report(p, &lp, false);
+}
+
 /* `?p(..)`, `$x`, a fact statement: tl_lparse_query and the like, at p's position */
 static tl_node *logic_node(parser *p, bool (*parse)(tl_lparse *, tl_node **)) {
   tl_lparse lp = logic_at(p);
@@ -138,7 +145,7 @@ tl_ast_item *parse_logic_item(parser *p, tl_ast_item *it) {
   int start = p->pos;
   bool ok = tl_lparse_item(&lp, it);
   p->pos = lp.pos;
-  if (ok) return it;
+  if (ok) return glued_end(p), it;
   logic_report(p, &lp, false);
   lp.pos = p->pos;
   tl_lparse_skip_item(&lp, start);
@@ -187,7 +194,10 @@ static tl_node *logic_call(parser *p, int kind) {
   n->name = text_of(p, name);
   parse_expect(p, TL_TOK_LPAREN, "'(' and the arguments");
   n->args = args(p, TL_TOK_RPAREN, "',' or ')' in the arguments");
-  if (kind == TL_LOGIC_FACT) parse_expect(p, TL_TOK_DOT, "'.' to end the fact");
+  if (kind == TL_LOGIC_FACT) {
+    parse_expect(p, TL_TOK_DOT, "'.' to end the fact");
+    glued_end(p);
+  }
   return n;
 }
 

@@ -5,9 +5,10 @@
  *   literal  = ("not" | "!") atom | atom | term cmp term        cmp = < <= > >= == !=
  *   atom     = ident "(" (term ("," term)*)? ")"
  *   term     = sum;  sum = product (("+" | "-") product)*;  product = unary (("*" | "/" | "%") unary)*
- *   unary    = "-" unary | int | ident | "$" ident | "(" term ")"       (`_`: the wildcard)
+ *   unary    = "-" unary | int | ident | string | "$" ident | "(" term ")"   (`_`: the wildcard)
  * What a name means (an entity, a variable, a value in scope) is the checker's
- * business. An error longjmps to the entry point, which returns false with it. */
+ * business; a name in quotes, `"alice"`, is always the entity (an IDENT node whose op
+ * is TL_TOK_STRING), so a rule can name one that a variable's name would shadow. An error longjmps to the entry point, which returns false with it. */
 #include "lang/parse_logic.h"
 
 #include <stdarg.h>
@@ -90,6 +91,30 @@ static tl_node *term(tl_lparse *lp);
 
 static tl_node *lvar(tl_lparse *lp);
 
+/* is s (n bytes) a name, as an identifier is? */
+static bool is_name(const char *s, size_t n) {
+  if (!n || (n == 1 && s[0] == '_') || (s[0] >= '0' && s[0] <= '9')) return false;
+  for (size_t i = 0; i < n; i++)
+    if (!(s[i] == '_' || (s[i] >= '0' && s[i] <= '9') || ((s[i] | 32) >= 'a' && (s[i] | 32) <= 'z'))) return false;
+  return true;
+}
+
+/* `"alice"`: the entity alice, whatever the rule's variables are called */
+static tl_node *quoted_entity(tl_lparse *lp) {
+  const tl_token *t = peek(lp);
+  if (!t->str || !is_name(t->str, t->len))
+    fail_hint(lp, lp->pos, "an entity is a name such as `alice` or `node_7`",
+              "a string in a fact, rule or query names an entity: letters, digits and `_`");
+  next(lp);
+  tl_node *n = node(lp, TL_N_IDENT, t);
+  char *s = alloc(lp, t->len + 1);
+  memcpy(s, t->str, t->len);
+  s[t->len] = 0;
+  n->name = s;
+  n->op = TL_TOK_STRING;
+  return n;
+}
+
 static tl_node *unary(tl_lparse *lp) {
   const tl_token *t = peek(lp);
   tl_node *n;
@@ -108,6 +133,7 @@ static tl_node *unary(tl_lparse *lp) {
     break;
   case TL_TOK_INT: n = node(lp, TL_N_INT, next(lp)); n->ival = t->v.i; break;
   case TL_TOK_IDENT: n = node(lp, TL_N_IDENT, next(lp)); n->name = text_of(lp, t); break;
+  case TL_TOK_STRING: n = quoted_entity(lp); break;
   case TL_TOK_DOLLAR: n = lvar(lp); break;
   case TL_TOK_LPAREN:
     next(lp);
@@ -115,9 +141,8 @@ static tl_node *unary(tl_lparse *lp) {
     expect(lp, TL_TOK_RPAREN, "')'");
     break;
   default:
-    unexpected(lp, "a term (a name, an integer, `$x` or `_`)", t->kind == TL_TOK_FLOAT || t->kind == TL_TOK_STRING
-                                                                  ? "logic arguments are entities and integers"
-                                                                  : NULL);
+    unexpected(lp, "a term (a name, an integer, `$x` or `_`)",
+               t->kind == TL_TOK_FLOAT ? "logic arguments are entities and integers" : NULL);
   }
   lp->depth--;
   return n;
@@ -228,21 +253,45 @@ bool tl_lparse_lvar(tl_lparse *lp, tl_node **out) {
   return true;
 }
 
-bool tl_lparse_fact_ahead(const tl_lparse *lp) {
-  if (peek_at(lp, 0)->kind != TL_TOK_IDENT || peek_at(lp, 1)->kind != TL_TOK_LPAREN) return false;
-  int depth = 0, i = lp->pos + 1;
-  for (; i < lp->n; i++) {
+/* the `)` closing the `(` at i, or -1 (a `;` or the end comes first) */
+static int close_of(const tl_lparse *lp, int i) {
+  for (int depth = 0; i < lp->n; i++) {
     tl_tok_kind k = lp->tok[i].kind;
     if (k == TL_TOK_LPAREN || k == TL_TOK_LBRACKET || k == TL_TOK_LBRACE) depth++;
     else if (k == TL_TOK_RPAREN || k == TL_TOK_RBRACKET || k == TL_TOK_RBRACE) {
-      if (--depth == 0) break;
-    } else if (k == TL_TOK_SEMI || k == TL_TOK_EOF) return false;
+      if (--depth == 0) return k == TL_TOK_RPAREN ? i : -1;
+    } else if (k == TL_TOK_SEMI || k == TL_TOK_EOF) return -1;
   }
-  if (i + 2 >= lp->n || lp->tok[i].kind != TL_TOK_RPAREN || lp->tok[i + 1].kind != TL_TOK_DOT) return false;
-  const tl_token *dot = &lp->tok[i + 1], *after = &lp->tok[i + 2];
-  /* a method call writes its name right after the dot; a fact's `.` is followed by a
-   * space, a line end or the end, as Prolog's end token is */
-  return after->kind != TL_TOK_IDENT || after->line > dot->line || after->offset > dot->offset + 1;
+  return -1;
+}
+
+/* is the token after the `.` at dot a name written right after it (a method's)? A
+ * fact's `.` is followed by a space, a line end or the end, as Prolog's end token is */
+static bool name_glued(const tl_lparse *lp, int dot) {
+  const tl_token *d = &lp->tok[dot], *after = &lp->tok[dot + 1];
+  return after->kind == TL_TOK_IDENT && after->line == d->line && after->offset == d->offset + 1;
+}
+
+bool tl_lparse_fact_ahead(const tl_lparse *lp) {
+  /* `p(a).q(b).` is facts written without a space, not a call and a method: every
+   * link `name(..)` and the last `.` a fact's end (tl_lparse_glued_end says so) */
+  for (int i = lp->pos; i + 1 < lp->n;) {
+    if (lp->tok[i].kind != TL_TOK_IDENT || lp->tok[i + 1].kind != TL_TOK_LPAREN) return false;
+    int close = close_of(lp, i + 1);
+    if (close < 0 || close + 2 >= lp->n || lp->tok[close + 1].kind != TL_TOK_DOT) return false;
+    if (!name_glued(lp, close + 1)) return true;
+    i = close + 2;
+  }
+  return false;
+}
+
+bool tl_lparse_glued_end(tl_lparse *lp) {
+  int dot = lp->pos - 1;
+  if (dot < 0 || lp->tok[dot].kind != TL_TOK_DOT || !name_glued(lp, dot)) return false;
+  snprintf(lp->err, sizeof lp->err, "a space or a line end must follow the `.` that ends a fact or a rule");
+  snprintf(lp->hint, sizeof lp->hint, "write `p(a). q(b).`: a name right after a `.` reads as a method call");
+  lp->err_pos = dot;
+  return true;
 }
 
 static void relation_item(tl_lparse *lp, tl_ast_item *it) {
@@ -333,7 +382,7 @@ void tl_lparse_skip_item(tl_lparse *lp, int start) {
 void tl_logic_dump_node(tl_strbuf *b, const tl_node *n) {
   switch (n->kind) {
   case TL_N_INT: tl_strbuf_printf(b, "%lld", (long long)n->ival); return;
-  case TL_N_IDENT: tl_strbuf_puts(b, n->name); return;
+  case TL_N_IDENT: tl_strbuf_printf(b, n->op == TL_TOK_STRING ? "\"%s\"" : "%s", n->name); return;
   case TL_N_LVAR: tl_strbuf_printf(b, "$%s", n->name); return;
   case TL_N_UNARY: tl_strbuf_puts(b, "(- "); tl_logic_dump_node(b, n->lhs); break;
   case TL_N_BINARY:

@@ -29,8 +29,12 @@ typedef struct {
 bool tl_lparse_lvar(tl_lparse *lp, tl_node **out);
 /* at an identifier: is this `p(...)` a fact statement? Yes when a `.` follows the `)`
  * and is not directly followed by a method's name (`p(a).len()` is a call and a
- * method; `p(a).` at the end of a line, or `p(a). p(b).` on one, are facts) */
+ * method; `p(a).` at the end of a line, or `p(a). p(b).` on one, are facts), and for
+ * `p(a).q(b).`: facts missing a space (tl_lparse_glued_end reports it) */
 bool tl_lparse_fact_ahead(const tl_lparse *lp);
+/* after a fact or a rule: is its `.` followed directly by a name (`p(a).q(b).`)? Then
+ * the error is in lp, at the `.` (the item itself is kept: the next one follows) */
+bool tl_lparse_glued_end(tl_lparse *lp);
 /* at an item that is not fn/struct/impl: a fact, a rule, `relation`, `mod`, `use` */
 bool tl_lparse_item(tl_lparse *lp, tl_ast_item *it);
 /* after a failed item that began at token `start`: past its end (a fact or a rule:

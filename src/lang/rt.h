@@ -70,6 +70,8 @@ struct tlrt {
    * that runs the program, leaving room for the library's own calls. */
   uintptr_t stack_limit;
   tl_kb *kb; /* the program's facts and rules (rt_logic.c), NULL when it has none */
+  int64_t max_tuples; /* the most tuples one relation may hold (tl run --max-tuples,
+                         Logic::set_max_tuples); 0: TLRT_MAX_TUPLES */
   /* System::exit(code) (rt_sys.c) longjmps to on_error with exiting set: no error */
   bool exiting;
   int exit_code;
@@ -185,8 +187,13 @@ typedef struct {
   int nrules;
   const tlrt_lrule *rules;
 } tlrt_lprog;
-/* before main: R->kb made from the checked program; after it: freed (an error exit
- * frees it in tlrt_free_all) */
+/* The default limit of tuples in one relation: a rule that derives without end
+ * (`n(x + 1) :- n(x).`) stops at a run-time error instead of exhausting memory. 50
+ * million is 35 times the largest closure of bench/ (tc2000, 1.4 million pairs) and
+ * about 3 GB for a relation of two columns (docs/logic.md, Limits). */
+#define TLRT_MAX_TUPLES 50000000
+/* before main: R->kb made from the checked program, under R->max_tuples; after it:
+ * freed (an error exit frees it in tlrt_free_all) */
 TL_API void tlrt_logic_begin(tlrt *R, const tlrt_lprog *P);
 TL_API void tlrt_logic_end(tlrt *R);
 /* ?rel(args): [n, k] i64 or 0-d f32; rank1: a relation call, at least 1-D */
@@ -194,6 +201,9 @@ TL_API tl_tensor *tlrt_logic_query(tlrt *R, const char *rel, int nargs, const tl
 /* a fact statement: rel(vals) asserted now */
 TL_API void tlrt_logic_fact(tlrt *R, const char *rel, int n, const int64_t *vals, int line, int col);
 TL_API tlrt_str *tlrt_entity_name(tlrt *R, int64_t id, int line, int col);
+/* Logic::set_max_tuples(n): 1 .. 2147483647, else a run-time error; Logic::max_tuples() */
+TL_API void tlrt_logic_set_max_tuples(tlrt *R, int64_t max, int line, int col);
+TL_API int64_t tlrt_logic_max_tuples(tlrt *R);
 /* a query result printed numpy-style, the columns in ent_cols (of the last axis) by name */
 TL_API void tlrt_fmt_entities(tlrt *R, tl_tensor *t, uint32_t ent_cols, int line, int col);
 

@@ -4,19 +4,30 @@
  * entity_name, and printing query results with entity names. Everything was checked
  * when the program compiled but the values a function passes (an entity's id from an
  * i64 variable), which are checked here: a run-time error at the query or fact. */
+#include <stdint.h>
 #include <string.h>
 
 #include "lang/rt.h"
 #include "logic/logic.h" /* the relations' column types, the entity count */
 
-/* a failure of the knowledge base where the program cannot have caused it */
+/* a failure of the knowledge base where the program cannot have caused it, or a
+ * relation past the limit of tuples (a rule deriving without end, most likely) */
 static _Noreturn void kb_fail(tlrt *R, int line, int col) {
+  const tl_kb *kb = R->kb;
+  if (kb && tl_last_status(R->ctx) == TL_ERR_RANGE && kb->full_rel >= 0 && kb->full_rel < kb->nrels)
+    tlrt_fail(R, line, col,
+              "relation `%s` would hold more than %lld tuples, the limit for one relation: recursion through "
+              "arithmetic may not end (bound it with a comparison), or raise the limit with `tl run --max-tuples N` "
+              "or `Logic::set_max_tuples(N)`",
+              kb->rels[kb->full_rel].name, (long long)kb->max_tuples);
   tlrt_fail(R, line, col, "%s", tl_last_error(R->ctx));
 }
 
+static int64_t max_tuples(const tlrt *R) { return R->max_tuples ? R->max_tuples : TLRT_MAX_TUPLES; }
+
 void tlrt_logic_begin(tlrt *R, const tlrt_lprog *P) {
   tl_kb *kb = R->kb = tl_kb_new(R->ctx);
-  if (!kb) kb_fail(R, 1, 1);
+  if (!kb || tl_kb_set_max_tuples(kb, max_tuples(R)) != TL_OK) kb_fail(R, 1, 1);
   for (int r = 0; r < P->nrels; r++)
     if (tl_kb_relation(kb, P->rels[r].name, P->rels[r].arity, P->rels[r].types) != TL_OK) kb_fail(R, 1, 1);
   for (int64_t e = 0; e < P->nent; e++)
@@ -63,6 +74,15 @@ void tlrt_logic_fact(tlrt *R, const char *rel, int n, const int64_t *vals, int l
     if (R->kb->rels[r].type[i] == TL_KB_ENTITY) check_entity(R, vals[i], i, rel, line, col);
   if (tl_kb_fact(R->kb, rel, n, vals) != TL_OK) kb_fail(R, line, col);
 }
+
+void tlrt_logic_set_max_tuples(tlrt *R, int64_t max, int line, int col) {
+  if (max < 1 || max > INT32_MAX)
+    tlrt_fail(R, line, col, "Logic::set_max_tuples: %lld is not between 1 and %d", (long long)max, INT32_MAX);
+  R->max_tuples = max;
+  if (R->kb && tl_kb_set_max_tuples(R->kb, max) != TL_OK) kb_fail(R, line, col);
+}
+
+int64_t tlrt_logic_max_tuples(tlrt *R) { return max_tuples(R); }
 
 tlrt_str *tlrt_entity_name(tlrt *R, int64_t id, int line, int col) {
   check_entity(R, id, 0, NULL, line, col);

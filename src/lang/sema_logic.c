@@ -3,7 +3,8 @@
  * relation calls `p(..)`, fact statements and entity_name(id) are checked here and
  * handed to it as "uses", whose arguments are classified with the scope at hand: `$x`
  * an output column, `_` any value, an integer a constant, a name in scope (or any
- * other expression) an i64 value computed when it runs, another name an entity.
+ * other expression) an i64 value computed when it runs, another name or a name in
+ * quotes (`"alice"`) an entity.
  *
  * A query's type: ground, a 0-d f32 tensor (1.0 / 0.0; a relation call: [1]); with
  * `$` variables, an i64 [n, k] tensor whose entity columns are marked in
@@ -130,6 +131,27 @@ static use_info *use_of(sema *s, tl_node *n, int nargs) {
   return ui;
 }
 
+/* `"alice"` as an argument names the entity alice (node->name); false after the error
+ * (not a name) */
+static bool quoted_name(sema *s, tl_node *a) {
+  bool ok = a->len > 0 && !(a->len == 1 && a->str[0] == '_') && !(a->str[0] >= '0' && a->str[0] <= '9');
+  for (size_t i = 0; ok && i < a->len; i++) {
+    char c = a->str[i];
+    ok = c == '_' || (c >= '0' && c <= '9') || ((c | 32) >= 'a' && (c | 32) <= 'z');
+  }
+  if (!ok) {
+    sema_error(s, a, "a string in a fact, rule or query names an entity: letters, digits and `_`");
+    tl_diag_hint(s->diag, "an entity is a name such as `alice` or `node_7`");
+    return false;
+  }
+  char *name = tl_arena_alloc(s->arena, a->len + 1);
+  if (!name) return false;
+  memcpy(name, a->str, a->len);
+  name[a->len] = 0;
+  a->name = name;
+  return true;
+}
+
 /* a query, a relation call or a fact statement */
 static tl_ty *check_use(sema *s, tl_node *n) {
   sema_logic *sl = s->logic;
@@ -193,6 +215,9 @@ static tl_ty *check_use(sema *s, tl_node *n) {
       x->col = c;
     } else if (a->kind == TL_N_IDENT && !sema_lookup(s, a->name)) {
       x->kind = LF_ARG_NAME; /* an entity: known once every fact is */
+    } else if (a->kind == TL_N_STR) { /* `"alice"`: the entity, as in a rule */
+      if (!quoted_name(s, a)) continue;
+      x->kind = LF_ARG_NAME;
     } else if (lit->kind == TL_N_INT) {
       x->kind = LF_ARG_NUM;
       x->v = lit == a ? a->ival : (int64_t)(0 - (uint64_t)lit->ival);

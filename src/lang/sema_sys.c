@@ -1,5 +1,5 @@
 /* sema_sys.c — the checker's system calls (LANGUAGE.md §10): assert, args_count,
- * args_get, System::, Env::, File::, String::from_int and the String methods. One
+ * args_get, System::, Env::, File::, Logic::, String::from_int and the String methods. One
  * table says each one's name, arguments, result and run-time function (rt_sys.h);
  * the code generator (gen_sys.c) reads the same row, found in node->len. */
 #include <string.h>
@@ -31,6 +31,9 @@ static const sema_sys_entry rows[] = {
     {"to_f32", 'm', "tlrt_str_to_f32", "", 'f', true},
     /* devices: the CPU is the only one for now; a device is its name as a String */
     {"Param::set_device", 'p', "tlrt_set_device", "s", 'u', true},
+    /* the limit of tuples in one relation (LANGUAGE.md §8) */
+    {"Logic::set_max_tuples", 'p', "tlrt_logic_set_max_tuples", "i", 'u', true},
+    {"Logic::max_tuples", 'p', "tlrt_logic_max_tuples", "", 'i', false},
     {"Device::Auto", 'v', "\"auto\"", "", 's', false},
     {"Device::Cpu", 'v', "\"cpu\"", "", 's', false},
     {"Device::Cuda", 'v', "\"cuda\"", "", 's', false},

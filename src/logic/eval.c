@@ -382,17 +382,19 @@ static tl_status bitjoin_align(tl_kb *kb, tl_logic_rel *h, tl_logic_rel *left, t
   const tl_logic_dense *dh = &h->dn, *dl = &left->dn, *dr = &right->dn;
   int64_t lo[2] = {min64(dl->lo[0], dh->lo[0]), min64(dr->lo[1], dh->lo[1])};
   int64_t hi[2] = {max64(box_hi(dl, 0), box_hi(dh, 0)), max64(box_hi(dr, 1), box_hi(dh, 1))};
-  if (tl_logic_dense_cover(kb, h, lo, hi)) return tl_last_status(kb->ctx);
+  if (tl_logic_dense_cover(kb, h, lo, hi, false)) return tl_last_status(kb->ctx);
   if (h->repr != TL_REPR_DENSE) return TL_OK;
   int64_t rlo[2] = {right->dn.lo[0], h->dn.lo[1]};
   int64_t rhi[2] = {box_hi(&right->dn, 0), box_hi(&h->dn, 1)};
-  if (right->repr == TL_REPR_DENSE && tl_logic_dense_cover(kb, right, rlo, rhi)) return tl_last_status(kb->ctx);
-  /* growing right may have grown past h's range (padding): align h to it exactly */
+  if (right->repr == TL_REPR_DENSE && tl_logic_dense_cover(kb, right, rlo, rhi, false)) return tl_last_status(kb->ctx);
+  /* growing right to h's range may have grown it past h's on other columns' account:
+   * align h to it (exactly, as the others: each padded, they outgrew each other every
+   * round until the boxes reached the cap) */
   if (right->repr == TL_REPR_DENSE && h->repr == TL_REPR_DENSE &&
       (right->dn.lo[1] != h->dn.lo[1] || right->dn.size[1] != h->dn.size[1])) {
     int64_t hlo[2] = {h->dn.lo[0], right->dn.lo[1]};
     int64_t hhi[2] = {box_hi(&h->dn, 0), box_hi(&right->dn, 1)};
-    if (tl_logic_dense_cover(kb, h, hlo, hhi)) return tl_last_status(kb->ctx);
+    if (tl_logic_dense_cover(kb, h, hlo, hhi, false)) return tl_last_status(kb->ctx);
   }
   return TL_OK;
 }
@@ -719,6 +721,7 @@ static int stratum_change(const tl_kb *kb, int s) {
 }
 
 tl_status tl_logic_eval(tl_kb *kb, int rel) {
+  kb->full_rel = -1;
   int ns = kb->nstrata;
   bool *needed = calloc((size_t)(ns ? ns : 1), sizeof *needed);
   int *stack = malloc((size_t)(ns ? ns : 1) * sizeof *stack);

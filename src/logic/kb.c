@@ -24,6 +24,7 @@ tl_kb *tl_kb_new(tl_ctx *ctx) {
   kb->repr_mode = TL_KB_AUTO;
   kb->max_tuples = TL_LOGIC_MAX_TUPLES;
   kb->err_lit = -2;
+  kb->full_rel = -1;
   return kb;
 }
 
@@ -45,7 +46,13 @@ void tl_kb_free(tl_kb *kb) {
   for (int64_t i = 0; i < kb->nent; i++) free(kb->ent_names[i]);
   free(kb->ent_names);
   free(kb->ent_slots);
+  free(kb->warnings);
   free(kb);
+}
+
+const char *tl_kb_warnings(const tl_kb *kb) {
+  if (!kb) return NULL_KB("kb_warnings"), NULL;
+  return kb->warnings ? kb->warnings : "";
 }
 
 int64_t tl_kb_entity(tl_kb *kb, const char *name) {

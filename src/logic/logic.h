@@ -175,6 +175,7 @@ typedef struct {
   uint64_t derivations;        /* head tuples produced (new or not) */
   uint64_t bit_joins;          /* rule variants run by the bit-parallel join */
   uint64_t sparse_joins;       /* rule variants run by the sparse join over a CSR */
+  uint64_t box_regrows;        /* dense boxes moved into a bigger box */
   uint64_t query_cache_hits;
   uint64_t queries;
 } tl_logic_stats;
@@ -216,6 +217,8 @@ struct tl_kb {
   /* the literal a rule error is about (-1: the head, -2: none), for the language
    * layer to point at */
   int err_lit;
+  char *warnings; /* tl_kb_warnings: the last tl_kb_add_rules' (the language fills it) */
+  int full_rel;   /* the relation the last evaluation stopped at, past max_tuples; -1 */
   tl_logic_stats stats;
 };
 
@@ -284,9 +287,11 @@ void tl_logic_store_round_begin(tl_logic_rel *r);
 int64_t tl_logic_store_round_end(tl_kb *kb, tl_logic_rel *r, tl_logic_tuples *gained);
 /* Sets count, the relation's tuples (after rounds, which do not keep it). */
 void tl_logic_store_recount(tl_logic_rel *r);
-/* A dense store's box grows to cover [lo, lo + size) on every column (NULL: keep);
- * it may turn sparse (auto mode) or fail (forced dense, too big). */
-tl_status tl_logic_dense_cover(tl_kb *kb, tl_logic_rel *r, const int64_t *lo, const int64_t *hi);
+/* A dense store's box grows to cover [lo, hi] on every column (NULL: keep), with room
+ * to spare when pad (so growing a value at a time is amortized), else exactly (the
+ * bit join's alignment of two boxes: padded, each would outgrow the other every
+ * round); it may turn sparse (auto mode) or fail (forced dense, too big). */
+tl_status tl_logic_dense_cover(tl_kb *kb, tl_logic_rel *r, const int64_t *lo, const int64_t *hi, bool pad);
 /* The cells of a box (the last column rounded up to words); INT64_MAX when it would
  * overflow. */
 int64_t tl_logic_box_cells(int arity, const int64_t *size);

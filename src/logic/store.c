@@ -480,6 +480,15 @@ static bool dense_each(const tl_logic_dense *d, int arity, int which, tl_logic_r
   return true;
 }
 
+/* a sparse store of r that could not take a tuple: full (max tuples), or no memory */
+static tl_status insert_failed(tl_kb *kb, const tl_logic_rel *r, const tl_logic_sparse *sp) {
+  if (sp->n < sp->max) return tl_logic_fail(kb, TL_ERR_NOMEM, "relation %s: out of memory", r->name);
+  kb->full_rel = (int)(r - kb->rels);
+  return tl_logic_fail(kb, TL_ERR_RANGE, "relation %s: more than %lld tuples%s", r->name, (long long)sp->max,
+                       sp->max < TL_LOGIC_MAX_TUPLES ? " (the limit tl_kb_set_max_tuples set)"
+                                                     : ", the most a relation may hold");
+}
+
 /* Dense to sparse, keeping the round's state: the old tuples, then the delta (which
  * full includes), are what the round reads; next and overflow follow as this round's. */
 static tl_status dense_to_sparse(tl_kb *kb, tl_logic_rel *r) {
@@ -498,9 +507,10 @@ static tl_status dense_to_sparse(tl_kb *kb, tl_logic_rel *r) {
   ok = ok && dense_each(d, r->arity, DN_NEXT, move_sparse, &a);
   for (int64_t k = 0; ok && k < d->noverflow; k++)
     ok = tl_logic_sparse_insert(&sp, r->arity, d->overflow + k * r->arity) >= 0;
-  if (!ok) {
+  if (!ok) { /* the box and the values outside it can be more than max tuples */
+    tl_status st = insert_failed(kb, r, &sp);
     tl_logic_sparse_free(&sp);
-    return tl_logic_fail(kb, TL_ERR_NOMEM, "relation %s: out of memory", r->name);
+    return st;
   }
   dense_free(d);
   r->sp = sp;
@@ -508,7 +518,7 @@ static tl_status dense_to_sparse(tl_kb *kb, tl_logic_rel *r) {
   return TL_OK;
 }
 
-tl_status tl_logic_dense_cover(tl_kb *kb, tl_logic_rel *r, const int64_t *lo, const int64_t *hi) {
+tl_status tl_logic_dense_cover(tl_kb *kb, tl_logic_rel *r, const int64_t *lo, const int64_t *hi, bool pad) {
   tl_logic_dense *d = &r->dn;
   int arity = r->arity;
   int64_t nlo[TL_LOGIC_MAX_ARITY] = {0}, nsize[TL_LOGIC_MAX_ARITY] = {0};
@@ -529,7 +539,7 @@ tl_status tl_logic_dense_cover(tl_kb *kb, tl_logic_rel *r, const int64_t *lo, co
     change = true;
     /* grow by half again in the directions it grew, so growing one value at a time
      * costs amortized constant work per value */
-    __int128 pad = (b - a + 1) / 2, pa = a < olo ? a - pad : a, pb = b > ohi ? b + pad : b;
+    __int128 room = pad ? (b - a + 1) / 2 : 0, pa = a < olo ? a - room : a, pb = b > ohi ? b + room : b;
     if (pa < INT64_MIN) pa = INT64_MIN;
     if (pb > INT64_MAX) pb = INT64_MAX;
     if (pb - pa + 1 > INT64_MAX) pb = pa + INT64_MAX - 1;
@@ -539,6 +549,19 @@ tl_status tl_logic_dense_cover(tl_kb *kb, tl_logic_rel *r, const int64_t *lo, co
   if (!change) return TL_OK;
   int64_t cap = tl_logic_dense_cap(kb);
   int64_t cells = overflow ? INT64_MAX : tl_logic_box_cells(arity, nsize);
+  /* near the cap, half the padding, and half again, rather than none: a box grown to
+   * its values alone near the cap was copied once per new value (`n(x + 1) :- n(x).`
+   * ran for hours before reaching the limit); halving keeps the copies logarithmic */
+  for (bool padded = true; !overflow && cells > cap && padded;) {
+    padded = false;
+    for (int c = 0; c < arity; c++) {
+      int64_t below = xlo[c] - nlo[c], above = nsize[c] - xsize[c] - below;
+      padded = padded || below > 0 || above > 0;
+      nlo[c] = xlo[c] - below / 2;
+      nsize[c] = xsize[c] + below / 2 + above / 2;
+    }
+    cells = tl_logic_box_cells(arity, nsize);
+  }
   const int64_t *ulo = nlo, *usize = nsize;
   if (cells > cap) {
     cells = overflow ? INT64_MAX : tl_logic_box_cells(arity, xsize);
@@ -553,6 +576,7 @@ tl_status tl_logic_dense_cover(tl_kb *kb, tl_logic_rel *r, const int64_t *lo, co
   }
   tl_logic_dense nd;
   bool ok = dense_alloc(&nd, arity, ulo, usize);
+  kb->stats.box_regrows++;
   move_arg a = {&nd, NULL, d, arity, DN_FULL, false, NULL};
   ok = ok && dense_each(d, arity, DN_FULL, move_dense, &a);
   a.which = DN_DELTA;
@@ -598,12 +622,7 @@ int64_t tl_logic_dense_cap(const tl_kb *kb) {
 }
 
 void tl_logic_insert_failed(tl_kb *kb, const tl_logic_rel *r) {
-  if (r->sp.n < r->sp.max) {
-    tl_logic_fail(kb, TL_ERR_NOMEM, "relation %s: out of memory", r->name);
-    return;
-  }
-  tl_logic_fail(kb, TL_ERR_RANGE, "relation %s: more than %lld tuples%s", r->name, (long long)r->sp.max,
-                r->sp.max < TL_LOGIC_MAX_TUPLES ? " (the limit tl_kb_set_max_tuples set)" : ", the most a relation may hold");
+  insert_failed(kb, r, &r->sp);
 }
 
 int tl_logic_store_insert(tl_kb *kb, tl_logic_rel *r, const int64_t *t) {
@@ -707,7 +726,7 @@ int64_t tl_logic_store_round_end(tl_kb *kb, tl_logic_rel *r, tl_logic_tuples *ga
         if (v < lo[c]) lo[c] = v;
         if (v > hi[c]) hi[c] = v;
       }
-    if (tl_logic_dense_cover(kb, r, lo, hi) != TL_OK) return -1;
+    if (tl_logic_dense_cover(kb, r, lo, hi, true) != TL_OK) return -1;
     if (r->repr == TL_REPR_SPARSE) {
       /* turned sparse: [d_begin, limit) is this round's tuples from the box, the
        * overflow follows; together they are the delta */
