@@ -142,9 +142,12 @@ test-tsan: build/tl
 # engine call recorded), each realized by the interpreter and by compiled kernels
 # (libtcc when linked: fast to compile; CHECK_NUMPY_CC=cc for the system compiler),
 # recomputed with numpy by tests/numpy/check_numpy.py; then 3,000 of its cast graphs
-# (extreme values through every dtype). NUMPY_GRAPHS, NUMPY_CAST_GRAPHS set the counts.
+# (extreme values through every dtype) and 3,000 of its special-value graphs (NaN, inf,
+# subnormals, empty axes; compared to the subnormal). NUMPY_GRAPHS, NUMPY_CAST_GRAPHS,
+# NUMPY_SPECIAL_GRAPHS set the counts.
 NUMPY_GRAPHS ?= 10000
 NUMPY_CAST_GRAPHS ?= 3000
+NUMPY_SPECIAL_GRAPHS ?= 3000
 CHECK_NUMPY_CC ?= $(if $(TCC_A),tcc,cc)
 .PHONY: check-numpy
 $(BUILD)/check_numpy: tests/numpy/check_numpy.c tests/test_diff.c $(BUILD)/libtl.a
@@ -152,6 +155,7 @@ $(BUILD)/check_numpy: tests/numpy/check_numpy.c tests/test_diff.c $(BUILD)/libtl
 check-numpy: $(BUILD)/check_numpy
 	CHECK_NUMPY_CC=$(CHECK_NUMPY_CC) /usr/bin/python3 tests/numpy/check_numpy.py $(BUILD)/check_numpy $(NUMPY_GRAPHS) 2 plain
 	CHECK_NUMPY_CC=$(CHECK_NUMPY_CC) /usr/bin/python3 tests/numpy/check_numpy.py $(BUILD)/check_numpy $(NUMPY_CAST_GRAPHS) 2 casts
+	CHECK_NUMPY_CC=$(CHECK_NUMPY_CC) /usr/bin/python3 tests/numpy/check_numpy.py $(BUILD)/check_numpy $(NUMPY_SPECIAL_GRAPHS) 2 special
 
 # memcheck over the suite, but for the tests that are long loops over the same code
 # (the 1,000-graph differential and gradient tests, the 100,000-deep chain, the

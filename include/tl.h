@@ -215,7 +215,8 @@ TL_API tl_tensor *tl_cos(tl_tensor *a);
 TL_API tl_tensor *tl_tanh(tl_tensor *a);
 TL_API tl_tensor *tl_sigmoid(tl_tensor *a);
 TL_API tl_tensor *tl_relu(tl_tensor *a);
-TL_API tl_tensor *tl_gelu(tl_tensor *a); /* tanh approximation */
+TL_API tl_tensor *tl_gelu(tl_tensor *a);      /* exact: x Phi(x) = 0.5 x (1 + erf(x / sqrt 2)) */
+TL_API tl_tensor *tl_gelu_tanh(tl_tensor *a); /* the tanh approximation (torch's approximate='tanh') */
 TL_API tl_tensor *tl_abs(tl_tensor *a);
 TL_API tl_tensor *tl_reciprocal(tl_tensor *a);
 TL_API tl_tensor *tl_logical_not(tl_tensor *a);

@@ -264,6 +264,7 @@ UNARY_TEST(tanh, "a")
 UNARY_TEST(sigmoid, "a")
 UNARY_TEST(relu, "z")
 UNARY_TEST(gelu, "a")
+UNARY_TEST(gelu_tanh, "a")
 UNARY_TEST(abs, "z")
 UNARY_TEST(reciprocal, "z")
 

@@ -4,9 +4,12 @@
  * values realized just before), on 300 graphs of casts between every dtype of extreme
  * values (±inf, NaN, ±1e30, values either side of the i32 and i64 ranges), and on 200
  * row gathers (a computed table, indices in and out of range, a view of them) with the
- * table's gradient (a scatter-add). Every graph is seeded; a mismatch prints the seed,
- * and `TL_DIFF_SEED=N build/tests/tl_tests diff_random_graphs` (TL_DIFF_CAST_SEED,
- * diff_random_casts; TL_DIFF_GATHER_SEED, diff_random_gathers) replays one graph. */
+ * table's gradient (a scatter-add), and on 400 graphs of special values (NaN, +-inf,
+ * +-0, f32 and f64 subnormals, exp's ends, empty axes) compared to the subnormal: a
+ * result that is 0 on one backend and 3.8e-44 on the other differs. Every graph is
+ * seeded; a mismatch prints the seed, and `TL_DIFF_SEED=N build/tests/tl_tests
+ * diff_random_graphs` (TL_DIFF_CAST_SEED, diff_random_casts; TL_DIFF_GATHER_SEED,
+ * diff_random_gathers; TL_DIFF_SPECIAL_SEED, diff_special_values) replays one graph. */
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -18,7 +21,8 @@
 #define NGRAPHS 1000
 #define NCAST_GRAPHS 300
 #define NGATHER_GRAPHS 200
-enum { PLAIN, CASTS, GATHERS }; /* the kinds of graph */
+#define NSPECIAL_GRAPHS 400
+enum { PLAIN, CASTS, GATHERS, SPECIAL }; /* the kinds of graph */
 #define MAX_POOL 64
 
 typedef struct {
@@ -29,6 +33,7 @@ typedef struct {
   bool used_f32; /* an f32 anywhere bounds the precision of the result */
   bool extreme;  /* the cast graphs: float leaves hold extreme values */
   bool decoy;    /* other leaf values, the same graph (the same draws from s) */
+  bool no_error; /* the special graphs: a max over an empty axis did not fail as it must */
 } gen;
 
 static uint64_t next(gen *g) { /* splitmix64 */
@@ -333,12 +338,104 @@ static tl_tensor *gather_graph(gen *g) {
   return keep(g, tl_cat(2, parts, 0));
 }
 
+/* ---- the special-value graphs ----------------------------------------------------------
+ * Float leaves of NaN, +-inf, +-0, subnormals, values whose exp is subnormal, 0 or inf,
+ * and plain ones; an axis of length 0 in a quarter of them. The steps are ops whose
+ * results both backends round alike (one correctly rounded op, exp within an ulp, sums
+ * of non-negative values), so results are compared at the scale of a subnormal. A max,
+ * min, argmax or argmin over an empty axis must fail, and the graph goes on without it. */
+static const double specials[] = {
+    NAN, INFINITY, -INFINITY, 0.0, -0.0, 1e-40, -1e-40, 1.401298464324817e-45, -3e-39, 1.1e-38, 1.5, -1.5, 0.25,
+    3, -3, -100, -88.5, -87.5, 88.5, -104, 1e30, -1e30, 5e-324, 1e-310, -2e-308, -740, -745.1, 710};
+enum { NSPECIALS = sizeof specials / sizeof specials[0] };
+
+static tl_tensor *special_leaf(gen *g, int ndim, const int64_t *shape) {
+  tl_dtype dt = pick(g, 3) ? TL_F32 : TL_F64;
+  int64_t n = 1;
+  for (int i = 0; i < ndim; i++) n *= shape[i];
+  float f[64];
+  double d[64];
+  for (int64_t i = 0; i < n && i < 64; i++) {
+    int k = pick(g, NSPECIALS);
+    d[i] = specials[g->decoy ? (k + 7) % NSPECIALS : k];
+    f[i] = (float)d[i];
+  }
+  return keep(g, tl_from_data(g->ctx, dt, ndim, shape, dt == TL_F32 ? (const void *)f : (const void *)d));
+}
+
+static tl_tensor *random_special_leaf(gen *g) {
+  int nd = 1 + pick(g, 3), empty = pick(g, 4) ? -1 : pick(g, nd);
+  int64_t s[3];
+  for (int i = 0; i < nd; i++) s[i] = i == empty ? 0 : 1 + pick(g, 4);
+  return special_leaf(g, nd, s);
+}
+
+/* a special leaf shaped to broadcast against t */
+static tl_tensor *special_partner(gen *g, tl_tensor *t) {
+  int nd = tl_ndim(t);
+  int64_t s[TL_MAX_DIMS];
+  for (int i = 0; i < nd; i++) s[i] = pick(g, 3) ? tl_dim(t, i) : 1;
+  return special_leaf(g, nd, s);
+}
+
+/* max, min, argmax or argmin over one axis or (max, min) all: an error if one is empty */
+static tl_tensor *special_extreme(gen *g, tl_tensor *t) {
+  int nd = tl_ndim(t), ax = nd ? pick(g, nd) : 0, kd = pick(g, 2), kind = pick(g, 4), all = pick(g, 4) == 0;
+  if (!nd) return t;
+  bool empty = tl_dim(t, ax) == 0;
+  for (int i = 0; all && kind < 2 && i < nd; i++) empty |= tl_dim(t, i) == 0;
+  tl_tensor *r = kind == 0   ? tl_max(t, 1, all ? NULL : &ax, kd)
+                 : kind == 1 ? tl_min(t, 1, all ? NULL : &ax, kd)
+                 : kind == 2 ? tl_argmax(t, ax, kd)
+                             : tl_argmin(t, ax, kd);
+  if (!empty) return keep(g, r);
+  if (r || !strstr(tl_last_error(g->ctx), "has length 0, and the")) g->no_error = true;
+  return r ? keep(g, r) : t;
+}
+
+static tl_tensor *special_step(gen *g, tl_tensor *t) {
+  int nd = tl_ndim(t), ax = nd ? pick(g, nd) : 0;
+  switch (pick(g, 12)) {
+  case 0: return keep(g, tl_exp(as_float(g, t)));
+  case 1: return keep(g, tl_exp(keep(g, tl_add_scalar(as_float(g, t), -100)))); /* into the subnormals */
+  case 2: return keep(g, tl_sigmoid(as_float(g, t)));
+  case 3: return keep(g, pick(g, 2) ? tl_gelu(as_float(g, t)) : tl_gelu_tanh(as_float(g, t)));
+  case 4: return keep(g, pick(g, 2) ? tl_tanh(as_float(g, t)) : tl_neg(as_float(g, t)));
+  case 5: return keep(g, pick(g, 2) ? tl_relu(t) : tl_sqrt(keep(g, tl_abs(as_float(g, t)))));
+  case 6: return keep(g, pick(g, 2) ? tl_mul(as_float(g, t), special_partner(g, t)) : tl_add(as_float(g, t), special_partner(g, t)));
+  case 7: return keep(g, pick(g, 2) ? tl_maximum(t, special_partner(g, t)) : tl_minimum(special_partner(g, t), t));
+  case 8:
+  case 9: return special_extreme(g, t);
+  case 10: /* sums of non-negative values: no cancellation, so any order agrees */
+    if (!nd) return t;
+    return keep(g, pick(g, 2) ? tl_sum(keep(g, tl_abs(as_float(g, t))), 1, &ax, pick(g, 2))
+                              : tl_mean(keep(g, tl_exp(as_float(g, t))), 1, &ax, pick(g, 2)));
+  default:
+    if (!nd) return t;
+    return keep(g, pick(g, 2) ? tl_softmax(as_float(g, t), ax) : tl_log_softmax(as_float(g, t), ax));
+  }
+}
+
+/* equal NaN and infinities; values below the smallest normal within two subnormal
+ * steps (a flushed 3.8e-44 differs from 0); others as close_enough */
+static bool close_special(tl_dtype d, double a, double b) {
+  double tiny = d == TL_F32 ? 1.1754943508222875e-38 : 2.2250738585072014e-308;
+  double step = d == TL_F32 ? 1.401298464324817e-45 : 4.9406564584124654e-324;
+  if (!isnan(a) && !isnan(b) && !isinf(a) && !isinf(b) && (fabs(a) < tiny || fabs(b) < tiny))
+    return fabs(a - b) <= 2 * step;
+  return close_enough(d, a, b);
+}
+
 /* The graph of `seed` in g (its last tensor), NULL if building failed */
 static tl_tensor *build_graph(gen *g, int mode) {
   bool extreme = mode == CASTS;
-  tl_tensor *t = mode == GATHERS ? gather_graph(g) : random_leaf(g);
-  int steps = mode == GATHERS ? 0 : 2 + pick(g, 6);
+  tl_tensor *t = mode == GATHERS ? gather_graph(g) : mode == SPECIAL ? random_special_leaf(g) : random_leaf(g);
+  int steps = mode == GATHERS ? 0 : mode == SPECIAL ? 1 + pick(g, 3) : 2 + pick(g, 6);
   for (int i = 0; i < steps && t; i++) {
+    if (mode == SPECIAL) {
+      t = special_step(g, t);
+      continue;
+    }
     if (extreme) {
       t = cast_step(g, t);
       if (t && tl_numel(t) > 4096) t = keep(g, tl_max(t, 1, (int[]){0}, 0));
@@ -354,7 +451,7 @@ static tl_tensor *build_graph(gen *g, int mode) {
 /* The graph of `seed` over other leaf values, realized and dropped: the real graph that
  * follows has its structure, so cpu replays its kernels on new buffers (replay.h). */
 static int realize_decoy(tl_ctx *ctx, uint64_t seed, int mode, char *why, size_t whylen) {
-  gen g = {seed * 0x2545F4914F6CDD1Dull + 1, ctx, {0}, 0, false, mode == CASTS, true};
+  gen g = {seed * 0x2545F4914F6CDD1Dull + 1, ctx, {0}, 0, false, mode == CASTS, true, false};
   tl_manual_seed(ctx, seed);
   tl_tensor *t = build_graph(&g, mode), *w = t ? keep(&g, tl_cast(t, TL_F64)) : NULL;
   int bad = !w || !tl_data(w);
@@ -371,7 +468,7 @@ static int eval_graph(uint64_t seed, int mode, const char *backend, double **out
                       char *why, size_t whylen) {
   /* *dt: the dtype whose tolerance applies (f32 if any f32 was involved) */
   bool extreme = mode == CASTS;
-  gen g = {seed * 0x2545F4914F6CDD1Dull + 1, tl_init(), {0}, 0, false, extreme, false};
+  gen g = {seed * 0x2545F4914F6CDD1Dull + 1, tl_init(), {0}, 0, false, extreme, false, false};
   if (!g.ctx) return 1;
   tl_set_backend(g.ctx, backend);
   if (!strcmp(backend, "cpu") && realize_decoy(g.ctx, seed, mode, why, whylen)) {
@@ -385,6 +482,9 @@ static int eval_graph(uint64_t seed, int mode, const char *backend, double **out
   tl_tensor *w = t ? keep(&g, tl_cast(t, TL_F64)) : NULL;
   if (!w) {
     snprintf(why, whylen, "building the graph failed: %s", tl_last_error(g.ctx));
+    bad = 1;
+  } else if (g.no_error) {
+    snprintf(why, whylen, "a max, min, argmax or argmin over an empty axis did not fail with its message");
     bad = 1;
   } else {
     *n = tl_numel(w);
@@ -432,7 +532,7 @@ static int run_graph(uint64_t seed, int mode, char *why, size_t whylen) {
     bad = 1;
   }
   for (int64_t i = 0; i < n && !bad; i++)
-    if (!close_enough(dt, got[i], want[i])) {
+    if (!(mode == SPECIAL ? close_special(dt, got[i], want[i]) : close_enough(dt, got[i], want[i]))) {
       snprintf(why, whylen, "element %lld of %lld (dtype %s): cpu %.9g, interp %.9g", (long long)i,
                (long long)n, tl_dtype_name(dt), got[i], want[i]);
       bad = 1;
@@ -447,7 +547,8 @@ static int run_range(uint64_t from, uint64_t to, int mode) {
   char why[512];
   for (uint64_t s = from; s < to; s++) {
     if (run_graph(s, mode, why, sizeof why)) {
-      printf("  differential mismatch%s, seed %llu: %s\n", mode == CASTS ? " (casts)" : mode == GATHERS ? " (gathers)" : "",
+      printf("  differential mismatch%s, seed %llu: %s\n",
+             mode == CASTS ? " (casts)" : mode == GATHERS ? " (gathers)" : mode == SPECIAL ? " (special values)" : "",
              (unsigned long long)s, why);
       fflush(stdout);
       failures++;
@@ -460,7 +561,10 @@ static int run_range(uint64_t from, uint64_t to, int mode) {
  * kernels is the slow part); TL_DIFF_SEED (or TL_DIFF_CAST_SEED) runs one seed */
 enum { SHARDS = 8 };
 static void run_shard(int shard, int n, int mode) {
-  const char *one = getenv(mode == CASTS ? "TL_DIFF_CAST_SEED" : mode == GATHERS ? "TL_DIFF_GATHER_SEED" : "TL_DIFF_SEED");
+  const char *one = getenv(mode == CASTS     ? "TL_DIFF_CAST_SEED"
+                           : mode == GATHERS ? "TL_DIFF_GATHER_SEED"
+                           : mode == SPECIAL ? "TL_DIFF_SPECIAL_SEED"
+                                             : "TL_DIFF_SEED");
   if (one) {
     if (shard == 0) CHECK_INT(run_range(strtoull(one, NULL, 10), strtoull(one, NULL, 10) + 1, mode), 0);
     return;
@@ -475,7 +579,9 @@ static void run_shard(int shard, int n, int mode) {
   TEST(diff_random_graphs_##k) { run_shard(k, NGRAPHS, PLAIN); }     \
   /* casts saturate (NaN gives 0) on both backends, float to int */  \
   TEST(diff_random_casts_##k) { run_shard(k, NCAST_GRAPHS, CASTS); } \
-  TEST(diff_random_gathers_##k) { run_shard(k, NGATHER_GRAPHS, GATHERS); }
+  TEST(diff_random_gathers_##k) { run_shard(k, NGATHER_GRAPHS, GATHERS); } \
+  /* NaN, inf, subnormals, empty axes: equal to the subnormal */     \
+  TEST(diff_special_values_##k) { run_shard(k, NSPECIAL_GRAPHS, SPECIAL); }
 DIFF_SHARD(0)
 DIFF_SHARD(1)
 DIFF_SHARD(2)

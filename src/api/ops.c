@@ -23,10 +23,9 @@ static tl_tensor *unary(tl_tensor *t, int op, const char *what, bool float_only)
   if (float_only && !tl_dtype_is_float(u->dtype)) u = tl_build_cast(&ctx->graph, u, TL_F32);
   else if (u->dtype == TL_BOOL && op != TL_OP_NOT)
     return tl_api_fail(ctx, mark, TL_ERR_DTYPE, "%s: not defined for bool tensors", what);
-  unsigned save = op == TL_OP_NEG ? 0
-                  : op == TL_OP_LOG || op == TL_OP_SIN || op == TL_OP_COS || op == TL_OP_ABS || op == TL_OP_GELU
-                      ? TL_AG_SAVE_IN0
-                      : TL_AG_SAVE_OUT;
+  bool reads_x = op == TL_OP_LOG || op == TL_OP_SIN || op == TL_OP_COS || op == TL_OP_ABS || op == TL_OP_GELU ||
+                 op == TL_OP_GELU_TANH; /* the gradient needs the input, not the output */
+  unsigned save = op == TL_OP_NEG ? 0 : reads_x ? TL_AG_SAVE_IN0 : TL_AG_SAVE_OUT;
   tl_tensor *out = tl_api_wrap(ctx, what, tl_build_unary(&ctx->graph, op, u), mark);
   return tl_ag_record(out, TL_AG_UNARY, 1, &t, (int64_t[]){op}, 1, save);
 }
@@ -40,6 +39,7 @@ tl_tensor *tl_cos(tl_tensor *a) { return unary(a, TL_OP_COS, "cos", true); }
 tl_tensor *tl_tanh(tl_tensor *a) { return unary(a, TL_OP_TANH, "tanh", true); }
 tl_tensor *tl_sigmoid(tl_tensor *a) { return unary(a, TL_OP_SIGMOID, "sigmoid", true); }
 tl_tensor *tl_gelu(tl_tensor *a) { return unary(a, TL_OP_GELU, "gelu", true); }
+tl_tensor *tl_gelu_tanh(tl_tensor *a) { return unary(a, TL_OP_GELU_TANH, "gelu_tanh", true); }
 tl_tensor *tl_reciprocal(tl_tensor *a) { return unary(a, TL_OP_RECIP, "reciprocal", true); }
 tl_tensor *tl_relu(tl_tensor *a) { return unary(a, TL_OP_RELU, "relu", false); }
 tl_tensor *tl_abs(tl_tensor *a) { return unary(a, TL_OP_ABS, "abs", false); }
@@ -250,11 +250,25 @@ static tl_uop *reduce_node(tl_ctx *ctx, tl_uop *u, reduce_kind kind, uint64_t ma
   return NULL;
 }
 
+/* max and min have no identity: over an empty axis they are an error, as in numpy
+ * (an identity of -inf or INT64_MIN would be a silent wrong answer) */
+static bool nonempty_axes(tl_ctx *ctx, const char *what, const char *of, const tl_uop *u, uint64_t mask) {
+  for (int i = 0; i < u->ndim; i++)
+    if ((mask >> i & 1) && u->shape[i] == 0) {
+      tl_error_set(&ctx->err, TL_ERR_SHAPE, "%s: axis %d has length 0, and the %s of no elements is undefined", what, i,
+                   of);
+      return false;
+    }
+  return true;
+}
+
 static tl_tensor *reduce(tl_tensor *t, reduce_kind kind, const char *what, int naxes,
                          const int *axes, int keepdim) {
   BEGIN(t, what);
   uint64_t mask;
   if (!axes_mask(ctx, what, t->u->ndim, naxes, axes, &mask)) return NULL;
+  if ((kind == R_MAX || kind == R_MIN) && !nonempty_axes(ctx, what, kind == R_MAX ? "maximum" : "minimum", t->u, mask))
+    return NULL;
   tl_tensor *out = tl_api_wrap(ctx, what, finish_reduce(ctx, reduce_node(ctx, t->u, kind, mask), mask, keepdim), mark);
   static const int ag_kind[] = {[R_SUM] = TL_AG_SUM, [R_PROD] = TL_AG_PROD, [R_MAX] = TL_AG_MAX,
                                 [R_MIN] = TL_AG_MIN, [R_MEAN] = TL_AG_MEAN};
@@ -268,10 +282,13 @@ tl_tensor *tl_max(tl_tensor *a, int n, const int *ax, int k) { return reduce(a, 
 tl_tensor *tl_min(tl_tensor *a, int n, const int *ax, int k) { return reduce(a, R_MIN, "min", n, ax, k); }
 tl_tensor *tl_mean(tl_tensor *a, int n, const int *ax, int k) { return reduce(a, R_MEAN, "mean", n, ax, k); }
 
-/* first index of the maximum: n - max((x == max x) * (n, n-1, ..., 1)) along the axis */
+/* first index of the maximum: n - max(hit * (n, n-1, ..., 1)) along the axis, hit
+ * where x == max x, or where x is NaN: a NaN maximum equals nothing, and the max is
+ * NaN exactly when some x is (numpy and torch give the first NaN's index) */
 static tl_tensor *arg_extreme(tl_tensor *t, int axis, int keepdim, bool is_min, const char *what) {
   BEGIN(t, what);
   if (!tl_api_axis(ctx, t->u->ndim, &axis, what)) return NULL;
+  if (!nonempty_axes(ctx, what, what, t->u, (uint64_t)1 << axis)) return NULL;
   tl_graph *g = &ctx->graph;
   tl_uop *x = t->u;
   if (is_min) x = reverse_order(g, x);
@@ -289,6 +306,8 @@ static tl_tensor *arg_extreme(tl_tensor *t, int axis, int keepdim, bool is_min, 
   uint64_t mask = (uint64_t)1 << axis;
   tl_uop *m = tl_api_reduce(ctx, x, TL_OP_RMAX, mask);
   tl_uop *eq = tl_build_binary(g, TL_OP_CMPEQ, x, tl_api_broadcast_to(ctx, m, x->ndim, x->shape));
+  if (eq && tl_dtype_is_float((tl_dtype)x->dtype))
+    eq = tl_build_binary(g, TL_OP_OR, eq, tl_build_binary(g, TL_OP_CMPNE, x, x));
   tl_uop *hit = tl_build_binary(g, TL_OP_MUL, tl_build_cast(g, eq, TL_I64), iv);
   tl_uop *best = tl_api_reduce(ctx, hit, TL_OP_RMAX, mask);
   tl_uop *r = best ? tl_build_binary(g, TL_OP_SUB, tl_build_const_like(g, best, (double)n), best) : NULL;

@@ -71,7 +71,13 @@ static tl_uop *unary_grad(rule *r, tl_uop *g) {
                     sel(r, bin(r, TL_OP_CMPLT, x, zero), konst(r, x, -1), zero));
     return mul(r, g, s);
   }
-  case TL_OP_GELU: { /* d/dx 0.5 x (1 + tanh(c (x + k x^3))) */
+  case TL_OP_GELU: { /* d/dx x Phi(x) = Phi(x) + x phi(x), phi(x) = exp(-x^2 / 2) / sqrt(2 pi) */
+    tl_uop *cdf = mul(r, konst(r, x, 0.5),
+                      bin(r, TL_OP_ADD, konst(r, x, 1), un(r, TL_OP_ERF, mul(r, x, konst(r, x, 0.7071067811865476)))));
+    tl_uop *pdf = mul(r, konst(r, x, 0.3989422804014327), un(r, TL_OP_EXP, mul(r, mul(r, x, x), konst(r, x, -0.5))));
+    return mul(r, g, bin(r, TL_OP_ADD, cdf, mul(r, x, pdf)));
+  }
+  case TL_OP_GELU_TANH: { /* d/dx 0.5 x (1 + tanh(c (x + k x^3))) */
     const double c = 0.7978845608028654, k = 0.044715;
     tl_uop *x2 = mul(r, x, x);
     tl_uop *t = un(r, TL_OP_TANH, mul(r, konst(r, x, c), mul(r, x, bin(r, TL_OP_ADD, konst(r, x, 1), mul(r, konst(r, x, k), x2)))));

@@ -57,6 +57,7 @@ static const char *math_fn(int op, int dtype) {
   case TL_OP_SIN: return f ? "sinf" : "sin";
   case TL_OP_COS: return f ? "cosf" : "cos";
   case TL_OP_TANH: return f ? "tanhf" : "tanh";
+  case TL_OP_ERF: return f ? "tl_erff" : "erf";
   case TL_OP_ABS: return f ? "fabsf" : "fabs";
   default: return NULL;
   }

@@ -2,6 +2,8 @@
 
 #include <stdint.h>
 
+#include "core/scalar.h"
+
 static const struct {
   const char *name;
   size_t size;
@@ -28,8 +30,8 @@ double tl_dtype_read(const void *data, tl_dtype d, int64_t i) {
 void tl_dtype_write(void *data, tl_dtype d, int64_t i, double v) {
   switch (d) {
   case TL_BOOL: ((uint8_t *)data)[i] = v != 0; break;
-  case TL_I32: ((int32_t *)data)[i] = (int32_t)v; break;
-  case TL_I64: ((int64_t *)data)[i] = (int64_t)v; break;
+  case TL_I32: ((int32_t *)data)[i] = tl_f64_to_i32(v); break; /* saturating, NaN 0: the casts' rule */
+  case TL_I64: ((int64_t *)data)[i] = tl_f64_to_i64(v); break;
   case TL_F32: ((float *)data)[i] = (float)v; break;
   case TL_F64: ((double *)data)[i] = v; break;
   default: break;

@@ -16,7 +16,7 @@ typedef unsigned char tl_bool;
 float expf(float), logf(float), sqrtf(float), sinf(float), cosf(float), tanhf(float),
     powf(float, float), fmodf(float, float), fabsf(float);
 double exp(double), log(double), sqrt(double), sin(double), cos(double), tanh(double),
-    pow(double, double), fmod(double, double), fabs(double);
+    pow(double, double), fmod(double, double), fabs(double), erf(double);
 
 /* max as a select: a NaN in b gives NaN, a NaN in a gives b (one rule everywhere) */
 #define TL_MAX(a, b) ((a) > (b) ? (a) : (b))
@@ -86,23 +86,46 @@ static inline tl_i64 tl_f64_to_i64(double x) {
 }
 
 /* exp for f32, vectorizable (libm's expf is an opaque call): exp(x) = 2^k p(r),
- * k = round(x / ln 2), r = x - k ln 2 in two parts, p a degree-6 Taylor polynomial
- * (|r| <= 0.35: under 2 ulp). Overflow gives inf, deep underflow 0 (no subnormals),
- * NaN stays NaN. */
+ * k = round(x / ln 2), r = x - k ln 2 in two parts, p a degree-7 Taylor polynomial
+ * (|r| <= 0.35: under 1 ulp). IEEE results at both ends, as the interpreter's (float)
+ * exp(x): 2^k is applied as two normal factors, p 2^k1 exact and then 2^k2, so a
+ * result below 2^-126 is rounded once to its subnormal (exp(-100) = 3.8e-44, not 0;
+ * 0 from x < -103.97); inf above 88.72283; NaN stays NaN. The clamp only keeps k in
+ * [-150, 128]: a value inside the range is never moved. */
 static inline float tl_expf(float x) {
-  tl_u32 lo = 0u - (tl_u32)(x < -87.0f), hi = 0u - (tl_u32)(x > 88.0f);
-  float c = tl_blend_f32(lo, -87.0f, tl_blend_f32(hi, 88.0f, x));
+  tl_u32 lo = 0u - (tl_u32)!(x >= -104.0f), hi = 0u - (tl_u32)(x > 89.0f); /* lo: NaN too */
+  float c = tl_blend_f32(lo, -104.0f, tl_blend_f32(hi, 89.0f, x));
   float t = c * 1.44269504f;
-  tl_i32 k = (tl_i32)(t + 128.5f) - 128; /* round by truncating a positive number */
+  tl_i32 k = (tl_i32)(t + 256.5f) - 256; /* round by truncating a positive number */
   float n = (float)k;
   float r = c - n * 0.693145751953125f - n * 1.428606765330187e-06f;
-  float p = 1.0f + r * (1.0f + r * (0.5f + r * (0.16666667f + r * (0.041666668f + r * (0.008333334f + r * 0.0013888889f)))));
-  float y = p * tl_bits_f32((tl_u32)(k + 127) << 23);
-  tl_u32 over = 0u - (tl_u32)(x > 88.72283f), under = 0u - (tl_u32)(x < -87.33654f);
-  tl_u32 nan = 0u - (tl_u32)(x != x);
+  float p = 1.0f + r * (1.0f + r * (0.5f + r * (0.16666667f + r * (0.041666668f + r * (0.008333334f +
+                                                                   r * (0.0013888889f + r * 0.0001984127f))))));
+  tl_i32 k1 = k / 2, k2 = k - k1; /* both in [-75, 64]: normal powers of two */
+  float y = p * tl_bits_f32((tl_u32)(k1 + 127) << 23) * tl_bits_f32((tl_u32)(k2 + 127) << 23);
+  tl_u32 over = 0u - (tl_u32)(x > 88.72283f);
   y = tl_blend_f32(over, (float)(1e308 * 10.0), y);
-  y = tl_blend_f32(under, 0.0f, y);
-  return tl_blend_f32(nan, x, y);
+  return tl_blend_f32(0u - (tl_u32)(x != x), x, y);
+}
+
+/* erf for f32, vectorizable (libm's erff is an opaque call), both parts computed and
+ * one selected: |x| < 0.9: x + x p(x^2); beyond, 1 - exp(q(|x|)) with the sign of x,
+ * q a polynomial fit of log(erfc) on [0.9, 4] (from 3.92 erf is 1 in f32, so |x| is
+ * clamped at 4). Within 1.2 ulp of libm's erf over every f32 (test
+ * special_erf_against_math_erf: a table of Python's math.erf and a sweep); NaN stays
+ * NaN, erf(+-inf) = +-1, erf(-0) = -0. */
+static inline float tl_erff(float x) {
+  float a = tl_bits_f32(tl_f32_bits(x) & 0x7fffffffu), s = x * x;
+  float p = 0.128379166f + s * (-0.376126349f + s * (0.112837151f + s * (-0.0268605091f + s * (0.00520386035f +
+                                                                     s * (-0.000817565015f + s * 8.51314544e-05f)))));
+  float small = x + x * p;
+  float b = tl_blend_f32(0u - (tl_u32)(a < 4.0f), a, 4.0f);
+  float q = 0.000320639228f + b * (-1.13025141f + b * (-0.631761074f + b * (-0.110183157f + b * (0.0265123472f +
+            b * (-0.00480863219f + b * (0.000613206124f + b * (-4.9395072e-05f + b * (2.01547823e-06f +
+            b * -1.8331562e-08f))))))));
+  float big = tl_bits_f32(tl_f32_bits(1.0f - tl_expf(q)) | (tl_f32_bits(x) & 0x80000000u));
+  float y = tl_blend_f32(0u - (tl_u32)(a < 0.9f), small, big);
+  return tl_blend_f32(0u - (tl_u32)(x != x), x, y);
 }
 
 /* integer division and remainder truncate toward zero; by zero they give 0, and

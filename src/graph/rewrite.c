@@ -83,6 +83,8 @@ static tl_value apply_float(int op, tl_dtype out, double a, double b) {
   case TL_OP_SIN: return round_float(out, sin(a));
   case TL_OP_COS: return round_float(out, cos(a));
   case TL_OP_TANH: return round_float(out, tanh(a));
+  /* f32 through the kernels' own erf: folding, interpreter and kernels agree */
+  case TL_OP_ERF: return round_float(out, out == TL_F32 ? (double)tl_erff((float)a) : erf(a));
   case TL_OP_ADD: return round_float(out, a + b);
   case TL_OP_MUL: return round_float(out, a * b);
   case TL_OP_MAX: return round_float(out, TL_MAX(a, b));

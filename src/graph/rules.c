@@ -165,10 +165,13 @@ static tl_uop *cmp_rule(tl_graph *g, tl_uop *u) {
   return tl_build_binary(g, TL_OP_OR, lt, tl_build_binary(g, TL_OP_CMPEQ, a, b));
 }
 
+/* 1 / (1 + e^-x) for x >= 0, e^x / (1 + e^x) below: one exp(-|x|) that never
+ * overflows, so sigmoid(-100) is 3.8e-44 (the quotient of a huge e^-x gave 0) */
 static tl_uop *sigmoid_rule(tl_graph *g, tl_uop *u) {
   tl_uop *x = u->src[0];
-  tl_uop *e = tl_build_unary(g, TL_OP_EXP, tl_build_unary(g, TL_OP_NEG, x));
-  return tl_build_unary(g, TL_OP_RECIP, tl_build_binary(g, TL_OP_ADD, k(g, x, 1), e));
+  tl_uop *e = tl_build_unary(g, TL_OP_EXP, tl_build_unary(g, TL_OP_NEG, tl_build_unary(g, TL_OP_ABS, x)));
+  tl_uop *num = tl_build_where(g, tl_build_binary(g, TL_OP_CMPLT, x, k(g, x, 0)), e, k(g, x, 1));
+  return tl_build_binary(g, TL_OP_DIV, num, tl_build_binary(g, TL_OP_ADD, k(g, x, 1), e));
 }
 
 static tl_uop *relu_rule(tl_graph *g, tl_uop *u) {
@@ -183,8 +186,16 @@ static tl_uop *abs_rule(tl_graph *g, tl_uop *u) {
   return tl_build_binary(g, TL_OP_MAX, x, tl_build_unary(g, TL_OP_NEG, x));
 }
 
-/* 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3))) */
+/* x Phi(x) = 0.5 x (1 + erf(x / sqrt 2)), torch's default gelu */
 static tl_uop *gelu_rule(tl_graph *g, tl_uop *u) {
+  tl_uop *x = u->src[0];
+  tl_uop *e = tl_build_unary(g, TL_OP_ERF, tl_build_binary(g, TL_OP_MUL, x, k(g, x, 0.7071067811865476)));
+  tl_uop *half_x = tl_build_binary(g, TL_OP_MUL, x, k(g, x, 0.5));
+  return tl_build_binary(g, TL_OP_MUL, half_x, tl_build_binary(g, TL_OP_ADD, e, k(g, x, 1)));
+}
+
+/* the tanh approximation: 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3))) */
+static tl_uop *gelu_tanh_rule(tl_graph *g, tl_uop *u) {
   tl_uop *x = u->src[0];
   tl_uop *x3 = tl_build_binary(g, TL_OP_MUL, x, tl_build_binary(g, TL_OP_MUL, x, x));
   tl_uop *in = tl_build_binary(g, TL_OP_ADD, x, tl_build_binary(g, TL_OP_MUL, x3, k(g, x, 0.044715)));
@@ -210,7 +221,7 @@ static const tl_rule fallback_rules[] = {
     {TL_OP_SUB, sub_rule},         {TL_OP_DIV, div_rule},   {TL_OP_MIN, min_rule},
     {TL_OP_CMPLE, cmp_rule},       {TL_OP_CMPGT, cmp_rule}, {TL_OP_CMPGE, cmp_rule},
     {TL_OP_SIGMOID, sigmoid_rule}, {TL_OP_RELU, relu_rule}, {TL_OP_ABS, abs_rule},
-    {TL_OP_GELU, gelu_rule},       {TL_OP_RANDN, randn_rule},
+    {TL_OP_GELU, gelu_rule},       {TL_OP_GELU_TANH, gelu_tanh_rule}, {TL_OP_RANDN, randn_rule},
 };
 const tl_ruleset tl_rules_fallback = {"fallback", fallback_rules, COUNT(fallback_rules)};
 

@@ -37,8 +37,9 @@
   X(VIEW, 'V', 0)                                                              \
   X(NEG, 'U', 0) X(RECIP, 'U', 0) X(SQRT, 'U', 0) X(EXP, 'U', 0)               \
   X(LOG, 'U', 0) X(SIN, 'U', 0) X(COS, 'U', 0) X(TANH, 'U', 0) X(NOT, 'U', 0)  \
-  X(CAST, 'U', 0) X(CONTIGUOUS, 'U', 0)                                                              \
-  X(SIGMOID, 'U', 1) X(RELU, 'U', 1) X(GELU, 'U', 1) X(ABS, 'U', 1)            \
+  X(CAST, 'U', 0) X(CONTIGUOUS, 'U', 0) X(ERF, 'U', 0)                        \
+  X(SIGMOID, 'U', 1) X(RELU, 'U', 1) X(GELU, 'U', 1) X(GELU_TANH, 'U', 1)      \
+  X(ABS, 'U', 1)                                                               \
   X(ADD, 'B', 0) X(MUL, 'B', 0) X(MAX, 'B', 0) X(IDIV, 'B', 0) X(MOD, 'B', 0)  \
   X(POW, 'B', 0) X(CMPLT, 'B', 0) X(CMPEQ, 'B', 0) X(CMPNE, 'B', 0)            \
   X(AND, 'B', 0) X(OR, 'B', 0)                                                 \

@@ -196,6 +196,7 @@ int gen_unop_code(tl_builtin id) {
   case B_SIGMOID: return TLRT_UNOP_SIGMOID;
   case B_RELU: return TLRT_UNOP_RELU;
   case B_GELU: return TLRT_UNOP_GELU;
+  case B_GELU_TANH: return TLRT_UNOP_GELU_TANH;
   case B_ABS: return TLRT_UNOP_ABS;
   case B_FLOOR: return TLRT_UNOP_FLOOR;
   case B_CEIL: return TLRT_UNOP_CEIL;
@@ -229,11 +230,20 @@ static cv scalar_math(gen *g, tl_node *n, tl_builtin id, cv x, cv *y) {
   case B_FLOOR: return gen_scalar(gen_fmt(g, "floor%s(%s)", f, x.c), t);
   case B_CEIL: return gen_scalar(gen_fmt(g, "ceil%s(%s)", f, x.c), t);
   case B_ROUND: return gen_scalar(gen_fmt(g, "round%s(%s)", f, x.c), t);
-  case B_SIGMOID: return gen_scalar(gen_fmt(g, "(1 / (1 + exp%s(-(%s))))", f, x.c), t);
+  case B_SIGMOID: { /* as the tensor op: exp never overflows, sigmoid(-100.0) is 3.8e-44 */
+    const char *v = gen_new_temp(g, t, x.c);
+    return gen_scalar(gen_fmt(g, "(%s >= 0 ? 1 / (1 + exp%s(-%s)) : exp%s(%s) / (1 + exp%s(%s)))", v, f, v, f, v, f, v), t);
+  }
   case B_RELU: return gen_scalar(gen_fmt(g, "((%s) > 0 ? (%s) : 0)", x.c, x.c), t);
-  case B_GELU:
-    return gen_scalar(gen_fmt(g, "(0.5%s * (%s) * (1 + tanh%s(0.7978845608028654%s * ((%s) + 0.044715%s * (%s) * (%s) * (%s)))))", f,
-                              x.c, f, f, x.c, f, x.c, x.c, x.c), t);
+  case B_GELU: { /* x Phi(x), with erf */
+    const char *v = gen_new_temp(g, t, x.c);
+    return gen_scalar(gen_fmt(g, "(0.5%s * %s * (1 + erf%s(%s * 0.7071067811865476%s)))", f, v, f, v, f), t);
+  }
+  case B_GELU_TANH: {
+    const char *v = gen_new_temp(g, t, x.c);
+    return gen_scalar(gen_fmt(g, "(0.5%s * %s * (1 + tanh%s(0.7978845608028654%s * (%s + 0.044715%s * %s * %s * %s))))", f, v, f,
+                              f, v, f, v, v, v), t);
+  }
   case B_MAXIMUM: return gen_scalar(gen_fmt(g, "fmax%s(%s, %s)", f, x.c, y->c), t);
   case B_MINIMUM: return gen_scalar(gen_fmt(g, "fmin%s(%s, %s)", f, x.c, y->c), t);
   default: return gen_scalar(gen_fmt(g, "pow%s(%s, (%s)(%s))", f, x.c, gen_ctype(g, t), y->c), t);
@@ -324,7 +334,7 @@ static cv gen_tensor_method(gen *g, tl_node *n, tl_builtin id) {
   const char *l = loc(g, n);
   switch (id) {
   case B_NEG: case B_EXP: case B_LOG: case B_SQRT: case B_SIN: case B_COS: case B_TANH: case B_SIGMOID: case B_RELU:
-  case B_GELU: case B_ABS: case B_FLOOR: case B_CEIL: case B_ROUND: case B_POW: case B_MAXIMUM: case B_MINIMUM:
+  case B_GELU: case B_GELU_TANH: case B_ABS: case B_FLOOR: case B_CEIL: case B_ROUND: case B_POW: case B_MAXIMUM: case B_MINIMUM:
     return math_call(g, n, id, t, n->lhs, a);
   case B_GT: case B_LT: case B_GE: case B_LE: case B_EQ: case B_NE: {
     static const tl_tok_kind ops[] = {TL_TOK_GT, TL_TOK_LT, TL_TOK_GE, TL_TOK_LE, TL_TOK_EQ, TL_TOK_NE};

@@ -25,7 +25,7 @@ tl_tensor *tlrt_binop(tlrt *R, int op, tl_tensor *a, tl_tensor *b, int line, int
   static const bin fns[] = {tl_add, tl_sub, tl_mul, tl_div, tl_mod, tl_lt, tl_gt,
                             tl_le,  tl_ge,  tl_eq,  tl_ne,  tl_pow, tl_maximum, tl_minimum};
   if ((op == TLRT_OP_DIV || op == TLRT_OP_MOD) && tl_get_dtype(a) != TL_F32 && tl_get_dtype(a) != TL_F64 && tl_get_dtype(b) != TL_F32 &&
-      tl_get_dtype(b) != TL_F64) {
+      tl_get_dtype(b) != TL_F64 && tl_numel(b) > 0) { /* no divisor, no zero: max of nothing is an error */
     tl_tensor *k = CHECK(tl_scalar(R->ctx, tl_get_dtype(b), 0));
     tl_tensor *zero = CHECK(tl_eq(b, k));
     tl_tensor *zi = CHECK(tl_cast(zero, TL_I64));
@@ -82,7 +82,7 @@ double tlrt_grad_lost(tlrt *R, tl_tensor *p, int *said, const char *why, int lin
 tl_tensor *tlrt_unop(tlrt *R, int op, tl_tensor *a, int line, int col) {
   typedef tl_tensor *(*un)(tl_tensor *);
   static const un fns[] = {tl_neg,  tl_logical_not, tl_exp,  tl_log,  tl_sqrt, tl_sin, tl_cos,
-                           tl_tanh, tl_sigmoid,     tl_relu, tl_gelu, tl_abs};
+                           tl_tanh, tl_sigmoid,     tl_relu, tl_gelu, tl_abs, tl_gelu_tanh};
   if (op >= TLRT_UNOP_FLOOR) tlrt_fail(R, line, col, "floor, ceil and round work on scalars, not on tensors yet");
   return CHECK(fns[op](a));
 }

@@ -20,6 +20,7 @@ static const method_entry tensor_methods[] = {
     {"neg", B_NEG, ARGS_NONE}, {"exp", B_EXP, ARGS_NONE}, {"log", B_LOG, ARGS_NONE}, {"ln", B_LOG, ARGS_NONE},
     {"sqrt", B_SQRT, ARGS_NONE}, {"sin", B_SIN, ARGS_NONE}, {"cos", B_COS, ARGS_NONE}, {"tanh", B_TANH, ARGS_NONE},
     {"sigmoid", B_SIGMOID, ARGS_NONE}, {"relu", B_RELU, ARGS_NONE}, {"gelu", B_GELU, ARGS_NONE},
+    {"gelu_tanh", B_GELU_TANH, ARGS_NONE},
     {"abs", B_ABS, ARGS_NONE}, {"floor", B_FLOOR, ARGS_NONE}, {"ceil", B_CEIL, ARGS_NONE},
     {"round", B_ROUND, ARGS_NONE}, {"pow", B_POW, ARGS_VALUE}, {"powf", B_POW, ARGS_VALUE},
     {"powi", B_POW, ARGS_VALUE}, {"maximum", B_MAXIMUM, ARGS_VALUE}, {"minimum", B_MINIMUM, ARGS_VALUE},

@@ -51,11 +51,12 @@ static tl_value scalar(int op, tl_dtype out, tl_dtype in, tl_value a, tl_value b
   case TL_OP_CMPLE: return num(TL_BOOL, f ? x <= y : a.i <= b.i);
   case TL_OP_CMPGT: return num(TL_BOOL, f ? x > y : a.i > b.i);
   case TL_OP_CMPGE: return num(TL_BOOL, f ? x >= y : a.i >= b.i);
-  case TL_OP_SIGMOID: return num(out, 1.0 / (1.0 + exp(-x)));
+  case TL_OP_SIGMOID: return num(out, x >= 0 ? 1.0 / (1.0 + exp(-x)) : exp(x) / (1.0 + exp(x))); /* no overflow */
   case TL_OP_RELU: return f ? num(out, x > 0 ? x : 0) : num(out, a.i > 0 ? (double)a.i : 0);
   case TL_OP_ABS: return f ? num(out, fabs(x)) : tl_value_apply(TL_OP_MAX, out, in, a, tl_value_apply(TL_OP_NEG, out, in, a, a, a), c);
   case TL_OP_CONTIGUOUS: return a;
-  case TL_OP_GELU: return num(out, 0.5 * x * (1 + tanh(0.7978845608028654 * (x + 0.044715 * x * x * x))));
+  case TL_OP_GELU: return num(out, 0.5 * x * (1 + erf(x * 0.7071067811865476)));
+  case TL_OP_GELU_TANH: return num(out, 0.5 * x * (1 + tanh(0.7978845608028654 * (x + 0.044715 * x * x * x))));
   default: return tl_value_apply(op, out, in, a, b, c);
   }
 }

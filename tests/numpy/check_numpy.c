@@ -31,12 +31,13 @@ static int new_id(const tl_tensor *t) {
   return nids++;
 }
 
-/* O id op dtype nin ins... nint ints... nflt flts... */
+/* O id op dtype nin ins... nint ints... nflt flts...; a call that failed (a max over
+ * an empty axis) as E -1 op - nin ..., for numpy to fail too */
 static tl_tensor *rec(tl_tensor *r, const char *op, int nin, tl_tensor *const *in, int nint, const int64_t *ints,
                       int nflt, const double *flt) {
-  if (!tracing || !r) return r;
-  int id = new_id(r);
-  fprintf(trace, "O %d %s %s %d", id, op, tl_dtype_name(tl_get_dtype(r)), nin);
+  if (!tracing) return r;
+  int id = r ? new_id(r) : -1;
+  fprintf(trace, "%s %d %s %s %d", r ? "O" : "E", id, op, r ? tl_dtype_name(tl_get_dtype(r)) : "-", nin);
   for (int i = 0; i < nin; i++) fprintf(trace, " %d", id_of(in[i]));
   fprintf(trace, " %d", nint);
   for (int i = 0; i < nint; i++) fprintf(trace, " %lld", (long long)ints[i]);
@@ -78,6 +79,7 @@ UNARY(tanh)
 UNARY(sigmoid)
 UNARY(relu)
 UNARY(gelu)
+UNARY(gelu_tanh)
 UNARY(abs)
 #define BINARY(name)                                                            \
   static tl_tensor *r_##name(tl_tensor *a, tl_tensor *b) {                      \
@@ -126,6 +128,10 @@ REDUCE(mean)
 static tl_tensor *r_argmax(tl_tensor *a, int axis, int keepdim) {
   int64_t v[2] = {axis, keepdim};
   return rec(tl_argmax(a, axis, keepdim), "argmax", 1, &a, 2, v, 0, NULL);
+}
+static tl_tensor *r_argmin(tl_tensor *a, int axis, int keepdim) {
+  int64_t v[2] = {axis, keepdim};
+  return rec(tl_argmin(a, axis, keepdim), "argmin", 1, &a, 2, v, 0, NULL);
 }
 static tl_tensor *r_softmax(tl_tensor *a, int axis) {
   int64_t v = axis;
@@ -191,6 +197,7 @@ static tl_tensor *r_stack(int n, tl_tensor *const *ts, int axis) {
 #define tl_sigmoid r_sigmoid
 #define tl_relu r_relu
 #define tl_gelu r_gelu
+#define tl_gelu_tanh r_gelu_tanh
 #define tl_abs r_abs
 #define tl_add r_add
 #define tl_sub r_sub
@@ -211,6 +218,7 @@ static tl_tensor *r_stack(int n, tl_tensor *const *ts, int axis) {
 #define tl_min r_min
 #define tl_mean r_mean
 #define tl_argmax r_argmax
+#define tl_argmin r_argmin
 #define tl_softmax r_softmax
 #define tl_log_softmax r_log_softmax
 #define tl_reshape r_reshape
@@ -232,7 +240,7 @@ int tl_test_leak_check(tl_ctx *ctx, char *why, size_t whylen) { (void)ctx, (void
 
 /* builds graph `seed` on backend, recording it when record; prints R lines */
 static void one(uint64_t seed, int mode, const char *backend, const char *cc, bool record) {
-  gen g = {seed * 0x2545F4914F6CDD1Dull + 1, tl_init(), {0}, 0, false, mode == CASTS, false};
+  gen g = {seed * 0x2545F4914F6CDD1Dull + 1, tl_init(), {0}, 0, false, mode == CASTS, false, false};
   tl_set_backend(g.ctx, backend);
   if (cc) tl_set_compiler(g.ctx, cc);
   tl_manual_seed(g.ctx, seed);
@@ -263,20 +271,20 @@ static void one(uint64_t seed, int mode, const char *backend, const char *cc, bo
   tl_shutdown(g.ctx);
 }
 
-/* check_numpy FROM TO [plain|casts] [cc]: graphs [FROM, TO) on interp and cpu, whose
+/* check_numpy FROM TO [plain|casts|special] [cc]: graphs [FROM, TO) on interp and cpu, whose
  * kernels cc compiles ("tcc": libtcc; default $CHECK_NUMPY_CC, else tcc) */
 int main(int argc, char **argv) {
   if (argc < 3) {
-    fprintf(stderr, "usage: %s FROM TO [plain|casts] [cc]\n", argv[0]);
+    fprintf(stderr, "usage: %s FROM TO [plain|casts|special] [cc]\n", argv[0]);
     return 2;
   }
   uint64_t from = strtoull(argv[1], NULL, 10), to = strtoull(argv[2], NULL, 10);
-  int mode = argc > 3 && !strcmp(argv[3], "casts") ? CASTS : PLAIN;
+  int mode = argc > 3 && !strcmp(argv[3], "casts") ? CASTS : argc > 3 && !strcmp(argv[3], "special") ? SPECIAL : PLAIN;
   const char *cc = argc > 4 ? argv[4] : getenv("CHECK_NUMPY_CC");
   if (!cc || !*cc) cc = "tcc";
   trace = stdout;
   for (uint64_t s = from; s < to; s++) {
-    fprintf(trace, "G %llu %s\n", (unsigned long long)s, mode == CASTS ? "casts" : "plain");
+    fprintf(trace, "G %llu %s\n", (unsigned long long)s, mode == CASTS ? "casts" : mode == SPECIAL ? "special" : "plain");
     one(s, mode, "interp", NULL, true);
     one(s, mode, "cpu", cc, false);
     fflush(trace);
