@@ -84,6 +84,19 @@ static bool known_trait(sema *s, const char *name) {
   return known || sema_gen_find(s, name, 't');
 }
 
+/* "cannot find trait": the closest builtin or declared trait, else how to declare it */
+static void unknown_trait(sema *s, const char *name, int line, int col) {
+  static const char *const builtin[] = {"PartialOrd", "Ord", "PartialEq", "Eq", "Copy", "Clone", "Debug", "Display"};
+  tl_diag_error(s->diag, line, col, "cannot find trait `%s` in this scope", name);
+  tl_suggest g;
+  tl_suggest_init(&g, name);
+  for (size_t i = 0; i < sizeof builtin / sizeof builtin[0]; i++) tl_suggest_add(&g, builtin[i]);
+  for (gen_tmpl *t = sema_gen_of(s)->tmpls; t; t = t->next)
+    if (t->kind == 't') tl_suggest_add(&g, t->name);
+  if (g.best) tl_suggest_hint(&g, s->diag, "");
+  else tl_diag_hint(s->diag, "declare it: `trait %s { .. }`", name);
+}
+
 static tl_fn *trait_method(gen_tmpl *tr, const char *name) {
   for (tl_fn *m = tr->it->methods; m; m = m->next)
     if (!strcmp(m->name, name)) return m;
@@ -129,8 +142,7 @@ void sema_trait_check_generic(sema *s, gen_tmpl *g) {
   for (const tl_tparam *p = g->tparams; p; p = p->next)
     for (const tl_type *b = p->bounds; b; b = b->next)
       if (!known_trait(s, b->name)) {
-        tl_diag_error(s->diag, b->line, b->col, "cannot find trait `%s` in this scope", b->name);
-        tl_diag_hint(s->diag, "declare it: `trait %s { .. }`", b->name);
+        unknown_trait(s, b->name, b->line, b->col);
         g->broken = true;
       }
   if (g->broken || g->fn->broken || !g->fn->body) return;
@@ -323,8 +335,7 @@ static void generic_trait_impl(sema *s, tl_ast_item *it, gen_tmpl *tr) {
 void sema_trait_impl(sema *s, tl_ast_item *it) {
   gen_tmpl *tr = sema_gen_find(s, it->trait, 't');
   if (!tr) {
-    tl_diag_error(s->diag, it->line, it->col, "cannot find trait `%s` in this scope", it->trait);
-    tl_diag_hint(s->diag, "declare it: `trait %s { .. }`", it->trait);
+    unknown_trait(s, it->trait, it->line, it->col);
     return;
   }
   if (it->tparams) {
