@@ -19,7 +19,7 @@ GEN      := build/gen/kernel_prelude.inc build/gen/lang_prelude.inc
 # programs that load generated code export the library to it
 WHOLE_LIB = -rdynamic -Wl,--whole-archive $(BUILD)/libtl.a -Wl,--no-whole-archive
 
-.PHONY: all test bench example clean
+.PHONY: all test bench bench-peers example clean
 all: $(BUILD)/libtl.a $(BUILD)/libtl.so $(BUILD)/tl $(BUILD)/examples/engine_tour $(BUILD)/examples/train_spirals
 
 # The kernel prelude is C compiled into the library (the scalar semantics in
@@ -82,10 +82,23 @@ example: $(BUILD)/examples/engine_tour $(BUILD)/examples/train_spirals $(BUILD)/
 	$(BUILD)/examples/engine_tour
 	$(BUILD)/examples/train_spirals
 
-bench: $(BUILD)/bench/bench_engine $(BUILD)/bench/bench_mem $(BUILD)/bench/bench_train $(BUILD)/bench/bench_lang $(BUILD)/tl $(BUILD)/bench/bench_logic $(BUILD)/bench/bench_lib
-	$(BUILD)/bench/bench_engine
+# jax and tinygrad, the peers the bench adds where pip installs them: a venv in
+# $(BUILD)/peers that also sees the system's numpy and torch (Debian's python takes pip
+# installs only in a venv). Tried once per build directory, `make bench-peers` tries
+# again; without them their bench lines say note=not_installed.
+PEERS_PYTHON ?= /usr/bin/python3
+$(BUILD)/peers/tried:
+	-$(PEERS_PYTHON) -m venv --system-site-packages $(BUILD)/peers && $(BUILD)/peers/bin/pip install -q jax tinygrad
+	@mkdir -p $(dir $@) && touch $@
+
+bench-peers:
+	rm -f $(BUILD)/peers/tried
+	$(MAKE) $(BUILD)/peers/tried
+
+bench: $(BUILD)/bench/bench_engine $(BUILD)/bench/bench_mem $(BUILD)/bench/bench_train $(BUILD)/bench/bench_lang $(BUILD)/tl $(BUILD)/bench/bench_logic $(BUILD)/bench/bench_lib $(BUILD)/peers/tried
+	TL_PEER_PYTHON=$(BUILD)/peers/bin/python $(BUILD)/bench/bench_engine
 	$(BUILD)/bench/bench_mem
-	$(BUILD)/bench/bench_train
+	TL_PEER_PYTHON=$(BUILD)/peers/bin/python $(BUILD)/bench/bench_train
 	$(BUILD)/bench/bench_lang $(BUILD)/tl $(BUILD)/bench
 	$(BUILD)/bench/bench_logic ../shared $(BUILD)/bench/datalog
 	$(BUILD)/bench/bench_lib

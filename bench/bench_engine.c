@@ -3,11 +3,15 @@
  * (ratio > 1: TL is faster); realize_small, the fixed cost of a realize, against torch
  * (bench/peer_torch_small.py), also in microseconds (tl_us=, peer_us=). Times are medians of 7 runs after 2 warm-ups. numpy runs
  * with TL's thread count (OPENBLAS_NUM_THREADS). Matrix products also print their
- * gflops= and peak_gflops=, the FMA peak of the cores measured here (register-only
- * FMAs at the vector width kernels use, on as many threads): GEMM is judged against
- * the machine, whose BLAS may not be tuned for it; and torch's median for the same
- * product with the same thread count (bench/peer_torch_matmul.py: torch_ms=,
- * torch_ratio=). */
+ * gflops=, peak_gflops= and peak_isa=, the FMA peak of the cores measured here
+ * (register-only FMAs at the widest vectors the CPU has: avx512, avx2 or sse, on as many
+ * threads): GEMM is judged against the machine, whose BLAS may not be tuned for it; and
+ * torch's median for the same product with the same thread count
+ * (bench/peer_torch_matmul.py: torch_ms=, torch_ratio=). The GEMM section starts with
+ * the BLAS numpy runs (bench: numpy_blas ..., OpenBLAS's core: the kernels it picked).
+ * The fused chain, softmax and products get one more line per peer that pip installs
+ * (bench_util.h: jax, tinygrad), peer=jax|tinygrad on the same thread count, or
+ * peer_ms=nan with a note= saying why it is not there. */
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -42,19 +46,37 @@ static int tl_threads(void) {
 }
 
 /* ---- the FMA peak ----------------------------------------------------------------------
- * Twelve independent chains of 256-bit FMAs (two FMA pipes times four cycles of latency
- * need at least eight), nothing but registers: the most a core can do at the width
- * kernels are built for (-march=native -mno-avx512f). Without AVX2/FMA, 128-bit
- * multiplies and adds. */
+ * Twelve independent chains of FMAs (two FMA pipes times four cycles of latency need at
+ * least eight), nothing but registers: the most a core can do, at the widest vectors it
+ * has: 512-bit where it has AVX-512 (each loop compiled for its ISA, chosen at run time,
+ * so the bench runs on any x86-64), else 256-bit AVX2+FMA, else 128-bit multiplies and
+ * adds (SSE). */
+typedef float v16f __attribute__((vector_size(64)));
 typedef float v8f __attribute__((vector_size(32)));
 typedef float v4f __attribute__((vector_size(16)));
 enum { PEAK_ITERS = 20000000 };
+typedef enum { ISA_SSE, ISA_AVX2, ISA_AVX512 } peak_isa;
+static const char *const isa_names[] = {"sse", "avx2", "avx512"};
+static const int isa_flops_per_op[] = {8, 16, 32}; /* a mul+add of 4 lanes, an FMA of 8 or 16 */
 
 /* twelve named accumulators (an array would live in memory); the empty asm keeps
- * each one a register the compiler cannot fold away */
+ * each one a register the compiler cannot fold away ("v": any of AVX-512's 32) */
 #define PEAK_CHAINS(X) X(0) X(1) X(2) X(3) X(4) X(5) X(6) X(7) X(8) X(9) X(10) X(11)
 #define PEAK_INIT(i) V a##i = x + (float)i;
 #define PEAK_SUM(i) s += a##i[0];
+__attribute__((target("avx512f"), noinline)) static float fma512_loop(long n, float seed) {
+  typedef v16f V;
+  V x = (V){0} + seed, y = x * 0.999f;
+  PEAK_CHAINS(PEAK_INIT)
+  for (long i = 0; i < n; i++) {
+/* _mm512_fmadd_ps: all 16 lanes (mask -1), the current rounding (4) */
+#define PEAK_FMA512(i) a##i = __builtin_ia32_vfmaddps512_mask(a##i, y, x, (unsigned short)-1, 4); __asm__("" : "+v"(a##i));
+    PEAK_CHAINS(PEAK_FMA512)
+  }
+  float s = 0;
+  PEAK_CHAINS(PEAK_SUM)
+  return s;
+}
 __attribute__((target("avx2,fma"), noinline)) static float fma_loop(long n, float seed) {
   typedef v8f V;
   V x = {seed, seed, seed, seed, seed, seed, seed, seed}, y = x * 0.999f;
@@ -80,18 +102,26 @@ __attribute__((noinline)) static float muladd_loop(long n, float seed) {
   return s;
 }
 
-static int have_fma;
+/* the widest vector ISA the CPU and the OS (saved register state) support */
+static peak_isa widest_isa(void) {
+  __builtin_cpu_init();
+  if (__builtin_cpu_supports("avx512f")) return ISA_AVX512;
+  return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") ? ISA_AVX2 : ISA_SSE;
+}
+
+static peak_isa isa;
 static void *peak_thread(void *arg) {
   float *out = arg;
-  *out = have_fma ? fma_loop(PEAK_ITERS, 1.0f) : muladd_loop(PEAK_ITERS, 1.0f);
+  *out = isa == ISA_AVX512 ? fma512_loop(PEAK_ITERS, 1.0f)
+         : isa == ISA_AVX2 ? fma_loop(PEAK_ITERS, 1.0f)
+                           : muladd_loop(PEAK_ITERS, 1.0f);
   return NULL;
 }
 
-/* GFLOP/s of `threads` threads at once, the median of 3 runs */
+/* GFLOP/s of `threads` threads at once at the widest ISA (set in isa), the median of 3 runs */
 static double peak_gflops(int threads) {
-  __builtin_cpu_init();
-  have_fma = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
-  double flops = (double)PEAK_ITERS * 12 * (have_fma ? 16 : 8) * threads, g[3];
+  isa = widest_isa();
+  double flops = (double)PEAK_ITERS * 12 * isa_flops_per_op[isa] * threads, g[3];
   pthread_t th[256];
   float sink[256];
   if (threads > 256) threads = 256;
@@ -154,8 +184,56 @@ static double time_torch_matmul(const char *name) {
   return peer_median(cmd, name);
 }
 
-/* flops: of a matrix product (0: not one); then torch is timed too */
-static void report(const char *name, double tl_ms, double flops) {
+/* once, before the first product: the BLAS numpy multiplies with (OpenBLAS's core, config) */
+static void print_numpy_blas(void) {
+  char cmd[512], line[1024];
+  int n = tl_threads();
+  snprintf(cmd, sizeof cmd, "OPENBLAS_NUM_THREADS=%d OMP_NUM_THREADS=%d %s bench/peer_numpy.py blas_info 2>/dev/null", n,
+           n, peer_python());
+  FILE *p = popen(cmd, "r");
+  const char *got = "none (numpy did not run)";
+  if (p) {
+    while (fgets(line, sizeof line, p))
+      if (!strncmp(line, "blas_info ", 10)) {
+        line[strcspn(line, "\n")] = 0;
+        got = line + 10;
+      }
+    pclose(p);
+  }
+  printf("bench: numpy_blas %s\n", got);
+  fflush(stdout);
+}
+
+/* a product's rate beside the machine's: gflops=, peak_gflops= and its ISA, the peer's rate */
+static void print_gemm_rates(double tl_ms, double flops, double peer_ms) {
+  static double peak;
+  if (!peak) peak = peak_gflops(tl_threads());
+  printf(" gflops=%.1f peak_gflops=%.1f peak_isa=%s", flops / (tl_ms * 1e6), peak, isa_names[isa]);
+  if (peer_ms > 0) printf(" peer_gflops=%.1f", flops / (peer_ms * 1e6));
+}
+
+/* the lines of the peers pip installs (jax, tinygrad), on TL's thread count */
+static void report_extra_peers(const char *name, double tl_ms, double flops) {
+  for (int i = 0; i < BENCH_EXTRA_PEERS; i++) {
+    const char *why;
+    double ms = extra_peer_ms(bench_extra_peers[i], name, tl_threads(), &why);
+    if (ms > 0)
+      printf("bench: %s tl_ms=%.3f peer=%s peer_ms=%.3f ratio=%.2f threads=%d", name, tl_ms, bench_extra_peers[i], ms,
+             ms / tl_ms, tl_threads());
+    else
+      printf("bench: %s tl_ms=%.3f peer=%s peer_ms=nan ratio=nan threads=%d note=%s", name, tl_ms,
+             bench_extra_peers[i], tl_threads(), why);
+    if (flops > 0) print_gemm_rates(tl_ms, flops, ms);
+    printf("\n");
+    fflush(stdout);
+  }
+}
+
+/* flops: of a matrix product (0: not one); then torch is timed too. extra: the peers pip
+ * installs run it too */
+static void report(const char *name, double tl_ms, double flops, int extra) {
+  static int blas_told;
+  if (flops > 0 && !blas_told++) print_numpy_blas();
   double peer = time_numpy(name);
   if (peer > 0)
     printf("bench: %s tl_ms=%.3f peer=numpy peer_ms=%.3f ratio=%.2f threads=%d", name, tl_ms, peer, peer / tl_ms,
@@ -163,15 +241,13 @@ static void report(const char *name, double tl_ms, double flops) {
   else
     printf("bench: %s tl_ms=%.3f peer=none peer_ms=nan ratio=nan threads=%d", name, tl_ms, tl_threads());
   if (flops > 0) {
-    static double peak;
-    if (!peak) peak = peak_gflops(tl_threads());
-    printf(" gflops=%.1f peak_gflops=%.1f", flops / (tl_ms * 1e6), peak);
-    if (peer > 0) printf(" peer_gflops=%.1f", flops / (peer * 1e6));
+    print_gemm_rates(tl_ms, flops, peer);
     double torch_ms = time_torch_matmul(name);
     if (torch_ms > 0) printf(" torch_ms=%.3f torch_ratio=%.2f", torch_ms, torch_ms / tl_ms);
   }
   printf("\n");
   fflush(stdout);
+  if (extra) report_extra_peers(name, tl_ms, flops);
 }
 
 /* realize_small: relu(a * b + c) on 64 floats built and realized again and again, its
@@ -232,6 +308,7 @@ static void bench_small(tl_ctx *ctx) {
 }
 
 int main(int argc, char **argv) {
+  bench_clean_blas_env();
   tl_ctx *ctx = tl_init();
   tl_manual_seed(ctx, 0);
   const char *only = argc > 1 ? argv[1] : NULL;
@@ -257,16 +334,18 @@ int main(int argc, char **argv) {
     workload_fn f;
     tl_tensor *in[3];
     double flops;
+    int extra; /* jax and tinygrad run it too */
   } work[] = {
-      {"fused_chain_16M", fused_chain, {v[0], v[1], v[2]}, 0},
-      {"rowsum_4096", rowsum, {m}, 0},
-      {"softmax_4096", softmax, {m}, 0},
-      {"matmul_1024", matmul, {p, q}, 2.0 * 1024 * 1024 * 1024},
-      {"matmul_2048", matmul, {p2, q2}, 2.0 * 2048 * 2048 * 2048},
-      {"matmul_128x784x256", matmul, {x, w}, 2.0 * 128 * 784 * 256},
+      {"fused_chain_16M", fused_chain, {v[0], v[1], v[2]}, 0, 1},
+      {"rowsum_4096", rowsum, {m}, 0, 0},
+      {"softmax_4096", softmax, {m}, 0, 1},
+      {"matmul_1024", matmul, {p, q}, 2.0 * 1024 * 1024 * 1024, 1},
+      {"matmul_2048", matmul, {p2, q2}, 2.0 * 2048 * 2048 * 2048, 1},
+      {"matmul_128x784x256", matmul, {x, w}, 2.0 * 128 * 784 * 256, 1},
   };
   for (size_t i = 0; i < sizeof work / sizeof work[0]; i++)
-    if (!only || !strcmp(only, work[i].name)) report(work[i].name, time_tl(ctx, work[i].f, work[i].in), work[i].flops);
+    if (!only || !strcmp(only, work[i].name))
+      report(work[i].name, time_tl(ctx, work[i].f, work[i].in), work[i].flops, work[i].extra);
   if (!only || !strcmp(only, "realize_small")) bench_small(ctx);
   tl_shutdown(ctx);
   return 0;

@@ -137,6 +137,7 @@ static void bench_load(tl_ctx *ctx) {
 }
 
 int main(int argc, char **argv) {
+  bench_clean_blas_env();
   const char *only = argc > 1 ? argv[1] : NULL;
   tl_ctx *ctx = tl_init();
   if (!ctx) fail(NULL, "bench_lib", "init");

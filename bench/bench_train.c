@@ -2,9 +2,11 @@
  * Workload train_step_mlp: an MLP 784-256-256-10 (relu after the hidden layers), f32,
  * batch 128 of N(0,1) inputs with random labels, cross-entropy loss; a step is forward,
  * loss read back, zero grad, backward and an Adam update (lr 1e-3), parameters realized.
- * 3 warm-ups, then the median of 20 steps. bench/peer_torch_train.py runs the same loop.
- * Prints one line:
- *   bench: train_step_mlp tl_ms=X peer=torch peer_ms=Y ratio=Y/X   (ratio > 1: TL is faster)
+ * 3 warm-ups, then the median of 20 steps. bench/peer_torch_train.py runs the same loop,
+ * and so do the peers pip installs (bench_util.h: jax, tinygrad), all on TL's thread count.
+ * Prints one line per peer:
+ *   bench: train_step_mlp tl_ms=X peer=torch peer_ms=Y ratio=Y/X threads=N   (ratio > 1: TL is faster)
+ * (peer_ms=nan and a note= where an extra peer is not there)
  * Exits non-zero on a TL error or a loss that is not finite or does not go down. */
 #include <math.h>
 #include <stdio.h>
@@ -29,8 +31,8 @@ static _Noreturn void fail(tl_ctx *ctx, const char *what) {
 static double run_peer(void) {
   char cmd[256], line[256];
   double ms = -1, v;
-  snprintf(cmd, sizeof cmd, "%s bench/peer_torch_train.py 2>/dev/null",
-           peer_python());
+  snprintf(cmd, sizeof cmd, "OMP_NUM_THREADS=%d %s bench/peer_torch_train.py %d 2>/dev/null", bench_threads(),
+           peer_python(), bench_threads());
   FILE *p = popen(cmd, "r");
   if (!p) return -1;
   while (fgets(line, sizeof line, p))
@@ -86,7 +88,23 @@ static tl_tensor *labels(tl_ctx *ctx) {
   return tl_from_data(ctx, TL_I64, 1, (int64_t[]){BATCH}, y);
 }
 
+/* the lines of jax and tinygrad, after TL's and torch's */
+static void report_extra_peers(double tl_ms) {
+  for (int i = 0; i < BENCH_EXTRA_PEERS; i++) {
+    const char *why;
+    double ms = extra_peer_ms(bench_extra_peers[i], "train_step_mlp", bench_threads(), &why);
+    if (ms > 0)
+      printf("bench: train_step_mlp tl_ms=%.3f peer=%s peer_ms=%.3f ratio=%.2f threads=%d\n", tl_ms,
+             bench_extra_peers[i], ms, ms / tl_ms, bench_threads());
+    else
+      printf("bench: train_step_mlp tl_ms=%.3f peer=%s peer_ms=nan ratio=nan threads=%d note=%s\n", tl_ms,
+             bench_extra_peers[i], bench_threads(), why);
+    fflush(stdout);
+  }
+}
+
 int main(void) {
+  bench_clean_blas_env();
   tl_ctx *ctx = tl_init();
   if (!ctx) fail(NULL, "init");
   tl_manual_seed(ctx, 0);
@@ -123,8 +141,11 @@ int main(void) {
             (unsigned long long)made, ITERS);
   double peer = run_peer(); /* after TL: the two never share the cores */
   if (peer > 0)
-    printf("bench: train_step_mlp tl_ms=%.3f peer=torch peer_ms=%.3f ratio=%.2f\n", tl_ms, peer, peer / tl_ms);
+    printf("bench: train_step_mlp tl_ms=%.3f peer=torch peer_ms=%.3f ratio=%.2f threads=%d\n", tl_ms, peer,
+           peer / tl_ms, bench_threads());
   else
-    printf("bench: train_step_mlp tl_ms=%.3f peer=none peer_ms=nan ratio=nan\n", tl_ms);
+    printf("bench: train_step_mlp tl_ms=%.3f peer=none peer_ms=nan ratio=nan threads=%d\n", tl_ms, bench_threads());
+  fflush(stdout);
+  report_extra_peers(tl_ms);
   return 0;
 }

@@ -1,10 +1,12 @@
 /* bench_util.h — what every benchmark program needs: a clock, an order for qsort, the python
  * that has the peers (Debian's /usr/bin/python3 carries numpy and torch; a python
- * first on PATH may not). */
+ * first on PATH may not), and the peers pip installs (jax, tinygrad). */
 #ifndef TL_BENCH_UTIL_H
 #define TL_BENCH_UTIL_H
 
+#include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -21,6 +23,59 @@ static inline int by_value(const void *a, const void *b) {
 
 static inline const char *peer_python(void) {
   return access("/usr/bin/python3", X_OK) == 0 ? "/usr/bin/python3" : "python3";
+}
+
+/* the thread count TL runs with, which every peer gets: the pool's rule (TL_THREADS, else
+ * the online cores) */
+static inline int bench_threads(void) {
+  const char *env = getenv("TL_THREADS");
+  int n = env ? atoi(env) : 0;
+  long cores = sysconf(_SC_NPROCESSORS_ONLN);
+  return n > 0 ? n : cores > 0 ? (int)cores : 1;
+}
+
+/* For this process and the peers it starts only: a core type or cache size forced on
+ * OpenBLAS (OPENBLAS_CORETYPE, OPENBLAS_L2_SIZE) would time another machine's kernels. */
+static inline void bench_clean_blas_env(void) {
+  static const char *const vars[] = {"OPENBLAS_CORETYPE", "OPENBLAS_L2_SIZE"};
+  for (int i = 0; i < 2; i++)
+    if (getenv(vars[i])) {
+      fprintf(stderr, "bench: unsetting %s=%s for the peers\n", vars[i], getenv(vars[i]));
+      unsetenv(vars[i]);
+    }
+}
+
+/* the peers pip installs (`make bench-peers`), each timed by bench/peer_NAME.py */
+static const char *const bench_extra_peers[] = {"jax", "tinygrad"};
+enum { BENCH_EXTRA_PEERS = sizeof bench_extra_peers / sizeof bench_extra_peers[0] };
+
+/* their python: TL_PEER_PYTHON (the Makefile names the venv `make bench-peers` made), else
+ * that venv in build/, else the system's, which then reports them missing */
+static inline const char *extra_peer_python(void) {
+  const char *env = getenv("TL_PEER_PYTHON");
+  if (env && access(env, X_OK) == 0) return env;
+  return access("build/peers/bin/python", X_OK) == 0 ? "build/peers/bin/python" : peer_python();
+}
+
+/* An extra peer's median ms for workload `name` on `threads` cores, or -1 with *why
+ * saying why not: the peer is not installed, or its script failed. */
+static inline double extra_peer_ms(const char *peer, const char *name, int threads, const char **why) {
+  char cmd[512], line[256];
+  double ms = -1;
+  int missing = 0;
+  snprintf(cmd, sizeof cmd, "%s bench/peer_%s.py %d %s 2>/dev/null", extra_peer_python(), peer, threads, name);
+  FILE *p = popen(cmd, "r");
+  if (p) {
+    while (fgets(line, sizeof line, p)) {
+      char got[64];
+      double v;
+      if (sscanf(line, "%63s %lf", got, &v) == 2 && !strcmp(got, name)) ms = v;
+      if (!strncmp(line, "missing ", 8)) missing = 1;
+    }
+    pclose(p);
+  }
+  *why = missing ? "not_installed" : ms > 0 ? "" : "failed";
+  return ms > 0 ? ms : -1;
 }
 
 #endif

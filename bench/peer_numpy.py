@@ -1,5 +1,7 @@
 """numpy peer for `make bench`: times the same workloads as bench_engine.c.
-Prints one line per workload: NAME median_ms."""
+Prints one line per workload: NAME median_ms; for the name blas_info, one line saying
+which BLAS numpy's matrix products run."""
+import ctypes
 import sys
 import time
 
@@ -23,7 +25,40 @@ def softmax(x):
     return e / e.sum(axis=1, keepdims=True)
 
 
+def openblas_of(path):
+    """OpenBLAS's own account of a loaded library: its core (the kernels it picked for this
+    CPU at load time), its build and its threads; None if the library is not OpenBLAS.
+    numpy's wheels rename the symbols (scipy_openblas_..._64_), Debian's do not."""
+    try:
+        lib = ctypes.CDLL(path)
+    except OSError:
+        return None
+    for pre, post in (("openblas_", ""), ("scipy_openblas_", "64_")):
+        core = getattr(lib, pre + "get_corename" + post, None)
+        if core:
+            conf, nth = getattr(lib, pre + "get_config" + post), getattr(lib, pre + "get_num_threads" + post)
+            core.restype = conf.restype = ctypes.c_char_p
+            return "openblas core=%s threads=%d config=\"%s\" lib=%s" % (
+                core().decode(), nth(), conf().decode().strip(), path)
+    return None
+
+
+def blas_info():
+    """the BLAS that numpy's last product ran, from the libraries mapped in this process"""
+    np.ones((64, 64), np.float32) @ np.ones((64, 64), np.float32)
+    with open("/proc/self/maps") as f:
+        libs = sorted({l.split()[-1] for l in f if "blas" in l.rsplit("/", 1)[-1]})
+    for path in libs:
+        got = openblas_of(path)
+        if got:
+            return got
+    return "none (not OpenBLAS: %s)" % (" ".join(libs) or "no BLAS library loaded")
+
+
 def main():
+    if sys.argv[1:] == ["blas_info"]:
+        print("blas_info", "numpy=%s" % np.__version__, blas_info(), flush=True)
+        return
     rng = np.random.default_rng(0)
     n = 16 * 1024 * 1024
     a, b, c = (rng.standard_normal(n, dtype=np.float32) for _ in range(3))

@@ -1,9 +1,10 @@
 """torch peer for bench_train.c (train_step_mlp): an MLP 784-256-256-10, relu after
 the hidden layers, f32, batch 128 of N(0,1) inputs with fixed random labels,
 cross-entropy; a step is forward, loss.item(), zero_grad, backward, Adam (lr 1e-3).
-3 warm-ups, then the median of 20 steps, with torch's default thread count.
-Prints one line: train_step_mlp MEDIAN_MS"""
+3 warm-ups, then the median of 20 steps, with TL's thread count (argv[1],
+torch.set_num_threads; torch's default without it). Prints one line: train_step_mlp MEDIAN_MS"""
 import math
+import sys
 import time
 
 import torch
@@ -12,6 +13,8 @@ BATCH, IN, HID, OUT, WARMUP, ITERS = 128, 784, 256, 10, 3, 20
 
 
 def main():
+    if len(sys.argv) > 1:
+        torch.set_num_threads(int(sys.argv[1]))
     torch.manual_seed(0)
     dims = [IN, HID, HID, OUT]
     # kaiming normal weights, zero biases: as tl_kaiming_normal and tl_zeros in bench_train.c
