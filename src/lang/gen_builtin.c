@@ -126,13 +126,13 @@ static const char *gen_shape_arg(gen *g, tl_node *a) {
   return gen_fmt(g, "(int)%s, %s", nd, dims);
 }
 
-static void array_leaves(gen *g, tl_node *n, tl_strbuf *vals, int64_t *shape, int depth, int *count) {
+static void array_leaves(gen *g, tl_node *n, tl_strbuf *vals, const char *cast, int64_t *shape, int depth, int *count) {
   int k = 0;
   for (tl_node *e = n->args; e; e = e->next, k++) {
-    if (e->kind == TL_N_ARRAY) array_leaves(g, e, vals, shape, depth + 1, count);
+    if (e->kind == TL_N_ARRAY) array_leaves(g, e, vals, cast, shape, depth + 1, count);
     else {
       cv v = gen_expr(g, e);
-      tl_strbuf_printf(vals, "%s(double)%s", (*count)++ ? ", " : "", gen_new_temp(g, e->ty, v.c));
+      tl_strbuf_printf(vals, "%s(%s)%s", (*count)++ ? ", " : "", cast, gen_new_temp(g, e->ty, v.c));
     }
   }
   if (depth < TL_MAX_DIMS) shape[depth] = k;
@@ -170,13 +170,15 @@ cv gen_array(gen *g, tl_node *n) {
   int64_t shape[TL_MAX_DIMS] = {0};
   tl_strbuf vals = {0};
   int count = 0;
-  array_leaves(g, n, &vals, shape, 0, &count);
+  /* i64 elements travel as int64_t: a double holds integers exactly only up to 2^53 */
+  bool ints = n->ty->dtype == TL_I64;
+  array_leaves(g, n, &vals, ints ? "int64_t" : "double", shape, 0, &count);
   int rank = n->ty->rank > 0 ? n->ty->rank : 1;
   tl_strbuf sh = {0};
   for (int i = 0; i < rank && i < TL_MAX_DIMS; i++) tl_strbuf_printf(&sh, "%s%lld", i ? ", " : "", (long long)shape[i]);
   char *v = gen_take_text(g, &vals), *s = gen_take_text(g, &sh);
-  cv r = tensor_temp(g, n, gen_fmt(g, "tlrt_from_f64(R, %d, %d, (int64_t[]){%s}, %s)", n->ty->dtype, rank, s ? s : "0",
-                                   count ? gen_fmt(g, "(double[]){%s}", v) : "NULL"));
+  cv r = tensor_temp(g, n, gen_fmt(g, "tlrt_from_%s(R, %d, %d, (int64_t[]){%s}, %s)", ints ? "i64" : "f64", n->ty->dtype, rank,
+                                   s ? s : "0", count ? gen_fmt(g, "(%s[]){%s}", ints ? "int64_t" : "double", v) : "NULL"));
   free(v);
   free(s);
   return r;

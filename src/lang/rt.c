@@ -784,6 +784,15 @@ tl_tensor *tlrt_from_f64(tlrt *R, tl_dtype dt, int ndim, const int64_t *shape, c
   return t;
 }
 
+/* an array literal of dtype dt (i64): its values as written (through a double, 2^53 + 1
+ * would round) */
+tl_tensor *tlrt_from_i64(tlrt *R, tl_dtype dt, int ndim, const int64_t *shape, const int64_t *v) {
+  int64_t numel = 1;
+  for (int a = 0; a < ndim; a++) numel *= shape[a] > 0 ? shape[a] : 0;
+  int64_t one = 0;
+  return tl_from_data(R->ctx, dt, ndim, shape, numel ? (const void *)v : &one);
+}
+
 tl_tensor *tlrt_scalar(tlrt *R, tl_dtype dt, double v) {
   double data[1];
   write_f64(data, dt, 0, v);

@@ -156,6 +156,7 @@ TL_API void tlrt_tensor_make_unique(tlrt *R, tl_tensor **t, int line, int col);
 /* tensor construction from the language: NULL with the engine's error on failure
  * (check it with tlrt_check) */
 TL_API tl_tensor *tlrt_from_f64(tlrt *R, tl_dtype dt, int ndim, const int64_t *shape, const double *v);
+TL_API tl_tensor *tlrt_from_i64(tlrt *R, tl_dtype dt, int ndim, const int64_t *shape, const int64_t *v);
 TL_API tl_tensor *tlrt_scalar(tlrt *R, tl_dtype dt, double v); /* 0-d, as data (not a constant) */
 /* a shape argument: a 1-D integer tensor (or 0-d) -> dims; fails when not integral or
  * a dim is negative or there are more than 8 */
