@@ -75,6 +75,7 @@ struct tl_ctx {
   bool grad_disabled; /* tl_set_grad_enabled(ctx, 0): operations record nothing */
   bool debug;
   bool profile; /* TL_PROFILE: one line per kernel run on stderr, with its time */
+  bool optimized_only; /* kernels from cc only, never libtcc's tier 1 (tl build executables) */
   char *dot_dir;      /* tl_set_dot_dir: every realize writes a DOT file here */
   unsigned dot_count; /* realize-NNNN.dot files written */
 };
@@ -86,6 +87,9 @@ tl_tensor *tl_api_tensor(const tl_tensor *handle, const char *what);
 tl_tensor *tl_api_handle(tl_tensor *t);
 /* Frees every handle and scope: tl_shutdown's first step. */
 void tl_api_release_all(tl_ctx *ctx);
+/* every kernel this context runs is cc's optimized build (compiled at once when not
+ * cached), never libtcc's first tier: what `tl build` executables run */
+void tl_api_set_optimized_only(tl_ctx *ctx);
 /* Sets up the handle pools and opens the root scope. */
 bool tl_api_scopes_init(tl_ctx *ctx);
 

@@ -20,6 +20,7 @@ typedef struct {
   int argc;
   char **argv;
   struct tl_stats_out *stats; /* not NULL: the engine's statistics at exit land here */
+  bool optimized_only; /* kernels from cc only, no libtcc tier (tl build executables) */
 } tl_lang_run_options;
 
 /* what tl_lang_exec reports back when asked (tests: laziness, loops, kernels) */

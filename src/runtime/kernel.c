@@ -17,8 +17,9 @@ static tl_status check_arg(const tl_kernel *k, int i, const tl_kernel_arg *a, tl
 
 tl_status tl_kernel_exec(const tl_kernel *k, tl_pool *pool, int nargs, const tl_kernel_arg *args,
                          const uint64_t *words, tl_error *err) {
-  if (!k || !k->fn)
-    return tl_error_set(err, TL_ERR_ARG, "tl_kernel_exec: no kernel function");
+  /* read once: the same code runs on every thread of this call */
+  tl_kernel_fn fn = !k ? NULL : k->code ? tl_kernel_code_fn(k->code) : k->fn;
+  if (!fn) return tl_error_set(err, TL_ERR_ARG, "tl_kernel_exec: no kernel function");
   if (k->nargs < 0 || k->nargs > TL_KERNEL_MAX_ARGS)
     return tl_error_set(err, TL_ERR_INTERNAL, "kernel %.64s: bad argument count %d in metadata",
                         k->name, k->nargs);
@@ -37,6 +38,6 @@ tl_status tl_kernel_exec(const tl_kernel *k, tl_pool *pool, int nargs, const tl_
   }
   ptrs[nargs] = (void *)words; /* read only: the kernel declares it const */
   /* a NULL pool runs the whole range on the calling thread */
-  tl_pool_run(pool, k->fn, ptrs, k->work, k->min_chunk);
+  tl_pool_run(pool, fn, ptrs, k->work, k->min_chunk);
   return TL_OK;
 }
