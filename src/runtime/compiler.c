@@ -1040,8 +1040,10 @@ void *tl_compiler_tcc_state(tl_compiler *c) {
   for (size_t i = 0; i < sizeof unit_symbols / sizeof unit_symbols[0]; i++)
     t->add_symbol(s, unit_symbols[i].name, unit_symbols[i].fn);
   t->define_symbol(s, "TL_GEMM_HOST", "1"); /* GEMM kernels call the library's routine */
-  t->add_symbol(s, "tl_gemm_host_f32", tl_gemm_host_symbols[0]);
-  t->add_symbol(s, "tl_gemm_host_f64", tl_gemm_host_symbols[1]);
+  const void *gemm[2];
+  tl_gemm_host_pick(gemm);
+  t->add_symbol(s, "tl_gemm_host_f32", gemm[0]);
+  t->add_symbol(s, "tl_gemm_host_f64", gemm[1]);
   return s;
 }
 

@@ -107,6 +107,9 @@ tl_status tl_compiler_flush(tl_compiler *c, tl_error *err);
  * 0 none yet, 1 libtcc, 2 cc */
 tl_kernel_fn tl_kernel_code_fn(const tl_kernel_code *code);
 int tl_kernel_code_tier(const tl_kernel_code *code);
+/* a run of the code's tier-1 function took ns: the background builds the kernels that
+ * cost the most first */
+void tl_kernel_code_ran(const tl_kernel_code *code, uint64_t ns);
 /* blocks until no background build is queued or running (tests, benchmarks) */
 void tl_compiler_wait(tl_compiler *c);
 /* on (default: TL_TIERED, else on): flushes compile with libtcc first when present;

@@ -46,6 +46,7 @@ typedef struct {
 struct tl_kernel_code {
   _Atomic(tl_kernel_fn) fn; /* what runs now; NULL until compiled */
   atomic_int tier;          /* 0, 1 (libtcc) or 2 (cc) */
+  _Atomic uint64_t heat;    /* nanoseconds spent running its tier-1 code: the hottest is built first */
 };
 
 /* A requested kernel: its code, and while a build is due, its source. */
