@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include "api/context.h"
+#include "lang/lang.h"
 #include "runtime/compiler_internal.h"
 #include "test.h"
 #include "tl.h"
@@ -152,8 +153,9 @@ TEST(tiered_swap_while_running) {
   tl_ctx *ctx = ctx_on(dir);
   int runs = 0;
   time_t start = time(NULL);
-  for (; time(NULL) - start < 120; runs++) { /* the builder is niced: on a busy machine it waits */
+  while (time(NULL) - start < 120) { /* the builder is niced: on a busy machine it waits */
     CHECK_INT(compute(ctx, x, &v), 0);
+    runs++;
     if (count_off(v.soft, want.soft, ROWS * COLS) || count_off(v.gram, want.gram, ROWS * ROWS) ||
         count_off(v.rows, want.rows, ROWS)) {
       CHECK(!"a result was wrong during the swaps");
@@ -413,4 +415,54 @@ TEST(tiered_units_share_a_batch_and_fail_alone) {
   CHECK_INT(tl_compiler_flush(c, &err), TL_ERR_COMPILER);
   tl_compiler_destroy(c);
   CHECK_INT(tl_test_rm_tree(dir), 0);
+}
+
+/* ---- tl build executables ----------------------------------------------------------- */
+/* the .so entries in dir */
+static int count_so(const char *dir) {
+  DIR *d = opendir(dir);
+  struct dirent *e;
+  int n = 0;
+  while (d && (e = readdir(d))) {
+    size_t len = strlen(e->d_name);
+    n += len > 3 && !strcmp(e->d_name + len - 3, ".so");
+  }
+  if (d) closedir(d);
+  return n;
+}
+
+/* runs a small program as `tl run` does, optimized_only as a `tl build` executable
+ * does (tl_lang_main); no builder and nothing built at exit: what is on disk after it
+ * was compiled by cc while it ran */
+static int so_after_run(int optimized_only) {
+  char *dir = tl_test_tmpdir();
+  char *saved[3] = {save_env("TL_CACHE_DIR"), save_env("TL_COMPILE_JOBS"), save_env("TL_COMPILE_AT_EXIT")};
+  setenv("TL_CACHE_DIR", dir, 1);
+  setenv("TL_COMPILE_JOBS", "0", 1);
+  setenv("TL_COMPILE_AT_EXIT", "drop", 1);
+  static const char prog[] = "fn main() {\n  let x = Tensor::arange(0, 10) as f32;\n"
+                             "  println(\"{}\", (x * x).sum().item() + x.exp().max(0).item());\n}\n";
+  char *out = NULL;
+  size_t len = 0;
+  FILE *f = open_memstream(&out, &len);
+  tl_lang_run_options o = {.out = f, .err = f, .optimized_only = optimized_only};
+  CHECK_INT(tl_lang_run_source("opt.tl", prog, sizeof prog - 1, &o), 0);
+  fclose(f);
+  CHECK_NEAR(out ? atof(out) : 0, 285.0 + exp(9.0), 1e-2); /* sum of squares 0..9, e^9 */
+  free(out);
+  int n = count_so(dir);
+  restore_env("TL_CACHE_DIR", saved[0]);
+  restore_env("TL_COMPILE_JOBS", saved[1]);
+  restore_env("TL_COMPILE_AT_EXIT", saved[2]);
+  CHECK_INT(tl_test_rm_tree(dir), 0);
+  return n;
+}
+
+TEST(tiered_build_executables_run_optimized_kernels_only) {
+  int tiered = so_after_run(0), optimized = so_after_run(1);
+  CHECK(optimized >= 3); /* the program and its kernels, each built by cc */
+  tl_ctx *probe = tl_init();
+  int tcc = probe && tl_set_compiler(probe, "tcc") == TL_OK && tl_realize(tl_ones(probe, TL_F32, 1, (int64_t[]){2})) == TL_OK;
+  tl_shutdown(probe);
+  if (tcc) CHECK_INT(tiered, 1); /* the program only: its kernels ran libtcc's code */
 }
