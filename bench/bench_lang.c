@@ -197,11 +197,6 @@ static void cold_start(char *tl) {
   fflush(stdout);
 }
 
-static int by_value(const void *a, const void *b) {
-  double x = *(const double *)a, y = *(const double *)b;
-  return (x > y) - (x < y);
-}
-
 /* the kernels in a cache directory: its .so entries, less the program's own */
 static int count_entries(const char *dir) {
   DIR *d = opendir(dir);

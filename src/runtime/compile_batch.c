@@ -150,11 +150,12 @@ static int link_or_copy(const char *from, const char *to) {
   if (in < 0) return -1;
   struct stat st;
   char *data = NULL;
-  ssize_t got = -1;
+  size_t got = 0;
+  ssize_t k = 1;
   if (fstat(in, &st) == 0 && (data = malloc((size_t)st.st_size + 1)))
-    got = read(in, data, (size_t)st.st_size);
+    while (got < (size_t)st.st_size && (k = read(in, data + got, (size_t)st.st_size - got)) > 0) got += (size_t)k;
   close(in);
-  int rc = got == st.st_size ? tl_compiler_write_new_file(to, data, (size_t)got, 0700) : -1;
+  int rc = data && got == (size_t)st.st_size ? tl_compiler_write_new_file(to, data, got, 0700) : -1;
   free(data);
   return rc;
 }
@@ -203,6 +204,7 @@ static tl_status run_cc(tl_compiler *c, const char *tmp, const char *text, int b
     if (mode == BUILD_BACKGROUND) {
       pthread_mutex_lock(&c->mu);
       c->inflight[builder] = pid;
+      if (c->stopping) kill(-pid, SIGKILL); /* destroy came before the record: it waits for none */
       pthread_mutex_unlock(&c->mu);
       siginfo_t info;
       while (waitid(P_PID, (id_t)pid, &info, WEXITED | WNOWAIT) != 0 && errno == EINTR) continue;

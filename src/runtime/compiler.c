@@ -1102,10 +1102,17 @@ tl_compiler *tl_compiler_create(const char *cc, const char *flags, const char *c
   c->tiered = !tiered || strcmp(tiered, "0") != 0;
   c->owner = getpid();
   int sync_ok = pthread_mutex_init(&c->mu, NULL) == 0;
-  if (sync_ok && (pthread_cond_init(&c->wake, NULL) || pthread_cond_init(&c->idle, NULL))) {
+  pthread_condattr_t monotonic; /* builders wait for a time (tiered.c): not the wall clock's */
+  if (sync_ok && pthread_condattr_init(&monotonic) != 0) {
+    pthread_mutex_destroy(&c->mu);
+    sync_ok = 0;
+  }
+  if (sync_ok) pthread_condattr_setclock(&monotonic, CLOCK_MONOTONIC);
+  if (sync_ok && (pthread_cond_init(&c->wake, &monotonic) || pthread_cond_init(&c->idle, NULL))) {
     pthread_mutex_destroy(&c->mu); /* a cond that failed to start needs no destroy: none is kept */
     sync_ok = 0;
   }
+  if (sync_ok) pthread_condattr_destroy(&monotonic);
   if (!sync_ok) {
     free(c->cc_name);
     free(c);

@@ -14,6 +14,7 @@
 #include <stdatomic.h>
 #include <stddef.h>
 #include <sys/types.h>
+#include <time.h>
 
 #include "runtime/compiler.h"
 
@@ -112,6 +113,7 @@ struct tl_compiler {
   int nbuilders, building;        /* threads started; units being built */
   pid_t *inflight;                /* each builder's running cc (its process group), or 0 */
   int stopping;
+  struct timespec build_after;    /* builders start then (CLOCK_MONOTONIC); 0: at once */
   int said_tier2;                 /* a failed tier-2 build was reported */
   pid_t owner;                    /* the process that started the builders */
 };

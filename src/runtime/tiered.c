@@ -4,9 +4,10 @@
  *
  * A realize requests all its kernels, then flushes: a unit found nowhere is compiled
  * with libtcc (tier 1, in memory) when the process carries it, and queued for cc; a
- * builder thread takes what is queued (up to BATCH_MAX units), builds it in one cc
- * invocation into the disk cache (compile_batch.c), loads it and swaps each unit's
- * function with an atomic store. Callers load the function once per run (acquire),
+ * builder thread (from BUILD_DELAY_S after the first unit is queued) takes the
+ * hottest queued units (up to BATCH_MAX), builds them in one cc invocation into the
+ * disk cache (compile_batch.c), loads them and swaps each unit's function with an
+ * atomic store. Callers load the function once per run (acquire),
  * so a replayed realize holding the unit runs the new code from its next run on.
  * Tier-1 code stays loaded until the compiler is destroyed: a thread may still be
  * running it when the swap happens.
@@ -36,7 +37,8 @@ enum {
   BATCH_MAX = 8,       /* units per builder's cc invocation: a first swap within ~0.3 s */
   EXIT_BATCH_MAX = 32, /* after exit, nothing waits: about 10% less per kernel than 8 */
   MAX_BUILDERS = 16,
-  BACKGROUND_NICE = 10 /* builders and what they run yield to the program */
+  BACKGROUND_NICE = 10, /* builders and what they run yield to the program */
+  BUILD_DELAY_S = 2     /* builders start this long after the first kernel is queued */
 };
 
 typedef enum { AT_EXIT_FINISH, AT_EXIT_WAIT, AT_EXIT_DROP } at_exit_policy;
@@ -320,6 +322,11 @@ static void *builder_main(void *arg) {
   pthread_mutex_lock(&c->mu);
   for (;;) {
     while (!c->queue_head && !c->stopping) pthread_cond_wait(&c->wake, &c->mu);
+    /* a short run is over before optimizing pays off; meanwhile cc would take a core
+     * from it (its queue is built after exit) */
+    while (!c->stopping && c->build_after.tv_sec &&
+           pthread_cond_timedwait(&c->wake, &c->mu, &c->build_after) != ETIMEDOUT)
+      continue;
     if (c->stopping) break;
     int n = take_batch(c, units, BATCH_MAX);
     pthread_mutex_unlock(&c->mu);
@@ -365,6 +372,10 @@ static void enqueue(tl_compiler *c, tl_unit **units, int n) {
     else c->queue_head = units[i];
     c->queue_tail = units[i];
   }
+  if (!c->builders && !c->stopping) { /* the first queued: builders start in BUILD_DELAY_S */
+    clock_gettime(CLOCK_MONOTONIC, &c->build_after);
+    c->build_after.tv_sec += BUILD_DELAY_S;
+  }
   start_builders(c);
   pthread_cond_broadcast(&c->wake);
   pthread_mutex_unlock(&c->mu);
@@ -373,6 +384,8 @@ static void enqueue(tl_compiler *c, tl_unit **units, int n) {
 void tl_compiler_wait(tl_compiler *c) {
   if (!c) return;
   pthread_mutex_lock(&c->mu);
+  c->build_after = (struct timespec){0, 0}; /* someone waits: no delay */
+  pthread_cond_broadcast(&c->wake);
   while ((c->queue_head || c->building) && c->nbuilders > 0 && c->owner == getpid())
     pthread_cond_wait(&c->idle, &c->mu);
   pthread_mutex_unlock(&c->mu);
