@@ -61,6 +61,7 @@ struct tl_ctx {
   tl_backend backend;
   tl_compiler *compiler;   /* created on first use */
   char *cc, *cache_dir;    /* compiler settings (NULL: environment/defaults) */
+  bool optimized_only;     /* kernels from cc only, never libtcc's tier 1 (tl build executables) */
   tl_pool *pool;           /* created on first use */
   tl_replay_cache replay;  /* realizes by graph structure: their kernels (of `compiler`) */
   uint64_t seed, rand_calls;
@@ -75,7 +76,6 @@ struct tl_ctx {
   bool grad_disabled; /* tl_set_grad_enabled(ctx, 0): operations record nothing */
   bool debug;
   bool profile; /* TL_PROFILE: one line per kernel run on stderr, with its time */
-  bool optimized_only; /* kernels from cc only, never libtcc's tier 1 (tl build executables) */
   char *dot_dir;      /* tl_set_dot_dir: every realize writes a DOT file here */
   unsigned dot_count; /* realize-NNNN.dot files written */
 };

@@ -761,13 +761,7 @@ int tl_compiler_wait_child(pid_t pid, int *wstatus) {
   return 0;
 }
 
-static int spawn_cc(tl_compiler *c, const char *src, const char *out, const char *errpath, int *wstatus) {
-  pid_t pid;
-  int rc = tl_compiler_spawn_cc(c, src, out, errpath, &pid);
-  return rc ? rc : tl_compiler_wait_child(pid, wstatus);
-}
-
-tl_status tl_compiler_cc_failed(tl_compiler *c, int wstatus, const char *src, const char *errpath,
+static tl_status compile_failed(tl_compiler *c, int wstatus, const char *src, const char *errpath,
                                 tl_error *err) {
   char diag[900];
   read_diagnostics(errpath, src, diag, sizeof diag);
@@ -777,6 +771,17 @@ tl_status tl_compiler_cc_failed(tl_compiler *c, int wstatus, const char *src, co
                         base, WTERMSIG(wstatus), diag);
   return tl_error_set(err, TL_ERR_COMPILER, "kernel compilation failed (%s exit %d): %s", base,
                       WEXITSTATUS(wstatus), diag);
+}
+
+/* for compile_batch.c */
+tl_status tl_compiler_cc_failed(tl_compiler *c, int wstatus, const char *src, const char *errpath, tl_error *err) {
+  return compile_failed(c, wstatus, src, errpath, err);
+}
+
+static int spawn_cc(tl_compiler *c, const char *src, const char *out, const char *errpath, int *wstatus) {
+  pid_t pid;
+  int rc = tl_compiler_spawn_cc(c, src, out, errpath, &pid);
+  return rc ? rc : tl_compiler_wait_child(pid, wstatus);
 }
 
 /* source -> private tmp .c -> cc -> private tmp .so, loaded, then renamed into place */
@@ -796,7 +801,7 @@ static tl_status cc_build(tl_compiler *c, const char *source, const char *base, 
   else if ((rc = spawn_cc(c, src, tso, errp, &wstatus)) != 0)
     st = tl_error_set(err, TL_ERR_COMPILER, "cannot run C compiler '%s': %s", c->cc_path, strerror(rc));
   else if (!WIFEXITED(wstatus) || WEXITSTATUS(wstatus) != 0)
-    c->cc_failed = 1, st = tl_compiler_cc_failed(c, wstatus, src, errp, err);
+    c->cc_failed = 1, st = compile_failed(c, wstatus, src, errp, err);
   else
     tl_compiler_count(c, &c->stats.compiled, 1), st = publish_entry(tso, tsum, so, sum, fn_name, handle, fn, err);
   if (src) unlink(src);
