@@ -1025,6 +1025,7 @@ static const struct {
     {"exp", (const void *)exp},     {"log", (const void *)log},     {"sqrt", (const void *)sqrt},
     {"sin", (const void *)sin},     {"cos", (const void *)cos},     {"tanh", (const void *)tanh},
     {"pow", (const void *)pow},     {"fmod", (const void *)fmod},   {"fabs", (const void *)fabs},
+    {"erf", (const void *)erf},     {"erff", (const void *)erff},
     {"memset", (const void *)sym_memset}, {"memcpy", (const void *)sym_memcpy},
     {"memmove", (const void *)sym_memmove}, {"malloc", (const void *)sym_malloc},
     {"free", (const void *)sym_free},
