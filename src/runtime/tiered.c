@@ -38,7 +38,7 @@ enum {
   EXIT_BATCH_MAX = 32, /* after exit, nothing waits: about 10% less per kernel than 8 */
   MAX_BUILDERS = 16,
   BACKGROUND_NICE = 10, /* builders and what they run yield to the program */
-  BUILD_DELAY_S = 2     /* builders start this long after the first kernel is queued */
+  BUILD_DELAY_S = 5     /* builders start this long after the first kernel is queued */
 };
 
 typedef enum { AT_EXIT_FINISH, AT_EXIT_WAIT, AT_EXIT_DROP } at_exit_policy;
