@@ -144,7 +144,7 @@ test-asan: build/tl
 # are compiled without instrumentation (they write only buffers the pool hands out).
 # TSAN_TESTS picks other tests; tests/tsan.supp says why each suppression is there.
 TSAN_FLAGS := -O1 -g -fsanitize=thread -fno-omit-frame-pointer
-TSAN_TESTS ?= threads_ cache_ rt_pool rt_compile
+TSAN_TESTS ?= threads_ cache_ rt_pool rt_compile tiered_
 test-tsan: build/tl
 	$(MAKE) BUILD=build/tsan OPT="$(TSAN_FLAGS)" build/tsan/tests/tl_tests
 	TSAN_OPTIONS="halt_on_error=1 exitcode=66 suppressions=$(CURDIR)/tests/tsan.supp" \

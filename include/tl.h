@@ -101,6 +101,10 @@ typedef struct {
   uint64_t cache_dir_repairs;  /* the cache directory had a mode other than 0700: made 0700 */
   uint64_t kernel_cache_fallback; /* 1: the cache directory is unusable (read-only, full,
                                      another user's): kernels go to a private temp dir */
+  uint64_t kernels_tier1;    /* of kernels_compiled, by libtcc in memory (tiered compilation) */
+  uint64_t kernels_tier2;    /* kernels built by cc -O3 for requests, at once or in the background */
+  uint64_t kernel_swaps;     /* tier-1 kernels whose code was replaced by the tier-2 build */
+  uint64_t compile_batches;  /* cc invocations building those (several kernels each) */
   uint64_t realizes;         /* realize calls that computed something */
   uint64_t realize_replays;  /* of them, replays: a graph of a structure realized before ran
                                 its recorded kernels, with no rewrite, schedule or compile */

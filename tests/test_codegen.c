@@ -10,7 +10,7 @@
 /* in the kernel's function, after the prelude */
 static int count_occurrences(const char *s, const char *what) {
   int n = 0;
-  const char *body = strstr(s, "\nvoid k(");
+  const char *body = strstr(s, "\nvoid TL_UNIT(k)(");
   for (const char *p = body ? body : s; (p = strstr(p, what)); p += strlen(what)) n++;
   return n;
 }
@@ -107,7 +107,7 @@ TEST(codegen_sum_of_a_broadcast_is_computed_once_per_row) {
   char *src = kernel_source(y);
   CHECK(src != NULL);
   if (src) {
-    const char *body = strstr(src, "\nvoid k("), *sum = body ? strstr(body, "< 4LL") : NULL,
+    const char *body = strstr(src, "\nvoid TL_UNIT(k)("), *sum = body ? strstr(body, "< 4LL") : NULL,
                *copies = body ? strstr(body, "< 5LL") : NULL;
     CHECK(sum && copies && sum < copies);
   }

@@ -461,6 +461,7 @@ static int realize_decoy(tl_ctx *ctx, uint64_t seed, int mode, char *why, size_t
 }
 
 static uint64_t replays; /* of the real graphs, over a shard */
+static const char *cpu_compiler; /* not NULL: tl_set_compiler on the cpu backend */
 
 /* Builds the graph of `seed` and realizes it (as f64) on `backend`; the generator is
  * deterministic, so both backends see the same graph. */
@@ -471,6 +472,7 @@ static int eval_graph(uint64_t seed, int mode, const char *backend, double **out
   gen g = {seed * 0x2545F4914F6CDD1Dull + 1, tl_init(), {0}, 0, false, extreme, false, false};
   if (!g.ctx) return 1;
   tl_set_backend(g.ctx, backend);
+  if (cpu_compiler) tl_set_compiler(g.ctx, cpu_compiler);
   if (!strcmp(backend, "cpu") && realize_decoy(g.ctx, seed, mode, why, whylen)) {
     tl_shutdown(g.ctx);
     return 1;
@@ -590,3 +592,50 @@ DIFF_SHARD(4)
 DIFF_SHARD(5)
 DIFF_SHARD(6)
 DIFF_SHARD(7)
+
+/* Tiered compilation runs a kernel's libtcc build first, then cc's (runtime/tiered.c).
+ * The two agree to the differential tolerance, not bit for bit: cc contracts a * b + c
+ * into FMAs and vectorizes reductions (omp simd), and tier 1's GEMM is the library's
+ * own build (docs/decisions.md). The same graphs realized by each alone: libtcc
+ * (the "tcc" compiler: the very states tier 1 makes) and cc at once (TL_TIERED=0). */
+static int tiers_agree(uint64_t seed, int mode, char *why, size_t whylen) {
+  double *one = NULL, *two = NULL;
+  int64_t n = 0, n2 = 0;
+  tl_dtype dt = TL_F32;
+  cpu_compiler = "tcc";
+  int bad = eval_graph(seed, mode, "cpu", &one, &n, &dt, why, whylen);
+  cpu_compiler = NULL;
+  bad = bad || eval_graph(seed, mode, "cpu", &two, &n2, &dt, why, whylen);
+  if (!bad && n != n2) snprintf(why, whylen, "sizes differ: %lld and %lld", (long long)n, (long long)n2), bad = 1;
+  for (int64_t i = 0; i < n && !bad; i++)
+    if (!close_enough(dt, one[i], two[i])) {
+      snprintf(why, whylen, "element %lld of %lld (dtype %s): tier 1 %.9g, tier 2 %.9g", (long long)i, (long long)n,
+               tl_dtype_name(dt), one[i], two[i]);
+      bad = 1;
+    }
+  free(one), free(two);
+  return bad;
+}
+
+TEST(diff_tier1_matches_tier2) {
+  tl_ctx *probe = tl_init();
+  int has_tcc = probe && tl_set_compiler(probe, "tcc") == TL_OK && tl_realize(tl_ones(probe, TL_F32, 1, (int64_t[]){2})) == TL_OK;
+  tl_shutdown(probe);
+  if (!has_tcc) {
+    printf("  no libtcc in this program: nothing to compare\n");
+    return;
+  }
+  const char *env = getenv("TL_TIERED");
+  char *saved = env ? strdup(env) : NULL, why[512];
+  setenv("TL_TIERED", "0", 1);
+  static const struct { int mode, n; } sets[] = {{PLAIN, 120}, {CASTS, 60}, {GATHERS, 40}};
+  for (size_t k = 0; k < sizeof sets / sizeof sets[0]; k++)
+    for (int s = 0; s < sets[k].n; s++)
+      if (tiers_agree((uint64_t)s, sets[k].mode, why, sizeof why)) {
+        tl_test_fail(__FILE__, __LINE__, "tiers differ, mode %d seed %d: %s", sets[k].mode, s, why);
+        break;
+      }
+  if (saved) setenv("TL_TIERED", saved, 1);
+  else unsetenv("TL_TIERED");
+  free(saved);
+}

@@ -562,14 +562,17 @@ TEST(errors_compiler_missing_failing_and_cache_unwritable) {
   CHECK(dir != NULL);
   if (!dir) return;
   CHECK_INT(tl_set_cache_dir(ctx, dir), TL_OK);
-  const char *env = getenv("TL_CFLAGS"); /* the caller's, put back after */
-  char *saved = env ? strdup(env) : NULL;
+  const char *env = getenv("TL_CFLAGS"), *tiered = getenv("TL_TIERED"); /* the caller's, put back after */
+  char *saved = env ? strdup(env) : NULL, *saved_tiered = tiered ? strdup(tiered) : NULL;
   setenv("TL_CFLAGS", "-fno-such-flag-for-tl", 1);
+  setenv("TL_TIERED", "0", 1); /* cc at once (tiered, libtcc's kernel would run: test_tiered.c) */
   CHECK_INT(tl_realize(y), TL_ERR_COMPILER);
   CHECK_CONTAINS(tl_last_error(ctx), "kernel compilation failed");
   if (saved) setenv("TL_CFLAGS", saved, 1);
   else unsetenv("TL_CFLAGS");
-  free(saved);
+  if (saved_tiered) setenv("TL_TIERED", saved_tiered, 1);
+  else unsetenv("TL_TIERED");
+  free(saved), free(saved_tiered);
   CHECK_INT(tl_set_cache_dir(ctx, dir), TL_OK); /* recreate the compiler without the flag */
   CHECK_INT(tl_realize(y), TL_OK);
   double s;

@@ -310,6 +310,10 @@ static int job_count(int argc, char **argv) {
 }
 
 int main(int argc, char **argv) {
+  /* background builds of optimized kernels finish before a context ends (not in a
+   * detached process that would outlive the test, writing into its temporary
+   * directories); the tests of tiered compilation choose their own */
+  setenv("TL_COMPILE_AT_EXIT", "wait", 0);
   char self[4096];
   ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
   if (n > 0) {

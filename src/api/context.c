@@ -138,6 +138,11 @@ const char *tl_backend_name(const tl_ctx *ctx) {
   return ctx && ctx->backend == TL_BACKEND_INTERP ? "interp" : "cpu";
 }
 
+void tl_api_set_optimized_only(tl_ctx *ctx) {
+  ctx->optimized_only = true;
+  if (ctx->compiler) tl_compiler_set_tiered(ctx->compiler, 0);
+}
+
 static tl_status reset_compiler(tl_ctx *ctx) {
   tl_replay_clear(&ctx->replay); /* its kernels are the old compiler's */
   if (ctx->compiler) tl_compiler_destroy(ctx->compiler);
@@ -194,6 +199,10 @@ tl_stats tl_get_stats(const tl_ctx *ctx) {
     s.disk_cache_rejects += c.disk_rejects;
     s.cache_dir_repairs += c.dir_repairs;
     s.kernel_cache_fallback = c.fallback;
+    s.kernels_tier1 = c.tier1;
+    s.kernels_tier2 = c.tier2;
+    s.kernel_swaps = c.swaps;
+    s.compile_batches = c.batches;
   }
   s.live_nodes = ctx->graph.live;
   s.replay_plans = (uint64_t)ctx->replay.count;

@@ -61,6 +61,7 @@ struct tl_ctx {
   tl_backend backend;
   tl_compiler *compiler;   /* created on first use */
   char *cc, *cache_dir;    /* compiler settings (NULL: environment/defaults) */
+  bool optimized_only;     /* kernels from cc only, never libtcc's tier 1 (tl build executables) */
   tl_pool *pool;           /* created on first use */
   tl_replay_cache replay;  /* realizes by graph structure: their kernels (of `compiler`) */
   uint64_t seed, rand_calls;
@@ -87,6 +88,9 @@ tl_tensor *tl_api_tensor(const tl_tensor *handle, const char *what);
 tl_tensor *tl_api_handle(tl_tensor *t);
 /* Frees every handle and scope: tl_shutdown's first step. */
 void tl_api_release_all(tl_ctx *ctx);
+/* every kernel this context runs is cc's optimized build (compiled at once when not
+ * cached), never libtcc's first tier: what `tl build` executables run */
+void tl_api_set_optimized_only(tl_ctx *ctx);
 /* Sets up the handle pools and opens the root scope. */
 bool tl_api_scopes_init(tl_ctx *ctx);
 

@@ -31,6 +31,7 @@ static tl_status ensure_runtime(tl_ctx *ctx) {
   if (!ctx->compiler) {
     ctx->compiler = tl_compiler_create(ctx->cc, NULL, ctx->cache_dir, &ctx->err);
     if (!ctx->compiler) return ctx->err.status;
+    if (ctx->optimized_only) tl_compiler_set_tiered(ctx->compiler, 0);
   }
   if (!ctx->pool && !(ctx->pool = tl_pool_create(0)))
     return tl_error_set(&ctx->err, TL_ERR_NOMEM, "out of memory starting the thread pool");
@@ -117,7 +118,8 @@ static tl_status plan_outputs(tl_ctx *ctx, const tl_schedule *s, tl_lowered *low
   return st;
 }
 
-/* Renders and compiles kernel i into rk->k, and records where each of its arguments
+/* Renders kernel i and requests its code into rk->k (compiled by the flush that
+ * follows the requests of the whole schedule: one batch), and records where each of its arguments
  * and streams comes from in terms of the key's leaves (false in *replayable when one
  * cannot be said: then the realize is not recorded). */
 static tl_status compile_kernel(tl_ctx *ctx, int index, const tl_schedule *s, tl_lowered *low, tl_replay_kernel *rk,
@@ -126,8 +128,8 @@ static tl_status compile_kernel(tl_ctx *ctx, int index, const tl_schedule *s, tl
   tl_kernel *k = &rk->k;
   snprintf(k->name, sizeof k->name, "k%d", index);
   tl_status st = src ? TL_OK : tl_error_set(&ctx->err, TL_ERR_NOMEM, "out of memory rendering a kernel");
-  if (!st && ctx->debug) fprintf(stderr, "--- kernel %d ---\n%s", index, strstr(src, "\nvoid tl_kernel") + 1);
-  if (!st) st = tl_compiler_get(ctx->compiler, src, "tl_kernel", &k->fn, &ctx->err);
+  if (!st && ctx->debug) fprintf(stderr, "--- kernel %d ---\n%s", index, strstr(src, "\nvoid TL_UNIT(tl_kernel)") + 1);
+  if (!st) st = tl_compiler_request(ctx->compiler, src, "tl_kernel", &k->code, &ctx->err);
   free(src);
   if (st) return st;
   k->nargs = low->nargs;
@@ -178,9 +180,10 @@ static tl_status run_schedule(tl_ctx *ctx, const tl_schedule *s, tl_buffer **out
   }
   if (!st) st = plan_outputs(ctx, s, low, rp);
   if (!st) st = make_outputs(ctx, rp->kernels, n, rp->arena_bytes, rp->naive_bytes, outs);
+  for (int i = 0; !st && i < n; i++) st = compile_kernel(ctx, i, s, &low[i], &rp->kernels[i], &record);
+  if (!st) st = tl_compiler_flush(ctx->compiler, &ctx->err);
   for (int i = 0; !st && i < n; i++) {
     tl_replay_kernel *rk = &rp->kernels[i];
-    st = compile_kernel(ctx, i, s, &low[i], rk, &record);
     tl_kernel_arg args[TL_KERNEL_MAX_ARGS];
     for (int a = 0; !st && a < low[i].nargs; a++) {
       tl_buffer *b = a == 0 ? outs[i] : arg_buffer(low[i].args[a], s, outs);

@@ -11,8 +11,10 @@
  * (a repeated row sums the same on any number of threads). The parallel range is out's
  * rows: a chunk zeroes its rows [begin, end), then walks every index and adds the rows
  * that land in it, so no two threads write one row and the work is rows*d (the fill)
- * + chunks*n + n*d. Compiled only where TL_SCATTER is defined (its kernels). */
-#ifdef TL_SCATTER
+ * + chunks*n + n*d. Compiled only where TL_SCATTER is defined (its kernels), once
+ * (many kernels may be pasted into one translation unit, each with its prelude). */
+#if defined(TL_SCATTER) && !defined(TL_KERNEL_PRELUDE_SCATTER)
+#define TL_KERNEL_PRELUDE_SCATTER
 #define TL_SCATTER_ADD(name, T, I)                                                                \
   static void name(T *restrict out, const T *restrict src, const I *restrict idx, tl_i64 n,        \
                    tl_i64 rows, tl_i64 d, tl_i64 begin, tl_i64 end) {                              \
@@ -370,9 +372,18 @@ TL_GEMM_UKR(double, f64)
     }                                                                                             \
     free(raw);                                                                                    \
   }
+#ifdef TL_GEMM_HOST /* tier 1 (libtcc): the library's compiled routine, runtime/gemm_host.c */
+void tl_gemm_host_f32(const tl_gemm_desc *d, const float *A, const float *B, float *C, tl_i64 begin, tl_i64 end,
+                      void *const *bufs, tl_gemm_epi epi);
+void tl_gemm_host_f64(const tl_gemm_desc *d, const double *A, const double *B, double *C, tl_i64 begin,
+                      tl_i64 end, void *const *bufs, tl_gemm_epi epi);
+#define tl_gemm_run_f32 tl_gemm_host_f32
+#define tl_gemm_run_f64 tl_gemm_host_f64
+#else
 TL_GEMM_PACK(float, f32)
 TL_GEMM_PACK(double, f64)
 TL_GEMM_RECT(float, f32)
 TL_GEMM_RECT(double, f64)
+#endif
 #endif /* TL_GEMM */
 #endif /* TL_KERNEL_PRELUDE_GEMM_H */

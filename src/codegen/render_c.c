@@ -344,7 +344,7 @@ static void int_list(tl_strbuf *s, int n, const int64_t *v) {
 /* the plan as a constant descriptor (every size known: the routine's loops see
  * constants once inlined) */
 static void gemm_desc(tl_strbuf *s, const tl_gemm_plan *g) {
-  tl_strbuf_puts(s, "static const tl_gemm_desc tl_gd = {");
+  tl_strbuf_puts(s, "static const tl_gemm_desc TL_UNIT(tl_gd) = {");
   const int64_t v[] = {g->m, g->n, g->k, g->sam, g->sak, g->sbk, g->sbn, g->ldc, g->um, g->un, g->gm, g->gn};
   for (size_t i = 0; i < sizeof v / sizeof v[0]; i++) tl_strbuf_printf(s, "%lldLL, ", (long long)v[i]);
   tl_strbuf_printf(s, "%d,\n  ", g->nbatch);
@@ -372,26 +372,29 @@ static void buffer_pointers(tl_strbuf *s, const tl_lowered *l, bool restrict_, b
 char *tl_render_c(const tl_lowered *l, const char *fn_name) {
   tl_strbuf s = {0};
   const tl_gemm_plan *g = l->gemm;
+  /* file-scope names through TL_UNIT: the compiler renames them when it builds many
+   * kernels in one translation unit (runtime/compiler.h) */
+  tl_strbuf_puts(&s, "#ifndef TL_UNIT\n#define TL_UNIT(name) name\n#endif\n");
   if (g) tl_strbuf_puts(&s, "#define TL_GEMM 1\n");
   if (l->scatter) tl_strbuf_puts(&s, "#define TL_SCATTER 1\n");
   const char *gemm = g ? NULL : strstr(prelude_text, GEMM_SECTION);
   tl_strbuf_putn(&s, prelude_text, gemm ? (size_t)(gemm - prelude_text) : sizeof prelude_text - 1);
   if (g) gemm_desc(&s, g);
   if (g && l->epilogue) { /* the store loop over one row of C (begin, end: its columns) */
-    tl_strbuf_printf(&s, "\nstatic void tl_epi(void *const *bufs, tl_i64 r%lld, tl_i64 r%lld, tl_i64 begin, tl_i64 end) {\n",
+    tl_strbuf_printf(&s, "\nstatic void TL_UNIT(tl_epi)(void *const *bufs, tl_i64 r%lld, tl_i64 r%lld, tl_i64 begin, tl_i64 end) {\n",
                      (long long)l->epi_bi, (long long)l->epi_m);
     buffer_pointers(&s, l, true, true);
     block(&s, l->root, 1);
     tl_strbuf_puts(&s, "}\n");
   }
-  tl_strbuf_printf(&s, "\nvoid %s(void *const *bufs, tl_i64 begin, tl_i64 end) {\n", fn_name);
+  tl_strbuf_printf(&s, "\nvoid TL_UNIT(%s)(void *const *bufs, tl_i64 begin, tl_i64 end) {\n", fn_name);
   /* a GEMM's buffers are written through the routine's own pointers: no restrict; its
    * streams are drawn in the epilogue */
   buffer_pointers(&s, l, !g, !g);
   if (g) {
-    tl_strbuf_printf(&s, "  tl_gemm_run_%s(&tl_gd, b%d + %lldLL, b%d + %lldLL, b0, begin, end, bufs, %s);\n",
+    tl_strbuf_printf(&s, "  tl_gemm_run_%s(&TL_UNIT(tl_gd), b%d + %lldLL, b%d + %lldLL, b0, begin, end, bufs, %s);\n",
                      l->args[0]->dtype == TL_F32 ? "f32" : "f64", g->slot_a, (long long)g->off_a, g->slot_b,
-                     (long long)g->off_b, l->epilogue ? "tl_epi" : "0");
+                     (long long)g->off_b, l->epilogue ? "TL_UNIT(tl_epi)" : "0");
   } else if (l->scatter) {
     const tl_scatter_plan *p = l->scatter;
     tl_strbuf_printf(&s, "  tl_scatter_add_%s_%s(b0, b%d, b%d, %lldLL, %lldLL, %lldLL, begin, end);\n",

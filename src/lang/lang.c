@@ -16,6 +16,7 @@
 #include "lang/parse.h"
 #include "lang/rt.h"
 #include "lang/sema.h"
+#include "api/context.h"
 #include "runtime/compiler.h"
 
 /* the text, NUL-terminated */
@@ -116,6 +117,7 @@ int tl_lang_exec(tl_program_fn fn, const char *path, const tl_lang_run_options *
     fprintf(o->err, "tl: %s\n", tl_last_error(NULL));
     return 1;
   }
+  if (o->optimized_only) tl_api_set_optimized_only(ctx);
   if (o->dot_dir && tl_set_dot_dir(ctx, o->dot_dir)) { /* before the program runs: exit 2 */
     fprintf(o->err, "tl: run: --dot: %s\n", tl_last_error(ctx));
     tl_shutdown(ctx);
@@ -159,7 +161,9 @@ int tl_lang_exec(tl_program_fn fn, const char *path, const tl_lang_run_options *
 }
 
 int tl_lang_main(tl_program_fn fn, const char *path, int argc, char **argv, long long max_tuples) {
-  tl_lang_run_options o = {.out = stdout, .err = stderr, .argc = argc, .argv = argv, .max_tuples = max_tuples};
+  /* an executable made to be deployed runs optimized kernels only */
+  tl_lang_run_options o = {.out = stdout, .err = stderr, .argc = argc, .argv = argv, .max_tuples = max_tuples,
+                           .optimized_only = true};
   return tl_lang_exec(fn, path, &o);
 }
 

@@ -16,6 +16,7 @@ typedef int (*tl_program_fn)(struct tlrt *R);
 typedef struct {
   FILE *out, *err; /* program output; diagnostics and run-time errors */
   bool mem_stats;  /* print the memory statistics at exit (to out) */
+  bool optimized_only; /* kernels from cc only, no libtcc tier (tl build executables) */
   const char *dot_dir; /* not NULL: tl_set_dot_dir (tl run --dot DIR) */
   int argc;
   char **argv;

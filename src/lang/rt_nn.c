@@ -57,6 +57,14 @@ static tl_tensor *settle(tl_tensor *t) {
   return d;
 }
 
+/* A factor that changes every step, as data (a 0-d tensor in the parameter's dtype):
+ * as a constant it would be compiled into the kernels, and every step would compile
+ * new ones (docs/decisions.md, "Constants are compiled into kernels") */
+static tl_tensor *step_factor(tl_ctx *ctx, tl_dtype dt, double value) {
+  float f = (float)value;
+  return dt == TL_F64 ? tl_from_data(ctx, TL_F64, 0, NULL, &value) : tl_from_data(ctx, TL_F32, 0, NULL, &f);
+}
+
 void tlrt_adam_step(tlrt *R, tl_tensor **p, tl_tensor *grad, tl_tensor **m, tl_tensor **v, int64_t step, double lr,
                     double beta1, double beta2, double eps, double weight_decay, int line, int col) {
   tl_tensor *pt = *p, *mt = *m, *vt = *v;
@@ -74,7 +82,8 @@ void tlrt_adam_step(tlrt *R, tl_tensor **p, tl_tensor *grad, tl_tensor **m, tl_t
   tl_tensor *m2 = tl_add(tl_mul_scalar(mt, beta1), tl_mul_scalar(g, 1 - beta1));
   tl_tensor *v2 = tl_add(tl_mul_scalar(vt, beta2), tl_mul_scalar(tl_mul(g, g), 1 - beta2));
   tl_tensor *base = weight_decay != 0 ? tl_mul_scalar(pt, 1 - lr * weight_decay) : pt; /* decoupled decay */
-  tl_tensor *upd = tl_div(tl_mul_scalar(m2, lr / bc1), tl_add_scalar(tl_sqrt(tl_mul_scalar(v2, 1 / bc2)), eps));
+  tl_tensor *upd = tl_div(tl_mul(m2, step_factor(ctx, dt, lr / bc1)),
+                          tl_add_scalar(tl_sqrt(tl_mul(v2, step_factor(ctx, dt, 1 / bc2))), eps));
   tl_tensor *p2 = tl_sub(base, upd);
   if (m2) tl_scope_keep(s, m2);
   if (v2) tl_scope_keep(s, v2);

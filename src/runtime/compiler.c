@@ -10,6 +10,7 @@
 #include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <math.h>
 #include <spawn.h>
 #include <stdarg.h>
 #include <stdatomic.h>
@@ -22,6 +23,9 @@
 #include <sys/types.h>
 #include <sys/wait.h>
 #include <unistd.h>
+
+#include "runtime/compiler_internal.h"
+#include "runtime/gemm_host.h"
 
 /* Strict IEEE semantics on purpose: with -fno-trapping-math (and so with
  * -fassociative-math) GCC 12's loop if-conversion miscompiled masked loads in
@@ -93,19 +97,29 @@ static void h_final(const hash128 *h, uint64_t out[2]) {
 }
 
 /* ---- small helpers ------------------------------------------------------------ */
-static char *strfmt(const char *fmt, ...) TL_PRINTF(1, 2);
-static char *strfmt(const char *fmt, ...) {
+static char *vstrfmt(const char *fmt, va_list ap) {
+  va_list again;
+  va_copy(again, ap);
+  int n = vsnprintf(NULL, 0, fmt, ap);
+  char *s = n < 0 ? NULL : malloc((size_t)n + 1);
+  if (s) vsnprintf(s, (size_t)n + 1, fmt, again);
+  va_end(again);
+  return s;
+}
+
+char *tl_compiler_fmt(const char *fmt, ...) {
   va_list ap;
   va_start(ap, fmt);
-  int n = vsnprintf(NULL, 0, fmt, ap);
-  va_end(ap);
-  if (n < 0) return NULL;
-  char *s = malloc((size_t)n + 1);
-  if (!s) return NULL;
-  va_start(ap, fmt);
-  vsnprintf(s, (size_t)n + 1, fmt, ap);
+  char *s = vstrfmt(fmt, ap);
   va_end(ap);
   return s;
+}
+#define strfmt tl_compiler_fmt
+
+void tl_compiler_count(tl_compiler *c, uint64_t *field, uint64_t n) {
+  pthread_mutex_lock(&c->mu);
+  *field += n;
+  pthread_mutex_unlock(&c->mu);
 }
 
 static const char *env_nonempty(const char *name) {
@@ -113,7 +127,7 @@ static const char *env_nonempty(const char *name) {
   return v && *v ? v : NULL;
 }
 
-static int is_identifier(const char *s) {
+int tl_compiler_is_identifier(const char *s) {
   if (!*s || strlen(s) > 255 || (*s >= '0' && *s <= '9')) return 0;
   for (; *s; s++)
     if (!(*s == '_' || (*s >= 'a' && *s <= 'z') || (*s >= 'A' && *s <= 'Z') ||
@@ -142,7 +156,7 @@ static int write_all(int fd, const void *data, size_t n) {
 }
 
 /* creates a new file (never follows or reuses an existing one) holding data */
-static int write_new_file(const char *path, const void *data, size_t n, mode_t mode) {
+int tl_compiler_write_new_file(const char *path, const void *data, size_t n, mode_t mode) {
   int fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, mode);
   if (fd < 0) return -1;
   int rc = write_all(fd, data, n);
@@ -158,51 +172,10 @@ static int write_new_file(const char *path, const void *data, size_t n, mode_t m
 /* makes temporary file names unique within the process (threads included) */
 static atomic_uint tmp_seq;
 
-/* ---- the compiler object ------------------------------------------------------ */
-typedef struct {
-  uint64_t key[2]; /* hash of source + compiler identity */
-  char *fn_name;
-  void *handle; /* dlopen handle (cc) or TCCState (tcc) */
-  tl_kernel_fn fn;
-} mem_entry;
+unsigned tl_compiler_tmp_seq(void) { return atomic_fetch_add(&tmp_seq, 1); }
 
-/* libtcc entry points, found with dlsym (libtcc is optional at run time) */
-typedef struct {
-  void *lib; /* NULL: libtcc is linked into the program itself */
-  void *(*new_state)(void);
-  void (*delete_state)(void *);
-  int (*set_output_type)(void *, int);
-  int (*compile_string)(void *, const char *);
-  int (*relocate)(void *, void *);
-  void *(*get_symbol)(void *, const char *);
-  void (*set_error_func)(void *, void *, void (*)(void *, const char *));
-  void (*set_lib_path)(void *, const char *);
-  int (*add_library)(void *, const char *);
-  int (*add_symbol)(void *, const char *, const void *);
-  char *runtime_dir; /* holds libtcc1.a */
-  int stub_runtime;  /* our empty libtcc1.a: we supply its helpers */
-} tcc_api;
-
-struct tl_compiler {
-  tl_compiler_kind kind;
-  char *cc_name; /* as given, for messages */
-  char *cc_path; /* resolved, run with posix_spawn */
-  char *flags;   /* everything passed to cc before -o */
-  char **argv;   /* cc_path, flag tokens, then room for -o OUT SRC NULL */
-  int argc_base;
-  char *cache_dir;
-  uint64_t ident[2]; /* digest of compiler, flags and CPU, hashed into every key */
-  tl_compiler_stats stats;
-  mem_entry *map;
-  size_t map_cap, map_count;
-  char *fallback_dir; /* not NULL: the shared cache failed, kernels go here */
-  int private_loads;  /* disk hits are loaded from a private copy (TL programs) */
-  int cc_failed;      /* the last build ran cc and cc failed */
-  tcc_api tcc;
-  char log[768]; /* libtcc diagnostics of the current compilation */
-  size_t log_len;
-  int log_lines;
-};
+/* ---- the compiler object: compiler_internal.h ------------------------------------ */
+pthread_mutex_t tl_tcc_mutex = PTHREAD_MUTEX_INITIALIZER;
 
 /* ---- memory cache: open addressing, never shrinks ----------------------------- */
 static size_t slot_of(const tl_compiler *c, const uint64_t key[2], const char *fn_name) {
@@ -252,10 +225,13 @@ static tl_status map_insert(tl_compiler *c, const uint64_t key[2], const char *f
 
 static void release_handle(tl_compiler *c, void *handle) {
   if (!handle) return;
-  if (c->kind == TL_COMPILER_TCC)
+  if (c->kind == TL_COMPILER_TCC) {
+    pthread_mutex_lock(&tl_tcc_mutex);
     c->tcc.delete_state(handle);
-  else
+    pthread_mutex_unlock(&tl_tcc_mutex);
+  } else {
     dlclose(handle);
+  }
 }
 
 /* ---- finding the compiler ------------------------------------------------------ */
@@ -461,19 +437,31 @@ static tl_status open_fallback(tl_compiler *c, tl_error *err) {
     free(tmpl);
     return tl_error_set(err, TL_ERR_CACHE, "no private temporary directory for kernels: %s", strerror(e));
   }
+  pthread_mutex_lock(&c->mu); /* background builders read it */
   c->fallback_dir = tmpl;
+  pthread_mutex_unlock(&c->mu);
   return TL_OK;
 }
 
 /* says once per process why the shared cache is not used */
 static void announce_fallback(tl_compiler *c, const char *why) {
+  pthread_mutex_lock(&c->mu);
   c->stats.fallback = 1;
+  pthread_mutex_unlock(&c->mu);
   if (!atomic_flag_test_and_set(&said_fallback))
     fprintf(stderr, "tl: %s: compiling kernels in a private temporary directory instead (not kept)\n", why);
 }
 
 /* where entries go now: the shared cache, or the private fallback */
 static const char *entry_dir(const tl_compiler *c) { return c->fallback_dir ? c->fallback_dir : c->cache_dir; }
+
+/* the same, for any thread: a copy taken under mu (NULL when out of memory) */
+char *tl_compiler_entry_dir(tl_compiler *c) {
+  pthread_mutex_lock(&c->mu);
+  char *dir = strdup(entry_dir(c));
+  pthread_mutex_unlock(&c->mu);
+  return dir;
+}
 
 /* ---- disk entries: <key>.so beside <key>.sum ("tl-sum SIZE CHECKSUM KEY") ---------- */
 /* Why an entry was refused (each counted in the stats). */
@@ -558,6 +546,7 @@ static entry_state verify_entry(const char *so, const char *sum) {
 }
 
 static void count_reject(tl_compiler *c, entry_state why) {
+  pthread_mutex_lock(&c->mu);
   c->stats.disk_rejects++;
   switch (why) {
   case ENTRY_LINK: c->stats.rejects_link++; break;
@@ -566,6 +555,7 @@ static void count_reject(tl_compiler *c, entry_state why) {
   case ENTRY_SUM: c->stats.rejects_sum++; break;
   default: c->stats.rejects_load++; break;
   }
+  pthread_mutex_unlock(&c->mu);
 }
 
 /* dlopen + dlsym: 1 and the handle, or 0 (nothing kept) */
@@ -608,8 +598,8 @@ static int load_private(tl_compiler *c, const char *so, const char *fn_name, voi
 /* 1: loaded; 0: no entry; -1: a bad entry. Only under the kernel's lock is a bad
  * entry removed and counted: unlocked, it may be a build halfway through its renames,
  * so the caller takes the lock and looks again. */
-static int disk_load(tl_compiler *c, const char *so, const char *sum, const char *fn_name,
-                     void **handle, tl_kernel_fn *fn, int locked) {
+int tl_compiler_disk_load(tl_compiler *c, const char *so, const char *sum, const char *fn_name,
+                          void **handle, tl_kernel_fn *fn, int locked) {
   entry_state why = verify_entry(so, sum);
   if (why == ENTRY_MISSING) return 0;
   if (why == ENTRY_OK && load_private(c, so, fn_name, handle, fn)) return 1;
@@ -621,11 +611,23 @@ static int disk_load(tl_compiler *c, const char *so, const char *sum, const char
   return -1;
 }
 
+/* Under the entry's lock: 1 when a whole entry is there, 0 when none, -1 when a bad
+ * one was (removed and counted). Checks without loading (a detached builder loads
+ * nothing). */
+int tl_compiler_check_entry(tl_compiler *c, const char *so, const char *sum) {
+  entry_state why = verify_entry(so, sum);
+  if (why == ENTRY_OK || why == ENTRY_MISSING) return why == ENTRY_OK;
+  unlink(so);
+  unlink(sum);
+  count_reject(c, why);
+  return -1;
+}
+
 /* Takes the per-kernel lock <base>.lock (flock: processes and threads alike wait
  * for the one compiling this kernel). -1 when it cannot be had: the caller then
  * builds unlocked, which is still correct (private temporary names, atomic
  * renames), only perhaps twice. */
-static int take_lock(const char *lock) {
+int tl_compiler_take_lock(const char *lock) {
   int fd = open(lock, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600);
   if (fd < 0 && errno == ELOOP && unlink(lock) == 0) /* a planted link: ours to remove */
     fd = open(lock, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
@@ -639,7 +641,7 @@ static int take_lock(const char *lock) {
   return fd;
 }
 
-static void drop_lock(int fd) {
+void tl_compiler_drop_lock(int fd) {
   if (fd < 0) return;
   flock(fd, LOCK_UN);
   close(fd);
@@ -650,16 +652,35 @@ static void drop_lock(int fd) {
  * between leaves a .sum without its .so (missing) or beside an old .so (rejected).
  * When storing fails (a full or read-only disk) the kernel is still loaded and
  * runs; it is only not kept. */
+/* the checksum and size of a freshly built private .so, its mode made what the
+ * loader will demand (compilers honour the umask); 0, or -1 with errno */
+int tl_compiler_checksum_file(const char *path, uint64_t *sum, uint64_t *size) {
+  struct stat st;
+  int fd = chmod(path, 0700) == 0 ? open_private(path, &st) : -1;
+  int ok = fd >= 0 && checksum_fd(fd, sum, size) == 0;
+  int saved = errno;
+  if (fd >= 0) close(fd);
+  errno = saved;
+  return ok ? 0 : -1;
+}
+
+/* writes the .sum of the entry whose .so is `so` (through the private tmp_sum and a
+ * rename): 0, or -1 */
+int tl_compiler_write_sum(const char *tmp_sum, const char *sum, const char *so, uint64_t size, uint64_t checksum) {
+  char text[128];
+  const char *slash = strrchr(so, '/');
+  int n = snprintf(text, sizeof text, "tl-sum %llu %016llx %.32s\n", (unsigned long long)size,
+                   (unsigned long long)checksum, slash ? slash + 1 : so);
+  if (tl_compiler_write_new_file(tmp_sum, text, (size_t)n, 0600) == 0 && rename(tmp_sum, sum) == 0) return 0;
+  unlink(tmp_sum);
+  return -1;
+}
+
 static tl_status publish_entry(const char *tmp_so, const char *tmp_sum, const char *so,
                                const char *sum, const char *fn_name, void **handle,
                                tl_kernel_fn *fn, tl_error *err) {
-  struct stat st;
   uint64_t s = 0, z = 0;
-  /* compilers honour the umask: make the mode what the loader will demand */
-  int fd = chmod(tmp_so, 0700) == 0 ? open_private(tmp_so, &st) : -1;
-  int ok = fd >= 0 && checksum_fd(fd, &s, &z) == 0;
-  if (fd >= 0) close(fd);
-  if (!ok)
+  if (tl_compiler_checksum_file(tmp_so, &s, &z) != 0)
     return tl_error_set(err, TL_ERR_CACHE, "cannot read compiled kernel '%s': %s", tmp_so, strerror(errno));
   void *h = dlopen(tmp_so, RTLD_NOW | RTLD_LOCAL);
   void *sym = h ? dlsym(h, fn_name) : NULL;
@@ -671,16 +692,9 @@ static tl_status publish_entry(const char *tmp_so, const char *tmp_sum, const ch
   }
   *handle = h;
   *fn = as_kernel(sym);
-  char text[128];
-  const char *slash = strrchr(so, '/');
-  int n = snprintf(text, sizeof text, "tl-sum %llu %016llx %.32s\n", (unsigned long long)z,
-                   (unsigned long long)s, slash ? slash + 1 : so);
   /* the .sum first: a reader that sees the new .so sees its .sum */
-  if (write_new_file(tmp_sum, text, (size_t)n, 0600) == 0 && rename(tmp_sum, sum) == 0 &&
-      rename(tmp_so, so) == 0)
-    return TL_OK;
+  if (tl_compiler_write_sum(tmp_sum, sum, so, z, s) == 0 && rename(tmp_so, so) == 0) return TL_OK;
   unlink(tmp_so);
-  unlink(tmp_sum);
   return TL_OK;
 }
 
@@ -711,22 +725,37 @@ static void read_diagnostics(const char *path, const char *src, char *out, size_
   out[len] = 0;
 }
 
-/* posix_spawn, no shell: stdout and stderr go to errpath. 0 or a spawn errno. */
-static int spawn_cc(tl_compiler *c, const char *src, const char *out, const char *errpath,
-                    int *wstatus) {
-  c->argv[c->argc_base] = "-o";
-  c->argv[c->argc_base + 1] = (char *)out;
-  c->argv[c->argc_base + 2] = (char *)src;
-  c->argv[c->argc_base + 3] = NULL;
+/* posix_spawn, no shell: `cc FLAGS -o out src`, stdout and stderr to errpath, in a
+ * process group of its own (a builder stopped at exit kills the group: cc and what it
+ * ran). 0 or a spawn errno. */
+int tl_compiler_spawn_cc(tl_compiler *c, const char *src, const char *out, const char *errpath, pid_t *pid) {
+  char **argv = calloc((size_t)c->argc_base + 4, sizeof *argv); /* per call: builders run at once */
+  if (!argv) return ENOMEM;
+  memcpy(argv, c->argv, (size_t)c->argc_base * sizeof *argv);
+  argv[c->argc_base] = "-o";
+  argv[c->argc_base + 1] = (char *)out;
+  argv[c->argc_base + 2] = (char *)src;
   posix_spawn_file_actions_t fa;
-  if (posix_spawn_file_actions_init(&fa) != 0) return ENOMEM;
+  posix_spawnattr_t attr;
+  int rc = posix_spawn_file_actions_init(&fa);
+  if (rc == 0 && (rc = posix_spawnattr_init(&attr)) != 0) posix_spawn_file_actions_destroy(&fa);
+  if (rc != 0) {
+    free(argv);
+    return rc;
+  }
   posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
   posix_spawn_file_actions_addopen(&fa, 2, errpath, O_WRONLY | O_CREAT | O_TRUNC, 0600);
   posix_spawn_file_actions_adddup2(&fa, 2, 1);
-  pid_t pid;
-  int rc = posix_spawn(&pid, c->cc_path, &fa, NULL, c->argv, environ);
+  posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETPGROUP);
+  posix_spawnattr_setpgroup(&attr, 0);
+  rc = posix_spawn(pid, c->cc_path, &fa, &attr, argv, environ);
+  posix_spawnattr_destroy(&attr);
   posix_spawn_file_actions_destroy(&fa);
-  if (rc != 0) return rc;
+  free(argv);
+  return rc;
+}
+
+int tl_compiler_wait_child(pid_t pid, int *wstatus) {
   while (waitpid(pid, wstatus, 0) < 0)
     if (errno != EINTR) return errno;
   return 0;
@@ -760,6 +789,17 @@ static tl_status compile_failed(tl_compiler *c, int wstatus, const char *src, co
                       WEXITSTATUS(wstatus), room_for(err, advice), diag, advice);
 }
 
+/* for compile_batch.c */
+tl_status tl_compiler_cc_failed(tl_compiler *c, int wstatus, const char *src, const char *errpath, tl_error *err) {
+  return compile_failed(c, wstatus, src, errpath, err);
+}
+
+static int spawn_cc(tl_compiler *c, const char *src, const char *out, const char *errpath, int *wstatus) {
+  pid_t pid;
+  int rc = tl_compiler_spawn_cc(c, src, out, errpath, &pid);
+  return rc ? rc : tl_compiler_wait_child(pid, wstatus);
+}
+
 /* source -> private tmp .c -> cc -> private tmp .so, loaded, then renamed into place */
 static tl_status cc_build(tl_compiler *c, const char *source, const char *base, const char *fn_name,
                           void **handle, tl_kernel_fn *fn, tl_error *err) {
@@ -772,14 +812,14 @@ static tl_status cc_build(tl_compiler *c, const char *source, const char *base, 
   c->cc_failed = 0;
   if (!src || !errp || !tso || !tsum || !so || !sum)
     st = tl_error_set(err, TL_ERR_NOMEM, "out of memory");
-  else if (write_new_file(src, source, strlen(source), 0600) != 0)
+  else if (tl_compiler_write_new_file(src, source, strlen(source), 0600) != 0)
     st = tl_error_set(err, TL_ERR_CACHE, "cannot write kernel source '%s': %s", src, strerror(errno));
   else if ((rc = spawn_cc(c, src, tso, errp, &wstatus)) != 0)
     st = tl_error_set(err, TL_ERR_COMPILER, "cannot run C compiler '%s': %s", c->cc_path, strerror(rc));
   else if (!WIFEXITED(wstatus) || WEXITSTATUS(wstatus) != 0)
     c->cc_failed = 1, st = compile_failed(c, wstatus, src, errp, err);
   else
-    c->stats.compiled++, st = publish_entry(tso, tsum, so, sum, fn_name, handle, fn, err);
+    tl_compiler_count(c, &c->stats.compiled, 1), st = publish_entry(tso, tsum, so, sum, fn_name, handle, fn, err);
   if (src) unlink(src);
   if (errp) unlink(errp);
   if (st != TL_OK && tso) unlink(tso);
@@ -794,20 +834,19 @@ static tl_status cc_get_in(tl_compiler *c, const char *dir, const uint64_t key[2
   char *so = base ? strfmt("%s.so", base) : NULL, *sum = base ? strfmt("%s.sum", base) : NULL;
   char *lock = base ? strfmt("%s.lock", base) : NULL;
   tl_status st = TL_OK;
-  c->cc_failed = 0;
   if (!so || !sum || !lock) {
     st = tl_error_set(err, TL_ERR_NOMEM, "out of memory");
-  } else if (disk_load(c, so, sum, fn_name, handle, fn, 0) == 1) {
-    c->stats.disk_hits++;
+  } else if (tl_compiler_disk_load(c, so, sum, fn_name, handle, fn, 0) == 1) {
+    tl_compiler_count(c, &c->stats.disk_hits, 1);
   } else {
-    int fd = take_lock(lock);
+    int fd = tl_compiler_take_lock(lock);
     /* whoever held the lock may have just built it; without the lock, a bad entry
      * is still removed (a build then may be compiled twice, never loaded wrong) */
-    if (disk_load(c, so, sum, fn_name, handle, fn, 1) == 1)
-      c->stats.disk_hits++;
+    if (tl_compiler_disk_load(c, so, sum, fn_name, handle, fn, 1) == 1)
+      tl_compiler_count(c, &c->stats.disk_hits, 1);
     else
       st = cc_build(c, source, base, fn_name, handle, fn, err);
-    drop_lock(fd);
+    tl_compiler_drop_lock(fd);
   }
   free(base), free(so), free(sum), free(lock);
   return st;
@@ -818,7 +857,7 @@ static tl_status cc_get_in(tl_compiler *c, const char *dir, const uint64_t key[2
 static int dir_takes_writes(const char *dir) {
   char *probe = strfmt("%s/probe.%ld.%u", dir, (long)getpid(), atomic_fetch_add(&tmp_seq, 1));
   static const char zeros[1 << 16];
-  int ok = probe && write_new_file(probe, zeros, sizeof zeros, 0600) == 0;
+  int ok = probe && tl_compiler_write_new_file(probe, zeros, sizeof zeros, 0600) == 0;
   if (ok) unlink(probe);
   free(probe);
   return ok;
@@ -835,10 +874,10 @@ static void remove_dir_entries(const char *dir) {
 }
 
 /* The shared cache first; when it fails for want of space or permission (at start
- * or now), the same kernel in a private temporary directory, used from then on. */
-static tl_status cc_get(tl_compiler *c, const uint64_t key[2], const char *source,
-                        const char *fn_name, void **handle, tl_kernel_fn *fn, tl_error *err) {
-  tl_status st = cc_get_in(c, entry_dir(c), key, source, fn_name, handle, fn, err);
+ * or now), the same build in a private temporary directory, used from then on. */
+tl_status tl_compiler_with_fallback(tl_compiler *c, tl_dir_build build, void *arg, tl_error *err) {
+  c->cc_failed = 0;
+  tl_status st = build(c, entry_dir(c), arg, err);
   if (!st || c->fallback_dir || (st != TL_ERR_CACHE && !(st == TL_ERR_COMPILER && c->cc_failed)) ||
       (st == TL_ERR_COMPILER && dir_takes_writes(c->cache_dir)))
     return st;
@@ -849,16 +888,38 @@ static tl_status cc_get(tl_compiler *c, const uint64_t key[2], const char *sourc
     *err = first;
     return st;
   }
-  tl_status st2 = cc_get_in(c, c->fallback_dir, key, source, fn_name, handle, fn, err);
+  c->cc_failed = 0;
+  tl_status st2 = build(c, c->fallback_dir, arg, err);
   if (st2 == TL_OK) {
     announce_fallback(c, why);
     return TL_OK;
   }
-  remove_dir_entries(c->fallback_dir); /* failed there too: a genuine error, say the first */
-  free(c->fallback_dir);
+  pthread_mutex_lock(&c->mu);
+  char *dir = c->fallback_dir;
   c->fallback_dir = NULL;
+  pthread_mutex_unlock(&c->mu);
+  remove_dir_entries(dir); /* failed there too: a genuine error, say the first */
+  free(dir);
   *err = first;
   return st;
+}
+
+typedef struct {
+  const uint64_t *key;
+  const char *source, *fn_name;
+  void **handle;
+  tl_kernel_fn *fn;
+} get_args;
+
+static tl_status cc_get_dir(tl_compiler *c, const char *dir, void *arg, tl_error *err) {
+  get_args *a = arg;
+  return cc_get_in(c, dir, a->key, a->source, a->fn_name, a->handle, a->fn, err);
+}
+
+static tl_status cc_get(tl_compiler *c, const uint64_t key[2], const char *source,
+                        const char *fn_name, void **handle, tl_kernel_fn *fn, tl_error *err) {
+  get_args a = {key, source, fn_name, handle, fn};
+  return tl_compiler_with_fallback(c, cc_get_dir, &a, err);
 }
 
 /* ---- libtcc -------------------------------------------------------------------------
@@ -878,6 +939,8 @@ static const struct {
     {"tcc_set_lib_path", offsetof(tcc_api, set_lib_path)},
     {"tcc_add_library", offsetof(tcc_api, add_library)},
     {"tcc_add_symbol", offsetof(tcc_api, add_symbol)},
+    {"tcc_set_options", offsetof(tcc_api, set_options)},
+    {"tcc_define_symbol", offsetof(tcc_api, define_symbol)},
 };
 
 static tl_status tcc_load(tcc_api *api, tl_error *err) {
@@ -940,7 +1003,7 @@ static tl_status tcc_runtime_dir(tl_compiler *c, tl_error *err) {
     static const char empty_archive[] = "!<arch>\n";
     if (mkdir(c->tcc.runtime_dir, 0700) != 0 && errno != EEXIST)
       st = tl_error_set(err, TL_ERR_CACHE, "cannot create '%s': %s", c->tcc.runtime_dir, strerror(errno));
-    else if (write_new_file(tmp, empty_archive, 8, 0600) != 0 || rename(tmp, lib) != 0)
+    else if (tl_compiler_write_new_file(tmp, empty_archive, 8, 0600) != 0 || rename(tmp, lib) != 0)
       st = tl_error_set(err, TL_ERR_CACHE, "cannot write '%s': %s", lib, strerror(errno));
     if (st) unlink(tmp);
   }
@@ -958,8 +1021,57 @@ static void tcc_log(void *opaque, const char *msg) {
   c->log_lines++;
 }
 
-static tl_status tcc_build(tl_compiler *c, const char *source, const char *fn_name,
-                           void **handle, tl_kernel_fn *fn, tl_error *err) {
+/* What kernel units call: the prelude's declarations (core/scalar.h, the GEMM's
+ * buffers) and what tcc's code calls on its own. Given to each tier-1 state, which
+ * then links nothing from disk (-nostdlib): looking up libm and libc's linker
+ * scripts and libtcc1.a cost more than compiling a kernel. */
+static void *sym_memset(void *d, int v, size_t n) { return memset(d, v, n); }
+static void *sym_memcpy(void *d, const void *s, size_t n) { return memcpy(d, s, n); }
+static void *sym_memmove(void *d, const void *s, size_t n) { return memmove(d, s, n); }
+static void *sym_malloc(size_t n) { return malloc(n); }
+static void sym_free(void *p) { free(p); }
+
+static const struct {
+  const char *name;
+  const void *fn;
+} unit_symbols[] = {
+    {"expf", (const void *)expf},   {"logf", (const void *)logf},   {"sqrtf", (const void *)sqrtf},
+    {"sinf", (const void *)sinf},   {"cosf", (const void *)cosf},   {"tanhf", (const void *)tanhf},
+    {"powf", (const void *)powf},   {"fmodf", (const void *)fmodf}, {"fabsf", (const void *)fabsf},
+    {"exp", (const void *)exp},     {"log", (const void *)log},     {"sqrt", (const void *)sqrt},
+    {"sin", (const void *)sin},     {"cos", (const void *)cos},     {"tanh", (const void *)tanh},
+    {"pow", (const void *)pow},     {"fmod", (const void *)fmod},   {"fabs", (const void *)fabs},
+    {"erf", (const void *)erf},     {"erff", (const void *)erff},
+    {"memset", (const void *)sym_memset}, {"memcpy", (const void *)sym_memcpy},
+    {"memmove", (const void *)sym_memmove}, {"malloc", (const void *)sym_malloc},
+    {"free", (const void *)sym_free},
+};
+
+void *tl_compiler_tcc_state(tl_compiler *c) {
+  tcc_api *t = &c->tcc;
+  void *s = t->new_state();
+  if (!s) return NULL;
+  c->log[0] = 0;
+  c->log_len = 0;
+  c->log_lines = 0;
+  t->set_error_func(s, c, tcc_log);
+  t->set_options(s, "-nostdlib");
+  t->set_output_type(s, TCC_OUTPUT_MEMORY);
+  for (size_t i = 0; i < sizeof tcc_helpers / sizeof tcc_helpers[0]; i++)
+    t->add_symbol(s, tcc_helpers[i].name, tcc_helpers[i].fn);
+  for (size_t i = 0; i < sizeof unit_symbols / sizeof unit_symbols[0]; i++)
+    t->add_symbol(s, unit_symbols[i].name, unit_symbols[i].fn);
+  t->define_symbol(s, "TL_GEMM_HOST", "1"); /* GEMM kernels call the library's routine */
+  const void *gemm[2];
+  tl_gemm_host_pick(gemm);
+  t->add_symbol(s, "tl_gemm_host_f32", gemm[0]);
+  t->add_symbol(s, "tl_gemm_host_f64", gemm[1]);
+  return s;
+}
+
+/* one source, in memory; libtcc keeps global state: hold tl_tcc_mutex */
+static tl_status tcc_build_locked(tl_compiler *c, const char *source, const char *fn_name,
+                                  void **handle, tl_kernel_fn *fn, tl_error *err) {
   tcc_api *t = &c->tcc;
   void *s = t->new_state();
   if (!s) return tl_error_set(err, TL_ERR_NOMEM, "libtcc: out of memory");
@@ -983,10 +1095,18 @@ static tl_status tcc_build(tl_compiler *c, const char *source, const char *fn_na
     t->delete_state(s);
     return TL_ERR_COMPILER;
   }
-  c->stats.compiled++;
+  tl_compiler_count(c, &c->stats.compiled, 1);
   *handle = s;
   *fn = as_kernel(sym);
   return TL_OK;
+}
+
+static tl_status tcc_build(tl_compiler *c, const char *source, const char *fn_name,
+                           void **handle, tl_kernel_fn *fn, tl_error *err) {
+  pthread_mutex_lock(&tl_tcc_mutex);
+  tl_status st = tcc_build_locked(c, source, fn_name, handle, fn, err);
+  pthread_mutex_unlock(&tl_tcc_mutex);
+  return st;
 }
 
 /* ---- public API -------------------------------------------------------------------- */
@@ -1001,6 +1121,27 @@ tl_compiler *tl_compiler_create(const char *cc, const char *flags, const char *c
   }
   c->kind = strcmp(cc, "tcc") == 0 ? TL_COMPILER_TCC : TL_COMPILER_CC;
   c->cc_name = strdup(cc);
+  const char *tiered = env_nonempty("TL_TIERED");
+  c->tiered = !tiered || strcmp(tiered, "0") != 0;
+  c->owner = getpid();
+  int sync_ok = pthread_mutex_init(&c->mu, NULL) == 0;
+  pthread_condattr_t monotonic; /* builders wait for a time (tiered.c): not the wall clock's */
+  if (sync_ok && pthread_condattr_init(&monotonic) != 0) {
+    pthread_mutex_destroy(&c->mu);
+    sync_ok = 0;
+  }
+  if (sync_ok) pthread_condattr_setclock(&monotonic, CLOCK_MONOTONIC);
+  if (sync_ok && (pthread_cond_init(&c->wake, &monotonic) || pthread_cond_init(&c->idle, NULL))) {
+    pthread_mutex_destroy(&c->mu); /* a cond that failed to start needs no destroy: none is kept */
+    sync_ok = 0;
+  }
+  if (sync_ok) pthread_condattr_destroy(&monotonic);
+  if (!sync_ok) {
+    free(c->cc_name);
+    free(c);
+    tl_error_set(err, TL_ERR_NOMEM, "out of memory");
+    return NULL;
+  }
   tl_status named = TL_OK;
   if (cache_dir) named = (c->cache_dir = strdup(cache_dir)) ? TL_OK : TL_ERR_NOMEM;
   else named = default_cache_dir(&c->cache_dir);
@@ -1022,6 +1163,8 @@ tl_compiler *tl_compiler_create(const char *cc, const char *flags, const char *c
     if ((st = open_fallback(c, err)) == TL_OK) announce_fallback(c, why);
   }
   if (!st && c->kind == TL_COMPILER_TCC) st = tcc_runtime_dir(c, err);
+  tl_error quiet = {0}; /* tier 1 needs libtcc in the process; without it, cc alone */
+  if (!st && c->kind == TL_COMPILER_CC) c->tcc_ok = tcc_load(&c->tcc, &quiet) == TL_OK;
   if (st == TL_ERR_NOMEM) tl_error_set(err, TL_ERR_NOMEM, "out of memory");
   if (st) {
     tl_compiler_destroy(c);
@@ -1032,6 +1175,7 @@ tl_compiler *tl_compiler_create(const char *cc, const char *flags, const char *c
 
 void tl_compiler_destroy(tl_compiler *c) {
   if (!c) return;
+  tl_tiered_destroy(c); /* first: background builders use what follows */
   for (size_t i = 0; c->map && i < c->map_cap; i++) {
     if (!c->map[i].fn_name) continue;
     release_handle(c, c->map[i].handle);
@@ -1045,18 +1189,29 @@ void tl_compiler_destroy(tl_compiler *c) {
   if (c->fallback_dir) remove_dir_entries(c->fallback_dir);
   free(c->fallback_dir);
   free(c->cache_dir);
+  pthread_cond_destroy(&c->wake);
+  pthread_cond_destroy(&c->idle);
+  pthread_mutex_destroy(&c->mu);
   free(c);
 }
 
 tl_compiler_kind tl_compiler_get_kind(const tl_compiler *c) { return c->kind; }
 const char *tl_compiler_cache_dir(const tl_compiler *c) { return c->cache_dir; }
-tl_compiler_stats tl_compiler_get_stats(const tl_compiler *c) { return c->stats; }
+tl_compiler_stats tl_compiler_get_stats(const tl_compiler *c) {
+  tl_compiler *m = (tl_compiler *)c; /* the lock is not the value */
+  pthread_mutex_lock(&m->mu);
+  tl_compiler_stats s = c->stats;
+  pthread_mutex_unlock(&m->mu);
+  return s;
+}
 void tl_compiler_set_private_loads(tl_compiler *c, int on) { c->private_loads = on != 0; }
 
-static void source_key(const tl_compiler *c, const char *source, uint64_t key[2]) {
+/* tag: NULL for tl_compiler_get's entries; units (renamed in batches) have their own */
+void tl_compiler_key(const tl_compiler *c, const char *source, const char *tag, uint64_t key[2]) {
   hash128 h;
   h_init(&h);
   h_str(&h, source);
+  if (tag) h_str(&h, tag);
   if (c->kind == TL_COMPILER_TCC)
     h_str(&h, "tcc");
   else
@@ -1068,13 +1223,13 @@ tl_status tl_compiler_get(tl_compiler *c, const char *source, const char *fn_nam
                           tl_kernel_fn *out, tl_error *err) {
   if (!c || !source || !fn_name || !out)
     return tl_error_set(err, TL_ERR_ARG, "tl_compiler_get: NULL argument");
-  if (!is_identifier(fn_name))
+  if (!tl_compiler_is_identifier(fn_name))
     return tl_error_set(err, TL_ERR_ARG, "kernel name '%s' is not a C identifier", fn_name);
   uint64_t key[2];
-  source_key(c, source, key);
+  tl_compiler_key(c, source, NULL, key);
   mem_entry *e = map_find(c, key, fn_name);
   if (e) {
-    c->stats.mem_hits++;
+    tl_compiler_count(c, &c->stats.mem_hits, 1);
     *out = e->fn;
     return TL_OK;
   }

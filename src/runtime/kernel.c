@@ -3,6 +3,8 @@
  * the metadata the renderer recorded: a mismatch is an error, never a crash. */
 #include "runtime/kernel.h"
 
+#include <time.h>
+
 static tl_status check_arg(const tl_kernel *k, int i, const tl_kernel_arg *a, tl_error *err) {
   if (!a->data)
     return tl_error_set(err, TL_ERR_ARG, "kernel %.64s: argument %d has no data (NULL)", k->name, i);
@@ -17,8 +19,9 @@ static tl_status check_arg(const tl_kernel *k, int i, const tl_kernel_arg *a, tl
 
 tl_status tl_kernel_exec(const tl_kernel *k, tl_pool *pool, int nargs, const tl_kernel_arg *args,
                          const uint64_t *words, tl_error *err) {
-  if (!k || !k->fn)
-    return tl_error_set(err, TL_ERR_ARG, "tl_kernel_exec: no kernel function");
+  /* read once: the same code runs on every thread of this call */
+  tl_kernel_fn fn = !k ? NULL : k->code ? tl_kernel_code_fn(k->code) : k->fn;
+  if (!fn) return tl_error_set(err, TL_ERR_ARG, "tl_kernel_exec: no kernel function");
   if (k->nargs < 0 || k->nargs > TL_KERNEL_MAX_ARGS)
     return tl_error_set(err, TL_ERR_INTERNAL, "kernel %.64s: bad argument count %d in metadata",
                         k->name, k->nargs);
@@ -36,7 +39,15 @@ tl_status tl_kernel_exec(const tl_kernel *k, tl_pool *pool, int nargs, const tl_
     ptrs[i] = args[i].data;
   }
   ptrs[nargs] = (void *)words; /* read only: the kernel declares it const */
-  /* a NULL pool runs the whole range on the calling thread */
-  tl_pool_run(pool, k->fn, ptrs, k->work, k->min_chunk);
+  /* a NULL pool runs the whole range on the calling thread; tier-1 code is timed
+   * (runtime/tiered.c builds the costliest first) */
+  int tier1 = k->code && tl_kernel_code_tier(k->code) == 1;
+  struct timespec t0, t1;
+  if (tier1) clock_gettime(CLOCK_MONOTONIC, &t0);
+  tl_pool_run(pool, fn, ptrs, k->work, k->min_chunk);
+  if (tier1) {
+    clock_gettime(CLOCK_MONOTONIC, &t1);
+    tl_kernel_code_ran(k->code, (uint64_t)((t1.tv_sec - t0.tv_sec) * 1000000000LL + (t1.tv_nsec - t0.tv_nsec)));
+  }
   return TL_OK;
 }

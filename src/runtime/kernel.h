@@ -9,10 +9,13 @@
 #include <stdint.h>
 
 #include "core/limits.h"
+#include "runtime/compiler.h"
 #include "runtime/threadpool.h"
 
 typedef struct tl_kernel {
   char name[64];
+  const tl_kernel_code *code; /* the compiler's (tiered: its function is swapped when the
+                                 optimized build is ready); NULL: fn */
   tl_kernel_fn fn;
   int nargs;                          /* buffers, output first */
   int nwords;                         /* 64-bit words passed after the buffers (the random

@@ -1,0 +1,15 @@
+/* gemm_host.h — the GEMM routine that tier-1 (libtcc) kernels call (gemm_host.c),
+ * given to each libtcc state by name (the kernel prelude declares it under
+ * TL_GEMM_HOST). */
+#ifndef TL_RUNTIME_GEMM_HOST_H
+#define TL_RUNTIME_GEMM_HOST_H
+
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+#define TL_GEMM_HOST_AVX2 1 /* a second build for AVX2 + FMA, picked at run time */
+void tl_gemm_host_avx2(const void *fns[2]);
+#endif
+
+/* fns: the f32 and f64 routines, the fastest build this CPU runs */
+void tl_gemm_host_pick(const void *fns[2]);
+
+#endif
