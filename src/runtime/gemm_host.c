@@ -6,22 +6,10 @@
  * (the library itself is built for any x86-64). */
 #include "runtime/gemm_host.h"
 
-#define TL_GEMM 1
-#include "codegen/kernel_prelude.h"
-
-static void gemm_f32(const tl_gemm_desc *d, const float *A, const float *B, float *C, tl_i64 begin, tl_i64 end,
-                     void *const *bufs, tl_gemm_epi epi) {
-  tl_gemm_run_f32(d, A, B, C, begin, end, bufs, epi);
-}
-
-static void gemm_f64(const tl_gemm_desc *d, const double *A, const double *B, double *C, tl_i64 begin, tl_i64 end,
-                     void *const *bufs, tl_gemm_epi epi) {
-  tl_gemm_run_f64(d, A, B, C, begin, end, bufs, epi);
-}
+#include "runtime/gemm_host_fns.h"
 
 void tl_gemm_host_pick(const void *fns[2]) {
-  fns[0] = (const void *)gemm_f32;
-  fns[1] = (const void *)gemm_f64;
+  gemm_host_fill(fns);
 #ifdef TL_GEMM_HOST_AVX2
   __builtin_cpu_init();
   if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")) tl_gemm_host_avx2(fns);

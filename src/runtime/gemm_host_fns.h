@@ -1,0 +1,20 @@
+/* gemm_host_fns.h — the prelude's GEMM and its two entry points as function pointers;
+ * included once by each file that builds it for a target (gemm_host.c: the library's,
+ * gemm_host_avx2.c: AVX2 + FMA), so both builds are the same code. */
+#define TL_GEMM 1
+#include "codegen/kernel_prelude.h"
+
+static void gemm_f32(const tl_gemm_desc *d, const float *A, const float *B, float *C, tl_i64 begin, tl_i64 end,
+                     void *const *bufs, tl_gemm_epi epi) {
+  tl_gemm_run_f32(d, A, B, C, begin, end, bufs, epi);
+}
+
+static void gemm_f64(const tl_gemm_desc *d, const double *A, const double *B, double *C, tl_i64 begin, tl_i64 end,
+                     void *const *bufs, tl_gemm_epi epi) {
+  tl_gemm_run_f64(d, A, B, C, begin, end, bufs, epi);
+}
+
+static void gemm_host_fill(const void *fns[2]) {
+  fns[0] = (const void *)gemm_f32;
+  fns[1] = (const void *)gemm_f64;
+}
