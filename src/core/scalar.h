@@ -18,6 +18,19 @@ float expf(float), logf(float), sqrtf(float), sinf(float), cosf(float), tanhf(fl
 double exp(double), log(double), sqrt(double), sin(double), cos(double), tanh(double),
     pow(double, double), fmod(double, double), fabs(double), erf(double);
 
+/* Tier-1 kernels (libtcc, runtime/tiered.c) are compiled with TL_SCALAR_HOST: the
+ * costly functions below are then the library's own builds of this very text
+ * (runtime/scalar_host.c), given to each libtcc state by name. tcc's code for them
+ * was 20 to 100 times slower (it inlines nothing and spills every value), and a GELU
+ * made of tl_erff and tl_expf was most of a first run. */
+#ifdef TL_SCALAR_HOST
+tl_i32 tl_f32_to_i32(float), tl_f64_to_i32(double);
+tl_i64 tl_f32_to_i64(float), tl_f64_to_i64(double);
+float tl_expf(float), tl_erff(float);
+float tl_uniform_f32(tl_u64, tl_u64, tl_i64);
+double tl_uniform_f64(tl_u64, tl_u64, tl_i64);
+#endif
+
 /* max as a select: a NaN in b gives NaN, a NaN in a gives b (one rule everywhere) */
 #define TL_MAX(a, b) ((a) > (b) ? (a) : (b))
 
@@ -25,9 +38,36 @@ double exp(double), log(double), sqrt(double), sin(double), cos(double), tanh(do
  * so loops using it vectorize under strict IEEE semantics (-ftrapping-math), where a
  * compiler will not turn a ?: guarding floating-point work into a vector select. */
 #ifdef __TINYC__
+/* tcc has no __builtin_memcpy (the prelude's GEMM, compiled by tcc outside tiered
+ * states, calls memcpy); for the bit helpers a call per blend was a tenth of tier 1's
+ * time, so they read the bits through a union (C11 6.5.2.3): two moves. */
 void *memcpy(void *, const void *, unsigned long);
 #define __builtin_memcpy memcpy
-#endif
+typedef union {
+  float f;
+  tl_u32 u;
+} tl_pun32;
+typedef union {
+  double f;
+  tl_u64 u;
+} tl_pun64;
+static inline tl_u32 tl_f32_bits(float f) {
+  tl_pun32 p;
+  p.f = f;
+  return p.u;
+}
+static inline float tl_bits_f32(tl_u32 u) {
+  tl_pun32 p;
+  p.u = u;
+  return p.f;
+}
+static inline double tl_blend_f64(tl_u64 mask, double a, double b) {
+  tl_pun64 x, y;
+  x.f = a, y.f = b;
+  x.u = (x.u & mask) | (y.u & ~mask);
+  return x.f;
+}
+#else
 static inline tl_u32 tl_f32_bits(float f) {
   tl_u32 u;
   __builtin_memcpy(&u, &f, 4);
@@ -38,9 +78,6 @@ static inline float tl_bits_f32(tl_u32 u) {
   __builtin_memcpy(&f, &u, 4);
   return f;
 }
-static inline float tl_blend_f32(tl_u32 mask, float a, float b) {
-  return tl_bits_f32((tl_f32_bits(a) & mask) | (tl_f32_bits(b) & ~mask));
-}
 static inline double tl_blend_f64(tl_u64 mask, double a, double b) {
   tl_u64 x, y;
   __builtin_memcpy(&x, &a, 8);
@@ -49,19 +86,33 @@ static inline double tl_blend_f64(tl_u64 mask, double a, double b) {
   __builtin_memcpy(&a, &x, 8);
   return a;
 }
-/* c ? a : b and max for floats, as blends (same results as the selects) */
+#endif
+static inline float tl_blend_f32(tl_u32 mask, float a, float b) {
+  return tl_bits_f32((tl_f32_bits(a) & mask) | (tl_f32_bits(b) & ~mask));
+}
+/* c ? a : b and max for floats, as blends (same results as the selects). tcc
+ * vectorizes nothing and inlines nothing: there they are the selects themselves, as
+ * macros (a call is dearer than the select; kernels pass them names and literals) */
+#ifdef __TINYC__
+#define tl_where_f32(c, a, b) ((c) ? (float)(a) : (float)(b))
+#define tl_where_f64(c, a, b) ((c) ? (double)(a) : (double)(b))
+#define tl_max_f32(a, b) ((float)(a) > (float)(b) ? (float)(a) : (float)(b))
+#define tl_max_f64(a, b) ((double)(a) > (double)(b) ? (double)(a) : (double)(b))
+#else
 static inline float tl_where_f32(int c, float a, float b) { return tl_blend_f32(0u - (tl_u32)(c != 0), a, b); }
 static inline double tl_where_f64(int c, double a, double b) {
   return tl_blend_f64(0ull - (tl_u64)(c != 0), a, b);
 }
 static inline float tl_max_f32(float a, float b) { return tl_where_f32(a > b, a, b); }
 static inline double tl_max_f64(double a, double b) { return tl_where_f64(a > b, a, b); }
+#endif
 
 /* float -> integer saturates and NaN gives 0 (Rust's `as`; C leaves both undefined and
  * x86 gives INT_MIN). Only an in-range value (or 0) reaches the conversion; the
  * bounds are OR-ed in afterwards, so it stays branch-free and vectorizes. The lower
  * bound -2^31 (-2^63) is exact in both float types, and so is the upper 2^31 (2^63):
  * everything below it truncates into range. */
+#ifndef TL_SCALAR_HOST
 static inline tl_i32 tl_f32_to_i32(float x) {
   tl_u32 hi = 0u - (tl_u32)(x >= 2147483648.0f), lo = 0u - (tl_u32)(x < -2147483648.0f);
   tl_u32 bad = hi | lo | (0u - (tl_u32)(x != x));
@@ -84,7 +135,9 @@ static inline tl_i64 tl_f64_to_i64(double x) {
   return (tl_i64)((tl_u64)(tl_i64)tl_blend_f64(bad, 0.0, x) | (hi & 0x7fffffffffffffffull) |
                   (lo & 0x8000000000000000ull));
 }
+#endif
 
+#ifndef TL_SCALAR_HOST
 /* exp for f32, vectorizable (libm's expf is an opaque call): exp(x) = 2^k p(r),
  * k = round(x / ln 2), r = x - k ln 2 in two parts, p a degree-7 Taylor polynomial
  * (|r| <= 0.35: under 1 ulp). IEEE results at both ends, as the interpreter's (float)
@@ -127,6 +180,7 @@ static inline float tl_erff(float x) {
   float y = tl_blend_f32(0u - (tl_u32)(a < 0.9f), small, big);
   return tl_blend_f32(0u - (tl_u32)(x != x), x, y);
 }
+#endif
 
 /* integer division and remainder truncate toward zero; by zero they give 0, and
  * MIN / -1 wraps, so no kernel ever traps */
@@ -178,6 +232,7 @@ static inline void tl_philox(tl_u64 seed, tl_u64 stream, tl_u64 i, tl_u32 out[4]
   out[2] = c2;
   out[3] = c3;
 }
+#ifndef TL_SCALAR_HOST
 /* uniform in [0, 1) */
 static inline float tl_uniform_f32(tl_u64 seed, tl_u64 stream, tl_i64 i) {
   tl_u32 w[4];
@@ -189,6 +244,7 @@ static inline double tl_uniform_f64(tl_u64 seed, tl_u64 stream, tl_i64 i) {
   tl_philox(seed, stream, (tl_u64)i, w);
   return (double)((((tl_u64)w[0] << 32) | w[1]) >> 11) * (1.0 / 9007199254740992.0);
 }
+#endif
 
 /* a gathered or scattered row index clamped to [0, rows): a bad index (the API checks
  * them first) picks the nearest row, never memory outside the table */

@@ -26,6 +26,7 @@
 
 #include "runtime/compiler_internal.h"
 #include "runtime/gemm_host.h"
+#include "runtime/scalar_host.h"
 
 /* Strict IEEE semantics on purpose: with -fno-trapping-math (and so with
  * -fassociative-math) GCC 12's loop if-conversion miscompiled masked loads in
@@ -1066,6 +1067,10 @@ void *tl_compiler_tcc_state(tl_compiler *c) {
   tl_gemm_host_pick(gemm);
   t->add_symbol(s, "tl_gemm_host_f32", gemm[0]);
   t->add_symbol(s, "tl_gemm_host_f64", gemm[1]);
+  t->define_symbol(s, "TL_SCALAR_HOST", "1"); /* and its builds of the costly scalar functions */
+  size_t nhost;
+  const tl_scalar_host_fn *host = tl_scalar_host_fns(&nhost);
+  for (size_t i = 0; i < nhost; i++) t->add_symbol(s, host[i].name, host[i].fn);
   return s;
 }
 
