@@ -5,24 +5,6 @@
 
 #include "core/shapetracker.h"
 
-static const struct {
-  const char *name;
-  char kind;
-  bool fused;
-} op_info[TL_NOPS] = {
-#define TL_OP_INFO(name, kind, fused) {#name, kind, fused},
-    TL_OPS(TL_OP_INFO)
-#undef TL_OP_INFO
-};
-
-const char *tl_op_name(int op) { return op >= 0 && op < TL_NOPS ? op_info[op].name : "?"; }
-char tl_op_kind(int op) { return op >= 0 && op < TL_NOPS ? op_info[op].kind : '?'; }
-bool tl_op_is_fused(int op) { return op >= 0 && op < TL_NOPS && op_info[op].fused; }
-bool tl_op_is_elementwise(int op) {
-  char k = tl_op_kind(op);
-  return k == 'U' || k == 'B' || k == 'T';
-}
-
 /* ---- arena ---------------------------------------------------------------- */
 typedef struct arena_block {
   struct arena_block *next;

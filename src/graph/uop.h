@@ -20,10 +20,9 @@
 #include <stdint.h>
 
 #include "core/dtype.h"
+#include "graph/optab.h"
 
-/* X(name, kind, fused) — kind: L leaf, U unary, B binary, T ternary, R reduce,
- * V view, X indexed (reads rows picked by an integer tensor), S sink, K kernel-only.
- * fused ops are rewritten into primitives before codegen.
+/* The ops are the rows of the op table (graph/optab.def, read through optab.h).
  *
  * The indexed ops (src[0] the values, src[1] the indices, any integer dtype and shape
  * [I...]; an index outside [0, V) is clamped to the nearest row, never undefined):
@@ -32,36 +31,6 @@
  *                (the adjoint of GATHER: its gradient w.r.t. the table)
  * SINK: several values of one dtype computed by one kernel into one buffer (see
  * tl_sink_layout). */
-#define TL_OPS(X)                                                              \
-  X(BUFFER, 'L', 0) X(CONST, 'L', 0) X(UNIFORM, 'L', 0) X(RANDN, 'L', 1)       \
-  X(VIEW, 'V', 0)                                                              \
-  X(NEG, 'U', 0) X(RECIP, 'U', 0) X(SQRT, 'U', 0) X(EXP, 'U', 0)               \
-  X(LOG, 'U', 0) X(SIN, 'U', 0) X(COS, 'U', 0) X(TANH, 'U', 0) X(NOT, 'U', 0)  \
-  X(CAST, 'U', 0) X(CONTIGUOUS, 'U', 0) X(ERF, 'U', 0)                        \
-  X(SIGMOID, 'U', 1) X(RELU, 'U', 1) X(GELU, 'U', 1) X(GELU_TANH, 'U', 1)      \
-  X(ABS, 'U', 1)                                                               \
-  X(ADD, 'B', 0) X(MUL, 'B', 0) X(MAX, 'B', 0) X(IDIV, 'B', 0) X(MOD, 'B', 0)  \
-  X(POW, 'B', 0) X(CMPLT, 'B', 0) X(CMPEQ, 'B', 0) X(CMPNE, 'B', 0)            \
-  X(AND, 'B', 0) X(OR, 'B', 0)                                                 \
-  X(SUB, 'B', 1) X(DIV, 'B', 1) X(MIN, 'B', 1) X(CMPLE, 'B', 1)                \
-  X(CMPGT, 'B', 1) X(CMPGE, 'B', 1)                                            \
-  X(WHERE, 'T', 0)                                                             \
-  X(RSUM, 'R', 0) X(RMAX, 'R', 0) X(RPROD, 'R', 0)                             \
-  X(GATHER, 'X', 0) X(SCATTER_ADD, 'X', 0)                                     \
-  X(SINK, 'S', 0)                                                              \
-  X(RANGE, 'K', 0) X(LOAD, 'K', 0) X(ACC, 'K', 0)
-
-typedef enum {
-#define TL_OP_ENUM(name, kind, fused) TL_OP_##name,
-  TL_OPS(TL_OP_ENUM)
-#undef TL_OP_ENUM
-  TL_NOPS
-} tl_op;
-
-const char *tl_op_name(int op);
-char tl_op_kind(int op); /* 'L' 'U' 'B' 'T' 'R' 'V' 'X' 'S' 'K' */
-bool tl_op_is_fused(int op);
-bool tl_op_is_elementwise(int op); /* U, B, T */
 
 typedef union {
   int64_t i;
