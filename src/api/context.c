@@ -404,7 +404,7 @@ tl_tensor *tl_full(tl_ctx *ctx, tl_dtype dtype, int ndim, const int64_t *shape, 
   size_t mark = tl_graph_mark(&ctx->graph);
   if (!check_dtype(ctx, "full", dtype) || !check_shape(ctx, "full", ndim, shape)) return NULL;
   tl_uop *c = tl_build_const(&ctx->graph, dtype, value);
-  return tl_api_wrap(ctx, "full", c ? tl_api_broadcast_to(ctx, c, ndim, shape) : NULL, mark);
+  return tl_api_wrap(ctx, "full", c ? tl_build_broadcast_to(&ctx->graph, c, ndim, shape) : NULL, mark);
 }
 
 tl_tensor *tl_zeros(tl_ctx *ctx, tl_dtype dtype, int ndim, const int64_t *shape) {

@@ -3,7 +3,7 @@
 #define TL_API_CONTEXT_H
 
 #include "core/error.h"
-#include "graph/uop.h"
+#include "graph/build.h"
 #include "runtime/compiler.h"
 #include "runtime/replay.h"
 #include "runtime/threadpool.h"
@@ -115,15 +115,4 @@ tl_buffer *tl_api_buffer_new(tl_ctx *ctx, const char *what, tl_dtype dtype, int6
 void tl_api_fail_orphan(tl_status st, const char *fmt, ...) TL_PRINTF(2, 3);
 /* Normalizes a possibly negative axis; false (and an error) when out of range. */
 bool tl_api_axis(tl_ctx *ctx, int ndim, int *axis, const char *what);
-/* Movement on a node (no handle): used by the API and by composite ops. */
-tl_uop *tl_api_view(tl_ctx *ctx, tl_uop *u, int kind, const int64_t *a, const int64_t *b,
-                    const int *perm, const bool *flags, int ndim);
-enum { TL_MOVE_RESHAPE, TL_MOVE_PERMUTE, TL_MOVE_EXPAND, TL_MOVE_SHRINK, TL_MOVE_PAD, TL_MOVE_FLIP };
-tl_uop *tl_api_broadcast_to(tl_ctx *ctx, tl_uop *u, int ndim, const int64_t *shape);
-tl_uop *tl_api_reduce(tl_ctx *ctx, tl_uop *u, int op, uint64_t axes_mask);
-/* GATHER: rows of table [V, D] picked by the integer node idx [I...] -> [I..., D] */
-tl_uop *tl_api_gather(tl_ctx *ctx, tl_uop *table, tl_uop *idx);
-/* SCATTER_ADD: values [I..., D] added into the rows idx [I...] of a zero [rows, D] */
-tl_uop *tl_api_scatter_add(tl_ctx *ctx, tl_uop *values, tl_uop *idx, int64_t rows);
-
 #endif

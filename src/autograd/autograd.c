@@ -158,7 +158,7 @@ tl_tensor *tl_grad(tl_tensor *handle) {
   if (!is_leaf(ctx, t, "grad")) return NULL;
   size_t mark = tl_graph_mark(&ctx->graph);
   tl_uop *g = t->ag->grad ? tl_graph_keep(&ctx->graph, t->ag->grad)
-                          : tl_api_broadcast_to(ctx, tl_build_const(&ctx->graph, t->ag->dtype, 0), t->ag->ndim,
+                          : tl_build_broadcast_to(&ctx->graph, tl_build_const(&ctx->graph, t->ag->dtype, 0), t->ag->ndim,
                                                 t->ag->shape);
   return tl_api_wrap(ctx, "grad", g, mark);
 }
@@ -396,7 +396,7 @@ static tl_uop *seed_of(tl_ctx *ctx, const tl_tensor *loss, tl_tensor *seed_handl
                    "one-element tensor needs none)", (long long)tl_uop_numel(l));
       return NULL;
     }
-    return tl_api_broadcast_to(ctx, tl_build_const(&ctx->graph, (tl_dtype)l->dtype, 1), l->ndim, l->shape);
+    return tl_build_broadcast_to(&ctx->graph, tl_build_const(&ctx->graph, (tl_dtype)l->dtype, 1), l->ndim, l->shape);
   }
   tl_tensor *seed = tl_api_tensor(seed_handle, "backward");
   if (!seed) return NULL;

@@ -27,12 +27,12 @@ static tl_uop *sel(rule *r, tl_uop *c, tl_uop *a, tl_uop *b) {
 static tl_uop *full(rule *r, tl_uop *u) {
   if (!u) return NULL;
   u = tl_build_cast(r->g, u, r->n->dtype);
-  return tl_api_broadcast_to(r->ctx, u, r->n->ndim, r->n->shape);
+  return tl_build_broadcast_to(r->g, u, r->n->ndim, r->n->shape);
 }
 static tl_uop *in_value(rule *r, int i) { return full(r, r->n->in[i].value); }
 
 static tl_uop *reshape(rule *r, tl_uop *u, int ndim, const int64_t *shape) {
-  return tl_api_view(r->ctx, u, TL_MOVE_RESHAPE, shape, NULL, NULL, NULL, ndim);
+  return tl_build_view(r->g, u, TL_MOVE_RESHAPE, shape, NULL, NULL, NULL, ndim);
 }
 
 /* g summed down to (ndim, shape) along the axes that were broadcast, then cast */
@@ -42,7 +42,7 @@ static tl_uop *unbroadcast(rule *r, tl_uop *g, int ndim, const int64_t *shape, t
   uint64_t mask = 0;
   for (int i = 0; i < g->ndim; i++)
     if (i < lead || (shape[i - lead] == 1 && g->shape[i] != 1)) mask |= (uint64_t)1 << i;
-  if (mask) g = tl_api_reduce(r->ctx, g, TL_OP_RSUM, mask);
+  if (mask) g = tl_build_reduce(r->g, g, TL_OP_RSUM, mask);
   g = reshape(r, g, ndim, shape);
   return g ? tl_build_cast(r->g, g, dtype) : NULL;
 }
@@ -134,7 +134,7 @@ static void binary_grad(rule *r, tl_uop *g, tl_uop **ga, tl_uop **gb) {
 static tl_uop *spread(rule *r, tl_uop *g, int in_ndim, const int64_t *in_shape, uint64_t mask) {
   int64_t kept[TL_MAX_DIMS];
   for (int i = 0; i < in_ndim; i++) kept[i] = (mask >> i & 1) ? 1 : in_shape[i];
-  return tl_api_broadcast_to(r->ctx, reshape(r, g, in_ndim, kept), in_ndim, in_shape);
+  return tl_build_broadcast_to(r->g, reshape(r, g, in_ndim, kept), in_ndim, in_shape);
 }
 
 static tl_uop *reduce_grad(rule *r, tl_uop *g) {
@@ -155,15 +155,15 @@ static tl_uop *reduce_grad(rule *r, tl_uop *g) {
   case TL_AG_MAX:
   case TL_AG_MIN: { /* shared among the elements equal to the extreme */
     tl_uop *hit = tl_build_cast(r->g, bin(r, TL_OP_CMPEQ, x, y), n->dtype);
-    tl_uop *count = spread(r, tl_api_reduce(r->ctx, hit, TL_OP_RSUM, mask), in->ndim, in->shape, mask);
+    tl_uop *count = spread(r, tl_build_reduce(r->g, hit, TL_OP_RSUM, mask), in->ndim, in->shape, mask);
     return mul(r, gs, bin(r, TL_OP_DIV, hit, count));
   }
   case TL_AG_PROD: { /* the product of the others: y / x, or, at a zero, the rest's product */
     tl_uop *zero = konst(r, x, 0), *one = konst(r, x, 1);
     tl_uop *is_zero = bin(r, TL_OP_CMPEQ, x, zero);
     tl_uop *nonzero = sel(r, is_zero, one, x);
-    tl_uop *rest = tl_api_reduce(r->ctx, nonzero, TL_OP_RPROD, mask);
-    tl_uop *zeros = tl_api_reduce(r->ctx, tl_build_cast(r->g, is_zero, n->dtype), TL_OP_RSUM, mask);
+    tl_uop *rest = tl_build_reduce(r->g, nonzero, TL_OP_RPROD, mask);
+    tl_uop *zeros = tl_build_reduce(r->g, tl_build_cast(r->g, is_zero, n->dtype), TL_OP_RSUM, mask);
     rest = spread(r, rest, in->ndim, in->shape, mask);
     zeros = spread(r, zeros, in->ndim, in->shape, mask);
     tl_uop *at_zero = sel(r, bin(r, TL_OP_CMPEQ, zeros, one), rest, zero);
@@ -179,19 +179,19 @@ static tl_uop *softmax_grad(rule *r, tl_uop *g) {
   uint64_t mask = (uint64_t)1 << n->p[0];
   tl_uop *y = n->out;
   if (n->p[1]) {
-    tl_uop *s = spread(r, tl_api_reduce(r->ctx, g, TL_OP_RSUM, mask), n->ndim, n->shape, mask);
+    tl_uop *s = spread(r, tl_build_reduce(r->g, g, TL_OP_RSUM, mask), n->ndim, n->shape, mask);
     return bin(r, TL_OP_SUB, g, mul(r, un(r, TL_OP_EXP, y), s));
   }
-  tl_uop *s = spread(r, tl_api_reduce(r->ctx, mul(r, g, y), TL_OP_RSUM, mask), n->ndim, n->shape, mask);
+  tl_uop *s = spread(r, tl_build_reduce(r->g, mul(r, g, y), TL_OP_RSUM, mask), n->ndim, n->shape, mask);
   return mul(r, y, bin(r, TL_OP_SUB, g, s));
 }
 
 /* ---- movement --------------------------------------------------------------------- */
 static tl_uop *shrink_to(rule *r, tl_uop *g, const int64_t *begin, const int64_t *end) {
-  return tl_api_view(r->ctx, g, TL_MOVE_SHRINK, begin, end, NULL, NULL, g ? g->ndim : 0);
+  return tl_build_view(r->g, g, TL_MOVE_SHRINK, begin, end, NULL, NULL, g ? g->ndim : 0);
 }
 static tl_uop *pad_by(rule *r, tl_uop *g, const int64_t *before, const int64_t *after) {
-  return tl_api_view(r->ctx, g, TL_MOVE_PAD, before, after, NULL, NULL, g ? g->ndim : 0);
+  return tl_build_view(r->g, g, TL_MOVE_PAD, before, after, NULL, NULL, g ? g->ndim : 0);
 }
 
 /* the gradient of x[start:stop:step] along axis: g spread back to every step-th place */
@@ -209,7 +209,7 @@ static tl_uop *slice_grad(rule *r, tl_uop *g) {
     }
     g = reshape(r, g, nd + 1, s);
     pa[axis + 1] = step - 1;
-    g = tl_api_view(r->ctx, g, TL_MOVE_PAD, z, pa, NULL, NULL, nd + 1);
+    g = tl_build_view(r->g, g, TL_MOVE_PAD, z, pa, NULL, NULL, nd + 1);
     memcpy(s, r->n->shape, sizeof(int64_t) * (size_t)nd);
     s[axis] = cnt * step;
     g = reshape(r, g, nd, s);
@@ -220,7 +220,7 @@ static tl_uop *slice_grad(rule *r, tl_uop *g) {
     int64_t s[TL_MAX_DIMS];
     memcpy(s, r->n->shape, sizeof s);
     s[axis] = len;
-    g = tl_api_broadcast_to(r->ctx, tl_build_const(r->g, r->n->dtype, 0), nd, s);
+    g = tl_build_broadcast_to(r->g, tl_build_const(r->g, r->n->dtype, 0), nd, s);
   }
   before[axis] = start;
   after[axis] = in->shape[axis] - stop;
@@ -238,7 +238,7 @@ static tl_uop *movement_grad(rule *r, tl_uop *g) {
   case TL_AG_PERMUTE: {
     int inverse[TL_MAX_DIMS];
     for (int i = 0; i < nd; i++) inverse[n->p[i]] = i;
-    return tl_api_view(r->ctx, g, TL_MOVE_PERMUTE, NULL, NULL, inverse, NULL, nd);
+    return tl_build_view(r->g, g, TL_MOVE_PERMUTE, NULL, NULL, inverse, NULL, nd);
   }
   case TL_AG_SHRINK: {
     int64_t before[TL_MAX_DIMS], after[TL_MAX_DIMS];
@@ -259,7 +259,7 @@ static tl_uop *movement_grad(rule *r, tl_uop *g) {
   case TL_AG_FLIP: {
     bool flags[TL_MAX_DIMS];
     for (int i = 0; i < nd; i++) flags[i] = n->p[i] != 0;
-    return tl_api_view(r->ctx, g, TL_MOVE_FLIP, NULL, NULL, NULL, flags, nd);
+    return tl_build_view(r->g, g, TL_MOVE_FLIP, NULL, NULL, NULL, flags, nd);
   }
   case TL_AG_SLICE: return slice_grad(r, g);
   }
@@ -272,7 +272,7 @@ static tl_uop *swap_last(rule *r, tl_uop *u) {
   for (int i = 0; i < u->ndim; i++) perm[i] = i;
   perm[u->ndim - 2] = u->ndim - 1;
   perm[u->ndim - 1] = u->ndim - 2;
-  return tl_api_view(r->ctx, u, TL_MOVE_PERMUTE, NULL, NULL, perm, NULL, u->ndim);
+  return tl_build_view(r->g, u, TL_MOVE_PERMUTE, NULL, NULL, perm, NULL, u->ndim);
 }
 
 static void matmul_grad(rule *r, tl_uop *g, tl_uop **ga, tl_uop **gb) {
@@ -316,7 +316,7 @@ bool tl_ag_input_grads(tl_ctx *ctx, const tl_ag_node *n, tl_uop *g, tl_uop **gra
     break;
   }
   case TL_AG_WHERE: {
-    tl_uop *c = tl_api_broadcast_to(ctx, tl_build_cast(r.g, n->in[0].value, TL_BOOL), n->ndim, n->shape);
+    tl_uop *c = tl_build_broadcast_to(&ctx->graph, tl_build_cast(r.g, n->in[0].value, TL_BOOL), n->ndim, n->shape);
     tl_uop *zero = konst(&r, g, 0);
     if (n->in[1].fn) grads[1] = to_input(&r, sel(&r, c, g, zero), 1);
     if (n->in[2].fn) grads[2] = to_input(&r, sel(&r, c, zero, g), 2);
@@ -339,7 +339,7 @@ bool tl_ag_input_grads(tl_ctx *ctx, const tl_ag_node *n, tl_uop *g, tl_uop **gra
   }
   case TL_AG_MATMUL: matmul_grad(&r, g, &grads[0], &grads[1]); break;
   case TL_AG_GATHER: /* each picked row's gradient goes back to its row; the indices take none */
-    if (n->in[0].fn) grads[0] = tl_api_scatter_add(ctx, g, n->in[1].value, n->in[0].shape[0]);
+    if (n->in[0].fn) grads[0] = tl_build_scatter_add(&ctx->graph, g, n->in[1].value, n->in[0].shape[0]);
     break;
   default: grads[0] = to_input(&r, movement_grad(&r, g), 0); break;
   }
