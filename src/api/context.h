@@ -97,6 +97,11 @@ bool tl_api_scopes_init(tl_ctx *ctx);
 /* Wraps a node built since `mark` in a new handle, then drops the temporaries.
  * NULL node: the error is already set; returns NULL. */
 tl_tensor *tl_api_wrap(tl_ctx *ctx, const char *what, tl_uop *u, size_t mark);
+/* The same for the result of an operation: the one place the tape records (grad.c).
+ * op: an IR op (its row in graph/optab.def says what its derivative reads) or a
+ * composite TL_AG_* (autograd.h), with its nin input handles and its parameters. */
+tl_tensor *tl_api_wrap_op(tl_ctx *ctx, const char *what, tl_uop *u, size_t mark, int op, int nin,
+                          tl_tensor *const *ins, const int64_t *params, int nparams);
 tl_tensor *tl_api_fail(tl_ctx *ctx, size_t mark, tl_status st, const char *fmt, ...) TL_PRINTF(4, 5);
 /* TL_MAX_NUMEL as messages give it */
 #define TL_API_LIMIT_TEXT "2^40 (1099511627776)"
@@ -115,4 +120,11 @@ tl_buffer *tl_api_buffer_new(tl_ctx *ctx, const char *what, tl_dtype dtype, int6
 void tl_api_fail_orphan(tl_status st, const char *fmt, ...) TL_PRINTF(2, 3);
 /* Normalizes a possibly negative axis; false (and an error) when out of range. */
 bool tl_api_axis(tl_ctx *ctx, int ndim, int *axis, const char *what);
+/* ops.c: numpy matmul of two nodes (NULL and an error on bad shapes). */
+tl_uop *tl_api_matmul(tl_ctx *ctx, tl_uop *a, tl_uop *b);
+/* realize.c: computes u and turns it into a buffer in place (constants stay). */
+tl_status tl_api_realize_node(tl_ctx *ctx, tl_uop *u);
+/* realize.c: computes the nodes, in as few realizes as it can (tl_realize_many). */
+tl_status tl_api_realize_nodes(tl_ctx *ctx, size_t n, tl_uop *const *us);
+
 #endif

@@ -41,8 +41,8 @@ tl_tensor *tl_reshape(tl_tensor *t, int ndim, const int64_t *shape) {
     return tl_api_fail(ctx, mark, TL_ERR_SHAPE,
                        "reshape: cannot reshape %lld elements into a shape of %lld elements",
                        (long long)n, (long long)tl_shape_numel(ndim, s));
-  tl_tensor *out = tl_api_wrap(ctx, "reshape", tl_build_view(&ctx->graph, t->u, TL_MOVE_RESHAPE, s, NULL, NULL, NULL, ndim), mark);
-  return tl_ag_record(out, TL_AG_RESHAPE, 1, &t, NULL, 0, 0);
+  return tl_api_wrap_op(ctx, "reshape", tl_build_view(&ctx->graph, t->u, TL_MOVE_RESHAPE, s, NULL, NULL, NULL, ndim),
+                        mark, TL_AG_RESHAPE, 1, &t, NULL, 0);
 }
 
 tl_tensor *tl_permute(tl_tensor *t, const int *perm) {
@@ -59,8 +59,8 @@ tl_tensor *tl_permute(tl_tensor *t, const int *perm) {
   }
   int64_t rec[TL_MAX_DIMS];
   for (int i = 0; i < nd; i++) rec[i] = p[i];
-  tl_tensor *out = tl_api_wrap(ctx, "permute", tl_build_view(&ctx->graph, t->u, TL_MOVE_PERMUTE, NULL, NULL, p, NULL, nd), mark);
-  return tl_ag_record(out, TL_AG_PERMUTE, 1, &t, rec, nd, 0);
+  return tl_api_wrap_op(ctx, "permute", tl_build_view(&ctx->graph, t->u, TL_MOVE_PERMUTE, NULL, NULL, p, NULL, nd),
+                        mark, TL_AG_PERMUTE, 1, &t, rec, nd);
 }
 
 tl_tensor *tl_transpose(tl_tensor *t, int a, int b) {
@@ -92,8 +92,8 @@ tl_tensor *tl_expand(tl_tensor *t, int ndim, const int64_t *shape) {
     if (s[i] < 0) return tl_api_fail(ctx, mark, TL_ERR_SHAPE, "expand: bad size %lld", (long long)s[i]);
   }
   if (!tl_api_shape_fits(ctx, "expand", ndim, s)) return NULL; /* nothing built yet */
-  tl_tensor *out = tl_api_wrap(ctx, "expand", tl_build_broadcast_to(&ctx->graph, t->u, ndim, s), mark);
-  return tl_ag_record(out, TL_AG_EXPAND, 1, &t, NULL, 0, 0);
+  return tl_api_wrap_op(ctx, "expand", tl_build_broadcast_to(&ctx->graph, t->u, ndim, s), mark, TL_AG_EXPAND, 1, &t,
+                        NULL, 0);
 }
 
 tl_tensor *tl_shrink(tl_tensor *t, const int64_t *begin, const int64_t *end) {
@@ -107,8 +107,8 @@ tl_tensor *tl_shrink(tl_tensor *t, const int64_t *begin, const int64_t *end) {
                          (long long)begin[i], (long long)end[i], i, (long long)t->u->shape[i]);
   int64_t rec[2 * TL_MAX_DIMS];
   for (int i = 0; i < nd; i++) rec[i] = begin[i], rec[nd + i] = end[i];
-  tl_tensor *out = tl_api_wrap(ctx, "shrink", tl_build_view(&ctx->graph, t->u, TL_MOVE_SHRINK, begin, end, NULL, NULL, nd), mark);
-  return tl_ag_record(out, TL_AG_SHRINK, 1, &t, rec, 2 * nd, 0);
+  return tl_api_wrap_op(ctx, "shrink", tl_build_view(&ctx->graph, t->u, TL_MOVE_SHRINK, begin, end, NULL, NULL, nd),
+                        mark, TL_AG_SHRINK, 1, &t, rec, 2 * nd);
 }
 
 tl_tensor *tl_slice(tl_tensor *t, int axis, int64_t start, int64_t stop, int64_t step) {
@@ -159,8 +159,7 @@ tl_tensor *tl_slice(tl_tensor *t, int axis, int64_t start, int64_t stop, int64_t
       if (i != axis + 1) s[j++] = s2[i];
     u = tl_build_view(&ctx->graph, u, TL_MOVE_RESHAPE, s, NULL, NULL, NULL, nd);
   }
-  tl_tensor *out = tl_api_wrap(ctx, "slice", u, mark);
-  return tl_ag_record(out, TL_AG_SLICE, 1, &t, (int64_t[]){axis, start, stop, step}, 4, 0);
+  return tl_api_wrap_op(ctx, "slice", u, mark, TL_AG_SLICE, 1, &t, (int64_t[]){axis, start, stop, step}, 4);
 }
 
 tl_tensor *tl_pad(tl_tensor *t, const int64_t *before, const int64_t *after, double value) {
@@ -188,8 +187,7 @@ tl_tensor *tl_pad(tl_tensor *t, const int64_t *before, const int64_t *after, dou
   }
   int64_t rec[2 * TL_MAX_DIMS];
   for (int i = 0; i < nd; i++) rec[i] = before[i], rec[nd + i] = after[i];
-  tl_tensor *out = tl_api_wrap(ctx, "pad", u, mark);
-  return tl_ag_record(out, TL_AG_PAD, 1, &t, rec, 2 * nd, 0);
+  return tl_api_wrap_op(ctx, "pad", u, mark, TL_AG_PAD, 1, &t, rec, 2 * nd);
 }
 
 tl_tensor *tl_flip(tl_tensor *t, int naxes, const int *axes) {
@@ -204,8 +202,8 @@ tl_tensor *tl_flip(tl_tensor *t, int naxes, const int *axes) {
   }
   int64_t rec[TL_MAX_DIMS];
   for (int i = 0; i < t->u->ndim; i++) rec[i] = f[i];
-  tl_tensor *out = tl_api_wrap(ctx, "flip", tl_build_view(&ctx->graph, t->u, TL_MOVE_FLIP, NULL, NULL, NULL, f, t->u->ndim), mark);
-  return tl_ag_record(out, TL_AG_FLIP, 1, &t, rec, t->u->ndim, 0);
+  return tl_api_wrap_op(ctx, "flip", tl_build_view(&ctx->graph, t->u, TL_MOVE_FLIP, NULL, NULL, NULL, f, t->u->ndim),
+                        mark, TL_AG_FLIP, 1, &t, rec, t->u->ndim);
 }
 
 tl_tensor *tl_squeeze(tl_tensor *t, int axis) {
@@ -291,7 +289,7 @@ tl_tensor *tl_cat(int n, tl_tensor *const *ts, int axis) {
     /* a part that could not be made leaves acc NULL for good (the builder passes NULL on) */
     acc = i ? tl_build_binary(&ctx->graph, dt == TL_BOOL ? TL_OP_OR : TL_OP_ADD, acc, u) : u;
   }
-  return tl_ag_record(tl_api_wrap(ctx, "cat", acc, mark), TL_AG_CAT, n, ts, (int64_t[]){axis}, 1, 0);
+  return tl_api_wrap_op(ctx, "cat", acc, mark, TL_AG_CAT, n, ts, (int64_t[]){axis}, 1);
 }
 
 tl_tensor *tl_stack(int n, tl_tensor *const *ts, int axis) {

@@ -23,11 +23,7 @@ static tl_tensor *unary(tl_tensor *t, int op, const char *what, bool float_only)
   if (float_only && !tl_dtype_is_float(u->dtype)) u = tl_build_cast(&ctx->graph, u, TL_F32);
   else if (u->dtype == TL_BOOL && op != TL_OP_NOT)
     return tl_api_fail(ctx, mark, TL_ERR_DTYPE, "%s: not defined for bool tensors", what);
-  bool reads_x = op == TL_OP_LOG || op == TL_OP_SIN || op == TL_OP_COS || op == TL_OP_ABS || op == TL_OP_GELU ||
-                 op == TL_OP_GELU_TANH; /* the gradient needs the input, not the output */
-  unsigned save = op == TL_OP_NEG ? 0 : reads_x ? TL_AG_SAVE_IN0 : TL_AG_SAVE_OUT;
-  tl_tensor *out = tl_api_wrap(ctx, what, tl_build_unary(&ctx->graph, op, u), mark);
-  return tl_ag_record(out, TL_AG_UNARY, 1, &t, (int64_t[]){op}, 1, save);
+  return tl_api_wrap_op(ctx, what, tl_build_unary(&ctx->graph, op, u), mark, op, 1, &t, NULL, 0);
 }
 
 tl_tensor *tl_neg(tl_tensor *a) { return unary(a, TL_OP_NEG, "neg", false); }
@@ -106,13 +102,8 @@ static tl_tensor *binary(tl_tensor *x, tl_tensor *y, int op, const char *what, b
     tl_graph_release_to(&ctx->graph, mark);
     return NULL;
   }
-  tl_tensor *out = tl_api_wrap(ctx, what, tl_build_binary(&ctx->graph, op, a, b), mark);
-  if (kind != ARITH && kind != MINMAX) return out;
-  unsigned save = op == TL_OP_ADD || op == TL_OP_SUB ? 0
-                  : op == TL_OP_DIV                  ? TL_AG_SAVE_IN1 | TL_AG_SAVE_OUT
-                  : op == TL_OP_POW                  ? TL_AG_SAVE_IN0 | TL_AG_SAVE_IN1 | TL_AG_SAVE_OUT
-                                                     : TL_AG_SAVE_IN0 | TL_AG_SAVE_IN1;
-  return tl_ag_record(out, TL_AG_BINARY, 2, (tl_tensor *[]){x, y}, (int64_t[]){op}, 1, save);
+  /* comparisons (bool) and mod (integers) are recorded by nothing: their results are not floats */
+  return tl_api_wrap_op(ctx, what, tl_build_binary(&ctx->graph, op, a, b), mark, op, 2, (tl_tensor *[]){x, y}, NULL, 0);
 }
 
 tl_tensor *tl_add(tl_tensor *a, tl_tensor *b) { return binary(a, b, TL_OP_ADD, "add", ARITH); }
@@ -163,15 +154,14 @@ tl_tensor *tl_where(tl_tensor *cond, tl_tensor *x, tl_tensor *y) {
   a = tl_build_broadcast_to(&ctx->graph, a, nd, shape);
   b = tl_build_broadcast_to(&ctx->graph, b, nd, shape);
   c = tl_build_broadcast_to(&ctx->graph, c, nd, shape);
-  tl_tensor *out = tl_api_wrap(ctx, "where", tl_build_where(&ctx->graph, c, a, b), mark);
-  return tl_ag_record(out, TL_AG_WHERE, 3, (tl_tensor *[]){cond, x, y}, NULL, 0, TL_AG_SAVE_IN0);
+  return tl_api_wrap_op(ctx, "where", tl_build_where(&ctx->graph, c, a, b), mark, TL_OP_WHERE, 3,
+                        (tl_tensor *[]){cond, x, y}, NULL, 0);
 }
 
 tl_tensor *tl_cast(tl_tensor *a, tl_dtype dtype) {
   BEGIN(a, "cast");
   if (!tl_dtype_valid(dtype)) return tl_api_fail(ctx, mark, TL_ERR_DTYPE, "cast: invalid dtype %d", (int)dtype);
-  return tl_ag_record(tl_api_wrap(ctx, "cast", tl_build_cast(&ctx->graph, a->u, dtype), mark), TL_AG_CAST, 1, &a,
-                      NULL, 0, 0);
+  return tl_api_wrap_op(ctx, "cast", tl_build_cast(&ctx->graph, a->u, dtype), mark, TL_OP_CAST, 1, &a, NULL, 0);
 }
 
 /* ---- reductions ------------------------------------------------------------------ */
@@ -261,11 +251,10 @@ static tl_tensor *reduce(tl_tensor *t, reduce_kind kind, const char *what, int n
   if (!axes_mask(ctx, what, t->u->ndim, naxes, axes, &mask)) return NULL;
   if ((kind == R_MAX || kind == R_MIN) && !nonempty_axes(ctx, what, kind == R_MAX ? "maximum" : "minimum", t->u, mask))
     return NULL;
-  tl_tensor *out = tl_api_wrap(ctx, what, finish_reduce(ctx, reduce_node(ctx, t->u, kind, mask), mask, keepdim), mark);
   static const int ag_kind[] = {[R_SUM] = TL_AG_SUM, [R_PROD] = TL_AG_PROD, [R_MAX] = TL_AG_MAX,
                                 [R_MIN] = TL_AG_MIN, [R_MEAN] = TL_AG_MEAN};
-  unsigned save = kind == R_SUM || kind == R_MEAN ? 0 : TL_AG_SAVE_IN0 | TL_AG_SAVE_OUT;
-  return tl_ag_record(out, TL_AG_REDUCE, 1, &t, (int64_t[]){ag_kind[kind], (int64_t)mask, keepdim}, 3, save);
+  return tl_api_wrap_op(ctx, what, finish_reduce(ctx, reduce_node(ctx, t->u, kind, mask), mask, keepdim), mark,
+                        TL_AG_REDUCE, 1, &t, (int64_t[]){ag_kind[kind], (int64_t)mask, keepdim}, 3);
 }
 
 tl_tensor *tl_sum(tl_tensor *a, int n, const int *ax, int k) { return reduce(a, R_SUM, "sum", n, ax, k); }
@@ -325,8 +314,7 @@ static tl_tensor *softmax_impl(tl_tensor *t, int axis, bool log_form, const char
   tl_uop *s = tl_build_broadcast_to(&ctx->graph, tl_build_reduce(&ctx->graph, e, TL_OP_RSUM, mask), x->ndim, x->shape);
   tl_uop *r = log_form ? tl_build_binary(g, TL_OP_SUB, shifted, tl_build_unary(g, TL_OP_LOG, s))
                        : tl_build_binary(g, TL_OP_DIV, e, s);
-  return tl_ag_record(tl_api_wrap(ctx, what, r, mark), TL_AG_SOFTMAX, 1, &t, (int64_t[]){axis, log_form}, 2,
-                      TL_AG_SAVE_OUT);
+  return tl_api_wrap_op(ctx, what, r, mark, TL_AG_SOFTMAX, 1, &t, (int64_t[]){axis, log_form}, 2);
 }
 
 tl_tensor *tl_softmax(tl_tensor *a, int axis) { return softmax_impl(a, axis, false, "softmax"); }
@@ -382,8 +370,7 @@ tl_tensor *tl_matmul(tl_tensor *x, tl_tensor *y) {
   size_t mark = tl_graph_mark(&ctx->graph);
   if (y->slot.ctx != ctx) return tl_api_fail(ctx, mark, TL_ERR_ARG, "matmul: tensors from different contexts");
   tl_uop *r = tl_api_matmul(ctx, x->u, y->u);
-  tl_tensor *out = tl_api_wrap(ctx, "matmul", r, mark); /* NULL r: the error is set, wrap cleans up */
-  return tl_ag_record(out, TL_AG_MATMUL, 2, (tl_tensor *[]){x, y}, NULL, 0, TL_AG_SAVE_IN0 | TL_AG_SAVE_IN1);
+  return tl_api_wrap_op(ctx, "matmul", r, mark, TL_AG_MATMUL, 2, (tl_tensor *[]){x, y}, NULL, 0);
 }
 
 /* ---- rows picked by an integer tensor: one GATHER node (graph/build.c) ---------------- */
@@ -407,6 +394,6 @@ tl_tensor *tl_gather_rows(tl_tensor *table, tl_tensor *indices) {
   memcpy(shape, i->shape, sizeof(int64_t) * (size_t)i->ndim);
   shape[i->ndim] = t->shape[1];
   if (!tl_api_shape_fits(ctx, "gather_rows", i->ndim + 1, shape)) return NULL; /* nothing built yet */
-  tl_tensor *out = tl_api_wrap(ctx, "gather_rows", tl_build_gather(&ctx->graph, t, i), mark);
-  return tl_ag_record(out, TL_AG_GATHER, 2, (tl_tensor *[]){table, indices}, NULL, 0, TL_AG_SAVE_IN1);
+  return tl_api_wrap_op(ctx, "gather_rows", tl_build_gather(&ctx->graph, t, i), mark, TL_AG_GATHER, 2,
+                        (tl_tensor *[]){table, indices}, NULL, 0);
 }

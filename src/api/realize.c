@@ -532,8 +532,8 @@ tl_tensor *tl_contiguous(tl_tensor *a) {
   if (!(a = tl_api_tensor(a, "contiguous"))) return NULL;
   tl_ctx *ctx = a->slot.ctx;
   size_t mark = tl_graph_mark(&ctx->graph);
-  tl_tensor *out = tl_api_wrap(ctx, "contiguous", tl_build_unary(&ctx->graph, TL_OP_CONTIGUOUS, a->u), mark);
-  return tl_ag_record(out, TL_AG_CONTIGUOUS, 1, &a, NULL, 0, 0);
+  return tl_api_wrap_op(ctx, "contiguous", tl_build_unary(&ctx->graph, TL_OP_CONTIGUOUS, a->u), mark, TL_OP_CONTIGUOUS,
+                        1, &a, NULL, 0);
 }
 
 tl_status tl_to_host(tl_tensor *t, void *dst, size_t nbytes) {

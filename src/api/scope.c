@@ -121,7 +121,7 @@ static void tensor_destroy(tl_ctx *ctx, tl_tensor *t) {
   if (t->owner) t->owner->ntensors--;
   list_unlink(list_of(ctx, t), t);
   tl_uop_release(&ctx->graph, t->u);
-  if (t->ag) tl_ag_release(ctx, t->ag);
+  if (t->ag) tl_ag_release(&ctx->graph, t->ag);
   t->ag = NULL;
   t->u = NULL;
   t->owner = NULL;
