@@ -213,6 +213,7 @@ TL_API tl_tensor *tl_randn(tl_ctx *ctx, tl_dtype dtype, int ndim, const int64_t 
 TL_API tl_tensor *tl_neg(tl_tensor *a);
 TL_API tl_tensor *tl_exp(tl_tensor *a);
 TL_API tl_tensor *tl_log(tl_tensor *a);
+TL_API tl_tensor *tl_log1p(tl_tensor *a); /* ln(1 + x), exact for small x */
 TL_API tl_tensor *tl_sqrt(tl_tensor *a);
 TL_API tl_tensor *tl_sin(tl_tensor *a);
 TL_API tl_tensor *tl_cos(tl_tensor *a);

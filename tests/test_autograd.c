@@ -257,6 +257,7 @@ static tl_tensor *b_unary_t(tl_tensor *const *x, const void *arg) {
 UNARY_TEST(neg, "a")
 UNARY_TEST(exp, "a")
 UNARY_TEST(log, "p")
+UNARY_TEST(log1p, "p")
 UNARY_TEST(sqrt, "p")
 UNARY_TEST(sin, "a")
 UNARY_TEST(cos, "a")
@@ -1012,7 +1013,7 @@ static tl_tensor *r_unary(rgen *g, tl_tensor *t) {
   switch (rpick(g, 16)) {
   case 0: return tl_neg(t);
   case 1: return tl_exp(tl_tanh(t));
-  case 2: return tl_log(positive(t));
+  case 2: return rpick(g, 2) ? tl_log(positive(t)) : tl_log1p(positive(t));
   case 3: return tl_sqrt(positive(t));
   case 4: return tl_sin(t);
   case 5: return tl_cos(t);

@@ -200,6 +200,7 @@ int gen_unop_code(tl_builtin id) {
   case B_GELU: return TLRT_UNOP_GELU;
   case B_GELU_TANH: return TLRT_UNOP_GELU_TANH;
   case B_ABS: return TLRT_UNOP_ABS;
+  case B_LOG1P: return TLRT_UNOP_LOG1P;
   case B_FLOOR: return TLRT_UNOP_FLOOR;
   case B_CEIL: return TLRT_UNOP_CEIL;
   default: return TLRT_UNOP_ROUND;
@@ -224,6 +225,7 @@ static cv scalar_math(gen *g, tl_node *n, tl_builtin id, cv x, cv *y) {
   case B_NEG: return gen_scalar(gen_fmt(g, "(-%s)", x.c), t);
   case B_EXP: return gen_scalar(gen_fmt(g, "exp%s(%s)", f, x.c), t);
   case B_LOG: return gen_scalar(gen_fmt(g, "log%s(%s)", f, x.c), t);
+  case B_LOG1P: return gen_scalar(gen_fmt(g, "log1p%s(%s)", f, x.c), t);
   case B_SQRT: return gen_scalar(gen_fmt(g, "sqrt%s(%s)", f, x.c), t);
   case B_SIN: return gen_scalar(gen_fmt(g, "sin%s(%s)", f, x.c), t);
   case B_COS: return gen_scalar(gen_fmt(g, "cos%s(%s)", f, x.c), t);
@@ -336,7 +338,7 @@ static cv gen_tensor_method(gen *g, tl_node *n, tl_builtin id) {
   const char *l = loc(g, n);
   switch (id) {
   case B_NEG: case B_EXP: case B_LOG: case B_SQRT: case B_SIN: case B_COS: case B_TANH: case B_SIGMOID: case B_RELU:
-  case B_GELU: case B_GELU_TANH: case B_ABS: case B_FLOOR: case B_CEIL: case B_ROUND: case B_POW: case B_MAXIMUM: case B_MINIMUM:
+  case B_GELU: case B_GELU_TANH: case B_ABS: case B_LOG1P: case B_FLOOR: case B_CEIL: case B_ROUND: case B_POW: case B_MAXIMUM: case B_MINIMUM:
     return math_call(g, n, id, t, n->lhs, a);
   case B_GT: case B_LT: case B_GE: case B_LE: case B_EQ: case B_NE: {
     static const tl_tok_kind ops[] = {TL_TOK_GT, TL_TOK_LT, TL_TOK_GE, TL_TOK_LE, TL_TOK_EQ, TL_TOK_NE};

@@ -171,7 +171,7 @@ typedef enum {
   /* Tensor:: */
   B_ZEROS, B_ONES, B_FULL, B_RANDN, B_RAND, B_ARANGE, B_EYE, B_CAT, B_STACK,
   /* tensor methods: elementwise (math also as free functions on scalars) */
-  B_NEG, B_EXP, B_LOG, B_SQRT, B_SIN, B_COS, B_TANH, B_SIGMOID, B_RELU, B_GELU, B_GELU_TANH, B_ABS,
+  B_NEG, B_EXP, B_LOG, B_SQRT, B_SIN, B_COS, B_TANH, B_SIGMOID, B_RELU, B_GELU, B_GELU_TANH, B_ABS, B_LOG1P,
   B_FLOOR, B_CEIL, B_ROUND, B_POW, B_MAXIMUM, B_MINIMUM, B_CLAMP,
   B_GT, B_LT, B_GE, B_LE, B_EQ, B_NE,
   /* reductions and shape */

@@ -20,7 +20,7 @@ static const method_entry tensor_methods[] = {
     {"neg", B_NEG, ARGS_NONE}, {"exp", B_EXP, ARGS_NONE}, {"log", B_LOG, ARGS_NONE}, {"ln", B_LOG, ARGS_NONE},
     {"sqrt", B_SQRT, ARGS_NONE}, {"sin", B_SIN, ARGS_NONE}, {"cos", B_COS, ARGS_NONE}, {"tanh", B_TANH, ARGS_NONE},
     {"sigmoid", B_SIGMOID, ARGS_NONE}, {"relu", B_RELU, ARGS_NONE}, {"gelu", B_GELU, ARGS_NONE},
-    {"gelu_tanh", B_GELU_TANH, ARGS_NONE},
+    {"gelu_tanh", B_GELU_TANH, ARGS_NONE}, {"log1p", B_LOG1P, ARGS_NONE},
     {"abs", B_ABS, ARGS_NONE}, {"floor", B_FLOOR, ARGS_NONE}, {"ceil", B_CEIL, ARGS_NONE},
     {"round", B_ROUND, ARGS_NONE}, {"pow", B_POW, ARGS_VALUE}, {"powf", B_POW, ARGS_VALUE},
     {"powi", B_POW, ARGS_VALUE}, {"maximum", B_MAXIMUM, ARGS_VALUE}, {"minimum", B_MINIMUM, ARGS_VALUE},
@@ -249,7 +249,8 @@ static const struct {
 } math_fns[] = {{"abs", B_ABS, 1},     {"sqrt", B_SQRT, 1},       {"exp", B_EXP, 1},     {"log", B_LOG, 1},
                 {"ln", B_LOG, 1},      {"sin", B_SIN, 1},         {"cos", B_COS, 1},     {"tanh", B_TANH, 1},
                 {"sigmoid", B_SIGMOID, 1}, {"relu", B_RELU, 1},   {"floor", B_FLOOR, 1}, {"ceil", B_CEIL, 1},
-                {"round", B_ROUND, 1}, {"min", B_MINIMUM, 2},     {"max", B_MAXIMUM, 2}, {"pow", B_POW, 2}};
+                {"round", B_ROUND, 1}, {"min", B_MINIMUM, 2},     {"max", B_MAXIMUM, 2}, {"pow", B_POW, 2},
+                {"log1p", B_LOG1P, 1}};
 
 /* elementwise math on a value x (scalar or tensor) and, for binary ones, y */
 static tl_ty *check_math(sema *s, tl_node *n, tl_builtin id, tl_node *x, tl_node *y, tl_ty *tx) {

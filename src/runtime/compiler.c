@@ -1042,6 +1042,7 @@ static const struct {
     {"sin", (const void *)sin},     {"cos", (const void *)cos},     {"tanh", (const void *)tanh},
     {"pow", (const void *)pow},     {"fmod", (const void *)fmod},   {"fabs", (const void *)fabs},
     {"erf", (const void *)erf},     {"erff", (const void *)erff},
+    {"log1p", (const void *)log1p}, {"log1pf", (const void *)log1pf},
     {"memset", (const void *)sym_memset}, {"memcpy", (const void *)sym_memcpy},
     {"memmove", (const void *)sym_memmove}, {"malloc", (const void *)sym_malloc},
     {"free", (const void *)sym_free},
