@@ -28,7 +28,7 @@ extern "C" {
 
 /* TL_API marks what libtl.so exports: the library is compiled with -fvisibility=hidden,
  * so every function of this header (and of the run time that compiled TL programs call,
- * src/lang/rt.h and rt_ops.h) carries it, and nothing else is exported. */
+ * src/lang/rt/rt.h and rt_ops.h) carries it, and nothing else is exported. */
 #ifndef TL_API
 #if defined(__GNUC__) || defined(__clang__)
 #define TL_API __attribute__((visibility("default")))

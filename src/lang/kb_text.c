@@ -6,9 +6,9 @@
 #include <string.h>
 
 #include "api/context.h" /* tl_api_fail_orphan: an error with no knowledge base */
-#include "lang/lex.h"
-#include "lang/logic_front.h"
-#include "lang/parse.h"
+#include "lang/front/lex.h"
+#include "lang/check/logic_front.h"
+#include "lang/front/parse.h"
 #include "logic/logic.h" /* tl_logic_fail */
 
 /* the first line of diagnostic k of d, after the file name (which is ""): "3:14: error: m" */
