@@ -13,25 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-static tl_ty ty_error = {.kind = TY_ERROR, .dtype = -1, .rank = -1}, ty_unit = {.kind = TY_UNIT, .dtype = -1, .rank = -1},
-             ty_bool = {.kind = TY_BOOL, .dtype = -1, .rank = -1}, ty_i32 = {.kind = TY_I32, .dtype = -1, .rank = -1},
-             ty_i64 = {.kind = TY_I64, .dtype = -1, .rank = -1}, ty_f32 = {.kind = TY_F32, .dtype = -1, .rank = -1},
-             ty_f64 = {.kind = TY_F64, .dtype = -1, .rank = -1}, ty_char = {.kind = TY_CHAR, .dtype = -1, .rank = -1},
-             ty_str = {.kind = TY_STR, .dtype = -1, .rank = -1}, ty_range = {.kind = TY_RANGE, .dtype = -1, .rank = -1};
-tl_ty *const TY_ERR = &ty_error, *const TY_UNIT_T = &ty_unit, *const TY_BOOL_T = &ty_bool,
-              *const TY_I32_T = &ty_i32, *const TY_I64_T = &ty_i64, *const TY_F32_T = &ty_f32,
-              *const TY_F64_T = &ty_f64, *const TY_CHAR_T = &ty_char, *const TY_STR_T = &ty_str,
-              *const TY_RANGE_T = &ty_range;
-
 /* ---- types ---- */
-
-bool tl_ty_is_refcounted(const tl_ty *t) {
-  return t->kind == TY_STR || t->kind == TY_TENSOR || t->kind == TY_STRUCT || t->kind == TY_FN;
-}
-bool tl_ty_is_tuple(const tl_ty *t) { return t->kind == TY_STRUCT && t->st && t->st->is_tuple; }
-bool tl_ty_is_int(const tl_ty *t) { return t->kind == TY_I32 || t->kind == TY_I64; }
-bool tl_ty_is_float(const tl_ty *t) { return t->kind == TY_F32 || t->kind == TY_F64; }
-bool tl_ty_is_numeric(const tl_ty *t) { return tl_ty_is_int(t) || tl_ty_is_float(t); }
 
 const char *tl_ty_name(const tl_ty *t, char *buf, size_t size) {
   /* an error type is never the subject of a message (sema_mismatch says nothing about
@@ -55,28 +37,6 @@ tl_ty *sema_tensor(sema *s, int dtype, int rank) {
   t->dtype = dtype;
   t->rank = rank;
   return t;
-}
-
-/* the scalar type of a tensor's elements: f32 when the dtype is not known */
-tl_ty *sema_elem_ty(int dtype) {
-  switch (dtype) {
-  case TL_F64: return TY_F64_T;
-  case TL_I64: return TY_I64_T;
-  case TL_I32: return TY_I32_T;
-  case TL_BOOL: return TY_BOOL_T;
-  default: return TY_F32_T;
-  }
-}
-
-int sema_dtype_of(const tl_ty *t) {
-  switch (t->kind) {
-  case TY_F64: return TL_F64;
-  case TY_I64: return TL_I64;
-  case TY_I32: return TL_I32;
-  case TY_BOOL: return TL_BOOL;
-  case TY_F32: return TL_F32;
-  default: return -1;
-  }
 }
 
 /* may a value of type `have` go where `want` is expected? */
@@ -176,8 +136,8 @@ tl_ty *sema_resolve_type(sema *s, const tl_type *t) {
   static const struct {
     const char *name;
     tl_ty *ty;
-  } scalars[] = {{"i64", &ty_i64}, {"i32", &ty_i32}, {"f32", &ty_f32}, {"f64", &ty_f64},
-                 {"bool", &ty_bool}, {"char", &ty_char}, {"String", &ty_str}};
+  } scalars[] = {{"i64", TY_I64_T}, {"i32", TY_I32_T}, {"f32", TY_F32_T}, {"f64", TY_F64_T},
+                 {"bool", TY_BOOL_T}, {"char", TY_CHAR_T}, {"String", TY_STR_T}};
   if (t->is_tuple) return sema_tuple_resolve(s, t);
   tl_ty *g = sema_generic_resolve(s, t); /* T, Self, Pair<i64, f64>, `i64<f32>` (sema_generic.c) */
   if (g) return g;
@@ -283,7 +243,7 @@ static tl_ty *check_literal(sema *s, tl_node *n, tl_ty *expect) {
     }
     if (expect && (tl_ty_is_numeric(expect))) return expect;
     if (expect && expect->kind == TY_TENSOR && (expect->dtype == TL_F32 || expect->dtype == TL_F64))
-      return sema_elem_ty(expect->dtype);
+      return tl_ty_of_dtype(expect->dtype);
     return TY_I64_T;
   case TL_N_FLOAT: return expect && expect->kind == TY_F64 ? TY_F64_T : TY_F32_T;
   case TL_N_STR: return TY_STR_T;
@@ -315,31 +275,6 @@ static tl_ty *check_ident(sema *s, tl_node *n) {
   if (s->closure) v = sema_closure_capture(s, v, n); /* sema_closure.c */
   n->var = v;
   return v->ty;
-}
-
-/* the dtype a number n of type ty takes beside a tensor: its own, but i64 for an
- * integer literal, whatever type the tensor's dtype hinted it (it may be unknown) */
-int sema_scalar_dtype(const tl_node *n, const tl_ty *ty) {
-  const tl_node *m = n->kind == TL_N_UNARY && n->op == TL_TOK_MINUS ? n->lhs : n;
-  return m->kind == TL_N_INT ? TL_I64 : sema_dtype_of(ty);
-}
-
-/* the dtype two tensors of dtypes a and b compute in, as torch promotes (LANGUAGE.md
- * §3): the wider along bool < i32 < i64 < f32 < f64; -1 when a dtype it depends on is
- * not known here */
-int sema_promote_dtypes(int a, int b) {
-  if (a >= 0 && b >= 0) return tl_dtype_promote((tl_dtype)a, (tl_dtype)b);
-  return a == TL_F64 || b == TL_F64 ? TL_F64 : -1;
-}
-
-/* the dtype of l (op) r where one of them is a tensor: two tensors sema_promote_dtypes,
- * a tensor and a number tl_dtype_promote_scalar */
-int sema_binary_dtype(const tl_node *ln, const tl_ty *l, const tl_node *rn, const tl_ty *r) {
-  if (l->kind == TY_TENSOR && r->kind == TY_TENSOR) return sema_promote_dtypes(l->dtype, r->dtype);
-  const tl_ty *t = l->kind == TY_TENSOR ? l : r, *o = l->kind == TY_TENSOR ? r : l;
-  int sdt = sema_scalar_dtype(l->kind == TY_TENSOR ? rn : ln, o);
-  if (t->dtype < 0 || sdt < 0) return t->dtype;
-  return tl_dtype_promote_scalar((tl_dtype)t->dtype, (tl_dtype)sdt);
 }
 
 /* A full element read or item() of a tensor whose dtype the checker cannot see: its
@@ -381,7 +316,7 @@ static tl_ty *binary_tensor(sema *s, tl_node *n, tl_ty *l, tl_ty *r) {
     }
     rank = t->rank;
   }
-  int dt = sema_binary_dtype(n->lhs, l, n->rhs, r);
+  int dt = tl_ty_binary_dtype(n->lhs, l, n->rhs, r);
   if (n->op == TL_TOK_PERCENT && (dt == TL_F32 || dt == TL_F64)) {
     sema_error(s, n, "`%%` on tensors needs integer tensors");
     if ((l->kind == TY_TENSOR && l->dtype >= 0 && !tl_dtype_is_float((tl_dtype)l->dtype)) ||
@@ -410,7 +345,7 @@ static tl_ty *operand_expect(const tl_node *n, tl_ty *expect, bool hint_only, bo
   bool cmp = op == TL_TOK_LT || op == TL_TOK_GT || op == TL_TOK_LE || op == TL_TOK_GE || op == TL_TOK_EQ ||
              op == TL_TOK_NE;
   tl_ty *hint = cmp ? NULL : expect;
-  if (hint && hint->kind == TY_TENSOR) hint = sema_elem_ty(hint->dtype);
+  if (hint && hint->kind == TY_TENSOR) hint = tl_ty_of_dtype(hint->dtype);
   /* a scalar result is required: a tensor operand would make it a tensor, so both
    * operands are required scalars; otherwise each side's type only hints the other's */
   *need = !hint_only && hint && hint == expect;
@@ -434,10 +369,10 @@ static tl_ty *check_binary_at(sema *s, tl_node *n, tl_ty *expect, bool hint_only
   tl_ty *l, *r;
   if (!l_done && is_untyped_literal(n->lhs) && !is_untyped_literal(n->rhs)) {
     r = expr_as(s, n->rhs, hint, need);
-    l = expr_as(s, n->lhs, r->kind == TY_TENSOR ? sema_elem_ty(r->dtype) : r, need);
+    l = expr_as(s, n->lhs, r->kind == TY_TENSOR ? tl_ty_of_dtype(r->dtype) : r, need);
   } else {
     l = l_done ? l_done : expr_as(s, n->lhs, hint, need);
-    r = expr_as(s, n->rhs, l->kind == TY_TENSOR ? sema_elem_ty(l->dtype) : l, need);
+    r = expr_as(s, n->rhs, l->kind == TY_TENSOR ? tl_ty_of_dtype(l->dtype) : l, need);
   }
   if (l->kind == TY_ERROR || r->kind == TY_ERROR) return TY_ERR;
   /* a flexible read beside a tensor took that tensor's element type as a hint: a float
@@ -535,7 +470,7 @@ static tl_ty *check_cast(sema *s, tl_node *n, tl_ty *need) {
   tl_ty *from = expr_as(s, n->lhs, tl_ty_is_float(to) ? to : NULL, need && tl_ty_is_float(to));
   if (to->kind == TY_ERROR || from->kind == TY_ERROR) return TY_ERR;
   if (from->kind == TY_TENSOR && (tl_ty_is_numeric(to) || to->kind == TY_BOOL))
-    return sema_tensor(s, sema_dtype_of(to), from->rank);
+    return sema_tensor(s, tl_ty_dtype(to), from->rank);
   bool ok = (tl_ty_is_numeric(to) && (tl_ty_is_numeric(from) || from->kind == TY_BOOL || from->kind == TY_CHAR)) ||
             (to->kind == TY_CHAR && tl_ty_is_int(from)) || (to->kind == from->kind && to->kind == TY_BOOL);
   if (!ok) {
@@ -579,9 +514,9 @@ static tl_ty *check_index(sema *s, tl_node *n, tl_ty *need, tl_ty *expect) {
                nargs);
     return TY_ERR;
   }
-  tl_ty *elem = t->dtype < 0 ? flex_type(need, expect) : sema_elem_ty(t->dtype);
+  tl_ty *elem = t->dtype < 0 ? flex_type(need, expect) : tl_ty_of_dtype(t->dtype);
   if (t->rank >= 0 && nint == t->rank) return elem; /* every axis: a scalar */
-  if (s->compr_depth && nint == nargs) return sema_elem_ty(t->dtype); /* a body reads elements */
+  if (s->compr_depth && nint == nargs) return tl_ty_of_dtype(t->dtype); /* a body reads elements */
   /* the rank unknown where a scalar is required: read one, the rank checked at run
    * time (tlrt_get); elsewhere it stays a tensor, of whatever rank is left */
   if (nint == nargs && need) return elem;
@@ -614,7 +549,7 @@ static tl_ty *check_array(sema *s, tl_node *n, tl_ty *expect) {
 
 static tl_ty *number_leaf(sema *s, tl_node *n, int *dtype, int *rank, int depth) {
   if (n->kind != TL_N_ARRAY) {
-    tl_ty *want = *dtype == TL_F32 || *dtype == TL_F64 ? sema_elem_ty(*dtype) : NULL;
+    tl_ty *want = *dtype == TL_F32 || *dtype == TL_F64 ? tl_ty_of_dtype(*dtype) : NULL;
     tl_ty *t = sema_expr_hint(s, n, want); /* a tensor element is stacked: no scalar required */
     if (t->kind == TY_ERROR) return t;
     int leaf_rank = depth, dt;
@@ -626,7 +561,7 @@ static tl_ty *number_leaf(sema *s, tl_node *n, int *dtype, int *rank, int depth)
       leaf_rank = depth + t->rank;
       dt = t->dtype;
     } else if (tl_ty_is_numeric(t) || t->kind == TY_BOOL) {
-      dt = sema_dtype_of(t);
+      dt = tl_ty_dtype(t);
     } else {
       char b[64];
       sema_error(s, n, "an array literal holds numbers or tensors, not %s", tl_ty_name(t, b, sizeof b));
@@ -932,7 +867,7 @@ static void check_assign(sema *s, tl_node *n) {
   if (n->op == TL_TOK_ASSIGN) {
     bool store = n->lhs->kind == TL_N_INDEX && l->kind == TY_TENSOR && n->lhs->lhs->ty &&
                  n->lhs->lhs->ty->kind == TY_TENSOR; /* a tensor or a number fills it (not a Vec's element) */
-    tl_ty *r = store ? sema_expr_hint(s, n->rhs, sema_elem_ty(l->dtype)) : sema_expr(s, n->rhs, l);
+    tl_ty *r = store ? sema_expr_hint(s, n->rhs, tl_ty_of_dtype(l->dtype)) : sema_expr(s, n->rhs, l);
     if (store ? !(r->kind == TY_TENSOR || tl_ty_is_numeric(r) || r->kind == TY_BOOL || r->kind == TY_ERROR)
               : whole ? !sema_widen(s, whole, r) : !sema_ty_fits(l, r))
       sema_mismatch(s, n->rhs, "assigned value", l, r);
@@ -944,7 +879,7 @@ static void check_assign(sema *s, tl_node *n) {
     for (int i = 0; i < 5; i++)
       if (ops[i][0] == n->op) tmp.op = ops[i][1];
     tmp.kind = TL_N_BINARY;
-    tl_ty *r = l->kind == TY_TENSOR ? sema_expr_hint(s, n->rhs, sema_elem_ty(l->dtype)) : sema_expr(s, n->rhs, l);
+    tl_ty *r = l->kind == TY_TENSOR ? sema_expr_hint(s, n->rhs, tl_ty_of_dtype(l->dtype)) : sema_expr(s, n->rhs, l);
     if (l->kind != TY_ERROR && r->kind != TY_ERROR) {
       bool ok = (l->kind == TY_TENSOR && (r->kind == TY_TENSOR || tl_ty_is_numeric(r))) ||
                 (tl_ty_is_numeric(l) && l->kind == r->kind) || (l->kind == TY_STR && r->kind == TY_STR && tmp.op == TL_TOK_PLUS);
@@ -1042,7 +977,7 @@ static void check_for(sema *s, tl_node *n) {
     } else if (tl_ty_is_iter(t)) {
       it = t->st->targs[0]; /* a chain (sema_iter.c) */
     } else if (t->kind == TY_TENSOR) {
-      it = t->rank == 1 ? sema_elem_ty(t->dtype) : sema_tensor(s, t->dtype, t->rank > 0 ? t->rank - 1 : -1);
+      it = t->rank == 1 ? tl_ty_of_dtype(t->dtype) : sema_tensor(s, t->dtype, t->rank > 0 ? t->rank - 1 : -1);
       if (t->rank < 0) it = sema_tensor(s, t->dtype, -1);
     } else {
       if (t->kind != TY_ERROR) {

@@ -88,12 +88,12 @@ static tl_ty *check_value(sema *s, tl_node *a, int dtype) {
 }
 
 /* the type of elementwise x (op) y, one of them a tensor: the dtype they promote to
- * (sema_binary_dtype), the rank they broadcast to */
+ * (tl_ty_binary_dtype), the rank they broadcast to */
 static tl_ty *elementwise_ty(sema *s, const tl_node *xn, const tl_ty *x, const tl_node *yn, const tl_ty *y) {
   if (x->kind == TY_ERROR || y->kind == TY_ERROR) return TY_ERR;
   int rank = x->kind != TY_TENSOR ? y->rank : y->kind != TY_TENSOR ? x->rank
              : x->rank < 0 || y->rank < 0 ? -1 : x->rank > y->rank ? x->rank : y->rank;
-  return sema_tensor(s, sema_binary_dtype(xn, x, yn, y), rank);
+  return sema_tensor(s, tl_ty_binary_dtype(xn, x, yn, y), rank);
 }
 
 static bool is_literal_number(const tl_node *n) {
@@ -316,7 +316,7 @@ static tl_ty *check_free_call(sema *s, tl_node *n, const char *name, tl_ty *expe
     tl_node *x = n->args, *y = x->next;
     if (y && is_literal_number(x) && !is_literal_number(y)) { /* max(0.0, x), pow(2.0, x): the literal takes x's type */
       tl_ty *ty = sema_expr(s, y, NULL);
-      tl_ty *tx = sema_expr(s, x, ty->kind == TY_TENSOR ? sema_elem_ty(ty->dtype) : ty);
+      tl_ty *tx = sema_expr(s, x, ty->kind == TY_TENSOR ? tl_ty_of_dtype(ty->dtype) : ty);
       if (math_fns[i].id != B_POW) { /* min and max are symmetric: the typed operand goes first */
         n->args = y;
         y->next = x;
@@ -367,7 +367,7 @@ static tl_ty *check_tensor_list(sema *s, tl_node *a, int *rank, int *dtype) {
       continue;
     }
     if (*rank < 0) *rank = t->rank;
-    *dtype = first ? t->dtype : sema_promote_dtypes(*dtype, t->dtype); /* as tl_cat promotes */
+    *dtype = first ? t->dtype : tl_ty_promote_dtypes(*dtype, t->dtype); /* as tl_cat promotes */
     first = false;
   }
   return TY_UNIT_T;
@@ -606,13 +606,13 @@ static tl_ty *check_tensor_method(sema *s, tl_node *n, tl_ty *t, const method_en
     else if (t->rank == 1 && b->rank >= 2) r = b->rank - 1;
     else if (t->rank >= 2 && b->rank == 1) r = t->rank - 1;
     else if (t->rank >= 2 && b->rank >= 2) r = t->rank > b->rank ? t->rank : b->rank;
-    return sema_tensor(s, sema_promote_dtypes(t->dtype, b->dtype), r);
+    return sema_tensor(s, tl_ty_promote_dtypes(t->dtype, b->dtype), r);
   }
   case B_ITEM:
     if (t->rank > 0) {
       /* a shape check at run time says which shape; a known rank > 0 may still hold one element */
     }
-    return sema_elem_ty(t->dtype);
+    return tl_ty_of_dtype(t->dtype);
   case B_BACKWARD: case B_ENABLE_GRAD: case B_ZERO_GRAD: return TY_UNIT_T;
   case B_REQUIRES_GRAD: return TY_BOOL_T;
   case B_MSE_LOSS: case B_CROSS_ENTROPY: return sema_tensor(s, t->dtype, 0);
@@ -882,7 +882,7 @@ tl_ty *sema_compr(sema *s, tl_node *n) {
     sema_error(s, n->body, "a comprehension body gives a number, not %s", tl_ty_name(body, b, sizeof b));
     return TY_ERR;
   }
-  int dt = sema_dtype_of(body);
+  int dt = tl_ty_dtype(body);
   if (dt == TL_BOOL && nvars > nout) dt = TL_I64; /* a sum of booleans counts */
   return sema_tensor(s, dt, nout + (!n->body && nout > 1));
 }

@@ -281,7 +281,7 @@ static void make_shadow(sema *s, tl_var *v) {
   strcat(name, "__g");
   *sh = *v;
   sh->name = name;
-  sh->ty = sema_tensor(s, sema_dtype_of(v->ty), 0);
+  sh->ty = sema_tensor(s, tl_ty_dtype(v->ty), 0);
   sh->kind = VAR_LOCAL;
   sh->elem = sh->meets = false;
   sh->let = NULL;
@@ -313,7 +313,7 @@ static bool reads_elem(const tl_node *n, int depth) {
 static void retype(sema *s, tl_node *n, int depth) {
   tl_node *x = NULL, *y = NULL;
   if (!reads_elem(n, depth)) return;
-  int dt = sema_dtype_of(n->ty);
+  int dt = tl_ty_dtype(n->ty);
   if (n->kind == TL_N_INDEX) dt = n->lhs->ty->dtype; /* the view's own */
   else if (n->kind == TL_N_BINARY) x = n->lhs, y = n->rhs;
   else if (n->kind == TL_N_UNARY || n->kind == TL_N_CAST) x = n->lhs;

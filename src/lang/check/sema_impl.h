@@ -50,9 +50,6 @@ typedef struct {
   struct sema_const *consts; /* `const` items (sema_const.c) */
 } sema;
 
-extern tl_ty *const TY_ERR, *const TY_UNIT_T, *const TY_BOOL_T, *const TY_I32_T, *const TY_I64_T,
-    *const TY_F32_T, *const TY_F64_T, *const TY_CHAR_T, *const TY_STR_T, *const TY_RANGE_T;
-
 /* expect: the type the context requires (a written type, a condition, a scalar
  * operand of a scalar result); a scalar one makes an index of a tensor of unknown rank
  * read a scalar. sema_expr_hint: a type literals may take, no requirement. */
@@ -72,12 +69,14 @@ tl_ty *sema_logic_expr(sema *s, tl_node *n);
 void sema_logic_finish(sema *s);
 
 tl_ty *sema_tensor(sema *s, int dtype, int rank);
-tl_ty *sema_elem_ty(int dtype);
-int sema_dtype_of(const tl_ty *t);
-/* tensor arithmetic's dtype (LANGUAGE.md §3); a number's dtype beside a tensor (sema.c) */
-int sema_binary_dtype(const tl_node *ln, const tl_ty *l, const tl_node *rn, const tl_ty *r);
-int sema_promote_dtypes(int a, int b);
-int sema_scalar_dtype(const tl_node *n, const tl_ty *ty);
+/* t[i, j] or t.item() (checked) of a tensor whose dtype the checker cannot see: its
+ * scalar type came from the context, else is f64 */
+bool sema_is_flex_read(const tl_node *n);
+/* n is differentiable scalar math on floats (x.exp(), max(a, b)): its operands, y NULL
+ * for one (sema_grad.c) */
+bool sema_grad_math(const tl_node *n, tl_node **x, tl_node **y);
+struct tl_field_info *sema_grad_field(const tl_node *n); /* a FIELD node's struct field, or NULL */
+
 bool sema_ty_fits(const tl_ty *want, const tl_ty *have);
 tl_ty *sema_join(sema *s, tl_ty *a, tl_ty *b);
 bool sema_widen(sema *s, tl_var *v, tl_ty *t);

@@ -12,7 +12,6 @@
 #include <stdio.h>
 #include <string.h>
 
-bool tl_ty_is_iter(const tl_ty *t) { return t && t->kind == TY_STRUCT && t->st && t->st->generic == 'I'; }
 
 static tl_ty *iter_type(sema *s, tl_ty *elem) {
   tl_struct_info *st = tl_arena_alloc(s->arena, sizeof *st);

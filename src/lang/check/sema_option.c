@@ -22,8 +22,6 @@ static const struct {
     {"unwrap_or", 'B'}, {"ok_or", 'O'}, {"ok", 'R'}, {"err", 'R'}, {"map", 'B'},
 };
 
-bool tl_ty_is_option(const tl_ty *t) { return t->kind == TY_STRUCT && t->st && t->st->generic == 'O'; }
-bool tl_ty_is_result(const tl_ty *t) { return t->kind == TY_STRUCT && t->st && t->st->generic == 'R'; }
 
 int sema_option_ctor(const char *name) {
   static const char *const names[] = {"None", "Some", "Ok", "Err"};

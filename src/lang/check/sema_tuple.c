@@ -13,7 +13,6 @@
 
 #define TUPLE_MAX 64 /* elements of one tuple */
 
-tl_ty *tl_ty_tuple_elem(const tl_ty *t, int i) { return t->elems ? t->elems[i] : t->st->fields[i].ty; }
 
 /* the element type as the shared struct holds it: tensors without dtype or rank,
  * tuples as their struct's own (erased) type */

@@ -12,8 +12,6 @@
 #include <stdio.h>
 #include <string.h>
 
-bool tl_ty_is_vec(const tl_ty *t) { return t && t->kind == TY_STRUCT && t->st && t->st->generic == 'V'; }
-bool tl_ty_is_map(const tl_ty *t) { return t && t->kind == TY_STRUCT && t->st && t->st->generic == 'M'; }
 
 static tl_ty *erase(sema *s, tl_ty *t) {
   if (t && t->kind == TY_TENSOR && (t->dtype >= 0 || t->rank >= 0 || t->ent_cols)) return sema_tensor(s, -1, -1);
@@ -110,7 +108,7 @@ tl_ty *sema_vec_path_call(sema *s, tl_node *n, tl_ty *expect) {
     tl_ty *t = sema_expr(s, n->args, NULL);
     if (t->kind == TY_ERROR) return TY_ERR;
     tl_ty *e = tl_ty_is_vec(t) ? elem_of(t) : NULL;
-    int dt = e ? sema_dtype_of(e) : -1;
+    int dt = e ? tl_ty_dtype(e) : -1;
     if (dt < 0) {
       sema_mismatch(s, n->args, "`Tensor::from_vec` argument", sema_vec_type(s, TY_F32_T), t);
       tl_diag_hint(s->diag, "a Vec of f32, f64, i64, i32 or bool becomes a 1-D tensor");
@@ -208,7 +206,7 @@ tl_ty *sema_vec_method(sema *s, tl_node *n, tl_ty *t) {
       tl_diag_hint(s->diag, "write the type: `let t: Tensor<f32, 1> = ..`, or convert: `t.to_f32().to_vec()`");
       return TY_ERR;
     }
-    return mark(n, VEC_FROM_TENSOR, sema_vec_type(s, sema_elem_ty(t->dtype)));
+    return mark(n, VEC_FROM_TENSOR, sema_vec_type(s, tl_ty_of_dtype(t->dtype)));
   }
   char of = tl_ty_is_vec(t) ? 'V' : tl_ty_is_map(t) ? 'M' : 0;
   if (!of) return NULL;
@@ -262,11 +260,11 @@ tl_ty *sema_vec_method(sema *s, tl_node *n, tl_ty *t) {
     return mark(n, m, TY_UNIT_T);
   case VEC_REVERSE: case VEC_CLEAR: return mark(n, m, TY_UNIT_T);
   case VEC_TO_TENSOR:
-    if (sema_dtype_of(e) < 0) {
+    if (tl_ty_dtype(e) < 0) {
       sema_error(s, n, "`to_tensor` needs a Vec of f32, f64, i64, i32 or bool, not %s", tl_ty_name(t, b, sizeof b));
       return TY_ERR;
     }
-    return mark(n, m, sema_tensor(s, sema_dtype_of(e), 1));
+    return mark(n, m, sema_tensor(s, tl_ty_dtype(e), 1));
   case MAP_INSERT:
     arg_of(s, a, e, "`insert` key");
     arg_of(s, a->next, v, "`insert` value");

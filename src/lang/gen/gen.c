@@ -286,7 +286,7 @@ cv gen_binary_values(gen *g, tl_node *n, tl_tok_kind op, cv a, cv b) {
     cv tv = left ? b : a, sv = left ? a : b;
     const tl_node *sn = left ? n->lhs : n->rhs;
     return gen_temp_value(g, t, gen_fmt(g, "tlrt_binop_s(R, %d, %s, (double)(%s), %d, %d, %d, %d, %d)", gen_tensor_op(op),
-                                        tv.c, sv.c, sema_scalar_dtype(sn, sv.ty), left, is_const_scalar(sn), n->line,
+                                        tv.c, sv.c, tl_ty_scalar_dtype(sn, sv.ty), left, is_const_scalar(sn), n->line,
                                         n->col));
   }
   if (tl_ty_is_vec(a.ty)) return gen_vec_eq(g, n, a, b); /* gen_vec.c */
@@ -799,7 +799,7 @@ static void gen_assign(gen *g, tl_node *n) {
     tmp.lhs = lhs;
     v = gen_binary_values(g, &tmp, plain_op(n->op), cur, r);
     /* x op= y keeps x's dtype (tlrt_keep_dtype) where the checker does not see that it does */
-    if (lhs->ty->kind == TY_TENSOR && (lhs->ty->dtype < 0 || sema_binary_dtype(lhs, lhs->ty, n->rhs, r.ty) != lhs->ty->dtype))
+    if (lhs->ty->kind == TY_TENSOR && (lhs->ty->dtype < 0 || tl_ty_binary_dtype(lhs, lhs->ty, n->rhs, r.ty) != lhs->ty->dtype))
       v = gen_temp_value(g, lhs->ty, gen_fmt(g, "tlrt_keep_dtype(R, %s, %s, \"%s\", %d, %d)", cur.c, v.c,
                                              tl_tok_name(n->op), n->line, n->col));
   } else if (gen_grad_elem(n->rhs) && lhs->kind == TL_N_INDEX && lhs->lhs->ty->kind == TY_TENSOR) { /* gen_grad.c */

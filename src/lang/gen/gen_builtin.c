@@ -267,7 +267,7 @@ static cv math_call(gen *g, tl_node *n, tl_builtin id, cv x, const tl_node *xn, 
   if (x.ty->kind == TY_TENSOR && y.ty->kind == TY_TENSOR)
     return tensor_temp(g, n, gen_fmt(g, "tlrt_binop(R, %d, %s, %s, %s)", op, x.c, y.c, loc(g, n)));
   bool left = y.ty->kind == TY_TENSOR;
-  int sdt = left ? sema_scalar_dtype(xn, x.ty) : sema_scalar_dtype(yn, y.ty);
+  int sdt = left ? tl_ty_scalar_dtype(xn, x.ty) : tl_ty_scalar_dtype(yn, y.ty);
   return tensor_temp(g, n, gen_fmt(g, "tlrt_binop_s(R, %d, %s, (double)(%s), %d, %d, 0, %s)", op, left ? y.c : x.c,
                                    left ? x.c : y.c, sdt, left, loc(g, n)));
 }
@@ -350,7 +350,7 @@ static cv gen_tensor_method(gen *g, tl_node *n, tl_builtin id) {
     const char *lo = gen_plain_number(g, a, "clamp", "`t.maximum(lo).minimum(hi)`"),
                *hi = gen_plain_number(g, a->next, "clamp", "`t.maximum(lo).minimum(hi)`");
     return tensor_temp(g, n, gen_fmt(g, "tlrt_clamp(R, %s, (double)(%s), %d, (double)(%s), %d, %s)", t.c, lo,
-                                     sema_scalar_dtype(a, a->ty), hi, sema_scalar_dtype(a->next, a->next->ty), l));
+                                     tl_ty_scalar_dtype(a, a->ty), hi, tl_ty_scalar_dtype(a->next, a->next->ty), l));
   }
   case B_SUMALL: return tensor_temp(g, n, gen_fmt(g, "tlrt_reduce(R, %d, %s, 0, 0, %s)", TLRT_RED_SUM, t.c, l));
   case B_SUM: case B_MEAN: case B_MAX: case B_MIN: case B_ARGMAX: case B_ARGMIN: case B_SOFTMAX: case B_LOG_SOFTMAX:

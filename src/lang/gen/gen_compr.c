@@ -20,7 +20,7 @@ static tl_ty *tensor_of(gen *g, const tl_ty *scalar) {
     g->failed = true;
     return (tl_ty *)scalar;
   }
-  int dt = sema_dtype_of(scalar);
+  int dt = tl_ty_dtype(scalar);
   t->kind = TY_TENSOR;
   t->dtype = dt < 0 ? TL_F32 : dt;
   t->rank = -1;
@@ -58,7 +58,7 @@ static cv tensor_binop(gen *g, const tl_node *n, int op, const tl_node *an, cv a
   if (is_tensor(a) && is_tensor(b))
     return gen_temp_value(g, t, gen_fmt(g, "tlrt_binop(R, %d, %s, %s, %s)", op, a.c, b.c, loc(g, n)));
   bool left = is_tensor(b);
-  int sdt = left ? sema_scalar_dtype(an, a.ty) : sema_scalar_dtype(bn, b.ty);
+  int sdt = left ? tl_ty_scalar_dtype(an, a.ty) : tl_ty_scalar_dtype(bn, b.ty);
   return gen_temp_value(g, t, gen_fmt(g, "tlrt_binop_s(R, %d, %s, (double)(%s), %d, %d, 0, %s)", op, left ? b.c : a.c,
                                       left ? a.c : b.c, sdt, left, loc(g, n)));
 }
@@ -257,7 +257,7 @@ cv gen_compr(gen *g, tl_node *n) {
     free(list);
   }
   /* the full space, then the filters, then the sum over the summed axes */
-  tl_ty *vt = tensor_of(g, is_tensor(val) ? sema_elem_ty(val.ty->dtype) : val.ty);
+  tl_ty *vt = tensor_of(g, is_tensor(val) ? tl_ty_of_dtype(val.ty->dtype) : val.ty);
   const char *full = as_tensor(g, val);
   if (n->body || nout == 1)
     full = gen_new_temp(g, vt, gen_fmt(g, "tlrt_expand_to(R, %s, %d, %s, %s)", full, nv, shape, loc(g, n)));

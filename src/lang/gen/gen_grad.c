@@ -37,7 +37,7 @@ static cv combine(gen *g, const tl_node *at, int op, cv a, cv b, const tl_node *
   if (a.ty->kind == TY_TENSOR && b.ty->kind == TY_TENSOR)
     return gen_temp_value(g, ty, gen_fmt(g, "tlrt_binop(R, %d, %s, %s, %s)", op, a.c, b.c, loc(g, at)));
   bool left = b.ty->kind == TY_TENSOR; /* the number on the left */
-  int sdt = left ? sema_scalar_dtype(an, a.ty) : sema_scalar_dtype(bn, b.ty);
+  int sdt = left ? tl_ty_scalar_dtype(an, a.ty) : tl_ty_scalar_dtype(bn, b.ty);
   return gen_temp_value(g, ty, gen_fmt(g, "tlrt_binop_s(R, %d, %s, (double)(%s), %d, %d, %d, %s)", op, left ? b.c : a.c,
                                        left ? a.c : b.c, sdt, left, is_literal(left ? an : bn), loc(g, at)));
 }
