@@ -645,6 +645,7 @@ static tl_ty *check_struct_lit(sema *s, tl_node *n) {
 }
 
 static tl_ty *check_field(sema *s, tl_node *n) {
+  n->ref = NULL; /* a struct's field, once found (a tuple's has none) */
   tl_ty *t = sema_expr(s, n->lhs, NULL);
   if (t->kind == TY_ERROR) return t;
   if (n->name[0] >= '0' && n->name[0] <= '9') return sema_tuple_field(s, n, t);
@@ -657,6 +658,7 @@ static tl_ty *check_field(sema *s, tl_node *n) {
     for (int i = 0; i < t->st->nfields; i++)
       if (!strcmp(t->st->fields[i].name, n->name)) {
         n->ival = i;
+        n->ref = &t->st->fields[i];
         return t->st->fields[i].ty;
       }
   if (t->kind == TY_STRUCT && t->st->partial) return TY_ERR; /* it may be a field that did not parse */
@@ -816,9 +818,9 @@ static tl_node *place_root(tl_node *n) {
 static void note_loop_write(sema *s, tl_var *v) {
   for (int i = v->loop_depth; i < s->nloops; i++) {
     tl_node *loop = s->loops[i];
-    sema_varlist *e = tl_arena_alloc(s->arena, sizeof *e);
+    tl_varlist *e = tl_arena_alloc(s->arena, sizeof *e);
     if (!e) return;
-    for (sema_varlist *x = loop->ref; x; x = x->next)
+    for (tl_varlist *x = loop->ref; x; x = x->next)
       if (x->var == v) goto next;
     e->var = v;
     e->next = loop->ref;
@@ -1297,6 +1299,7 @@ int tl_sema_check(tl_program *prog, tl_diag *diag, tl_arena *arena, tl_sema *out
   s.diag = diag;
   if (!diag->errors) sema_grad_program(&s); /* element reads that keep a gradient (sema_grad.c) */
   sema_logic_finish(&s);
+  if (!diag->errors) sema_annotate(&s); /* what the generator reads (sema_annotate.c) */
   out->units = prog->units;
   out->nunits = prog->nunits;
   out->main = sema_find_fn(&s, "main");

@@ -13,12 +13,6 @@ typedef struct sym {
   struct sym *next;
 } sym;
 
-/* a loop's variables written inside it (loop->ref): realized every iteration */
-typedef struct sema_varlist {
-  tl_var *var;
-  struct sema_varlist *next;
-} sema_varlist;
-
 /* what type names stand for in a generic instance (sema_generic.c): its type
  * parameters, `Self`, and the owner of its methods (`i64` for `impl Shape for i64`) */
 typedef struct sema_tyenv {
@@ -105,15 +99,7 @@ tl_ty *sema_sys_path_value(sema *s, tl_node *n);
 /* `S(a, b)` where S is a struct (and no function): `S { f1: a, f2: b }` in field order;
  * the node becomes that literal. NULL when no struct is named so. */
 tl_ty *sema_positional_struct(sema *s, tl_node *n, const char *name, tl_ty *expect);
-typedef struct {
-  const char *name; /* "assert", "System::time", "char_at" (a method) */
-  char kind;        /* 'f' free, 'p' path, 'm' String method, 'v' a value (Device::Auto) */
-  const char *cfn;  /* the rt_sys.h function */
-  const char *args; /* one letter a parameter: b bool, i i64, s String */
-  char ret;         /* u unit, b, i, s, f f32, d f64, c char */
-  bool loc;         /* cfn takes the line and column */
-} sema_sys_entry;
-const sema_sys_entry *sema_sys_row(size_t i);
+const tl_sys_entry *sema_sys_row(size_t i);
 tl_ty *sema_sys_type(char c);
 
 /* sema_tuple.c: tuple types (interned as anonymous structs), tuple expressions,
@@ -146,8 +132,6 @@ tl_variant_info *sema_find_variant(sema *s, const char *path, tl_struct_info **e
  * `Ok(x)`, `Err(e)` (the node becomes a VARIANT; NULL when n is none of them), their
  * methods (NULL when t is neither), postfix `?`, and the variant a pattern `Some(..)`,
  * `None`, `Ok(..)`, `Err(..)` names in a value of type t */
-/* the methods: node->len of a B_OPTION call */
-enum { OPT_IS_SOME, OPT_IS_NONE, OPT_IS_OK, OPT_IS_ERR, OPT_UNWRAP, OPT_EXPECT, OPT_UNWRAP_OR, OPT_OK_OR, OPT_OK, OPT_ERR, OPT_MAP };
 tl_ty *sema_option_resolve(sema *s, const tl_type *t);
 tl_ty *sema_option_value(sema *s, tl_node *n, tl_ty *expect, bool hint);
 tl_ty *sema_option_method(sema *s, tl_node *n, tl_ty *t);
@@ -186,9 +170,6 @@ tl_ty *sema_closure_call(sema *s, tl_node *n);
 tl_ty *sema_closure_expect(sema *s, tl_node *arg, tl_ty **params, int nparams, tl_ty *ret);
 /* sema_vec.c: Vec<T> and HashMap<K, V>: their types, `Vec::new()`, `vec![..]`, their
  * methods, `v[i]`, `m[k]`, `for x in v`, `==`; NULL when n or t is none of theirs */
-enum { VEC_PUSH, VEC_POP, VEC_LEN, VEC_IS_EMPTY, VEC_INSERT, VEC_REMOVE, VEC_CONTAINS, VEC_SORT, VEC_REVERSE,
-       VEC_CLEAR, VEC_TO_TENSOR, VEC_NEW, VEC_WITH_CAPACITY, VEC_FROM_TENSOR,
-       MAP_INSERT, MAP_GET, MAP_CONTAINS_KEY, MAP_REMOVE, MAP_LEN, MAP_IS_EMPTY, MAP_KEYS, MAP_VALUES, MAP_NEW, VEC_COUNT };
 tl_ty *sema_vec_resolve(sema *s, const tl_type *t);
 tl_ty *sema_vec_type(sema *s, tl_ty *elem);
 tl_ty *sema_vec_path_call(sema *s, tl_node *n, tl_ty *expect);
@@ -204,6 +185,9 @@ void sema_vec_check_inferred(sema *s, tl_fninfo *f);
 /* after every function is checked: which numbers carry an element read's gradient,
  * which meet tensors (node->grad, var->elem/meets/shadow, ret_meets, field meets) */
 void sema_grad_program(sema *s);
+/* after sema_grad_program: the flags the generator reads (node->flex_read, TL_GRAD_MATH,
+ * a Vec's has_eq), each from the checker's predicate on the final tree (sema_annotate.c) */
+void sema_annotate(sema *s);
 /* n, a float number where a Tensor is required: when it reads tensor elements (through
  * arithmetic and math), it is retyped as a 0-d tensor computed from views; else false */
 bool sema_grad_promote(sema *s, tl_node *n);
@@ -246,8 +230,6 @@ tl_ty *sema_self_type(sema *s, tl_struct_info *st);
 
 /* sema_iter.c: iterator chains `v.iter().map(f).sum()`, `v.sort_by(f)`, `sort_by_key`,
  * `a.cmp(b)`, `x.partial_cmp(y)`, the built-in enum Ordering; node->len of a B_ITER call */
-enum { IT_ITER, IT_MAP, IT_FILTER, IT_ENUMERATE, IT_ZIP, IT_REV, IT_TAKE, IT_SKIP, IT_COLLECT, IT_SUM, IT_COUNT, IT_FOLD,
-       IT_MIN, IT_MAX, IT_ANY, IT_ALL, IT_SORT_BY, IT_SORT_BY_KEY, IT_CMP, IT_PARTIAL_CMP, IT_ORD_REVERSE, IT_COLLECT_MAP, IT_STR_CHARS };
 void sema_iter_begin(sema *s); /* declares Ordering unless the program has its own */
 tl_ty *sema_iter_method(sema *s, tl_node *n, tl_ty *t); /* NULL when n is none of these */
 void sema_iter_check_consumed(sema *s, tl_fninfo *f);  /* after a function's passes */

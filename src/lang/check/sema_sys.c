@@ -9,7 +9,7 @@
 /* kind: 'f' a free function, 'p' a path call, 'm' a String method (the receiver goes
  * first), 'v' a path that is a value (cfn: a C string literal, the String it is). args and ret: b bool, i i64, s String, u unit (ret), f f32, d f64, c char.
  * loc: the run-time function takes the call's line and column (it can fail). */
-static const sema_sys_entry rows[] = {
+static const tl_sys_entry rows[] = {
     {"assert", 'f', "tlrt_assert", "bs", 'u', true},
     {"args_count", 'f', "tlrt_args_count", "", 'i', false},
     {"args_get", 'f', "tlrt_args_get", "i", 's', true},
@@ -40,7 +40,7 @@ static const sema_sys_entry rows[] = {
     {"Device::Metal", 'v', "\"metal\"", "", 's', false},
 };
 
-const sema_sys_entry *sema_sys_row(size_t i) { return i < sizeof rows / sizeof rows[0] ? &rows[i] : NULL; }
+const tl_sys_entry *sema_sys_row(size_t i) { return i < sizeof rows / sizeof rows[0] ? &rows[i] : NULL; }
 
 tl_ty *sema_sys_type(char c) {
   switch (c) {
@@ -55,9 +55,10 @@ tl_ty *sema_sys_type(char c) {
 }
 
 static tl_ty *check(sema *s, tl_node *n, size_t row) {
-  const sema_sys_entry *e = &rows[row];
+  const tl_sys_entry *e = &rows[row];
   n->ival = B_SYS;
   n->len = row;
+  n->sys = e;
   const char *shown = e->kind == 'm' ? n->name : e->name;
   int want = (int)strlen(e->args), got = 0;
   for (tl_node *a = n->args; a; a = a->next) got++;
@@ -148,6 +149,7 @@ tl_ty *sema_sys_path_value(sema *s, tl_node *n) {
     if (rows[i].kind == 'v' && !strcmp(rows[i].name, n->name)) {
       n->ival = B_SYS;
       n->len = i;
+      n->sys = &rows[i];
       return sema_sys_type(rows[i].ret);
     }
   return NULL;

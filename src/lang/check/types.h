@@ -148,6 +148,8 @@ struct tl_struct_info {
   int line, col;
   bool partial; /* its parse, or its impl's, was given up: an unknown field or method
                    is not reported (it may be the part that did not parse) */
+  bool has_eq;  /* 'V': its elements have `==`, so the Vec has (the generator writes its
+                   __eq); set once the program is checked (sema_vec_eq_ok) */
   const char *generic_of; /* an instance of a generic struct or enum: its name ("Pair" for
                              "Pair<i64, f64>"), and its type arguments (sema_generic.c) */
   int ngargs;
@@ -207,6 +209,32 @@ typedef enum {
 #define B_IO_LAST B_DETACH_GRAD
 #define B_NN_FIRST B_CONV2D
 #define B_NN_LAST B_ADAM_STEP
+
+/* a loop's variables written inside it (loop->ref): realized every iteration */
+typedef struct tl_varlist {
+  tl_var *var;
+  struct tl_varlist *next;
+} tl_varlist;
+
+/* a row of the system calls' table (sema_sys.c): node->sys of a B_SYS call */
+typedef struct tl_sys_entry {
+  const char *name; /* "assert", "System::time", "char_at" (a method) */
+  char kind;        /* 'f' free, 'p' path, 'm' String method, 'v' a value (Device::Auto) */
+  const char *cfn;  /* the rt_sys.h function */
+  const char *args; /* one letter a parameter: b bool, i i64, s String */
+  char ret;         /* u unit, b, i, s, f f32, d f64, c char */
+  bool loc;         /* cfn takes the line and column */
+} tl_sys_entry;
+
+/* node->len of a B_OPTION call: the method (sema_option.c) */
+enum { OPT_IS_SOME, OPT_IS_NONE, OPT_IS_OK, OPT_IS_ERR, OPT_UNWRAP, OPT_EXPECT, OPT_UNWRAP_OR, OPT_OK_OR, OPT_OK, OPT_ERR, OPT_MAP };
+/* node->len of a B_VEC call: the Vec or HashMap method (sema_vec.c) */
+enum { VEC_PUSH, VEC_POP, VEC_LEN, VEC_IS_EMPTY, VEC_INSERT, VEC_REMOVE, VEC_CONTAINS, VEC_SORT, VEC_REVERSE,
+       VEC_CLEAR, VEC_TO_TENSOR, VEC_NEW, VEC_WITH_CAPACITY, VEC_FROM_TENSOR,
+       MAP_INSERT, MAP_GET, MAP_CONTAINS_KEY, MAP_REMOVE, MAP_LEN, MAP_IS_EMPTY, MAP_KEYS, MAP_VALUES, MAP_NEW, VEC_COUNT };
+/* node->len of a B_ITER call (sema_iter.c) */
+enum { IT_ITER, IT_MAP, IT_FILTER, IT_ENUMERATE, IT_ZIP, IT_REV, IT_TAKE, IT_SKIP, IT_COLLECT, IT_SUM, IT_COUNT, IT_FOLD,
+       IT_MIN, IT_MAX, IT_ANY, IT_ALL, IT_SORT_BY, IT_SORT_BY_KEY, IT_CMP, IT_PARTIAL_CMP, IT_ORD_REVERSE, IT_COLLECT_MAP, IT_STR_CHARS };
 
 bool tl_ty_is_refcounted(const tl_ty *t); /* String, Tensor, struct, tuple */
 bool tl_ty_is_tuple(const tl_ty *t);

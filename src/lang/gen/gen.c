@@ -609,6 +609,9 @@ static cv gen_user_call(gen *g, tl_node *n, const tl_fninfo *f, tl_node *self_ar
 
 /* ---- struct literals ---- */
 
+/* the struct field a FIELD node names (the checker's note), or NULL (a tuple's) */
+static const tl_field_info *struct_field(const tl_node *n) { return n->kind == TL_N_FIELD ? n->ref : NULL; }
+
 static const char *lost_in_field(gen *g, tl_node *v, const tl_struct_info *st, const tl_field_info *fi) {
   return gen_grad_lost(g, v, gen_fmt(g, "it is stored in the field `%s` of `%s`, a plain number; make the field a `Tensor`",
                                      fi->name, st->name));
@@ -748,7 +751,7 @@ cv gen_expr(gen *g, tl_node *n) {
 /* ---- statements ---- */
 
 static void realize_carried(gen *g, const tl_node *loop) {
-  for (const sema_varlist *e = loop->ref; e; e = e->next)
+  for (const tl_varlist *e = loop->ref; e; e = e->next)
     gen_realize_value(g, e->var->ty, gen_var_ref(g, e->var), loop, 0);
 }
 
@@ -805,8 +808,8 @@ static void gen_assign(gen *g, tl_node *n) {
   } else if (gen_grad_elem(n->rhs) && lhs->kind == TL_N_INDEX && lhs->lhs->ty->kind == TY_TENSOR) { /* gen_grad.c */
     v = gen_grad_checked(g, n->rhs, "it is stored into an element of a tensor, which keeps no history; build the tensor "
                                     "with tensor operations (an array literal `[a, b]` of such numbers keeps it)");
-  } else if (gen_grad_elem(n->rhs) && sema_grad_field(lhs) && sema_grad_field(lhs)->meets) {
-    v = gen_scalar(lost_in_field(g, n->rhs, lhs->lhs->ty->st, sema_grad_field(lhs)), n->rhs->ty);
+  } else if (gen_grad_elem(n->rhs) && struct_field(lhs) && struct_field(lhs)->meets) {
+    v = gen_scalar(lost_in_field(g, n->rhs, lhs->lhs->ty->st, struct_field(lhs)), n->rhs->ty);
   } else v = gen_expr(g, n->rhs);
   if (lhs->kind == TL_N_INDEX && lhs->lhs->ty->kind == TY_TENSOR) {
     gen_store(g, lhs, v);

@@ -9,7 +9,7 @@
 #include <stdbool.h>
 
 #include "core/strbuf.h"
-#include "lang/check/sema.h"
+#include "lang/check/types.h"
 
 /* malloc'd source, or NULL with a message in err (size errlen) */
 char *tl_gen_program(const tl_sema *S, tl_arena *arena, const char *file, bool line_directives, char *err,

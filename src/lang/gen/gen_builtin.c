@@ -62,7 +62,7 @@ cv gen_print(gen *g, tl_node *n) {
   tl_node *fmt = n->args && n->args->kind == TL_N_STR ? n->args : NULL;
   for (tl_node *a = fmt ? fmt->next : n->args; a && k < 64; a = a->next) {
     dtypes[k] = NULL;
-    vals[k] = sema_is_flex_read(a) ? gen_flex_read(g, a, &dtypes[k]) : gen_expr(g, a);
+    vals[k] = a->flex_read ? gen_flex_read(g, a, &dtypes[k]) : gen_expr(g, a);
     vals[k].node = a;
     k++;
   }

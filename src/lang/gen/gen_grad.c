@@ -66,6 +66,12 @@ static cv chain_as_tensor(gen *g, tl_node *n) {
   return a;
 }
 
+/* the operands of TL_GRAD_MATH n: `x.exp()`, `x.pow(y)`; `max(x, y)` (y NULL: none) */
+static void math_operands(const tl_node *n, tl_node **x, tl_node **y) {
+  if (n->kind == TL_N_METHOD) *x = n->lhs, *y = n->args;
+  else *x = n->args, *y = n->args->next;
+}
+
 cv gen_as_tensor(gen *g, tl_node *n) {
   tl_ty *ty = t0_of(n->ty);
   tl_node *x, *y;
@@ -90,7 +96,8 @@ cv gen_as_tensor(gen *g, tl_node *n) {
     if (n->var && n->var->shadow) return (cv){.c = gen_var_ref(g, n->var->shadow), .ty = n->var->shadow->ty, .temp = -1};
     break;
   case TL_N_METHOD: case TL_N_CALL:
-    if (!sema_grad_math(n, &x, &y)) break;
+    if (!(n->grad & TL_GRAD_MATH)) break;
+    math_operands(n, &x, &y);
     if (!y) {
       cv a = gen_as_tensor(g, x);
       return gen_temp_value(g, ty, gen_fmt(g, "tlrt_unop(R, %d, %s, %s)", gen_unop_code((tl_builtin)n->ival), a.c, loc(g, n)));

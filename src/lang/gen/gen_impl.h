@@ -13,7 +13,7 @@
 #include "lang/gen/gen.h"
 #include "lang/rt/rt_ops.h"
 #include "lang/rt/rt_vec.h"
-#include "lang/check/sema_impl.h"
+#include "lang/check/types.h"
 
 #define GEN_MAX_TEMPS 4096
 #define GEN_MAX_LOCALS 4096
@@ -81,7 +81,7 @@ const char *gen_new_temp(gen *g, const tl_ty *t, const char *init); /* declares,
 cv gen_temp_value(gen *g, const tl_ty *t, const char *init);
 cv gen_expr(gen *g, tl_node *n);
 cv gen_number_read(gen *g, const char *get, tl_ty *to, const tl_ty *t); /* a tensor element's double as `to` */
-cv gen_flex_read(gen *g, tl_node *n, const char **dtype); /* gen.c: see sema_is_flex_read */
+cv gen_flex_read(gen *g, tl_node *n, const char **dtype); /* gen.c: n->flex_read */
 cv gen_scalar(const char *c, tl_ty *t);
 const char *gen_take(gen *g, cv v); /* a C expression holding a reference the consumer owns */
 const char *gen_place(gen *g, tl_node *n); /* a place's C lvalue, each struct on its path made unique */

@@ -6,7 +6,7 @@
 #include "lang/gen/gen_impl.h"
 
 cv gen_sys_call(gen *g, tl_node *n) {
-  const sema_sys_entry *e = sema_sys_row(n->len);
+  const tl_sys_entry *e = n->sys;
   if (!e) {
     gen_fail(g, n, "unknown system call");
     return gen_scalar("0", n->ty);
@@ -25,5 +25,5 @@ cv gen_sys_call(gen *g, tl_node *n) {
     gen_emit(g, "%s;", c);
     return gen_scalar("0", TY_UNIT_T);
   }
-  return gen_temp_value(g, sema_sys_type(e->ret), c);
+  return gen_temp_value(g, n->ty, c);
 }

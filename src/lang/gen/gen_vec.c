@@ -25,7 +25,7 @@ static const char *elem(gen *g, const tl_ty *t, const char *arr, const char *i) 
 
 const char *gen_vec_ctype(const tl_ty *t) { return t->st->generic == 'V' ? "tlrt_vec *" : "tlrt_map *"; }
 
-/* `a == b` for values of type t (sema_vec_eq_ok) */
+/* `a == b` for values of type t (a Vec whose has_eq is set: sema_vec_eq_ok) */
 static const char *eq_expr(gen *g, const tl_ty *t, const char *a, const char *b) {
   if (t->kind == TY_STR) return gen_fmt(g, "tlrt_str_eq(%s, %s)", a, b);
   if (t->kind == TY_STRUCT) return gen_fmt(g, "%s__eq(%s, %s)", t->st->cname, a, b);
@@ -45,7 +45,7 @@ static const char *hash_expr(gen *g, const tl_ty *t, const char *k) {
 void gen_vec_declare(gen *g, const tl_struct_info *st, tl_strbuf *out) {
   const char *c = st->cname, *ct = st->generic == 'V' ? "tlrt_vec" : "tlrt_map";
   tl_strbuf_printf(out, "static void %s__fmt(tlrt *R, %s *p, bool dbg);\n", c, ct);
-  if (st->generic == 'V' && st->targs[0] && sema_vec_eq_ok(st->targs[0]))
+  if (st->has_eq)
     tl_strbuf_printf(out, "static bool %s__eq(tlrt_vec *a, tlrt_vec *b);\n", c);
   if (st->generic == 'M' && st->targs[0]) {
     tl_strbuf_printf(out, "static uint64_t %s__hash(const void *k);\n", c);
@@ -85,7 +85,7 @@ void gen_vec_functions(gen *g, const tl_struct_info *st, tl_strbuf *out) {
   gen_emit(g, "tlrt_fmt_text(R, \"%s\", 1);", vec ? "]" : "}");
   g->indent = 0;
   gen_emit(g, "}");
-  if (vec && k && sema_vec_eq_ok(k)) {
+  if (st->has_eq) {
     gen_emit(g, "static bool %s__eq(tlrt_vec *a, tlrt_vec *b) {", c);
     g->indent = 1;
     gen_emit(g, "if (a->len != b->len) return false;");
