@@ -79,19 +79,19 @@ tl_status tl_kb_add_rules(tl_kb *kb, const char *text) {
   tl_status st = TL_OK;
   if (!diag.errors && prog) {
     tl_diag *diags[1] = {&diag};
-    L = lf_new(arena, diags, NULL, 1, kb);
+    L = tl_lf_new(arena, diags, NULL, 1, kb);
     if (!L) st = tl_logic_fail(kb, TL_ERR_NOMEM, "kb_add_rules: out of memory");
-    else if (!lf_add_items(L, prog->items)) st = tl_logic_fail(kb, TL_ERR_NOMEM, "kb_add_rules: out of memory");
+    else if (!tl_lf_add_items(L, prog->items)) st = tl_logic_fail(kb, TL_ERR_NOMEM, "kb_add_rules: out of memory");
     else {
-      lf_define(L);
-      if (!lf_resolve(L)) lf_apply(L);
+      tl_lf_define(L);
+      if (!tl_lf_resolve(L)) tl_lf_apply(L);
     }
   }
   tl_diag_sort(&diag);
   if (!prog) st = tl_logic_fail(kb, TL_ERR_NOMEM, "kb_add_rules: out of memory");
   else if (diag.errors) st = fail_with(kb, &diag);
   if (prog) keep_warnings(kb, &diag);
-  lf_free(L);
+  tl_lf_free(L);
   tl_diag_free(&diag);
   tl_lex_free(&lx);
   tl_arena_destroy(arena);

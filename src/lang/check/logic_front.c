@@ -91,7 +91,7 @@ typedef struct {
   int seq;
   tl_ast_item *item; /* or */
   lf_use *use;
-  tl_node *fact; /* a fact statement being defined (lf_define) */
+  tl_node *fact; /* a fact statement being defined (tl_lf_define) */
   int unit;
 } occ;
 
@@ -168,7 +168,7 @@ static void warn_at(lf *L, int unit, const tl_node *at, const char *hint, const 
   if (hint) tl_diag_hint(d, "%s", hint);
 }
 
-lf *lf_new(tl_arena *a, tl_diag **diag, tl_ast_item **mod_at, int nunits, tl_kb *target) {
+lf *tl_lf_new(tl_arena *a, tl_diag **diag, tl_ast_item **mod_at, int nunits, tl_kb *target) {
   lf *L = calloc(1, sizeof *L);
   if (!L) return NULL;
   L->arena = a;
@@ -179,7 +179,7 @@ lf *lf_new(tl_arena *a, tl_diag **diag, tl_ast_item **mod_at, int nunits, tl_kb 
   return L;
 }
 
-void lf_free(lf *L) {
+void tl_lf_free(lf *L) {
   if (!L) return;
   free(L->items);
   free(L->fstmts);
@@ -194,7 +194,7 @@ void lf_free(lf *L) {
   free(L);
 }
 
-bool lf_add_items(lf *L, tl_ast_item *items) {
+bool tl_lf_add_items(lf *L, tl_ast_item *items) {
   for (tl_ast_item *it = items; it; it = it->next) {
     if (it->kind != TL_ITEM_FACT && it->kind != TL_ITEM_RULE && it->kind != TL_ITEM_RELATION) continue;
     L->items = grow(L, L->items, &L->capitems, L->nitems + 1, sizeof *L->items);
@@ -204,14 +204,14 @@ bool lf_add_items(lf *L, tl_ast_item *items) {
   return true;
 }
 
-bool lf_add_fact_stmt(lf *L, tl_node *at, int unit) {
+bool tl_lf_add_fact_stmt(lf *L, tl_node *at, int unit) {
   L->fstmts = grow(L, L->fstmts, &L->capfstmts, L->nfstmts + 1, sizeof *L->fstmts);
   if (L->oom) return false;
   L->fstmts[L->nfstmts++] = (occ){.fact = at, .unit = unit};
   return true;
 }
 
-void lf_add_use(lf *L, lf_use *u) {
+void tl_lf_add_use(lf *L, lf_use *u) {
   if (u->listed) return;
   u->listed = true;
   u->next = NULL;
@@ -220,13 +220,13 @@ void lf_add_use(lf *L, lf_use *u) {
   L->uses_tail = u;
 }
 
-int lf_find_rel(const lf *L, const char *name) { return (int)smap_get(&L->relmap, name); }
-const lf_rel *lf_rel_at(const lf *L, int rel) { return &L->rels[rel]; }
-int lf_nrels(const lf *L) { return L->nrels; }
-int64_t lf_nentities(const lf *L) { return L->nent; }
-const char *lf_entity(const lf *L, int64_t id) { return L->ent_names[id]; }
-int lf_nrules(const lf *L) { return L->nrules; }
-const lf_rule *lf_rule_at(const lf *L, int i) { return &L->rules[i]; }
+int tl_lf_find_rel(const lf *L, const char *name) { return (int)smap_get(&L->relmap, name); }
+const lf_rel *tl_lf_rel_at(const lf *L, int rel) { return &L->rels[rel]; }
+int tl_lf_nrels(const lf *L) { return L->nrels; }
+int64_t tl_lf_nentities(const lf *L) { return L->nent; }
+const char *tl_lf_entity(const lf *L, int64_t id) { return L->ent_names[id]; }
+int tl_lf_nrules(const lf *L) { return L->nrules; }
+const lf_rule *tl_lf_rule_at(const lf *L, int i) { return &L->rules[i]; }
 
 static const char *const builtin_cmp[] = {"lt", "le", "gt", "ge", "eq", "ne"};
 static const char *const builtin_arith[] = {"add", "sub", "mul", "div", "mod"};
@@ -240,7 +240,7 @@ static int builtin_op(const char *name, bool *arith) {
   return -1;
 }
 
-bool lf_is_builtin(const char *name) {
+bool tl_lf_is_builtin(const char *name) {
   bool a;
   return builtin_op(name, &a) >= 0;
 }
@@ -282,7 +282,7 @@ static int new_rel(lf *L, const char *name, int arity, int unit, const tl_node *
   return L->nrels++;
 }
 
-void lf_define(lf *L) {
+void tl_lf_define(lf *L) {
   /* the target's relations first: their columns are declared */
   for (int r = 0; L->target && r < L->target->nrels; r++) {
     const tl_logic_rel *tr = &L->target->rels[r];
@@ -300,7 +300,7 @@ void lf_define(lf *L) {
       ERR(L, it->unit, it->atom, NULL, "a relation has at most %d columns", TL_KB_MAX_ARITY);
       continue;
     }
-    int r = lf_find_rel(L, it->name);
+    int r = tl_lf_find_rel(L, it->name);
     bool fresh = r < 0;
     if (fresh && (r = new_rel(L, it->name, n, it->unit, it->atom)) < 0) return;
     lf_rel *rel = &L->rels[r];
@@ -338,7 +338,7 @@ void lf_define(lf *L) {
   for (int i = 0; i < n && !L->oom; i++) {
     tl_node *atom = o[i].item ? o[i].item->atom : o[i].fact;
     int k = count_args(atom);
-    if (lf_is_builtin(atom->name) || lf_find_rel(L, atom->name) >= 0 || k > TL_KB_MAX_ARITY) continue;
+    if (tl_lf_is_builtin(atom->name) || tl_lf_find_rel(L, atom->name) >= 0 || k > TL_KB_MAX_ARITY) continue;
     new_rel(L, atom->name, k, o[i].unit, atom);
   }
   free(o);
@@ -369,7 +369,7 @@ static bool check_atom(lf *L, int unit, tl_node *atom, const char *role) {
     }
     return true;
   }
-  int r = lf_find_rel(L, atom->name);
+  int r = tl_lf_find_rel(L, atom->name);
   if (r < 0) {
     char hint[200];
     snprintf(hint, sizeof hint, "give it facts or rules, or declare it: `relation %s(entity);`", atom->name);
@@ -558,13 +558,13 @@ static void type_rule(lf *L, tl_ast_item *it) {
       else type_cmp(&c, l->args, l->args->next);
       continue;
     }
-    int rel = lf_find_rel(L, l->name), i = 0;
+    int rel = tl_lf_find_rel(L, l->name), i = 0;
     for (tl_node *a = l->args; a; a = a->next, i++) type_col(&c, a, rel, i);
   }
 }
 
 static void type_fact(lf *L, tl_ast_item *it) {
-  int rel = lf_find_rel(L, it->name), i = 0;
+  int rel = tl_lf_find_rel(L, it->name), i = 0;
   for (tl_node *a = it->atom->args; a; a = a->next, i++)
     if (!give(L, L->rels[rel].slot + i, a->kind == TL_N_IDENT ? T_ENT : T_INT)) col_clash(L, it->unit, a, rel, i);
 }
@@ -1072,7 +1072,7 @@ static bool fill_kb(lf *L, tl_kb *kb, bool facts, const tl_kb *skeletons) {
   return true;
 }
 
-int lf_apply(lf *L) {
+int tl_lf_apply(lf *L) {
   if (L->errors || !L->target) return L->errors;
   fill_kb(L, L->target, true, NULL);
   return L->errors;
@@ -1092,7 +1092,7 @@ static bool valid_fact(lf *L, tl_ast_item *it) {
 }
 
 static void add_fact_row(lf *L, tl_ast_item *it) {
-  lf_rel *r = &L->rels[lf_find_rel(L, it->name)];
+  lf_rel *r = &L->rels[tl_lf_find_rel(L, it->name)];
   if (r->nfacts == r->cap) {
     int64_t cap = r->cap ? r->cap * 2 : 16;
     int64_t *f = realloc(r->facts, sizeof *f * (size_t)(cap * (r->arity ? r->arity : 1)));
@@ -1109,7 +1109,7 @@ static void add_fact_row(lf *L, tl_ast_item *it) {
   r->nfacts++;
 }
 
-int lf_resolve(lf *L) {
+int tl_lf_resolve(lf *L) {
   int n = 0;
   bool *bad = calloc((size_t)L->nitems + 1, sizeof *bad);
   int nuses = 0;
@@ -1253,7 +1253,7 @@ done:
   return L->errors;
 }
 
-lf_program *lf_export(lf *L) {
+lf_program *tl_lf_export(lf *L) {
   lf_program *P = arena(L, sizeof *P);
   if (!P) return NULL;
   P->nrels = L->nrels;

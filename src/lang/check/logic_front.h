@@ -38,7 +38,7 @@ typedef struct {
   tl_node *node;
   int64_t v;
   int col;     /* VAR: its output column */
-  bool entity; /* after lf_resolve: the argument's column holds entities */
+  bool entity; /* after tl_lf_resolve: the argument's column holds entities */
 } lf_arg;
 
 typedef struct lf_use {
@@ -47,9 +47,9 @@ typedef struct lf_use {
   bool fact;   /* a fact statement */
   int nargs;
   lf_arg *args;
-  int rel;           /* after lf_resolve */
+  int rel;           /* after tl_lf_resolve */
   int ncols;         /* output columns ($ variables) */
-  uint32_t ent_cols; /* after lf_resolve: bit c set when output column c holds entities */
+  uint32_t ent_cols; /* after tl_lf_resolve: bit c set when output column c holds entities */
   bool listed;
   struct lf_use *next;
 } lf_use;
@@ -79,31 +79,31 @@ typedef struct lf lf;
  * item that brought unit u in (NULL for unit 0). target: tl_kb_add_rules' knowledge
  * base (its entities and relations count, and the result goes into it), or NULL: a
  * knowledge base of a context made for the check. */
-lf *lf_new(tl_arena *arena, tl_diag **diag, tl_ast_item **mod_at, int nunits, tl_kb *target);
-void lf_free(lf *L);
+lf *tl_lf_new(tl_arena *arena, tl_diag **diag, tl_ast_item **mod_at, int nunits, tl_kb *target);
+void tl_lf_free(lf *L);
 /* every item of the program, in order (logic items are kept, others skipped) */
-bool lf_add_items(lf *L, tl_ast_item *items);
-/* a fact statement of a function body, before lf_define */
-bool lf_add_fact_stmt(lf *L, tl_node *at, int unit);
+bool tl_lf_add_items(lf *L, tl_ast_item *items);
+/* a fact statement of a function body, before tl_lf_define */
+bool tl_lf_add_fact_stmt(lf *L, tl_node *at, int unit);
 /* relations and arities from declarations, facts and rule heads (errors for clashes
- * come from lf_resolve) */
-void lf_define(lf *L);
+ * come from tl_lf_resolve) */
+void tl_lf_define(lf *L);
 /* the relation called name, or -1 */
-int lf_find_rel(const lf *L, const char *name);
-const lf_rel *lf_rel_at(const lf *L, int rel);
+int tl_lf_find_rel(const lf *L, const char *name);
+const lf_rel *tl_lf_rel_at(const lf *L, int rel);
 /* is name a built-in relation of rule bodies (lt .. ne, add .. mod)? */
-bool lf_is_builtin(const char *name);
+bool tl_lf_is_builtin(const char *name);
 /* a use met while checking a function; listed once however often it is rechecked */
-void lf_add_use(lf *L, lf_use *u);
+void tl_lf_add_use(lf *L, lf_use *u);
 /* everything else; returns the number of errors */
-int lf_resolve(lf *L);
+int tl_lf_resolve(lf *L);
 
 /* the result */
-int lf_nrels(const lf *L);
-int64_t lf_nentities(const lf *L);
-const char *lf_entity(const lf *L, int64_t id);
-int lf_nrules(const lf *L);
-const lf_rule *lf_rule_at(const lf *L, int i);
+int tl_lf_nrels(const lf *L);
+int64_t tl_lf_nentities(const lf *L);
+const char *tl_lf_entity(const lf *L, int64_t id);
+int tl_lf_nrules(const lf *L);
+const lf_rule *tl_lf_rule_at(const lf *L, int i);
 
 /* the program for the code generator, copied into the arena (lf may go after) */
 typedef struct lf_program {
@@ -114,11 +114,11 @@ typedef struct lf_program {
   int nrules;
   lf_rule *rules;
 } lf_program;
-lf_program *lf_export(lf *L);
+lf_program *tl_lf_export(lf *L);
 
 /* text mode (kb_text.c): puts the checked program into the target knowledge base:
  * relations, entities, facts, rules in order; on a failure of the knowledge base,
  * the error goes to diag 0 at the rule and the rest is not added. */
-int lf_apply(lf *L);
+int tl_lf_apply(lf *L);
 
 #endif

@@ -47,14 +47,14 @@ static const method_entry *find_method(const char *name) {
   return NULL;
 }
 
-void sema_check_rest(sema *s, tl_node *a) {
-  for (; a; a = a->next) sema_expr(s, a->kind == TL_N_FIELD_INIT ? a->lhs : a, NULL);
+void tl_sema_check_rest(sema *s, tl_node *a) {
+  for (; a; a = a->next) tl_sema_expr(s, a->kind == TL_N_FIELD_INIT ? a->lhs : a, NULL);
 }
 
 static bool check_count(sema *s, tl_node *n, const char *name, int got, int lo, int hi) {
   if (got >= lo && got <= hi) return true;
-  if (lo == hi) sema_error(s, n, "`%s` takes %d argument%s, not %d", name, lo, lo == 1 ? "" : "s", got);
-  else sema_error(s, n, "`%s` takes %d to %d arguments, not %d", name, lo, hi, got);
+  if (lo == hi) tl_sema_error(s, n, "`%s` takes %d argument%s, not %d", name, lo, lo == 1 ? "" : "s", got);
+  else tl_sema_error(s, n, "`%s` takes %d to %d arguments, not %d", name, lo, hi, got);
   return false;
 }
 
@@ -62,26 +62,26 @@ static bool check_count(sema *s, tl_node *n, const char *name, int got, int lo, 
 static int check_shape(sema *s, tl_node *a) {
   if (a->kind == TL_N_ARRAY) {
     int k = 0;
-    for (tl_node *e = a->args; e; e = e->next, k++) sema_expect_i64(s, e, "shape dimension");
-    a->ty = sema_tensor(s, TL_I64, 1);
+    for (tl_node *e = a->args; e; e = e->next, k++) tl_sema_expect_i64(s, e, "shape dimension");
+    a->ty = tl_sema_tensor(s, TL_I64, 1);
     return k;
   }
-  tl_ty *t = sema_expr(s, a, NULL);
+  tl_ty *t = tl_sema_expr(s, a, NULL);
   if (t->kind == TY_ERROR) return -1;
   if (t->kind == TY_I64) return 1; /* a single dimension */
   if (t->kind != TY_TENSOR || (t->dtype >= 0 && t->dtype != TL_I64 && t->dtype != TL_I32)) {
     char b[64];
-    sema_error(s, a, "a shape is an array of integers like `[2, 3]`, not %s", tl_ty_name(t, b, sizeof b));
+    tl_sema_error(s, a, "a shape is an array of integers like `[2, 3]`, not %s", tl_ty_name(t, b, sizeof b));
   }
   return -1;
 }
 
 /* a tensor operand or a number (broadcast to the tensor's dtype) */
 static tl_ty *check_value(sema *s, tl_node *a, int dtype) {
-  tl_ty *t = sema_expr_hint(s, a, dtype == TL_F64 ? TY_F64_T : dtype == TL_F32 || dtype < 0 ? TY_F32_T : NULL);
+  tl_ty *t = tl_sema_expr_hint(s, a, dtype == TL_F64 ? TY_F64_T : dtype == TL_F32 || dtype < 0 ? TY_F32_T : NULL);
   if (t->kind != TY_TENSOR && !tl_ty_is_numeric(t) && t->kind != TY_BOOL && t->kind != TY_ERROR) {
     char b[64];
-    sema_error(s, a, "expected a tensor or a number, found %s", tl_ty_name(t, b, sizeof b));
+    tl_sema_error(s, a, "expected a tensor or a number, found %s", tl_ty_name(t, b, sizeof b));
     return TY_ERR;
   }
   return t;
@@ -93,12 +93,12 @@ static tl_ty *elementwise_ty(sema *s, const tl_node *xn, const tl_ty *x, const t
   if (x->kind == TY_ERROR || y->kind == TY_ERROR) return TY_ERR;
   int rank = x->kind != TY_TENSOR ? y->rank : y->kind != TY_TENSOR ? x->rank
              : x->rank < 0 || y->rank < 0 ? -1 : x->rank > y->rank ? x->rank : y->rank;
-  return sema_tensor(s, tl_ty_binary_dtype(xn, x, yn, y), rank);
+  return tl_sema_tensor(s, tl_ty_binary_dtype(xn, x, yn, y), rank);
 }
 
 static bool is_literal_number(const tl_node *n) {
   if (n->kind == TL_N_UNARY && n->op == TL_TOK_MINUS) n = n->lhs;
-  return (n->kind == TL_N_INT || n->kind == TL_N_FLOAT) && !sema_const_type(n); /* a constant has its type */
+  return (n->kind == TL_N_INT || n->kind == TL_N_FLOAT) && !tl_sema_const_type(n); /* a constant has its type */
 }
 
 /* ---- user functions ---- */
@@ -113,7 +113,7 @@ static void check_aliasing(sema *s, tl_node *call, const tl_var *lent, const tl_
   if (!lent) return;
   for (tl_node *a = call->args; a; a = a->next)
     if (a != except && tl_ast_find(a, is_read_of, (void *)lent)) {
-      sema_error(s, a, "`%s` is lent as `&mut` to this call and cannot also be read in it", lent->name);
+      tl_sema_error(s, a, "`%s` is lent as `&mut` to this call and cannot also be read in it", lent->name);
       tl_diag_hint(s->diag, "copy it first: `let copy = %s;`", lent->name);
       return;
     }
@@ -121,13 +121,13 @@ static void check_aliasing(sema *s, tl_node *call, const tl_var *lent, const tl_
 
 static void check_args(sema *s, tl_node *call, tl_fninfo *f, tl_node *args) {
   if (f->partial) { /* its parameters are not known: the arguments are checked alone */
-    for (tl_node *a = args; a; a = a->next) sema_expr(s, a->kind == TL_N_UNARY && a->op == TL_TOK_AMP ? a->lhs : a, NULL);
+    for (tl_node *a = args; a; a = a->next) tl_sema_expr(s, a->kind == TL_N_UNARY && a->op == TL_TOK_AMP ? a->lhs : a, NULL);
     return;
   }
   int got = tl_ast_count(args);
   if (got != f->nparams) {
-    sema_error(s, call, "`%s` takes %d argument%s, not %d", f->name, f->nparams, f->nparams == 1 ? "" : "s", got);
-    for (tl_node *a = args; a; a = a->next) sema_expr(s, a->kind == TL_N_UNARY && a->op == TL_TOK_AMP ? a->lhs : a, NULL);
+    tl_sema_error(s, call, "`%s` takes %d argument%s, not %d", f->name, f->nparams, f->nparams == 1 ? "" : "s", got);
+    for (tl_node *a = args; a; a = a->next) tl_sema_expr(s, a->kind == TL_N_UNARY && a->op == TL_TOK_AMP ? a->lhs : a, NULL);
     return;
   }
   tl_var **p = f->params + (f->self ? 1 : 0);
@@ -135,29 +135,29 @@ static void check_args(sema *s, tl_node *call, tl_fninfo *f, tl_node *args) {
     bool amp = a->kind == TL_N_UNARY && a->op == TL_TOK_AMP;
     if ((*p)->kind == VAR_PARAM_REF) {
       if (!amp) {
-        sema_error(s, a, "parameter `%s` is `&mut`: pass `&mut` a variable", (*p)->name);
-        sema_expr(s, a, NULL);
+        tl_sema_error(s, a, "parameter `%s` is `&mut`: pass `&mut` a variable", (*p)->name);
+        tl_sema_expr(s, a, NULL);
         continue;
       }
-      tl_ty *t = sema_expr(s, a->lhs, (*p)->ty);
+      tl_ty *t = tl_sema_expr(s, a->lhs, (*p)->ty);
       a->ty = t;
-      if (!sema_ty_fits((*p)->ty, t)) sema_mismatch(s, a->lhs, "argument", (*p)->ty, t);
-      else if (a->lhs->var) sema_widen(s, a->lhs->var, (*p)->ty); /* the callee may store any value of its type */
-      if (a->lhs->kind != TL_N_IDENT && a->lhs->kind != TL_N_SELF) sema_error(s, a, "`&mut` takes a variable");
-      else if (sema_closure_written(s, a, a->lhs->var)) continue; /* sema_closure.c */
+      if (!tl_sema_ty_fits((*p)->ty, t)) tl_sema_mismatch(s, a->lhs, "argument", (*p)->ty, t);
+      else if (a->lhs->var) tl_sema_widen(s, a->lhs->var, (*p)->ty); /* the callee may store any value of its type */
+      if (a->lhs->kind != TL_N_IDENT && a->lhs->kind != TL_N_SELF) tl_sema_error(s, a, "`&mut` takes a variable");
+      else if (tl_sema_closure_written(s, a, a->lhs->var)) continue; /* sema_closure.c */
       else if (a->lhs->var && !a->lhs->var->is_mut && a->lhs->var->kind != VAR_PARAM_REF) {
-        sema_error(s, a, "cannot pass immutable variable `%s` as `&mut`", a->lhs->var->name);
+        tl_sema_error(s, a, "cannot pass immutable variable `%s` as `&mut`", a->lhs->var->name);
         tl_diag_hint(s->diag, "declare it mutable: `let mut %s`", a->lhs->var->name);
       }
       continue;
     }
     if (amp) {
-      sema_error(s, a, "parameter `%s` is not `&mut`: pass the value", (*p)->name);
-      sema_expr(s, a->lhs, NULL);
+      tl_sema_error(s, a, "parameter `%s` is not `&mut`: pass the value", (*p)->name);
+      tl_sema_expr(s, a->lhs, NULL);
       continue;
     }
-    tl_ty *t = sema_expr(s, a, (*p)->ty);
-    if (!sema_ty_fits((*p)->ty, t)) sema_mismatch(s, a, "argument", (*p)->ty, t);
+    tl_ty *t = tl_sema_expr(s, a, (*p)->ty);
+    if (!tl_sema_ty_fits((*p)->ty, t)) tl_sema_mismatch(s, a, "argument", (*p)->ty, t);
   }
   p = f->params + (f->self ? 1 : 0);
   for (tl_node *a = args; a; a = a->next, p++)
@@ -182,7 +182,7 @@ static int count_placeholders(sema *s, tl_node *fmt) {
       continue;
     }
     if (c == '}') {
-      sema_error(s, fmt, "unmatched `}` in format string (write `}}` for a brace)");
+      tl_sema_error(s, fmt, "unmatched `}` in format string (write `}}` for a brace)");
       return -1;
     }
     if (c != '{') continue;
@@ -201,7 +201,7 @@ static int count_placeholders(sema *s, tl_node *fmt) {
   }
   return k;
 bad:
-  sema_error(s, fmt, "bad placeholder in format string: use `{}`, `{:?}` or `{:.N}`");
+  tl_sema_error(s, fmt, "bad placeholder in format string: use `{}`, `{:?}` or `{:.N}`");
   return -1;
 }
 
@@ -213,26 +213,26 @@ static tl_ty *check_print(sema *s, tl_node *n, tl_builtin id) {
     a->ty = TY_STR_T;
     int want = count_placeholders(s, a), got = tl_ast_count(a->next);
     for (tl_node *e = a->next; e; e = e->next) {
-      tl_ty *t = sema_expr(s, e, NULL);
-      if (t->kind == TY_UNIT || t->kind == TY_RANGE) sema_error(s, e, "this argument has no value to print");
+      tl_ty *t = tl_sema_expr(s, e, NULL);
+      if (t->kind == TY_UNIT || t->kind == TY_RANGE) tl_sema_error(s, e, "this argument has no value to print");
       if (t->kind == TY_FN) {
-        sema_error(s, e, "a function value cannot be printed");
+        tl_sema_error(s, e, "a function value cannot be printed");
         tl_diag_hint(s->diag, "call it and print its result: `f(..)`");
       }
     }
     if (want >= 0 && want != got)
-      sema_error(s, n, "format string has %d placeholder%s but %d argument%s", want, want == 1 ? "" : "s", got,
+      tl_sema_error(s, n, "format string has %d placeholder%s but %d argument%s", want, want == 1 ? "" : "s", got,
                  got == 1 ? " follows" : "s follow");
   } else {
     int got = tl_ast_count(a);
     if (got > 1 || (got == 0 && id != B_PRINTLN)) {
-      sema_error(s, n, "`%s` takes a format string and its arguments, or a single value", name);
-      for (; a; a = a->next) sema_expr(s, a, NULL);
+      tl_sema_error(s, n, "`%s` takes a format string and its arguments, or a single value", name);
+      for (; a; a = a->next) tl_sema_expr(s, a, NULL);
     } else if (a) {
-      tl_ty *t = sema_expr(s, a, NULL);
-      if (t->kind == TY_UNIT || t->kind == TY_RANGE) sema_error(s, a, "this argument has no value to print");
+      tl_ty *t = tl_sema_expr(s, a, NULL);
+      if (t->kind == TY_UNIT || t->kind == TY_RANGE) tl_sema_error(s, a, "this argument has no value to print");
       if (t->kind == TY_FN) {
-        sema_error(s, a, "a function value cannot be printed");
+        tl_sema_error(s, a, "a function value cannot be printed");
         tl_diag_hint(s->diag, "call it and print its result: `f(..)`");
       }
     }
@@ -256,27 +256,27 @@ static tl_ty *check_math(sema *s, tl_node *n, tl_builtin id, tl_node *x, tl_node
   bool ints_ok = id == B_ABS || id == B_MINIMUM || id == B_MAXIMUM || id == B_POW || id == B_RELU;
   char b[64];
   if (tx->kind == TY_ERROR) {
-    if (y) sema_expr(s, y, NULL);
+    if (y) tl_sema_expr(s, y, NULL);
     return TY_ERR;
   }
   if (tx->kind == TY_TENSOR) {
     if (id == B_FLOOR || id == B_CEIL || id == B_ROUND) {
-      sema_error(s, n->kind == TL_N_CALL ? n->lhs : n, "floor, ceil and round work on scalars; tensors do not have them yet");
+      tl_sema_error(s, n->kind == TL_N_CALL ? n->lhs : n, "floor, ceil and round work on scalars; tensors do not have them yet");
       return TY_ERR;
     }
     return y ? elementwise_ty(s, x, tx, y, check_value(s, y, tx->dtype)) : tx;
   }
   if (!tl_ty_is_float(tx) && !(ints_ok && tl_ty_is_int(tx))) {
-    sema_error(s, n, "`%s` needs a %s, not %s", n->kind == TL_N_METHOD ? n->name : x->name ? x->name : "math",
+    tl_sema_error(s, n, "`%s` needs a %s, not %s", n->kind == TL_N_METHOD ? n->name : x->name ? x->name : "math",
                ints_ok ? "number or tensor" : "float or tensor", tl_ty_name(tx, b, sizeof b));
-    if (y) sema_expr(s, y, NULL);
+    if (y) tl_sema_expr(s, y, NULL);
     return TY_ERR;
   }
   if (y) {
-    tl_ty *ty = sema_expr_hint(s, y, tx); /* max(a, t) on a tensor is fine */
+    tl_ty *ty = tl_sema_expr_hint(s, y, tx); /* max(a, t) on a tensor is fine */
     if (ty->kind == TY_TENSOR) return elementwise_ty(s, x, tx, y, ty);
     if (ty->kind != TY_ERROR && ty->kind != tx->kind && !(id == B_POW && tl_ty_is_int(ty) && tl_ty_is_float(tx)))
-      sema_mismatch(s, y, "argument", tx, ty);
+      tl_sema_mismatch(s, y, "argument", tx, ty);
   }
   return tx;
 }
@@ -287,36 +287,36 @@ static tl_ty *check_free_call(sema *s, tl_node *n, const char *name, tl_ty *expe
   if (!strcmp(name, "println")) return check_print(s, n, B_PRINTLN);
   if (!strcmp(name, "format")) return check_print(s, n, B_FORMAT);
   tl_fninfo *f;
-  if (sema_generic_call(s, n, name, expect, &f)) { /* max_of(1, 2), max_of::<f32>(..) (sema_generic.c) */
+  if (tl_sema_generic_call(s, n, name, expect, &f)) { /* max_of(1, 2), max_of::<f32>(..) (sema_generic.c) */
     if (!f) return TY_ERR;
     n->ref = f;
     check_args(s, n, f, n->args);
     return f->ret;
   }
-  f = sema_find_fn(s, name);
+  f = tl_sema_find_fn(s, name);
   if (f && !f->self_struct) {
     if (s->compr_depth) {
-      sema_error(s, n, "a comprehension body calls only scalar math, not `%s`", name);
+      tl_sema_error(s, n, "a comprehension body calls only scalar math, not `%s`", name);
       return TY_ERR;
     }
     n->ref = f;
     check_args(s, n, f, n->args);
     return f->ret;
   }
-  tl_ty *sys = sema_positional_struct(s, n, name, expect); /* `Linear(w, b)` (sema_sys.c) */
-  if (!sys) sys = sema_sys_call(s, n, name);               /* assert, args_get... (sema_sys.c) */
+  tl_ty *sys = tl_sema_positional_struct(s, n, name, expect); /* `Linear(w, b)` (sema_sys.c) */
+  if (!sys) sys = tl_sema_sys_call(s, n, name);               /* assert, args_get... (sema_sys.c) */
   if (sys) return sys;
   for (size_t i = 0; i < sizeof math_fns / sizeof math_fns[0]; i++) {
     if (strcmp(math_fns[i].name, name)) continue;
     n->ival = math_fns[i].id;
     if (!check_count(s, n, name, tl_ast_count(n->args), math_fns[i].nargs, math_fns[i].nargs)) {
-      for (tl_node *a = n->args; a; a = a->next) sema_expr(s, a, NULL);
+      for (tl_node *a = n->args; a; a = a->next) tl_sema_expr(s, a, NULL);
       return TY_ERR;
     }
     tl_node *x = n->args, *y = x->next;
     if (y && is_literal_number(x) && !is_literal_number(y)) { /* max(0.0, x), pow(2.0, x): the literal takes x's type */
-      tl_ty *ty = sema_expr(s, y, NULL);
-      tl_ty *tx = sema_expr(s, x, ty->kind == TY_TENSOR ? tl_ty_of_dtype(ty->dtype) : ty);
+      tl_ty *ty = tl_sema_expr(s, y, NULL);
+      tl_ty *tx = tl_sema_expr(s, x, ty->kind == TY_TENSOR ? tl_ty_of_dtype(ty->dtype) : ty);
       if (math_fns[i].id != B_POW) { /* min and max are symmetric: the typed operand goes first */
         n->args = y;
         y->next = x;
@@ -325,21 +325,21 @@ static tl_ty *check_free_call(sema *s, tl_node *n, const char *name, tl_ty *expe
       tl_ty *r = check_math(s, n, math_fns[i].id, y, NULL, ty);
       return r->kind == TY_TENSOR ? elementwise_ty(s, x, tx, y, ty) : r;
     }
-    return check_math(s, n, math_fns[i].id, x, y, sema_expr(s, x, NULL));
+    return check_math(s, n, math_fns[i].id, x, y, tl_sema_expr(s, x, NULL));
   }
-  if (!strcmp(name, "range")) sema_error(s, n, "`range(...)` is only used as a `for` head");
+  if (!strcmp(name, "range")) tl_sema_error(s, n, "`range(...)` is only used as a `for` head");
   else {
-    sema_error(s, n->lhs, "cannot find function `%s`", name);
+    tl_sema_error(s, n->lhs, "cannot find function `%s`", name);
     tl_suggest g;
     tl_suggest_init(&g, name);
     static const char *const printing[] = {"print", "println", "format"};
     for (size_t i = 0; i < 3; i++) tl_suggest_add(&g, printing[i]);
     for (size_t i = 0; i < sizeof math_fns / sizeof math_fns[0]; i++) tl_suggest_add(&g, math_fns[i].name);
-    sema_suggest_fns(s, &g);
-    sema_suggest_vars(s, &g); /* a closure held in a variable */
+    tl_sema_suggest_fns(s, &g);
+    tl_sema_suggest_vars(s, &g); /* a closure held in a variable */
     tl_suggest_hint(&g, s->diag, "");
   }
-  for (tl_node *a = n->args; a; a = a->next) sema_expr(s, a, NULL);
+  for (tl_node *a = n->args; a; a = a->next) tl_sema_expr(s, a, NULL);
   return TY_ERR;
 }
 
@@ -353,17 +353,17 @@ static const struct {
 
 static tl_ty *check_tensor_list(sema *s, tl_node *a, int *rank, int *dtype) {
   if (a->kind != TL_N_ARRAY || !a->args) {
-    sema_error(s, a, "expected a list of tensors like `[a, b]`");
-    sema_expr(s, a, NULL);
+    tl_sema_error(s, a, "expected a list of tensors like `[a, b]`");
+    tl_sema_expr(s, a, NULL);
     return TY_ERR;
   }
   a->ty = TY_UNIT_T;
   bool first = true;
   for (tl_node *e = a->args; e; e = e->next) {
-    tl_ty *t = sema_expr(s, e, NULL);
+    tl_ty *t = tl_sema_expr(s, e, NULL);
     if (t->kind == TY_ERROR) continue;
     if (t->kind != TY_TENSOR) {
-      sema_mismatch(s, e, "list element", sema_tensor(s, -1, -1), t);
+      tl_sema_mismatch(s, e, "list element", tl_sema_tensor(s, -1, -1), t);
       continue;
     }
     if (*rank < 0) *rank = t->rank;
@@ -375,9 +375,9 @@ static tl_ty *check_tensor_list(sema *s, tl_node *a, int *rank, int *dtype) {
 
 static void check_requires_grad(sema *s, tl_node *rg) {
   tl_node *v = rg->kind == TL_N_FIELD_INIT ? rg->lhs : rg;
-  tl_ty *t = sema_expr(s, v, TY_BOOL_T);
+  tl_ty *t = tl_sema_expr(s, v, TY_BOOL_T);
   rg->ty = t;
-  if (!sema_ty_fits(TY_BOOL_T, t)) sema_mismatch(s, v, "requires_grad", TY_BOOL_T, t);
+  if (!tl_sema_ty_fits(TY_BOOL_T, t)) tl_sema_mismatch(s, v, "requires_grad", TY_BOOL_T, t);
 }
 
 /* The creation functions (not cat and stack) take a last named argument
@@ -390,12 +390,12 @@ static bool named_requires_grad(sema *s, tl_node *n, const char *name, tl_node *
   for (tl_node *a = n->args; a; a = a->next) {
     if (a->kind != TL_N_FIELD_INIT) continue;
     if (!takes || strcmp(a->name, "requires_grad")) {
-      sema_error(s, a, "`%s` has no argument named `%s`", name, a->name);
+      tl_sema_error(s, a, "`%s` has no argument named `%s`", name, a->name);
       if (takes) tl_diag_hint(s->diag, "its named argument is `requires_grad: bool`");
       return false;
     }
     if (a->next) {
-      sema_error(s, a, "the named argument `requires_grad:` comes last");
+      tl_sema_error(s, a, "the named argument `requires_grad:` comes last");
       return false;
     }
     *rg = a;
@@ -416,41 +416,41 @@ static tl_ty *check_tensor_ctor(sema *s, tl_node *n, tl_builtin id, const char *
     if (!check_count(s, n, name, got, 1 + extra, named ? 1 + extra : 2 + extra)) return TY_ERR;
     int rank = check_shape(s, a);
     if (extra) {
-      tl_ty *v = sema_expr(s, a->next, TY_F32_T);
-      if (!tl_ty_is_numeric(v) && v->kind != TY_ERROR) sema_mismatch(s, a->next, "fill value", TY_F32_T, v);
+      tl_ty *v = tl_sema_expr(s, a->next, TY_F32_T);
+      if (!tl_ty_is_numeric(v) && v->kind != TY_ERROR) tl_sema_mismatch(s, a->next, "fill value", TY_F32_T, v);
     }
     tl_node *rg = extra ? a->next->next : a->next;
     if (rg) check_requires_grad(s, rg);
-    return sema_tensor(s, TL_F32, rank);
+    return tl_sema_tensor(s, TL_F32, rank);
   }
   case B_ARANGE: {
     if (!check_count(s, n, name, got, 1, 3)) return TY_ERR;
     bool is_float = false;
     for (; a && a != named; a = a->next) {
-      tl_ty *t = sema_expr(s, a, NULL);
+      tl_ty *t = tl_sema_expr(s, a, NULL);
       if (tl_ty_is_float(t)) is_float = true;
-      else if (!tl_ty_is_int(t) && t->kind != TY_ERROR) sema_mismatch(s, a, "arange bound", TY_I64_T, t);
+      else if (!tl_ty_is_int(t) && t->kind != TY_ERROR) tl_sema_mismatch(s, a, "arange bound", TY_I64_T, t);
     }
     if (named) {
       check_requires_grad(s, named);
       if (!is_float && named->lhs->kind == TL_N_BOOL && named->lhs->ival) {
-        sema_error(s, named, "only a float tensor can require grad; this `arange` gives i64");
+        tl_sema_error(s, named, "only a float tensor can require grad; this `arange` gives i64");
         tl_diag_hint(s->diag, "give it a float bound: `Tensor::arange(0.0, 4.0)`");
       }
     }
-    return sema_tensor(s, is_float ? TL_F32 : TL_I64, 1);
+    return tl_sema_tensor(s, is_float ? TL_F32 : TL_I64, 1);
   }
   case B_EYE:
     if (!check_count(s, n, name, got, 1, 1)) return TY_ERR;
-    sema_expect_i64(s, a, "size");
+    tl_sema_expect_i64(s, a, "size");
     if (named) check_requires_grad(s, named);
-    return sema_tensor(s, TL_F32, 2);
+    return tl_sema_tensor(s, TL_F32, 2);
   default: { /* cat, stack */
     if (!check_count(s, n, name, got, 1, 2)) return TY_ERR;
     int rank = -1, dtype = -1;
     check_tensor_list(s, a, &rank, &dtype);
-    if (a->next) sema_expect_i64(s, a->next, "dim");
-    return sema_tensor(s, dtype, id == B_STACK && rank >= 0 ? rank + 1 : rank);
+    if (a->next) tl_sema_expect_i64(s, a->next, "dim");
+    return tl_sema_tensor(s, dtype, id == B_STACK && rank >= 0 ? rank + 1 : rank);
   }
   }
 }
@@ -465,16 +465,16 @@ static void suggest_member(sema *s, const char *path, bool methods) {
   snprintf(prefix, sizeof prefix, "%s::", owner);
   tl_suggest g;
   tl_suggest_init(&g, sep + 2);
-  sema_suggest_members(s, &g, owner, methods);
+  tl_sema_suggest_members(s, &g, owner, methods);
   tl_suggest_hint(&g, s->diag, methods ? "" : prefix);
 }
 
 static tl_ty *check_path_call(sema *s, tl_node *n, tl_ty *expect) {
   tl_fninfo *g;
-  if (sema_generic_call(s, n, n->lhs->name, expect, &g)) { /* Stack::new(), T::new(), Self::new() */
+  if (tl_sema_generic_call(s, n, n->lhs->name, expect, &g)) { /* Stack::new(), T::new(), Self::new() */
     if (!g) return TY_ERR;
     if (g->self && !g->partial) {
-      sema_error(s, n->lhs, "`%s` is a method: call it as `value.%s(...)`", n->lhs->name, g->fn->name);
+      tl_sema_error(s, n->lhs, "`%s` is a method: call it as `value.%s(...)`", n->lhs->name, g->fn->name);
       return TY_ERR;
     }
     n->ref = g;
@@ -482,34 +482,34 @@ static tl_ty *check_path_call(sema *s, tl_node *n, tl_ty *expect) {
     return g->ret;
   }
   const char *path = n->lhs->name;
-  tl_ty *io = sema_io_path_call(s, n); /* Tensor::save/load, Param::save/load (sema_io.c) */
+  tl_ty *io = tl_sema_io_path_call(s, n); /* Tensor::save/load, Param::save/load (sema_io.c) */
   if (io) return io;
   if (!strncmp(path, "Tensor::", 8)) {
     for (size_t i = 0; i < sizeof tensor_ctors / sizeof tensor_ctors[0]; i++)
       if (!strcmp(path + 8, tensor_ctors[i].name)) return check_tensor_ctor(s, n, tensor_ctors[i].id, path);
-    sema_error(s, n->lhs, "no function `%s`", path);
+    tl_sema_error(s, n->lhs, "no function `%s`", path);
     tl_suggest g;
     tl_suggest_init(&g, path + 8);
     static const char *const io[] = {"save", "load", "clear_grads", "from_vec"}; /* sema_io.c, sema_vec.c */
     for (size_t i = 0; i < sizeof tensor_ctors / sizeof tensor_ctors[0]; i++) tl_suggest_add(&g, tensor_ctors[i].name);
     for (size_t i = 0; i < sizeof io / sizeof io[0]; i++) tl_suggest_add(&g, io[i]);
     tl_suggest_hint(&g, s->diag, "Tensor::");
-    sema_check_rest(s, n->args);
+    tl_sema_check_rest(s, n->args);
     return TY_ERR;
   }
-  tl_fninfo *f = sema_find_fn(s, path);
+  tl_fninfo *f = tl_sema_find_fn(s, path);
   if (!f) { /* System::time, File::exists... (sema_sys.c) */
-    tl_ty *sys = sema_sys_call(s, n, path);
+    tl_ty *sys = tl_sema_sys_call(s, n, path);
     if (sys) return sys;
   }
   if (!f) {
-    sema_error(s, n->lhs, "no function `%s`", path);
+    tl_sema_error(s, n->lhs, "no function `%s`", path);
     suggest_member(s, path, false);
-    for (tl_node *a = n->args; a; a = a->next) sema_expr(s, a, NULL);
+    for (tl_node *a = n->args; a; a = a->next) tl_sema_expr(s, a, NULL);
     return TY_ERR;
   }
   if (f->self && !f->partial) {
-    sema_error(s, n->lhs, "`%s` is a method: call it as `value.%s(...)`", path, f->fn->name);
+    tl_sema_error(s, n->lhs, "`%s` is a method: call it as `value.%s(...)`", path, f->fn->name);
     return TY_ERR;
   }
   n->ref = f;
@@ -517,12 +517,12 @@ static tl_ty *check_path_call(sema *s, tl_node *n, tl_ty *expect) {
   return f->ret;
 }
 
-tl_ty *sema_call(sema *s, tl_node *n, tl_ty *expect) {
+tl_ty *tl_sema_call(sema *s, tl_node *n, tl_ty *expect) {
   n->ival = B_NONE;
   /* a variable called, or any other expression: a value of fn type (sema_closure.c) */
-  if (n->lhs->kind == TL_N_IDENT && !sema_lookup(s, n->lhs->name)) return check_free_call(s, n, n->lhs->name, expect);
+  if (n->lhs->kind == TL_N_IDENT && !tl_sema_lookup(s, n->lhs->name)) return check_free_call(s, n, n->lhs->name, expect);
   if (n->lhs->kind == TL_N_PATH) return check_path_call(s, n, expect);
-  return sema_closure_call(s, n);
+  return tl_sema_closure_call(s, n);
 }
 
 /* ---- methods ---- */
@@ -530,7 +530,7 @@ tl_ty *sema_call(sema *s, tl_node *n, tl_ty *expect) {
 /* a sum of booleans counts them (i64), as in PyTorch */
 static tl_ty *reduce_result(sema *s, tl_ty *t, bool has_dim, bool is_sum) {
   int dt = is_sum && t->dtype == TL_BOOL ? TL_I64 : t->dtype;
-  return sema_tensor(s, dt, has_dim ? (t->rank > 0 ? t->rank - 1 : -1) : 0);
+  return tl_sema_tensor(s, dt, has_dim ? (t->rank > 0 ? t->rank - 1 : -1) : 0);
 }
 
 static tl_ty *check_tensor_method(sema *s, tl_node *n, tl_ty *t, const method_entry *m) {
@@ -541,16 +541,16 @@ static tl_ty *check_tensor_method(sema *s, tl_node *n, tl_ty *t, const method_en
   case ARGS_NONE: if (!check_count(s, n, m->name, got, 0, 0)) return TY_ERR; break;
   case ARGS_DIM:
     if (!check_count(s, n, m->name, got, 1, 1)) return TY_ERR;
-    sema_expect_i64(s, a, "dim");
+    tl_sema_expect_i64(s, a, "dim");
     break;
   case ARGS_OPT_DIM:
     if (!check_count(s, n, m->name, got, 0, 1)) return TY_ERR;
-    if (a) sema_expect_i64(s, a, "dim");
+    if (a) tl_sema_expect_i64(s, a, "dim");
     break;
   case ARGS_TWO_DIMS:
     if (!check_count(s, n, m->name, got, 2, 2)) return TY_ERR;
-    sema_expect_i64(s, a, "dim");
-    sema_expect_i64(s, a->next, "dim");
+    tl_sema_expect_i64(s, a, "dim");
+    tl_sema_expect_i64(s, a->next, "dim");
     break;
   case ARGS_DIMS:
     if (got == 1 && a->kind == TL_N_ARRAY) { /* permute([2, 0, 1]): the list's elements */
@@ -559,15 +559,15 @@ static tl_ty *check_tensor_method(sema *s, tl_node *n, tl_ty *t, const method_en
       got = tl_ast_count(a);
     }
     if (t->rank >= 0 && got != t->rank) {
-      sema_error(s, n, "`permute` needs %d dims for this tensor, not %d", t->rank, got);
+      tl_sema_error(s, n, "`permute` needs %d dims for this tensor, not %d", t->rank, got);
       return TY_ERR;
     }
-    for (; a; a = a->next) sema_expect_i64(s, a, "dim");
+    for (; a; a = a->next) tl_sema_expect_i64(s, a, "dim");
     a = n->args;
     break;
   case ARGS_SHAPE:
     if (!check_count(s, n, m->name, got, 1, 1)) return TY_ERR;
-    return sema_tensor(s, t->dtype, check_shape(s, a));
+    return tl_sema_tensor(s, t->dtype, check_shape(s, a));
   case ARGS_VALUE:
     if (!check_count(s, n, m->name, got, 1, 1)) return TY_ERR;
     if (check_value(s, a, t->dtype)->kind == TY_ERROR) return TY_ERR;
@@ -576,7 +576,7 @@ static tl_ty *check_tensor_method(sema *s, tl_node *n, tl_ty *t, const method_en
     if (!check_count(s, n, m->name, got, 2, 2)) return TY_ERR;
     for (tl_node *b = a; b; b = b->next) /* clamp's bounds are numbers */
       if (check_value(s, b, t->dtype)->kind == TY_TENSOR) {
-        sema_error(s, b, "`%s` takes numbers as bounds, not a tensor", m->name);
+        tl_sema_error(s, b, "`%s` takes numbers as bounds, not a tensor", m->name);
         tl_diag_hint(s->diag, "clamp against tensors with `maximum(lo)` and `minimum(hi)`");
         return TY_ERR;
       }
@@ -584,21 +584,21 @@ static tl_ty *check_tensor_method(sema *s, tl_node *n, tl_ty *t, const method_en
   }
   switch (m->id) {
   case B_GT: case B_LT: case B_GE: case B_LE: case B_EQ: case B_NE:
-    return sema_tensor(s, TL_BOOL, elementwise_ty(s, n->lhs, t, a, a->ty)->rank);
+    return tl_sema_tensor(s, TL_BOOL, elementwise_ty(s, n->lhs, t, a, a->ty)->rank);
   case B_POW: case B_MAXIMUM: case B_MINIMUM: return elementwise_ty(s, n->lhs, t, a, a->ty);
   case B_CLAMP: return elementwise_ty(s, n->lhs, elementwise_ty(s, n->lhs, t, a, a->ty), a->next, a->next->ty);
   case B_SUM: case B_MEAN: case B_MAX: case B_MIN: return reduce_result(s, t, a != NULL, m->id == B_SUM);
   case B_SUMALL: return reduce_result(s, t, false, true);
-  case B_ARGMAX: case B_ARGMIN: return sema_tensor(s, TL_I64, t->rank > 0 ? t->rank - 1 : -1);
+  case B_ARGMAX: case B_ARGMIN: return tl_sema_tensor(s, TL_I64, t->rank > 0 ? t->rank - 1 : -1);
   case B_TRANSPOSE: case B_PERMUTE: case B_SOFTMAX: case B_LOG_SOFTMAX: return t;
-  case B_UNSQUEEZE: return sema_tensor(s, t->dtype, t->rank >= 0 ? t->rank + 1 : -1);
-  case B_SQUEEZE: return sema_tensor(s, t->dtype, t->rank > 0 ? t->rank - 1 : -1);
-  case B_SHAPE: return sema_tensor(s, TL_I64, 1);
+  case B_UNSQUEEZE: return tl_sema_tensor(s, t->dtype, t->rank >= 0 ? t->rank + 1 : -1);
+  case B_SQUEEZE: return tl_sema_tensor(s, t->dtype, t->rank > 0 ? t->rank - 1 : -1);
+  case B_SHAPE: return tl_sema_tensor(s, TL_I64, 1);
   case B_DIM: case B_LEN: case B_NUMEL: return TY_I64_T;
   case B_MATMUL: {
     tl_ty *b = n->args->ty;
     if (b->kind != TY_TENSOR) {
-      sema_error(s, n->args, "`matmul` needs a tensor");
+      tl_sema_error(s, n->args, "`matmul` needs a tensor");
       return TY_ERR;
     }
     int r = -1;
@@ -606,7 +606,7 @@ static tl_ty *check_tensor_method(sema *s, tl_node *n, tl_ty *t, const method_en
     else if (t->rank == 1 && b->rank >= 2) r = b->rank - 1;
     else if (t->rank >= 2 && b->rank == 1) r = t->rank - 1;
     else if (t->rank >= 2 && b->rank >= 2) r = t->rank > b->rank ? t->rank : b->rank;
-    return sema_tensor(s, tl_ty_promote_dtypes(t->dtype, b->dtype), r);
+    return tl_sema_tensor(s, tl_ty_promote_dtypes(t->dtype, b->dtype), r);
   }
   case B_ITEM:
     if (t->rank > 0) {
@@ -615,13 +615,13 @@ static tl_ty *check_tensor_method(sema *s, tl_node *n, tl_ty *t, const method_en
     return tl_ty_of_dtype(t->dtype);
   case B_BACKWARD: case B_ENABLE_GRAD: case B_ZERO_GRAD: return TY_UNIT_T;
   case B_REQUIRES_GRAD: return TY_BOOL_T;
-  case B_MSE_LOSS: case B_CROSS_ENTROPY: return sema_tensor(s, t->dtype, 0);
+  case B_MSE_LOSS: case B_CROSS_ENTROPY: return tl_sema_tensor(s, t->dtype, 0);
   case B_TO_DTYPE: {
     static const char *const names[] = {"float", "double", "long", "int", "bool"};
     static const int dts[] = {TL_F32, TL_F64, TL_I64, TL_I32, TL_BOOL};
     for (int i = 0; i < 5; i++)
       if (!strcmp(n->name, names[i])) n->len = (size_t)dts[i];
-    return sema_tensor(s, (int)n->len, t->rank);
+    return tl_sema_tensor(s, (int)n->len, t->rank);
   }
   default: return t;
   }
@@ -633,12 +633,12 @@ static void check_receiver_writable(sema *s, tl_node *n) {
   while (r->kind == TL_N_FIELD) r = r->lhs;
   if ((r->kind != TL_N_IDENT && r->kind != TL_N_SELF) || !r->var) {
     if (r->kind != TL_N_IDENT && r->kind != TL_N_SELF)
-      sema_error(s, n, "`%s` changes its receiver: call it on a variable", n->name);
+      tl_sema_error(s, n, "`%s` changes its receiver: call it on a variable", n->name);
     return;
   }
-  if (sema_closure_written(s, n, r->var)) return; /* sema_closure.c */
+  if (tl_sema_closure_written(s, n, r->var)) return; /* sema_closure.c */
   if (!r->var->is_mut && r->var->kind != VAR_PARAM_REF) {
-    sema_error(s, n, "`%s` changes `%s`, which is not mutable", n->name, r->var->name);
+    tl_sema_error(s, n, "`%s` changes `%s`, which is not mutable", n->name, r->var->name);
     tl_diag_hint(s->diag, "declare it mutable: `let mut %s`", r->var->name);
   }
 }
@@ -659,57 +659,57 @@ static void suggest_builtin_method(sema *s, const char *name, const tl_ty *t) {
     }
   for (size_t i = 0; t->kind == TY_TENSOR && i < sizeof tensor_more / sizeof tensor_more[0]; i++)
     tl_suggest_add(&g, tensor_more[i]);
-  for (size_t i = 0; t->kind == TY_STR && sema_sys_row(i); i++)
-    if (sema_sys_row(i)->kind == 'm') tl_suggest_add(&g, sema_sys_row(i)->name);
+  for (size_t i = 0; t->kind == TY_STR && tl_sema_sys_row(i); i++)
+    if (tl_sema_sys_row(i)->kind == 'm') tl_suggest_add(&g, tl_sema_sys_row(i)->name);
   if (t->kind == TY_STR) tl_suggest_add(&g, "len");
   tl_suggest_hint(&g, s->diag, "");
 }
 
-tl_ty *sema_method(sema *s, tl_node *n) {
-  tl_ty *t = sema_expr(s, n->lhs, NULL);
+tl_ty *tl_sema_method(sema *s, tl_node *n) {
+  tl_ty *t = tl_sema_expr(s, n->lhs, NULL);
   n->ival = B_NONE;
   char b[64];
   if (t->kind == TY_ERROR) { /* a closure's parameters would take their types from t */
     for (tl_node *a = n->args; a; a = a->next)
-      if (a->kind != TL_N_CLOSURE) sema_expr(s, a, NULL);
+      if (a->kind != TL_N_CLOSURE) tl_sema_expr(s, a, NULL);
     return TY_ERR;
   }
-  tl_ty *iter = sema_iter_method(s, n, t); /* iter, map, sort_by, cmp... (sema_iter.c) */
+  tl_ty *iter = tl_sema_iter_method(s, n, t); /* iter, map, sort_by, cmp... (sema_iter.c) */
   if (iter) return iter;
-  tl_ty *opt = sema_option_method(s, n, t); /* unwrap, is_some... (sema_option.c) */
+  tl_ty *opt = tl_sema_option_method(s, n, t); /* unwrap, is_some... (sema_option.c) */
   if (opt) return opt;
-  tl_ty *vec = sema_vec_method(s, n, t); /* push, len, get... (sema_vec.c) */
+  tl_ty *vec = tl_sema_vec_method(s, n, t); /* push, len, get... (sema_vec.c) */
   if (vec) return vec;
   if (t->kind == TY_STRUCT) {
     char name[256];
     snprintf(name, sizeof name, "%s::%s", t->st->name, n->name);
     tl_fninfo *f = NULL;
-    if (sema_generic_method(s, n, t->st, &f)) { /* `fn map<V>(&self, v: V)` (sema_generic.c) */
+    if (tl_sema_generic_method(s, n, t->st, &f)) { /* `fn map<V>(&self, v: V)` (sema_generic.c) */
       if (!f) return TY_ERR;
-    } else f = sema_find_fn(s, name);
+    } else f = tl_sema_find_fn(s, name);
     if (!f || (!f->self && !f->partial)) {
       if (!t->st->partial) {
-        sema_error(s, n, "no method `%s` on `%s`", n->name, t->st->name);
+        tl_sema_error(s, n, "no method `%s` on `%s`", n->name, t->st->name);
         suggest_member(s, name, true);
       }
-      for (tl_node *a = n->args; a; a = a->next) sema_expr(s, a, NULL);
+      for (tl_node *a = n->args; a; a = a->next) tl_sema_expr(s, a, NULL);
       return TY_ERR;
     }
-    if (s->compr_depth) sema_error(s, n, "a comprehension body calls only scalar math, not `%s`", n->name);
+    if (s->compr_depth) tl_sema_error(s, n, "a comprehension body calls only scalar math, not `%s`", n->name);
     n->ref = f;
     if (!f->partial && f->params[0]->kind == VAR_PARAM_REF) check_receiver_writable(s, n);
     check_args(s, n, f, n->args);
     return f->ret;
   }
   if (t->kind == TY_TENSOR) { /* zeros_like, tril, slice, detach(b)... (sema_io.c) */
-    tl_ty *io = sema_io_method(s, n, t);
+    tl_ty *io = tl_sema_io_method(s, n, t);
     if (io) return io;
-    tl_ty *nn = sema_nn_method(s, n, t); /* conv2d, pooling, layer_norm, embedding (sema_nn.c) */
+    tl_ty *nn = tl_sema_nn_method(s, n, t); /* conv2d, pooling, layer_norm, embedding (sema_nn.c) */
     if (nn) return nn;
   }
   const method_entry *m = find_method(n->name);
   if (t->kind == TY_TENSOR && m && (m->id == B_FLOOR || m->id == B_CEIL || m->id == B_ROUND)) {
-    sema_error(s, n, "floor, ceil and round work on scalars; tensors do not have them yet");
+    tl_sema_error(s, n, "floor, ceil and round work on scalars; tensors do not have them yet");
     return TY_ERR;
   }
   if (t->kind == TY_TENSOR && m) {
@@ -717,7 +717,7 @@ tl_ty *sema_method(sema *s, tl_node *n) {
     return check_tensor_method(s, n, t, m);
   }
   if (t->kind == TY_STR) { /* char_at, contains, substring... (sema_sys.c) */
-    tl_ty *sys = sema_sys_method(s, n, t);
+    tl_ty *sys = tl_sema_sys_method(s, n, t);
     if (sys) return sys;
   }
   if (t->kind == TY_STR && !strcmp(n->name, "len") && !n->args) {
@@ -736,16 +736,16 @@ tl_ty *sema_method(sema *s, tl_node *n) {
       return check_math(s, n, id, n->lhs, n->args, t);
     }
   }
-  tl_fninfo *tf = sema_trait_method(s, t, n->name); /* `impl Shape for i64` (sema_trait.c) */
+  tl_fninfo *tf = tl_sema_trait_method(s, t, n->name); /* `impl Shape for i64` (sema_trait.c) */
   if (tf) {
     n->ref = tf;
     if (!tf->partial && tf->params[0]->kind == VAR_PARAM_REF) check_receiver_writable(s, n);
     check_args(s, n, tf, n->args);
     return tf->ret;
   }
-  sema_error(s, n, "no method `%s` on %s", n->name, tl_ty_name(t, b, sizeof b));
+  tl_sema_error(s, n, "no method `%s` on %s", n->name, tl_ty_name(t, b, sizeof b));
   suggest_builtin_method(s, n->name, t);
-  for (tl_node *a = n->args; a; a = a->next) sema_expr(s, a, NULL);
+  for (tl_node *a = n->args; a; a = a->next) tl_sema_expr(s, a, NULL);
   return TY_ERR;
 }
 
@@ -786,9 +786,9 @@ static bool declare_implicit(tl_node *n, void *arg) {
   implicit_ctx *c = arg;
   if (n->kind != TL_N_INDEX) return false;
   for (tl_node *a = n->args; a; a = a->next)
-    if (a->kind == TL_N_IDENT && !sema_lookup(c->s, a->name) && !sema_find_fn(c->s, a->name) &&
+    if (a->kind == TL_N_IDENT && !tl_sema_lookup(c->s, a->name) && !tl_sema_find_fn(c->s, a->name) &&
         !tl_ast_find(c->body, is_let_of, (void *)a->name) && c->nvars < 32) {
-      tl_var *v = sema_declare(c->s, a, a->name, TY_I64_T, VAR_LOCAL, false);
+      tl_var *v = tl_sema_declare(c->s, a, a->name, TY_I64_T, VAR_LOCAL, false);
       if (!v) return false;
       v->is_index = v->summed = true;
       c->vars[c->nvars++] = v;
@@ -796,26 +796,26 @@ static bool declare_implicit(tl_node *n, void *arg) {
   return false;
 }
 
-tl_ty *sema_compr(sema *s, tl_node *n) {
+tl_ty *tl_sema_compr(sema *s, tl_node *n) {
   if (s->compr_depth) {
-    sema_error(s, n, "a comprehension inside a comprehension body is not supported");
+    tl_sema_error(s, n, "a comprehension inside a comprehension body is not supported");
     return TY_ERR;
   }
   sym *mark = s->syms;
   /* generator ranges are evaluated outside: they see the enclosing scope only */
   for (tl_node *c = n->stmts; c; c = c->next)
-    if (c->kind == TL_N_GEN) sema_expr(s, c->lhs, NULL);
+    if (c->kind == TL_N_GEN) tl_sema_expr(s, c->lhs, NULL);
   tl_var *vars[32];
   int nvars = 0;
   for (tl_node *c = n->stmts; c; c = c->next) {
     if (c->kind != TL_N_GEN) continue;
     for (int i = 0; i < nvars; i++)
-      if (!strcmp(vars[i]->name, c->name)) sema_error(s, c, "`%s` is generated twice", c->name);
+      if (!strcmp(vars[i]->name, c->name)) tl_sema_error(s, c, "`%s` is generated twice", c->name);
     if (nvars == 32) {
-      sema_error(s, c, "a comprehension has at most 32 index variables");
+      tl_sema_error(s, c, "a comprehension has at most 32 index variables");
       break;
     }
-    tl_var *v = sema_declare(s, c, c->name, TY_I64_T, VAR_LOCAL, false);
+    tl_var *v = tl_sema_declare(s, c, c->name, TY_I64_T, VAR_LOCAL, false);
     if (!v) break;
     v->is_index = true;
     v->gen = c->lhs;
@@ -828,9 +828,9 @@ tl_ty *sema_compr(sema *s, tl_node *n) {
     for (int i = 0; i < nvars; i++)
       if (!strcmp(vars[i]->name, a->name)) v = vars[i];
     for (tl_node *b = n->args; b != a; b = b->next)
-      if (!strcmp(b->name, a->name)) sema_error(s, a, "output axis `%s` is named twice", a->name);
+      if (!strcmp(b->name, a->name)) tl_sema_error(s, a, "output axis `%s` is named twice", a->name);
     if (!v && nvars < 32) { /* no generator: the range comes from a tensor the body indexes */
-      v = sema_declare(s, a, a->name, TY_I64_T, VAR_LOCAL, false);
+      v = tl_sema_declare(s, a, a->name, TY_I64_T, VAR_LOCAL, false);
       if (!v) break;
       v->is_index = true;
       vars[nvars++] = v;
@@ -850,10 +850,10 @@ tl_ty *sema_compr(sema *s, tl_node *n) {
   s->compr_depth++;
   for (tl_node *c = n->stmts; c; c = c->next) {
     if (c->kind == TL_N_GEN) continue;
-    tl_ty *t = sema_expr(s, c, TY_BOOL_T);
-    if (!sema_ty_fits(TY_BOOL_T, t)) sema_mismatch(s, c, "comprehension filter", TY_BOOL_T, t);
+    tl_ty *t = tl_sema_expr(s, c, TY_BOOL_T);
+    if (!tl_sema_ty_fits(TY_BOOL_T, t)) tl_sema_mismatch(s, c, "comprehension filter", TY_BOOL_T, t);
   }
-  tl_ty *body = n->body ? sema_block(s, n->body, NULL) : TY_I64_T;
+  tl_ty *body = n->body ? tl_sema_block(s, n->body, NULL) : TY_I64_T;
   if (n->body) n->body->ty = body;
   s->compr_depth--;
   for (int i = 0; i < nvars; i++) {
@@ -862,7 +862,7 @@ tl_ty *sema_compr(sema *s, tl_node *n) {
     for (tl_node *c = n->stmts; c && !found; c = c->next) found = tl_ast_find(c, gives_range, vars[i]);
     if (!found) {
       tl_node at = {.line = vars[i]->line, .col = vars[i]->col};
-      sema_error(s, &at, "cannot infer the range of `%s`: give it a generator `%s <- a..b`", vars[i]->name,
+      tl_sema_error(s, &at, "cannot infer the range of `%s`: give it a generator `%s <- a..b`", vars[i]->name,
                  vars[i]->name);
     }
   }
@@ -879,10 +879,10 @@ tl_ty *sema_compr(sema *s, tl_node *n) {
   if (body->kind == TY_ERROR) return TY_ERR;
   if (!tl_ty_is_numeric(body) && body->kind != TY_BOOL) {
     char b[64];
-    sema_error(s, n->body, "a comprehension body gives a number, not %s", tl_ty_name(body, b, sizeof b));
+    tl_sema_error(s, n->body, "a comprehension body gives a number, not %s", tl_ty_name(body, b, sizeof b));
     return TY_ERR;
   }
   int dt = tl_ty_dtype(body);
   if (dt == TL_BOOL && nvars > nout) dt = TL_I64; /* a sum of booleans counts */
-  return sema_tensor(s, dt, nout + (!n->body && nout > 1));
+  return tl_sema_tensor(s, dt, nout + (!n->body && nout > 1));
 }

@@ -21,7 +21,7 @@ struct sema_closure {
 
 /* ---- fn types ---- */
 
-tl_ty *sema_fn_type(sema *s, tl_ty **params, int n, tl_ty *ret) {
+static tl_ty *sema_fn_type(sema *s, tl_ty **params, int n, tl_ty *ret) {
   tl_ty *t = tl_arena_alloc(s->arena, sizeof *t);
   tl_ty **p = tl_arena_alloc(s->arena, sizeof *p * (size_t)(n ? n : 1));
   if (!t || !p) return TY_ERR;
@@ -32,12 +32,12 @@ tl_ty *sema_fn_type(sema *s, tl_ty **params, int n, tl_ty *ret) {
 
 /* may a function of type have go where want is expected? The same parameters and
  * result (want's result NULL: any); tensors' dtype and rank may be unknown on a side */
-bool sema_fn_fits(const tl_ty *want, const tl_ty *have) {
+bool tl_sema_fn_fits(const tl_ty *want, const tl_ty *have) {
   if (want->fn_nparams != have->fn_nparams) return false;
   for (int i = 0; i < want->fn_nparams; i++)
-    if (!sema_ty_fits(have->fn_params[i], want->fn_params[i]) || !sema_ty_fits(want->fn_params[i], have->fn_params[i]))
+    if (!tl_sema_ty_fits(have->fn_params[i], want->fn_params[i]) || !tl_sema_ty_fits(want->fn_params[i], have->fn_params[i]))
       return false;
-  return !want->fn_ret || !have->fn_ret || sema_ty_fits(want->fn_ret, have->fn_ret);
+  return !want->fn_ret || !have->fn_ret || tl_sema_ty_fits(want->fn_ret, have->fn_ret);
 }
 
 /* A Vec, HashMap, Option or tuple type is one shared struct for each list of its type
@@ -47,32 +47,32 @@ bool sema_fn_fits(const tl_ty *want, const tl_ty *have) {
  * `Vec<fn(i64) -> i64>` and another `Vec<fn(f32) -> f32>` (issue 22). */
 static tl_ty *erase_one(sema *s, tl_ty *t) {
   if (!t) return t;
-  if (t->kind == TY_TENSOR && (t->dtype >= 0 || t->rank >= 0 || t->ent_cols)) return sema_tensor(s, -1, -1);
-  if (tl_ty_is_tuple(t) && t->elems) return sema_struct_ty(s, t->st);
-  if (t->kind == TY_FN) return sema_fn_erase(s, t);
+  if (t->kind == TY_TENSOR && (t->dtype >= 0 || t->rank >= 0 || t->ent_cols)) return tl_sema_tensor(s, -1, -1);
+  if (tl_ty_is_tuple(t) && t->elems) return tl_sema_struct_ty(s, t->st);
+  if (t->kind == TY_FN) return tl_sema_fn_erase(s, t);
   return t;
 }
 
-tl_ty *sema_fn_erase(sema *s, tl_ty *t) {
+tl_ty *tl_sema_fn_erase(sema *s, tl_ty *t) {
   tl_ty *params[64];
   if (t->kind != TY_FN || t->fn_nparams > 64) return t;
   for (int i = 0; i < t->fn_nparams; i++) params[i] = erase_one(s, t->fn_params[i]);
   return sema_fn_type(s, params, t->fn_nparams, erase_one(s, t->fn_ret));
 }
 
-bool sema_ty_same_erased(const tl_ty *a, const tl_ty *b) {
+bool tl_sema_ty_same_erased(const tl_ty *a, const tl_ty *b) {
   if (!a || !b) return a == b;
   if (a->kind != b->kind) return false;
   if (a->kind == TY_STRUCT) return a->st == b->st;
   if (a->kind != TY_FN) return true;
   if (a->fn_nparams != b->fn_nparams) return false;
   for (int i = 0; i < a->fn_nparams; i++)
-    if (!sema_ty_same_erased(a->fn_params[i], b->fn_params[i])) return false;
-  return sema_ty_same_erased(a->fn_ret, b->fn_ret);
+    if (!tl_sema_ty_same_erased(a->fn_params[i], b->fn_params[i])) return false;
+  return tl_sema_ty_same_erased(a->fn_ret, b->fn_ret);
 }
 
 /* "fn(i64, f32) -> bool", "fn()" (a unit result is not written), "fn(i64) -> _" */
-void sema_fn_name(const tl_ty *t, char *buf, size_t size) {
+void tl_sema_fn_name(const tl_ty *t, char *buf, size_t size) {
   size_t len = (size_t)snprintf(buf, size, "fn(");
   char b[160];
   for (int i = 0; i < t->fn_nparams && len < size; i++)
@@ -83,7 +83,7 @@ void sema_fn_name(const tl_ty *t, char *buf, size_t size) {
   else snprintf(buf + len, size - len, ") -> %s", tl_ty_name(t->fn_ret, b, sizeof b));
 }
 
-tl_ty *sema_fn_resolve(sema *s, const tl_type *t) {
+tl_ty *tl_sema_fn_resolve(sema *s, const tl_type *t) {
   tl_ty *params[64];
   int n = 0;
   bool bad = false;
@@ -92,10 +92,10 @@ tl_ty *sema_fn_resolve(sema *s, const tl_type *t) {
       tl_diag_error(s->diag, e->line, e->col, "a function type has at most 64 parameters");
       return TY_ERR;
     }
-    params[n] = sema_resolve_type(s, e);
+    params[n] = tl_sema_resolve_type(s, e);
     bad |= params[n++]->kind == TY_ERROR;
   }
-  tl_ty *ret = t->ret ? sema_resolve_type(s, t->ret) : TY_UNIT_T;
+  tl_ty *ret = t->ret ? tl_sema_resolve_type(s, t->ret) : TY_UNIT_T;
   return bad || ret->kind == TY_ERROR ? TY_ERR : sema_fn_type(s, params, n, ret);
 }
 
@@ -138,11 +138,11 @@ static tl_var *capture(sema *s, struct sema_closure *c, tl_var *v, const tl_node
   return in;
 }
 
-tl_var *sema_closure_capture(sema *s, tl_var *v, const tl_node *at) { return capture(s, s->closure, v, at); }
+tl_var *tl_sema_closure_capture(sema *s, tl_var *v, const tl_node *at) { return capture(s, s->closure, v, at); }
 
-bool sema_closure_written(sema *s, const tl_node *at, const tl_var *v) {
+bool tl_sema_closure_written(sema *s, const tl_node *at, const tl_var *v) {
   if (!v || !v->captured) return false;
-  sema_error(s, at, "cannot assign to captured variable `%s`: closures capture by value", v->name);
+  tl_sema_error(s, at, "cannot assign to captured variable `%s`: closures capture by value", v->name);
   tl_diag_hint(s->diag, "the closure holds its own copy of `%s`; return the new value from the closure instead", v->name);
   return true;
 }
@@ -168,23 +168,23 @@ static bool closure_params(sema *s, tl_node *n, tl_fninfo *f, const tl_ty *want,
   int i = 0;
   bool ok = true;
   for (tl_node *a = n->args; a; a = a->next, i++) {
-    tl_ty *t = a->type ? sema_resolve_type(s, a->type) : NULL;
+    tl_ty *t = a->type ? tl_sema_resolve_type(s, a->type) : NULL;
     tl_ty *w = want ? want->fn_params[i] : NULL;
-    if (t && w && (!sema_ty_fits(w, t) || !sema_ty_fits(t, w))) {
-      sema_mismatch(s, a, "mismatched closure parameter type", w, t);
+    if (t && w && (!tl_sema_ty_fits(w, t) || !tl_sema_ty_fits(t, w))) {
+      tl_sema_mismatch(s, a, "mismatched closure parameter type", w, t);
       t = w; /* said once: the closure is then taken as the expected type */
     }
     if (!t) t = w;
     if (!t && !quiet && a->name[0] == '$') { /* a tuple pattern `|(a, b)|` (parse.c) */
-      sema_error(s, a, "cannot infer the type of this closure parameter");
+      tl_sema_error(s, a, "cannot infer the type of this closure parameter");
       tl_diag_hint(s->diag, "write its type: `|(a, b): (i64, i64)|`, or pass the closure where a `fn(..)` type is expected");
     } else if (!t && !quiet) {
-      sema_error(s, a, "cannot infer the type of closure parameter `%s`", a->name);
+      tl_sema_error(s, a, "cannot infer the type of closure parameter `%s`", a->name);
       tl_diag_hint(s->diag, "write its type: `|%s: i64|`, or pass the closure where a `fn(..)` type is expected", a->name);
     }
     if (!t) t = TY_ERR;
     ok &= t->kind != TY_ERROR;
-    a->var = sema_declare(s, a, a->name, t, VAR_PARAM, false);
+    a->var = tl_sema_declare(s, a, a->name, t, VAR_PARAM, false);
     a->ty = t;
     f->params[i] = a->var;
     types[i] = t;
@@ -192,23 +192,23 @@ static bool closure_params(sema *s, tl_node *n, tl_fninfo *f, const tl_ty *want,
   return ok;
 }
 
-tl_ty *sema_closure_expr(sema *s, tl_node *n, tl_ty *expect) {
+tl_ty *tl_sema_closure_expr(sema *s, tl_node *n, tl_ty *expect) {
   if (s->compr_depth) {
-    sema_error(s, n, "a comprehension body computes numbers: a closure cannot be made in it");
+    tl_sema_error(s, n, "a comprehension body computes numbers: a closure cannot be made in it");
     return TY_ERR;
   }
   int np = tl_ast_count(n->args);
   const tl_ty *want = expect && expect->kind == TY_FN ? expect : NULL;
   if (want && want->fn_nparams != np) {
     char b[200];
-    sema_error(s, n, "expected a closure that takes %d argument%s, but it takes %d", want->fn_nparams,
+    tl_sema_error(s, n, "expected a closure that takes %d argument%s, but it takes %d", want->fn_nparams,
                want->fn_nparams == 1 ? "" : "s", np);
     tl_diag_hint(s->diag, "the expected type is %s", tl_ty_name(want, b, sizeof b));
   }
   bool arity_ok = !want || want->fn_nparams == np;
   if (!arity_ok) want = NULL;
   if (np > 64) {
-    sema_error(s, n, "a closure has at most 64 parameters");
+    tl_sema_error(s, n, "a closure has at most 64 parameters");
     return TY_ERR;
   }
   tl_closure_info *info = tl_arena_alloc(s->arena, sizeof *info);
@@ -236,21 +236,21 @@ tl_ty *sema_closure_expr(sema *s, tl_node *n, tl_ty *expect) {
    * follow from it, nor from a closure of the wrong arity (its body is checked still) */
   bool quiet = !arity_ok || (expect && expect->kind == TY_ERROR); /* an expected type already wrong */
   bool known = closure_params(s, n, f, want, quiet, types) && arity_ok;
-  tl_ty *written = n->type ? sema_resolve_type(s, n->type) : NULL;
+  tl_ty *written = n->type ? tl_sema_resolve_type(s, n->type) : NULL;
   tl_ty *target = written ? written : want ? want->fn_ret : NULL;
   if (!target && tl_ast_find(n->body, is_return, NULL)) {
-    sema_error(s, n, "a closure with `return` in it needs its result type written");
+    tl_sema_error(s, n, "a closure with `return` in it needs its result type written");
     tl_diag_hint(s->diag, "write it: `|x: i64| -> i64 { .. }`");
     target = TY_ERR;
   }
   f->ret = target ? target : TY_ERR; /* `return` in the body checks against it */
-  tl_ty *t = sema_block(s, n->body, target);
+  tl_ty *t = tl_sema_block(s, n->body, target);
   n->body->ty = t;
-  if (target && !sema_ty_fits(target, t))
-    sema_mismatch(s, n->body->value ? start_of(n->body->value) : n, "mismatched closure return type", target, t);
+  if (target && !tl_sema_ty_fits(target, t))
+    tl_sema_mismatch(s, n->body->value ? start_of(n->body->value) : n, "mismatched closure return type", target, t);
   if (!target) f->ret = t;
   if (f->ret->kind == TY_RANGE) {
-    sema_error(s, n, "a range is not a value: a closure cannot return one");
+    tl_sema_error(s, n, "a range is not a value: a closure cannot return one");
     f->ret = TY_ERR;
   }
   s->closure = c.parent;
@@ -274,20 +274,20 @@ tl_ty *sema_closure_expr(sema *s, tl_node *n, tl_ty *expect) {
 
 /* ---- named functions as values ---- */
 
-tl_ty *sema_fn_value(sema *s, tl_node *n, tl_fninfo *f) {
+tl_ty *tl_sema_fn_value(sema *s, tl_node *n, tl_fninfo *f) {
   if (f->self_struct || f->partial) return NULL;
   tl_ty *types[64];
   if (f->nparams > 64) return NULL;
   for (int i = 0; i < f->nparams; i++) {
     if (f->params[i]->kind == VAR_PARAM_REF) {
-      sema_error(s, n, "function `%s` takes `&mut` parameter `%s`: it cannot be used as a value", f->name, f->params[i]->name);
+      tl_sema_error(s, n, "function `%s` takes `&mut` parameter `%s`: it cannot be used as a value", f->name, f->params[i]->name);
       tl_diag_hint(s->diag, "a value of fn type takes its arguments by value");
       return TY_ERR;
     }
     types[i] = f->params[i]->ty;
   }
   if (s->compr_depth) {
-    sema_error(s, n, "a comprehension body calls only scalar math, not `%s`", f->name);
+    tl_sema_error(s, n, "a comprehension body calls only scalar math, not `%s`", f->name);
     return TY_ERR;
   }
   n->ref = f;
@@ -297,49 +297,49 @@ tl_ty *sema_fn_value(sema *s, tl_node *n, tl_fninfo *f) {
 
 /* ---- calls of fn values ---- */
 
-tl_ty *sema_closure_call(sema *s, tl_node *n) {
+tl_ty *tl_sema_closure_call(sema *s, tl_node *n) {
   char b[200];
   n->ref = NULL;
   n->ival = B_FNVAL;
-  tl_ty *t = sema_expr(s, n->lhs, NULL);
+  tl_ty *t = tl_sema_expr(s, n->lhs, NULL);
   if (t->kind != TY_FN) {
     if (t->kind != TY_ERROR) {
-      sema_error(s, n->lhs, "expected function, found `%s`", tl_ty_name(t, b, sizeof b));
+      tl_sema_error(s, n->lhs, "expected function, found `%s`", tl_ty_name(t, b, sizeof b));
       tl_diag_hint(s->diag, "only a value of a function type such as `fn(i64) -> i64` can be called");
     }
-    sema_check_rest(s, n->args);
+    tl_sema_check_rest(s, n->args);
     return TY_ERR;
   }
   if (s->compr_depth) {
-    sema_error(s, n, "a comprehension body calls only scalar math, not a function value");
+    tl_sema_error(s, n, "a comprehension body calls only scalar math, not a function value");
     return TY_ERR;
   }
   int got = tl_ast_count(n->args);
   if (got != t->fn_nparams) {
-    sema_error(s, n->lhs, "expected %d argument%s, found %d", t->fn_nparams, t->fn_nparams == 1 ? "" : "s", got);
+    tl_sema_error(s, n->lhs, "expected %d argument%s, found %d", t->fn_nparams, t->fn_nparams == 1 ? "" : "s", got);
     tl_diag_hint(s->diag, "the function called is a %s", tl_ty_name(t, b, sizeof b));
-    sema_check_rest(s, n->args);
+    tl_sema_check_rest(s, n->args);
     return TY_ERR;
   }
   int i = 0;
   for (tl_node *a = n->args; a; a = a->next, i++) {
     if (a->kind == TL_N_UNARY && a->op == TL_TOK_AMP) {
-      sema_error(s, a, "a function value takes its arguments by value, not `&mut`");
-      sema_expr(s, a->lhs, NULL);
+      tl_sema_error(s, a, "a function value takes its arguments by value, not `&mut`");
+      tl_sema_expr(s, a->lhs, NULL);
       continue;
     }
-    tl_ty *at = sema_expr(s, a, t->fn_params[i]);
-    if (!sema_ty_fits(t->fn_params[i], at)) sema_mismatch(s, a, "argument", t->fn_params[i], at);
+    tl_ty *at = tl_sema_expr(s, a, t->fn_params[i]);
+    if (!tl_sema_ty_fits(t->fn_params[i], at)) tl_sema_mismatch(s, a, "argument", t->fn_params[i], at);
   }
   return t->fn_ret;
 }
 
-tl_ty *sema_closure_expect(sema *s, tl_node *arg, tl_ty **params, int nparams, tl_ty *ret) {
+tl_ty *tl_sema_closure_expect(sema *s, tl_node *arg, tl_ty **params, int nparams, tl_ty *ret) {
   tl_ty *want = sema_fn_type(s, params, nparams, ret);
-  tl_ty *t = sema_expr(s, arg, want);
+  tl_ty *t = tl_sema_expr(s, arg, want);
   if (t->kind == TY_ERROR) return TY_ERR;
-  if (t->kind != TY_FN || !sema_ty_fits(want, t)) {
-    sema_mismatch(s, arg, "mismatched types", want, t);
+  if (t->kind != TY_FN || !tl_sema_ty_fits(want, t)) {
+    tl_sema_mismatch(s, arg, "mismatched types", want, t);
     tl_diag_hint(s->diag, "pass a closure such as `|x| ..`, or a function's name%s", ret ? "" : " (`_`: any result type)");
     return TY_ERR;
   }

@@ -31,7 +31,7 @@ static sema_const *find(sema *s, const char *name) {
   return NULL;
 }
 
-void sema_const_declare(sema *s, tl_ast_item *it, bool broken) {
+void tl_sema_const_declare(sema *s, tl_ast_item *it, bool broken) {
   if (find(s, it->name)) {
     tl_diag_error(s->diag, it->line, it->col, "the name `%s` is defined twice", it->name);
     return;
@@ -49,7 +49,7 @@ void sema_const_declare(sema *s, tl_ast_item *it, bool broken) {
 /* ---- evaluation ---- */
 
 static bool fail(sema *s, const tl_node *n, const char *msg) {
-  sema_error(s, n, "%s", msg);
+  tl_sema_error(s, n, "%s", msg);
   return false;
 }
 
@@ -78,7 +78,7 @@ static bool value_of(sema *s, sema_const *c, const tl_node *at);
 static bool eval(sema *s, tl_node *n, tl_ty_kind want, cval *out);
 
 static bool mismatch(sema *s, const tl_node *n, tl_ty_kind want, tl_ty_kind have) {
-  sema_mismatch(s, n, "constant expression", ty_of(want), ty_of(have));
+  tl_sema_mismatch(s, n, "constant expression", ty_of(want), ty_of(have));
   return false;
 }
 
@@ -188,7 +188,7 @@ static bool binary(sema *s, tl_node *n, tl_ty_kind want, cval *out) {
 /* `x as T` between numbers (and bool, char to integers), with the run time's rules:
  * integers wrap, floats saturate into integers (NaN is 0) */
 static bool cast(sema *s, tl_node *n, cval *out) {
-  tl_ty *to = sema_resolve_type(s, n->type);
+  tl_ty *to = tl_sema_resolve_type(s, n->type);
   cval a;
   if (to->kind == TY_ERROR || !eval(s, n->lhs, TY_ERROR, &a)) return false;
   bool from_num = is_int(a.kind) || is_float(a.kind) || a.kind == TY_BOOL || a.kind == TY_CHAR;
@@ -217,7 +217,7 @@ static bool eval(sema *s, tl_node *n, tl_ty_kind want, cval *out) {
   case TL_N_IDENT: {
     sema_const *c = find(s, n->name);
     if (!c) {
-      sema_error(s, n, "cannot find constant `%s`: a constant's value is made of literals and other constants", n->name);
+      tl_sema_error(s, n, "cannot find constant `%s`: a constant's value is made of literals and other constants", n->name);
       tl_suggest g;
       tl_suggest_init(&g, n->name);
       for (sema_const *o = s->consts; o; o = o->next) tl_suggest_add(&g, o->it->name);
@@ -248,14 +248,14 @@ static bool eval(sema *s, tl_node *n, tl_ty_kind want, cval *out) {
 /* c's value, computed on first use; false after an error (said once) */
 static bool value_of(sema *s, sema_const *c, const tl_node *at) {
   if (c->state == 1) {
-    sema_error(s, at, "the value of constant `%s` depends on itself", c->it->name);
+    tl_sema_error(s, at, "the value of constant `%s` depends on itself", c->it->name);
     c->state = 2;
     return false;
   }
   if (c->state == 2) return c->ty->kind != TY_ERROR;
   c->state = 1;
   tl_ast_item *it = c->it;
-  tl_ty *t = sema_resolve_type(s, it->type);
+  tl_ty *t = tl_sema_resolve_type(s, it->type);
   bool scalar = tl_ty_is_numeric(t) || t->kind == TY_BOOL || t->kind == TY_CHAR || t->kind == TY_STR;
   if (t->kind != TY_ERROR && !scalar) {
     char b[64];
@@ -271,7 +271,7 @@ static bool value_of(sema *s, sema_const *c, const tl_node *at) {
   return ok;
 }
 
-void sema_const_check(sema *s, tl_program *prog) {
+void tl_sema_const_check(sema *s, tl_program *prog) {
   tl_diag *d = s->diag;
   for (sema_const *c = s->consts; c; c = c->next) {
     int u = c->it->unit; /* a module's constant: its errors are its file's */
@@ -280,7 +280,7 @@ void sema_const_check(sema *s, tl_program *prog) {
       tl_diag_error(s->diag, c->it->line, c->it->col, "`static mut` is not supported: TL has no mutable globals");
       tl_diag_hint(s->diag, "keep the value in a `let mut` in `main` and pass it to the functions that change it (`&mut x`)");
       c->state = 2;
-    } else if (sema_find_fn(s, c->it->name))
+    } else if (tl_sema_find_fn(s, c->it->name))
       tl_diag_error(s->diag, c->it->line, c->it->col, "the name `%s` is defined twice (a function has it)", c->it->name);
     value_of(s, c, c->it->value);
   }
@@ -289,7 +289,7 @@ void sema_const_check(sema *s, tl_program *prog) {
 
 /* ---- uses ---- */
 
-tl_ty *sema_const_use(sema *s, tl_node *n) {
+tl_ty *tl_sema_const_use(sema *s, tl_node *n) {
   sema_const *c = n->kind == TL_N_IDENT ? find(s, n->name) : NULL;
   if (!c) return NULL;
   if (!value_of(s, c, n)) return TY_ERR;
@@ -309,9 +309,9 @@ tl_ty *sema_const_use(sema *s, tl_node *n) {
   return c->ty;
 }
 
-tl_ty *sema_const_type(const tl_node *n) { return n->ref ? ((const sema_const *)n->ref)->ty : NULL; }
+tl_ty *tl_sema_const_type(const tl_node *n) { return n->ref ? ((const sema_const *)n->ref)->ty : NULL; }
 
-const char *sema_const_name(const tl_node *n) {
+const char *tl_sema_const_name(const tl_node *n) {
   bool lit = n->kind == TL_N_INT || n->kind == TL_N_FLOAT || n->kind == TL_N_BOOL || n->kind == TL_N_CHAR || n->kind == TL_N_STR;
   return lit && n->ref ? ((const sema_const *)n->ref)->it->name : NULL;
 }

@@ -9,7 +9,7 @@
 #include <stdio.h>
 #include <string.h>
 
-tl_ty *sema_struct_ty(sema *s, tl_struct_info *st) {
+tl_ty *tl_sema_struct_ty(sema *s, tl_struct_info *st) {
   tl_ty *t = tl_arena_alloc(s->arena, sizeof *t);
   if (!t) return TY_ERR;
   t->kind = TY_STRUCT;
@@ -18,8 +18,8 @@ tl_ty *sema_struct_ty(sema *s, tl_struct_info *st) {
   return t;
 }
 
-void sema_enum_declare(sema *s, tl_ast_item *it, bool partial) {
-  if (sema_find_struct(s, it->name)) {
+void tl_sema_enum_declare(sema *s, tl_ast_item *it, bool partial) {
+  if (tl_sema_find_struct(s, it->name)) {
     if (!partial) tl_diag_error(s->diag, it->line, it->col, "the name `%s` is defined twice", it->name);
     return;
   }
@@ -38,14 +38,14 @@ void sema_enum_declare(sema *s, tl_ast_item *it, bool partial) {
 }
 
 /* the variants and their fields, once every type name is known */
-void sema_enum_fields(sema *s, tl_ast_item *it) {
-  tl_struct_info *st = sema_find_struct(s, it->name);
+void tl_sema_enum_fields(sema *s, tl_ast_item *it) {
+  tl_struct_info *st = tl_sema_find_struct(s, it->name);
   if (!st || !st->is_enum || st->variants) return;
-  sema_enum_fill(s, st, it);
+  tl_sema_enum_fill(s, st, it);
 }
 
 /* st's variants from the item's (a generic enum's instance: with s->env set) */
-void sema_enum_fill(sema *s, tl_struct_info *st, tl_ast_item *it) {
+void tl_sema_enum_fill(sema *s, tl_struct_info *st, tl_ast_item *it) {
   int nv = 0, nf = 0;
   for (tl_variant *v = it->variants; v; v = v->next, nv++)
     for (tl_field *f = v->fields; f; f = f->next) nf++;
@@ -78,7 +78,7 @@ void sema_enum_fill(sema *s, tl_struct_info *st, tl_ast_item *it) {
       if (!name) return;
       sprintf(name, "v%d_%s", vi->tag, f->name);
       tl_field_info *fi = &st->fields[st->nfields++];
-      *fi = (tl_field_info){.name = name, .ty = sema_resolve_type(s, f->type), .line = f->line, .col = f->col};
+      *fi = (tl_field_info){.name = name, .ty = tl_sema_resolve_type(s, f->type), .line = f->line, .col = f->col};
       if (fi->ty->kind == TY_UNIT) tl_diag_error(s->diag, f->line, f->col, "a variant's field cannot have type ()");
       vi->nfields++;
     }
@@ -90,13 +90,13 @@ void sema_enum_fill(sema *s, tl_struct_info *st, tl_ast_item *it) {
 /* a variant field's name as written: "x", "0" */
 static const char *field_name(const tl_field_info *f) { return f->name + strcspn(f->name, "_") + 1; }
 
-tl_variant_info *sema_find_variant(sema *s, const char *path, tl_struct_info **en) {
+tl_variant_info *tl_sema_find_variant(sema *s, const char *path, tl_struct_info **en) {
   const char *sep = strstr(path, "::");
   *en = NULL;
   if (!sep || strstr(sep + 2, "::")) return NULL;
   char name[256];
   snprintf(name, sizeof name, "%.*s", (int)(sep - path), path);
-  tl_struct_info *st = sema_find_struct(s, name);
+  tl_struct_info *st = tl_sema_find_struct(s, name);
   if (!st || !st->is_enum) return NULL;
   *en = st;
   for (int i = 0; i < st->nvariants; i++)
@@ -111,20 +111,20 @@ static const char *shape(const tl_variant_info *v) { return !v->nfields && !v->n
 static void positional(sema *s, tl_node *n, tl_variant_info *v, tl_struct_info *en) {
   int got = tl_ast_count(n->args);
   if (got != v->nfields) {
-    sema_error(s, n, "`%s::%s` has %d field%s, but %d %s given", en->name, v->name, v->nfields, v->nfields == 1 ? "" : "s",
+    tl_sema_error(s, n, "`%s::%s` has %d field%s, but %d %s given", en->name, v->name, v->nfields, v->nfields == 1 ? "" : "s",
                got, got == 1 ? "was" : "were");
-    sema_check_rest(s, n->args);
+    tl_sema_check_rest(s, n->args);
     return;
   }
   int i = v->first;
   for (tl_node *a = n->args; a; a = a->next, i++) {
     if (a->kind == TL_N_FIELD_INIT) {
-      sema_error(s, a, "a variant's fields are given in order, without names");
-      sema_expr(s, a->lhs, NULL);
+      tl_sema_error(s, a, "a variant's fields are given in order, without names");
+      tl_sema_expr(s, a->lhs, NULL);
       continue;
     }
-    tl_ty *t = sema_expr(s, a, en->fields[i].ty);
-    if (!sema_ty_fits(en->fields[i].ty, t)) sema_mismatch(s, a, "variant field", en->fields[i].ty, t);
+    tl_ty *t = tl_sema_expr(s, a, en->fields[i].ty);
+    if (!tl_sema_ty_fits(en->fields[i].ty, t)) tl_sema_mismatch(s, a, "variant field", en->fields[i].ty, t);
   }
 }
 
@@ -135,41 +135,41 @@ static void named(sema *s, tl_node *n, tl_variant_info *v, tl_struct_info *en) {
     int i = v->first;
     while (i < v->first + v->nfields && strcmp(field_name(&en->fields[i]), f->name)) i++;
     if (i == v->first + v->nfields) {
-      sema_error(s, f, "variant `%s::%s` has no field `%s`", en->name, v->name, f->name);
-      sema_expr(s, f->lhs, NULL);
+      tl_sema_error(s, f, "variant `%s::%s` has no field `%s`", en->name, v->name, f->name);
+      tl_sema_expr(s, f->lhs, NULL);
       continue;
     }
-    if (i - v->first < 64 && seen[i - v->first]) sema_error(s, f, "field `%s` is given twice", f->name);
+    if (i - v->first < 64 && seen[i - v->first]) tl_sema_error(s, f, "field `%s` is given twice", f->name);
     if (i - v->first < 64) seen[i - v->first] = true;
     f->ival = i;
-    tl_ty *t = sema_expr(s, f->lhs, en->fields[i].ty);
-    if (!sema_ty_fits(en->fields[i].ty, t)) sema_mismatch(s, f->lhs, "field value", en->fields[i].ty, t);
+    tl_ty *t = tl_sema_expr(s, f->lhs, en->fields[i].ty);
+    if (!tl_sema_ty_fits(en->fields[i].ty, t)) tl_sema_mismatch(s, f->lhs, "field value", en->fields[i].ty, t);
     f->ty = en->fields[i].ty;
   }
   for (int i = 0; i < v->nfields && i < 64; i++)
-    if (!seen[i]) sema_error(s, n, "missing field `%s` in `%s::%s { .. }`", field_name(&en->fields[v->first + i]), en->name, v->name);
+    if (!seen[i]) tl_sema_error(s, n, "missing field `%s` in `%s::%s { .. }`", field_name(&en->fields[v->first + i]), en->name, v->name);
 }
 
-tl_ty *sema_enum_value(sema *s, tl_node *n) {
+tl_ty *tl_sema_enum_value(sema *s, tl_node *n) {
   bool call = n->kind == TL_N_CALL || (n->kind == TL_N_VARIANT && n->op == TL_TOK_LPAREN);
   bool lit = n->kind == TL_N_STRUCT_LIT || (n->kind == TL_N_VARIANT && n->op == TL_TOK_LBRACE);
   const char *path = n->kind == TL_N_CALL ? n->lhs->name : n->name;
   tl_struct_info *en;
-  tl_variant_info *v = sema_find_variant(s, path, &en);
+  tl_variant_info *v = tl_sema_find_variant(s, path, &en);
   if (!en) return NULL;
   if (!v) {
-    sema_error(s, n, "no variant `%s` in enum `%s`", strstr(path, "::") + 2, en->name);
+    tl_sema_error(s, n, "no variant `%s` in enum `%s`", strstr(path, "::") + 2, en->name);
     tl_suggest g;
     tl_suggest_init(&g, strstr(path, "::") + 2);
-    sema_suggest_variants(en, &g);
+    tl_sema_suggest_variants(en, &g);
     tl_suggest_hint(&g, s->diag, "");
-    if (call || lit) sema_check_rest(s, n->args);
+    if (call || lit) tl_sema_check_rest(s, n->args);
     return TY_ERR;
   }
   bool want_call = !v->named && v->nfields, want_lit = v->named;
   if (call != want_call || lit != want_lit) {
-    sema_error(s, n, "`%s::%s` is written `%s::%s%s`", en->name, v->name, en->name, v->name, shape(v));
-    if (call || lit) sema_check_rest(s, n->args);
+    tl_sema_error(s, n, "`%s::%s` is written `%s::%s%s`", en->name, v->name, en->name, v->name, shape(v));
+    if (call || lit) tl_sema_check_rest(s, n->args);
     return TY_ERR;
   }
   if (n->kind != TL_N_VARIANT) { /* a pass over the function again finds it made already */
@@ -180,5 +180,5 @@ tl_ty *sema_enum_value(sema *s, tl_node *n) {
   n->ref = v;
   if (call) positional(s, n, v, en);
   else if (lit) named(s, n, v, en);
-  return sema_struct_ty(s, en);
+  return tl_sema_struct_ty(s, en);
 }

@@ -17,13 +17,13 @@
 
 #define GEN_MAX_DEPTH 32
 
-sema_gen *sema_gen_of(sema *s) {
+sema_gen *tl_sema_gen_of(sema *s) {
   if (!s->gen) s->gen = tl_arena_alloc(s->arena, sizeof *s->gen);
   return s->gen;
 }
 
-gen_tmpl *sema_gen_find(sema *s, const char *name, char kind) {
-  sema_gen *g = sema_gen_of(s);
+gen_tmpl *tl_sema_gen_find(sema *s, const char *name, char kind) {
+  sema_gen *g = tl_sema_gen_of(s);
   for (gen_tmpl *t = g ? g->tmpls : NULL; t; t = t->next)
     if (!strcmp(t->name, name) && (!kind || t->kind == kind || (kind == 'd' && t->kind != 'f' && t->kind != 't')))
       return t;
@@ -42,31 +42,31 @@ static int count_types(const tl_type *t) {
   return n;
 }
 
-bool sema_ty_same(const tl_ty *a, const tl_ty *b) {
+bool tl_sema_ty_same(const tl_ty *a, const tl_ty *b) {
   if (a == b) return true;
   if (a->kind != b->kind) return false;
   if (a->kind == TY_TENSOR) return a->dtype == b->dtype && a->rank == b->rank;
   if (a->kind == TY_FN) { /* one instance per signature: `Box<fn(i64) -> i64>`, `Box<fn(f32) -> f32>` */
     if (a->fn_nparams != b->fn_nparams || !a->fn_ret != !b->fn_ret) return false;
     for (int i = 0; i < a->fn_nparams; i++)
-      if (!sema_ty_same(a->fn_params[i], b->fn_params[i])) return false;
-    return !a->fn_ret || sema_ty_same(a->fn_ret, b->fn_ret);
+      if (!tl_sema_ty_same(a->fn_params[i], b->fn_params[i])) return false;
+    return !a->fn_ret || tl_sema_ty_same(a->fn_ret, b->fn_ret);
   }
   if (a->kind != TY_STRUCT) return true;
   if (a->st != b->st) return false;
   if (!a->st->is_tuple) return true;
   for (int i = 0; i < a->st->nfields; i++)
-    if (!sema_ty_same(tl_ty_tuple_elem(a, i), tl_ty_tuple_elem(b, i))) return false;
+    if (!tl_sema_ty_same(tl_ty_tuple_elem(a, i), tl_ty_tuple_elem(b, i))) return false;
   return true;
 }
 
 static bool same_args(tl_ty **a, tl_ty **b, int n) {
   for (int i = 0; i < n; i++)
-    if (!sema_ty_same(a[i], b[i])) return false;
+    if (!tl_sema_ty_same(a[i], b[i])) return false;
   return true;
 }
 
-sema_tyenv *sema_gen_env(sema *s, const tl_tparam *tps, tl_ty **args, int n, tl_ty *self, const char *owner) {
+sema_tyenv *tl_sema_gen_env(sema *s, const tl_tparam *tps, tl_ty **args, int n, tl_ty *self, const char *owner) {
   sema_tyenv *e = tl_arena_alloc(s->arena, sizeof *e);
   const char **names = tl_arena_alloc(s->arena, sizeof *names * (size_t)(n + 1));
   tl_ty **tys = tl_arena_alloc(s->arena, sizeof *tys * (size_t)(n + 1));
@@ -92,7 +92,7 @@ static const char *args_name(sema *s, const char *base, tl_ty **args, int n, con
 /* ---- declarations ---- */
 
 static gen_tmpl *add_tmpl(sema *s, char kind, const char *name, tl_ast_item *it, tl_fn *fn, tl_tparam *tps) {
-  sema_gen *g = sema_gen_of(s);
+  sema_gen *g = tl_sema_gen_of(s);
   gen_tmpl *t = tl_arena_alloc(s->arena, sizeof *t);
   if (!g || !t) return NULL;
   *t = (gen_tmpl){.kind = kind, .name = name, .it = it, .fn = fn, .tparams = tps, .n = count_tparams(tps)};
@@ -102,13 +102,13 @@ static gen_tmpl *add_tmpl(sema *s, char kind, const char *name, tl_ast_item *it,
   return t;
 }
 
-bool sema_generic_register(sema *s, tl_ast_item *it, bool broken) {
+bool tl_sema_generic_register(sema *s, tl_ast_item *it, bool broken) {
   bool generic = (it->kind == TL_ITEM_STRUCT || it->kind == TL_ITEM_ENUM) && it->tparams;
   bool fn = it->kind == TL_ITEM_FN && it->fn && it->fn->tparams;
   if (!generic && !fn && it->kind != TL_ITEM_TRAIT) return false;
   if (broken) return true; /* what did not parse of a generic is not declared */
   const char *name = fn ? it->fn->name : it->name;
-  if (sema_gen_find(s, name, fn ? 'f' : 0) || (!fn && sema_find_struct(s, name))) {
+  if (tl_sema_gen_find(s, name, fn ? 'f' : 0) || (!fn && tl_sema_find_struct(s, name))) {
     tl_diag_error(s->diag, it->line, it->col, "the name `%s` is defined twice", name);
     return true;
   }
@@ -117,9 +117,9 @@ bool sema_generic_register(sema *s, tl_ast_item *it, bool broken) {
   return true;
 }
 
-bool sema_generic_fn_named(sema *s, const char *name) { return s->gen && sema_gen_find(s, name, 'f'); }
+bool tl_sema_generic_fn_named(sema *s, const char *name) { return s->gen && tl_sema_gen_find(s, name, 'f'); }
 
-bool sema_gen_impl_params(sema *s, tl_ast_item *it, gen_tmpl *g) {
+bool tl_sema_gen_impl_params(sema *s, tl_ast_item *it, gen_tmpl *g) {
   bool ok = count_types(it->self_type->elems) == g->n && count_tparams(it->tparams) == g->n;
   const tl_tparam *p = it->tparams;
   for (const tl_type *e = it->self_type->elems; ok && e; e = e->next, p = p->next)
@@ -137,13 +137,13 @@ bool sema_gen_impl_params(sema *s, tl_ast_item *it, gen_tmpl *g) {
 
 /* `impl<T> Stack<T> { .. }`: its methods are made for each instance of Stack used */
 static void generic_impl(sema *s, tl_ast_item *it) {
-  gen_tmpl *g = sema_gen_find(s, it->name, 'd');
+  gen_tmpl *g = tl_sema_gen_find(s, it->name, 'd');
   if (!g) {
     tl_diag_error(s->diag, it->line, it->col, it->tparams ? "`impl` of unknown generic type `%s`" : "`impl` of unknown struct `%s`",
                   it->name);
     return;
   }
-  if (!sema_gen_impl_params(s, it, g)) return;
+  if (!tl_sema_gen_impl_params(s, it, g)) return;
   gen_impl *gi = tl_arena_alloc(s->arena, sizeof *gi);
   if (!gi) return;
   gi->it = it;
@@ -151,21 +151,21 @@ static void generic_impl(sema *s, tl_ast_item *it) {
   g->impls = gi;
 }
 
-void sema_generic_plain_impl(sema *s, tl_ast_item *it);
+static void sema_generic_plain_impl(sema *s, tl_ast_item *it);
 
-bool sema_generic_item(sema *s, tl_ast_item *it) {
+bool tl_sema_generic_item(sema *s, tl_ast_item *it) {
   if (it->kind == TL_ITEM_FN && it->fn && it->fn->tparams) {
-    gen_tmpl *g = sema_gen_find(s, it->fn->name, 'f');
-    if (g && g->fn == it->fn) sema_trait_check_generic(s, g);
+    gen_tmpl *g = tl_sema_gen_find(s, it->fn->name, 'f');
+    if (g && g->fn == it->fn) tl_sema_trait_check_generic(s, g);
     return true;
   }
   if (it->kind == TL_ITEM_TRAIT) return true;
   if (it->kind != TL_ITEM_IMPL) return false;
   if (it->trait) {
-    sema_trait_impl(s, it);
+    tl_sema_trait_impl(s, it);
     return true;
   }
-  if (!it->tparams && !sema_gen_find(s, it->name, 'd')) {
+  if (!it->tparams && !tl_sema_gen_find(s, it->name, 'd')) {
     sema_generic_plain_impl(s, it); /* its generic methods, made per call */
     return false;
   }
@@ -183,16 +183,16 @@ static bool struct_bounds(sema *s, gen_tmpl *g, tl_ty **args, int line, int col)
   bool ok = true;
   for (const tl_tparam *p = g->tparams; p; p = p->next, i++)
     for (const tl_type *b = p->bounds; b; b = b->next) {
-      if (sema_trait_satisfies(s, args[i], b->name)) continue;
+      if (tl_sema_trait_satisfies(s, args[i], b->name)) continue;
       char t[256];
       tl_diag_error(s->diag, line, col, "the trait bound `%s: %s` is not satisfied", tl_ty_name(args[i], t, sizeof t), b->name);
-      sema_trait_hint(s, args[i], b->name, p->name, g->name);
+      tl_sema_trait_hint(s, args[i], b->name, p->name, g->name);
       ok = false;
     }
   return ok;
 }
 
-tl_struct_info *sema_gen_struct(sema *s, gen_tmpl *g, tl_ty **args, int line, int col) {
+static tl_struct_info *sema_gen_struct(sema *s, gen_tmpl *g, tl_ty **args, int line, int col) {
   int count = 0;
   tl_struct_info **tail = &s->out->structs;
   for (; *tail; tail = &(*tail)->next) {
@@ -218,13 +218,13 @@ tl_struct_info *sema_gen_struct(sema *s, gen_tmpl *g, tl_ty **args, int line, in
   st->partial = !struct_bounds(s, g, args, line, col); /* its methods are not made: no errors follow */
   sema_tyenv *saved = s->env;
   tl_ty *self = s->self_ty;
-  s->env = sema_gen_env(s, g->tparams, args, g->n, NULL, NULL);
+  s->env = tl_sema_gen_env(s, g->tparams, args, g->n, NULL, NULL);
   s->self_ty = NULL;
-  if (g->kind == 'e') sema_enum_fill(s, st, g->it);
-  else sema_struct_fill(s, st, g->it);
+  if (g->kind == 'e') tl_sema_enum_fill(s, st, g->it);
+  else tl_sema_struct_fill(s, st, g->it);
   s->env = saved;
   s->self_ty = self;
-  sema_trait_instance(s, g, st); /* `impl<T> Shape for Boxed<T>` (sema_trait.c) */
+  tl_sema_trait_instance(s, g, st); /* `impl<T> Shape for Boxed<T>` (sema_trait.c) */
   return st;
 }
 
@@ -235,7 +235,7 @@ static bool is_scalar_name(const char *n) {
   return false;
 }
 
-tl_ty *sema_generic_resolve(sema *s, const tl_type *t) {
+tl_ty *tl_sema_generic_resolve(sema *s, const tl_type *t) {
   if (!t->elems) {
     for (int i = 0; s->env && i < s->env->n; i++)
       if (!strcmp(s->env->names[i], t->name)) return s->env->tys[i];
@@ -245,9 +245,9 @@ tl_ty *sema_generic_resolve(sema *s, const tl_type *t) {
       return TY_ERR;
     }
   }
-  gen_tmpl *g = sema_gen_find(s, t->name, 'd');
+  gen_tmpl *g = tl_sema_gen_find(s, t->name, 'd');
   if (!g) {
-    if (!t->elems || (!is_scalar_name(t->name) && !sema_find_struct(s, t->name))) return NULL; /* unknown: sema.c says */
+    if (!t->elems || (!is_scalar_name(t->name) && !tl_sema_find_struct(s, t->name))) return NULL; /* unknown: sema.c says */
     tl_diag_error(s->diag, t->line, t->col, "type `%s` takes no type arguments", t->name);
     return TY_ERR;
   }
@@ -262,7 +262,7 @@ tl_ty *sema_generic_resolve(sema *s, const tl_type *t) {
   int i = 0;
   bool ok = true;
   for (const tl_type *e = t->elems; e; e = e->next, i++) {
-    args[i] = sema_resolve_type(s, e);
+    args[i] = tl_sema_resolve_type(s, e);
     if (args[i]->kind == TY_ERROR) ok = false;
     else if (args[i]->kind == TY_UNIT || args[i]->kind == TY_RANGE) {
       tl_diag_error(s->diag, e->line, e->col, "a type argument cannot be %s", args[i]->kind == TY_UNIT ? "()" : "a range");
@@ -271,7 +271,7 @@ tl_ty *sema_generic_resolve(sema *s, const tl_type *t) {
   }
   if (!ok) return TY_ERR;
   tl_struct_info *st = sema_gen_struct(s, g, args, t->line, t->col);
-  return st ? sema_struct_ty(s, st) : TY_ERR;
+  return st ? tl_sema_struct_ty(s, st) : TY_ERR;
 }
 
 /* ---- inference ---- */
@@ -284,7 +284,7 @@ static int tparam_index(const tl_tparam *tps, const char *name) {
 
 /* binds the type parameters in the written type pat from the type have; false after a
  * mismatch (reported at `at`; at NULL: have is a hint, a mismatch is no error) */
-bool sema_gen_unify(sema *s, const tl_type *pat, tl_ty *have, const tl_tparam *tps, tl_ty **bind, tl_node **from,
+static bool sema_gen_unify(sema *s, const tl_type *pat, tl_ty *have, const tl_tparam *tps, tl_ty **bind, tl_node **from,
                     tl_node *at) {
   if (!pat || have->kind == TY_ERROR) return true;
   if (pat->is_tuple) {
@@ -296,19 +296,19 @@ bool sema_gen_unify(sema *s, const tl_type *pat, tl_ty *have, const tl_tparam *t
   }
   int i = pat->elems ? -1 : tparam_index(tps, pat->name);
   if (i >= 0) {
-    if (!bind[i] || sema_ty_fits(have, bind[i])) { /* a tensor of unknown dtype takes any */
+    if (!bind[i] || tl_sema_ty_fits(have, bind[i])) { /* a tensor of unknown dtype takes any */
       if (from && !bind[i]) from[i] = at;
       bind[i] = have;
       return true;
     }
-    if (sema_ty_fits(bind[i], have)) return true;
-    if (bind[i]->kind == TY_TENSOR && have->kind == TY_TENSOR && sema_join(s, bind[i], have)) {
-      bind[i] = sema_join(s, bind[i], have); /* `T` is a tensor of either's rank */
+    if (tl_sema_ty_fits(bind[i], have)) return true;
+    if (bind[i]->kind == TY_TENSOR && have->kind == TY_TENSOR && tl_sema_join(s, bind[i], have)) {
+      bind[i] = tl_sema_join(s, bind[i], have); /* `T` is a tensor of either's rank */
       return true;
     }
     if (!at) return false; /* the expected type is a hint only */
     char a[256], b[256];
-    sema_error(s, at, "mismatched types: expected %s, found %s", tl_ty_name(bind[i], a, sizeof a), tl_ty_name(have, b, sizeof b));
+    tl_sema_error(s, at, "mismatched types: expected %s, found %s", tl_ty_name(bind[i], a, sizeof a), tl_ty_name(have, b, sizeof b));
     if (from && from[i])
       tl_diag_hint(s->diag, "the type parameter `%s` is %s here, from the value at %d:%d", pat->name, a, from[i]->line, from[i]->col);
     return false;
@@ -337,12 +337,12 @@ bool sema_gen_unify(sema *s, const tl_type *pat, tl_ty *have, const tl_tparam *t
  * generic enum: checked after the others, against what they bound */
 static bool late(sema *s, const tl_node *n) {
   if (n->kind == TL_N_UNARY && n->op == TL_TOK_MINUS) n = n->lhs;
-  if (((n->kind == TL_N_INT || n->kind == TL_N_FLOAT) && !sema_const_type(n)) || sema_option_needs_context(n)) return true;
+  if (((n->kind == TL_N_INT || n->kind == TL_N_FLOAT) && !tl_sema_const_type(n)) || tl_sema_option_needs_context(n)) return true;
   if (n->kind == TL_N_CLOSURE) return true; /* its parameters' types come from the others */
   if (n->kind != TL_N_PATH || !strstr(n->name, "::")) return false;
   char name[256];
   snprintf(name, sizeof name, "%.*s", (int)(strstr(n->name, "::") - n->name), n->name);
-  return sema_gen_find(s, name, 'e') != NULL;
+  return tl_sema_gen_find(s, name, 'e') != NULL;
 }
 
 /* the written type pat with the parameters bound so far, or NULL when one is not (or
@@ -371,8 +371,8 @@ static tl_ty *bound_type(sema *s, const tl_type *pat, const tl_tparam *tps, tl_t
   int errors = d->errors, nat = d->nat;
   size_t len = d->text.len;
   sema_tyenv *saved = s->env;
-  s->env = sema_gen_env(s, tps, bind, n, s->self_ty, NULL);
-  tl_ty *t = sema_resolve_type(s, one);
+  s->env = tl_sema_gen_env(s, tps, bind, n, s->self_ty, NULL);
+  tl_ty *t = tl_sema_resolve_type(s, one);
   s->env = saved;
   if (d->errors == errors) return t;
   d->errors = errors; /* said where it is declared */
@@ -395,7 +395,7 @@ static bool infer_from_args(sema *s, const tl_param *params, tl_node *args, cons
       tl_node *x = a->kind == TL_N_UNARY && a->op == TL_TOK_AMP ? a->lhs : a;
       if (x->kind == TL_N_FIELD_INIT) x = x->lhs;
       if (late(s, x) != (round == 1)) continue;
-      tl_ty *t = sema_expr_hint(s, x, round ? bound_type(s, p->type, tps, bind) : NULL);
+      tl_ty *t = tl_sema_expr_hint(s, x, round ? bound_type(s, p->type, tps, bind) : NULL);
       if (t->kind == TY_ERROR) ok = false;
       else if (!sema_gen_unify(s, p->type, t, tps, bind, from, x)) ok = false;
     }
@@ -408,7 +408,7 @@ static bool all_bound(sema *s, tl_node *at, const tl_tparam *tps, tl_ty **bind, 
   int i = 0;
   for (const tl_tparam *p = tps; p; p = p->next, i++)
     if (!bind[i]) {
-      sema_error(s, at, "type annotations needed: cannot infer the type parameter `%s` of `%s`", p->name, what);
+      tl_sema_error(s, at, "type annotations needed: cannot infer the type parameter `%s` of `%s`", p->name, what);
       tl_diag_hint(s->diag, "%s", fix);
       return false;
     }
@@ -426,7 +426,7 @@ static bool explicit_args(sema *s, const tl_type *tf, const char *what, int want
   int i = 0;
   bool ok = true;
   for (const tl_type *e = tf->elems; e; e = e->next, i++)
-    if ((bind[i] = sema_resolve_type(s, e))->kind == TY_ERROR) ok = false;
+    if ((bind[i] = tl_sema_resolve_type(s, e))->kind == TY_ERROR) ok = false;
   return ok;
 }
 
@@ -492,11 +492,11 @@ static tl_fn *clone_fn(sema *s, const tl_fn *fn, const sema_tyenv *e) {
   return c;
 }
 
-tl_fn *sema_gen_clone_fn(sema *s, const tl_fn *fn, const sema_tyenv *env) { return clone_fn(s, fn, env); }
+tl_fn *tl_sema_gen_clone_fn(sema *s, const tl_fn *fn, const sema_tyenv *env) { return clone_fn(s, fn, env); }
 
 /* a C name for an instance: its name's letters and digits, made unique by a number */
-const char *sema_gen_cname(sema *s, const char *name) {
-  int k = sema_gen_of(s)->count++;
+const char *tl_sema_gen_cname(sema *s, const char *name) {
+  int k = tl_sema_gen_of(s)->count++;
   size_t n = strlen(name);
   char *c = tl_arena_alloc(s->arena, n + 32);
   if (!c) return "tlg_fn";
@@ -512,7 +512,7 @@ const char *sema_gen_cname(sema *s, const char *name) {
  * is checked after the function being checked (the instance is appended to the fns) */
 static tl_fninfo *fn_instance(sema *s, tl_fn *tmpl, tl_struct_info *owner, const tl_tparam *tps, tl_ty **args, int n,
                               const tl_node *at) {
-  sema_gen *g = sema_gen_of(s);
+  sema_gen *g = tl_sema_gen_of(s);
   if (!g) return NULL;
   for (gen_inst *i = g->insts; i; i = i->next)
     if (i->tmpl == tmpl && i->owner == owner && same_args(i->args, args, n)) return i->f;
@@ -528,16 +528,16 @@ static tl_fninfo *fn_instance(sema *s, tl_fn *tmpl, tl_struct_info *owner, const
   tl_ty **targs = tl_arena_alloc(s->arena, sizeof *targs * (size_t)(n + 1));
   if (!inst || !targs) return NULL;
   memcpy(targs, args, sizeof *targs * (size_t)n);
-  sema_tyenv *env = sema_gen_env(s, tps, targs, n, owner ? sema_struct_ty(s, owner) : NULL, NULL);
+  sema_tyenv *env = tl_sema_gen_env(s, tps, targs, n, owner ? tl_sema_struct_ty(s, owner) : NULL, NULL);
   tl_fn *c = clone_fn(s, tmpl, env);
   if (!env || !c) return NULL;
   c->name = name;
   sema_tyenv *saved = s->env;
   s->env = env;
-  tl_fninfo *f = sema_declare_fn(s, c, owner);
+  tl_fninfo *f = tl_sema_declare_fn(s, c, owner);
   s->env = saved;
   if (!f) return NULL;
-  f->cname = sema_gen_cname(s, f->name);
+  f->cname = tl_sema_gen_cname(s, f->name);
   *inst = (gen_inst){.tmpl = tmpl, .owner = owner, .n = n, .args = targs, .f = f, .next = g->insts};
   g->insts = inst;
   return f;
@@ -550,11 +550,11 @@ static bool check_bounds(sema *s, tl_node *call, const char *what, const tl_tpar
   bool ok = true;
   for (const tl_tparam *p = tps; p; p = p->next, i++)
     for (const tl_type *b = p->bounds; b; b = b->next) {
-      if (sema_trait_satisfies(s, bind[i], b->name)) continue;
+      if (tl_sema_trait_satisfies(s, bind[i], b->name)) continue;
       char t[256];
-      sema_error(s, from && from[i] ? from[i] : call, "the trait bound `%s: %s` is not satisfied", tl_ty_name(bind[i], t, sizeof t),
+      tl_sema_error(s, from && from[i] ? from[i] : call, "the trait bound `%s: %s` is not satisfied", tl_ty_name(bind[i], t, sizeof t),
                  b->name);
-      sema_trait_hint(s, bind[i], b->name, p->name, what);
+      tl_sema_trait_hint(s, bind[i], b->name, p->name, what);
       ok = false;
     }
   return ok;
@@ -590,8 +590,8 @@ static bool owner_call(sema *s, tl_node *n, gen_tmpl *g, const char *method, tl_
       for (tl_fn *x = i->it->methods; x && !m; x = x->next)
         if (!strcmp(x->name, method)) m = x, tps = i->it->tparams;
     if (!m) {
-      sema_error(s, n->lhs, "no function `%s` in `impl<..> %s<..>`", method, g->name);
-      sema_check_rest(s, n->args);
+      tl_sema_error(s, n->lhs, "no function `%s` in `impl<..> %s<..>`", method, g->name);
+      tl_sema_check_rest(s, n->args);
       return true;
     }
     if (!infer_from_args(s, m->params, n->args, tps, bind, from, NULL, NULL)) return true;
@@ -606,10 +606,10 @@ static bool owner_call(sema *s, tl_node *n, gen_tmpl *g, const char *method, tl_
   sprintf(path, "%s::%s", st->name, method);
   n->lhs->name = path;
   n->lhs->type = NULL;
-  *f = sema_find_fn(s, path);
+  *f = tl_sema_find_fn(s, path);
   if (!*f) {
-    sema_error(s, n->lhs, "no function `%s`", path);
-    sema_check_rest(s, n->args);
+    tl_sema_error(s, n->lhs, "no function `%s`", path);
+    tl_sema_check_rest(s, n->args);
   }
   return true;
 }
@@ -620,7 +620,7 @@ static bool find_fn_quiet(sema *s, const char *name) {
   return false;
 }
 
-bool sema_generic_call(sema *s, tl_node *n, const char *name, tl_ty *expect, tl_fninfo **f) {
+bool tl_sema_generic_call(sema *s, tl_node *n, const char *name, tl_ty *expect, tl_fninfo **f) {
   *f = NULL;
   if (n->lhs->kind == TL_N_PATH) {
     rename_self(s, n->lhs);
@@ -629,23 +629,23 @@ bool sema_generic_call(sema *s, tl_node *n, const char *name, tl_ty *expect, tl_
     if (!sep || strstr(sep + 2, "::")) return false;
     char owner[256];
     snprintf(owner, sizeof owner, "%.*s", (int)(sep - name), name);
-    gen_tmpl *g = sema_gen_find(s, owner, 'd');
+    gen_tmpl *g = tl_sema_gen_find(s, owner, 'd');
     return g ? owner_call(s, n, g, sep + 2, expect, f) : false;
   }
-  gen_tmpl *g = sema_gen_find(s, name, 'f');
+  gen_tmpl *g = tl_sema_gen_find(s, name, 'f');
   if (!g) {
     if (n->lhs->type && find_fn_quiet(s, name)) /* else it is not found, said later */
-      sema_error(s, n->lhs, "`%s` is not a generic function: it takes no type arguments", name);
+      tl_sema_error(s, n->lhs, "`%s` is not a generic function: it takes no type arguments", name);
     n->lhs->type = NULL;
     return false;
   }
   if (g->broken) { /* its own errors were said; the call's written types are checked still */
-    for (const tl_type *e = n->lhs->type ? n->lhs->type->elems : NULL; e; e = e->next) sema_resolve_type(s, e);
-    sema_check_rest(s, n->args);
+    for (const tl_type *e = n->lhs->type ? n->lhs->type->elems : NULL; e; e = e->next) tl_sema_resolve_type(s, e);
+    tl_sema_check_rest(s, n->args);
     return true;
   }
   if (s->compr_depth) {
-    sema_error(s, n, "a comprehension body calls only scalar math, not `%s`", name);
+    tl_sema_error(s, n, "a comprehension body calls only scalar math, not `%s`", name);
     return true;
   }
   tl_ty *bind[64] = {0};
@@ -654,13 +654,13 @@ bool sema_generic_call(sema *s, tl_node *n, const char *name, tl_ty *expect, tl_
   int want = 0, got = tl_ast_count(n->args);
   for (const tl_param *p = g->fn->params; p; p = p->next) want++;
   if (got != want) {
-    sema_error(s, n, "`%s` takes %d argument%s, not %d", name, want, want == 1 ? "" : "s", got);
-    sema_check_rest(s, n->args);
+    tl_sema_error(s, n, "`%s` takes %d argument%s, not %d", name, want, want == 1 ? "" : "s", got);
+    tl_sema_check_rest(s, n->args);
     return true;
   }
   if (n->lhs->type) {
     if (!explicit_args(s, n->lhs->type, name, g->n, bind)) {
-      sema_check_rest(s, n->args);
+      tl_sema_check_rest(s, n->args);
       return true;
     }
   } else {
@@ -675,15 +675,15 @@ bool sema_generic_call(sema *s, tl_node *n, const char *name, tl_ty *expect, tl_
 }
 
 /* `Stack<i64>::push`: a method of a generic impl, made for that instance on first use */
-tl_fninfo *sema_generic_find_fn(sema *s, const char *name) {
+tl_fninfo *tl_sema_generic_find_fn(sema *s, const char *name) {
   const char *sep = NULL;
   for (const char *p = strstr(name, "::"); p; p = strstr(p + 2, "::")) sep = p;
   if (!sep || !s->gen) return NULL;
   char owner[1024];
   snprintf(owner, sizeof owner, "%.*s", (int)(sep - name), name);
-  tl_struct_info *st = sema_find_struct(s, owner);
+  tl_struct_info *st = tl_sema_find_struct(s, owner);
   if (!st || !st->generic_of || st->partial) return NULL;
-  gen_tmpl *g = sema_gen_find(s, st->generic_of, 'd');
+  gen_tmpl *g = tl_sema_gen_find(s, st->generic_of, 'd');
   for (gen_impl *i = g ? g->impls : NULL; i; i = i->next)
     for (tl_fn *m = i->it->methods; m; m = m->next)
       if (!strcmp(m->name, sep + 2) && !m->broken && !m->tparams)
@@ -717,7 +717,7 @@ static bool infer_fields(sema *s, tl_node *args, const tl_field *fields, bool na
       if (!fd) continue; /* an unknown or extra field: the instance's check reports it */
       tl_node *x = a->kind == TL_N_FIELD_INIT ? a->lhs : a;
       if (late(s, x) != (round == 1)) continue;
-      tl_ty *t = sema_expr_hint(s, x, round ? bound_type(s, fd->type, tps, bind) : NULL);
+      tl_ty *t = tl_sema_expr_hint(s, x, round ? bound_type(s, fd->type, tps, bind) : NULL);
       if (t->kind == TY_ERROR) ok = false;
       else if (!sema_gen_unify(s, fd->type, t, tps, bind, from, x)) ok = false;
     }
@@ -735,7 +735,7 @@ static bool rename_to(sema *s, tl_node *holder, tl_struct_info *st, const char *
   return true;
 }
 
-bool sema_generic_rename(sema *s, tl_node *n, tl_ty *expect) {
+bool tl_sema_generic_rename(sema *s, tl_node *n, tl_ty *expect) {
   bool call = n->kind == TL_N_CALL;
   if (call && n->lhs->kind != TL_N_PATH) return true;
   if (n->kind != TL_N_PATH && n->kind != TL_N_STRUCT_LIT && !call) return true;
@@ -750,22 +750,22 @@ bool sema_generic_rename(sema *s, tl_node *n, tl_ty *expect) {
   const char *sep = strstr(holder->name, "::");
   char name[256];
   snprintf(name, sizeof name, "%.*s", sep ? (int)(sep - holder->name) : (int)strlen(holder->name), holder->name);
-  gen_tmpl *g = sema_gen_find(s, name, sep ? 'e' : 's');
+  gen_tmpl *g = tl_sema_gen_find(s, name, sep ? 'e' : 's');
   if (!g || (call && !sep)) return true;
   const tl_variant *v = sep ? find_variant(g->it, sep + 2) : NULL;
   if (sep && !v) {
     if (call && !sep[2]) return true;
-    if (call) { /* maybe `Tree::new(..)`: an associated fn (sema_generic_call) */
+    if (call) { /* maybe `Tree::new(..)`: an associated fn (tl_sema_generic_call) */
       for (gen_impl *i = g->impls; i; i = i->next)
         for (tl_fn *m = i->it->methods; m; m = m->next)
           if (!strcmp(m->name, sep + 2)) return true;
     }
-    sema_error(s, n, "no variant `%s` in enum `%s`", sep + 2, g->name);
+    tl_sema_error(s, n, "no variant `%s` in enum `%s`", sep + 2, g->name);
     tl_suggest near;
     tl_suggest_init(&near, sep + 2);
     for (const tl_variant *w = g->it->variants; w; w = w->next) tl_suggest_add(&near, w->name);
     tl_suggest_hint(&near, s->diag, "");
-    if (call || n->kind == TL_N_STRUCT_LIT) sema_check_rest(s, n->args);
+    if (call || n->kind == TL_N_STRUCT_LIT) tl_sema_check_rest(s, n->args);
     return false;
   }
   tl_ty *bind[64] = {0};
@@ -780,14 +780,14 @@ bool sema_generic_rename(sema *s, tl_node *n, tl_ty *expect) {
     char fix[300];
     snprintf(fix, sizeof fix, "write the type: `let x: %s<i64%s> = ..;`", g->name, g->n > 1 ? ", .." : "");
     if (!all_bound(s, n, g->tparams, bind, sep ? holder->name : g->name, fix)) {
-      if (call || named) sema_check_rest(s, n->args);
+      if (call || named) tl_sema_check_rest(s, n->args);
       return false;
     }
   }
   return rename_to(s, holder, sema_gen_struct(s, g, bind, n->line, n->col), sep ? sep : "");
 }
 
-void sema_generic_pattern(sema *s, tl_node *p, tl_ty *t) {
+void tl_sema_generic_pattern(sema *s, tl_node *p, tl_ty *t) {
   tl_node *holder = p->kind == TL_N_CALL ? p->lhs : p;
   if (!holder->name) return;
   rename_self(s, holder);
@@ -809,7 +809,7 @@ static bool said_before(const tl_diag *d, int i, int first) {
   return false;
 }
 
-void sema_generic_dedupe(sema *s, int first, const char *instance) {
+void tl_sema_generic_dedupe(sema *s, int first, const char *instance) {
   tl_diag *d = s->diag;
   if (first >= d->nat || !d->text.data) return;
   size_t base = d->at[first].start, len = d->text.len - base;
@@ -850,7 +850,7 @@ void sema_generic_dedupe(sema *s, int first, const char *instance) {
 static tl_fn *generic_method(sema *s, tl_struct_info *st, const char *name, const tl_tparam **impl_tps) {
   *impl_tps = NULL;
   if (st->generic_of) {
-    gen_tmpl *g = sema_gen_find(s, st->generic_of, 'd');
+    gen_tmpl *g = tl_sema_gen_find(s, st->generic_of, 'd');
     for (gen_impl *i = g ? g->impls : NULL; i; i = i->next)
       for (tl_fn *m = i->it->methods; m; m = m->next)
         if (m->tparams && !strcmp(m->name, name)) return *impl_tps = i->it->tparams, m;
@@ -863,10 +863,10 @@ static tl_fn *generic_method(sema *s, tl_struct_info *st, const char *name, cons
   return NULL;
 }
 
-void sema_generic_plain_impl(sema *s, tl_ast_item *it) {
+static void sema_generic_plain_impl(sema *s, tl_ast_item *it) {
   bool any = false;
   for (tl_fn *m = it->methods; m; m = m->next) any |= m->tparams != NULL;
-  sema_gen *g = sema_gen_of(s);
+  sema_gen *g = tl_sema_gen_of(s);
   gen_impl *gi = any && g ? tl_arena_alloc(s->arena, sizeof *gi) : NULL;
   if (!gi) return;
   gi->it = it;
@@ -874,13 +874,13 @@ void sema_generic_plain_impl(sema *s, tl_ast_item *it) {
   g->plain = gi;
 }
 
-bool sema_generic_method(sema *s, tl_node *n, tl_struct_info *st, tl_fninfo **f) {
+bool tl_sema_generic_method(sema *s, tl_node *n, tl_struct_info *st, tl_fninfo **f) {
   *f = NULL;
   const tl_tparam *itps;
   tl_fn *m = s->gen ? generic_method(s, st, n->name, &itps) : NULL;
   if (!m) return false;
   if (m->broken) {
-    sema_check_rest(s, n->args);
+    tl_sema_check_rest(s, n->args);
     return true;
   }
   int nm = count_tparams(m->tparams), ni = st->ngargs, want = 0;
@@ -890,13 +890,13 @@ bool sema_generic_method(sema *s, tl_node *n, tl_struct_info *st, tl_fninfo **f)
   const tl_param *ps = m->params && m->params->is_self ? m->params->next : m->params;
   for (const tl_param *p = ps; p; p = p->next) want++;
   if (tl_ast_count(n->args) != want) {
-    sema_error(s, n, "`%s` takes %d argument%s, not %d", n->name, want, want == 1 ? "" : "s", tl_ast_count(n->args));
-    sema_check_rest(s, n->args);
+    tl_sema_error(s, n, "`%s` takes %d argument%s, not %d", n->name, want, want == 1 ? "" : "s", tl_ast_count(n->args));
+    tl_sema_check_rest(s, n->args);
     return true;
   }
   /* the impl's parameters are bound by the receiver: the method's are inferred here */
   sema_tyenv *saved = s->env;
-  if (ni) s->env = sema_gen_env(s, itps, st->gargs, ni, NULL, NULL);
+  if (ni) s->env = tl_sema_gen_env(s, itps, st->gargs, ni, NULL, NULL);
   bool ok = infer_from_args(s, ps, n->args, m->tparams, bind, from, NULL, NULL);
   s->env = saved;
   if (!ok) return true;

@@ -48,23 +48,22 @@ typedef struct sema_gen {
   int count;
 } sema_gen;
 
-sema_gen *sema_gen_of(sema *s);
+sema_gen *tl_sema_gen_of(sema *s);
 /* kind 0: any; 'd': a struct or an enum */
-gen_tmpl *sema_gen_find(sema *s, const char *name, char kind);
-bool sema_ty_same(const tl_ty *a, const tl_ty *b);
-sema_tyenv *sema_gen_env(sema *s, const tl_tparam *tps, tl_ty **args, int n, tl_ty *self, const char *owner);
-tl_struct_info *sema_gen_struct(sema *s, gen_tmpl *g, tl_ty **args, int line, int col);
+gen_tmpl *tl_sema_gen_find(sema *s, const char *name, char kind);
+bool tl_sema_ty_same(const tl_ty *a, const tl_ty *b);
+sema_tyenv *tl_sema_gen_env(sema *s, const tl_tparam *tps, tl_ty **args, int n, tl_ty *self, const char *owner);
 /* a fresh copy of fn's body (env: `T::f` paths name T's type) */
-tl_fn *sema_gen_clone_fn(sema *s, const tl_fn *fn, const sema_tyenv *env);
+tl_fn *tl_sema_gen_clone_fn(sema *s, const tl_fn *fn, const sema_tyenv *env);
 /* `impl<A, B> Pair<A, B>`: the impl names g's parameters as declared (else reported) */
-bool sema_gen_impl_params(sema *s, tl_ast_item *it, gen_tmpl *g);
+bool tl_sema_gen_impl_params(sema *s, tl_ast_item *it, gen_tmpl *g);
 /* sema_trait.c: the generic trait impls of g, for its new instance st */
-void sema_trait_instance(sema *s, gen_tmpl *g, tl_struct_info *st);
+void tl_sema_trait_instance(sema *s, gen_tmpl *g, tl_struct_info *st);
 /* a C name for a fn whose name is no C identifier (`Pair<i64, f64>::area`) */
-const char *sema_gen_cname(sema *s, const char *name);
+const char *tl_sema_gen_cname(sema *s, const char *name);
 /* sema_trait.c: a generic fn's bounds at its definition (known traits; methods called on
  * a value of a type parameter are its bounds'); a hint naming the impls of a trait */
-void sema_trait_check_generic(sema *s, gen_tmpl *g);
-void sema_trait_hint(sema *s, const tl_ty *t, const char *trait, const char *tparam, const char *fn);
+void tl_sema_trait_check_generic(sema *s, gen_tmpl *g);
+void tl_sema_trait_hint(sema *s, const tl_ty *t, const char *trait, const char *tparam, const char *fn);
 
 #endif

@@ -15,7 +15,7 @@
  * parameter, a result, a field) or into a tensor's element, warns at run time when the
  * tensor requires grad. The walks repeat until nothing changes (a variable may be read
  * above the assignment that makes it ELEM, in a loop); flags only ever turn on.
- * sema_grad_promote, at check time, types such a number where a Tensor is required as
+ * tl_sema_grad_promote, at check time, types such a number where a Tensor is required as
  * a 0-d tensor (`let e: Tensor = w[0];`). */
 #include <stdlib.h>
 #include <string.h>
@@ -38,7 +38,7 @@ static bool diff_math(int64_t id) {
 }
 
 /* n is scalar math on floats (x.exp(), max(a, b), a.pow(b)): its operands in x and y */
-bool sema_grad_math(const tl_node *n, tl_node **x, tl_node **y) {
+bool tl_sema_grad_math(const tl_node *n, tl_node **x, tl_node **y) {
   if (n->ref || !float_scalar(n->ty) || !diff_math(n->ival)) return false;
   if (n->kind == TL_N_METHOD && float_scalar(n->lhs->ty)) {
     *x = n->lhs, *y = n->args;
@@ -70,7 +70,7 @@ static bool node_elem(const tl_node *n) {
   case TL_N_UNARY: return float_scalar(n->ty) && n->op == TL_TOK_MINUS && elem(n->lhs);
   case TL_N_CAST: return float_scalar(n->ty) && float_scalar(n->lhs->ty) && elem(n->lhs);
   case TL_N_IDENT: case TL_N_SELF: return n->var && n->var->elem;
-  case TL_N_METHOD: case TL_N_CALL: return sema_grad_math(n, &x, &y) && (elem(x) || elem(y));
+  case TL_N_METHOD: case TL_N_CALL: return tl_sema_grad_math(n, &x, &y) && (elem(x) || elem(y));
   default: return false;
   }
 }
@@ -133,7 +133,7 @@ static void mark(sema *s, tl_node *root, bool *changed) {
     if (n->kind == TL_N_BINARY && arith(n->op)) x = n->lhs, y = n->rhs;
     else if ((n->kind == TL_N_UNARY && n->op == TL_TOK_MINUS) || n->kind == TL_N_CAST) x = n->lhs;
     else if (n->kind == TL_N_METHOD || n->kind == TL_N_CALL) {
-      tl_fninfo *f = sema_grad_math(n, &x, &y) ? NULL : user_fn(s, n);
+      tl_fninfo *f = tl_sema_grad_math(n, &x, &y) ? NULL : user_fn(s, n);
       if (f) set_flag(&f->ret_meets, changed); /* a user function's result */
     } else if ((n->kind == TL_N_IDENT || n->kind == TL_N_SELF) && n->var) set_flag(&n->var->meets, changed);
     else if (n->kind == TL_N_FIELD && n->lhs->ty && n->lhs->ty->kind == TY_STRUCT && !tl_ty_is_tuple(n->lhs->ty) &&
@@ -148,7 +148,7 @@ static void mark(sema *s, tl_node *root, bool *changed) {
 static bool is_tensor(const tl_node *n) { return n && n->ty && n->ty->kind == TY_TENSOR; }
 
 /* the field a FIELD node names in a struct (not a tuple), or NULL */
-tl_field_info *sema_grad_field(const tl_node *n) {
+static tl_field_info *sema_grad_field(const tl_node *n) {
   const tl_ty *t = n->kind == TL_N_FIELD ? n->lhs->ty : NULL;
   if (!t || t->kind != TY_STRUCT || tl_ty_is_tuple(t) || n->ival < 0 || n->ival >= t->st->nfields) return NULL;
   return &t->st->fields[n->ival];
@@ -210,7 +210,7 @@ static void mark_check(sema *s, tl_node *root) {
     if (n->kind == TL_N_INDEX || n->kind == TL_N_IDENT || n->kind == TL_N_SELF) n->grad |= TL_GRAD_CHECK;
     else if (n->kind == TL_N_BINARY) x = n->lhs, y = n->rhs;
     else if (n->kind == TL_N_UNARY || n->kind == TL_N_CAST) x = n->lhs;
-    else sema_grad_math(n, &x, &y);
+    else tl_sema_grad_math(n, &x, &y);
     if (x) st[k++] = x;
     if (y) st[k++] = y;
   }
@@ -281,7 +281,7 @@ static void make_shadow(sema *s, tl_var *v) {
   strcat(name, "__g");
   *sh = *v;
   sh->name = name;
-  sh->ty = sema_tensor(s, tl_ty_dtype(v->ty), 0);
+  sh->ty = tl_sema_tensor(s, tl_ty_dtype(v->ty), 0);
   sh->kind = VAR_LOCAL;
   sh->elem = sh->meets = false;
   sh->let = NULL;
@@ -303,7 +303,7 @@ static bool reads_elem(const tl_node *n, int depth) {
   if (n->kind == TL_N_BINARY && arith(n->op)) return reads_elem(n->lhs, depth + 1) || reads_elem(n->rhs, depth + 1);
   if ((n->kind == TL_N_UNARY && n->op == TL_TOK_MINUS) || (n->kind == TL_N_CAST && float_scalar(n->lhs->ty)))
     return reads_elem(n->lhs, depth + 1);
-  if ((n->kind == TL_N_METHOD || n->kind == TL_N_CALL) && sema_grad_math(n, &x, &y))
+  if ((n->kind == TL_N_METHOD || n->kind == TL_N_CALL) && tl_sema_grad_math(n, &x, &y))
     return reads_elem(x, depth + 1) || reads_elem(y, depth + 1);
   return false;
 }
@@ -317,13 +317,13 @@ static void retype(sema *s, tl_node *n, int depth) {
   if (n->kind == TL_N_INDEX) dt = n->lhs->ty->dtype; /* the view's own */
   else if (n->kind == TL_N_BINARY) x = n->lhs, y = n->rhs;
   else if (n->kind == TL_N_UNARY || n->kind == TL_N_CAST) x = n->lhs;
-  else sema_grad_math(n, &x, &y);
+  else tl_sema_grad_math(n, &x, &y);
   if (x) retype(s, x, depth + 1);
   if (y) retype(s, y, depth + 1);
-  n->ty = sema_tensor(s, dt, 0);
+  n->ty = tl_sema_tensor(s, dt, 0);
 }
 
-bool sema_grad_promote(sema *s, tl_node *n) {
+bool tl_sema_grad_promote(sema *s, tl_node *n) {
   if (!reads_elem(n, 0)) return false;
   retype(s, n, 0);
   return true;
@@ -331,7 +331,7 @@ bool sema_grad_promote(sema *s, tl_node *n) {
 
 /* ELEM within each function, then what meets a tensor across the program (a parameter
  * meets one in its callee, a result in a caller), then the shadows */
-void sema_grad_program(sema *s) {
+void tl_sema_grad_program(sema *s) {
   bool changed = true;
   for (tl_fninfo *f = s->out->fns; f; f = f->next) {
     if (!checked(f)) continue;

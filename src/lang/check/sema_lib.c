@@ -4,7 +4,7 @@
  * an error with a hint where not. */
 #include "lang/check/sema_impl.h"
 
-bool sema_type_arity(sema *s, const tl_type *t, int want, const char *hint) {
+bool tl_sema_type_arity(sema *s, const tl_type *t, int want, const char *hint) {
   int got = 0;
   for (const tl_type *e = t->elems; e; e = e->next) got++;
   if (got == want) return true;
@@ -14,24 +14,24 @@ bool sema_type_arity(sema *s, const tl_type *t, int want, const char *hint) {
   return false;
 }
 
-bool sema_arity(sema *s, tl_node *n, const char *what, int want) {
+bool tl_sema_arity(sema *s, tl_node *n, const char *what, int want) {
   int got = tl_ast_count(n->args);
   if (got == want) return true;
-  sema_error(s, n, "`%s` takes %d argument%s, but %d %s given", what, want, want == 1 ? "" : "s", got, got == 1 ? "was" : "were");
-  sema_check_rest(s, n->args);
+  tl_sema_error(s, n, "`%s` takes %d argument%s, but %d %s given", what, want, want == 1 ? "" : "s", got, got == 1 ? "was" : "were");
+  tl_sema_check_rest(s, n->args);
   return false;
 }
 
-void sema_receiver_mut(sema *s, tl_node *n) {
+void tl_sema_receiver_mut(sema *s, tl_node *n) {
   tl_node *r = n->lhs;
   while (r->kind == TL_N_FIELD || r->kind == TL_N_INDEX) r = r->lhs;
   if ((r->kind != TL_N_IDENT && r->kind != TL_N_SELF) || !r->var) {
-    if (r->kind != TL_N_IDENT && r->kind != TL_N_SELF) sema_error(s, n, "`%s` changes its receiver: call it on a variable", n->name);
+    if (r->kind != TL_N_IDENT && r->kind != TL_N_SELF) tl_sema_error(s, n, "`%s` changes its receiver: call it on a variable", n->name);
     return;
   }
-  if (sema_closure_written(s, n, r->var)) return; /* sema_closure.c */
+  if (tl_sema_closure_written(s, n, r->var)) return; /* sema_closure.c */
   if (!r->var->is_mut && r->var->kind != VAR_PARAM_REF) {
-    sema_error(s, n, "cannot borrow `%s` as mutable: `%s` changes it", r->var->name, n->name);
+    tl_sema_error(s, n, "cannot borrow `%s` as mutable: `%s` changes it", r->var->name, n->name);
     tl_diag_hint(s->diag, "declare it mutable: `let mut %s`", r->var->name);
   }
 }

@@ -36,12 +36,12 @@ typedef struct sema_logic {
 /* a fact statement names a relation (one named like a function is an error, later) */
 static bool is_fact_stmt(tl_node *n, void *arg) {
   sema *s = arg;
-  if (n->kind == TL_N_LOGIC && n->ival == TL_LOGIC_FACT && !sema_find_fn(s, n->name))
-    lf_add_fact_stmt(s->logic->L, n, s->logic->scan_unit);
+  if (n->kind == TL_N_LOGIC && n->ival == TL_LOGIC_FACT && !tl_sema_find_fn(s, n->name))
+    tl_lf_add_fact_stmt(s->logic->L, n, s->logic->scan_unit);
   return false;
 }
 
-void sema_logic_begin(sema *s, tl_program *prog) {
+void tl_sema_logic_begin(sema *s, tl_program *prog) {
   sema_logic *sl = tl_arena_alloc(s->arena, sizeof *sl);
   if (!sl) {
     tl_diag_oom(s->diag, 1, 1, "out of memory checking the program");
@@ -53,13 +53,13 @@ void sema_logic_begin(sema *s, tl_program *prog) {
     sl->diags[u] = prog->units[u].diag ? prog->units[u].diag : s->diag;
     sl->mod_at[u] = prog->units[u].mod;
   }
-  sl->L = lf_new(s->arena, sl->diags, sl->mod_at, nunits, NULL);
+  sl->L = tl_lf_new(s->arena, sl->diags, sl->mod_at, nunits, NULL);
   if (!sl->L) {
     tl_diag_oom(s->diag, 1, 1, "out of memory checking the program");
     return;
   }
   s->logic = sl;
-  lf_add_items(sl->L, prog->items);
+  tl_lf_add_items(sl->L, prog->items);
   for (tl_ast_item *it = prog->items; it; it = it->next) {
     if (it->kind == TL_ITEM_FACT || it->kind == TL_ITEM_RULE || it->kind == TL_ITEM_RELATION) sl->used = true;
     sl->scan_unit = it->unit;
@@ -68,15 +68,15 @@ void sema_logic_begin(sema *s, tl_program *prog) {
       for (tl_fn *m = it->methods; m; m = m->next)
         if (m->body) tl_ast_find(m->body, is_fact_stmt, s);
   }
-  lf_define(sl->L);
+  tl_lf_define(sl->L);
 }
 
-bool sema_logic_claims(sema *s, tl_node *n) {
+bool tl_sema_logic_claims(sema *s, tl_node *n) {
   if (!s->logic || n->lhs->kind != TL_N_IDENT) return false;
   const char *name = n->lhs->name;
-  if (sema_lookup(s, name) || sema_find_fn(s, name)) return false;
+  if (tl_sema_lookup(s, name) || tl_sema_find_fn(s, name)) return false;
   bool entity_name = !strcmp(name, "entity_name");
-  if (!entity_name && lf_find_rel(s->logic->L, name) < 0) return false;
+  if (!entity_name && tl_lf_find_rel(s->logic->L, name) < 0) return false;
   n->kind = TL_N_LOGIC;
   n->ival = entity_name ? TL_LOGIC_ENTITY_NAME : TL_LOGIC_CALL;
   n->name = name;
@@ -93,12 +93,12 @@ static bool has_lvar(tl_node *n, void *unused) {
 /* an argument computed by the function: an i64 */
 static void value_arg(sema *s, tl_node *a, const char *what) {
   if (tl_ast_find(a, has_lvar, NULL)) {
-    sema_error(s, a, "a query variable `$x` stands alone as an argument, not inside an expression");
+    tl_sema_error(s, a, "a query variable `$x` stands alone as an argument, not inside an expression");
     return;
   }
-  tl_ty *t = sema_expr(s, a, TY_I64_T);
+  tl_ty *t = tl_sema_expr(s, a, TY_I64_T);
   if (t->kind != TY_I64 && t->kind != TY_ERROR) {
-    sema_mismatch(s, a, what, TY_I64_T, t);
+    tl_sema_mismatch(s, a, what, TY_I64_T, t);
     tl_diag_hint(s->diag, "a logic argument from the program is an i64: an integer, or an entity's id");
   }
 }
@@ -107,11 +107,11 @@ static tl_ty *check_entity_name(sema *s, tl_node *n) {
   s->logic->used = true;
   int k = tl_ast_count(n->args);
   if (k != 1) {
-    sema_error(s, n, "`entity_name` takes 1 argument (an entity's id), not %d", k);
-    for (tl_node *a = n->args; a; a = a->next) sema_expr(s, a, NULL);
+    tl_sema_error(s, n, "`entity_name` takes 1 argument (an entity's id), not %d", k);
+    for (tl_node *a = n->args; a; a = a->next) tl_sema_expr(s, a, NULL);
     return TY_ERR;
   }
-  sema_expect_i64(s, n->args, "entity id");
+  tl_sema_expect_i64(s, n->args, "entity id");
   return TY_STR_T;
 }
 
@@ -140,7 +140,7 @@ static bool quoted_name(sema *s, tl_node *a) {
     ok = c == '_' || (c >= '0' && c <= '9') || ((c | 32) >= 'a' && (c | 32) <= 'z');
   }
   if (!ok) {
-    sema_error(s, a, "a string in a fact, rule or query names an entity: letters, digits and `_`");
+    tl_sema_error(s, a, "a string in a fact, rule or query names an entity: letters, digits and `_`");
     tl_diag_hint(s->diag, "an entity is a name such as `alice` or `node_7`");
     return false;
   }
@@ -160,33 +160,33 @@ static tl_ty *check_use(sema *s, tl_node *n) {
   const char *what = fact ? "fact argument" : "query argument";
   int nargs = 0;
   for (tl_node *a = n->args; a; a = a->next) nargs++;
-  int rel = lf_find_rel(sl->L, n->name);
+  int rel = tl_lf_find_rel(sl->L, n->name);
   bool bad = false;
   if (s->compr_depth) {
-    sema_error(s, n, "a comprehension body cannot query relations: query before it and index the result");
+    tl_sema_error(s, n, "a comprehension body cannot query relations: query before it and index the result");
     bad = true;
-  } else if (fact && sema_find_fn(s, n->name)) {
-    sema_error(s, n, "`%s` is a function: `%s(..).` is a fact statement", n->name, n->name);
+  } else if (fact && tl_sema_find_fn(s, n->name)) {
+    tl_sema_error(s, n, "`%s` is a function: `%s(..).` is a fact statement", n->name, n->name);
     tl_diag_hint(s->diag, "end the call with `;`");
     bad = true;
-  } else if (lf_is_builtin(n->name)) {
-    sema_error(s, n, "`%s` is a built-in relation of rule bodies; it cannot be %s", n->name,
+  } else if (tl_lf_is_builtin(n->name)) {
+    tl_sema_error(s, n, "`%s` is a built-in relation of rule bodies; it cannot be %s", n->name,
                fact ? "given facts" : "queried");
     bad = true;
   } else if (rel < 0) {
-    sema_error(s, n, "unknown relation `%s`", n->name);
+    tl_sema_error(s, n, "unknown relation `%s`", n->name);
     tl_diag_hint(s->diag, "give it facts or rules, or declare it: `relation %s(entity);`", n->name);
     bad = true;
-  } else if (lf_rel_at(sl->L, rel)->arity != nargs) {
-    const lf_rel *r = lf_rel_at(sl->L, rel);
-    sema_error(s, n, "`%s` takes %d argument%s, not %d", n->name, r->arity, r->arity == 1 ? "" : "s", nargs);
+  } else if (tl_lf_rel_at(sl->L, rel)->arity != nargs) {
+    const lf_rel *r = tl_lf_rel_at(sl->L, rel);
+    tl_sema_error(s, n, "`%s` takes %d argument%s, not %d", n->name, r->arity, r->arity == 1 ? "" : "s", nargs);
     bad = true;
   }
   use_info *ui = bad ? NULL : use_of(s, n, nargs);
   if (!ui) { /* the arguments are still checked, for their own errors */
     for (tl_node *a = n->args; a; a = a->next)
-      if (a->kind != TL_N_LVAR && !(a->kind == TL_N_IDENT && (!strcmp(a->name, "_") || !sema_lookup(s, a->name))))
-        sema_expr(s, a, NULL);
+      if (a->kind != TL_N_LVAR && !(a->kind == TL_N_IDENT && (!strcmp(a->name, "_") || !tl_sema_lookup(s, a->name))))
+        tl_sema_expr(s, a, NULL);
     return fact ? TY_UNIT_T : TY_ERR;
   }
   const char *cols[32];
@@ -197,7 +197,7 @@ static tl_ty *check_use(sema *s, tl_node *n) {
     tl_node *lit = a->kind == TL_N_UNARY && a->op == TL_TOK_MINUS && a->lhs->kind == TL_N_INT ? a->lhs : a;
     if (a->kind == TL_N_LVAR || (a->kind == TL_N_IDENT && !strcmp(a->name, "_"))) {
       if (fact) {
-        sema_error(s, a, "a fact's arguments are values: `%s%s` has none", a->kind == TL_N_LVAR ? "$" : "", a->name);
+        tl_sema_error(s, a, "a fact's arguments are values: `%s%s` has none", a->kind == TL_N_LVAR ? "$" : "", a->name);
         tl_diag_hint(s->diag, "a rule `p(x) :- q(x).` derives facts");
         continue;
       }
@@ -207,13 +207,13 @@ static tl_ty *check_use(sema *s, tl_node *n) {
       while (c < ui->u.ncols && strcmp(cols[c], a->name)) c++;
       if (c == ui->u.ncols) {
         if (c == 32) {
-          sema_error(s, a, "a query has at most 32 variables");
+          tl_sema_error(s, a, "a query has at most 32 variables");
           continue;
         }
         cols[ui->u.ncols++] = a->name;
       }
       x->col = c;
-    } else if (a->kind == TL_N_IDENT && !sema_lookup(s, a->name)) {
+    } else if (a->kind == TL_N_IDENT && !tl_sema_lookup(s, a->name)) {
       x->kind = LF_ARG_NAME; /* an entity: known once every fact is */
     } else if (a->kind == TL_N_STR) { /* `"alice"`: the entity, as in a rule */
       if (!quoted_name(s, a)) continue;
@@ -221,7 +221,7 @@ static tl_ty *check_use(sema *s, tl_node *n) {
     } else if (lit->kind == TL_N_INT) {
       x->kind = LF_ARG_NUM;
       x->v = lit == a ? a->ival : (int64_t)(0 - (uint64_t)lit->ival);
-      sema_expr(s, a, TY_I64_T);
+      tl_sema_expr(s, a, TY_I64_T);
     } else {
       x->kind = LF_ARG_VALUE;
       value_arg(s, a, what);
@@ -230,7 +230,7 @@ static tl_ty *check_use(sema *s, tl_node *n) {
   ui->u.rel = rel;
   ui->u.fact = fact;
   ui->u.unit = s->fn ? s->fn->fn->unit : 0;
-  lf_add_use(sl->L, &ui->u);
+  tl_lf_add_use(sl->L, &ui->u);
   if (sl->nuses == sl->capuses) {
     int cap = sl->capuses ? sl->capuses * 2 : 16;
     use_info **u = tl_arena_alloc(s->arena, sizeof *u * (size_t)cap);
@@ -244,30 +244,30 @@ static tl_ty *check_use(sema *s, tl_node *n) {
   if (!listed) sl->uses[sl->nuses++] = ui;
   if (fact) return TY_UNIT_T;
   int rank = ui->u.ncols ? 2 : call ? 1 : 0, dt = ui->u.ncols ? TL_I64 : TL_F32;
-  if (!ui->ty || ui->ty->rank != rank || ui->ty->dtype != dt) ui->ty = sema_tensor(s, dt, rank);
+  if (!ui->ty || ui->ty->rank != rank || ui->ty->dtype != dt) ui->ty = tl_sema_tensor(s, dt, rank);
   return ui->ty;
 }
 
-tl_ty *sema_logic_expr(sema *s, tl_node *n) {
+tl_ty *tl_sema_logic_expr(sema *s, tl_node *n) {
   if (n->kind == TL_N_LVAR) {
-    sema_error(s, n, "`$%s` is a query variable: it is an argument of a query `?p($%s)`", n->name, n->name);
+    tl_sema_error(s, n, "`$%s` is a query variable: it is an argument of a query `?p($%s)`", n->name, n->name);
     return TY_ERR;
   }
   if (!s->logic) return TY_ERR; /* out of memory, reported */
   switch (n->ival) {
   case TL_LOGIC_ENTITY_NAME: return check_entity_name(s, n);
   case TL_LOGIC_QUERY: case TL_LOGIC_CALL: case TL_LOGIC_FACT: return check_use(s, n);
-  default: sema_error(s, n, "expected an expression"); return TY_ERR;
+  default: tl_sema_error(s, n, "expected an expression"); return TY_ERR;
   }
 }
 
-void sema_logic_finish(sema *s) {
+void tl_sema_logic_finish(sema *s) {
   sema_logic *sl = s->logic;
   if (!sl) return;
-  lf_resolve(sl->L);
+  tl_lf_resolve(sl->L);
   for (int k = 0; k < sl->nuses; k++)
     if (sl->uses[k]->ty) sl->uses[k]->ty->ent_cols = sl->uses[k]->u.ent_cols;
-  if (sl->used || lf_nrels(sl->L)) s->out->logic = lf_export(sl->L);
-  lf_free(sl->L);
+  if (sl->used || tl_lf_nrels(sl->L)) s->out->logic = tl_lf_export(sl->L);
+  tl_lf_free(sl->L);
   sl->L = NULL;
 }

@@ -33,22 +33,22 @@ static void bind_name(sema *s, tl_node *p, tl_ty *t, bound *b) {
   if (b->to > b->from) { /* a later alternative: the first one's names again */
     for (int i = b->from; i < b->to; i++) {
       if (strcmp(b->names[i], p->name)) continue;
-      if (b->hit[i]) sema_error(s, p, "identifier `%s` is bound more than once in the same pattern", p->name);
+      if (b->hit[i]) tl_sema_error(s, p, "identifier `%s` is bound more than once in the same pattern", p->name);
       b->hit[i] = true;
       p->var = b->vars[i];
-      if (p->var && !sema_ty_fits(p->var->ty, t)) sema_mismatch(s, p, "mismatched types in the alternatives", p->var->ty, t);
-      if (p->var && p->is_mut != p->var->is_mut) sema_error(s, p, "`%s` is `mut` in one alternative only", p->name);
+      if (p->var && !tl_sema_ty_fits(p->var->ty, t)) tl_sema_mismatch(s, p, "mismatched types in the alternatives", p->var->ty, t);
+      if (p->var && p->is_mut != p->var->is_mut) tl_sema_error(s, p, "`%s` is `mut` in one alternative only", p->name);
       return;
     }
-    sema_error(s, p, "variable `%s` is not bound in all patterns", p->name);
+    tl_sema_error(s, p, "variable `%s` is not bound in all patterns", p->name);
     return;
   }
   for (int i = 0; i < b->n; i++)
     if (!strcmp(b->names[i], p->name)) {
-      sema_error(s, p, "identifier `%s` is bound more than once in the same pattern", p->name);
+      tl_sema_error(s, p, "identifier `%s` is bound more than once in the same pattern", p->name);
       return;
     }
-  p->var = sema_declare(s, p, p->name, t, VAR_LOCAL, p->is_mut);
+  p->var = tl_sema_declare(s, p, p->name, t, VAR_LOCAL, p->is_mut);
   if (b->n < BOUND_MAX) b->names[b->n] = p->name, b->vars[b->n++] = p->var;
 }
 
@@ -62,7 +62,7 @@ static void check_or(sema *s, tl_node *p, tl_ty *t, bound *b) {
     memcpy(b->hit, saved, sizeof saved);
     check_pat(s, p->rhs, t, b);
     for (int i = b->from; i < b->to; i++)
-      if (left[i] != b->hit[i]) sema_error(s, p, "variable `%s` is not bound in all patterns", b->names[i]);
+      if (left[i] != b->hit[i]) tl_sema_error(s, p, "variable `%s` is not bound in all patterns", b->names[i]);
     return;
   }
   int start = b->n;
@@ -72,7 +72,7 @@ static void check_or(sema *s, tl_node *p, tl_ty *t, bound *b) {
   memset(b->hit, 0, sizeof b->hit);
   check_pat(s, p->rhs, t, b);
   for (int i = b->from; i < b->to; i++)
-    if (!b->hit[i]) sema_error(s, p->rhs, "variable `%s` is not bound in all patterns", b->names[i]);
+    if (!b->hit[i]) tl_sema_error(s, p->rhs, "variable `%s` is not bound in all patterns", b->names[i]);
   b->from = b->to = 0;
 }
 
@@ -83,9 +83,9 @@ static int64_t lit_value(const tl_node *n) {
 }
 
 static void check_literal(sema *s, tl_node *p, tl_ty *t) {
-  tl_ty *lt = sema_expr(s, p, tl_ty_is_numeric(t) ? t : NULL);
+  tl_ty *lt = tl_sema_expr(s, p, tl_ty_is_numeric(t) ? t : NULL);
   if (lt->kind == TY_ERROR || t->kind == TY_ERROR) return;
-  if (!sema_ty_fits(t, lt)) sema_mismatch(s, p, "mismatched types in the pattern", t, lt);
+  if (!tl_sema_ty_fits(t, lt)) tl_sema_mismatch(s, p, "mismatched types in the pattern", t, lt);
 }
 
 static void check_range(sema *s, tl_node *p, tl_ty *t) {
@@ -93,9 +93,9 @@ static void check_range(sema *s, tl_node *p, tl_ty *t) {
   check_literal(s, p->rhs, t);
   if (t->kind != TY_ERROR && !tl_ty_is_int(t) && t->kind != TY_CHAR) {
     char b[64];
-    sema_error(s, p, "a range pattern matches integers or chars, not %s", tl_ty_name(t, b, sizeof b));
+    tl_sema_error(s, p, "a range pattern matches integers or chars, not %s", tl_ty_name(t, b, sizeof b));
   } else if (lit_value(p->lhs) > lit_value(p->rhs))
-    sema_error(s, p, "lower range bound must be less than or equal to upper");
+    tl_sema_error(s, p, "lower range bound must be less than or equal to upper");
 }
 
 static void check_tuple_pat(sema *s, tl_node *p, tl_ty *t, bound *b) {
@@ -104,10 +104,10 @@ static void check_tuple_pat(sema *s, tl_node *p, tl_ty *t, bound *b) {
   bool unit = t->kind == TY_UNIT && k == 0; /* `()` in `Ok(())` */
   bool bad = t->kind != TY_ERROR && !unit && (!tl_ty_is_tuple(t) || t->st->nfields != k);
   if (bad && tl_ty_is_tuple(t))
-    sema_error(s, p, "mismatched types: expected a tuple with %d element%s, found one with %d element%s",
+    tl_sema_error(s, p, "mismatched types: expected a tuple with %d element%s, found one with %d element%s",
                t->st->nfields, t->st->nfields == 1 ? "" : "s", k, k == 1 ? "" : "s");
   else if (bad) {
-    sema_error(s, p, "mismatched types: expected %s, found a tuple pattern", tl_ty_name(t, buf, sizeof buf));
+    tl_sema_error(s, p, "mismatched types: expected %s, found a tuple pattern", tl_ty_name(t, buf, sizeof buf));
     if (t->kind == TY_STRUCT && !t->st->is_enum) tl_diag_hint(s->diag, "take a struct's fields with `s.field`");
   }
   int i = 0;
@@ -121,11 +121,11 @@ static void check_fields(sema *s, tl_node *p, tl_struct_info *st, int first, int
     int i = first;
     while (i < first + k && strcmp(st->fields[i].name + (st->is_enum ? strcspn(st->fields[i].name, "_") + 1 : 0), f->name)) i++;
     if (i == first + k) {
-      sema_error(s, f, "%s `%s` has no field `%s`", st->is_enum ? "variant" : "struct", p->name, f->name);
+      tl_sema_error(s, f, "%s `%s` has no field `%s`", st->is_enum ? "variant" : "struct", p->name, f->name);
       check_pat(s, f->lhs, TY_ERR, b);
       continue;
     }
-    if (i - first < 64 && seen[i - first]) sema_error(s, f, "field `%s` is bound twice", f->name);
+    if (i - first < 64 && seen[i - first]) tl_sema_error(s, f, "field `%s` is bound twice", f->name);
     if (i - first < 64) seen[i - first] = true;
     f->ival = i;
     check_pat(s, f->lhs, st->fields[i].ty, b);
@@ -133,7 +133,7 @@ static void check_fields(sema *s, tl_node *p, tl_struct_info *st, int first, int
   for (int i = 0; i < k && i < 64 && !p->ival; i++)
     if (!seen[i]) {
       const char *name = st->fields[first + i].name + (st->is_enum ? strcspn(st->fields[first + i].name, "_") + 1 : 0);
-      sema_error(s, p, "pattern does not mention field `%s`", name);
+      tl_sema_error(s, p, "pattern does not mention field `%s`", name);
       tl_diag_hint(s->diag, "bind it, or end the pattern with `..` to ignore the fields not named");
       break;
     }
@@ -142,31 +142,31 @@ static void check_fields(sema *s, tl_node *p, tl_struct_info *st, int first, int
 /* is the pattern's enum or struct the scrutinee's type? */
 static bool of_type(sema *s, tl_node *p, tl_struct_info *st, tl_ty *t) {
   if (t->kind == TY_ERROR || (t->kind == TY_STRUCT && t->st == st)) return true;
-  sema_mismatch(s, p, "mismatched types in the pattern", t, sema_struct_ty(s, st));
+  tl_sema_mismatch(s, p, "mismatched types in the pattern", t, tl_sema_struct_ty(s, st));
   return false;
 }
 
 static void check_variant_pat(sema *s, tl_node *p, tl_ty *t, bound *b) {
-  sema_generic_pattern(s, p, t); /* MyOption::Just(x) on a MyOption<i64> (sema_generic.c) */
+  tl_sema_generic_pattern(s, p, t); /* MyOption::Just(x) on a MyOption<i64> (sema_generic.c) */
   const char *path = p->kind == TL_N_CALL ? p->lhs->name : p->name;
   tl_struct_info *en;
-  tl_variant_info *v = sema_find_variant(s, path, &en);
+  tl_variant_info *v = tl_sema_find_variant(s, path, &en);
   bool call = p->kind == TL_N_CALL, lit = p->kind == TL_N_STRUCT_LIT;
   if (!v) {
     if (en) {
-      sema_error(s, p, "no variant `%s` in enum `%s`", strstr(path, "::") + 2, en->generic_of ? en->generic_of : en->name);
+      tl_sema_error(s, p, "no variant `%s` in enum `%s`", strstr(path, "::") + 2, en->generic_of ? en->generic_of : en->name);
       tl_suggest g;
       tl_suggest_init(&g, strstr(path, "::") + 2);
-      sema_suggest_variants(en, &g);
+      tl_sema_suggest_variants(en, &g);
       tl_suggest_hint(&g, s->diag, "");
-    } else sema_error(s, p, "`%s` is not an enum variant", path);
+    } else tl_sema_error(s, p, "`%s` is not an enum variant", path);
   } else if (call != (!v->named && v->nfields > 0) || lit != v->named) {
-    sema_error(s, p, "`%s::%s` is matched as `%s::%s%s`", en->name, v->name, en->name, v->name,
+    tl_sema_error(s, p, "`%s::%s` is matched as `%s::%s%s`", en->name, v->name, en->name, v->name,
                v->named ? " { .. }" : v->nfields ? "(..)" : "");
     v = NULL;
   } else if (call && !p->ival && tl_ast_count(p->args) != v->nfields) {
     int k = tl_ast_count(p->args);
-    sema_error(s, p, "this pattern has %d field%s, but the corresponding tuple variant has %d field%s", k, k == 1 ? "" : "s",
+    tl_sema_error(s, p, "this pattern has %d field%s, but the corresponding tuple variant has %d field%s", k, k == 1 ? "" : "s",
                v->nfields, v->nfields == 1 ? "" : "s");
     v = NULL;
   }
@@ -185,17 +185,17 @@ static void check_variant_pat(sema *s, tl_node *p, tl_ty *t, bound *b) {
  * is never taken for a binding again */
 static bool check_option_pat(sema *s, tl_node *p, tl_ty *t, bound *b) {
   const char *name = p->kind == TL_N_CALL ? p->lhs->name : p->name;
-  int c = p->kind == TL_N_STRUCT_LIT ? -1 : sema_option_ctor(name);
+  int c = p->kind == TL_N_STRUCT_LIT ? -1 : tl_sema_option_ctor(name);
   if (c < 0) return false; /* `Some` alone is an error below, never a binding */
   bool call = p->kind == TL_N_CALL;
   if (p->kind == TL_N_IDENT) p->kind = TL_N_PATH;
   if (call) p->line = p->lhs->line, p->col = p->lhs->col; /* errors point at `Some`, not `(` */
   tl_variant_info *v = NULL;
-  if (call != (c != 0)) sema_error(s, p, c ? "`%s` is matched as `%s(..)`" : "`%s` has no fields: it is matched as `%s`", name, name);
+  if (call != (c != 0)) tl_sema_error(s, p, c ? "`%s` is matched as `%s(..)`" : "`%s` has no fields: it is matched as `%s`", name, name);
   else if (call && !p->ival && tl_ast_count(p->args) != 1) {
     int k = tl_ast_count(p->args);
-    sema_error(s, p, "this pattern has %d fields, but the corresponding tuple variant has 1 field", k);
-  } else v = sema_option_variant(s, p, name, t);
+    tl_sema_error(s, p, "this pattern has %d fields, but the corresponding tuple variant has 1 field", k);
+  } else v = tl_sema_option_variant(s, p, name, t);
   p->ref = v;
   for (tl_node *a = call ? p->args : NULL; a; a = a->next)
     check_pat(s, a, v && a == p->args ? v->en->fields[v->first].ty : TY_ERR, b);
@@ -216,10 +216,10 @@ static void check_pat(sema *s, tl_node *p, tl_ty *t, bound *b) {
       check_variant_pat(s, p, t, b);
       return;
     }
-    sema_generic_pattern(s, p, t); /* Pair { a, b } on a Pair<i64, f64> */
-    tl_struct_info *st = sema_find_struct(s, p->name);
+    tl_sema_generic_pattern(s, p, t); /* Pair { a, b } on a Pair<i64, f64> */
+    tl_struct_info *st = tl_sema_find_struct(s, p->name);
     if (!st || st->is_enum) {
-      sema_error(s, p, st ? "`%s` is an enum: match its variants, `%s::V`" : "unknown struct `%s`", p->name, p->name);
+      tl_sema_error(s, p, st ? "`%s` is an enum: match its variants, `%s::V`" : "unknown struct `%s`", p->name, p->name);
       for (tl_node *f = p->args; f; f = f->next) check_pat(s, f->lhs, TY_ERR, b);
       return;
     }
@@ -234,7 +234,7 @@ static void check_pat(sema *s, tl_node *p, tl_ty *t, bound *b) {
       return;
     }
     /* fall through */
-  default: sema_error(s, p, "expected a pattern");
+  default: tl_sema_error(s, p, "expected a pattern");
   }
 }
 
@@ -416,7 +416,7 @@ static bool check_exhaustive(sema *s, tl_node *n, tl_ty *t) {
   exh_ctx c = {.s = s};
   const char **w = missing(&c, rows, nrows, &t, 1);
   if (!w) return false;
-  sema_error(s, n, "non-exhaustive patterns: `%s` not covered", w[0]);
+  tl_sema_error(s, n, "non-exhaustive patterns: `%s` not covered", w[0]);
   tl_diag_hint(s->diag, "add an arm for it, or a `_ => ..` arm for every value not matched");
   return true;
 }
@@ -426,21 +426,21 @@ static bool check_exhaustive(sema *s, tl_node *n, tl_ty *t) {
 /* the arm to check first: the first one whose value says its type when the first arm's
  * value needs context (`None => None, Some(x) => Some(x + 1)`); NULL: in order */
 static tl_node *lead_arm(tl_node *n, tl_ty *expect) {
-  if (expect || !n->args || !sema_option_needs_context(n->args->rhs)) return NULL;
+  if (expect || !n->args || !tl_sema_option_needs_context(n->args->rhs)) return NULL;
   for (tl_node *a = n->args->next; a; a = a->next)
-    if (a->rhs && !sema_option_needs_context(a->rhs)) return a;
+    if (a->rhs && !tl_sema_option_needs_context(a->rhs)) return a;
   return NULL;
 }
 
-tl_ty *sema_match(sema *s, tl_node *n, tl_ty *expect, bool hint) {
+tl_ty *tl_sema_match(sema *s, tl_node *n, tl_ty *expect, bool hint) {
   if (s->compr_depth) {
-    sema_error(s, n, "a comprehension body computes numbers: `match` cannot be used in it");
+    tl_sema_error(s, n, "a comprehension body computes numbers: `match` cannot be used in it");
     return TY_ERR;
   }
   int errors = s->diag->errors;
-  tl_ty *t = sema_expr(s, n->lhs, NULL);
+  tl_ty *t = tl_sema_expr(s, n->lhs, NULL);
   if (t->kind == TY_UNIT || t->kind == TY_RANGE) {
-    sema_error(s, n->lhs, "this expression has no value to match");
+    tl_sema_error(s, n->lhs, "this expression has no value to match");
     t = TY_ERR;
   }
   bool unit = n->ival && !n->args->next->rhs; /* `if let` without `else` */
@@ -453,18 +453,18 @@ tl_ty *sema_match(sema *s, tl_node *n, tl_ty *expect, bool hint) {
     bound b = {.n = 0};
     check_pat(s, arm->lhs, t, &b);
     if (arm->cond) {
-      tl_ty *c = sema_expr(s, arm->cond, TY_BOOL_T);
-      if (!sema_ty_fits(TY_BOOL_T, c)) sema_mismatch(s, arm->cond, "match guard", TY_BOOL_T, c);
+      tl_ty *c = tl_sema_expr(s, arm->cond, TY_BOOL_T);
+      if (!tl_sema_ty_fits(TY_BOOL_T, c)) tl_sema_mismatch(s, arm->cond, "match guard", TY_BOOL_T, c);
     }
     if (arm->rhs) {
       /* the first arm's type is expected of the others when it is a scalar (only tensors join) */
       bool scalar = result && result->kind != TY_UNIT && result->kind != TY_TENSOR && result->kind != TY_ERROR;
       tl_ty *want = unit ? NULL : scalar ? result : expect;
-      tl_ty *at = hint && !scalar ? sema_expr_hint(s, arm->rhs, want) : sema_expr(s, arm->rhs, want);
-      tl_ty *j = unit ? TY_UNIT_T : result ? sema_join(s, result, at) : at;
+      tl_ty *at = hint && !scalar ? tl_sema_expr_hint(s, arm->rhs, want) : tl_sema_expr(s, arm->rhs, want);
+      tl_ty *j = unit ? TY_UNIT_T : result ? tl_sema_join(s, result, at) : at;
       if (!j) {
         char x[128], y[128];
-        sema_error(s, arm->rhs, "`match` arms have different types: %s and %s", tl_ty_name(result, x, sizeof x),
+        tl_sema_error(s, arm->rhs, "`match` arms have different types: %s and %s", tl_ty_name(result, x, sizeof x),
                    tl_ty_name(at, y, sizeof y));
         j = TY_ERR;
       }
@@ -490,10 +490,10 @@ static tl_node *refutable(tl_node *p) {
   return NULL;
 }
 
-void sema_let_pattern(sema *s, tl_node *p, tl_ty *t) {
+void tl_sema_let_pattern(sema *s, tl_node *p, tl_ty *t) {
   tl_node *r = refutable(p);
   if (r) {
-    sema_error(s, r, "`let` takes apart tuples only: this pattern may not match every value");
+    tl_sema_error(s, r, "`let` takes apart tuples only: this pattern may not match every value");
     tl_diag_hint(s->diag, "use `match` or `if let`");
     return;
   }

@@ -12,16 +12,16 @@
 static bool arity(sema *s, tl_node *n, const char *name, int lo, int hi, const char *form) {
   int got = tl_ast_count(n->args);
   if (got >= lo && got <= hi) return true;
-  sema_error(s, n, "`%s` takes %s, not %d argument%s", name, form, got, got == 1 ? "" : "s");
-  sema_check_rest(s, n->args);
+  tl_sema_error(s, n, "`%s` takes %s, not %d argument%s", name, form, got, got == 1 ? "" : "s");
+  tl_sema_check_rest(s, n->args);
   return false;
 }
 
 /* a tensor argument; its type (TY_ERR after a mismatch) */
 static tl_ty *expect_tensor(sema *s, tl_node *a, const char *what, int dtype) {
-  tl_ty *t = sema_expr(s, a, NULL);
+  tl_ty *t = tl_sema_expr(s, a, NULL);
   if (t->kind == TY_TENSOR || t->kind == TY_ERROR) return t;
-  sema_mismatch(s, a, what, sema_tensor(s, dtype, -1), t);
+  tl_sema_mismatch(s, a, what, tl_sema_tensor(s, dtype, -1), t);
   return TY_ERR;
 }
 
@@ -32,7 +32,7 @@ static bool is_float_dtype(int d) { return d == TL_F32 || d == TL_F64; }
 static bool float_receiver(sema *s, tl_node *n, tl_ty *t, const char *m) {
   if (t->dtype < 0 || is_float_dtype(t->dtype)) return true;
   char b[64];
-  sema_error(s, n, "`%s` needs a float tensor, not %s", m, tl_ty_name(t, b, sizeof b));
+  tl_sema_error(s, n, "`%s` needs a float tensor, not %s", m, tl_ty_name(t, b, sizeof b));
   return false;
 }
 
@@ -42,16 +42,16 @@ static void check_place(sema *s, tl_node *a, const char *what) {
   while (r->kind == TL_N_FIELD) r = r->lhs;
   if ((r->kind != TL_N_IDENT && r->kind != TL_N_SELF) || !r->var) {
     if (r->kind != TL_N_IDENT && r->kind != TL_N_SELF)
-      sema_error(s, a, "`adam_step` writes its %s: pass a variable or a field of one", what);
+      tl_sema_error(s, a, "`adam_step` writes its %s: pass a variable or a field of one", what);
     return;
   }
   if (!r->var->is_mut && r->var->kind != VAR_PARAM_REF) {
-    sema_error(s, a, "`adam_step` changes `%s` (its %s), which is not mutable", r->var->name, what);
+    tl_sema_error(s, a, "`adam_step` changes `%s` (its %s), which is not mutable", r->var->name, what);
     tl_diag_hint(s->diag, "declare it mutable: `let mut %s`", r->var->name);
   }
 }
 
-tl_ty *sema_nn_method(sema *s, tl_node *n, tl_ty *t) {
+tl_ty *tl_sema_nn_method(sema *s, tl_node *n, tl_ty *t) {
   const char *m = n->name;
   tl_node *a = n->args;
   if (!strcmp(m, "conv2d")) {
@@ -64,30 +64,30 @@ tl_ty *sema_nn_method(sema *s, tl_node *n, tl_ty *t) {
       expect_tensor(s, a, "bias", TL_F32);
       a = a->next;
     }
-    sema_expect_i64(s, a, "padding");
-    sema_expect_i64(s, a->next, "stride");
-    if (t->rank >= 0 && t->rank != 4) sema_error(s, n, "`conv2d` needs an [N, C, H, W] tensor of 4 axes, not %d", t->rank);
+    tl_sema_expect_i64(s, a, "padding");
+    tl_sema_expect_i64(s, a->next, "stride");
+    if (t->rank >= 0 && t->rank != 4) tl_sema_error(s, n, "`conv2d` needs an [N, C, H, W] tensor of 4 axes, not %d", t->rank);
     if (!float_receiver(s, n, t, m)) return TY_ERR;
-    return sema_tensor(s, t->dtype, 4);
+    return tl_sema_tensor(s, t->dtype, 4);
   }
   if (!strcmp(m, "max_pool2d") || !strcmp(m, "avg_pool2d")) {
     n->ival = m[0] == 'm' ? B_MAX_POOL2D : B_AVG_POOL2D;
     if (!arity(s, n, m, 2, 3, "(kernel size, stride) or (kernel size, stride, padding)")) return TY_ERR;
-    sema_expect_i64(s, a, "kernel size");
-    sema_expect_i64(s, a->next, "stride");
-    if (a->next->next) sema_expect_i64(s, a->next->next, "padding");
-    if (t->rank >= 0 && t->rank != 4) sema_error(s, n, "`%s` needs an [N, C, H, W] tensor of 4 axes, not %d", m, t->rank);
+    tl_sema_expect_i64(s, a, "kernel size");
+    tl_sema_expect_i64(s, a->next, "stride");
+    if (a->next->next) tl_sema_expect_i64(s, a->next->next, "padding");
+    if (t->rank >= 0 && t->rank != 4) tl_sema_error(s, n, "`%s` needs an [N, C, H, W] tensor of 4 axes, not %d", m, t->rank);
     if (!float_receiver(s, n, t, m)) return TY_ERR;
-    return sema_tensor(s, t->dtype, 4);
+    return tl_sema_tensor(s, t->dtype, 4);
   }
   if (!strcmp(m, "layer_norm")) {
     n->ival = B_LAYER_NORM;
     if (!arity(s, n, m, 3, 3, "(weight, bias, eps)")) return TY_ERR;
     expect_tensor(s, a, "weight", TL_F32);
     expect_tensor(s, a->next, "bias", TL_F32);
-    tl_ty *e = sema_expr_hint(s, a->next->next, TY_F32_T);
-    if (!tl_ty_is_numeric(e) && e->kind != TY_ERROR) sema_mismatch(s, a->next->next, "eps", TY_F32_T, e);
-    if (t->rank == 0) sema_error(s, n, "`layer_norm` needs a tensor of at least 1 axis");
+    tl_ty *e = tl_sema_expr_hint(s, a->next->next, TY_F32_T);
+    if (!tl_ty_is_numeric(e) && e->kind != TY_ERROR) tl_sema_mismatch(s, a->next->next, "eps", TY_F32_T, e);
+    if (t->rank == 0) tl_sema_error(s, n, "`layer_norm` needs a tensor of at least 1 axis");
     if (!float_receiver(s, n, t, m)) return TY_ERR;
     return t;
   }
@@ -100,12 +100,12 @@ tl_ty *sema_nn_method(sema *s, tl_node *n, tl_ty *t) {
       tl_ty *st = expect_tensor(s, a, i ? "v" : "m", TL_F32);
       if (st->kind == TY_TENSOR) check_place(s, a, i ? "second moment v" : "first moment m");
     }
-    sema_expect_i64(s, a, "step");
+    tl_sema_expect_i64(s, a, "step");
     static const char *const what[] = {"lr", "beta1", "beta2", "eps", "weight_decay"};
     int i = 0;
     for (a = a->next; a; a = a->next, i++) {
-      tl_ty *e = sema_expr_hint(s, a, TY_F32_T);
-      if (!tl_ty_is_numeric(e) && e->kind != TY_ERROR) sema_mismatch(s, a, what[i], TY_F32_T, e);
+      tl_ty *e = tl_sema_expr_hint(s, a, TY_F32_T);
+      if (!tl_ty_is_numeric(e) && e->kind != TY_ERROR) tl_sema_mismatch(s, a, what[i], TY_F32_T, e);
     }
     check_place(s, n->lhs, "parameter");
     if (!float_receiver(s, n, t, m)) return TY_ERR;
@@ -117,13 +117,13 @@ tl_ty *sema_nn_method(sema *s, tl_node *n, tl_ty *t) {
     tl_ty *w = expect_tensor(s, a, "weights", TL_F32);
     if (t->dtype >= 0 && !is_int_dtype(t->dtype)) {
       char b[64];
-      sema_error(s, n, "`embedding` gathers rows by an integer tensor, not %s", tl_ty_name(t, b, sizeof b));
+      tl_sema_error(s, n, "`embedding` gathers rows by an integer tensor, not %s", tl_ty_name(t, b, sizeof b));
       return TY_ERR;
     }
     if (w->kind == TY_TENSOR && w->rank >= 0 && w->rank != 2)
-      sema_error(s, a, "`embedding` weights are [rows, dim], a tensor of 2 axes, not %d", w->rank);
+      tl_sema_error(s, a, "`embedding` weights are [rows, dim], a tensor of 2 axes, not %d", w->rank);
     int dtype = w->kind == TY_TENSOR ? w->dtype : -1;
-    return sema_tensor(s, dtype, t->rank >= 0 ? t->rank + 1 : -1);
+    return tl_sema_tensor(s, dtype, t->rank >= 0 ? t->rank + 1 : -1);
   }
   return NULL;
 }

@@ -40,9 +40,9 @@ static const tl_sys_entry rows[] = {
     {"Device::Metal", 'v', "\"metal\"", "", 's', false},
 };
 
-const tl_sys_entry *sema_sys_row(size_t i) { return i < sizeof rows / sizeof rows[0] ? &rows[i] : NULL; }
+const tl_sys_entry *tl_sema_sys_row(size_t i) { return i < sizeof rows / sizeof rows[0] ? &rows[i] : NULL; }
 
-tl_ty *sema_sys_type(char c) {
+static tl_ty *sema_sys_type(char c) {
   switch (c) {
   case 'b': return TY_BOOL_T;
   case 'i': return TY_I64_T;
@@ -63,35 +63,35 @@ static tl_ty *check(sema *s, tl_node *n, size_t row) {
   int want = (int)strlen(e->args), got = 0;
   for (tl_node *a = n->args; a; a = a->next) got++;
   if (got != want) {
-    sema_error(s, n, "`%s` takes %d argument%s, not %d", shown, want, want == 1 ? "" : "s", got);
-    for (tl_node *a = n->args; a; a = a->next) sema_expr(s, a, NULL);
+    tl_sema_error(s, n, "`%s` takes %d argument%s, not %d", shown, want, want == 1 ? "" : "s", got);
+    for (tl_node *a = n->args; a; a = a->next) tl_sema_expr(s, a, NULL);
     return TY_ERR;
   }
   if (s->compr_depth) {
-    sema_error(s, n, "a comprehension body calls only scalar math, not `%s`", shown);
+    tl_sema_error(s, n, "a comprehension body calls only scalar math, not `%s`", shown);
     return TY_ERR;
   }
   int k = 0;
   for (tl_node *a = n->args; a; a = a->next, k++) {
     tl_ty *want_ty = sema_sys_type(e->args[k]);
     if (a->kind == TL_N_FIELD_INIT) {
-      sema_error(s, a, "`%s` has no argument named `%s`", shown, a->name);
+      tl_sema_error(s, a, "`%s` has no argument named `%s`", shown, a->name);
       continue;
     }
-    tl_ty *t = sema_expr(s, a, want_ty);
-    if (!sema_ty_fits(want_ty, t)) sema_mismatch(s, a, "argument", want_ty, t);
+    tl_ty *t = tl_sema_expr(s, a, want_ty);
+    if (!tl_sema_ty_fits(want_ty, t)) tl_sema_mismatch(s, a, "argument", want_ty, t);
   }
   return sema_sys_type(e->ret);
 }
 
-tl_ty *sema_sys_call(sema *s, tl_node *n, const char *name) {
+tl_ty *tl_sema_sys_call(sema *s, tl_node *n, const char *name) {
   char kind = n->lhs->kind == TL_N_PATH ? 'p' : 'f';
   for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++)
     if (rows[i].kind == kind && !strcmp(rows[i].name, name)) return check(s, n, i);
   return NULL;
 }
 
-tl_ty *sema_sys_method(sema *s, tl_node *n, tl_ty *t) {
+tl_ty *tl_sema_sys_method(sema *s, tl_node *n, tl_ty *t) {
   if (t->kind != TY_STR) return NULL;
   for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++)
     if (rows[i].kind == 'm' && !strcmp(rows[i].name, n->name)) return check(s, n, i);
@@ -100,7 +100,7 @@ tl_ty *sema_sys_method(sema *s, tl_node *n, tl_ty *t) {
 
 /* ---- positional construction: `Linear(w, b)` is `Linear { w: w, b: b }` ---- */
 
-tl_ty *sema_positional_struct(sema *s, tl_node *n, const char *name, tl_ty *expect) {
+tl_ty *tl_sema_positional_struct(sema *s, tl_node *n, const char *name, tl_ty *expect) {
   tl_struct_info *st = s->out->structs;
   while (st && strcmp(st->name, name)) st = st->next;
   if (!st) return NULL;
@@ -108,16 +108,16 @@ tl_ty *sema_positional_struct(sema *s, tl_node *n, const char *name, tl_ty *expe
   for (tl_node *a = n->args; a; a = a->next) {
     got++;
     if (a->kind == TL_N_FIELD_INIT) {
-      sema_error(s, a, "`%s(..)` takes the fields in order, without names", name);
+      tl_sema_error(s, a, "`%s(..)` takes the fields in order, without names", name);
       tl_diag_hint(s->diag, "name them in a literal: `%s { %s: .. }`", name, a->name);
-      for (tl_node *b = n->args; b; b = b->next) sema_expr(s, b->kind == TL_N_FIELD_INIT ? b->lhs : b, NULL);
+      for (tl_node *b = n->args; b; b = b->next) tl_sema_expr(s, b->kind == TL_N_FIELD_INIT ? b->lhs : b, NULL);
       return TY_ERR;
     }
   }
   if (got != st->nfields && !st->partial) {
-    sema_error(s, n, "`%s` has %d field%s, so `%s(..)` takes %d argument%s, not %d", name, st->nfields,
+    tl_sema_error(s, n, "`%s` has %d field%s, so `%s(..)` takes %d argument%s, not %d", name, st->nfields,
                st->nfields == 1 ? "" : "s", name, st->nfields, st->nfields == 1 ? "" : "s", got);
-    for (tl_node *a = n->args; a; a = a->next) sema_expr(s, a, NULL);
+    for (tl_node *a = n->args; a; a = a->next) tl_sema_expr(s, a, NULL);
     return TY_ERR;
   }
   tl_node head = {0}, *cur = &head;
@@ -140,10 +140,10 @@ tl_ty *sema_positional_struct(sema *s, tl_node *n, const char *name, tl_ty *expe
   n->args = head.next;
   n->lhs = NULL;
   n->ival = 0;
-  return sema_expr(s, n, expect);
+  return tl_sema_expr(s, n, expect);
 }
 
-tl_ty *sema_sys_path_value(sema *s, tl_node *n) {
+tl_ty *tl_sema_sys_path_value(sema *s, tl_node *n) {
   (void)s;
   for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++)
     if (rows[i].kind == 'v' && !strcmp(rows[i].name, n->name)) {

@@ -25,8 +25,8 @@ static bool has_float(const tl_ty *t) {
 /* does `==` compare two values of type t (sema.c's binary operators)? */
 static bool has_eq(const tl_ty *t) {
   if (tl_ty_is_numeric(t) || t->kind == TY_BOOL || t->kind == TY_CHAR || t->kind == TY_STR) return true;
-  if (tl_ty_is_tuple(t)) return sema_tuple_eq_ok(t);
-  if (tl_ty_is_vec(t)) return sema_vec_eq_ok(t);
+  if (tl_ty_is_tuple(t)) return tl_sema_tuple_eq_ok(t);
+  if (tl_ty_is_vec(t)) return tl_sema_vec_eq_ok(t);
   return t->kind == TY_STRUCT && t->st->is_enum && t->st->nfields == 0; /* a field-less enum's tags */
 }
 
@@ -47,31 +47,31 @@ static bool builtin_satisfies(const tl_ty *t, const char *trait, bool *known) {
 }
 
 static trait_impl *find_impl(sema *s, gen_tmpl *tr, const tl_ty *t) {
-  for (trait_impl *i = sema_gen_of(s)->impls; i; i = i->next)
-    if (i->trait == tr && sema_ty_same(i->self, t)) return i;
+  for (trait_impl *i = tl_sema_gen_of(s)->impls; i; i = i->next)
+    if (i->trait == tr && tl_sema_ty_same(i->self, t)) return i;
   return NULL;
 }
 
-bool sema_trait_satisfies(sema *s, tl_ty *t, const char *trait) {
+bool tl_sema_trait_satisfies(sema *s, tl_ty *t, const char *trait) {
   if (t->kind == TY_ERROR) return true;
-  gen_tmpl *tr = sema_gen_find(s, trait, 't');
+  gen_tmpl *tr = tl_sema_gen_find(s, trait, 't');
   if (tr) return find_impl(s, tr, t) != NULL;
   bool known;
   bool ok = builtin_satisfies(t, trait, &known);
   return ok || !known; /* an unknown trait was reported at the bound */
 }
 
-void sema_trait_hint(sema *s, const tl_ty *t, const char *trait, const char *tparam, const char *fn) {
+void tl_sema_trait_hint(sema *s, const tl_ty *t, const char *trait, const char *tparam, const char *fn) {
   if (has_float(t) && (!strcmp(trait, "Ord") || !strcmp(trait, "Eq"))) {
     tl_diag_hint(s->diag, "required by the bound `%s: %s` of `%s`; floats are `Partial%s`, not `%s` (%s): write `%s: Partial%s`", tparam,
                  trait, fn, trait, trait, trait[0] == 'O' ? "a NaN is unordered" : "a NaN is not equal to itself", tparam, trait);
     return;
   }
-  gen_tmpl *tr = sema_gen_find(s, trait, 't');
+  gen_tmpl *tr = tl_sema_gen_find(s, trait, 't');
   char list[512] = "", b[128];
   size_t len = 0;
   int n = 0;
-  for (trait_impl *i = tr ? sema_gen_of(s)->impls : NULL; i && len < sizeof list; i = i->next)
+  for (trait_impl *i = tr ? tl_sema_gen_of(s)->impls : NULL; i && len < sizeof list; i = i->next)
     if (i->trait == tr) len += (size_t)snprintf(list + len, sizeof list - len, "%s%s", n++ ? ", " : "", tl_ty_name(i->self, b, sizeof b));
   if (n) tl_diag_hint(s->diag, "required by the bound `%s: %s` of `%s`; `%s` is implemented for %s", tparam, trait, fn, trait, list);
   else tl_diag_hint(s->diag, "required by the bound `%s: %s` of `%s`", tparam, trait, fn);
@@ -81,7 +81,7 @@ static bool known_trait(sema *s, const char *name) {
   bool known;
   tl_ty unit = {.kind = TY_UNIT};
   builtin_satisfies(&unit, name, &known);
-  return known || sema_gen_find(s, name, 't');
+  return known || tl_sema_gen_find(s, name, 't');
 }
 
 /* "cannot find trait": the closest builtin or declared trait, else how to declare it */
@@ -91,7 +91,7 @@ static void unknown_trait(sema *s, const char *name, int line, int col) {
   tl_suggest g;
   tl_suggest_init(&g, name);
   for (size_t i = 0; i < sizeof builtin / sizeof builtin[0]; i++) tl_suggest_add(&g, builtin[i]);
-  for (gen_tmpl *t = sema_gen_of(s)->tmpls; t; t = t->next)
+  for (gen_tmpl *t = tl_sema_gen_of(s)->tmpls; t; t = t->next)
     if (t->kind == 't') tl_suggest_add(&g, t->name);
   if (g.best) tl_suggest_hint(&g, s->diag, "");
   else tl_diag_hint(s->diag, "declare it: `trait %s { .. }`", name);
@@ -125,12 +125,12 @@ static bool check_method_on_tparam(tl_node *n, void *arg) {
   const tl_tparam *tp = param_tparam(d->g, n->lhs->name);
   if (!tp) return false;
   for (const tl_type *b = tp->bounds; b; b = b->next) {
-    gen_tmpl *tr = sema_gen_find(d->s, b->name, 't');
+    gen_tmpl *tr = tl_sema_gen_find(d->s, b->name, 't');
     if (tr && trait_method(tr, n->name)) return false;
   }
-  sema_error(d->s, n, "no method named `%s` found for type parameter `%s`", n->name, tp->name);
+  tl_sema_error(d->s, n, "no method named `%s` found for type parameter `%s`", n->name, tp->name);
   gen_tmpl *has = NULL;
-  for (gen_tmpl *t = sema_gen_of(d->s)->tmpls; t && !has; t = t->next)
+  for (gen_tmpl *t = tl_sema_gen_of(d->s)->tmpls; t && !has; t = t->next)
     if (t->kind == 't' && trait_method(t, n->name)) has = t;
   if (has) tl_diag_hint(d->s->diag, "add a bound: `%s: %s`", tp->name, has->name);
   else tl_diag_hint(d->s->diag, "the methods of a type parameter are those of its bounds' traits");
@@ -138,7 +138,7 @@ static bool check_method_on_tparam(tl_node *n, void *arg) {
   return false;
 }
 
-void sema_trait_check_generic(sema *s, gen_tmpl *g) {
+void tl_sema_trait_check_generic(sema *s, gen_tmpl *g) {
   for (const tl_tparam *p = g->tparams; p; p = p->next)
     for (const tl_type *b = p->bounds; b; b = b->next)
       if (!known_trait(s, b->name)) {
@@ -187,7 +187,7 @@ static tl_ty *quiet_type(sema *s, const tl_type *t, tl_ty *self) {
   size_t len = d->text.len;
   tl_ty *saved = s->self_ty;
   s->self_ty = self;
-  tl_ty *r = sema_resolve_type(s, t);
+  tl_ty *r = tl_sema_resolve_type(s, t);
   s->self_ty = saved;
   if (d->errors == errors) return r;
   d->errors = errors;
@@ -208,7 +208,7 @@ static bool same_types(sema *s, tl_fn *m, tl_fn *tm, const char *trait, tl_ty *s
       if (!mt || !tt) continue; /* self */
     }
     tl_ty *a = quiet_type(s, mt, self), *b = quiet_type(s, tt, self);
-    if (!a || !b || sema_ty_same(a, b)) continue;
+    if (!a || !b || tl_sema_ty_same(a, b)) continue;
     char x[128], y[128];
     tl_diag_error(s->diag, m->line, m->col, "method `%s` has an incompatible type for trait `%s`: expected %s %s, found %s", m->name,
                   trait, i < 0 ? "result" : "parameter", tl_ty_name(b, x, sizeof x), tl_ty_name(a, y, sizeof y));
@@ -221,11 +221,11 @@ static bool same_types(sema *s, tl_fn *m, tl_fn *tm, const char *trait, tl_ty *s
 static void declare_for(sema *s, tl_fn *m, tl_struct_info *st, sema_tyenv *env) {
   sema_tyenv *saved = s->env;
   s->env = env;
-  tl_fninfo *f = sema_declare_fn(s, m, st);
+  tl_fninfo *f = tl_sema_declare_fn(s, m, st);
   s->env = saved;
   if (!f) return;
   f->env = env;
-  if (strpbrk(f->name, "<>(), ")) f->cname = sema_gen_cname(s, f->name); /* `(i64, i64)::describe` */
+  if (strpbrk(f->name, "<>(), ")) f->cname = tl_sema_gen_cname(s, f->name); /* `(i64, i64)::describe` */
 }
 
 /* the impl's methods (those reported wrong are known by name only) and the defaults it
@@ -233,12 +233,12 @@ static void declare_for(sema *s, tl_fn *m, tl_struct_info *st, sema_tyenv *env) 
  * for each instance, with env binding its type parameters */
 static void declare_impl(sema *s, tl_ast_item *it, gen_tmpl *tr, tl_struct_info *st, sema_tyenv *env, bool generic) {
   for (tl_fn *m = it->methods; m; m = m->next)
-    if (trait_method(tr, m->name)) declare_for(s, generic ? sema_gen_clone_fn(s, m, env) : m, st, env);
+    if (trait_method(tr, m->name)) declare_for(s, generic ? tl_sema_gen_clone_fn(s, m, env) : m, st, env);
   for (tl_fn *tm = tr->it->methods; tm; tm = tm->next) {
     bool given = false;
     for (tl_fn *m = it->methods; m; m = m->next) given |= !strcmp(m->name, tm->name);
     if (given) continue;
-    tl_fn *c = sema_gen_clone_fn(s, tm, env);
+    tl_fn *c = tl_sema_gen_clone_fn(s, tm, env);
     if (!c) return;
     if (!tm->body) c->partial = c->broken = true; /* reported: known by name, so its calls are not errors too */
     declare_for(s, c, st, env); /* a default: checked for this type */
@@ -283,8 +283,8 @@ static bool record_impl(sema *s, gen_tmpl *tr, tl_ty *self, int line, int col) {
   }
   trait_impl *ti = tl_arena_alloc(s->arena, sizeof *ti);
   if (!ti) return false;
-  *ti = (trait_impl){.trait = tr, .self = self, .line = line, .next = sema_gen_of(s)->impls};
-  sema_gen_of(s)->impls = ti;
+  *ti = (trait_impl){.trait = tr, .self = self, .line = line, .next = tl_sema_gen_of(s)->impls};
+  tl_sema_gen_of(s)->impls = ti;
   return true;
 }
 
@@ -295,10 +295,10 @@ static void apply_generic(sema *s, tl_ast_item *it, gen_tmpl *tr, tl_struct_info
   int i = 0;
   for (const tl_tparam *p = it->tparams; p; p = p->next, i++)
     for (const tl_type *b = p->bounds; b; b = b->next)
-      if (i >= st->ngargs || !sema_trait_satisfies(s, st->gargs[i], b->name)) return;
-  tl_ty *self = sema_struct_ty(s, st);
+      if (i >= st->ngargs || !tl_sema_trait_satisfies(s, st->gargs[i], b->name)) return;
+  tl_ty *self = tl_sema_struct_ty(s, st);
   if (!record_impl(s, tr, self, it->line, it->col)) return;
-  sema_tyenv *env = sema_gen_env(s, it->tparams, st->gargs, st->ngargs, self, NULL);
+  sema_tyenv *env = tl_sema_gen_env(s, it->tparams, st->gargs, st->ngargs, self, NULL);
   sema_tyenv *saved = s->env;
   s->env = NULL; /* the instance is not made from the function being checked */
   env->depth = saved ? saved->depth + 1 : 0;
@@ -306,9 +306,9 @@ static void apply_generic(sema *s, tl_ast_item *it, gen_tmpl *tr, tl_struct_info
   s->env = saved;
 }
 
-void sema_trait_instance(sema *s, gen_tmpl *g, tl_struct_info *st) {
+void tl_sema_trait_instance(sema *s, gen_tmpl *g, tl_struct_info *st) {
   for (gen_impl *i = g->trait_impls; i; i = i->next) {
-    gen_tmpl *tr = sema_gen_find(s, i->it->trait, 't');
+    gen_tmpl *tr = tl_sema_gen_find(s, i->it->trait, 't');
     if (tr) apply_generic(s, i->it, tr, st);
   }
 }
@@ -316,8 +316,8 @@ void sema_trait_instance(sema *s, gen_tmpl *g, tl_struct_info *st) {
 /* `impl<T> Shape for Boxed<T>`: checked once, declared for each instance of Boxed,
  * those made already and those to come */
 static void generic_trait_impl(sema *s, tl_ast_item *it, gen_tmpl *tr) {
-  gen_tmpl *g = sema_gen_find(s, it->name, 'd');
-  if (!g || !sema_gen_impl_params(s, it, g)) {
+  gen_tmpl *g = tl_sema_gen_find(s, it->name, 'd');
+  if (!g || !tl_sema_gen_impl_params(s, it, g)) {
     if (!g) tl_diag_error(s->diag, it->line, it->col, "`impl` of unknown generic type `%s`", it->name);
     return;
   }
@@ -332,8 +332,8 @@ static void generic_trait_impl(sema *s, tl_ast_item *it, gen_tmpl *tr) {
     if (st->generic_of == g->name) apply_generic(s, it, tr, st);
 }
 
-void sema_trait_impl(sema *s, tl_ast_item *it) {
-  gen_tmpl *tr = sema_gen_find(s, it->trait, 't');
+void tl_sema_trait_impl(sema *s, tl_ast_item *it) {
+  gen_tmpl *tr = tl_sema_gen_find(s, it->trait, 't');
   if (!tr) {
     unknown_trait(s, it->trait, it->line, it->col);
     return;
@@ -342,7 +342,7 @@ void sema_trait_impl(sema *s, tl_ast_item *it) {
     generic_trait_impl(s, it, tr);
     return;
   }
-  tl_ty *self = sema_resolve_type(s, it->self_type);
+  tl_ty *self = tl_sema_resolve_type(s, it->self_type);
   if (self->kind == TY_ERROR) return;
   if (self->kind == TY_TENSOR || self->kind == TY_UNIT || self->kind == TY_RANGE) {
     char b[128];
@@ -358,16 +358,16 @@ void sema_trait_impl(sema *s, tl_ast_item *it) {
     char *owner = tl_arena_alloc(s->arena, strlen(b) + 1);
     if (!owner) return;
     strcpy(owner, b);
-    env = sema_gen_env(s, NULL, NULL, 0, self, owner);
+    env = tl_sema_gen_env(s, NULL, NULL, 0, self, owner);
   }
   check_impl(s, it, tr, self);
   declare_impl(s, it, tr, st, env, false);
 }
 
-tl_fninfo *sema_trait_method(sema *s, tl_ty *t, const char *name) {
+tl_fninfo *tl_sema_trait_method(sema *s, tl_ty *t, const char *name) {
   if (t->kind == TY_STRUCT || t->kind == TY_ERROR || !s->gen) return NULL;
   char b[128], full[300];
   snprintf(full, sizeof full, "%s::%s", tl_ty_name(t, b, sizeof b), name);
-  tl_fninfo *f = sema_find_fn(s, full);
+  tl_fninfo *f = tl_sema_find_fn(s, full);
   return f && (f->self || f->partial) ? f : NULL;
 }

@@ -64,7 +64,7 @@ typedef struct tl_var {
   bool vectorized;           /* set by the code generator: a tensor over a comprehension's space */
   int axis;                  /* index variable: its axis in the comprehension's space */
   struct tl_node *let;       /* a `let` without a written type: the variable's type is the
-                                join of every value it gets (sema_widen) */
+                                join of every value it gets (tl_sema_widen) */
   /* sema_grad.c: a float scalar variable that gets a value read from a tensor's
    * elements (elem), one read where it meets a tensor (meets); with both, `shadow` is
    * the 0-d tensor the generator keeps beside it, so gradients flow through it */
@@ -149,7 +149,7 @@ struct tl_struct_info {
   bool partial; /* its parse, or its impl's, was given up: an unknown field or method
                    is not reported (it may be the part that did not parse) */
   bool has_eq;  /* 'V': its elements have `==`, so the Vec has (the generator writes its
-                   __eq); set once the program is checked (sema_vec_eq_ok) */
+                   __eq); set once the program is checked (tl_sema_vec_eq_ok) */
   const char *generic_of; /* an instance of a generic struct or enum: its name ("Pair" for
                              "Pair<i64, f64>"), and its type arguments (sema_generic.c) */
   int ngargs;

@@ -113,7 +113,7 @@ struct tl_node {
   const struct tl_sys_entry *sys; /* a B_SYS call or value: its row (sema_sys.c) */
   bool last_use;        /* IDENT: the variable is dead after this read (a move point) */
   bool flex_read;       /* INDEX or item(): a number read from a tensor whose dtype the
-                           checker cannot see (sema_is_flex_read) */
+                           checker cannot see (tl_sema_is_flex_read) */
   unsigned char grad;   /* TL_GRAD_* (sema_grad.c) */
 };
 /* a float scalar whose value follows from an element read of a float tensor: where it
@@ -122,7 +122,7 @@ struct tl_node {
 /* an element read (or a variable with a shadow) in a number that goes where no history
  * is kept (a tensor's element, clamp's bound): checked at run time for requires grad */
 #define TL_GRAD_CHECK 2
-/* differentiable scalar math on floats, `x.exp()`, `max(a, b)` (sema_grad_math): its
+/* differentiable scalar math on floats, `x.exp()`, `max(a, b)` (tl_sema_grad_math): its
  * operands are a METHOD's lhs and args, a CALL's first two args */
 #define TL_GRAD_MATH 4
 

@@ -25,7 +25,7 @@ static bool report(parser *p, const tl_token *t, const char *fmt, va_list ap) {
   return true;
 }
 
-_Noreturn void parse_fail_at(parser *p, const tl_token *t, const char *fmt, ...) {
+_Noreturn void tl_parse_fail_at(parser *p, const tl_token *t, const char *fmt, ...) {
   va_list ap;
   va_start(ap, fmt);
   report(p, t, fmt, ap);
@@ -57,45 +57,45 @@ static const char *describe(parser *p, const tl_token *t, char *buf, size_t n) {
 }
 
 /* "expected WHAT, found ..."; a reserved word says so instead */
-_Noreturn void parse_unexpected(parser *p, const char *what) {
+_Noreturn void tl_parse_unexpected(parser *p, const char *what) {
   const tl_token *t = peek(p);
-  if (tl_tok_is_reserved(t->kind)) parse_fail_at(p, t, "`%s` is reserved", tl_tok_name(t->kind));
+  if (tl_tok_is_reserved(t->kind)) tl_parse_fail_at(p, t, "`%s` is reserved", tl_tok_name(t->kind));
   char buf[128];
-  parse_fail_at(p, t, "expected %s, found %s", what, describe(p, t, buf, sizeof buf));
+  tl_parse_fail_at(p, t, "expected %s, found %s", what, describe(p, t, buf, sizeof buf));
 }
 
 /* `what` names the token and where it belongs: "';' after the expression" */
-const tl_token *parse_expect(parser *p, tl_tok_kind k, const char *what) {
-  if (!at(p, k)) parse_unexpected(p, what);
+const tl_token *tl_parse_expect(parser *p, tl_tok_kind k, const char *what) {
+  if (!at(p, k)) tl_parse_unexpected(p, what);
   return next(p);
 }
 
 /* ---- arena ---- */
 
-void *parse_alloc(parser *p, size_t n) {
+void *tl_parse_alloc(parser *p, size_t n) {
   void *m = tl_arena_alloc(p->arena, n);
-  if (!m) p->diag->oom = true, parse_fail_at(p, peek(p), "out of memory parsing the file");
+  if (!m) p->diag->oom = true, tl_parse_fail_at(p, peek(p), "out of memory parsing the file");
   return m;
 }
 
 static char *text_of(parser *p, const tl_token *t) {
-  char *s = parse_alloc(p, t->len + 1);
+  char *s = tl_parse_alloc(p, t->len + 1);
   memcpy(s, p->diag->src + t->offset, t->len);
   return s;
 }
 
 static tl_node *new_node(parser *p, tl_node_kind kind, const tl_token *t) {
-  tl_node *n = parse_alloc(p, sizeof *n);
+  tl_node *n = tl_parse_alloc(p, sizeof *n);
   n->kind = kind;
   n->line = t->line;
   n->col = t->col;
   return n;
 }
 
-const char *parse_ident(parser *p, const char *what) { return text_of(p, parse_expect(p, TL_TOK_IDENT, what)); }
+const char *tl_parse_ident(parser *p, const char *what) { return text_of(p, tl_parse_expect(p, TL_TOK_IDENT, what)); }
 
-void parse_enter(parser *p) {
-  if (++p->depth > MAX_DEPTH) parse_fail_at(p, peek(p), "nesting is too deep (more than %d levels)", MAX_DEPTH);
+void tl_parse_enter(parser *p) {
+  if (++p->depth > MAX_DEPTH) tl_parse_fail_at(p, peek(p), "nesting is too deep (more than %d levels)", MAX_DEPTH);
 }
 
 /* ---- Datalog (parse_logic.c) ---- */
@@ -114,7 +114,7 @@ static bool say(parser *p, const tl_token *t, const char *fmt, ...) {
 }
 
 /* the logic parser's error, reported as the parser's own (so an echo of a lexical
- * error is not); unwind: then to the recovery point, as parse_fail_at */
+ * error is not); unwind: then to the recovery point, as tl_parse_fail_at */
 static void logic_report(parser *p, tl_lparse *lp, bool unwind) {
   if (lp->oom) p->diag->oom = true;
   if (say(p, &p->tok[lp->err_pos], "%s", lp->err) && lp->hint[0]) tl_diag_hint(p->diag, "%s", lp->hint);
@@ -140,7 +140,7 @@ static tl_node *logic_node(parser *p, bool (*parse)(tl_lparse *, tl_node **)) {
 
 /* a fact, rule, `relation`, `mod` or `use` item; after an error, reported, the rest
  * of it is skipped and NULL returned (the items after it still parse) */
-tl_ast_item *parse_logic_item(parser *p, tl_ast_item *it) {
+tl_ast_item *tl_parse_logic_item(parser *p, tl_ast_item *it) {
   tl_lparse lp = logic_at(p);
   int start = p->pos;
   bool ok = tl_lparse_item(&lp, it);
@@ -188,14 +188,14 @@ static tl_node *args(parser *p, tl_tok_kind close, const char *what);
 static tl_node *logic_call(parser *p, int kind) {
   const tl_token *t = peek(p);
   if (kind == TL_LOGIC_QUERY) next(p);
-  const tl_token *name = parse_expect(p, TL_TOK_IDENT, kind == TL_LOGIC_QUERY ? "a relation after `?`: `?p(a, $x)`" : "a fact");
+  const tl_token *name = tl_parse_expect(p, TL_TOK_IDENT, kind == TL_LOGIC_QUERY ? "a relation after `?`: `?p(a, $x)`" : "a fact");
   tl_node *n = new_node(p, TL_N_LOGIC, t);
   n->ival = kind;
   n->name = text_of(p, name);
-  parse_expect(p, TL_TOK_LPAREN, "'(' and the arguments");
+  tl_parse_expect(p, TL_TOK_LPAREN, "'(' and the arguments");
   n->args = args(p, TL_TOK_RPAREN, "',' or ')' in the arguments");
   if (kind == TL_LOGIC_FACT) {
-    parse_expect(p, TL_TOK_DOT, "'.' to end the fact");
+    tl_parse_expect(p, TL_TOK_DOT, "'.' to end the fact");
     glued_end(p);
   }
   return n;
@@ -212,7 +212,7 @@ static tl_node *args(parser *p, tl_tok_kind close, const char *what) {
       cur->lhs = expr_with(p, false);
     } else cur = cur->next = expr_with(p, false);
     if (at(p, close)) break;
-    parse_expect(p, TL_TOK_COMMA, what);
+    tl_parse_expect(p, TL_TOK_COMMA, what);
   }
   next(p);
   return head.next;
@@ -243,29 +243,29 @@ static tl_node *clause(parser *p) {
     next(p);
     const tl_token *r = peek(p);
     g->lhs = head_expr(p, "a comprehension clause");
-    if (g->lhs->kind != TL_N_RANGE || !g->lhs->lhs || !g->lhs->rhs) parse_fail_at(p, r, "a generator needs a range `a..b`");
+    if (g->lhs->kind != TL_N_RANGE || !g->lhs->lhs || !g->lhs->rhs) tl_parse_fail_at(p, r, "a generator needs a range `a..b`");
     return g;
   }
-  if (larrow_ahead(p)) parse_fail_at(p, t, "a generator's variable must be a name: `i <- 0..n`");
+  if (larrow_ahead(p)) tl_parse_fail_at(p, t, "a generator's variable must be a name: `i <- 0..n`");
   return head_expr(p, "a comprehension clause");
 }
 
 // compr = "[" (ident ("," ident)* ","?)? "|" (clause ("," clause)* ","?)? block? "]"
 //         -- at least a clause or the block; called at the "|" with the axes parsed
 static tl_node *comprehension(parser *p, tl_node *n, const tl_token *bad_axis) {
-  if (bad_axis) parse_fail_at(p, bad_axis, "a comprehension's output axes must be names");
+  if (bad_axis) tl_parse_fail_at(p, bad_axis, "a comprehension's output axes must be names");
   n->kind = TL_N_COMPR;
   next(p); /* | */
   tl_node head = {0}, *cur = &head;
   while (!at(p, TL_TOK_RBRACKET) && !at(p, TL_TOK_LBRACE)) {
     cur = cur->next = clause(p);
     if (at(p, TL_TOK_RBRACKET) || at(p, TL_TOK_LBRACE)) break;
-    parse_expect(p, TL_TOK_COMMA, "',', '{' or ']' after the comprehension's clause");
+    tl_parse_expect(p, TL_TOK_COMMA, "',', '{' or ']' after the comprehension's clause");
   }
   n->stmts = head.next;
-  if (at(p, TL_TOK_LBRACE)) n->body = parse_block(p);
-  if (!n->stmts && !n->body && at(p, TL_TOK_RBRACKET)) parse_fail_at(p, peek(p), "a comprehension needs clauses or a body");
-  parse_expect(p, TL_TOK_RBRACKET, "']' to close the comprehension");
+  if (at(p, TL_TOK_LBRACE)) n->body = tl_parse_block(p);
+  if (!n->stmts && !n->body && at(p, TL_TOK_RBRACKET)) tl_parse_fail_at(p, peek(p), "a comprehension needs clauses or a body");
+  tl_parse_expect(p, TL_TOK_RBRACKET, "']' to close the comprehension");
   return n;
 }
 
@@ -279,7 +279,7 @@ static tl_node *array(parser *p) {
     cur = cur->next = expr_with(p, false);
     if (cur->kind != TL_N_IDENT && !bad_axis) bad_axis = t;
     if (at(p, TL_TOK_RBRACKET) || at(p, TL_TOK_PIPE)) break;
-    parse_expect(p, TL_TOK_COMMA, "',' or ']' in the array");
+    tl_parse_expect(p, TL_TOK_COMMA, "',' or ']' in the array");
   }
   n->args = head.next;
   if (at(p, TL_TOK_PIPE)) return comprehension(p, n, bad_axis);
@@ -293,7 +293,7 @@ static tl_node *vec_macro(parser *p) {
   next(p);
   next(p);
   n->name = "vec!";
-  parse_enter(p);
+  tl_parse_enter(p);
   tl_node head = {0}, *cur = &head;
   while (!at(p, TL_TOK_RBRACKET)) {
     cur = cur->next = expr(p);
@@ -303,10 +303,10 @@ static tl_node *vec_macro(parser *p) {
       break;
     }
     if (at(p, TL_TOK_RBRACKET)) break;
-    parse_expect(p, TL_TOK_COMMA, "',' or ']' in `vec![..]`");
+    tl_parse_expect(p, TL_TOK_COMMA, "',' or ']' in `vec![..]`");
   }
   n->args = head.next;
-  parse_expect(p, TL_TOK_RBRACKET, "']' after the elements of `vec![..]`");
+  tl_parse_expect(p, TL_TOK_RBRACKET, "']' after the elements of `vec![..]`");
   p->depth--;
   return n;
 }
@@ -333,19 +333,19 @@ static bool struct_lit_ahead(parser *p) {
 static tl_node *struct_lit_fields(parser *p, tl_node *n);
 static tl_node *struct_lit(parser *p) {
   tl_node *n = new_node(p, TL_N_STRUCT_LIT, peek(p));
-  n->name = parse_ident(p, "a struct name");
+  n->name = tl_parse_ident(p, "a struct name");
   return struct_lit_fields(p, n);
 }
 
 /* a struct literal's `{ fields }`, its name (`P`, or a variant's path `E::C`) read */
 static tl_node *struct_lit_fields(parser *p, tl_node *n) {
   n->kind = TL_N_STRUCT_LIT;
-  parse_expect(p, TL_TOK_LBRACE, "'{'");
+  tl_parse_expect(p, TL_TOK_LBRACE, "'{'");
   tl_node head = {0}, *cur = &head;
   while (!at(p, TL_TOK_RBRACE)) {
     const tl_token *t = peek(p);
     cur = cur->next = new_node(p, TL_N_FIELD_INIT, t);
-    cur->name = parse_ident(p, "a field name");
+    cur->name = tl_parse_ident(p, "a field name");
     if (consume(p, TL_TOK_COLON)) {
       cur->lhs = expr_with(p, false);
     } else { /* shorthand: `y` is `y: y` */
@@ -353,7 +353,7 @@ static tl_node *struct_lit_fields(parser *p, tl_node *n) {
       cur->lhs->name = cur->name;
     }
     if (at(p, TL_TOK_RBRACE)) break;
-    parse_expect(p, TL_TOK_COMMA, "',' or '}' in the struct literal");
+    tl_parse_expect(p, TL_TOK_COMMA, "',' or '}' in the struct literal");
   }
   next(p);
   n->args = head.next;
@@ -370,12 +370,12 @@ static tl_node *if_let(parser *p, const tl_token *t) {
   next(p); /* let */
   tl_node *arm = new_node(p, TL_N_ARM, peek(p)), *other = new_node(p, TL_N_ARM, t);
   arm->lhs = pattern(p);
-  parse_expect(p, TL_TOK_ASSIGN, "'=' after the pattern of `if let`");
+  tl_parse_expect(p, TL_TOK_ASSIGN, "'=' after the pattern of `if let`");
   n->lhs = head_expr(p, "an `if let` head");
-  arm->rhs = parse_block(p);
+  arm->rhs = tl_parse_block(p);
   other->lhs = new_node(p, TL_N_IDENT, t);
   other->lhs->name = "_";
-  if (consume(p, TL_TOK_ELSE)) other->rhs = at(p, TL_TOK_IF) ? if_expr(p) : parse_block(p);
+  if (consume(p, TL_TOK_ELSE)) other->rhs = at(p, TL_TOK_IF) ? if_expr(p) : tl_parse_block(p);
   arm->next = other;
   n->args = arm;
   return n;
@@ -383,7 +383,7 @@ static tl_node *if_let(parser *p, const tl_token *t) {
 
 // if = "if" expr_no_struct block ("else" (if | block))? | "if" "let" pattern "=" expr_no_struct block ("else" (if | block))?
 static tl_node *if_expr(parser *p) {
-  parse_enter(p);
+  tl_parse_enter(p);
   if (peek_at(p, 1)->kind == TL_TOK_LET) {
     tl_node *m = if_let(p, next(p));
     p->depth--;
@@ -391,8 +391,8 @@ static tl_node *if_expr(parser *p) {
   }
   tl_node *n = new_node(p, TL_N_IF, next(p));
   n->cond = head_expr(p, "an `if` condition");
-  n->then = parse_block(p);
-  if (consume(p, TL_TOK_ELSE)) n->els = at(p, TL_TOK_IF) ? if_expr(p) : parse_block(p);
+  n->then = tl_parse_block(p);
+  if (consume(p, TL_TOK_ELSE)) n->els = at(p, TL_TOK_IF) ? if_expr(p) : tl_parse_block(p);
   p->depth--;
   return n;
 }
@@ -400,13 +400,13 @@ static tl_node *if_expr(parser *p) {
 /* a turbofish `::<i64, f32>` after path segment seg: its types as n->type's elems */
 static void turbofish(parser *p, tl_node *n, int seg) {
   const tl_token *t = peek(p);
-  if (n->type) parse_fail_at(p, t, "a path takes one list of type arguments");
-  tl_type *ty = parse_alloc(p, sizeof *ty);
+  if (n->type) tl_parse_fail_at(p, t, "a path takes one list of type arguments");
+  tl_type *ty = tl_parse_alloc(p, sizeof *ty);
   ty->line = t->line;
   ty->col = t->col;
   ty->name = "::<>";
   ty->rank = seg;
-  parse_generic_args(p, ty);
+  tl_parse_generic_args(p, ty);
   n->type = ty;
 }
 
@@ -428,12 +428,12 @@ static tl_node *path_or_ident(parser *p) {
       if (at(p, TL_TOK_COLONCOLON)) continue;
       break;
     }
-    const tl_token *name = parse_expect(p, TL_TOK_IDENT, "a name after '::'");
+    const tl_token *name = tl_parse_expect(p, TL_TOK_IDENT, "a name after '::'");
     if (len < sizeof b) len += (size_t)snprintf(b + len, sizeof b - len, "::%s", text_of(p, name));
-    if (len >= sizeof b) parse_fail_at(p, name, "this path is too long");
+    if (len >= sizeof b) tl_parse_fail_at(p, name, "this path is too long");
     seg++;
   }
-  char *s = parse_alloc(p, len + 1);
+  char *s = tl_parse_alloc(p, len + 1);
   memcpy(s, b, len + 1);
   if (!seg) n->kind = TL_N_IDENT; /* `f::<i64>` */
   n->name = s;
@@ -444,7 +444,7 @@ static tl_node *path_or_ident(parser *p) {
  * `let (i, x) = $pN;` first in the body, as `for (k, v) in m` is desugared */
 static tl_node *closure_pattern(parser *p, tl_node *a, int i, tl_node **lets) {
   tl_node *pat = pattern_one(p); /* no `p | q`: `|` ends the parameters */
-  char *name = parse_alloc(p, 16);
+  char *name = tl_parse_alloc(p, 16);
   snprintf(name, 16, "$p%d", i);
   a->name = name;
   tl_node *let = new_node(p, TL_N_LET, peek(p));
@@ -465,28 +465,28 @@ static tl_node *closure(parser *p) {
   const tl_token *t = peek(p);
   tl_node *n = new_node(p, TL_N_CLOSURE, t);
   tl_node *pats = NULL;
-  parse_enter(p);
+  tl_parse_enter(p);
   if (!consume(p, TL_TOK_OROR)) {
     next(p);
     tl_node **tail = &n->args, *lets = NULL;
     for (int i = 0; !at(p, TL_TOK_PIPE); i++) {
       tl_node *a = new_node(p, TL_N_IDENT, peek(p));
       if (at(p, TL_TOK_LPAREN)) closure_pattern(p, a, i, &lets);
-      else a->name = parse_ident(p, "a closure parameter");
-      if (consume(p, TL_TOK_COLON)) a->type = parse_type(p);
+      else a->name = tl_parse_ident(p, "a closure parameter");
+      if (consume(p, TL_TOK_COLON)) a->type = tl_parse_type(p);
       *tail = a;
       tail = &a->next;
       if (at(p, TL_TOK_PIPE)) break;
-      parse_expect(p, TL_TOK_COMMA, "',' or '|' in the closure's parameters");
+      tl_parse_expect(p, TL_TOK_COMMA, "',' or '|' in the closure's parameters");
     }
     next(p);
     pats = lets;
   }
   if (consume(p, TL_TOK_ARROW)) {
-    n->type = parse_type(p);
-    if (!at(p, TL_TOK_LBRACE)) parse_unexpected(p, "a block: a closure with a written result type has a `{ }` body");
+    n->type = tl_parse_type(p);
+    if (!at(p, TL_TOK_LBRACE)) tl_parse_unexpected(p, "a block: a closure with a written result type has a `{ }` body");
   }
-  if (at(p, TL_TOK_LBRACE)) n->body = parse_block(p);
+  if (at(p, TL_TOK_LBRACE)) n->body = tl_parse_block(p);
   else { /* `|x| x * k`: the body is a block holding the value */
     n->body = new_node(p, TL_N_BLOCK, peek(p));
     n->body->value = expr_with(p, false);
@@ -510,7 +510,7 @@ static tl_node *paren(parser *p) {
   while (!at(p, TL_TOK_RPAREN)) {
     cur = cur->next = expr_with(p, false);
     if (at(p, TL_TOK_RPAREN)) break;
-    parse_expect(p, TL_TOK_COMMA, "',' or ')'");
+    tl_parse_expect(p, TL_TOK_COMMA, "',' or ')'");
     comma = true;
   }
   next(p);
@@ -566,10 +566,10 @@ static tl_node *primary(parser *p) {
   case TL_TOK_LBRACKET: return array(p);
   case TL_TOK_IF: return if_expr(p);
   case TL_TOK_MATCH: return match_expr(p);
-  case TL_TOK_LBRACE: return parse_block(p);
+  case TL_TOK_LBRACE: return tl_parse_block(p);
   case TL_TOK_QUESTION: return logic_call(p, TL_LOGIC_QUERY);
   case TL_TOK_DOLLAR: return logic_node(p, tl_lparse_lvar);
-  default: parse_unexpected(p, "an expression");
+  default: tl_parse_unexpected(p, "an expression");
   }
 }
 
@@ -581,8 +581,8 @@ static tl_node *tuple_field(parser *p, tl_node *base, tl_node *m) {
   size_t first = dot ? (size_t)(dot - text) : t->len;
   for (size_t i = 0; i < t->len; i++)
     if (!(text[i] >= '0' && text[i] <= '9') && text + i != dot)
-      parse_fail_at(p, t, "expected a tuple field (`.0`, `.1`...), found %s", t->kind == TL_TOK_FLOAT ? "a float" : "an integer");
-  char *a = parse_alloc(p, first + 1);
+      tl_parse_fail_at(p, t, "expected a tuple field (`.0`, `.1`...), found %s", t->kind == TL_TOK_FLOAT ? "a float" : "an integer");
+  char *a = tl_parse_alloc(p, first + 1);
   memcpy(a, text, first);
   m->name = a;
   m->lhs = base;
@@ -590,7 +590,7 @@ static tl_node *tuple_field(parser *p, tl_node *base, tl_node *m) {
   tl_node *outer = new_node(p, TL_N_FIELD, t);
   outer->col += (int)first + 1;
   size_t rest = t->len - first - 1;
-  char *b = parse_alloc(p, rest + 1);
+  char *b = tl_parse_alloc(p, rest + 1);
   memcpy(b, dot + 1, rest);
   outer->name = b;
   outer->lhs = m;
@@ -606,7 +606,7 @@ static tl_node *postfix(parser *p) {
   for (;;) {
     const tl_token *t = peek(p);
     tl_node *m;
-    if (t->kind == TL_TOK_LPAREN || t->kind == TL_TOK_LBRACKET || t->kind == TL_TOK_DOT) parse_enter(p);
+    if (t->kind == TL_TOK_LPAREN || t->kind == TL_TOK_LBRACKET || t->kind == TL_TOK_DOT) tl_parse_enter(p);
     if (consume(p, TL_TOK_LPAREN)) {
       m = new_node(p, TL_N_CALL, t);
       m->args = args(p, TL_TOK_RPAREN, "',' or ')' in the arguments");
@@ -619,7 +619,7 @@ static tl_node *postfix(parser *p) {
         n = tuple_field(p, n, m);
         continue;
       }
-      m->name = parse_ident(p, "a field or method name after '.'");
+      m->name = tl_parse_ident(p, "a field or method name after '.'");
       if (consume(p, TL_TOK_LPAREN)) {
         m->kind = TL_N_METHOD;
         m->args = args(p, TL_TOK_RPAREN, "',' or ')' in the arguments");
@@ -641,9 +641,9 @@ static tl_node *postfix(parser *p) {
 static tl_node *unary(parser *p) {
   const tl_token *t = peek(p);
   if (t->kind != TL_TOK_MINUS && t->kind != TL_TOK_NOT && t->kind != TL_TOK_AMP) return postfix(p);
-  parse_enter(p);
+  tl_parse_enter(p);
   next(p);
-  if (t->kind == TL_TOK_AMP) parse_expect(p, TL_TOK_MUT, "'mut' after '&' (only `&mut x` borrows)");
+  if (t->kind == TL_TOK_AMP) tl_parse_expect(p, TL_TOK_MUT, "'mut' after '&' (only `&mut x` borrows)");
   tl_node *n = new_node(p, TL_N_UNARY, t);
   n->op = t->kind;
   n->lhs = unary(p);
@@ -656,10 +656,10 @@ static tl_node *cast(parser *p) {
   tl_node *n = unary(p);
   int depth = p->depth;
   while (at(p, TL_TOK_AS)) {
-    parse_enter(p); /* a chain of casts nests as postfix links do */
+    tl_parse_enter(p); /* a chain of casts nests as postfix links do */
     tl_node *c = new_node(p, TL_N_CAST, next(p));
     c->lhs = n;
-    c->type = parse_type(p);
+    c->type = tl_parse_type(p);
     n = c;
   }
   p->depth = depth;
@@ -685,7 +685,7 @@ static tl_node *binary(parser *p, int min_prec) {
   for (;;) {
     const tl_token *t = peek(p);
     if (t->kind == TL_TOK_LARROW)
-      parse_fail_at(p, t, "`<-` is only used in comprehension generators; write `< -` for less-than a negative");
+      tl_parse_fail_at(p, t, "`<-` is only used in comprehension generators; write `< -` for less-than a negative");
     int prec = binary_prec(t->kind);
     if (prec < min_prec || prec == 0) return lhs;
     next(p);
@@ -694,7 +694,7 @@ static tl_node *binary(parser *p, int min_prec) {
     n->lhs = lhs;
     n->rhs = binary(p, prec + 1);
     if (prec == 3 && binary_prec(peek(p)->kind) == 3)
-      parse_fail_at(p, peek(p), "comparison operators cannot be chained: write `a < b && b < c`");
+      tl_parse_fail_at(p, peek(p), "comparison operators cannot be chained: write `a < b && b < c`");
     lhs = n;
   }
 }
@@ -711,13 +711,13 @@ static bool starts_range_end(parser *p) {
 
 // expr = binary (".." binary?)? | ".." binary?    -- ranges bind loosest, do not chain
 static tl_node *expr(parser *p) {
-  parse_enter(p);
+  tl_parse_enter(p);
   tl_node *n = at(p, TL_TOK_DOTDOT) ? NULL : binary(p, 1);
   if (at(p, TL_TOK_DOTDOT)) {
     tl_node *r = new_node(p, TL_N_RANGE, next(p));
     r->lhs = n;
     if (starts_range_end(p)) r->rhs = binary(p, 1);
-    if (at(p, TL_TOK_DOTDOT)) parse_fail_at(p, peek(p), "range operators cannot be chained");
+    if (at(p, TL_TOK_DOTDOT)) tl_parse_fail_at(p, peek(p), "range operators cannot be chained");
     n = r;
   }
   p->depth--;
@@ -744,7 +744,7 @@ static bool literal_ahead(parser *p) {
 static tl_node *pattern_lit(parser *p) {
   const tl_token *t = peek(p);
   if (!consume(p, TL_TOK_MINUS)) return primary(p);
-  if (!at(p, TL_TOK_INT) && !at(p, TL_TOK_FLOAT)) parse_unexpected(p, "a number after '-' in the pattern");
+  if (!at(p, TL_TOK_INT) && !at(p, TL_TOK_FLOAT)) tl_parse_unexpected(p, "a number after '-' in the pattern");
   tl_node *n = new_node(p, TL_N_UNARY, t);
   n->op = TL_TOK_MINUS;
   n->lhs = primary(p);
@@ -757,7 +757,7 @@ static tl_node *pattern_list(parser *p, tl_tok_kind close, const char *what, boo
   while (!at(p, close)) {
     cur = cur->next = pattern(p);
     if (at(p, close)) break;
-    parse_expect(p, TL_TOK_COMMA, what);
+    tl_parse_expect(p, TL_TOK_COMMA, what);
     if (comma) *comma = true;
   }
   next(p);
@@ -767,18 +767,18 @@ static tl_node *pattern_list(parser *p, tl_tok_kind close, const char *what, boo
 // fields = "{" (("mut"? ident | ident ":" pattern) ("," ...)* ("," "..")? ","?)? "}"   -- n: STRUCT_LIT
 static tl_node *pattern_fields(parser *p, tl_node *n) {
   n->kind = TL_N_STRUCT_LIT;
-  parse_expect(p, TL_TOK_LBRACE, "'{'");
+  tl_parse_expect(p, TL_TOK_LBRACE, "'{'");
   tl_node head = {0}, *cur = &head;
   while (!at(p, TL_TOK_RBRACE)) {
     if (consume(p, TL_TOK_DOTDOT)) { /* the fields not named */
       n->ival = 1;
-      if (!at(p, TL_TOK_RBRACE)) parse_unexpected(p, "'}' after `..` (it comes last)");
+      if (!at(p, TL_TOK_RBRACE)) tl_parse_unexpected(p, "'}' after `..` (it comes last)");
       break;
     }
     const tl_token *t = peek(p);
     bool is_mut = consume(p, TL_TOK_MUT);
     cur = cur->next = new_node(p, TL_N_FIELD_INIT, t);
-    cur->name = parse_ident(p, "a field name or `..`");
+    cur->name = tl_parse_ident(p, "a field name or `..`");
     if (!is_mut && consume(p, TL_TOK_COLON)) {
       cur->lhs = pattern(p);
     } else { /* shorthand: `x` binds the field x */
@@ -787,7 +787,7 @@ static tl_node *pattern_fields(parser *p, tl_node *n) {
       cur->lhs->is_mut = is_mut;
     }
     if (at(p, TL_TOK_RBRACE)) break;
-    parse_expect(p, TL_TOK_COMMA, "',' or '}' in the pattern's fields");
+    tl_parse_expect(p, TL_TOK_COMMA, "',' or '}' in the pattern's fields");
   }
   next(p);
   n->args = head.next;
@@ -798,17 +798,17 @@ static tl_node *pattern_fields(parser *p, tl_node *n) {
 //     | ident fields | "mut"? ident
 static tl_node *pattern_one(parser *p) {
   const tl_token *t = peek(p);
-  parse_enter(p);
+  tl_parse_enter(p);
   tl_node *n;
   if (literal_ahead(p)) {
     n = pattern_lit(p);
     if (at(p, TL_TOK_DOTDOT)) {
       const tl_token *r = next(p);
-      if (!consume(p, TL_TOK_ASSIGN)) parse_fail_at(p, r, "a range pattern includes its end: write `a..=b`");
+      if (!consume(p, TL_TOK_ASSIGN)) tl_parse_fail_at(p, r, "a range pattern includes its end: write `a..=b`");
       tl_node *rng = new_node(p, TL_N_RANGE, r);
       rng->op = TL_TOK_ASSIGN;
       rng->lhs = n;
-      if (!literal_ahead(p)) parse_unexpected(p, "the range's end (a literal) after `..=`");
+      if (!literal_ahead(p)) tl_parse_unexpected(p, "the range's end (a literal) after `..=`");
       rng->rhs = pattern_lit(p);
       n = rng;
     }
@@ -831,12 +831,12 @@ static tl_node *pattern_one(parser *p) {
     } else if (at(p, TL_TOK_LBRACE)) n = pattern_fields(p, n);
   } else if (at(p, TL_TOK_IDENT) && peek_at(p, 1)->kind == TL_TOK_LBRACE) {
     n = new_node(p, TL_N_STRUCT_LIT, t);
-    n->name = parse_ident(p, "a struct name");
+    n->name = tl_parse_ident(p, "a struct name");
     n = pattern_fields(p, n);
   } else {
     n = new_node(p, TL_N_IDENT, t);
     n->is_mut = consume(p, TL_TOK_MUT);
-    n->name = parse_ident(p, "a pattern");
+    n->name = tl_parse_ident(p, "a pattern");
     if (n->is_mut && !strcmp(n->name, "_")) {
       error_hint(p, t, "remove the `mut` prefix: `_` binds nothing", "`mut` must be followed by a named binding");
       n->is_mut = false;
@@ -872,10 +872,10 @@ static tl_node *jump_arm(parser *p) {
 // match = "match" expr_no_struct "{" (arm ("," arm)* ","?)? "}"
 // arm = pattern ("if" expr)? "=>" expr       -- the ',' is optional after a block
 static tl_node *match_expr(parser *p) {
-  parse_enter(p);
+  tl_parse_enter(p);
   tl_node *n = new_node(p, TL_N_MATCH, next(p));
   n->lhs = head_expr(p, "a `match` head");
-  parse_expect(p, TL_TOK_LBRACE, "'{' and the match arms");
+  tl_parse_expect(p, TL_TOK_LBRACE, "'{' and the match arms");
   bool saved = p->no_struct;
   p->no_struct = false;
   tl_node head = {0}, *cur = &head;
@@ -883,12 +883,12 @@ static tl_node *match_expr(parser *p) {
     tl_node *arm = cur = cur->next = new_node(p, TL_N_ARM, peek(p));
     arm->lhs = pattern(p);
     if (consume(p, TL_TOK_IF)) arm->cond = expr_with(p, false);
-    parse_expect(p, TL_TOK_FAT_ARROW, arm->cond ? "'=>' after the guard" : "'=>' (or `if` and a guard) after the pattern");
+    tl_parse_expect(p, TL_TOK_FAT_ARROW, arm->cond ? "'=>' after the guard" : "'=>' (or `if` and a guard) after the pattern");
     bool braced = at(p, TL_TOK_LBRACE);
     arm->rhs = at(p, TL_TOK_BREAK) || at(p, TL_TOK_CONTINUE) || at(p, TL_TOK_RETURN) ? jump_arm(p) : expr_with(p, false);
     if (at(p, TL_TOK_RBRACE)) break;
     if (!consume(p, TL_TOK_COMMA) && !(braced && arm->rhs->kind == TL_N_BLOCK))
-      parse_unexpected(p, "',' or '}' after the match arm");
+      tl_parse_unexpected(p, "',' or '}' after the match arm");
   }
   next(p);
   p->no_struct = saved;
@@ -914,11 +914,11 @@ static tl_node *let_stmt(parser *p) {
     }
   } else {
     n->is_mut = consume(p, TL_TOK_MUT);
-    n->name = parse_ident(p, "a variable name after 'let'");
+    n->name = tl_parse_ident(p, "a variable name after 'let'");
   }
-  if (consume(p, TL_TOK_COLON)) n->type = parse_type(p);
+  if (consume(p, TL_TOK_COLON)) n->type = tl_parse_type(p);
   if (consume(p, TL_TOK_ASSIGN)) n->rhs = expr(p);
-  parse_expect(p, TL_TOK_SEMI, n->rhs ? "';' after the expression" : "'=' or ';' in the let statement");
+  tl_parse_expect(p, TL_TOK_SEMI, n->rhs ? "';' after the expression" : "'=' or ';' in the let statement");
   return n;
 }
 
@@ -930,12 +930,12 @@ static tl_node *for_stmt(parser *p) {
   if (at(p, TL_TOK_LPAREN)) {
     pat = pattern(p);
     n->name = "$for";
-  } else n->name = parse_ident(p, "a loop variable after 'for'");
-  parse_expect(p, TL_TOK_IN, "'in' after the loop variable");
+  } else n->name = tl_parse_ident(p, "a loop variable after 'for'");
+  tl_parse_expect(p, TL_TOK_IN, "'in' after the loop variable");
   /* `for x in &v`: the same loop as `for x in v` (a loop never consumes its source) */
   if (at(p, TL_TOK_AMP) && peek_at(p, 1)->kind != TL_TOK_MUT) next(p);
   n->lhs = head_expr(p, "a `for` head");
-  n->body = parse_block(p);
+  n->body = tl_parse_block(p);
   if (pat) {
     tl_node *let = new_node(p, TL_N_LET, peek(p));
     let->line = pat->line;
@@ -970,12 +970,12 @@ static tl_node *expr_stmt(parser *p, bool *is_value) {
   }
   if (is_assign_op(peek(p)->kind)) {
     if (e->kind != TL_N_IDENT && e->kind != TL_N_FIELD && e->kind != TL_N_INDEX)
-      parse_fail_at(p, t, "cannot assign to this expression: assign to a variable, a field `s.f` or an index `t[i]`");
+      tl_parse_fail_at(p, t, "cannot assign to this expression: assign to a variable, a field `s.f` or an index `t[i]`");
     s->kind = TL_N_ASSIGN;
     s->op = next(p)->kind;
     s->rhs = expr(p);
   }
-  parse_expect(p, TL_TOK_SEMI, "';' after the expression");
+  tl_parse_expect(p, TL_TOK_SEMI, "';' after the expression");
   return s;
 }
 
@@ -993,25 +993,25 @@ static tl_node *stmt(parser *p, bool *is_value) {
     if (peek_at(p, 1)->kind == TL_TOK_LET) return while_let(p);
     n = new_node(p, TL_N_WHILE, next(p));
     n->cond = head_expr(p, "a `while` condition");
-    n->body = parse_block(p);
+    n->body = tl_parse_block(p);
     return n;
   case TL_TOK_LOOP:
     n = new_node(p, TL_N_LOOP, next(p));
-    n->body = parse_block(p);
+    n->body = tl_parse_block(p);
     return n;
   case TL_TOK_BREAK:
   case TL_TOK_CONTINUE:
     n = new_node(p, t->kind == TL_TOK_BREAK ? TL_N_BREAK : TL_N_CONTINUE, next(p));
     if (!at(p, TL_TOK_RBRACE)) /* `loop { break }` needs no ';', as in Rust */
-      parse_expect(p, TL_TOK_SEMI, t->kind == TL_TOK_BREAK ? "';' after 'break'" : "';' after 'continue'");
+      tl_parse_expect(p, TL_TOK_SEMI, t->kind == TL_TOK_BREAK ? "';' after 'break'" : "';' after 'continue'");
     return n;
   case TL_TOK_RETURN:
     n = new_node(p, TL_N_RETURN, next(p));
     if (!at(p, TL_TOK_SEMI) && !at(p, TL_TOK_RBRACE)) n->lhs = expr(p);
-    if (!at(p, TL_TOK_RBRACE)) parse_expect(p, TL_TOK_SEMI, n->lhs ? "';' after the expression" : "';' after 'return'");
+    if (!at(p, TL_TOK_RBRACE)) tl_parse_expect(p, TL_TOK_SEMI, n->lhs ? "';' after the expression" : "';' after 'return'");
     return n;
   default: {
-    if (parse_const_ahead(p)) { /* Rust allows it in a block; TL's constants are the file's */
+    if (tl_parse_const_ahead(p)) { /* Rust allows it in a block; TL's constants are the file's */
       error_hint(p, t, "move it to the top level of the file, or write `let` for a value of this block",
                  "a `%.*s` item is written outside functions", (int)t->len, p->diag->src + t->offset);
       longjmp(*p->recover, 1); /* reported: the statement is skipped */
@@ -1033,9 +1033,9 @@ static tl_node *while_let(parser *p) {
   tl_node *m = new_node(p, TL_N_MATCH, t), *arm = new_node(p, TL_N_ARM, peek(p)), *other = new_node(p, TL_N_ARM, t);
   m->ival = 2;
   arm->lhs = pattern(p);
-  parse_expect(p, TL_TOK_ASSIGN, "'=' after the pattern of `while let`");
+  tl_parse_expect(p, TL_TOK_ASSIGN, "'=' after the pattern of `while let`");
   m->lhs = head_expr(p, "a `while let` head");
-  arm->rhs = parse_block(p);
+  arm->rhs = tl_parse_block(p);
   other->lhs = new_node(p, TL_N_IDENT, t);
   other->lhs->name = "_";
   other->rhs = new_node(p, TL_N_BLOCK, t);
@@ -1165,22 +1165,22 @@ static tl_node *guarded_stmt(parser *p, bool *is_value) {
   return n;
 }
 
-tl_node *parse_expr(parser *p) { return expr(p); }
+tl_node *tl_parse_expr(parser *p) { return expr(p); }
 
 static bool word_at(parser *p, int k, const char *w) {
   const tl_token *t = peek_at(p, k);
   return t->kind == TL_TOK_IDENT && t->len == strlen(w) && !memcmp(p->diag->src + t->offset, w, t->len);
 }
 
-bool parse_const_ahead(parser *p) {
+bool tl_parse_const_ahead(parser *p) {
   tl_tok_kind next_kind = peek_at(p, 1)->kind;
   return (word_at(p, 0, "const") || word_at(p, 0, "static")) && (next_kind == TL_TOK_IDENT || next_kind == TL_TOK_MUT);
 }
 
 // block = "{" stmt* expr? "}"
-tl_node *parse_block(parser *p) {
-  parse_enter(p);
-  tl_node *n = new_node(p, TL_N_BLOCK, parse_expect(p, TL_TOK_LBRACE, "'{'"));
+tl_node *tl_parse_block(parser *p) {
+  tl_parse_enter(p);
+  tl_node *n = new_node(p, TL_N_BLOCK, tl_parse_expect(p, TL_TOK_LBRACE, "'{'"));
   bool saved = p->no_struct;
   p->no_struct = false;
   tl_node head = {0}, *cur = &head;
@@ -1191,7 +1191,7 @@ tl_node *parse_block(parser *p) {
     if (is_value) n->value = s;
     else cur = cur->next = s;
   }
-  parse_expect(p, TL_TOK_RBRACE, "'}' to close the block");
+  tl_parse_expect(p, TL_TOK_RBRACE, "'}' to close the block");
   p->no_struct = saved;
   n->stmts = head.next;
   p->depth--;
@@ -1206,7 +1206,7 @@ static bool top_stmt_ahead(parser *p) {
   case TL_TOK_FLOAT: case TL_TOK_STRING: case TL_TOK_CHAR: case TL_TOK_LPAREN: case TL_TOK_LBRACKET:
   case TL_TOK_MINUS: case TL_TOK_NOT: case TL_TOK_QUESTION: case TL_TOK_TRUE: case TL_TOK_FALSE: return true;
   case TL_TOK_IDENT: {
-    if (parse_const_ahead(p)) return false; /* `const N: i64 = 4;`, an item */
+    if (tl_parse_const_ahead(p)) return false; /* `const N: i64 = 4;`, an item */
     if (peek_at(p, 1)->kind != TL_TOK_LPAREN) return true;
     tl_lparse lp = logic_at(p);
     if (tl_lparse_fact_ahead(&lp)) return false;
@@ -1252,7 +1252,7 @@ int tl_parse(const tl_token *tokens, int n, tl_diag *diag, tl_arena *arena, tl_p
       last = last->next = guarded_stmt(&p, &is_value);
       continue;
     }
-    tl_ast_item *it = parse_guarded_item(&p, broken);
+    tl_ast_item *it = tl_parse_guarded_item(&p, broken);
     if (it) cur = cur->next = it;
     else if (*broken) broken = &(*broken)->next;
     if (it && it->kind == TL_ITEM_FN && it->name && !strcmp(it->name, "main") && !main_fn) main_fn = it;

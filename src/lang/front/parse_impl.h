@@ -44,27 +44,27 @@ static inline bool consume(parser *p, tl_tok_kind k) {
 /* ---- errors and the arena (parse.c) ---- */
 
 /* an error at t, then to the innermost recovery point */
-_Noreturn void parse_fail_at(parser *p, const tl_token *t, const char *fmt, ...) TL_PRINTF(3, 4);
+_Noreturn void tl_parse_fail_at(parser *p, const tl_token *t, const char *fmt, ...) TL_PRINTF(3, 4);
 /* "expected WHAT, found ..."; a reserved word says so instead */
-_Noreturn void parse_unexpected(parser *p, const char *what);
+_Noreturn void tl_parse_unexpected(parser *p, const char *what);
 /* the next token, of kind k; `what` names it and where it belongs: "';' after the expression" */
-const tl_token *parse_expect(parser *p, tl_tok_kind k, const char *what);
-void *parse_alloc(parser *p, size_t n); /* in the arena; out of memory is a parse error */
-const char *parse_ident(parser *p, const char *what);
-void parse_enter(parser *p); /* one level deeper (p->depth--: out of it); too deep is an error */
+const tl_token *tl_parse_expect(parser *p, tl_tok_kind k, const char *what);
+void *tl_parse_alloc(parser *p, size_t n); /* in the arena; out of memory is a parse error */
+const char *tl_parse_ident(parser *p, const char *what);
+void tl_parse_enter(parser *p); /* one level deeper (p->depth--: out of it); too deep is an error */
 
 /* ---- productions ---- */
 
-tl_node *parse_block(parser *p);                            /* parse.c */
-tl_node *parse_expr(parser *p);                             /* parse.c */
+tl_node *tl_parse_block(parser *p);                            /* parse.c */
+tl_node *tl_parse_expr(parser *p);                             /* parse.c */
 /* parse.c: a `const` or `static` item starts here (the words are names elsewhere, so
  * only when a name or `mut` follows) */
-bool parse_const_ahead(parser *p);
-tl_ast_item *parse_logic_item(parser *p, tl_ast_item *it);  /* parse.c: Datalog items */
-tl_type *parse_type(parser *p);                             /* parse_item.c */
-tl_type *parse_generic_args(parser *p, tl_type *ty);        /* parse_item.c: `<T, U>` into ty->elems */
+bool tl_parse_const_ahead(parser *p);
+tl_ast_item *tl_parse_logic_item(parser *p, tl_ast_item *it);  /* parse.c: Datalog items */
+tl_type *tl_parse_type(parser *p);                             /* parse_item.c */
+tl_type *tl_parse_generic_args(parser *p, tl_type *ty);        /* parse_item.c: `<T, U>` into ty->elems */
 /* parse_item.c: one item with a recovery point; NULL after an error, when what is
  * known of the item (a name at least) goes to *broken */
-tl_ast_item *parse_guarded_item(parser *p, tl_ast_item **broken);
+tl_ast_item *tl_parse_guarded_item(parser *p, tl_ast_item **broken);
 
 #endif

@@ -19,26 +19,26 @@ static tl_ty t0_f32 = {.kind = TY_TENSOR, .dtype = TL_F32, .rank = 0},
 /* the 0-d tensor type of a float scalar type */
 static tl_ty *t0_of(const tl_ty *t) { return t->kind == TY_F64 ? &t0_f64 : &t0_f32; }
 
-bool gen_grad_elem(const tl_node *n) { return n && (n->grad & TL_GRAD_ELEM) && n->ty && tl_ty_is_float(n->ty); }
+bool tl_gen_grad_elem(const tl_node *n) { return n && (n->grad & TL_GRAD_ELEM) && n->ty && tl_ty_is_float(n->ty); }
 
-static const char *loc(gen *g, const tl_node *n) { return gen_fmt(g, "%d, %d", n->line, n->col); }
+static const char *loc(gen *g, const tl_node *n) { return tl_gen_fmt(g, "%d, %d", n->line, n->col); }
 
 static bool is_literal(const tl_node *n) {
   if (n->kind == TL_N_UNARY && n->op == TL_TOK_MINUS) n = n->lhs;
   return n->kind == TL_N_INT || n->kind == TL_N_FLOAT;
 }
 
-cv gen_grad_operand(gen *g, tl_node *x, bool meets) {
-  return meets && gen_grad_elem(x) ? gen_as_tensor(g, x) : gen_expr(g, x);
+cv tl_gen_grad_operand(gen *g, tl_node *x, bool meets) {
+  return meets && tl_gen_grad_elem(x) ? tl_gen_as_tensor(g, x) : tl_gen_expr(g, x);
 }
 
 /* a (op) b, at least one a tensor: both, or one with the other as a number */
 static cv combine(gen *g, const tl_node *at, int op, cv a, cv b, const tl_node *an, const tl_node *bn, tl_ty *ty) {
   if (a.ty->kind == TY_TENSOR && b.ty->kind == TY_TENSOR)
-    return gen_temp_value(g, ty, gen_fmt(g, "tlrt_binop(R, %d, %s, %s, %s)", op, a.c, b.c, loc(g, at)));
+    return tl_gen_temp_value(g, ty, tl_gen_fmt(g, "tlrt_binop(R, %d, %s, %s, %s)", op, a.c, b.c, loc(g, at)));
   bool left = b.ty->kind == TY_TENSOR; /* the number on the left */
   int sdt = left ? tl_ty_scalar_dtype(an, a.ty) : tl_ty_scalar_dtype(bn, b.ty);
-  return gen_temp_value(g, ty, gen_fmt(g, "tlrt_binop_s(R, %d, %s, (double)(%s), %d, %d, %d, %s)", op, left ? b.c : a.c,
+  return tl_gen_temp_value(g, ty, tl_gen_fmt(g, "tlrt_binop_s(R, %d, %s, (double)(%s), %d, %d, %d, %s)", op, left ? b.c : a.c,
                                        left ? a.c : b.c, sdt, left, is_literal(left ? an : bn), loc(g, at)));
 }
 
@@ -48,19 +48,19 @@ static int math_op(int64_t id) { return id == B_POW ? TLRT_OP_POW : id == B_MAXI
 static cv chain_as_tensor(gen *g, tl_node *n) {
   size_t k = 0;
   tl_node *m = n;
-  for (; m->kind == TL_N_BINARY && gen_grad_elem(m); m = m->lhs) k++;
+  for (; m->kind == TL_N_BINARY && tl_gen_grad_elem(m); m = m->lhs) k++;
   tl_node **spine = malloc(sizeof *spine * k);
   if (!spine) {
-    gen_fail(g, n, "out of memory generating a long expression");
-    return gen_scalar("NULL", t0_of(n->ty));
+    tl_gen_fail(g, n, "out of memory generating a long expression");
+    return tl_gen_scalar("NULL", t0_of(n->ty));
   }
   m = n;
   for (size_t i = 0; i < k; i++, m = m->lhs) spine[i] = m;
-  cv a = gen_grad_operand(g, m, true);
+  cv a = tl_gen_grad_operand(g, m, true);
   for (size_t i = k; i-- > 0;) {
     tl_node *s = spine[i];
-    cv b = gen_grad_operand(g, s->rhs, true);
-    a = combine(g, s, gen_tensor_op(s->op), a, b, s->lhs, s->rhs, t0_of(s->ty));
+    cv b = tl_gen_grad_operand(g, s->rhs, true);
+    a = combine(g, s, tl_gen_tensor_op(s->op), a, b, s->lhs, s->rhs, t0_of(s->ty));
   }
   free(spine);
   return a;
@@ -72,48 +72,48 @@ static void math_operands(const tl_node *n, tl_node **x, tl_node **y) {
   else *x = n->args, *y = n->args->next;
 }
 
-cv gen_as_tensor(gen *g, tl_node *n) {
+cv tl_gen_as_tensor(gen *g, tl_node *n) {
   tl_ty *ty = t0_of(n->ty);
   tl_node *x, *y;
   switch (n->kind) {
   case TL_N_INDEX: {
-    cv t = gen_expr(g, n->lhs);
-    cv v = gen_temp_value(g, ty, gen_index_tensor(g, n, t.c)); /* a view when t requires grad */
+    cv t = tl_gen_expr(g, n->lhs);
+    cv v = tl_gen_temp_value(g, ty, tl_gen_index_tensor(g, n, t.c)); /* a view when t requires grad */
     if (n->lhs->ty->dtype != ty->dtype) /* a dtype the checker cannot see: the number's type */
-      v = gen_temp_value(g, ty, gen_fmt(g, "tlrt_to_dtype(R, %s, %d, %s)", v.c, ty->dtype, loc(g, n)));
+      v = tl_gen_temp_value(g, ty, tl_gen_fmt(g, "tlrt_to_dtype(R, %s, %d, %s)", v.c, ty->dtype, loc(g, n)));
     return v;
   }
   case TL_N_BINARY: return chain_as_tensor(g, n);
   case TL_N_UNARY: {
-    cv a = gen_as_tensor(g, n->lhs);
-    return gen_temp_value(g, ty, gen_fmt(g, "tlrt_unop(R, %d, %s, %s)", TLRT_UNOP_NEG, a.c, loc(g, n)));
+    cv a = tl_gen_as_tensor(g, n->lhs);
+    return tl_gen_temp_value(g, ty, tl_gen_fmt(g, "tlrt_unop(R, %d, %s, %s)", TLRT_UNOP_NEG, a.c, loc(g, n)));
   }
   case TL_N_CAST: {
-    cv a = gen_as_tensor(g, n->lhs);
-    return gen_temp_value(g, ty, gen_fmt(g, "tlrt_to_dtype(R, %s, %d, %s)", a.c, ty->dtype, loc(g, n)));
+    cv a = tl_gen_as_tensor(g, n->lhs);
+    return tl_gen_temp_value(g, ty, tl_gen_fmt(g, "tlrt_to_dtype(R, %s, %d, %s)", a.c, ty->dtype, loc(g, n)));
   }
   case TL_N_IDENT: case TL_N_SELF:
-    if (n->var && n->var->shadow) return (cv){.c = gen_var_ref(g, n->var->shadow), .ty = n->var->shadow->ty, .temp = -1};
+    if (n->var && n->var->shadow) return (cv){.c = tl_gen_var_ref(g, n->var->shadow), .ty = n->var->shadow->ty, .temp = -1};
     break;
   case TL_N_METHOD: case TL_N_CALL:
     if (!(n->grad & TL_GRAD_MATH)) break;
     math_operands(n, &x, &y);
     if (!y) {
-      cv a = gen_as_tensor(g, x);
-      return gen_temp_value(g, ty, gen_fmt(g, "tlrt_unop(R, %d, %s, %s)", gen_unop_code((tl_builtin)n->ival), a.c, loc(g, n)));
+      cv a = tl_gen_as_tensor(g, x);
+      return tl_gen_temp_value(g, ty, tl_gen_fmt(g, "tlrt_unop(R, %d, %s, %s)", tl_gen_unop_code((tl_builtin)n->ival), a.c, loc(g, n)));
     } else {
-      cv a = gen_grad_operand(g, x, true), b = gen_grad_operand(g, y, true);
+      cv a = tl_gen_grad_operand(g, x, true), b = tl_gen_grad_operand(g, y, true);
       return combine(g, n, math_op(n->ival), a, b, x, y, ty);
     }
   default: break;
   }
   /* not reached for an ELEM node (sema_grad.c's node_elem): a number without history */
-  cv v = gen_expr(g, n);
-  return gen_temp_value(g, ty, gen_fmt(g, "tlrt_scalar(R, %d, (double)(%s))", ty->dtype, v.c));
+  cv v = tl_gen_expr(g, n);
+  return tl_gen_temp_value(g, ty, tl_gen_fmt(g, "tlrt_scalar(R, %d, (double)(%s))", ty->dtype, v.c));
 }
 
-cv gen_grad_meet(gen *g, const tl_node *at, int op, cv t, cv p, bool p_left) {
-  return gen_temp_value(g, t.ty, gen_fmt(g, "tlrt_binop_t0(R, %d, %s, %s, %d, %s)", op, t.c, p.c, p_left, loc(g, at)));
+cv tl_gen_grad_meet(gen *g, const tl_node *at, int op, cv t, cv p, bool p_left) {
+  return tl_gen_temp_value(g, t.ty, tl_gen_fmt(g, "tlrt_binop_t0(R, %d, %s, %s, %d, %s)", op, t.c, p.c, p_left, loc(g, at)));
 }
 
 /* a `static int` saying whether the warning of a place was given, and the C string of
@@ -123,86 +123,86 @@ static const char *said_why(gen *g, const char *why) {
   tl_strbuf_printf(g->side, "static int tl__said%d; /* its warning was given (tlrt_grad_check) */\n", id);
   tl_strbuf lit = {0};
   tl_gen_c_string(&lit, why);
-  char *w = gen_take_text(g, &lit);
-  const char *r = gen_fmt(g, "&tl__said%d, %s", id, w ? w : "\"\"");
+  char *w = tl_gen_take_text(g, &lit);
+  const char *r = tl_gen_fmt(g, "&tl__said%d, %s", id, w ? w : "\"\"");
   free(w);
   return r;
 }
 
-const char *gen_grad_lost(gen *g, tl_node *n, const char *why) {
-  cv p = gen_as_tensor(g, n);
-  const char *get = gen_fmt(g, "tlrt_grad_lost(R, %s, %s, %s)", p.c, said_why(g, why), loc(g, n));
-  return gen_new_temp(g, n->ty, gen_fmt(g, "(%s)%s", gen_ctype(g, n->ty), get));
+const char *tl_gen_grad_lost(gen *g, tl_node *n, const char *why) {
+  cv p = tl_gen_as_tensor(g, n);
+  const char *get = tl_gen_fmt(g, "tlrt_grad_lost(R, %s, %s, %s)", p.c, said_why(g, why), loc(g, n));
+  return tl_gen_new_temp(g, n->ty, tl_gen_fmt(g, "(%s)%s", tl_gen_ctype(g, n->ty), get));
 }
 
-cv gen_grad_checked(gen *g, tl_node *n, const char *why) {
+cv tl_gen_grad_checked(gen *g, tl_node *n, const char *why) {
   const char *saved = g->check;
   g->check = said_why(g, why);
-  cv v = gen_expr(g, n);
+  cv v = tl_gen_expr(g, n);
   g->check = saved;
   return v;
 }
 
-void gen_grad_check(gen *g, const tl_node *n, const char *t) {
-  if (g->check && (n->grad & TL_GRAD_CHECK)) gen_emit(g, "tlrt_grad_check(R, %s, %s, %s);", t, g->check, loc(g, n));
+void tl_gen_grad_check(gen *g, const tl_node *n, const char *t) {
+  if (g->check && (n->grad & TL_GRAD_CHECK)) tl_gen_emit(g, "tlrt_grad_check(R, %s, %s, %s);", t, g->check, loc(g, n));
 }
 
-const char *gen_plain_number(gen *g, tl_node *a, const char *builtin, const char *instead) {
-  if (!gen_grad_elem(a)) return gen_expr(g, a).c;
-  return gen_grad_checked(g, a, gen_fmt(g, "`%s` takes it as a plain number; write %s", builtin, instead)).c;
+const char *tl_gen_plain_number(gen *g, tl_node *a, const char *builtin, const char *instead) {
+  if (!tl_gen_grad_elem(a)) return tl_gen_expr(g, a).c;
+  return tl_gen_grad_checked(g, a, tl_gen_fmt(g, "`%s` takes it as a plain number; write %s", builtin, instead)).c;
 }
 
 /* ---- variables with a shadow ---- */
 
 /* the shadow's new value for `v = value` (value: NULL for a number already in num) */
 static const char *shadow_value(gen *g, const tl_var *v, tl_node *value, const char *num) {
-  if (value && gen_grad_elem(value)) return gen_take(g, gen_as_tensor(g, value));
-  return gen_fmt(g, "tlrt_scalar(R, %d, (double)(%s))", v->shadow->ty->dtype, num);
+  if (value && tl_gen_grad_elem(value)) return tl_gen_take(g, tl_gen_as_tensor(g, value));
+  return tl_gen_fmt(g, "tlrt_scalar(R, %d, (double)(%s))", v->shadow->ty->dtype, num);
 }
 
-void gen_grad_after_call(gen *g, const tl_node *n, const tl_fninfo *f) {
+void tl_gen_grad_after_call(gen *g, const tl_node *n, const tl_fninfo *f) {
   int i = f->self ? 1 : 0;
   for (const tl_node *a = n->args; a; a = a->next, i++) {
     if (f->params[i]->kind != VAR_PARAM_REF || a->lhs->kind != TL_N_IDENT || !a->lhs->var || !a->lhs->var->shadow) continue;
     tl_var *v = a->lhs->var, *sh = v->shadow; /* the callee wrote the number: its shadow follows, without history */
-    gen_emit(g, "tlrt_tensor_release(R, %s);", gen_var_ref(g, sh));
-    gen_emit(g, "%s = %s;", gen_var_ref(g, sh), shadow_value(g, v, NULL, gen_var_ref(g, v)));
+    tl_gen_emit(g, "tlrt_tensor_release(R, %s);", tl_gen_var_ref(g, sh));
+    tl_gen_emit(g, "%s = %s;", tl_gen_var_ref(g, sh), shadow_value(g, v, NULL, tl_gen_var_ref(g, v)));
   }
 }
 
 /* `let v = value;` of a variable with a shadow: the tensor first, the number from it */
-void gen_grad_let(gen *g, tl_node *n) {
+void tl_gen_grad_let(gen *g, tl_node *n) {
   tl_var *v = n->var, *sh = v->shadow;
   const char *t;
-  if (gen_grad_elem(n->rhs)) {
+  if (tl_gen_grad_elem(n->rhs)) {
     t = shadow_value(g, v, n->rhs, NULL);
-    gen_emit(g, "%s %s = %s;", gen_ctype(g, sh->ty), gen_var_ref(g, sh), t);
-    gen_emit(g, "%s %s = (%s)tlrt_item(R, %s, %s);", gen_ctype(g, v->ty), gen_var_ref(g, v), gen_ctype(g, v->ty),
-             gen_var_ref(g, sh), loc(g, n));
+    tl_gen_emit(g, "%s %s = %s;", tl_gen_ctype(g, sh->ty), tl_gen_var_ref(g, sh), t);
+    tl_gen_emit(g, "%s %s = (%s)tlrt_item(R, %s, %s);", tl_gen_ctype(g, v->ty), tl_gen_var_ref(g, v), tl_gen_ctype(g, v->ty),
+             tl_gen_var_ref(g, sh), loc(g, n));
   } else { /* a plain number (`let mut s = 0.0;`): a constant without history */
-    cv num = gen_expr(g, n->rhs);
-    gen_emit(g, "%s %s = %s;", gen_ctype(g, v->ty), gen_var_ref(g, v), num.c);
-    t = shadow_value(g, v, NULL, gen_var_ref(g, v));
-    gen_emit(g, "%s %s = %s;", gen_ctype(g, sh->ty), gen_var_ref(g, sh), t);
+    cv num = tl_gen_expr(g, n->rhs);
+    tl_gen_emit(g, "%s %s = %s;", tl_gen_ctype(g, v->ty), tl_gen_var_ref(g, v), num.c);
+    t = shadow_value(g, v, NULL, tl_gen_var_ref(g, v));
+    tl_gen_emit(g, "%s %s = %s;", tl_gen_ctype(g, sh->ty), tl_gen_var_ref(g, sh), t);
   }
-  gen_add_local(g, sh, n);
+  tl_gen_add_local(g, sh, n);
 }
 
 /* `v = value;` or `v op= value;` of a variable with a shadow */
-void gen_grad_assign(gen *g, tl_node *n, int op) {
+void tl_gen_grad_assign(gen *g, tl_node *n, int op) {
   tl_var *v = n->lhs->var, *sh = v->shadow;
   const char *nv;
   if (op < 0) {
-    if (gen_grad_elem(n->rhs)) nv = shadow_value(g, v, n->rhs, NULL);
-    else nv = shadow_value(g, v, NULL, gen_expr(g, n->rhs).c);
+    if (tl_gen_grad_elem(n->rhs)) nv = shadow_value(g, v, n->rhs, NULL);
+    else nv = shadow_value(g, v, NULL, tl_gen_expr(g, n->rhs).c);
   } else { /* v op= value: the shadow (op) value */
-    cv b = gen_grad_operand(g, n->rhs, true);
-    cv s = {.c = gen_var_ref(g, sh), .ty = sh->ty, .temp = -1};
-    nv = gen_take(g, combine(g, n, op, s, b, n->lhs, n->rhs, sh->ty));
+    cv b = tl_gen_grad_operand(g, n->rhs, true);
+    cv s = {.c = tl_gen_var_ref(g, sh), .ty = sh->ty, .temp = -1};
+    nv = tl_gen_take(g, combine(g, n, op, s, b, n->lhs, n->rhs, sh->ty));
   }
-  const char *old = gen_new_temp(g, sh->ty, gen_var_ref(g, sh));
+  const char *old = tl_gen_new_temp(g, sh->ty, tl_gen_var_ref(g, sh));
   g->temps[g->ntemps - 1].taken = true; /* released below, after the new value is in */
-  gen_emit(g, "%s = %s;", gen_var_ref(g, sh), nv);
-  gen_emit(g, "tlrt_tensor_release(R, %s);", old);
-  gen_emit(g, "%s = (%s)tlrt_item(R, %s, %s);", gen_var_ref(g, v), gen_ctype(g, v->ty), gen_var_ref(g, sh), loc(g, n));
+  tl_gen_emit(g, "%s = %s;", tl_gen_var_ref(g, sh), nv);
+  tl_gen_emit(g, "tlrt_tensor_release(R, %s);", old);
+  tl_gen_emit(g, "%s = (%s)tlrt_item(R, %s, %s);", tl_gen_var_ref(g, v), tl_gen_ctype(g, v->ty), tl_gen_var_ref(g, sh), loc(g, n));
 }

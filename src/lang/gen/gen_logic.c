@@ -85,7 +85,7 @@ static void emit_rule(tl_strbuf *b, const lf_rule *r, int k) {
   free(l.opnd);
 }
 
-void gen_logic_program(const lf_program *P, tl_strbuf *b) {
+void tl_gen_logic_program(const lf_program *P, tl_strbuf *b) {
   tl_strbuf_puts(b, "/* ---- the logic program (rt_logic.c loads it) ---- */\n");
   for (int r = 0; r < P->nrels; r++) {
     const lf_rel *rel = &P->rels[r];
@@ -141,8 +141,8 @@ void gen_logic_program(const lf_program *P, tl_strbuf *b) {
 static const char *c_literal(gen *g, const char *s) {
   tl_strbuf b = {0};
   c_string(&b, s);
-  char *text = gen_take_text(g, &b);
-  const char *lit = gen_fmt(g, "%s", text ? text : "\"\"");
+  char *text = tl_gen_take_text(g, &b);
+  const char *lit = tl_gen_fmt(g, "%s", text ? text : "\"\"");
   free(text);
   return lit;
 }
@@ -155,33 +155,33 @@ static const char *use_args(gen *g, const lf_use *u, bool terms) {
     const lf_arg *a = &u->args[i];
     const char *sep = i ? ", " : "", *item;
     const char *v = NULL;
-    if (a->kind == LF_ARG_VALUE) v = gen_new_temp(g, TY_I64_T, gen_expr(g, a->node).c);
-    else if (a->kind == LF_ARG_NUM || a->kind == LF_ARG_NAME) v = gen_fmt(g, "INT64_C(%lld)", (long long)a->v);
+    if (a->kind == LF_ARG_VALUE) v = tl_gen_new_temp(g, TY_I64_T, tl_gen_expr(g, a->node).c);
+    else if (a->kind == LF_ARG_NUM || a->kind == LF_ARG_NAME) v = tl_gen_fmt(g, "INT64_C(%lld)", (long long)a->v);
     if (!terms) item = v ? v : "0";
     else if (a->kind == LF_ARG_VAR) {
-      item = gen_fmt(g, "{TL_KB_VAR, %s, 0, TL_KB_ADD, NULL, NULL}", c_literal(g, a->node->name));
+      item = tl_gen_fmt(g, "{TL_KB_VAR, %s, 0, TL_KB_ADD, NULL, NULL}", c_literal(g, a->node->name));
     } else if (a->kind == LF_ARG_ANY) item = "{TL_KB_ANY, NULL, 0, TL_KB_ADD, NULL, NULL}";
-    else item = gen_fmt(g, "{%s, NULL, %s, TL_KB_ADD, NULL, NULL}", a->entity ? "TL_KB_ENT" : "TL_KB_NUM", v);
-    list = gen_fmt(g, "%s%s%s", list, sep, item);
+    else item = tl_gen_fmt(g, "{%s, NULL, %s, TL_KB_ADD, NULL, NULL}", a->entity ? "TL_KB_ENT" : "TL_KB_NUM", v);
+    list = tl_gen_fmt(g, "%s%s%s", list, sep, item);
   }
   return list;
 }
 
-cv gen_logic(gen *g, tl_node *n) {
+cv tl_gen_logic(gen *g, tl_node *n) {
   if (n->ival == TL_LOGIC_ENTITY_NAME) {
-    cv id = gen_expr(g, n->args);
-    return gen_temp_value(g, n->ty, gen_fmt(g, "tlrt_entity_name(R, %s, %d, %d)", id.c, n->line, n->col));
+    cv id = tl_gen_expr(g, n->args);
+    return tl_gen_temp_value(g, n->ty, tl_gen_fmt(g, "tlrt_entity_name(R, %s, %d, %d)", id.c, n->line, n->col));
   }
   const lf_use *u = n->ref;
   const char *rel = c_literal(g, n->name);
   if (n->ival == TL_LOGIC_FACT) {
     const char *vals = use_args(g, u, false);
-    gen_emit(g, "tlrt_logic_fact(R, %s, %d, %s, %d, %d);", rel, u->nargs,
-             u->nargs ? gen_fmt(g, "(int64_t[]){%s}", vals) : "NULL", n->line, n->col);
-    return gen_scalar("0", TY_UNIT_T);
+    tl_gen_emit(g, "tlrt_logic_fact(R, %s, %d, %s, %d, %d);", rel, u->nargs,
+             u->nargs ? tl_gen_fmt(g, "(int64_t[]){%s}", vals) : "NULL", n->line, n->col);
+    return tl_gen_scalar("0", TY_UNIT_T);
   }
   const char *terms = use_args(g, u, true);
-  return gen_temp_value(g, n->ty, gen_fmt(g, "tlrt_logic_query(R, %s, %d, %s, %d, %d, %d)", rel, u->nargs,
-                                          u->nargs ? gen_fmt(g, "(tl_kb_term[]){%s}", terms) : "NULL",
+  return tl_gen_temp_value(g, n->ty, tl_gen_fmt(g, "tlrt_logic_query(R, %s, %d, %s, %d, %d, %d)", rel, u->nargs,
+                                          u->nargs ? tl_gen_fmt(g, "(tl_kb_term[]){%s}", terms) : "NULL",
                                           n->ival == TL_LOGIC_CALL, n->line, n->col));
 }

@@ -10,39 +10,39 @@
 #include "lang/gen/gen_impl.h"
 
 static int ekind(const tl_ty *t) { return t->kind == TY_TENSOR ? TLRT_EK_TENSOR : tl_ty_is_refcounted(t) ? TLRT_EK_OBJ : TLRT_EK_PLAIN; }
-static const char *copy(gen *g, const tl_ty *t, const char *c) { return tl_ty_is_refcounted(t) ? gen_retain_expr(g, t, c) : c; }
+static const char *copy(gen *g, const tl_ty *t, const char *c) { return tl_ty_is_refcounted(t) ? tl_gen_retain_expr(g, t, c) : c; }
 /* a value to store, computed now: a number's text may read the Vec (`v.push(v[0])`), and
  * the store's slot may move its buffer (C leaves their order open) */
 static const char *value_now(gen *g, tl_node *a) {
-  cv x = gen_expr(g, a);
-  const char *v = gen_take(g, x);
-  return tl_ty_is_refcounted(x.ty) ? v : gen_new_temp(g, x.ty, v);
+  cv x = tl_gen_expr(g, a);
+  const char *v = tl_gen_take(g, x);
+  return tl_ty_is_refcounted(x.ty) ? v : tl_gen_new_temp(g, x.ty, v);
 }
 /* element i of the Vec at c (or the keys/values array of a map) */
 static const char *elem(gen *g, const tl_ty *t, const char *arr, const char *i) {
-  return gen_fmt(g, "((%s *)%s)[%s]", gen_ctype(g, t), arr, i);
+  return tl_gen_fmt(g, "((%s *)%s)[%s]", tl_gen_ctype(g, t), arr, i);
 }
 
-const char *gen_vec_ctype(const tl_ty *t) { return t->st->generic == 'V' ? "tlrt_vec *" : "tlrt_map *"; }
+const char *tl_gen_vec_ctype(const tl_ty *t) { return t->st->generic == 'V' ? "tlrt_vec *" : "tlrt_map *"; }
 
-/* `a == b` for values of type t (a Vec whose has_eq is set: sema_vec_eq_ok) */
+/* `a == b` for values of type t (a Vec whose has_eq is set: tl_sema_vec_eq_ok) */
 static const char *eq_expr(gen *g, const tl_ty *t, const char *a, const char *b) {
-  if (t->kind == TY_STR) return gen_fmt(g, "tlrt_str_eq(%s, %s)", a, b);
-  if (t->kind == TY_STRUCT) return gen_fmt(g, "%s__eq(%s, %s)", t->st->cname, a, b);
-  return gen_fmt(g, "(%s == %s)", a, b);
+  if (t->kind == TY_STR) return tl_gen_fmt(g, "tlrt_str_eq(%s, %s)", a, b);
+  if (t->kind == TY_STRUCT) return tl_gen_fmt(g, "%s__eq(%s, %s)", t->st->cname, a, b);
+  return tl_gen_fmt(g, "(%s == %s)", a, b);
 }
 
 /* a key's hash, from its lvalue */
 static const char *hash_expr(gen *g, const tl_ty *t, const char *k) {
-  if (t->kind == TY_STR) return gen_fmt(g, "tlrt_hash_str(%s)", k);
-  if (t->kind != TY_STRUCT) return gen_fmt(g, "tlrt_hash_bytes(&%s, sizeof %s)", k, k);
+  if (t->kind == TY_STR) return tl_gen_fmt(g, "tlrt_hash_str(%s)", k);
+  if (t->kind != TY_STRUCT) return tl_gen_fmt(g, "tlrt_hash_bytes(&%s, sizeof %s)", k, k);
   const char *h = "UINT64_C(0x9e3779b97f4a7c15)";
   for (int i = 0; i < t->st->nfields; i++)
-    h = gen_fmt(g, "tlrt_hash_mix(%s, %s)", h, hash_expr(g, t->st->fields[i].ty, gen_fmt(g, "%s->f_%s", k, t->st->fields[i].name)));
+    h = tl_gen_fmt(g, "tlrt_hash_mix(%s, %s)", h, hash_expr(g, t->st->fields[i].ty, tl_gen_fmt(g, "%s->f_%s", k, t->st->fields[i].name)));
   return h;
 }
 
-void gen_vec_declare(gen *g, const tl_struct_info *st, tl_strbuf *out) {
+void tl_gen_vec_declare(gen *g, const tl_struct_info *st, tl_strbuf *out) {
   const char *c = st->cname, *ct = st->generic == 'V' ? "tlrt_vec" : "tlrt_map";
   tl_strbuf_printf(out, "static void %s__fmt(tlrt *R, %s *p, bool dbg);\n", c, ct);
   if (st->has_eq)
@@ -57,11 +57,11 @@ void gen_vec_declare(gen *g, const tl_struct_info *st, tl_strbuf *out) {
 /* a value as Rust's Debug writes it (a Vec's elements under `{}` too): strings and
  * chars quoted and escaped, in structs inside it as well */
 static void fmt_debug(gen *g, const tl_ty *t, const char *c) {
-  gen_fmt_value(g, (cv){.c = c, .ty = (tl_ty *)t, .temp = -1}, -1, NULL, "1");
+  tl_gen_fmt_value(g, (cv){.c = c, .ty = (tl_ty *)t, .temp = -1}, -1, NULL, "1");
 }
 
 /* printing [1, 2, 3] and {"a": 1, "b": 2}; ==; a map's key hash and equality */
-void gen_vec_functions(gen *g, const tl_struct_info *st, tl_strbuf *out) {
+void tl_gen_vec_functions(gen *g, const tl_struct_info *st, tl_strbuf *out) {
   const char *c = st->cname;
   bool vec = st->generic == 'V';
   tl_ty *k = st->targs[0], *v = st->targs[1];
@@ -69,43 +69,43 @@ void gen_vec_functions(gen *g, const tl_struct_info *st, tl_strbuf *out) {
   tl_strbuf *saved = g->out;
   g->out = out;
   g->indent = 1;
-  gen_emit(g, "tlrt_fmt_text(R, \"%s\", 1);", vec ? "[" : "{");
+  tl_gen_emit(g, "tlrt_fmt_text(R, \"%s\", 1);", vec ? "[" : "{");
   if (k) {
-    gen_emit(g, "for (int64_t i = 0; i < p->len; i++) {");
+    tl_gen_emit(g, "for (int64_t i = 0; i < p->len; i++) {");
     g->indent++;
-    gen_emit(g, "if (i) tlrt_fmt_text(R, \", \", 2);");
+    tl_gen_emit(g, "if (i) tlrt_fmt_text(R, \", \", 2);");
     fmt_debug(g, k, elem(g, k, vec ? "p->data" : "p->keys", "i"));
     if (!vec) {
-      gen_emit(g, "tlrt_fmt_text(R, \": \", 2);");
+      tl_gen_emit(g, "tlrt_fmt_text(R, \": \", 2);");
       fmt_debug(g, v, elem(g, v, "p->vals", "i"));
     }
     g->indent--;
-    gen_emit(g, "}");
+    tl_gen_emit(g, "}");
   }
-  gen_emit(g, "tlrt_fmt_text(R, \"%s\", 1);", vec ? "]" : "}");
+  tl_gen_emit(g, "tlrt_fmt_text(R, \"%s\", 1);", vec ? "]" : "}");
   g->indent = 0;
-  gen_emit(g, "}");
+  tl_gen_emit(g, "}");
   if (st->has_eq) {
-    gen_emit(g, "static bool %s__eq(tlrt_vec *a, tlrt_vec *b) {", c);
+    tl_gen_emit(g, "static bool %s__eq(tlrt_vec *a, tlrt_vec *b) {", c);
     g->indent = 1;
-    gen_emit(g, "if (a->len != b->len) return false;");
-    gen_emit(g, "for (int64_t i = 0; i < a->len; i++)");
-    gen_emit(g, "  if (!%s) return false;", eq_expr(g, k, elem(g, k, "a->data", "i"), elem(g, k, "b->data", "i")));
-    gen_emit(g, "return true;");
+    tl_gen_emit(g, "if (a->len != b->len) return false;");
+    tl_gen_emit(g, "for (int64_t i = 0; i < a->len; i++)");
+    tl_gen_emit(g, "  if (!%s) return false;", eq_expr(g, k, elem(g, k, "a->data", "i"), elem(g, k, "b->data", "i")));
+    tl_gen_emit(g, "return true;");
     g->indent = 0;
-    gen_emit(g, "}");
+    tl_gen_emit(g, "}");
   }
   if (!vec && k) {
-    const char *kt = gen_ctype(g, k);
-    gen_emit(g, "static uint64_t %s__hash(const void *k) {", c);
-    gen_emit(g, "  %s x = *(%s const *)k;", kt, kt);
-    gen_emit(g, "  return %s;", hash_expr(g, k, "x"));
-    gen_emit(g, "}");
-    gen_emit(g, "static bool %s__keq(const void *a, const void *b) {", c);
-    gen_emit(g, "  %s x = *(%s const *)a;", kt, kt);
-    gen_emit(g, "  %s y = *(%s const *)b;", kt, kt);
-    gen_emit(g, "  return %s;", eq_expr(g, k, "x", "y"));
-    gen_emit(g, "}");
+    const char *kt = tl_gen_ctype(g, k);
+    tl_gen_emit(g, "static uint64_t %s__hash(const void *k) {", c);
+    tl_gen_emit(g, "  %s x = *(%s const *)k;", kt, kt);
+    tl_gen_emit(g, "  return %s;", hash_expr(g, k, "x"));
+    tl_gen_emit(g, "}");
+    tl_gen_emit(g, "static bool %s__keq(const void *a, const void *b) {", c);
+    tl_gen_emit(g, "  %s x = *(%s const *)a;", kt, kt);
+    tl_gen_emit(g, "  %s y = *(%s const *)b;", kt, kt);
+    tl_gen_emit(g, "  return %s;", eq_expr(g, k, "x", "y"));
+    tl_gen_emit(g, "}");
   }
   tl_strbuf_puts(out, "\n");
   g->out = saved;
@@ -116,96 +116,96 @@ void gen_vec_functions(gen *g, const tl_struct_info *st, tl_strbuf *out) {
 static cv new_vec(gen *g, const tl_node *n, tl_ty *t, const char *cap, const char *what, const tl_node *at) {
   const tl_ty *e = t->st->targs[0];
   if (!e) {
-    gen_fail(g, n, "cannot infer the element type of this Vec: write it, `let v: Vec<i64> = ..`");
-    return gen_scalar("0", t);
+    tl_gen_fail(g, n, "cannot infer the element type of this Vec: write it, `let v: Vec<i64> = ..`");
+    return tl_gen_scalar("0", t);
   }
-  return gen_temp_value(g, t, gen_fmt(g, "tlrt_vec_new(R, sizeof(%s), %d, %s, \"%s\", %d, %d)", gen_ctype(g, e), ekind(e), cap, what,
+  return tl_gen_temp_value(g, t, tl_gen_fmt(g, "tlrt_vec_new(R, sizeof(%s), %d, %s, \"%s\", %d, %d)", tl_gen_ctype(g, e), ekind(e), cap, what,
                                       at->line, at->col));
 }
 
-cv gen_vec_lit(gen *g, tl_node *n) {
+cv tl_gen_vec_lit(gen *g, tl_node *n) {
   tl_ty *t = n->ty, *e = t->st->targs[0];
   if (n->ival == 1) { /* vec![x; n]: n copies of x */
-    cv x = gen_expr(g, n->args), len = gen_expr(g, n->args->next);
-    const char *cnt = gen_new_temp(g, TY_I64_T, len.c);
+    cv x = tl_gen_expr(g, n->args), len = tl_gen_expr(g, n->args->next);
+    const char *cnt = tl_gen_new_temp(g, TY_I64_T, len.c);
     cv v = new_vec(g, n, t, cnt, "vec![x; n]", n->args->next); /* a negative n is an error there */
-    gen_emit(g, "for (int64_t i = 0; i < %s; i++) %s = %s;", cnt, elem(g, e, gen_fmt(g, "%s->data", v.c), "i"), copy(g, e, x.c));
-    gen_emit(g, "%s->len = %s;", v.c, cnt);
+    tl_gen_emit(g, "for (int64_t i = 0; i < %s; i++) %s = %s;", cnt, elem(g, e, tl_gen_fmt(g, "%s->data", v.c), "i"), copy(g, e, x.c));
+    tl_gen_emit(g, "%s->len = %s;", v.c, cnt);
     return v;
   }
-  cv v = new_vec(g, n, t, gen_fmt(g, "%d", tl_ast_count(n->args)), "vec!", n);
+  cv v = new_vec(g, n, t, tl_gen_fmt(g, "%d", tl_ast_count(n->args)), "vec!", n);
   int i = 0;
   for (tl_node *a = n->args; a; a = a->next, i++) {
-    cv x = gen_expr(g, a);
-    gen_emit(g, "%s = %s;", elem(g, e, gen_fmt(g, "%s->data", v.c), gen_fmt(g, "%d", i)), gen_take(g, x));
+    cv x = tl_gen_expr(g, a);
+    tl_gen_emit(g, "%s = %s;", elem(g, e, tl_gen_fmt(g, "%s->data", v.c), tl_gen_fmt(g, "%d", i)), tl_gen_take(g, x));
   }
-  gen_emit(g, "%s->len = %d;", v.c, i);
+  tl_gen_emit(g, "%s->len = %d;", v.c, i);
   return v;
 }
 
 /* a place's C lvalue of a Vec or map receiver, made unique for a write */
 static const char *mut_place(gen *g, tl_node *recv, bool vec) {
-  const char *p = gen_place(g, recv);
-  gen_emit(g, "tlrt_%s_mut(R, &%s, %d, %d);", vec ? "vec" : "map", p, recv->line, recv->col);
+  const char *p = tl_gen_place(g, recv);
+  tl_gen_emit(g, "tlrt_%s_mut(R, &%s, %d, %d);", vec ? "vec" : "map", p, recv->line, recv->col);
   return p;
 }
 
 /* a new Option<T> (None), an owned temporary */
 static cv new_option(gen *g, tl_ty *t) {
-  return gen_temp_value(g, t, gen_fmt(g, "tlrt_obj_new(R, sizeof(struct %s), %s__drop)", t->st->cname, t->st->cname));
+  return tl_gen_temp_value(g, t, tl_gen_fmt(g, "tlrt_obj_new(R, sizeof(struct %s), %s__drop)", t->st->cname, t->st->cname));
 }
 /* the option r made Some(val) */
 static void set_some(gen *g, cv r, const char *val) {
-  gen_emit(g, "%s->tag = 1;", r.c);
-  gen_emit(g, "%s->f_%s = %s;", r.c, r.ty->st->fields[0].name, val);
+  tl_gen_emit(g, "%s->tag = 1;", r.c);
+  tl_gen_emit(g, "%s->f_%s = %s;", r.c, r.ty->st->fields[0].name, val);
 }
 
 /* a key in a C variable (its address goes to the run time), borrowed */
 static const char *key_var(gen *g, tl_node *a, const tl_ty *k) {
-  cv x = gen_expr(g, a);
-  const char *name = gen_fmt(g, "t%d", ++g->ntmp);
-  gen_emit(g, "%s %s = %s;", gen_ctype(g, k), name, x.c);
+  cv x = tl_gen_expr(g, a);
+  const char *name = tl_gen_fmt(g, "t%d", ++g->ntmp);
+  tl_gen_emit(g, "%s %s = %s;", tl_gen_ctype(g, k), name, x.c);
   return name;
 }
 
 /* m[k] and the missing key's error: key not found in HashMap: "k" */
 static const char *find_or_fail(gen *g, tl_node *n, const char *m, const tl_ty *k, const char *key) {
-  const char *e = gen_new_temp(g, TY_I64_T, gen_fmt(g, "tlrt_map_find(%s, &%s)", m, key));
-  gen_emit(g, "if (%s < 0) {", e);
+  const char *e = tl_gen_new_temp(g, TY_I64_T, tl_gen_fmt(g, "tlrt_map_find(%s, &%s)", m, key));
+  tl_gen_emit(g, "if (%s < 0) {", e);
   g->indent++;
-  gen_emit(g, "tlrt_fmt_begin(R);");
-  gen_emit(g, "tlrt_fmt_text(R, \"key not found in HashMap: \", 26);");
+  tl_gen_emit(g, "tlrt_fmt_begin(R);");
+  tl_gen_emit(g, "tlrt_fmt_text(R, \"key not found in HashMap: \", 26);");
   fmt_debug(g, k, key);
-  gen_emit(g, "tlrt_fail(R, %d, %d, \"%%s\", tlrt_fmt_take(R)->data);", n->line, n->col);
+  tl_gen_emit(g, "tlrt_fail(R, %d, %d, \"%%s\", tlrt_fmt_take(R)->data);", n->line, n->col);
   g->indent--;
-  gen_emit(g, "}");
+  tl_gen_emit(g, "}");
   return e;
 }
 
-cv gen_vec_index(gen *g, tl_node *n) {
-  cv x = gen_expr(g, n->lhs);
+cv tl_gen_vec_index(gen *g, tl_node *n) {
+  cv x = tl_gen_expr(g, n->lhs);
   tl_ty *t = x.ty, *e = n->ty;
   if (tl_ty_is_map(t)) {
     const char *key = key_var(g, n->args, t->st->targs[0]);
     const char *i = find_or_fail(g, n, x.c, t->st->targs[0], key);
-    return (cv){.c = elem(g, e, gen_fmt(g, "%s->vals", x.c), i), .ty = e, .temp = -1};
+    return (cv){.c = elem(g, e, tl_gen_fmt(g, "%s->vals", x.c), i), .ty = e, .temp = -1};
   }
-  cv i = gen_expr(g, n->args);
-  const char *ix = gen_fmt(g, "tlrt_vec_ix(R, %s, %s, %d, %d)", x.c, i.c, n->line, n->col);
-  if (tl_ty_is_refcounted(e)) ix = gen_new_temp(g, TY_I64_T, ix); /* checked now: the read is borrowed text */
-  return (cv){.c = elem(g, e, gen_fmt(g, "%s->data", x.c), ix), .ty = e, .temp = -1};
+  cv i = tl_gen_expr(g, n->args);
+  const char *ix = tl_gen_fmt(g, "tlrt_vec_ix(R, %s, %s, %d, %d)", x.c, i.c, n->line, n->col);
+  if (tl_ty_is_refcounted(e)) ix = tl_gen_new_temp(g, TY_I64_T, ix); /* checked now: the read is borrowed text */
+  return (cv){.c = elem(g, e, tl_gen_fmt(g, "%s->data", x.c), ix), .ty = e, .temp = -1};
 }
 
-const char *gen_vec_place(gen *g, tl_node *n) {
+const char *tl_gen_vec_place(gen *g, tl_node *n) {
   tl_ty *t = n->lhs->ty;
   if (tl_ty_is_map(t)) {
-    gen_fail(g, n, "cannot assign through `m[k]`: use `m.insert(k, v)`");
+    tl_gen_fail(g, n, "cannot assign through `m[k]`: use `m.insert(k, v)`");
     return "";
   }
-  cv i = gen_expr(g, n->args);
-  const char *ix = gen_new_temp(g, TY_I64_T, i.c);
+  cv i = tl_gen_expr(g, n->args);
+  const char *ix = tl_gen_new_temp(g, TY_I64_T, i.c);
   const char *p = mut_place(g, n->lhs, true);
-  return elem(g, n->ty, gen_fmt(g, "%s->data", p), gen_fmt(g, "tlrt_vec_ix(R, %s, %s, %d, %d)", p, ix, n->line, n->col));
+  return elem(g, n->ty, tl_gen_fmt(g, "%s->data", p), tl_gen_fmt(g, "tlrt_vec_ix(R, %s, %s, %d, %d)", p, ix, n->line, n->col));
 }
 
 static cv vec_method(gen *g, tl_node *n, int m) {
@@ -215,35 +215,35 @@ static cv vec_method(gen *g, tl_node *n, int m) {
   case VEC_PUSH: {
     const char *val = value_now(g, a);
     const char *p = mut_place(g, n->lhs, true);
-    gen_emit(g, "*(%s *)tlrt_vec_push_slot(R, %s, %d, %d) = %s;", gen_ctype(g, e), p, n->line, n->col, val);
-    return gen_scalar("0", TY_UNIT_T);
+    tl_gen_emit(g, "*(%s *)tlrt_vec_push_slot(R, %s, %d, %d) = %s;", tl_gen_ctype(g, e), p, n->line, n->col, val);
+    return tl_gen_scalar("0", TY_UNIT_T);
   }
   case VEC_POP: {
     const char *p = mut_place(g, n->lhs, true);
     cv o = new_option(g, r);
-    gen_emit(g, "if (%s->len) {", p);
+    tl_gen_emit(g, "if (%s->len) {", p);
     g->indent++;
-    set_some(g, o, elem(g, e, gen_fmt(g, "%s->data", p), gen_fmt(g, "--%s->len", p)));
+    set_some(g, o, elem(g, e, tl_gen_fmt(g, "%s->data", p), tl_gen_fmt(g, "--%s->len", p)));
     g->indent--;
-    gen_emit(g, "}");
+    tl_gen_emit(g, "}");
     return o;
   }
   case VEC_INSERT: {
-    cv i = gen_expr(g, a);
-    const char *ix = gen_new_temp(g, TY_I64_T, i.c);
+    cv i = tl_gen_expr(g, a);
+    const char *ix = tl_gen_new_temp(g, TY_I64_T, i.c);
     const char *val = value_now(g, a->next);
     const char *p = mut_place(g, n->lhs, true);
-    gen_emit(g, "*(%s *)tlrt_vec_insert_at(R, %s, %s, %d, %d) = %s;", gen_ctype(g, e), p, ix, n->line, n->col, val);
-    return gen_scalar("0", TY_UNIT_T);
+    tl_gen_emit(g, "*(%s *)tlrt_vec_insert_at(R, %s, %s, %d, %d) = %s;", tl_gen_ctype(g, e), p, ix, n->line, n->col, val);
+    return tl_gen_scalar("0", TY_UNIT_T);
   }
   case VEC_REMOVE: {
-    cv i = gen_expr(g, a);
-    const char *ix = gen_new_temp(g, TY_I64_T, i.c);
+    cv i = tl_gen_expr(g, a);
+    const char *ix = tl_gen_new_temp(g, TY_I64_T, i.c);
     const char *p = mut_place(g, n->lhs, true);
-    const char *out = gen_fmt(g, "t%d", ++g->ntmp);
-    gen_emit(g, "%s %s;", gen_ctype(g, e), out);
-    gen_emit(g, "tlrt_vec_remove_at(R, %s, %s, &%s, %d, %d);", p, ix, out, n->line, n->col);
-    return tl_ty_is_refcounted(e) ? gen_adopt_temp(g, out, e) : gen_scalar(out, e);
+    const char *out = tl_gen_fmt(g, "t%d", ++g->ntmp);
+    tl_gen_emit(g, "%s %s;", tl_gen_ctype(g, e), out);
+    tl_gen_emit(g, "tlrt_vec_remove_at(R, %s, %s, &%s, %d, %d);", p, ix, out, n->line, n->col);
+    return tl_ty_is_refcounted(e) ? tl_gen_adopt_temp(g, out, e) : tl_gen_scalar(out, e);
   }
   case VEC_SORT: case VEC_REVERSE: case VEC_CLEAR: {
     const char *p = mut_place(g, n->lhs, true);
@@ -251,23 +251,23 @@ static cv vec_method(gen *g, tl_node *n, int m) {
     char code = 's';
     for (int i = 0; i < 7; i++)
       if (codes[i][0] == (char)e->kind) code = codes[i][1];
-    if (m == VEC_SORT) gen_emit(g, "tlrt_vec_sort(R, %s, '%c');", p, code);
-    else if (m == VEC_REVERSE) gen_emit(g, "tlrt_vec_reverse(%s);", p);
-    else gen_emit(g, "tlrt_vec_clear(R, %s);", p);
-    return gen_scalar("0", TY_UNIT_T);
+    if (m == VEC_SORT) tl_gen_emit(g, "tlrt_vec_sort(R, %s, '%c');", p, code);
+    else if (m == VEC_REVERSE) tl_gen_emit(g, "tlrt_vec_reverse(%s);", p);
+    else tl_gen_emit(g, "tlrt_vec_clear(R, %s);", p);
+    return tl_gen_scalar("0", TY_UNIT_T);
   }
   default: break;
   }
-  cv x = gen_expr(g, n->lhs);
+  cv x = tl_gen_expr(g, n->lhs);
   switch (m) {
-  case VEC_LEN: return gen_scalar(gen_fmt(g, "(%s)->len", x.c), TY_I64_T);
-  case VEC_IS_EMPTY: return gen_scalar(gen_fmt(g, "((%s)->len == 0)", x.c), TY_BOOL_T);
+  case VEC_LEN: return tl_gen_scalar(tl_gen_fmt(g, "(%s)->len", x.c), TY_I64_T);
+  case VEC_IS_EMPTY: return tl_gen_scalar(tl_gen_fmt(g, "((%s)->len == 0)", x.c), TY_BOOL_T);
   default: { /* contains */
-    cv y = gen_expr(g, a);
-    const char *res = gen_new_temp(g, TY_BOOL_T, "false");
-    gen_emit(g, "for (int64_t i = 0; i < %s->len; i++)", x.c);
-    gen_emit(g, "  if (%s) { %s = true; break; }", eq_expr(g, e, elem(g, e, gen_fmt(g, "%s->data", x.c), "i"), y.c), res);
-    return gen_scalar(res, TY_BOOL_T);
+    cv y = tl_gen_expr(g, a);
+    const char *res = tl_gen_new_temp(g, TY_BOOL_T, "false");
+    tl_gen_emit(g, "for (int64_t i = 0; i < %s->len; i++)", x.c);
+    tl_gen_emit(g, "  if (%s) { %s = true; break; }", eq_expr(g, e, elem(g, e, tl_gen_fmt(g, "%s->data", x.c), "i"), y.c), res);
+    return tl_gen_scalar(res, TY_BOOL_T);
   }
   }
 }
@@ -278,89 +278,89 @@ static cv map_method(gen *g, tl_node *n, int m) {
   if (m == MAP_INSERT || m == MAP_REMOVE) {
     const char *key;
     if (m == MAP_INSERT) {
-      key = gen_fmt(g, "t%d", ++g->ntmp);
-      gen_emit(g, "%s %s = %s;", gen_ctype(g, k), key, gen_take(g, gen_expr(g, a)));
+      key = tl_gen_fmt(g, "t%d", ++g->ntmp);
+      tl_gen_emit(g, "%s %s = %s;", tl_gen_ctype(g, k), key, tl_gen_take(g, tl_gen_expr(g, a)));
     } else key = key_var(g, a, k);
     const char *val = m == MAP_INSERT ? value_now(g, a->next) : NULL;
     const char *p = mut_place(g, n->lhs, false);
     cv o = new_option(g, r);
-    const char *e = gen_fmt(g, "t%d", ++g->ntmp);
+    const char *e = tl_gen_fmt(g, "t%d", ++g->ntmp);
     if (m == MAP_INSERT) {
-      const char *found = gen_fmt(g, "t%d", ++g->ntmp);
-      gen_emit(g, "bool %s;", found);
-      gen_emit(g, "int64_t %s = tlrt_map_slot(R, %s, &%s, &%s, %d, %d);", e, p, key, found, n->line, n->col);
-      gen_emit(g, "if (%s) {", found); /* the old key stays, as Rust keeps it */
+      const char *found = tl_gen_fmt(g, "t%d", ++g->ntmp);
+      tl_gen_emit(g, "bool %s;", found);
+      tl_gen_emit(g, "int64_t %s = tlrt_map_slot(R, %s, &%s, &%s, %d, %d);", e, p, key, found, n->line, n->col);
+      tl_gen_emit(g, "if (%s) {", found); /* the old key stays, as Rust keeps it */
       g->indent++;
-      set_some(g, o, elem(g, v, gen_fmt(g, "%s->vals", p), e));
-      if (tl_ty_is_refcounted(k)) gen_emit(g, "%s", gen_release_call(g, k, key));
+      set_some(g, o, elem(g, v, tl_gen_fmt(g, "%s->vals", p), e));
+      if (tl_ty_is_refcounted(k)) tl_gen_emit(g, "%s", tl_gen_release_call(g, k, key));
       g->indent--;
-      gen_emit(g, "}");
-      gen_emit(g, "%s = %s;", elem(g, v, gen_fmt(g, "%s->vals", p), e), val);
+      tl_gen_emit(g, "}");
+      tl_gen_emit(g, "%s = %s;", elem(g, v, tl_gen_fmt(g, "%s->vals", p), e), val);
       return o;
     }
-    gen_emit(g, "int64_t %s = tlrt_map_find(%s, &%s);", e, p, key);
-    gen_emit(g, "if (%s >= 0) {", e);
+    tl_gen_emit(g, "int64_t %s = tlrt_map_find(%s, &%s);", e, p, key);
+    tl_gen_emit(g, "if (%s >= 0) {", e);
     g->indent++;
-    set_some(g, o, elem(g, v, gen_fmt(g, "%s->vals", p), e));
-    if (tl_ty_is_refcounted(k)) gen_emit(g, "%s", gen_release_call(g, k, elem(g, k, gen_fmt(g, "%s->keys", p), e)));
-    gen_emit(g, "tlrt_map_remove_at(R, %s, %s);", p, e);
+    set_some(g, o, elem(g, v, tl_gen_fmt(g, "%s->vals", p), e));
+    if (tl_ty_is_refcounted(k)) tl_gen_emit(g, "%s", tl_gen_release_call(g, k, elem(g, k, tl_gen_fmt(g, "%s->keys", p), e)));
+    tl_gen_emit(g, "tlrt_map_remove_at(R, %s, %s);", p, e);
     g->indent--;
-    gen_emit(g, "}");
+    tl_gen_emit(g, "}");
     return o;
   }
-  cv x = gen_expr(g, n->lhs);
+  cv x = tl_gen_expr(g, n->lhs);
   switch (m) {
-  case MAP_LEN: return gen_scalar(gen_fmt(g, "(%s)->len", x.c), TY_I64_T);
-  case MAP_IS_EMPTY: return gen_scalar(gen_fmt(g, "((%s)->len == 0)", x.c), TY_BOOL_T);
+  case MAP_LEN: return tl_gen_scalar(tl_gen_fmt(g, "(%s)->len", x.c), TY_I64_T);
+  case MAP_IS_EMPTY: return tl_gen_scalar(tl_gen_fmt(g, "((%s)->len == 0)", x.c), TY_BOOL_T);
   case MAP_GET: case MAP_CONTAINS_KEY: {
     const char *key = key_var(g, a, k);
-    const char *e = gen_new_temp(g, TY_I64_T, gen_fmt(g, "tlrt_map_find(%s, &%s)", x.c, key));
-    if (m == MAP_CONTAINS_KEY) return gen_scalar(gen_fmt(g, "(%s >= 0)", e), TY_BOOL_T);
+    const char *e = tl_gen_new_temp(g, TY_I64_T, tl_gen_fmt(g, "tlrt_map_find(%s, &%s)", x.c, key));
+    if (m == MAP_CONTAINS_KEY) return tl_gen_scalar(tl_gen_fmt(g, "(%s >= 0)", e), TY_BOOL_T);
     cv o = new_option(g, r);
-    gen_emit(g, "if (%s >= 0) {", e);
+    tl_gen_emit(g, "if (%s >= 0) {", e);
     g->indent++;
-    set_some(g, o, copy(g, v, elem(g, v, gen_fmt(g, "%s->vals", x.c), e)));
+    set_some(g, o, copy(g, v, elem(g, v, tl_gen_fmt(g, "%s->vals", x.c), e)));
     g->indent--;
-    gen_emit(g, "}");
+    tl_gen_emit(g, "}");
     return o;
   }
   default: { /* keys, values: a new Vec, each element a copy */
     tl_ty *el = m == MAP_KEYS ? k : v;
-    cv out = new_vec(g, n, r, gen_fmt(g, "%s->len", x.c), m == MAP_KEYS ? "keys" : "values", n);
-    gen_emit(g, "for (int64_t i = 0; i < %s->len; i++) %s = %s;", x.c, elem(g, el, gen_fmt(g, "%s->data", out.c), "i"),
-             copy(g, el, elem(g, el, gen_fmt(g, "%s->%s", x.c, m == MAP_KEYS ? "keys" : "vals"), "i")));
-    gen_emit(g, "%s->len = %s->len;", out.c, x.c);
+    cv out = new_vec(g, n, r, tl_gen_fmt(g, "%s->len", x.c), m == MAP_KEYS ? "keys" : "values", n);
+    tl_gen_emit(g, "for (int64_t i = 0; i < %s->len; i++) %s = %s;", x.c, elem(g, el, tl_gen_fmt(g, "%s->data", out.c), "i"),
+             copy(g, el, elem(g, el, tl_gen_fmt(g, "%s->%s", x.c, m == MAP_KEYS ? "keys" : "vals"), "i")));
+    tl_gen_emit(g, "%s->len = %s->len;", out.c, x.c);
     return out;
   }
   }
 }
 
-cv gen_vec_call(gen *g, tl_node *n) {
+cv tl_gen_vec_call(gen *g, tl_node *n) {
   int m = (int)n->len;
   tl_ty *r = n->ty;
   switch (m) {
   case VEC_NEW: return new_vec(g, n, r, "0", "Vec::new", n);
   case VEC_WITH_CAPACITY: {
-    cv c = gen_expr(g, n->args);
-    const char *cap = gen_new_temp(g, TY_I64_T, c.c);
+    cv c = tl_gen_expr(g, n->args);
+    const char *cap = tl_gen_new_temp(g, TY_I64_T, c.c);
     return new_vec(g, n, r, cap, "Vec::with_capacity", n->args);
   }
   case MAP_NEW: {
     tl_ty *k = r->st->targs[0], *v = r->st->targs[1];
     if (!k) {
-      gen_fail(g, n, "cannot infer the key and value types of this HashMap: write them, `let m: HashMap<String, i64> = ..`");
-      return gen_scalar("0", r);
+      tl_gen_fail(g, n, "cannot infer the key and value types of this HashMap: write them, `let m: HashMap<String, i64> = ..`");
+      return tl_gen_scalar("0", r);
     }
-    return gen_temp_value(g, r, gen_fmt(g, "tlrt_map_new(R, sizeof(%s), %d, sizeof(%s), %d, %s__hash, %s__keq)", gen_ctype(g, k),
-                                        ekind(k), gen_ctype(g, v), ekind(v), r->st->cname, r->st->cname));
+    return tl_gen_temp_value(g, r, tl_gen_fmt(g, "tlrt_map_new(R, sizeof(%s), %d, sizeof(%s), %d, %s__hash, %s__keq)", tl_gen_ctype(g, k),
+                                        ekind(k), tl_gen_ctype(g, v), ekind(v), r->st->cname, r->st->cname));
   }
   case VEC_TO_TENSOR: {
-    cv x = gen_expr(g, n->kind == TL_N_CALL ? n->args : n->lhs);
-    return gen_temp_value(g, r, gen_fmt(g, "tlrt_vec_to_tensor(R, %s, %d, %d, %d)", x.c, r->dtype, n->line, n->col));
+    cv x = tl_gen_expr(g, n->kind == TL_N_CALL ? n->args : n->lhs);
+    return tl_gen_temp_value(g, r, tl_gen_fmt(g, "tlrt_vec_to_tensor(R, %s, %d, %d, %d)", x.c, r->dtype, n->line, n->col));
   }
   case VEC_FROM_TENSOR: {
-    cv x = gen_expr(g, n->lhs);
-    return gen_temp_value(g, r, gen_fmt(g, "tlrt_tensor_to_vec(R, %s, %d, %d)", x.c, n->line, n->col));
+    cv x = tl_gen_expr(g, n->lhs);
+    return tl_gen_temp_value(g, r, tl_gen_fmt(g, "tlrt_tensor_to_vec(R, %s, %d, %d)", x.c, n->line, n->col));
   }
   default: return tl_ty_is_vec(n->lhs->ty) ? vec_method(g, n, m) : map_method(g, n, m);
   }
@@ -370,37 +370,37 @@ cv gen_vec_call(gen *g, tl_node *n) {
  * so writes to v in the body copy it first); x is a copy of each element, an owned
  * local of the turn. `for (k, v) in m`: x is a (key, value) tuple, taken apart by the
  * `let` the parser put first in the body. */
-void gen_vec_for(gen *g, tl_node *n) {
+void tl_gen_vec_for(gen *g, tl_node *n) {
   tl_node *h = n->lhs;
   tl_var *x = n->var;
   tl_ty *t = h->ty;
-  gen_emit(g, "{");
+  tl_gen_emit(g, "{");
   g->indent++;
   int mark = g->ntemps;
-  cv src = gen_expr(g, h);
-  const char *s = gen_new_temp(g, t, gen_take(g, src));
+  cv src = tl_gen_expr(g, h);
+  const char *s = tl_gen_new_temp(g, t, tl_gen_take(g, src));
   g->temps[g->ntemps - 1].taken = false; /* the loop's own reference, released after it */
-  const char *i = gen_fmt(g, "t%d", ++g->ntmp);
-  gen_emit(g, "for (int64_t %s = 0; %s < %s->len; %s++) {", i, i, s, i);
+  const char *i = tl_gen_fmt(g, "t%d", ++g->ntmp);
+  tl_gen_emit(g, "for (int64_t %s = 0; %s < %s->len; %s++) {", i, i, s, i);
   g->indent++;
   if (tl_ty_is_vec(t)) {
     tl_ty *e = t->st->targs[0];
-    gen_emit(g, "%s %s = %s;", gen_ctype(g, x->ty), gen_var_ref(g, x), copy(g, e, elem(g, e, gen_fmt(g, "%s->data", s), i)));
+    tl_gen_emit(g, "%s %s = %s;", tl_gen_ctype(g, x->ty), tl_gen_var_ref(g, x), copy(g, e, elem(g, e, tl_gen_fmt(g, "%s->data", s), i)));
   } else {
     const tl_struct_info *st = x->ty->st;
     tl_ty *k = t->st->targs[0], *v = t->st->targs[1];
-    gen_emit(g, "struct %s *%s = tlrt_obj_new(R, sizeof(struct %s), %s__drop);", st->cname, gen_var_ref(g, x), st->cname, st->cname);
-    gen_emit(g, "%s->f_0 = %s;", gen_var_ref(g, x), copy(g, k, elem(g, k, gen_fmt(g, "%s->keys", s), i)));
-    gen_emit(g, "%s->f_1 = %s;", gen_var_ref(g, x), copy(g, v, elem(g, v, gen_fmt(g, "%s->vals", s), i)));
+    tl_gen_emit(g, "struct %s *%s = tlrt_obj_new(R, sizeof(struct %s), %s__drop);", st->cname, tl_gen_var_ref(g, x), st->cname, st->cname);
+    tl_gen_emit(g, "%s->f_0 = %s;", tl_gen_var_ref(g, x), copy(g, k, elem(g, k, tl_gen_fmt(g, "%s->keys", s), i)));
+    tl_gen_emit(g, "%s->f_1 = %s;", tl_gen_var_ref(g, x), copy(g, v, elem(g, v, tl_gen_fmt(g, "%s->vals", s), i)));
   }
-  gen_loop_body(g, n, n->body, tl_ty_is_refcounted(x->ty) ? x : NULL);
+  tl_gen_loop_body(g, n, n->body, tl_ty_is_refcounted(x->ty) ? x : NULL);
   g->indent--;
-  gen_emit(g, "}");
-  gen_release_temps(g, mark);
+  tl_gen_emit(g, "}");
+  tl_gen_release_temps(g, mark);
   g->indent--;
-  gen_emit(g, "}");
+  tl_gen_emit(g, "}");
 }
 
-cv gen_vec_eq(gen *g, tl_node *n, cv a, cv b) {
-  return gen_scalar(gen_fmt(g, "(%s%s__eq(%s, %s))", n->op == TL_TOK_NE ? "!" : "", a.ty->st->cname, a.c, b.c), TY_BOOL_T);
+cv tl_gen_vec_eq(gen *g, tl_node *n, cv a, cv b) {
+  return tl_gen_scalar(tl_gen_fmt(g, "(%s%s__eq(%s, %s))", n->op == TL_TOK_NE ? "!" : "", a.ty->st->cname, a.c, b.c), TY_BOOL_T);
 }
