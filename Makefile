@@ -71,8 +71,10 @@ $(BUILD)/bench/%: bench/%.c $(BUILD)/libtl.a
 	$(CC) $(CFLAGS) -O3 -o $@ $< $(BUILD)/libtl.a $(LDLIBS)
 
 # the suite also drives the `tl` command (build/tl, the regular build); the install
-# tests install this build directory's tl and libraries
+# tests install this build directory's tl and libraries. check_layers.sh: every
+# external symbol of libtl.a starts with tl, and the language's stages call one way.
 test: $(BUILD)/tests/tl_tests build/tl $(BUILD)/tl $(BUILD)/libtl.so
+	sh tests/check_layers.sh $(BUILD)
 	$(BUILD)/tests/tl_tests
 
 # the TL programs `make example` runs, the flagship first, then the C examples
