@@ -14,6 +14,7 @@
 #include "codegen/lower.h"
 #include "codegen/render_c.h"
 #include "core/format.h"
+#include "core/hash.h"
 #include "core/shapetracker.h"
 #include "core/strbuf.h"
 #include "runtime/interp.h"

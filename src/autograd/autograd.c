@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "autograd/autograd.h"
+#include "core/hash.h"
 #include "graph/rewrite.h"
 
 /* ---- records ---------------------------------------------------------------------- */

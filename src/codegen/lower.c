@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "codegen/kernel_prelude.h" /* the GEMM's tile sizes */
+#include "core/hash.h"
 #include "core/shapetracker.h"
 
 typedef struct memo_entry {

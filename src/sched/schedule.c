@@ -3,6 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/hash.h"
 #include "core/shapetracker.h"
 #include "sched/form.h"
 #include "core/limits.h"
