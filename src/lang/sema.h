@@ -6,7 +6,7 @@
 #ifndef TL_LANG_SEMA_H
 #define TL_LANG_SEMA_H
 
-#include "graph/uop.h" /* tl_arena */
+#include "core/arena.h"
 #include "lang/ast.h"
 #include "lang/diag.h"
 
