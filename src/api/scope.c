@@ -13,6 +13,7 @@
 
 #include "api/context.h"
 #include "autograd/autograd.h"
+#include "core/format.h"
 
 enum { SLOTS_PER_SLAB = 128 };
 
@@ -439,9 +440,9 @@ int64_t tl_scope_size(const tl_scope *handle) {
 
 /* ---- the memory report ---------------------------------------------------------- */
 static void print_tensor(FILE *out, const tl_tensor *t, const char *why) {
-  fprintf(out, "  leaked: tensor #%" PRIu64 " %s[", t->serial, tl_dtype_name((tl_dtype)t->u->dtype));
-  for (int d = 0; d < t->u->ndim; d++) fprintf(out, "%s%lld", d ? ", " : "", (long long)t->u->shape[d]);
-  fprintf(out, "] made by %s: %s\n", t->creator, why);
+  char shape[TL_SHAPE_TEXT_MAX];
+  fprintf(out, "  leaked: tensor #%" PRIu64 " %s%s made by %s: %s\n", t->serial, tl_dtype_name((tl_dtype)t->u->dtype),
+          tl_format_shape(shape, sizeof shape, t->u->ndim, t->u->shape), t->creator, why);
 }
 
 static double mib(uint64_t bytes) { return (double)bytes / (1024.0 * 1024.0); }
