@@ -3,6 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/hash.h"
 #include "core/shapetracker.h"
 
 static const struct {
@@ -51,11 +52,13 @@ static uint64_t arg_hash(int op, tl_arg arg) {
 
 static uint32_t uop_hash(int op, tl_dtype dtype, int nsrc, tl_uop *const *src, tl_arg arg,
                          int64_t arg2, int ndim, const int64_t *shape) {
-  uint64_t h = 1469598103934665603ull ^ (uint64_t)(op * 131 + dtype * 7 + nsrc);
-  for (int i = 0; i < nsrc; i++) h = (h ^ src[i]->id) * 1099511628211ull;
-  h = (h ^ arg_hash(op, arg)) * 1099511628211ull;
-  h = (h ^ (uint64_t)arg2) * 1099511628211ull;
-  for (int i = 0; i < ndim; i++) h = (h ^ (uint64_t)shape[i]) * 1099511628211ull;
+  uint64_t h = tl_hash_mix(TL_HASH_INIT, (uint64_t)(op * 131 + dtype * 7 + nsrc));
+  for (int i = 0; i < nsrc; i++) h = tl_hash_mix(h, src[i]->id);
+  h = tl_hash_mix(h, arg_hash(op, arg));
+  h = tl_hash_mix(h, (uint64_t)arg2);
+  for (int i = 0; i < ndim; i++) h = tl_hash_mix(h, (uint64_t)shape[i]);
+  /* a fold, not tl_hash_final: node ids and sizes differ in their low bits, and every
+   * node built pays for this hash */
   return (uint32_t)(h ^ (h >> 32));
 }
 

@@ -24,6 +24,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "core/hash.h"
 #include "runtime/compiler_internal.h"
 #include "runtime/gemm_host.h"
 
@@ -41,15 +42,17 @@
 #define TCC_RELOCATE_AUTO ((void *)1)
 
 /* ---- hashing ----------------------------------------------------------------
- * Two independent 64-bit streams (FNV-1a and a multiply-xorshift mix), each put
- * through murmur3's finalizer: 128 bits, so accidental key collisions are out of
- * reach. Not cryptographic: the private directory is what keeps others out. */
+ * Two independent 64-bit streams (FNV-1a, core/hash.h's mix, and a multiply-xorshift
+ * mix), each put through the finalizer: 128 bits, so accidental key collisions are out
+ * of reach. The second stream is the one hash mix of its own in the library: the two
+ * halves of a key must not move together. Not cryptographic: the private directory is
+ * what keeps others out. */
 typedef struct {
   uint64_t a, b, len;
 } hash128;
 
 static void h_init(hash128 *h) {
-  h->a = 0xcbf29ce484222325ULL;
+  h->a = TL_HASH_INIT;
   h->b = 0x9e3779b97f4a7c15ULL;
   h->len = 0;
 }
@@ -64,13 +67,13 @@ static void h_bytes(hash128 *h, const void *p, size_t n) {
   for (; i + 8 <= n; i += 8) {
     uint64_t w;
     memcpy(&w, s + i, 8);
-    a = (a ^ w) * 0x100000001b3ULL;
+    a = tl_hash_mix(a, w);
     a ^= a >> 31;
     b = (b + w + 1) * 0xff51afd7ed558ccdULL;
     b ^= b >> 29;
   }
   for (; i < n; i++) {
-    a = (a ^ s[i]) * 0x100000001b3ULL;
+    a = tl_hash_mix(a, s[i]);
     b = (b + s[i] + 1) * 0xff51afd7ed558ccdULL;
     b ^= b >> 29;
   }
@@ -82,18 +85,9 @@ static void h_bytes(hash128 *h, const void *p, size_t n) {
 /* the string and its terminator, so "ab"+"c" and "a"+"bc" differ */
 static void h_str(hash128 *h, const char *s) { h_bytes(h, s, strlen(s) + 1); }
 
-static uint64_t fmix64(uint64_t k) {
-  k ^= k >> 33;
-  k *= 0xff51afd7ed558ccdULL;
-  k ^= k >> 33;
-  k *= 0xc4ceb9fe1a85ec53ULL;
-  k ^= k >> 33;
-  return k;
-}
-
 static void h_final(const hash128 *h, uint64_t out[2]) {
-  out[0] = fmix64(h->a ^ h->len);
-  out[1] = fmix64(h->b + (h->a << 17 | h->a >> 47));
+  out[0] = tl_hash_final(h->a ^ h->len);
+  out[1] = tl_hash_final(h->b + (h->a << 17 | h->a >> 47));
 }
 
 /* ---- small helpers ------------------------------------------------------------ */

@@ -91,10 +91,10 @@ static void mark_realize(scheduler *s, tl_uop *u) {
 }
 
 static uint64_t state_key(const tl_uop *u, const depths *dp) {
-  uint64_t h = u->id * 0x9e3779b97f4a7c15ull;
+  uint64_t h = tl_hash_mix(TL_HASH_INIT, u->id);
   if (!dp) return h | 1;
-  for (int i = 0; i < u->ndim; i++) h = (h ^ (uint64_t)(dp->d[i] + 2)) * 1099511628211ull;
-  h = (h ^ (uint64_t)dp->bcast) * 1099511628211ull;
+  for (int i = 0; i < u->ndim; i++) h = tl_hash_mix(h, (uint64_t)(dp->d[i] + 2));
+  h = tl_hash_mix(h, (uint64_t)dp->bcast);
   return (h | 1) ^ 2;
 }
 
