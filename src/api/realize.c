@@ -261,7 +261,7 @@ static tl_buffer *realize_cpu(tl_ctx *ctx, tl_uop *u) {
   bool keyed = !ctx->dot_dir && !ctx->debug && tl_replay_key(&ctx->replay, u);
   if (!keyed) tl_replay_forget(&ctx->replay);
   const tl_replay *rp = keyed ? tl_replay_find(&ctx->replay) : NULL;
-  if (rp) return run_replay(ctx, rp, ctx->replay.leaves);
+  if (rp) return run_replay(ctx, rp, ctx->replay.leaves.data);
   tl_graph *g = &ctx->graph;
   size_t mark = tl_graph_mark(g);
   tl_uop *r = tl_rewrite_graph(g, u, graph_rules, 4);
