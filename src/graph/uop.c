@@ -34,15 +34,15 @@ void tl_graph_init(tl_graph *g, bool refcounted) {
 void tl_graph_free(tl_graph *g) {
   if (g->refcounted) tl_graph_release_to(g, 0);
   free(g->buckets);
-  free(g->temps);
+  tl_vec_free(&g->temps);
   tl_arena_destroy(g->arena);
   memset(g, 0, sizeof *g);
 }
 
-size_t tl_graph_mark(const tl_graph *g) { return g->ntemps; }
+size_t tl_graph_mark(const tl_graph *g) { return g->temps.len; }
 
 void tl_graph_release_to(tl_graph *g, size_t mark) {
-  while (g->ntemps > mark) tl_uop_release(g, g->temps[--g->ntemps]);
+  while (g->temps.len > mark) tl_uop_release(g, g->temps.data[--g->temps.len]);
 }
 
 static uint64_t arg_hash(int op, tl_arg arg) {
@@ -102,17 +102,7 @@ static void table_remove(tl_graph *g, tl_uop *u) {
   }
 }
 
-static bool push_temp(tl_graph *g, tl_uop *u) {
-  if (g->ntemps == g->captemps) {
-    size_t cap = g->captemps ? g->captemps * 2 : 256;
-    tl_uop **t = realloc(g->temps, cap * sizeof *t);
-    if (!t) return false;
-    g->temps = t;
-    g->captemps = cap;
-  }
-  g->temps[g->ntemps++] = u;
-  return true;
-}
+static bool push_temp(tl_graph *g, tl_uop *u) { return tl_vec_push(&g->temps, u); }
 
 /* Integer bounds for kernel-graph index expressions. Unknown is [-2^61, 2^61]; any
  * result that leaves that range becomes unknown, so bounds never overflow. */
@@ -213,7 +203,7 @@ tl_uop *tl_uop_make(tl_graph *g, int op, tl_dtype dtype, int nsrc, tl_uop *const
     if (!push_temp(g, u)) {
       u->refs = 0; /* not reachable by anyone: undo */
       tl_uop_release(g, u);
-      return NULL;
+      return g->oom = true, NULL; /* a rewrite must fail, not skip the rule: see rewrite.c */
     }
   } else {
     set_bounds(u);
@@ -228,7 +218,7 @@ void tl_uop_retain(tl_uop *u) { u->refs++; }
 
 tl_uop *tl_graph_keep(tl_graph *g, tl_uop *u) {
   if (!u || !g->refcounted) return u;
-  if (!push_temp(g, u)) return NULL;
+  if (!push_temp(g, u)) return g->oom = true, NULL;
   u->refs++;
   return u;
 }

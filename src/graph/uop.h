@@ -22,6 +22,7 @@
 #include "core/arena.h"
 #include "core/buffer.h"
 #include "core/dtype.h"
+#include "core/vec.h"
 
 /* X(name, kind, fused) — kind: L leaf, U unary, B binary, T ternary, R reduce,
  * V view, X indexed (reads rows picked by an integer tensor), S sink, K kernel-only.
@@ -98,8 +99,7 @@ typedef struct tl_graph {
   tl_arena *arena;       /* kernel graphs */
   tl_uop **buckets;
   size_t nbuckets, count;
-  tl_uop **temps;        /* refcounted: nodes built since the last release_to */
-  size_t ntemps, captemps;
+  tl_vec(tl_uop *) temps; /* refcounted: nodes built since the last release_to */
   uint64_t next_id;
   uint64_t live;         /* refcounted: nodes alive */
   bool oom;             /* a node could not be made (set by tl_uop_make, cleared by its reader) */
