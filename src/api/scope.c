@@ -14,6 +14,7 @@
 #include "api/context.h"
 #include "autograd/autograd.h"
 #include "core/format.h"
+#include "core/vec.h"
 
 enum { SLOTS_PER_SLAB = 128 };
 
@@ -27,13 +28,7 @@ enum { SLOTS_PER_SLAB = 128 };
 
 /* ---- slots ------------------------------------------------------------------------ */
 static bool pool_grow(tl_slot_pool *p, tl_ctx *ctx) {
-  if (p->nslabs == p->cap) {
-    int cap = p->cap ? p->cap * 2 : 8;
-    void **slabs = realloc(p->slabs, sizeof *slabs * (size_t)cap);
-    if (!slabs) return false;
-    p->slabs = slabs;
-    p->cap = cap;
-  }
+  if (!tl_vec_grow(&p->slabs, &p->cap, (size_t)p->nslabs + 1, sizeof *p->slabs)) return false;
   char *slab = calloc(SLOTS_PER_SLAB, p->slot_size);
   if (!slab) return false;
   if (((uintptr_t)slab + SLOTS_PER_SLAB * p->slot_size) & ~ADDRESS_MASK) {

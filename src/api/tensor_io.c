@@ -29,6 +29,7 @@
 #include "core/dtype.h"
 #include "core/format.h"
 #include "core/shapetracker.h"
+#include "core/vec.h"
 #include "core/strbuf.h"
 
 #if defined(__BYTE_ORDER__) && __BYTE_ORDER__ != __ORDER_LITTLE_ENDIAN__
@@ -614,7 +615,8 @@ typedef struct {
 
 typedef struct {
   st_entry *e;
-  int n, cap;
+  int n;
+  size_t cap;
   uint64_t data_start, data_len; /* file offset and size of the data */
 } st_header;
 
@@ -622,7 +624,8 @@ static void st_header_free(st_header *h) {
   for (int i = 0; i < h->n; i++) free(h->e[i].name);
   free(h->e);
   h->e = NULL;
-  h->n = h->cap = 0;
+  h->n = 0;
+  h->cap = 0;
 }
 
 /* The length of the UTF-8 sequence at p (1 to 4), or 0 when it is not valid UTF-8
@@ -1016,17 +1019,11 @@ static bool st_read_header(const io_ctx *io, const in_file *f, st_header *h) {
         ok = metadata = st_parse_metadata(&c);
       }
     } else {
-      if (h->n == h->cap) {
-        int cap = h->cap ? 2 * h->cap : 16;
-        st_entry *e = realloc(h->e, (size_t)cap * sizeof *e);
-        if (!e) {
-          free(name);
-          ok = false;
-          io_fail(io, TL_ERR_NOMEM, "out of memory reading the header");
-          break;
-        }
-        h->e = e;
-        h->cap = cap;
+      if (!tl_vec_grow(&h->e, &h->cap, (size_t)h->n + 1, sizeof *h->e)) {
+        free(name);
+        ok = false;
+        io_fail(io, TL_ERR_NOMEM, "out of memory reading the header");
+        break;
       }
       st_entry *e = &h->e[h->n++];
       memset(e, 0, sizeof *e);

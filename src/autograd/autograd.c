@@ -6,6 +6,7 @@
 #include "autograd/autograd.h"
 #include "core/format.h"
 #include "core/hash.h"
+#include "core/vec.h"
 #include "graph/rewrite.h"
 
 /* ---- records ---------------------------------------------------------------------- */
@@ -66,15 +67,9 @@ void tl_ag_release(tl_ctx *ctx, tl_ag_node *n) {
         if (n->in[i].value) tl_uop_release(&ctx->graph, n->in[i].value);
         tl_ag_node *fn = n->in[i].fn;
         if (!fn) continue;
-        if (depth == cap) {
-          size_t c = cap ? cap * 2 : 16;
-          tl_ag_node **s = realloc(stack, sizeof *s * c);
-          if (!s) { /* cannot defer: drop the reference here (recursion is bounded by memory) */
-            tl_ag_release(ctx, fn);
-            continue;
-          }
-          stack = s;
-          cap = c;
+        if (depth == cap && !tl_vec_grow(&stack, &cap, depth + 1, sizeof *stack)) {
+          tl_ag_release(ctx, fn); /* cannot defer: drop the reference here (recursion is bounded by memory) */
+          continue;
         }
         stack[depth++] = fn;
       }
@@ -216,13 +211,7 @@ struct node_list {
 };
 
 static bool list_add(node_list *l, tl_ag_node *n) {
-  if (l->n == l->cap) {
-    size_t c = l->cap ? l->cap * 2 : 64;
-    tl_ag_node **v = realloc(l->v, sizeof *v * c);
-    if (!v) return false;
-    l->v = v;
-    l->cap = c;
-  }
+  if (l->n == l->cap && !tl_vec_grow(&l->v, &l->cap, l->n + 1, sizeof *l->v)) return false;
   l->v[l->n++] = n;
   return true;
 }
@@ -243,15 +232,9 @@ static bool topo_order(tl_ag_node *root, node_list *order, bool skip_saved) {
   tl_ag_node *push = root;
   while (ok && (push || depth)) {
     if (push) {
-      if (depth == cap) {
-        size_t c = cap ? cap * 2 : 64;
-        frame *f = realloc(stack, sizeof *f * c);
-        if (!f) {
-          ok = false;
-          break;
-        }
-        stack = f;
-        cap = c;
+      if (depth == cap && !tl_vec_grow(&stack, &cap, depth + 1, sizeof *stack)) {
+        ok = false;
+        break;
       }
       stack[depth++] = (frame){push, 0};
       push = NULL;
@@ -300,14 +283,9 @@ static bool saved_values(const node_list *order, tl_uop ***values, size_t *n) {
       tl_uop *u = i < 0 ? r->out : r->in[i].value;
       while (u && u->op == TL_OP_VIEW) u = u->src[0];
       if (!u || u->op == TL_OP_BUFFER || tl_ptrmap_get(&seen, u)) continue;
-      if (*n == cap) {
-        cap = cap ? 2 * cap : 64;
-        tl_uop **v = realloc(*values, cap * sizeof *v);
-        if (!v) {
-          ok = false;
-          break;
-        }
-        *values = v;
+      if (*n == cap && !tl_vec_grow(values, &cap, *n + 1, sizeof **values)) {
+        ok = false;
+        break;
       }
       (*values)[(*n)++] = u;
       ok = tl_ptrmap_put(&seen, u, u);
