@@ -39,13 +39,13 @@ void tl_kb_free(tl_kb *kb) {
     free(r->name);
   }
   free(kb->rels);
-  free(kb->rel_slots);
+  tl_hset_free(&kb->rel_set);
   for (int i = 0; i < kb->nrules; i++) tl_logic_rule_free(&kb->rules[i]);
   free(kb->rules);
   tl_logic_strata_free(kb);
   for (int64_t i = 0; i < kb->nent; i++) free(kb->ent_names[i]);
   free(kb->ent_names);
-  free(kb->ent_slots);
+  tl_hset_free(&kb->ent_set);
   free(kb->warnings);
   free(kb);
 }

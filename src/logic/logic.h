@@ -12,6 +12,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "core/hash.h"
 #include "tl.h"
 
 #define TL_LOGIC_MAX_ARITY TL_KB_MAX_ARITY
@@ -64,8 +65,10 @@ typedef struct {
   int64_t max;         /* the most tuples it may hold (tl_kb_set_max_tuples) */
   tl_logic_index *idx; /* idx[0]: membership */
   int nidx;
+  size_t cap_idx;
   tl_logic_csr *csr;   /* dropped at the first insert */
   int ncsr;
+  size_t cap_csr;
 } tl_logic_sparse;
 
 /* A Boolean box: column c covers values [lo[c], lo[c] + size[c]); the last column is a
@@ -81,9 +84,10 @@ typedef struct {
   /* per row two numbers: the words [lo, hi) outside which a row of full, delta or next
    * is zero (hi <= lo: all of it), so a row with a few bits costs a few words */
   uint32_t *fspan, *dspan, *nspan;
-  int64_t *delta_list, ndelta, cap_delta;       /* rows with bits in delta */
-  int64_t *next_list, nnext, cap_next;          /* rows with bits in next */
-  int64_t *overflow, noverflow, cap_overflow;   /* tuples */
+  int64_t *delta_list, ndelta;  /* rows with bits in delta */
+  int64_t *next_list, nnext;    /* rows with bits in next */
+  int64_t *overflow, noverflow; /* tuples */
+  size_t cap_delta, cap_next, cap_overflow;
 } tl_logic_dense;
 
 static inline void tl_logic_span_add(uint32_t *span, int64_t row, uint32_t lo, uint32_t hi) {
@@ -191,16 +195,17 @@ struct tl_kb {
   tl_ctx *ctx;
   /* entities: ids in order of first appearance */
   char **ent_names;
-  int64_t nent, cap_ent;
-  int64_t *ent_slots; /* open addressing: id + 1, 0 empty */
-  int64_t ent_nslots;
+  int64_t nent;
+  size_t cap_ent;
+  tl_hset ent_set; /* id + 1 under the name's hash */
   /* relations */
   tl_logic_rel *rels;
-  int nrels, cap_rels;
-  int *rel_slots; /* open addressing: relation + 1 */
-  int rel_nslots;
+  int nrels;
+  size_t cap_rels;
+  tl_hset rel_set; /* relation + 1 under the name's hash */
   tl_logic_rule *rules;
-  int nrules, cap_rules;
+  int nrules;
+  size_t cap_rules;
   /* strata, dependencies first; rel_stratum is in tl_logic_rel.stratum */
   tl_logic_stratum *strata;
   int nstrata;
@@ -213,7 +218,8 @@ struct tl_kb {
   uint64_t version, cache_version;
   tl_scope *cache_scope;
   tl_logic_cached *cache;
-  int ncache, cap_cache;
+  int ncache;
+  size_t cap_cache;
   /* the literal a rule error is about (-1: the head, -2: none), for the language
    * layer to point at */
   int err_lit;

@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/vec.h"
 #include "logic/logic.h"
 
 /* ---- sorting rows --------------------------------------------------------------------- */
@@ -78,7 +79,8 @@ void tl_logic_cache_clear(tl_kb *kb) {
   for (int i = 0; i < kb->ncache; i++) free(kb->cache[i].key);
   free(kb->cache);
   kb->cache = NULL;
-  kb->ncache = kb->cap_cache = 0;
+  kb->ncache = 0;
+  kb->cap_cache = 0;
   if (kb->cache_scope) tl_scope_free(kb->cache_scope);
   kb->cache_scope = NULL;
   kb->cache_version = kb->version;
@@ -87,13 +89,8 @@ void tl_logic_cache_clear(tl_kb *kb) {
 /* Remembers a copy of the result's handle (sharing its buffer) in the cache scope. */
 static void cache_put(tl_kb *kb, const char *key, size_t keylen, tl_tensor *result) {
   if (kb->ncache >= 256) tl_logic_cache_clear(kb); /* bounded: a program asking ever new questions */
-  if (kb->ncache == kb->cap_cache) {
-    int cap = kb->cap_cache ? kb->cap_cache * 2 : 8;
-    tl_logic_cached *c = realloc(kb->cache, (size_t)cap * sizeof *c);
-    if (!c) return; /* not remembering is not an error */
-    kb->cache = c;
-    kb->cap_cache = cap;
-  }
+  if (!tl_vec_grow(&kb->cache, &kb->cap_cache, (size_t)kb->ncache + 1, sizeof *kb->cache))
+    return; /* not remembering is not an error */
   if (!kb->cache_scope) kb->cache_scope = tl_scope_new(kb->ctx, "kb_query_cache");
   char *k = malloc(keylen);
   tl_tensor *copy = kb->cache_scope && k ? tl_detach(result) : NULL;
@@ -199,17 +196,14 @@ tl_tensor *tl_logic_query(tl_kb *kb, int rel, int nargs, const tl_kb_term *args)
     float one = tl_logic_iter_next(&it, t) ? 1.0f : 0.0f;
     result = tl_from_data(kb->ctx, TL_F32, 0, NULL, &one);
   } else {
-    int64_t n = 0, cap = 1024;
-    int64_t *rows = malloc((size_t)cap * (size_t)k * sizeof *rows);
+    int64_t n = 0, *rows = NULL;
+    size_t cap = 0, row = (size_t)k * sizeof *rows; /* rows of k values */
+    if (!tl_vec_grow(&rows, &cap, 1024, row)) rows = NULL;
     while (rows && tl_logic_iter_next(&it, t)) {
-      if (n == cap) {
-        int64_t *g = realloc(rows, (size_t)cap * 2 * (size_t)k * sizeof *rows);
-        if (!g) {
-          free(rows);
-          rows = NULL;
-          break;
-        }
-        rows = g, cap *= 2;
+      if ((size_t)n == cap && !tl_vec_grow(&rows, &cap, cap + 1, row)) {
+        free(rows);
+        rows = NULL;
+        break;
       }
       for (int c = 0; c < k; c++) rows[n * k + c] = t[outcol[c]];
       n++;

@@ -8,6 +8,7 @@
 #include <string.h>
 #include <sys/mman.h>
 
+#include "core/vec.h"
 #include "logic/logic.h"
 
 static uint32_t all_mask(int arity) { return arity >= 32 ? UINT32_MAX : ((uint32_t)1 << arity) - 1; }
@@ -107,6 +108,7 @@ bool tl_logic_sparse_init(tl_logic_sparse *s, int arity, int64_t max) {
   s->tup = malloc((size_t)s->cap * (size_t)(arity ? arity : 1) * sizeof *s->tup);
   s->idx = malloc(sizeof *s->idx);
   if (!s->tup || !s->idx) return false;
+  s->cap_idx = 1;
   s->nidx = 1;
   return index_alloc(&s->idx[0], all_mask(arity), 16, 0, false);
 }
@@ -121,6 +123,7 @@ void tl_logic_sparse_drop_csr(tl_logic_sparse *s) {
   free(s->csr);
   s->csr = NULL;
   s->ncsr = 0;
+  s->cap_csr = 0;
 }
 
 void tl_logic_sparse_free(tl_logic_sparse *s) {
@@ -170,18 +173,14 @@ int tl_logic_sparse_insert_hashed(tl_logic_sparse *s, int arity, const int64_t *
   if (s->idx[0].slots[index_find(s, arity, 0, t, h)]) return 0;
   if (s->ncsr) tl_logic_sparse_drop_csr(s);
   if (s->n >= s->max) return -1;
-  if (s->n == s->cap) {
-    int64_t cap = s->cap * 2;
-    int64_t *tup = realloc(s->tup, (size_t)cap * (size_t)(arity ? arity : 1) * sizeof *tup);
-    if (!tup) return -1;
-    s->tup = tup;
+  if (s->n == s->cap) { /* tuples of `arity` values; the chains grow to the same capacity */
+    size_t cap = (size_t)s->cap;
+    if (!tl_vec_grow(&s->tup, &cap, cap + 1, (size_t)(arity ? arity : 1) * sizeof *s->tup)) return -1;
     for (int k = 0; k < s->nidx; k++) {
-      if (!s->idx[k].next) continue;
-      uint32_t *next = realloc(s->idx[k].next, (size_t)cap * sizeof *next);
-      if (!next) return -1;
-      s->idx[k].next = next;
+      size_t c = (size_t)s->cap;
+      if (s->idx[k].next && !tl_vec_grow(&s->idx[k].next, &c, cap, sizeof *s->idx[k].next)) return -1;
     }
-    s->cap = cap;
+    s->cap = (int64_t)cap;
   }
   for (int k = 0; k < s->nidx; k++)
     if (!index_grow(&s->idx[k])) return -1;
@@ -197,9 +196,7 @@ int tl_logic_sparse_insert_hashed(tl_logic_sparse *s, int arity, const int64_t *
 int tl_logic_sparse_index(tl_logic_sparse *s, int arity, uint32_t mask) {
   for (int k = 0; k < s->nidx; k++)
     if (s->idx[k].mask == mask) return k;
-  tl_logic_index *idx = realloc(s->idx, (size_t)(s->nidx + 1) * sizeof *idx);
-  if (!idx) return -1;
-  s->idx = idx;
+  if (!tl_vec_grow(&s->idx, &s->cap_idx, (size_t)s->nidx + 1, sizeof *s->idx)) return -1;
   int64_t nslots = 16;
   while (nslots < 2 * (s->n + 1)) nslots *= 2;
   tl_logic_index *ix = &s->idx[s->nidx];
@@ -275,11 +272,9 @@ static bool csr_build(tl_logic_csr *x, const tl_logic_sparse *s, int arity, uint
 bool tl_logic_sparse_csr(tl_logic_sparse *s, int arity, uint32_t mask) {
   for (int k = 0; k < s->ncsr; k++)
     if (s->csr[k].mask == mask) return true;
-  tl_logic_csr *csr = realloc(s->csr, (size_t)(s->ncsr + 1) * sizeof *csr);
-  if (!csr) return false;
-  s->csr = csr;
-  if (!csr_build(&csr[s->ncsr], s, arity, mask)) {
-    tl_logic_csr *x = &csr[s->ncsr];
+  if (!tl_vec_grow(&s->csr, &s->cap_csr, (size_t)s->ncsr + 1, sizeof *s->csr)) return false;
+  if (!csr_build(&s->csr[s->ncsr], s, arity, mask)) {
+    tl_logic_csr *x = &s->csr[s->ncsr];
     free(x->rows), free(x->start), free(x->slots), free(x->gstart);
     return false;
   }
@@ -315,11 +310,9 @@ void tl_logic_csr_find(const tl_logic_csr *x, int arity, const int64_t *key, int
 
 bool tl_logic_tuples_push(tl_logic_tuples *l, int arity, const int64_t *t) {
   if (l->n == l->cap) {
-    int64_t cap = l->cap ? l->cap * 2 : 16;
-    int64_t *tup = realloc(l->tup, (size_t)cap * (size_t)(arity ? arity : 1) * sizeof *tup);
-    if (!tup) return false;
-    l->tup = tup;
-    l->cap = cap;
+    size_t cap = (size_t)l->cap;
+    if (!tl_vec_grow(&l->tup, &cap, cap + 1, (size_t)(arity ? arity : 1) * sizeof *l->tup)) return false;
+    l->cap = (int64_t)cap;
   }
   memcpy(l->tup + l->n * arity, t, (size_t)arity * sizeof *t);
   l->n++;
@@ -387,14 +380,8 @@ static void dense_decode(const tl_logic_dense *d, int arity, int64_t row, int64_
   }
 }
 
-static bool list_push(int64_t **list, int64_t *n, int64_t *cap, int64_t v) {
-  if (*n == *cap) {
-    int64_t nc = *cap ? *cap * 2 : 64;
-    int64_t *l = realloc(*list, (size_t)nc * sizeof *l);
-    if (!l) return false;
-    *list = l;
-    *cap = nc;
-  }
+static bool list_push(int64_t **list, int64_t *n, size_t *cap, int64_t v) {
+  if ((size_t)*n == *cap && !tl_vec_grow(list, cap, (size_t)*n + 1, sizeof **list)) return false;
   (*list)[(*n)++] = v;
   return true;
 }
@@ -634,13 +621,9 @@ int tl_logic_store_insert(tl_kb *kb, tl_logic_rel *r, const int64_t *t) {
   tl_logic_dense *d = &r->dn;
   int64_t row, bit;
   if (!dense_pos(d, r->arity, t, &row, &bit)) {
-    if (d->noverflow == d->cap_overflow) {
-      int64_t cap = d->cap_overflow ? d->cap_overflow * 2 : 16;
-      int64_t *o = realloc(d->overflow, (size_t)cap * (size_t)(r->arity ? r->arity : 1) * sizeof *o);
-      if (!o) return tl_logic_fail(kb, TL_ERR_NOMEM, "relation %s: out of memory", r->name), -1;
-      d->overflow = o;
-      d->cap_overflow = cap;
-    }
+    if ((size_t)d->noverflow == d->cap_overflow &&
+        !tl_vec_grow(&d->overflow, &d->cap_overflow, (size_t)d->noverflow + 1, (size_t)(r->arity ? r->arity : 1) * sizeof *d->overflow))
+      return tl_logic_fail(kb, TL_ERR_NOMEM, "relation %s: out of memory", r->name), -1;
     memcpy(d->overflow + d->noverflow++ * r->arity, t, (size_t)r->arity * sizeof *t);
     return 1;
   }
