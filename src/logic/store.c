@@ -13,13 +13,12 @@
 
 static uint32_t all_mask(int arity) { return arity >= 32 ? UINT32_MAX : ((uint32_t)1 << arity) - 1; }
 
+/* The tables take a slot from the high 32 bits: finalized, every bit of the key counts. */
 uint64_t tl_logic_hash_key(int arity, uint32_t mask, const int64_t *t) {
-  uint64_t h = 0x9e3779b97f4a7c15ULL ^ mask;
+  uint64_t h = tl_hash_mix(TL_HASH_INIT, mask);
   for (int c = 0; c < arity; c++)
-    if (mask >> c & 1) h = (h ^ (uint64_t)t[c]) * 0xff51afd7ed558ccdULL + 0x2545f4914f6cdd1dULL;
-  h ^= h >> 32;
-  h *= 0xc4ceb9fe1a85ec53ULL;
-  return h ^ (h >> 29);
+    if (mask >> c & 1) h = tl_hash_mix(h, (uint64_t)t[c]);
+  return tl_hash_final(h);
 }
 
 static bool key_eq(const int64_t *a, const int64_t *b, int arity, uint32_t mask) {
@@ -212,11 +211,9 @@ int tl_logic_sparse_index(tl_logic_sparse *s, int arity, uint32_t mask) {
 
 /* the hash of a CSR key: its nkey values in column order */
 static uint64_t csr_hash(const int64_t *v, int nkey) {
-  uint64_t h = 0x9e3779b97f4a7c15ULL;
-  for (int c = 0; c < nkey; c++) h = (h ^ (uint64_t)v[c]) * 0xff51afd7ed558ccdULL + 0x2545f4914f6cdd1dULL;
-  h ^= h >> 32;
-  h *= 0xc4ceb9fe1a85ec53ULL;
-  return h ^ (h >> 29);
+  uint64_t h = TL_HASH_INIT;
+  for (int c = 0; c < nkey; c++) h = tl_hash_mix(h, (uint64_t)v[c]);
+  return tl_hash_final(h);
 }
 
 static bool csr_build(tl_logic_csr *x, const tl_logic_sparse *s, int arity, uint32_t mask) {
