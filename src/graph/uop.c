@@ -73,6 +73,9 @@ static bool uop_matches(const tl_uop *u, int op, tl_dtype dtype, int nsrc, tl_uo
   return u->arg.u == arg.u;
 }
 
+/* The hash-consing table is its own, not a tl_hset: every node built probes it, its
+ * chains run through the nodes (no memory beyond the buckets), and a released node
+ * leaves its chain in place. */
 static bool table_grow(tl_graph *g) {
   size_t n = g->nbuckets ? g->nbuckets * 2 : 1024;
   tl_uop **nb = calloc(n, sizeof *nb);

@@ -29,7 +29,10 @@ static bool key_eq(const int64_t *a, const int64_t *b, int arity, uint32_t mask)
 
 /* ---- sparse ------------------------------------------------------------------------ */
 
-/* Hash slots are read at random: a big table gets huge pages where the kernel offers
+/* The indexes are tables of their own, not tl_hsets (they are the engine's hot loop):
+ * a slot keeps 32 bits of hash beside the tuple number, so growing reads no tuple;
+ * tuples with one key chain through `next`; inserts are prefetched in batches.
+ * Hash slots are read at random: a big table gets huge pages where the kernel offers
  * them on request (a TLB miss per probe otherwise), and comes zeroed from mmap. */
 enum { HUGE_TABLE = 2 << 20 };
 static uint64_t *slots_alloc(int64_t n) {
