@@ -228,12 +228,15 @@ struct tl_kb {
   tl_logic_stats stats;
 };
 
-/* program.c ---------------------------------------------------------------------------- */
+/* kb.c ----------------------------------------------------------------------------------- */
+/* Sets the context's error; returns st. */
 tl_status tl_logic_fail(tl_kb *kb, tl_status st, const char *fmt, ...)
 #if defined(__GNUC__)
     __attribute__((format(printf, 3, 4)))
 #endif
     ;
+
+/* program.c ---------------------------------------------------------------------------- */
 int64_t tl_logic_entity(tl_kb *kb, const char *name, size_t len); /* interns; -1: no memory */
 int tl_logic_find_rel(const tl_kb *kb, const char *name);           /* -1: unknown */
 tl_status tl_logic_declare(tl_kb *kb, const char *name, int arity, const tl_kb_type *types);
@@ -252,6 +255,9 @@ tl_status tl_logic_stratify(tl_kb *kb, const char *what);
 void tl_logic_strata_free(tl_kb *kb);
 
 /* store.c ------------------------------------------------------------------------------- */
+/* Sorts n rows of k columns ascending and drops repeats; returns the rows left (-1: out
+ * of memory). A store's CSR groups and a query's answer use it. */
+int64_t tl_logic_sort_unique(int64_t *rows, int64_t n, int k);
 void tl_logic_sparse_free(tl_logic_sparse *s);
 bool tl_logic_sparse_init(tl_logic_sparse *s, int arity, int64_t max);
 /* 1: added, 0: there already, -1: out of memory or too many tuples */
@@ -343,7 +349,5 @@ bool tl_logic_compare(int op, int64_t a, int64_t b);
 /* query.c ------------------------------------------------------------------------------- */
 tl_tensor *tl_logic_query(tl_kb *kb, int rel, int nargs, const tl_kb_term *args);
 void tl_logic_cache_clear(tl_kb *kb);
-/* Sorts n rows of k columns ascending and drops repeats; returns the rows left. */
-int64_t tl_logic_sort_unique(int64_t *rows, int64_t n, int k);
 
 #endif

@@ -10,16 +10,6 @@
 #include "core/strbuf.h"
 #include "core/vec.h"
 #include "logic/logic.h"
-/* Only for ctx->err: tl.h offers no way to set an error from outside src/api. */
-#include "api/context.h"
-
-tl_status tl_logic_fail(tl_kb *kb, tl_status st, const char *fmt, ...) {
-  va_list ap;
-  va_start(ap, fmt);
-  tl_error_vset(&kb->ctx->err, st, fmt, ap);
-  va_end(ap);
-  return st;
-}
 
 static uint64_t name_hash(const char *s, size_t len) { return tl_hash_bytes(TL_HASH_INIT, s, len); }
 

@@ -2,7 +2,8 @@
  * (iterators over the full relation, the last round's delta or an update pass's new
  * tuples, selecting on known columns). Two representations with one interface:
  * sparse (tuples in insertion order + hash indexes on join columns) and dense (a bit
- * box over the columns' value ranges, rows of 64-bit words along the last column). */
+ * box over the columns' value ranges, rows of 64-bit words along the last column). Also rows
+ * sorted and deduplicated (tl_logic_sort_unique), for CSR groups and query answers. */
 #include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
@@ -25,6 +26,71 @@ static bool key_eq(const int64_t *a, const int64_t *b, int arity, uint32_t mask)
   for (int c = 0; c < arity; c++)
     if ((mask >> c & 1) && a[c] != b[c]) return false;
   return true;
+}
+
+/* ---- sorting rows --------------------------------------------------------------------- */
+
+static int row_cmp(const int64_t *a, const int64_t *b, int k) {
+  for (int c = 0; c < k; c++)
+    if (a[c] != b[c]) return a[c] < b[c] ? -1 : 1;
+  return 0;
+}
+
+/* Least significant digit radix sort: columns last to first, bytes of each column
+ * (sign bit flipped) low to high, skipping the bytes every row shares. Rows move
+ * whole, k values at a time. */
+static bool radix_sort(int64_t *rows, int64_t n, int k) {
+  int64_t *tmp = malloc((size_t)n * (size_t)k * sizeof *tmp);
+  size_t *count = malloc(8 * 256 * sizeof *count);
+  if (!tmp || !count) {
+    free(tmp), free(count);
+    return false;
+  }
+  int64_t *src = rows, *dst = tmp;
+  for (int c = k - 1; c >= 0; c--) {
+    memset(count, 0, 8 * 256 * sizeof *count);
+    for (int64_t i = 0; i < n; i++) {
+      uint64_t v = (uint64_t)src[i * k + c] ^ ((uint64_t)1 << 63);
+      for (int b = 0; b < 8; b++) count[b * 256 + (v >> (8 * b) & 255)]++;
+    }
+    for (int b = 0; b < 8; b++) {
+      size_t *cnt = count + b * 256;
+      bool one = false;
+      for (int d = 0; d < 256; d++)
+        if (cnt[d] == (size_t)n) one = true;
+      if (one) continue; /* every row has the same byte here */
+      size_t sum = 0;
+      for (int d = 0; d < 256; d++) {
+        size_t x = cnt[d];
+        cnt[d] = sum;
+        sum += x;
+      }
+      for (int64_t i = 0; i < n; i++) {
+        uint64_t v = (uint64_t)src[i * k + c] ^ ((uint64_t)1 << 63);
+        memcpy(dst + (int64_t)cnt[v >> (8 * b) & 255]++ * k, src + i * k, (size_t)k * sizeof *src);
+      }
+      int64_t *t = src;
+      src = dst, dst = t;
+    }
+  }
+  if (src != rows) memcpy(rows, src, (size_t)n * (size_t)k * sizeof *rows);
+  free(tmp);
+  free(count);
+  return true;
+}
+
+int64_t tl_logic_sort_unique(int64_t *rows, int64_t n, int k) {
+  if (n <= 1 || k == 0) return n < 1 ? n : 1;
+  bool sorted = true;
+  for (int64_t i = 1; i < n && sorted; i++) sorted = row_cmp(rows + (i - 1) * k, rows + i * k, k) <= 0;
+  if (!sorted && !radix_sort(rows, n, k)) return -1;
+  int64_t m = 1;
+  for (int64_t i = 1; i < n; i++)
+    if (row_cmp(rows + (m - 1) * k, rows + i * k, k) != 0) {
+      if (m != i) memcpy(rows + m * k, rows + i * k, (size_t)k * sizeof *rows);
+      m++;
+    }
+  return m;
 }
 
 /* ---- sparse ------------------------------------------------------------------------ */
