@@ -252,6 +252,17 @@ void tl_logic_value_text(const tl_kb *kb, tl_kb_type type, int64_t v, char *buf,
 /* Recomputes the strata; an error (and no change) when negation is not stratified, the
  * message naming the cycle, prefixed with `what`. */
 tl_status tl_logic_stratify(tl_kb *kb, const char *what);
+/* A rule's head reads a relation of its body, under `not` or not. */
+typedef struct {
+  int head, body;
+  bool neg;
+} tl_logic_dep;
+/* The stratification check alone, with no knowledge base (no context, no engine): the
+ * relations 0 .. nrels - 1 (names for the message) and what the rules read, in rule
+ * order. -1 when negation is stratified; -2 out of memory; else the first dependency
+ * (in that order) negating a relation that depends on its head, with the cycle through
+ * it in *cycle ("p -> not q -> r -> p", malloc'd; NULL if out of memory). */
+int tl_logic_strata_check(int nrels, const char *const *names, int ndeps, const tl_logic_dep *deps, char **cycle);
 void tl_logic_strata_free(tl_kb *kb);
 
 /* store.c ------------------------------------------------------------------------------- */
