@@ -46,7 +46,7 @@ static tl_block *new_block(lowerer *L, tl_block *parent) {
 /* inserts s before the block's open child loop, or at the end */
 static void insert(lowerer *L, tl_block *b, tl_stmt *s) {
   if (!b || !s) return;
-  if (b->n == b->cap) {
+  if (b->n == b->cap) { /* grown in the arena, not a tl_vec: freed with the kernel graph */
     int cap = b->cap ? b->cap * 2 : 16;
     tl_stmt **items = alloc(L, (size_t)cap * sizeof *items);
     if (!items) return;

@@ -228,7 +228,8 @@ tl_uop *tl_graph_keep(tl_graph *g, tl_uop *u) {
 
 void tl_uop_release(tl_graph *g, tl_uop *u) {
   /* iterative over the chain of sources that drop to zero: deep graphs must not
-   * overflow the C stack */
+   * overflow the C stack. The list starts on the C stack, not in a tl_vec: releasing a
+   * small graph allocates nothing. */
   tl_uop *stack[64], **todo = stack;
   size_t n = 0, cap = 64;
   if (!u) return;
