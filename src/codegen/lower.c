@@ -593,7 +593,7 @@ static bool lower_gemm(lowerer *L, tl_uop *root, const tl_kernel_form *f) {
   tl_gemm_plan *g = alloc(L, sizeof *g);
   if (!g) return true;
   const int64_t *sa = ((const tl_st *)r.a->arg.p)->views[0].strides, *sb = ((const tl_st *)r.b->arg.p)->views[0].strides;
-  int64_t cs[TL_MAX_DIMS], nr = 2 * TL_GEMM_VBYTES / tl_dtype_size((tl_dtype)sum->dtype);
+  int64_t cs[TL_MAX_DIMS], nr = 2 * TL_GEMM_UNIT_VBYTES / tl_dtype_size((tl_dtype)sum->dtype);
   tl_shape_strides(sum->ndim, sum->shape, cs); /* C: the output, laid out as the sum */
   g->slot_a = gemm_operand(L, r.a, &g->off_a);
   g->slot_b = gemm_operand(L, r.b, &g->off_b);
@@ -614,7 +614,7 @@ static bool lower_gemm(lowerer *L, tl_uop *root, const tl_kernel_form *f) {
     g->bsc[g->nbatch++] = cs[d];
     batch *= sum->shape[d];
   }
-  g->um = TL_GEMM_MR * ceil_div(ceil_div(g->m, TL_GEMM_MR), GEMM_UNITS);
+  g->um = TL_GEMM_UNIT_MR * ceil_div(ceil_div(g->m, TL_GEMM_UNIT_MR), GEMM_UNITS);
   g->un = nr * ceil_div(ceil_div(g->n, nr), GEMM_UNITS);
   g->gm = ceil_div(g->m, g->um);
   g->gn = ceil_div(g->n, g->un);
