@@ -19,14 +19,18 @@ say() { echo "check_layers: $*"; fail=1; }
 
 [ -f "$B/libtl.a" ] || { echo "check_layers: no $B/libtl.a"; exit 1; }
 
+# an object of the build whose source is still there (not one left by a moved file)
+R=$(dirname "$0")/..
+live() { s=${1#$B/obj/}; [ -f "$1" ] && [ -f "$R/${s%.o}.c" ]; }
 # defined external symbols (text, data, bss, read-only, common, weak) of objects
-defs() { for o in "$@"; do [ -f "$o" ] && nm -g --defined-only "$o"; done | awk 'NF == 3 && $2 ~ /[TDBRCVWGSI]/ { print $3 }' | sort -u; }
-undefs() { for o in "$@"; do [ -f "$o" ] && nm -u "$o"; done | awk '{ print $NF }' | sort -u; }
+defs() { for o in "$@"; do live "$o" && nm -g --defined-only "$o"; done | awk 'NF == 3 && $2 ~ /[TDBRCVWGSI]/ { print $3 }' | sort -u; }
+undefs() { for o in "$@"; do live "$o" && nm -u "$o"; done | awk '{ print $NF }' | sort -u; }
 
 bad=$(nm -g --defined-only "$B/libtl.a" | awk 'NF == 3 && $2 ~ /[TDBRCVWGSI]/ { print $3 }' | grep -v '^tl' | sort -u)
 [ -z "$bad" ] || say "external symbols of libtl.a without the tl prefix:" $bad
 
 for o in "$O"/*/*.o "$O"/lang/*/*.o; do
+  live "$o" || continue
   case $o in
   "$O"/lang/rt/*) bad=$(defs "$o" | grep -v '^tlrt_') ;;
   *) bad=$(defs "$o" | grep '^tlrt_') ;;
@@ -52,7 +56,7 @@ defs $L/front/*.o $L/check/*.o $L/gen/*.o $L/*.o > "$T"
 forbid "lang/rt calls the compiler:" "$L/rt/*.o"
 
 # includes, from the sources (SRC: the repository's src/, beside this script)
-S=$(dirname "$0")/../src/lang
+S=$R/src/lang
 includes() { grep -Ho '^#include "lang/[^"]*"' "$@" 2>/dev/null | sed 's/#include //; s/"//g'; }
 bad=$(includes $S/front/*.[ch] | grep -E ':lang/(check|gen|rt)/|:lang/lang\.h')
 [ -z "$bad" ] || say "lang/front includes a later stage or the driver:" $bad

@@ -4,6 +4,9 @@
 #include <string.h>
 
 #include "autograd/autograd.h"
+#include "core/format.h"
+#include "core/hash.h"
+#include "core/vec.h"
 #include "graph/rewrite.h"
 
 /* ---- records ---------------------------------------------------------------------- */
@@ -64,15 +67,9 @@ void tl_ag_release(tl_ctx *ctx, tl_ag_node *n) {
         if (n->in[i].value) tl_uop_release(&ctx->graph, n->in[i].value);
         tl_ag_node *fn = n->in[i].fn;
         if (!fn) continue;
-        if (depth == cap) {
-          size_t c = cap ? cap * 2 : 16;
-          tl_ag_node **s = realloc(stack, sizeof *s * c);
-          if (!s) { /* cannot defer: drop the reference here (recursion is bounded by memory) */
-            tl_ag_release(ctx, fn);
-            continue;
-          }
-          stack = s;
-          cap = c;
+        if (depth == cap && !tl_vec_grow(&stack, &cap, depth + 1, sizeof *stack)) {
+          tl_ag_release(ctx, fn); /* cannot defer: drop the reference here (recursion is bounded by memory) */
+          continue;
         }
         stack[depth++] = fn;
       }
@@ -177,13 +174,6 @@ static bool same_shape(int na, const int64_t *a, int nb, const int64_t *b) {
   return na == nb && (na == 0 || !memcmp(a, b, sizeof(int64_t) * (size_t)na));
 }
 
-static void shape_text(char *buf, size_t len, int ndim, const int64_t *shape) {
-  size_t k = (size_t)snprintf(buf, len, "[");
-  for (int i = 0; i < ndim && k < len; i++)
-    k += (size_t)snprintf(buf + k, len - k, "%s%lld", i ? ", " : "", (long long)shape[i]);
-  if (k < len) snprintf(buf + k, len - k, "]");
-}
-
 tl_status tl_assign(tl_tensor *dst_handle, tl_tensor *src_handle) {
   tl_tensor *dst = tl_api_tensor(dst_handle, "assign");
   tl_tensor *src = dst ? tl_api_tensor(src_handle, "assign") : NULL;
@@ -191,9 +181,9 @@ tl_status tl_assign(tl_tensor *dst_handle, tl_tensor *src_handle) {
   tl_ctx *ctx = dst->slot.ctx;
   if (src->slot.ctx != ctx) return tl_error_set(&ctx->err, TL_ERR_ARG, "assign: tensors from different contexts");
   if (!same_shape(dst->u->ndim, dst->u->shape, src->u->ndim, src->u->shape)) {
-    char a[128], b[128];
-    shape_text(a, sizeof a, dst->u->ndim, dst->u->shape);
-    shape_text(b, sizeof b, src->u->ndim, src->u->shape);
+    char a[TL_SHAPE_TEXT_MAX], b[TL_SHAPE_TEXT_MAX];
+    tl_format_shape(a, sizeof a, dst->u->ndim, dst->u->shape);
+    tl_format_shape(b, sizeof b, src->u->ndim, src->u->shape);
     return tl_error_set(&ctx->err, TL_ERR_SHAPE, "assign: the destination has shape %s, the value %s", a, b);
   }
   if (dst->ag && dst->ag->op != TL_AG_LEAF)
@@ -221,13 +211,7 @@ struct node_list {
 };
 
 static bool list_add(node_list *l, tl_ag_node *n) {
-  if (l->n == l->cap) {
-    size_t c = l->cap ? l->cap * 2 : 64;
-    tl_ag_node **v = realloc(l->v, sizeof *v * c);
-    if (!v) return false;
-    l->v = v;
-    l->cap = c;
-  }
+  if (l->n == l->cap && !tl_vec_grow(&l->v, &l->cap, l->n + 1, sizeof *l->v)) return false;
   l->v[l->n++] = n;
   return true;
 }
@@ -248,15 +232,9 @@ static bool topo_order(tl_ag_node *root, node_list *order, bool skip_saved) {
   tl_ag_node *push = root;
   while (ok && (push || depth)) {
     if (push) {
-      if (depth == cap) {
-        size_t c = cap ? cap * 2 : 64;
-        frame *f = realloc(stack, sizeof *f * c);
-        if (!f) {
-          ok = false;
-          break;
-        }
-        stack = f;
-        cap = c;
+      if (depth == cap && !tl_vec_grow(&stack, &cap, depth + 1, sizeof *stack)) {
+        ok = false;
+        break;
       }
       stack[depth++] = (frame){push, 0};
       push = NULL;
@@ -305,14 +283,9 @@ static bool saved_values(const node_list *order, tl_uop ***values, size_t *n) {
       tl_uop *u = i < 0 ? r->out : r->in[i].value;
       while (u && u->op == TL_OP_VIEW) u = u->src[0];
       if (!u || u->op == TL_OP_BUFFER || tl_ptrmap_get(&seen, u)) continue;
-      if (*n == cap) {
-        cap = cap ? 2 * cap : 64;
-        tl_uop **v = realloc(*values, cap * sizeof *v);
-        if (!v) {
-          ok = false;
-          break;
-        }
-        *values = v;
+      if (*n == cap && !tl_vec_grow(values, &cap, *n + 1, sizeof **values)) {
+        ok = false;
+        break;
       }
       (*values)[(*n)++] = u;
       ok = tl_ptrmap_put(&seen, u, u);
@@ -401,9 +374,9 @@ static tl_uop *seed_of(tl_ctx *ctx, const tl_tensor *loss, tl_tensor *seed_handl
   tl_tensor *seed = tl_api_tensor(seed_handle, "backward");
   if (!seed) return NULL;
   if (!same_shape(seed->u->ndim, seed->u->shape, l->ndim, l->shape)) {
-    char a[128], b[128];
-    shape_text(a, sizeof a, seed->u->ndim, seed->u->shape);
-    shape_text(b, sizeof b, l->ndim, l->shape);
+    char a[TL_SHAPE_TEXT_MAX], b[TL_SHAPE_TEXT_MAX];
+    tl_format_shape(a, sizeof a, seed->u->ndim, seed->u->shape);
+    tl_format_shape(b, sizeof b, l->ndim, l->shape);
     tl_error_set(&ctx->err, TL_ERR_SHAPE, "backward: the seed has shape %s but the tensor has shape %s", a, b);
     return NULL;
   }

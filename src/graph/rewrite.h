@@ -56,14 +56,4 @@ typedef union {
 tl_value tl_value_apply(int op, tl_dtype out, tl_dtype in, tl_value a, tl_value b, tl_value c);
 tl_value tl_value_from_double(tl_dtype d, double v);
 
-/* pointer -> pointer map, open addressing; used by passes over graphs */
-typedef struct {
-  const void **keys;
-  void **vals;
-  size_t cap, count;
-} tl_ptrmap;
-void *tl_ptrmap_get(const tl_ptrmap *m, const void *key);
-bool tl_ptrmap_put(tl_ptrmap *m, const void *key, void *val);
-void tl_ptrmap_free(tl_ptrmap *m);
-
 #endif

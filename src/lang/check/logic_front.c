@@ -6,9 +6,9 @@
  *            first, a clash reported where it happens); entity ids by first
  *            appearance; rules checked (wildcards, unbound variables; warnings for
  *            a bare name that is an entity and for a variable written once) and
- *            lowered; facts as rows; finally every rule
- *            goes through src/logic's tl_kb_rule, which finds negation that is not
- *            stratified (and re-checks the rest). */
+ *            lowered; facts as rows; finally src/logic's stratification check
+ *            (tl_logic_strata_check, no knowledge base needed) finds negation that
+ *            is not stratified. */
 #include "lang/check/logic_front.h"
 
 #include <stdarg.h>
@@ -985,6 +985,19 @@ static void kb_error_at(lf *L, int unit, int line, int col, const tl_kb *kb) {
   err_at(L, unit, line, col, NULL, "%s", tl_last_error(kb->ctx));
 }
 
+/* rule r closed a cycle through `not`: at its literal on the cycle, a negated one first */
+static void strata_error(lf *L, const lf_rule *r, const char *cycle) {
+  tl_node *at = r->item->atom;
+  for (int pass = 0; pass < 2 && at == r->item->atom; pass++)
+    for (tl_node *l = r->item->body; l; l = l->next)
+      if (l->kind == TL_N_LOGIC && (pass || l->op == TL_TOK_NOT) && in_cycle(cycle, l->name)) {
+        at = l;
+        break;
+      }
+  ERR(L, r->item->unit, at, "a relation may negate only relations that do not depend on it",
+      "negation is not stratified: %s", cycle);
+}
+
 /* a rule tl_kb_rule refused: its message at the literal it names */
 static void kb_rule_error(lf *L, const lf_rule *r, tl_kb *kb) {
   const char *msg = tl_last_error(kb->ctx);
@@ -995,16 +1008,8 @@ static void kb_rule_error(lf *L, const lf_rule *r, tl_kb *kb) {
     for (int i = 0; i < kb->err_lit && at->next; i++) at = at->next;
   }
   const char *neg = strstr(msg, "negation is not stratified: ");
-  if (neg) { /* this rule closed the cycle: at its literal on it, a negated one first */
-    const char *cycle = neg + strlen("negation is not stratified: ");
-    at = r->item->atom;
-    for (int pass = 0; pass < 2 && at == r->item->atom; pass++)
-      for (tl_node *l = r->item->body; l; l = l->next)
-        if (l->kind == TL_N_LOGIC && (pass || l->op == TL_TOK_NOT) && in_cycle(cycle, l->name)) {
-          at = l;
-          break;
-        }
-    ERR(L, r->item->unit, at, "a relation may negate only relations that do not depend on it", "%s", neg);
+  if (neg) {
+    strata_error(L, r, neg + strlen("negation is not stratified: "));
     return;
   }
   /* "kb_rule RULE: message": the rule is where the caret is */
@@ -1012,38 +1017,53 @@ static void kb_rule_error(lf *L, const lf_rule *r, tl_kb *kb) {
   ERR(L, r->item->unit, at, NULL, "%s", p ? p + 2 : msg);
 }
 
-/* The dependencies of from's rules, as rules of kb: heads of constants, bodies of
- * atoms of wildcards, negated as they are. With them a scratch knowledge base finds
- * negation through from's rules too, before from itself is touched. */
-static bool add_skeletons(lf *L, tl_kb *kb, const tl_kb *from) {
-  if (!from->nrules) return true;
-  if (!kb->nent && tl_kb_entity(kb, "\x01") < 0) return false; /* an id for entity heads */
-  tl_kb_term any[TL_KB_MAX_ARITY], head[TL_KB_MAX_ARITY];
-  for (int c = 0; c < TL_KB_MAX_ARITY; c++) any[c] = tl_kb_any();
-  for (int i = 0; i < from->nrules; i++) {
-    const tl_logic_rule *r = &from->rules[i];
-    const tl_logic_rel *h = &from->rels[r->head.rel];
-    tl_kb_literal body[64];
-    int n = 0;
-    for (int j = 0; j < r->nbody && n < 64; j++) {
-      const tl_logic_lit *l = &r->body[j];
-      if (l->kind != TL_LIT_ATOM && l->kind != TL_LIT_NOT) continue;
-      const tl_logic_rel *b = &from->rels[l->rel];
-      body[n++] = l->kind == TL_LIT_NOT ? tl_kb_not(b->name, b->arity, any) : tl_kb_atom(b->name, b->arity, any);
-    }
-    for (int c = 0; c < h->arity; c++) head[c] = h->type[c] == TL_KB_ENTITY ? tl_kb_ent(0) : tl_kb_num(0);
-    tl_kb_literal hd = tl_kb_atom(h->name, h->arity, head);
-    if (tl_kb_rule(kb, &hd, n, body) != TL_OK) {
-      kb_error_at(L, 0, 1, 1, kb);
-      return false;
-    }
+/* src/logic's stratification check on the target's rules (which passed it) and the
+ * program's, with no knowledge base and no engine: at the first rule that closes a
+ * cycle through `not`, the error tl_kb_rule would give there. */
+static void check_strata(lf *L) {
+  const tl_kb *t = L->target;
+  int ndeps = 0, room = 0;
+  for (int i = 0; t && i < t->nrules; i++) room += t->rules[i].nbody;
+  for (int i = 0; i < L->nrules; i++) room += L->rules[i].nbody;
+  const char **names = malloc(sizeof *names * (size_t)(L->nrels + 1));
+  tl_logic_dep *deps = malloc(sizeof *deps * (size_t)(room + 1));
+  int *end = malloc(sizeof *end * (size_t)(L->nrules + 1)); /* end[i]: the dependencies up to rule i's */
+  if (!names || !deps || !end) {
+    L->oom = true;
+    goto done;
   }
-  return true;
+  for (int r = 0; r < L->nrels; r++) names[r] = L->rels[r].name;
+  for (int i = 0; t && i < t->nrules; i++) {
+    const tl_logic_rule *r = &t->rules[i];
+    int head = tl_lf_find_rel(L, t->rels[r->head.rel].name);
+    for (int j = 0; j < r->nbody; j++)
+      if (r->body[j].kind == TL_LIT_ATOM || r->body[j].kind == TL_LIT_NOT)
+        deps[ndeps++] = (tl_logic_dep){head, tl_lf_find_rel(L, t->rels[r->body[j].rel].name), r->body[j].kind == TL_LIT_NOT};
+  }
+  for (int i = 0; i < L->nrules; i++) {
+    const lf_rule *r = &L->rules[i];
+    int head = tl_lf_find_rel(L, r->head.rel);
+    for (int j = 0; j < r->nbody; j++)
+      if (r->body[j].kind == TL_KB_ATOM || r->body[j].kind == TL_KB_NOT)
+        deps[ndeps++] = (tl_logic_dep){head, tl_lf_find_rel(L, r->body[j].rel), r->body[j].kind == TL_KB_NOT};
+    end[i] = ndeps;
+  }
+  char *cycle = NULL;
+  int bad = tl_logic_strata_check(L->nrels, names, ndeps, deps, &cycle), i = -1;
+  if (bad >= 0) /* the rule that closes the first cycle: the shortest prefix of the rules with one */
+    do {
+      free(cycle);
+      bad = tl_logic_strata_check(L->nrels, names, end[++i], deps, &cycle);
+    } while (bad == -1);
+  if (bad >= 0 && cycle) strata_error(L, &L->rules[i], cycle);
+  else if (bad != -1) L->oom = true;
+  free(cycle);
+done:
+  free(names), free(deps), free(end);
 }
 
-/* declares the relations, entities and rules in kb (with facts: and the facts; with
- * skeletons: the dependencies of those rules first); false after an error */
-static bool fill_kb(lf *L, tl_kb *kb, bool facts, const tl_kb *skeletons) {
+/* declares the relations, entities, facts and rules in kb; false after an error */
+static bool fill_kb(lf *L, tl_kb *kb) {
   for (int r = 0; r < L->nrels; r++) {
     lf_rel *rel = &L->rels[r];
     if (tl_kb_relation(kb, rel->name, rel->arity, rel->type) != TL_OK) {
@@ -1056,8 +1076,7 @@ static bool fill_kb(lf *L, tl_kb *kb, bool facts, const tl_kb *skeletons) {
       kb_error_at(L, 0, 1, 1, kb);
       return false;
     }
-  if (skeletons && !add_skeletons(L, kb, skeletons)) return false;
-  for (int r = 0; facts && r < L->nrels; r++)
+  for (int r = 0; r < L->nrels; r++)
     if (L->rels[r].nfacts && tl_kb_facts(kb, L->rels[r].name, L->rels[r].nfacts, L->rels[r].facts) != TL_OK) {
       kb_error_at(L, L->rels[r].unit, L->rels[r].line, L->rels[r].col, kb);
       return false;
@@ -1074,7 +1093,7 @@ static bool fill_kb(lf *L, tl_kb *kb, bool facts, const tl_kb *skeletons) {
 
 int tl_lf_apply(lf *L) {
   if (L->errors || !L->target) return L->errors;
-  fill_kb(L, L->target, true, NULL);
+  fill_kb(L, L->target);
   return L->errors;
 }
 
@@ -1230,19 +1249,9 @@ int tl_lf_resolve(lf *L) {
       if (a->kind == LF_ARG_VAR && a->entity && a->col >= 0 && a->col < 32) u->ent_cols |= 1u << a->col;
     }
   }
-  /* src/logic's checks (stratified negation) on a scratch knowledge base, with the
-   * target's rules as skeletons: the target is touched only by a program that passed */
-  if (!L->errors && L->nrules) {
-    tl_ctx *own = L->target ? NULL : tl_init();
-    tl_ctx *ctx = L->target ? L->target->ctx : own;
-    tl_kb *kb = ctx ? tl_kb_new(ctx) : NULL;
-    if (kb) fill_kb(L, kb, false, L->target);
-    else if (!ctx && tl_last_status(NULL) != TL_ERR_NOMEM) /* TL_BACKEND names no backend */
-      err_at(L, 0, 1, 1, NULL, "%s", tl_last_error(NULL));
-    else L->oom = true;
-    tl_kb_free(kb);
-    tl_shutdown(own);
-  }
+  /* stratified negation, src/logic's check: the target is touched only by a program
+   * that passed */
+  if (!L->errors && L->nrules) check_strata(L);
   goto done;
 oom:
   L->oom = true;

@@ -6,8 +6,8 @@
  * types, entities with their ids, top-level facts as rows, rules as tl_kb literals
  * (everything in the arena), and every error with its file, line and column:
  * unknown relations, arities, a column used both for entities and integers, unbound
- * variables, negation that is not stratified (found by src/logic's own tl_kb_rule
- * on a knowledge base built here, or on the target one).
+ * variables, negation that is not stratified (found by src/logic's own check,
+ * tl_logic_strata_check, with the target's rules first).
  *
  * Meaning of names: a name that is an argument of a fact is a symbol, an *entity*,
  * and so is a name in quotes (`"alice"`, in a rule too); in a rule, a name that is an

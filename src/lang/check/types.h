@@ -7,7 +7,7 @@
 #ifndef TL_LANG_TYPES_H
 #define TL_LANG_TYPES_H
 
-#include "graph/uop.h" /* tl_arena */
+#include "core/arena.h"
 #include "lang/front/ast.h"
 #include "lang/front/diag.h"
 

@@ -10,7 +10,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "graph/uop.h" /* tl_arena */
+#include "core/arena.h"
 #include "lang/front/diag.h"
 
 /* X(name, spelling): keywords first, then punctuation, longest spellings first

@@ -1,6 +1,9 @@
-/* kb_text.c — tl_kb_add_rules (tl.h): Datalog text into a knowledge base, through
- * the language's lexer, parser and logic front end (logic_front.c), the same checks
- * and lowering as a compiled program's facts and rules get. */
+/* kb_text.c — tl_kb_add_rules (tl.h), the C API's Datalog text entry: text into a
+ * knowledge base, through the language's lexer, parser and logic front end
+ * (logic_front.c), the same checks and lowering as a compiled program's facts and
+ * rules get. The front end (lex, parse, ast, diag) depends on core alone, so logic may
+ * use it; logic_front (the Datalog checker, which uses logic) is to come down here
+ * too, beside this file, so that logic includes nothing above it. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
