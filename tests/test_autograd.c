@@ -17,8 +17,8 @@
 #include <unistd.h>
 
 #include "test.h"
-#include "lang/rt.h"
-#include "lang/rt_ops.h"
+#include "lang/rt/rt.h"
+#include "lang/rt/rt_ops.h"
 #include "tl.h"
 
 #define MAX_LEAVES 3
@@ -1272,7 +1272,7 @@ TEST(grad_long_chain_realized_each_step) {
 /* ---- the layers and the language's tensor methods (issue 12) --------------------------
  * Each one against central differences like the operations above: tl.h's layers and
  * losses directly, and the methods that exist only in the run time of compiled programs
- * (tril, triu, masked_fill, slice, the padded pools: src/lang/rt_io.c, rt_nn.c) through
+ * (tril, triu, masked_fill, slice, the padded pools: src/lang/rt/rt_io.c, rt_nn.c) through
  * their tlrt_ functions, the very calls a TL program makes. conv2d, max_pool2d and
  * avg_pool2d without padding are checked the same way in test_conv.c. */
 typedef struct {

@@ -24,7 +24,8 @@ typedef struct tl_slot {
 typedef struct {
   size_t slot_size;
   void **slabs;
-  int nslabs, cap;
+  int nslabs;
+  size_t cap;
   tl_slot *free_head, *free_tail; /* first in, first out: a freed slot waits its turn */
 } tl_slot_pool;
 

@@ -8,6 +8,7 @@
 
 #include "api/context.h"
 #include "autograd/autograd.h"
+#include "core/format.h"
 
 /* ---- the tape: recording ------------------------------------------------------------ */
 /* Records out = op(ins) when grad mode is on, the result is a float and an input
@@ -123,13 +124,6 @@ static bool same_shape(int na, const int64_t *a, int nb, const int64_t *b) {
   return na == nb && (na == 0 || !memcmp(a, b, sizeof(int64_t) * (size_t)na));
 }
 
-static void shape_text(char *buf, size_t len, int ndim, const int64_t *shape) {
-  size_t k = (size_t)snprintf(buf, len, "[");
-  for (int i = 0; i < ndim && k < len; i++)
-    k += (size_t)snprintf(buf + k, len - k, "%s%lld", i ? ", " : "", (long long)shape[i]);
-  if (k < len) snprintf(buf + k, len - k, "]");
-}
-
 tl_status tl_assign(tl_tensor *dst_handle, tl_tensor *src_handle) {
   tl_tensor *dst = tl_api_tensor(dst_handle, "assign");
   tl_tensor *src = dst ? tl_api_tensor(src_handle, "assign") : NULL;
@@ -137,9 +131,9 @@ tl_status tl_assign(tl_tensor *dst_handle, tl_tensor *src_handle) {
   tl_ctx *ctx = dst->slot.ctx;
   if (src->slot.ctx != ctx) return tl_error_set(&ctx->err, TL_ERR_ARG, "assign: tensors from different contexts");
   if (!same_shape(dst->u->ndim, dst->u->shape, src->u->ndim, src->u->shape)) {
-    char a[128], b[128];
-    shape_text(a, sizeof a, dst->u->ndim, dst->u->shape);
-    shape_text(b, sizeof b, src->u->ndim, src->u->shape);
+    char a[TL_SHAPE_TEXT_MAX], b[TL_SHAPE_TEXT_MAX];
+    tl_format_shape(a, sizeof a, dst->u->ndim, dst->u->shape);
+    tl_format_shape(b, sizeof b, src->u->ndim, src->u->shape);
     return tl_error_set(&ctx->err, TL_ERR_SHAPE, "assign: the destination has shape %s, the value %s", a, b);
   }
   if (dst->ag && dst->ag->op != TL_AG_LEAF)
@@ -207,9 +201,9 @@ static tl_uop *seed_of(tl_ctx *ctx, const tl_tensor *loss, tl_tensor *seed_handl
   tl_tensor *seed = tl_api_tensor(seed_handle, "backward");
   if (!seed) return NULL;
   if (!same_shape(seed->u->ndim, seed->u->shape, l->ndim, l->shape)) {
-    char a[128], b[128];
-    shape_text(a, sizeof a, seed->u->ndim, seed->u->shape);
-    shape_text(b, sizeof b, l->ndim, l->shape);
+    char a[TL_SHAPE_TEXT_MAX], b[TL_SHAPE_TEXT_MAX];
+    tl_format_shape(a, sizeof a, seed->u->ndim, seed->u->shape);
+    tl_format_shape(b, sizeof b, l->ndim, l->shape);
     tl_error_set(&ctx->err, TL_ERR_SHAPE, "backward: the seed has shape %s but the tensor has shape %s", a, b);
     return NULL;
   }

@@ -7,6 +7,7 @@
 
 #include "api/context.h"
 #include "autograd/autograd.h"
+#include "core/format.h"
 #include "core/shapetracker.h"
 #include "graph/rewrite.h"
 
@@ -56,13 +57,9 @@ static bool broadcast_shapes(tl_ctx *ctx, const char *what, const tl_uop *a, con
     int ia = i - (nd - a->ndim), ib = i - (nd - b->ndim);
     int64_t x = ia >= 0 ? a->shape[ia] : 1, y = ib >= 0 ? b->shape[ib] : 1;
     if (x != y && x != 1 && y != 1) {
-      char sa[160] = "", sb[160] = "";
-      for (int k = 0; k < a->ndim; k++)
-        snprintf(sa + strlen(sa), sizeof sa - strlen(sa), "%s%lld", k ? ", " : "", (long long)a->shape[k]);
-      for (int k = 0; k < b->ndim; k++)
-        snprintf(sb + strlen(sb), sizeof sb - strlen(sb), "%s%lld", k ? ", " : "", (long long)b->shape[k]);
-      tl_error_set(&ctx->err, TL_ERR_SHAPE, "%s: shapes [%s] and [%s] cannot be broadcast together",
-                   what, sa, sb);
+      char sa[TL_SHAPE_TEXT_MAX], sb[TL_SHAPE_TEXT_MAX];
+      tl_error_set(&ctx->err, TL_ERR_SHAPE, "%s: shapes %s and %s cannot be broadcast together", what,
+                   tl_format_shape(sa, sizeof sa, a->ndim, a->shape), tl_format_shape(sb, sizeof sb, b->ndim, b->shape));
       return false;
     }
     shape[i] = x == 1 ? y : x;

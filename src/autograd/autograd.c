@@ -3,6 +3,8 @@
 #include <string.h>
 
 #include "autograd/autograd.h"
+#include "core/hash.h"
+#include "core/vec.h"
 #include "graph/rewrite.h"
 
 /* ---- records ---------------------------------------------------------------------- */
@@ -58,15 +60,9 @@ void tl_ag_release(tl_graph *g, tl_ag_node *n) {
         if (n->in[i].value) tl_uop_release(g, n->in[i].value);
         tl_ag_node *fn = n->in[i].fn;
         if (!fn) continue;
-        if (depth == cap) {
-          size_t c = cap ? cap * 2 : 16;
-          tl_ag_node **s = realloc(stack, sizeof *s * c);
-          if (!s) { /* cannot defer: drop the reference here (recursion is bounded by memory) */
-            tl_ag_release(g, fn);
-            continue;
-          }
-          stack = s;
-          cap = c;
+        if (depth == cap && !tl_vec_grow(&stack, &cap, depth + 1, sizeof *stack)) {
+          tl_ag_release(g, fn); /* cannot defer: drop the reference here (recursion is bounded by memory) */
+          continue;
         }
         stack[depth++] = fn;
       }
@@ -81,13 +77,7 @@ void tl_ag_release(tl_graph *g, tl_ag_node *n) {
 
 /* ---- backward --------------------------------------------------------------------- */
 bool tl_ag_list_add(tl_ag_list *l, tl_ag_node *n) {
-  if (l->n == l->cap) {
-    size_t c = l->cap ? l->cap * 2 : 64;
-    tl_ag_node **v = realloc(l->v, sizeof *v * c);
-    if (!v) return false;
-    l->v = v;
-    l->cap = c;
-  }
+  if (l->n == l->cap && !tl_vec_grow(&l->v, &l->cap, l->n + 1, sizeof *l->v)) return false;
   l->v[l->n++] = n;
   return true;
 }
@@ -107,15 +97,9 @@ bool tl_ag_order(tl_ag_node *root, bool skip_saved, tl_ag_list *order) {
   tl_ag_node *push = root;
   while (ok && (push || depth)) {
     if (push) {
-      if (depth == cap) {
-        size_t c = cap ? cap * 2 : 64;
-        frame *f = realloc(stack, sizeof *f * c);
-        if (!f) {
-          ok = false;
-          break;
-        }
-        stack = f;
-        cap = c;
+      if (depth == cap && !tl_vec_grow(&stack, &cap, depth + 1, sizeof *stack)) {
+        ok = false;
+        break;
       }
       stack[depth++] = (frame){push, 0};
       push = NULL;
@@ -149,14 +133,9 @@ bool tl_ag_saved_values(const tl_ag_list *order, tl_uop ***values, size_t *n) {
       tl_uop *u = i < 0 ? r->out : r->in[i].value;
       while (u && u->op == TL_OP_VIEW) u = u->src[0];
       if (!u || u->op == TL_OP_BUFFER || tl_ptrmap_get(&seen, u)) continue;
-      if (*n == cap) {
-        cap = cap ? 2 * cap : 64;
-        tl_uop **v = realloc(*values, cap * sizeof *v);
-        if (!v) {
-          ok = false;
-          break;
-        }
-        *values = v;
+      if (*n == cap && !tl_vec_grow(values, &cap, *n + 1, sizeof **values)) {
+        ok = false;
+        break;
       }
       (*values)[(*n)++] = u;
       ok = tl_ptrmap_put(&seen, u, u);

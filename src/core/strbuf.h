@@ -1,4 +1,5 @@
-/* strbuf.h — a growable string for building source text and reports. */
+/* strbuf.h — the library's one growable string, for source text, reports and printed
+ * arrays. An append that runs out of memory is dropped and remembered: take says so. */
 #ifndef TL_CORE_STRBUF_H
 #define TL_CORE_STRBUF_H
 
@@ -16,6 +17,7 @@ typedef struct {
 void tl_strbuf_printf(tl_strbuf *s, const char *fmt, ...) TL_PRINTF(2, 3);
 void tl_strbuf_puts(tl_strbuf *s, const char *text);
 void tl_strbuf_putn(tl_strbuf *s, const char *text, size_t n); /* the first n bytes of text */
+void tl_strbuf_repeat(tl_strbuf *s, char c, size_t n);            /* n copies of c */
 /* hands the string over (caller frees); NULL if any append ran out of memory */
 char *tl_strbuf_take(tl_strbuf *s);
 void tl_strbuf_free(tl_strbuf *s);

@@ -3,51 +3,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/hash.h"
 #include "core/shapetracker.h"
-
-/* ---- pointer map ------------------------------------------------------------ */
-static size_t ptr_slot(const void *p, size_t cap) {
-  uint64_t h = (uint64_t)(uintptr_t)p * 0x9e3779b97f4a7c15ull;
-  return (size_t)(h >> 17) & (cap - 1);
-}
-
-void *tl_ptrmap_get(const tl_ptrmap *m, const void *key) {
-  if (!m->cap) return NULL;
-  for (size_t i = ptr_slot(key, m->cap);; i = (i + 1) & (m->cap - 1)) {
-    if (!m->keys[i]) return NULL;
-    if (m->keys[i] == key) return m->vals[i];
-  }
-}
-
-bool tl_ptrmap_put(tl_ptrmap *m, const void *key, void *val) {
-  if ((m->count + 1) * 2 > m->cap) {
-    tl_ptrmap bigger = {0};
-    bigger.cap = m->cap ? m->cap * 2 : 64;
-    bigger.keys = calloc(bigger.cap, sizeof *bigger.keys);
-    bigger.vals = calloc(bigger.cap, sizeof *bigger.vals);
-    if (!bigger.keys || !bigger.vals) {
-      free(bigger.keys);
-      free(bigger.vals);
-      return false;
-    }
-    for (size_t i = 0; i < m->cap; i++)
-      if (m->keys[i]) tl_ptrmap_put(&bigger, m->keys[i], m->vals[i]);
-    tl_ptrmap_free(m);
-    *m = bigger;
-  }
-  size_t i = ptr_slot(key, m->cap);
-  while (m->keys[i] && m->keys[i] != key) i = (i + 1) & (m->cap - 1);
-  if (!m->keys[i]) m->count++;
-  m->keys[i] = key;
-  m->vals[i] = val;
-  return true;
-}
-
-void tl_ptrmap_free(tl_ptrmap *m) {
-  free(m->keys);
-  free(m->vals);
-  memset(m, 0, sizeof *m);
-}
 
 /* ---- builders ------------------------------------------------------------------ */
 static const tl_ruleset *const kernel_sets[] = {&tl_rules_fold, &tl_rules_algebra, &tl_rules_index};

@@ -49,14 +49,4 @@ tl_uop *tl_build_cast(tl_graph *g, tl_uop *a, tl_dtype dtype);
 
 /* The scalar semantics of the ops (tl_value_apply) are the op table's: graph/optab.h. */
 
-/* pointer -> pointer map, open addressing; used by passes over graphs */
-typedef struct {
-  const void **keys;
-  void **vals;
-  size_t cap, count;
-} tl_ptrmap;
-void *tl_ptrmap_get(const tl_ptrmap *m, const void *key);
-bool tl_ptrmap_put(tl_ptrmap *m, const void *key, void *val);
-void tl_ptrmap_free(tl_ptrmap *m);
-
 #endif

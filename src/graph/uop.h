@@ -19,7 +19,10 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "core/arena.h"
+#include "core/buffer.h"
 #include "core/dtype.h"
+#include "core/vec.h"
 #include "graph/optab.h"
 
 /* The ops are the rows of the op table (graph/optab.def, read through optab.h).
@@ -60,29 +63,16 @@ struct tl_uop {
   tl_uop *chain;     /* hash bucket chain */
 };
 
-typedef struct tl_arena tl_arena;
-typedef struct tl_buffer tl_buffer;
-
 typedef struct tl_graph {
   bool refcounted;
   tl_arena *arena;       /* kernel graphs */
   tl_uop **buckets;
   size_t nbuckets, count;
-  tl_uop **temps;        /* refcounted: nodes built since the last release_to */
-  size_t ntemps, captemps;
+  tl_vec(tl_uop *) temps; /* refcounted: nodes built since the last release_to */
   uint64_t next_id;
   uint64_t live;         /* refcounted: nodes alive */
   bool oom;             /* a node could not be made (set by tl_uop_make, cleared by its reader) */
 } tl_graph;
-
-/* ---- arena: bump allocation, freed at once ---- */
-tl_arena *tl_arena_create(void);
-void *tl_arena_alloc(tl_arena *a, size_t n); /* zeroed, 16-aligned; NULL on OOM */
-void tl_arena_destroy(tl_arena *a);
-/* did any allocation of a fail? A phase that builds in an arena checks it once at the
- * end instead of after every allocation (a NULL it did not check leaves its result
- * incomplete, never used) */
-bool tl_arena_failed(const tl_arena *a);
 
 void tl_graph_init(tl_graph *g, bool refcounted);
 void tl_graph_free(tl_graph *g); /* kernel graphs: frees every node at once */
@@ -119,37 +109,5 @@ tl_uop *tl_sink_make(tl_graph *g, int n, tl_uop *const *values);
 int tl_sink_layout(const tl_uop *sink, const tl_uop **values, int64_t *offset);
 bool tl_uop_is_const(const tl_uop *u, double *value); /* CONST, or VIEW of a CONST */
 double tl_uop_const_value(const tl_uop *u);           /* of a CONST node */
-
-/* ---- buffers: refcounted host memory ---- */
-#define TL_BUFFER_CACHE_SLOTS 64
-#define TL_BUFFER_CACHE_MAX_BYTES ((size_t)1 << 30)
-/* Counters and a cache of freed blocks by size class: a loop that realizes the same
- * shapes again reuses memory, with no malloc and no fresh pages, after its first turn.
- * Bounded in blocks and bytes; the oldest block goes first. */
-typedef struct tl_mem {
-  uint64_t live_buffers, live_bytes, peak_bytes, mallocs, frees, cache_hits, buffers_made;
-  void *cached[TL_BUFFER_CACHE_SLOTS];
-  size_t cached_size[TL_BUFFER_CACHE_SLOTS];
-  size_t cached_bytes;
-  int ncached;
-} tl_mem;
-void tl_mem_release_cache(tl_mem *m); /* frees the cached blocks */
-
-struct tl_buffer {
-  int32_t refs;
-  tl_dtype dtype;
-  int64_t numel;
-  size_t nbytes;
-  void *data;
-  size_t alloc_size;
-  tl_mem *mem;      /* the owning context's counters and cache */
-  tl_buffer *owner; /* a view into another buffer (an arena): holds it, frees nothing */
-};
-
-tl_buffer *tl_buffer_new(tl_dtype dtype, int64_t numel, tl_mem *mem);
-/* numel elements of dtype at byte offset inside owner (which it keeps alive) */
-tl_buffer *tl_buffer_view(tl_buffer *owner, size_t offset, tl_dtype dtype, int64_t numel);
-void tl_buffer_retain(tl_buffer *b);
-void tl_buffer_release(tl_buffer *b);
 
 #endif

@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "core/scalar.h"
+#include "core/hash.h"
 #include "core/shapetracker.h"
 #include "graph/rewrite.h"
 
