@@ -7,7 +7,7 @@
 #include <string.h>
 
 #include "lang/gen/gen_impl.h"
-#include "lang/check/logic_front.h"
+#include "logic/logic_front.h"
 
 static const char *const op_names[] = {"TL_KB_ADD", "TL_KB_SUB", "TL_KB_MUL", "TL_KB_DIV", "TL_KB_MOD", "TL_KB_LT",
                                        "TL_KB_LE",  "TL_KB_GT",  "TL_KB_GE",  "TL_KB_EQ",  "TL_KB_NE"};

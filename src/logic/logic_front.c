@@ -9,7 +9,7 @@
  *            lowered; facts as rows; finally src/logic's stratification check
  *            (tl_logic_strata_check, no knowledge base needed) finds negation that
  *            is not stratified. */
-#include "lang/check/logic_front.h"
+#include "logic/logic_front.h"
 
 #include <stdarg.h>
 #include <stdio.h>
