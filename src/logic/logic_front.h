@@ -64,7 +64,8 @@ typedef struct {
   int unit, line, col;           /* where its arity comes from */
   bool declared;
   int slot;                      /* working: its first column's type slot */
-  int64_t nfacts, cap;           /* the top-level facts, rows of arity values */
+  int64_t nfacts;                /* the top-level facts, rows of arity values */
+  size_t cap;                    /* values (not rows) the facts array holds */
   int64_t *facts;
 } lf_rel;
 
