@@ -31,10 +31,11 @@ build/gen/kernel_prelude.inc: src/core/scalar.h src/codegen/kernel_prelude.h
 	cat $^ | grep -v 'tl-prelude: dropped' | \
 	  sed -e 's/\\/\\\\/g' -e 's/"/\\"/g' -e 's/^/"/' -e 's/$$/\\n"/' > $@
 
-# the run-time headers, pasted in front of every compiled TL program
-build/gen/lang_prelude.inc: include/tl.h src/lang/rt/rt.h src/lang/rt/rt_ops.h src/lang/rt/rt_sys.h src/lang/rt/rt_vec.h
+# the run-time headers, pasted in front of every compiled TL program (core/hash_mix.h:
+# the one hash mix, inline, which a HashMap's struct keys use)
+build/gen/lang_prelude.inc: include/tl.h src/core/hash_mix.h src/lang/rt/rt.h src/lang/rt/rt_ops.h src/lang/rt/rt_sys.h src/lang/rt/rt_vec.h
 	@mkdir -p $(dir $@)
-	(echo '#include <math.h>'; cat include/tl.h src/lang/rt/rt.h src/lang/rt/rt_ops.h src/lang/rt/rt_sys.h src/lang/rt/rt_vec.h | grep -v '^#include "') | \
+	(echo '#include <math.h>'; cat include/tl.h src/core/hash_mix.h src/lang/rt/rt.h src/lang/rt/rt_ops.h src/lang/rt/rt_sys.h src/lang/rt/rt_vec.h | grep -v '^#include "') | \
 	  sed -e 's/\\/\\\\/g' -e 's/"/\\"/g' -e 's/^/"/' -e 's/$$/\\n"/' > $@
 
 $(BUILD)/tl: tools/tl.c $(BUILD)/libtl.a
