@@ -73,7 +73,8 @@ $(BUILD)/bench/%: bench/%.c $(BUILD)/libtl.a
 
 # the suite also drives the `tl` command (build/tl, the regular build); the install
 # tests install this build directory's tl and libraries. check_layers.sh: every
-# external symbol of libtl.a starts with tl, and the language's stages call one way.
+# external symbol of libtl.a starts with tl, the language's stages call one way, and
+# src/'s folders include and call only folders of lower or equal rank, in no circle.
 test: $(BUILD)/tests/tl_tests build/tl $(BUILD)/tl $(BUILD)/libtl.so
 	sh tests/check_layers.sh $(BUILD)
 	$(BUILD)/tests/tl_tests
