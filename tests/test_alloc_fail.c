@@ -446,4 +446,16 @@ TEST(alloc_fail_core_helpers) {
   tl_strbuf_puts(&b, "later appends are dropped too");
   CHECK(tl_strbuf_take(&b) == NULL); /* the text is incomplete: no string */
   CHECK(b.data == NULL);
+
+  FILE *f = tmpfile(); /* a stream read whole: no memory is the buffer's oom, not a read error */
+  CHECK(f != NULL);
+  fputs("text", f);
+  rewind(f);
+  alloc_arm(1);
+  bool read = tl_strbuf_read(&b, f);
+  alloc_disarm();
+  fclose(f);
+  CHECK(read);
+  CHECK(b.oom);
+  CHECK(tl_strbuf_take(&b) == NULL);
 }

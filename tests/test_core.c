@@ -180,3 +180,31 @@ TEST(core_strbuf_one_builder) {
   CHECK_STR(t, "");
   free(t);
 }
+
+/* a stream read whole, after what the buffer holds: 10,000 bytes (past several 4 KiB
+ * blocks) with a NUL inside, and an empty stream */
+TEST(core_strbuf_read_stream) {
+  FILE *f = tmpfile();
+  CHECK(f != NULL);
+  for (int i = 0; i < 10000; i++) fputc(i == 5000 ? 0 : 'a' + i % 26, f);
+  rewind(f);
+  tl_strbuf s = {0};
+  tl_strbuf_puts(&s, "<");
+  CHECK(tl_strbuf_read(&s, f));
+  CHECK_INT(s.len, 10001);
+  CHECK_INT(s.data[0], '<');
+  CHECK_INT(s.data[1], 'a');
+  CHECK_INT(s.data[5001], 0);
+  CHECK_INT(s.data[10000], 'a' + 9999 % 26);
+  CHECK_INT(s.data[10001], 0); /* terminated */
+  CHECK(tl_strbuf_read(&s, f)); /* at the end: nothing more */
+  CHECK_INT(s.len, 10001);
+  fclose(f);
+  tl_strbuf_free(&s);
+  f = tmpfile();
+  CHECK(tl_strbuf_read(&s, f));
+  CHECK_INT(s.len, 0);
+  CHECK_STR(s.data, "");
+  fclose(f);
+  tl_strbuf_free(&s);
+}

@@ -48,6 +48,16 @@ void tl_strbuf_repeat(tl_strbuf *s, char c, size_t n) {
   s->data[s->len] = 0;
 }
 
+bool tl_strbuf_read(tl_strbuf *s, FILE *f) {
+  for (;;) {
+    if (!reserve(s, 4096)) return true; /* reads a block at a time, at least 4 KiB */
+    size_t got = fread(s->data + s->len, 1, s->cap - s->len - 1, f);
+    s->len += got;
+    s->data[s->len] = 0;
+    if (!got) return !ferror(f);
+  }
+}
+
 char *tl_strbuf_take(tl_strbuf *s) {
   if (s->oom || !reserve(s, 0)) {
     tl_strbuf_free(s);

@@ -1,18 +1,17 @@
 /* kb_text.c — tl_kb_add_rules (tl.h), the C API's Datalog text entry: text into a
- * knowledge base, through the language's lexer, parser and logic front end
- * (logic_front.c), the same checks and lowering as a compiled program's facts and
- * rules get. The front end (lex, parse, ast, diag) depends on core alone, so logic may
- * use it; logic_front (the Datalog checker, which uses logic) is to come down here
- * too, beside this file, so that logic includes nothing above it. */
+ * knowledge base, through the language's lexer and parser and the Datalog checker
+ * (logic_front.c, beside this file), the same checks and lowering as a compiled
+ * program's facts and rules get. The language's front end (lex, parse, ast, diag)
+ * depends on core alone, so logic may use it and includes nothing above itself. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "api/context.h" /* tl_api_fail_orphan: an error with no knowledge base */
 #include "lang/front/lex.h"
-#include "lang/check/logic_front.h"
 #include "lang/front/parse.h"
 #include "logic/logic.h" /* tl_logic_fail */
+#include "logic/logic_front.h"
 
 /* the first line of diagnostic k of d, after the file name (which is ""): "3:14: error: m" */
 static void first_line(const tl_diag *d, int k, char *buf, size_t n) {

@@ -14,7 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "lang/check/logic_front.h"
+#include "logic/logic_front.h"
 #include "lang/front/module.h"
 #include "lang/check/sema_impl.h"
 

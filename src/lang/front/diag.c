@@ -6,6 +6,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/vec.h"
+
 void tl_diag_init(tl_diag *d, const char *file, const char *src, size_t len) {
   memset(d, 0, sizeof *d);
   d->file = file ? file : "<input>";
@@ -49,12 +51,7 @@ static void report(tl_diag *d, bool warning, int line, int col, const char *fmt,
   vsnprintf(msg, sizeof msg, fmt, ap);
   if (warning) d->warnings++;
   else d->errors++;
-  if (d->nat == d->capat) {
-    int cap = d->capat ? d->capat * 2 : 16;
-    struct tl_diag_at *na = realloc(d->at, sizeof *na * (size_t)cap);
-    if (na) d->at = na, d->capat = cap;
-  }
-  if (d->nat < d->capat) d->at[d->nat++] = (struct tl_diag_at){line, col, d->text.len, warning};
+  if (tl_vec_grow(&d->at, &d->capat, (size_t)d->nat + 1, sizeof *d->at)) d->at[d->nat++] = (struct tl_diag_at){line, col, d->text.len, warning};
   tl_strbuf_printf(&d->text, "%s:%d:%d: %s: %s\n", d->file, line, col, warning ? "warning" : "error", msg);
   size_t n;
   const char *text = line_text(d, line, &n);

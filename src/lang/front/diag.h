@@ -21,7 +21,8 @@ typedef struct {
   int errors, warnings;
   bool oom; /* an allocation failed while checking: the errors after it are its consequences */
   struct tl_diag_at { int line, col; size_t start; bool warning; } *at; /* where each one's text starts */
-  int nat, capat;
+  int nat;
+  size_t capat;
   int seen_line; /* the last line looked up and where it starts: errors mostly come */
   size_t seen_at; /* in order, so finding each line does not read the file from the top */
 } tl_diag;

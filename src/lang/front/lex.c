@@ -4,6 +4,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/vec.h"
+
 typedef struct {
   tl_lexer *lx;
   tl_diag *d;
@@ -52,15 +54,10 @@ bool tl_tok_is_reserved(tl_tok_kind kind) {
 /* the next token slot, position filled in; NULL when out of memory (reported) */
 static tl_token *push(scanner *s, tl_tok_kind kind, const char *start, int line, const char *line_start) {
   tl_lexer *lx = s->lx;
-  if (lx->ntokens == lx->cap) {
-    int cap = lx->cap ? lx->cap * 2 : 256;
-    tl_token *t = realloc(lx->tokens, sizeof *t * (size_t)cap);
-    if (!t) {
-      tl_diag_oom(s->d, line, (int)(start - line_start) + 1, "out of memory lexing the file");
-      return NULL;
-    }
-    lx->tokens = t;
-    lx->cap = cap;
+  /* 256 tokens at first: a short file grows its array once or twice */
+  if ((size_t)lx->ntokens == lx->cap && !tl_vec_grow(&lx->tokens, &lx->cap, lx->cap ? lx->cap + 1 : 256, sizeof *lx->tokens)) {
+    tl_diag_oom(s->d, line, (int)(start - line_start) + 1, "out of memory lexing the file");
+    return NULL;
   }
   tl_token *t = &lx->tokens[lx->ntokens++];
   memset(t, 0, sizeof *t);

@@ -63,7 +63,8 @@ typedef struct {
 
 typedef struct {
   tl_token *tokens;
-  int ntokens, cap;
+  int ntokens;
+  size_t cap;
   tl_arena *arena;
 } tl_lexer;
 

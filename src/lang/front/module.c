@@ -6,6 +6,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "core/strbuf.h"
 #include "lang/front/parse.h"
 
 /* the text, NUL-terminated */
@@ -22,18 +23,11 @@ char *tl_lang_read_file(const char *path, size_t *len, FILE *err) {
     fclose(f);
     return NULL;
   }
-  size_t cap = 4096, n = 0;
-  char *buf = malloc(cap);
-  for (size_t got; buf && (got = fread(buf + n, 1, cap - n - 1, f)) > 0;) {
-    n += got;
-    if (n + 1 >= cap) { /* room for the NUL too */
-      char *nb = realloc(buf, cap *= 2);
-      if (!nb) free(buf);
-      buf = nb;
-    }
-  }
-  int read_error = ferror(f) ? errno : 0;
+  tl_strbuf text = {0};
+  int read_error = tl_strbuf_read(&text, f) ? 0 : errno;
   fclose(f);
+  size_t n = text.len;
+  char *buf = tl_strbuf_take(&text); /* NULL: out of memory */
   if (!buf) {
     fprintf(err, "tl: out of memory reading %s\n", path);
     return NULL;
@@ -48,7 +42,6 @@ char *tl_lang_read_file(const char *path, size_t *len, FILE *err) {
     free(buf);
     return NULL;
   }
-  buf[n] = 0;
   *len = n;
   return buf;
 }

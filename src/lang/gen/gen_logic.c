@@ -6,8 +6,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/vec.h"
 #include "lang/gen/gen_impl.h"
-#include "lang/check/logic_front.h"
+#include "logic/logic_front.h"
 
 static const char *const op_names[] = {"TL_KB_ADD", "TL_KB_SUB", "TL_KB_MUL", "TL_KB_DIV", "TL_KB_MOD", "TL_KB_LT",
                                        "TL_KB_LE",  "TL_KB_GT",  "TL_KB_GE",  "TL_KB_EQ",  "TL_KB_NE"};
@@ -19,30 +20,20 @@ static void c_string(tl_strbuf *b, const char *s) {
 }
 
 /* a rule's terms: one array, each literal's arguments contiguous, then the operands
- * of expressions (address constants of the same static array); opnd[i]: where term
- * i's two operands are */
+ * of expressions (address constants of the same static array); opnd: where an
+ * expression's two operands are */
 typedef struct {
-  const tl_kb_term **t;
-  int *opnd;
-  int n, cap;
+  const tl_kb_term *t;
+  int opnd;
+} term_at;
+
+typedef struct {
+  tl_vec(term_at) v;
   bool oom;
 } term_list;
 
 static void push_term(term_list *l, const tl_kb_term *t) {
-  if (l->n == l->cap) {
-    int cap = l->cap ? l->cap * 2 : 32;
-    const tl_kb_term **p = realloc(l->t, sizeof *p * (size_t)cap);
-    if (p) l->t = p;
-    int *o = realloc(l->opnd, sizeof *o * (size_t)cap);
-    if (o) l->opnd = o;
-    if (!p || !o) {
-      l->oom = true;
-      return;
-    }
-    l->cap = cap;
-  }
-  l->opnd[l->n] = -1;
-  l->t[l->n++] = t;
+  if (!tl_vec_push(&l->v, ((term_at){t, -1}))) l->oom = true;
 }
 
 static void emit_rule(tl_strbuf *b, const lf_rule *r, int k) {
@@ -50,26 +41,27 @@ static void emit_rule(tl_strbuf *b, const lf_rule *r, int k) {
   int nlit = 1 + r->nbody, *start = malloc(sizeof *start * (size_t)nlit);
   for (int i = 0; start && i < nlit; i++) {
     const tl_kb_literal *lit = i ? &r->body[i - 1] : &r->head;
-    start[i] = l.n;
+    start[i] = (int)l.v.len;
     for (int a = 0; a < lit->nargs; a++) push_term(&l, &lit->args[a]);
   }
-  for (int i = 0; i < l.n && !l.oom; i++) /* the list grows as it is walked: nested operands too */
-    if (l.t[i]->kind == TL_KB_EXPR) {
-      l.opnd[i] = l.n;
-      push_term(&l, l.t[i]->lhs);
-      push_term(&l, l.t[i]->rhs);
+  for (size_t i = 0; i < l.v.len && !l.oom; i++) /* the list grows as it is walked: nested operands too */
+    if (l.v.data[i].t->kind == TL_KB_EXPR) {
+      l.v.data[i].opnd = (int)l.v.len;
+      push_term(&l, l.v.data[i].t->lhs);
+      push_term(&l, l.v.data[i].t->rhs);
     }
   if (start && !l.oom) {
-    tl_strbuf_printf(b, "static const tl_kb_term tl__t%d[%d] = {\n", k, l.n ? l.n : 1);
-    for (int i = 0; i < l.n; i++) {
-      const tl_kb_term *t = l.t[i];
+    int n = (int)l.v.len;
+    tl_strbuf_printf(b, "static const tl_kb_term tl__t%d[%d] = {\n", k, n ? n : 1);
+    for (int i = 0; i < n; i++) {
+      const tl_kb_term *t = l.v.data[i].t;
       tl_strbuf_printf(b, "  {TL_KB_%s, ", (const char *[]){"VAR", "NUM", "ENT", "ANY", "EXPR"}[t->kind]);
       c_string(b, t->kind == TL_KB_VAR ? t->name : NULL);
       if (t->kind == TL_KB_EXPR)
-        tl_strbuf_printf(b, ", 0, %s, &tl__t%d[%d], &tl__t%d[%d]},\n", op_names[t->op], k, l.opnd[i], k, l.opnd[i] + 1);
+        tl_strbuf_printf(b, ", 0, %s, &tl__t%d[%d], &tl__t%d[%d]},\n", op_names[t->op], k, l.v.data[i].opnd, k, l.v.data[i].opnd + 1);
       else tl_strbuf_printf(b, ", INT64_C(%lld), TL_KB_ADD, NULL, NULL},\n", (long long)t->value);
     }
-    if (!l.n) tl_strbuf_puts(b, "  {TL_KB_ANY, NULL, 0, TL_KB_ADD, NULL, NULL},\n");
+    if (!n) tl_strbuf_puts(b, "  {TL_KB_ANY, NULL, 0, TL_KB_ADD, NULL, NULL},\n");
     tl_strbuf_puts(b, "};\n");
     tl_strbuf_printf(b, "static const tl_kb_literal tl__l%d[%d] = {\n", k, nlit);
     for (int i = 0; i < nlit; i++) {
@@ -81,8 +73,7 @@ static void emit_rule(tl_strbuf *b, const lf_rule *r, int k) {
     tl_strbuf_puts(b, "};\n");
   } else tl_strbuf_puts(b, "#error out of memory generating a rule\n");
   free(start);
-  free(l.t);
-  free(l.opnd);
+  tl_vec_free(&l.v);
 }
 
 void tl_gen_logic_program(const lf_program *P, tl_strbuf *b) {

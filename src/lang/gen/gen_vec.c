@@ -36,9 +36,9 @@ static const char *eq_expr(gen *g, const tl_ty *t, const char *a, const char *b)
 static const char *hash_expr(gen *g, const tl_ty *t, const char *k) {
   if (t->kind == TY_STR) return tl_gen_fmt(g, "tlrt_hash_str(%s)", k);
   if (t->kind != TY_STRUCT) return tl_gen_fmt(g, "tlrt_hash_bytes(&%s, sizeof %s)", k, k);
-  const char *h = "UINT64_C(0x9e3779b97f4a7c15)";
+  const char *h = "TL_HASH_INIT"; /* core/hash_mix.h, in the program's prelude */
   for (int i = 0; i < t->st->nfields; i++)
-    h = tl_gen_fmt(g, "tlrt_hash_mix(%s, %s)", h, hash_expr(g, t->st->fields[i].ty, tl_gen_fmt(g, "%s->f_%s", k, t->st->fields[i].name)));
+    h = tl_gen_fmt(g, "tl_hash_mix(%s, %s)", h, hash_expr(g, t->st->fields[i].ty, tl_gen_fmt(g, "%s->f_%s", k, t->st->fields[i].name)));
   return h;
 }
 

@@ -15,6 +15,9 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include "core/format.h" /* tl_format_shape */
+#include "core/vec.h"    /* the text being formatted grows as a tl_vec */
+
 /* ---- set-up, errors ---------------------------------------------------------------- */
 
 /* The lowest stack address the program's functions may reach on this thread (stacks
@@ -269,15 +272,10 @@ int tlrt_str_cmp(const tlrt_str *a, const tlrt_str *b) {
 
 /* ---- formatting ------------------------------------------------------------------- */
 static bool fmt_reserve(tlrt *R, size_t extra) {
+  if (extra > SIZE_MAX - 1 - R->fmt_len) return false;
   size_t need = R->fmt_len + extra + 1;
   if (need <= R->fmt_cap) return true;
-  size_t cap = R->fmt_cap ? R->fmt_cap : 256;
-  while (cap < need) cap *= 2;
-  char *p = realloc(R->fmt, cap);
-  if (!p) return false;
-  R->fmt = p;
-  R->fmt_cap = cap;
-  return true;
+  return tl_vec_grow(&R->fmt, &R->fmt_cap, need < 256 ? 256 : need, 1); /* a line's text: 256 bytes at first */
 }
 
 void tlrt_fmt_begin(tlrt *R) {
@@ -547,13 +545,6 @@ static void convert_elem(void *dst, tl_dtype dt, int64_t di, const void *src, tl
   }
 }
 
-static void shape_text(char *buf, size_t len, int ndim, const int64_t *shape) {
-  size_t k = (size_t)snprintf(buf, len, "[");
-  for (int i = 0; i < ndim && k < len; i++)
-    k += (size_t)snprintf(buf + k, len - k, "%s%" PRId64, i ? ", " : "", shape[i]);
-  if (k < len) snprintf(buf + k, len - k, "]");
-}
-
 static int tensor_shape(tl_tensor *t, int64_t *shape) {
   int nd = tl_ndim(t);
   for (int a = 0; a < nd; a++) shape[a] = tl_dim(t, a);
@@ -725,9 +716,9 @@ static void broadcast_strides(tlrt *R, tl_tensor *v, const tlrt_sel *s, int64_t 
     ok = j < skip || vshape[j] == 1 || vshape[j] == s->kshape[k];
   }
   if (ok) return;
-  char vt[128], st[128];
-  shape_text(vt, sizeof vt, vnd, vshape);
-  shape_text(st, sizeof st, s->kept, s->kshape);
+  char vt[TL_SHAPE_TEXT_MAX], st[TL_SHAPE_TEXT_MAX];
+  tl_format_shape(vt, sizeof vt, vnd, vshape);
+  tl_format_shape(st, sizeof st, s->kept, s->kshape);
   tlrt_fail(R, line, col, "cannot store a tensor of shape %s into a selection of shape %s", vt, st);
 }
 
@@ -811,8 +802,8 @@ int tlrt_shape(tlrt *R, tl_tensor *shape, int64_t *dims, int line, int col) {
   for (int i = 0; i < n; i++) dims[i] = read_i64(d, dt, i);
   for (int i = 0; i < n; i++)
     if (dims[i] < 0) {
-      char st[256];
-      shape_text(st, sizeof st, (int)n, dims);
+      char st[TL_SHAPE_TEXT_MAX];
+      tl_format_shape(st, sizeof st, (int)n, dims);
       tlrt_fail(R, line, col, "a shape cannot have a negative size: %s", st);
     }
   return (int)n;
@@ -822,8 +813,8 @@ double tlrt_item(tlrt *R, tl_tensor *t, int line, int col) {
   if (!t) engine_fail(R, line, col);
   if (tl_numel(t) != 1) {
     int64_t shape[TL_MAX_DIMS];
-    char st[256];
-    shape_text(st, sizeof st, tensor_shape(t, shape), shape);
+    char st[TL_SHAPE_TEXT_MAX];
+    tl_format_shape(st, sizeof st, tensor_shape(t, shape), shape);
     tlrt_fail(R, line, col, "item() needs a tensor with one element, this one has shape %s", st);
   }
   double v = 0;

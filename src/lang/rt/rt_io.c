@@ -8,6 +8,7 @@
 
 #include "api/context.h"
 #include "autograd/autograd.h"
+#include "core/format.h" /* tl_format_shape */
 #include "lang/rt/rt_ops.h"
 
 #define CHECK(expr) tlrt_check(R, (expr), line, col)
@@ -69,10 +70,12 @@ void tlrt_params_save(tlrt *R, const tlrt_str *path, int n, const char *const *n
   tlrt_check_status(R, tl_save_safetensors(R->ctx, path->data, n, names, ts), line, col);
 }
 
+/* t's shape as "[2, 3]" (buf: TL_SHAPE_TEXT_MAX bytes) */
 static void shape_text(char *buf, size_t len, const tl_tensor *t) {
-  size_t k = (size_t)snprintf(buf, len, "[");
-  for (int i = 0; i < tl_ndim(t) && k < len; i++) k += (size_t)snprintf(buf + k, len - k, "%s%lld", i ? ", " : "", (long long)tl_dim(t, i));
-  if (k < len) snprintf(buf + k, len - k, "]");
+  int64_t shape[TL_MAX_DIMS];
+  int nd = tl_ndim(t);
+  for (int i = 0; i < nd; i++) shape[i] = tl_dim(t, i);
+  tl_format_shape(buf, len, nd, shape);
 }
 
 static bool same_shape(const tl_tensor *a, const tl_tensor *b) {
@@ -104,7 +107,7 @@ void tlrt_params_load(tlrt *R, const tlrt_str *path, int n, const char *const *n
     used[at[i]] = true;
     tl_tensor *old = *fields[i], *got = ts[at[i]];
     if (!same_shape(old, got)) {
-      char a[200], b[200];
+      char a[TL_SHAPE_TEXT_MAX], b[TL_SHAPE_TEXT_MAX];
       shape_text(a, sizeof a, got);
       shape_text(b, sizeof b, old);
       snprintf(msg, sizeof msg, "Param::load: %s: `%s` has shape %s in the file but %s in the model", path->data,
@@ -195,7 +198,7 @@ tl_tensor *tlrt_masked_fill(tlrt *R, tl_tensor *t, tl_tensor *mask, double v, in
   tl_release(fill);
   if (m != mask) tl_release(m);
   if (!r || !same_shape(r, t)) {
-    char a[200], b[200];
+    char a[TL_SHAPE_TEXT_MAX], b[TL_SHAPE_TEXT_MAX];
     shape_text(a, sizeof a, mask);
     shape_text(b, sizeof b, t);
     if (r) tl_release(r);

@@ -11,6 +11,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "core/strbuf.h" /* a file read whole */
+
 void tlrt_assert(tlrt *R, bool cond, const tlrt_str *msg, int line, int col) {
   if (!cond) tlrt_fail(R, line, col, "assertion failed: %.*s", (int)(msg->len > 600 ? 600 : msg->len), msg->data);
 }
@@ -77,23 +79,16 @@ tlrt_str *tlrt_file_read(tlrt *R, const tlrt_str *path, int line, int col) {
     fclose(f);
     tlrt_fail(R, line, col, "cannot read %s: it is a directory", p);
   }
-  size_t cap = 4096, n = 0;
-  char *buf = malloc(cap);
-  for (size_t got; buf && (got = fread(buf + n, 1, cap - n, f)) > 0;) {
-    n += got;
-    if (n == cap) {
-      char *nb = realloc(buf, cap *= 2);
-      if (!nb) free(buf);
-      buf = nb;
-    }
-  }
-  int bad = ferror(f) ? errno : 0;
+  tl_strbuf text = {0};
+  int bad = tl_strbuf_read(&text, f) ? 0 : errno;
   fclose(f);
-  if (!buf) tlrt_fail(R, line, col, "out of memory reading %s", p);
   if (bad) {
-    free(buf);
+    tl_strbuf_free(&text);
     tlrt_fail(R, line, col, "cannot read %s: %s", p, strerror(bad));
   }
+  size_t n = text.len;
+  char *buf = tl_strbuf_take(&text);
+  if (!buf) tlrt_fail(R, line, col, "out of memory reading %s", p);
   tlrt_str *s = tlrt_str_new(R, buf, (int64_t)n);
   free(buf);
   return s;

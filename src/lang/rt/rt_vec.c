@@ -8,12 +8,19 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/hash_mix.h"
+
 /* the most bytes one Vec or HashMap array may take, as a tensor's TL_MAX_NUMEL: a
  * count past it is an error (Rust's "capacity overflow"), never a wrapped size or an
  * allocation the machine cannot make */
 #define VEC_MAX_BYTES ((int64_t)1 << 40)
 
-/* n elements of size bytes for what (at line:col), or a run-time error saying why */
+/* n elements of size bytes for what (at line:col), or a run-time error saying why.
+ * The run time's own realloc, not a tl_vec: a program's Vec and HashMap arrays are
+ * sized exactly (with_capacity, clones, the sort's scratch) as well as doubled, their
+ * counts are the program's int64_t (in the layout the generated loops read), and a
+ * failure must say which of three things went wrong (a negative count, past 2^40
+ * bytes, no memory, with the bytes asked) at the program's line, which a bool cannot. */
 static void *xrealloc_n(tlrt *R, void *p, int64_t n, int64_t size, const char *what, int line, int col) {
   if (n < 0) tlrt_fail(R, line, col, "%s: %s %" PRId64 " is negative", what, strstr(what, "capacity") ? "capacity" : "length", n);
   if (size > 0 && n > VEC_MAX_BYTES / size)
@@ -277,13 +284,7 @@ void tlrt_map_remove_at(tlrt *R, tlrt_map *m, int64_t i) {
   map_rehash(R, m, m->tcap, 0, 0); /* the same size as before: no new memory */
 }
 
-uint64_t tlrt_hash_bytes(const void *p, size_t n) { /* FNV-1a, then a final mix */
-  uint64_t h = 0xcbf29ce484222325ULL;
-  for (size_t i = 0; i < n; i++) h = (h ^ ((const unsigned char *)p)[i]) * 0x100000001b3ULL;
-  h ^= h >> 33;
-  h *= 0xff51afd7ed558ccdULL;
-  return h ^ (h >> 33);
-}
+uint64_t tlrt_hash_bytes(const void *p, size_t n) { return tl_hash_final(tl_hash_bytes(TL_HASH_INIT, p, n)); }
 
 uint64_t tlrt_hash_str(const tlrt_str *s) { return tlrt_hash_bytes(s->data, (size_t)s->len); }
 

@@ -11,6 +11,7 @@
 #ifndef TL_LANG_RT_VEC_H
 #define TL_LANG_RT_VEC_H
 
+#include "core/hash_mix.h"
 #include "lang/rt/rt.h"
 
 enum { TLRT_EK_PLAIN, TLRT_EK_OBJ, TLRT_EK_TENSOR };
@@ -93,9 +94,11 @@ TL_API int64_t tlrt_map_slot(tlrt *R, tlrt_map *m, const void *key, bool *found,
 /* entry i removed (its key and value already released or moved out by the caller); the
  * later entries keep their order */
 TL_API void tlrt_map_remove_at(tlrt *R, tlrt_map *m, int64_t i);
+/* a key's hash, ready for a slot (the library's FNV-1a and finalizer); a struct's
+ * combines its fields' with tl_hash_mix from TL_HASH_INIT (core/hash_mix.h, pasted
+ * into the prelude before this header) */
 TL_API uint64_t tlrt_hash_bytes(const void *p, size_t n);
 TL_API uint64_t tlrt_hash_str(const tlrt_str *s);
-static inline uint64_t tlrt_hash_mix(uint64_t h, uint64_t x) { return (h ^ x) * 0x100000001b3ULL + (h << 6) + (h >> 2); }
 
 /* after an error (tlrt_free_all): the buffers of a Vec or HashMap object o, if it is one */
 TL_API void tlrt_vec_free_buffers(tlrt_obj *o);

@@ -1,5 +1,7 @@
 /* logic_front.h — the checker of a Datalog program (LANGUAGE.md §8), shared by the
- * language's checker (sema_logic.c) and tl_kb_add_rules (kb_text.c).
+ * language's checker (lang/check/sema_logic.c) and tl_kb_add_rules (kb_text.c). It
+ * lives in logic/ so the C API's text entry needs nothing above logic; it reads the
+ * tree of the language's front end (lang/front: core only).
  * in: the parsed logic items of every file of the program (facts, rules, `relation`
  * declarations), in program order, and the facts and queries met in function bodies
  * ("uses", classified by the checker); out: relations with their arity and column
@@ -17,8 +19,8 @@
  * in the program text (a module's text counts at its `mod` line). A column's type is
  * declared or inferred from the constants and variables that meet in it; one that
  * nothing decides holds integers. */
-#ifndef TL_LANG_LOGIC_FRONT_H
-#define TL_LANG_LOGIC_FRONT_H
+#ifndef TL_LOGIC_LOGIC_FRONT_H
+#define TL_LOGIC_LOGIC_FRONT_H
 
 #include "lang/front/ast.h"
 #include "lang/front/diag.h"
@@ -62,7 +64,8 @@ typedef struct {
   int unit, line, col;           /* where its arity comes from */
   bool declared;
   int slot;                      /* working: its first column's type slot */
-  int64_t nfacts, cap;           /* the top-level facts, rows of arity values */
+  int64_t nfacts;                /* the top-level facts, rows of arity values */
+  size_t cap;                    /* values (not rows) the facts array holds */
   int64_t *facts;
 } lf_rel;
 

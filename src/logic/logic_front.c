@@ -9,77 +9,62 @@
  *            lowered; facts as rows; finally src/logic's stratification check
  *            (tl_logic_strata_check, no knowledge base needed) finds negation that
  *            is not stratified. */
-#include "lang/check/logic_front.h"
+#include "logic/logic_front.h"
 
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/hash.h"
+#include "core/vec.h"
 #include "logic/logic.h" /* kb->err_lit: the literal a rule error is about */
 
-/* ---- a string -> index map (relations, entities) ---- */
+/* ---- a string -> index map (relations, entities): its entries in a tl_vec, a
+ * tl_hset of entry numbers + 1 under the key's hash ---- */
 
 typedef struct {
-  const char **keys;
-  int64_t *vals;
-  int64_t cap, n;
+  const char *key;
+  int64_t val;
+} sentry;
+
+typedef struct {
+  tl_vec(sentry) e;
+  tl_hset set;
 } smap;
 
-static uint64_t hash_str(const char *s) {
-  uint64_t h = 1469598103934665603ULL;
-  for (; *s; s++) h = (h ^ (unsigned char)*s) * 1099511628211ULL;
-  return h;
+static uint64_t hash_str(const char *s) { return tl_hash_bytes(TL_HASH_INIT, s, strlen(s)); }
+
+/* the entry of k, or NULL */
+static sentry *smap_find(const smap *m, const char *k, uint64_t h) {
+  uint64_t it;
+  for (tl_hset_walk w = tl_hset_find(&m->set, h); (it = tl_hset_next(&m->set, &w));)
+    if (!strcmp(m->e.data[it - 1].key, k)) return &m->e.data[it - 1];
+  return NULL;
 }
 
 static int64_t smap_get(const smap *m, const char *k) {
-  if (!m->cap) return -1;
-  for (uint64_t i = hash_str(k) & (uint64_t)(m->cap - 1);; i = (i + 1) & (uint64_t)(m->cap - 1)) {
-    if (!m->keys[i]) return -1;
-    if (!strcmp(m->keys[i], k)) return m->vals[i];
-  }
+  const sentry *e = smap_find(m, k, hash_str(k));
+  return e ? e->val : -1;
 }
 
 /* sets k's value (adding it); false when out of memory */
 static bool smap_put(smap *m, const char *k, int64_t v) {
-  if ((m->n + 1) * 2 > m->cap) {
-    int64_t cap = m->cap ? m->cap * 2 : 64;
-    const char **keys = calloc((size_t)cap, sizeof *keys);
-    int64_t *vals = calloc((size_t)cap, sizeof *vals);
-    if (!keys || !vals) {
-      free(keys);
-      free(vals);
-      return false;
-    }
-    for (int64_t i = 0; i < m->cap; i++)
-      if (m->keys[i]) {
-        uint64_t j = hash_str(m->keys[i]) & (uint64_t)(cap - 1);
-        while (keys[j]) j = (j + 1) & (uint64_t)(cap - 1);
-        keys[j] = m->keys[i];
-        vals[j] = m->vals[i];
-      }
-    free(m->keys);
-    free(m->vals);
-    m->keys = keys;
-    m->vals = vals;
-    m->cap = cap;
+  uint64_t h = hash_str(k);
+  sentry *e = smap_find(m, k, h);
+  if (e) {
+    e->val = v;
+    return true;
   }
-  uint64_t i = hash_str(k) & (uint64_t)(m->cap - 1);
-  for (; m->keys[i]; i = (i + 1) & (uint64_t)(m->cap - 1))
-    if (!strcmp(m->keys[i], k)) {
-      m->vals[i] = v;
-      return true;
-    }
-  m->keys[i] = k;
-  m->vals[i] = v;
-  m->n++;
-  return true;
+  if (!tl_vec_push(&m->e, ((sentry){k, v}))) return false;
+  if (tl_hset_add(&m->set, h, m->e.len)) return true;
+  m->e.len--;
+  return false;
 }
 
 static void smap_free(smap *m) {
-  free(m->keys);
-  free(m->vals);
-  memset(m, 0, sizeof *m);
+  tl_vec_free(&m->e);
+  tl_hset_free(&m->set);
 }
 
 /* ---- the program ---- */
@@ -102,36 +87,36 @@ struct lf {
   int nunits;
   tl_kb *target;
   tl_ast_item **items;
-  int nitems, capitems;
+  int nitems;
+  size_t capitems;
   occ *fstmts; /* fact statements: (node, unit) */
-  int nfstmts, capfstmts;
+  int nfstmts;
+  size_t capfstmts;
   lf_use *uses, *uses_tail;
   lf_rel *rels;
-  int nrels, caprels;
+  int nrels;
+  size_t caprels;
   smap relmap;
   smap ents;   /* name -> id (-1: a symbol not yet given an id) */
   const char **ent_names;
-  int64_t nent, capent;
+  int64_t nent;
+  size_t capent;
   lf_rule *rules;
   int nrules;
   int *parent; /* union-find over type slots: columns, then rule variables */
   int8_t *type;
-  int nslots, capslots;
+  int nslots;
+  size_t capparent, captype;
   int errors;
   bool oom;
 };
 
-static void *grow(lf *L, void *p, int *cap, int need, size_t size) {
-  if (need <= *cap) return p;
-  int c = *cap ? *cap * 2 : 16;
-  while (c < need) c *= 2;
-  void *q = realloc(p, (size_t)c * size);
-  if (!q) {
-    L->oom = true;
-    return p;
-  }
-  *cap = c;
-  return q;
+/* room for need elements of esz bytes in *data_ptr (a T **, cap of them now); false,
+ * with L->oom set, when out of memory */
+static bool grow(lf *L, void *data_ptr, size_t *cap, size_t need, size_t esz) {
+  if (tl_vec_grow(data_ptr, cap, need, esz)) return true;
+  L->oom = true;
+  return false;
 }
 
 static void *arena(lf *L, size_t n) {
@@ -197,16 +182,14 @@ void tl_lf_free(lf *L) {
 bool tl_lf_add_items(lf *L, tl_ast_item *items) {
   for (tl_ast_item *it = items; it; it = it->next) {
     if (it->kind != TL_ITEM_FACT && it->kind != TL_ITEM_RULE && it->kind != TL_ITEM_RELATION) continue;
-    L->items = grow(L, L->items, &L->capitems, L->nitems + 1, sizeof *L->items);
-    if (L->oom) return false;
+    if (!grow(L, &L->items, &L->capitems, (size_t)L->nitems + 1, sizeof *L->items)) return false;
     L->items[L->nitems++] = it;
   }
   return true;
 }
 
 bool tl_lf_add_fact_stmt(lf *L, tl_node *at, int unit) {
-  L->fstmts = grow(L, L->fstmts, &L->capfstmts, L->nfstmts + 1, sizeof *L->fstmts);
-  if (L->oom) return false;
+  if (!grow(L, &L->fstmts, &L->capfstmts, (size_t)L->nfstmts + 1, sizeof *L->fstmts)) return false;
   L->fstmts[L->nfstmts++] = (occ){.fact = at, .unit = unit};
   return true;
 }
@@ -269,8 +252,7 @@ static int occ_cmp(const void *a, const void *b) {
 }
 
 static int new_rel(lf *L, const char *name, int arity, int unit, const tl_node *at) {
-  L->rels = grow(L, L->rels, &L->caprels, L->nrels + 1, sizeof *L->rels);
-  if (L->oom || !smap_put(&L->relmap, name, L->nrels)) return L->oom = true, -1;
+  if (!grow(L, &L->rels, &L->caprels, (size_t)L->nrels + 1, sizeof *L->rels) || !smap_put(&L->relmap, name, L->nrels)) return L->oom = true, -1;
   lf_rel *r = &L->rels[L->nrels];
   memset(r, 0, sizeof *r);
   r->name = name;
@@ -417,15 +399,9 @@ static bool is_expr(const tl_node *t) { return t->kind == TL_N_BINARY || t->kind
 /* ---- types: union-find over slots ---- */
 
 static int new_slot(lf *L) {
-  if (L->nslots == L->capslots) {
-    int cap = L->capslots ? L->capslots * 2 : 256;
-    int *p = realloc(L->parent, sizeof *p * (size_t)cap);
-    if (p) L->parent = p;
-    int8_t *t = realloc(L->type, sizeof *t * (size_t)cap);
-    if (t) L->type = t;
-    if (!p || !t) return L->oom = true, -1;
-    L->capslots = cap;
-  }
+  size_t need = (size_t)L->nslots + 1;
+  if (!grow(L, &L->parent, &L->capparent, need, sizeof *L->parent) || !grow(L, &L->type, &L->captype, need, sizeof *L->type))
+    return -1;
   L->parent[L->nslots] = L->nslots;
   L->type[L->nslots] = T_NONE;
   return L->nslots++;
@@ -593,10 +569,8 @@ static bool add_quoted(lf *L, const tl_node *t) {
 static int64_t intern(lf *L, const char *name) {
   int64_t id = smap_get(&L->ents, name);
   if (id != ENT_PENDING) return id;
-  int cap = (int)L->capent;
-  L->ent_names = grow(L, L->ent_names, &cap, (int)L->nent + 1, sizeof *L->ent_names);
-  L->capent = cap;
-  if (L->oom || !smap_put(&L->ents, name, L->nent)) return L->oom = true, -1;
+  if (!grow(L, &L->ent_names, &L->capent, (size_t)L->nent + 1, sizeof *L->ent_names) || !smap_put(&L->ents, name, L->nent))
+    return L->oom = true, -1;
   L->ent_names[L->nent] = name;
   return L->nent++;
 }
@@ -1112,16 +1086,9 @@ static bool valid_fact(lf *L, tl_ast_item *it) {
 
 static void add_fact_row(lf *L, tl_ast_item *it) {
   lf_rel *r = &L->rels[tl_lf_find_rel(L, it->name)];
-  if (r->nfacts == r->cap) {
-    int64_t cap = r->cap ? r->cap * 2 : 16;
-    int64_t *f = realloc(r->facts, sizeof *f * (size_t)(cap * (r->arity ? r->arity : 1)));
-    if (!f) {
-      L->oom = true;
-      return;
-    }
-    r->facts = f;
-    r->cap = cap;
-  }
+  /* rows of arity values: the capacity counts values */
+  size_t row = (size_t)(r->arity ? r->arity : 1);
+  if (!grow(L, &r->facts, &r->cap, ((size_t)r->nfacts + 1) * row, sizeof *r->facts)) return;
   int i = 0;
   for (tl_node *a = it->atom->args; a; a = a->next, i++)
     r->facts[r->nfacts * r->arity + i] = a->kind == TL_N_INT ? a->ival : smap_get(&L->ents, a->name);
@@ -1149,10 +1116,9 @@ int tl_lf_resolve(lf *L) {
   }
   /* the entity set: every fact's symbols (the target's entities keep their ids) */
   for (int64_t e = 0; L->target && e < L->target->nent; e++) {
-    int cap = (int)L->capent;
-    L->ent_names = grow(L, L->ent_names, &cap, (int)L->nent + 1, sizeof *L->ent_names);
-    L->capent = cap;
-    if (L->oom || !smap_put(&L->ents, L->target->ent_names[e], L->nent)) goto oom;
+    if (!grow(L, &L->ent_names, &L->capent, (size_t)L->nent + 1, sizeof *L->ent_names) ||
+        !smap_put(&L->ents, L->target->ent_names[e], L->nent))
+      goto oom;
     L->ent_names[L->nent++] = L->target->ent_names[e];
   }
   for (int i = 0; i < L->nitems; i++)
