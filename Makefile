@@ -11,7 +11,8 @@ TCC_A    := $(wildcard /usr/lib/x86_64-linux-gnu/libtcc.a)
 TCC_LINK := -rdynamic -Wl,--whole-archive $(TCC_A) -Wl,--no-whole-archive
 BIN_LIBS := $(if $(TCC_A),$(TCC_LINK)) $(LDLIBS)
 
-SRC      := $(wildcard src/*/*.c)
+# src/lang is split by stage: front/ check/ gen/ rt/ (docs/architecture.md)
+SRC      := $(wildcard src/*/*.c) $(wildcard src/lang/*/*.c)
 OBJ      := $(SRC:%.c=$(BUILD)/obj/%.o)
 TEST_SRC := $(wildcard tests/*.c) $(wildcard tests/fuzz/fuzz_*.c)
 TEST_OBJ := $(TEST_SRC:%.c=$(BUILD)/obj/%.o)
@@ -30,10 +31,11 @@ build/gen/kernel_prelude.inc: src/core/scalar.h src/codegen/kernel_prelude.h
 	cat $^ | grep -v 'tl-prelude: dropped' | \
 	  sed -e 's/\\/\\\\/g' -e 's/"/\\"/g' -e 's/^/"/' -e 's/$$/\\n"/' > $@
 
-# the run-time headers, pasted in front of every compiled TL program
-build/gen/lang_prelude.inc: include/tl.h src/lang/rt.h src/lang/rt_ops.h src/lang/rt_sys.h src/lang/rt_vec.h
+# the run-time headers, pasted in front of every compiled TL program (core/hash_mix.h:
+# the one hash mix, inline, which a HashMap's struct keys use)
+build/gen/lang_prelude.inc: include/tl.h src/core/hash_mix.h src/lang/rt/rt.h src/lang/rt/rt_ops.h src/lang/rt/rt_sys.h src/lang/rt/rt_vec.h
 	@mkdir -p $(dir $@)
-	(echo '#include <math.h>'; cat include/tl.h src/lang/rt.h src/lang/rt_ops.h src/lang/rt_sys.h src/lang/rt_vec.h | grep -v '^#include "') | \
+	(echo '#include <math.h>'; cat include/tl.h src/core/hash_mix.h src/lang/rt/rt.h src/lang/rt/rt_ops.h src/lang/rt/rt_sys.h src/lang/rt/rt_vec.h | grep -v '^#include "') | \
 	  sed -e 's/\\/\\\\/g' -e 's/"/\\"/g' -e 's/^/"/' -e 's/$$/\\n"/' > $@
 
 $(BUILD)/tl: tools/tl.c $(BUILD)/libtl.a
@@ -70,8 +72,11 @@ $(BUILD)/bench/%: bench/%.c $(BUILD)/libtl.a
 	$(CC) $(CFLAGS) -O3 -o $@ $< $(BUILD)/libtl.a $(LDLIBS)
 
 # the suite also drives the `tl` command (build/tl, the regular build); the install
-# tests install this build directory's tl and libraries
+# tests install this build directory's tl and libraries. check_layers.sh: every
+# external symbol of libtl.a starts with tl, the language's stages call one way, and
+# src/'s folders include and call only folders of lower or equal rank, in no circle.
 test: $(BUILD)/tests/tl_tests build/tl $(BUILD)/tl $(BUILD)/libtl.so
+	sh tests/check_layers.sh $(BUILD)
 	$(BUILD)/tests/tl_tests
 
 # the TL programs `make example` runs, the flagship first, then the C examples

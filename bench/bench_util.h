@@ -1,6 +1,8 @@
 /* bench_util.h — what every benchmark program needs: a clock, an order for qsort, the python
- * that has the peers (Debian's /usr/bin/python3 carries numpy and torch; a python
- * first on PATH may not), and the peers pip installs (jax, tinygrad). */
+ * that has the peers (TL_PEER_PYTHON when it names one, as `make bench` does with its
+ * venv, which sees the system's packages; else Debian's /usr/bin/python3, which carries
+ * numpy and torch where a python first on PATH may not), and the peers pip installs
+ * (jax, tinygrad). */
 #ifndef TL_BENCH_UTIL_H
 #define TL_BENCH_UTIL_H
 
@@ -22,6 +24,8 @@ static inline int by_value(const void *a, const void *b) {
 }
 
 static inline const char *peer_python(void) {
+  const char *env = getenv("TL_PEER_PYTHON");
+  if (env && access(env, X_OK) == 0) return env;
   return access("/usr/bin/python3", X_OK) == 0 ? "/usr/bin/python3" : "python3";
 }
 

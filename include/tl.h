@@ -28,7 +28,7 @@ extern "C" {
 
 /* TL_API marks what libtl.so exports: the library is compiled with -fvisibility=hidden,
  * so every function of this header (and of the run time that compiled TL programs call,
- * src/lang/rt.h and rt_ops.h) carries it, and nothing else is exported. */
+ * src/lang/rt/rt.h and rt_ops.h) carries it, and nothing else is exported. */
 #ifndef TL_API
 #if defined(__GNUC__) || defined(__clang__)
 #define TL_API __attribute__((visibility("default")))
@@ -213,6 +213,7 @@ TL_API tl_tensor *tl_randn(tl_ctx *ctx, tl_dtype dtype, int ndim, const int64_t 
 TL_API tl_tensor *tl_neg(tl_tensor *a);
 TL_API tl_tensor *tl_exp(tl_tensor *a);
 TL_API tl_tensor *tl_log(tl_tensor *a);
+TL_API tl_tensor *tl_log1p(tl_tensor *a); /* ln(1 + x), exact for small x */
 TL_API tl_tensor *tl_sqrt(tl_tensor *a);
 TL_API tl_tensor *tl_sin(tl_tensor *a);
 TL_API tl_tensor *tl_cos(tl_tensor *a);
@@ -556,7 +557,7 @@ TL_API tl_status tl_kb_set_max_tuples(tl_kb *kb, int64_t max);
  * kb as it was, but for a rule kb itself refuses (negation through one of its
  * existing rules): then what came before it stays. Errors name the place:
  * "kb_add_rules: 2:14: unknown relation `parnet`". Implemented by the language
- * (src/lang/kb_text.c). */
+ * (src/logic/kb_text.c, with the language's parser and Datalog checker). */
 TL_API tl_status tl_kb_add_rules(tl_kb *kb, const char *text);
 /* The warnings of the last tl_kb_add_rules (the text was added all the same), a line
  * each: "kb_add_rules: 1:27: `o` is the entity `o` here, not a variable: the fact at

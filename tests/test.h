@@ -34,6 +34,11 @@ int tl_test_leak_check(tl_ctx *ctx, char *why, size_t whylen);
 #define TEST_SHUTDOWN(ctx) tl_test_shutdown((ctx), __FILE__, __LINE__)
 void tl_test_shutdown(tl_ctx *ctx, const char *file, int line);
 
+/* an environment variable's value (a copy, or NULL when unset), and putting it back
+ * (frees the copy): tests that change TL_* settings restore the caller's */
+char *tl_test_env_save(const char *name);
+void tl_test_env_restore(const char *name, char *saved);
+
 #define TEST(name)                                                          \
   static void name(void);                                                   \
   __attribute__((constructor)) static void tl_test_reg_##name(void) {       \

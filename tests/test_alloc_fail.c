@@ -7,6 +7,9 @@
  * must work afterwards. A crash fails the test (each test runs in a forked child); the
  * N being tried is printed first so a crash names it. TL_ALLOC_SWEEP_FROM=N starts at N,
  * TL_ALLOC_SWEEP_TO=N ends there, TL_ALLOC_SWEEP_PROGRAM=NAME sweeps one tl program, TL_ALLOC_TRACE=1 prints where each failing call is made. */
+#include "core/hash.h"
+#include "core/strbuf.h"
+#include "core/vec.h"
 #include "lang/lang.h"
 #include "runtime/compiler.h"
 #include "test.h"
@@ -396,4 +399,63 @@ TEST(alloc_fail_cache_dir_name) {
     CHECK(failed > 0);
   }
   CHECK(tl_test_rm_tree(home) == 0);
+}
+
+/* the shared helpers of src/core answer running out of memory: false or NULL, with
+ * what they held unchanged and usable */
+TEST(alloc_fail_core_helpers) {
+  tl_vec(int) v = {0};
+  CHECK(tl_vec_push(&v, 1));
+  for (int i = 2; i <= 8; i++) CHECK(tl_vec_push(&v, i)); /* fills the first 8 */
+  alloc_arm(1);
+  bool pushed = tl_vec_push(&v, 9);
+  alloc_disarm();
+  CHECK(!pushed);
+  CHECK_INT(v.len, 8);
+  CHECK_INT(v.cap, 8);
+  CHECK_INT(v.data[7], 8);
+  CHECK(tl_vec_push(&v, 9)); /* memory is back: it grows */
+  CHECK_INT(v.data[8], 9);
+  tl_vec_free(&v);
+
+  tl_hset s = {0};
+  for (uint64_t i = 1; i <= 16; i++) CHECK(tl_hset_add(&s, i * 3, i)); /* full at half load */
+  alloc_arm(1);
+  bool added = tl_hset_add(&s, 99, 17);
+  alloc_disarm();
+  CHECK(!added);
+  CHECK_INT(s.count, 16);
+  tl_hset_walk w = tl_hset_find(&s, 30);
+  CHECK_INT(tl_hset_next(&s, &w), 10);
+  tl_hset_free(&s);
+
+  tl_ptrmap m = {0};
+  int k;
+  alloc_arm(1);
+  bool put = tl_ptrmap_put(&m, &k, &k);
+  alloc_disarm();
+  CHECK(!put);
+  CHECK(tl_ptrmap_get(&m, &k) == NULL);
+  tl_ptrmap_free(&m);
+
+  tl_strbuf b = {0};
+  tl_strbuf_puts(&b, "kept?");
+  alloc_arm(1);
+  tl_strbuf_repeat(&b, 'x', 100);
+  alloc_disarm();
+  tl_strbuf_puts(&b, "later appends are dropped too");
+  CHECK(tl_strbuf_take(&b) == NULL); /* the text is incomplete: no string */
+  CHECK(b.data == NULL);
+
+  FILE *f = tmpfile(); /* a stream read whole: no memory is the buffer's oom, not a read error */
+  CHECK(f != NULL);
+  fputs("text", f);
+  rewind(f);
+  alloc_arm(1);
+  bool read = tl_strbuf_read(&b, f);
+  alloc_disarm();
+  fclose(f);
+  CHECK(read);
+  CHECK(b.oom);
+  CHECK(tl_strbuf_take(&b) == NULL);
 }

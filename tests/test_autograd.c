@@ -17,8 +17,8 @@
 #include <unistd.h>
 
 #include "test.h"
-#include "lang/rt.h"
-#include "lang/rt_ops.h"
+#include "lang/rt/rt.h"
+#include "lang/rt/rt_ops.h"
 #include "tl.h"
 
 #define MAX_LEAVES 3
@@ -257,6 +257,7 @@ static tl_tensor *b_unary_t(tl_tensor *const *x, const void *arg) {
 UNARY_TEST(neg, "a")
 UNARY_TEST(exp, "a")
 UNARY_TEST(log, "p")
+UNARY_TEST(log1p, "p")
 UNARY_TEST(sqrt, "p")
 UNARY_TEST(sin, "a")
 UNARY_TEST(cos, "a")
@@ -1012,7 +1013,7 @@ static tl_tensor *r_unary(rgen *g, tl_tensor *t) {
   switch (rpick(g, 16)) {
   case 0: return tl_neg(t);
   case 1: return tl_exp(tl_tanh(t));
-  case 2: return tl_log(positive(t));
+  case 2: return rpick(g, 2) ? tl_log(positive(t)) : tl_log1p(positive(t));
   case 3: return tl_sqrt(positive(t));
   case 4: return tl_sin(t);
   case 5: return tl_cos(t);
@@ -1271,7 +1272,7 @@ TEST(grad_long_chain_realized_each_step) {
 /* ---- the layers and the language's tensor methods (issue 12) --------------------------
  * Each one against central differences like the operations above: tl.h's layers and
  * losses directly, and the methods that exist only in the run time of compiled programs
- * (tril, triu, masked_fill, slice, the padded pools: src/lang/rt_io.c, rt_nn.c) through
+ * (tril, triu, masked_fill, slice, the padded pools: src/lang/rt/rt_io.c, rt_nn.c) through
  * their tlrt_ functions, the very calls a TL program makes. conv2d, max_pool2d and
  * avg_pool2d without padding are checked the same way in test_conv.c. */
 typedef struct {

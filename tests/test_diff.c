@@ -182,7 +182,9 @@ static tl_tensor *elementwise(gen *g, tl_tensor *t) {
   switch (pick(g, 14)) {
   case 0: return keep(g, tl_neg(tl_get_dtype(t) == TL_BOOL ? as_float(g, t) : t));
   case 1: return keep(g, tl_exp(keep(g, tl_tanh(as_float(g, t)))));
-  case 2: return keep(g, tl_log(keep(g, tl_add_scalar(keep(g, tl_abs(as_float(g, t))), 1))));
+  case 2: /* log(1 + |x|), or log1p(|x|) */
+    f = keep(g, tl_abs(as_float(g, t)));
+    return keep(g, pick(g, 2) ? tl_log(keep(g, tl_add_scalar(f, 1))) : tl_log1p(f));
   case 3: return keep(g, tl_sqrt(keep(g, tl_abs(as_float(g, t)))));
   case 4: return keep(g, tl_sigmoid(as_float(g, t)));
   case 5: return keep(g, pick(g, 2) ? tl_gelu(as_float(g, t)) : tl_relu(as_float(g, t)));

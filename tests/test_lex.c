@@ -2,7 +2,7 @@
  * each lexical error with its rendered diagnostic. */
 #include <stdlib.h>
 
-#include "lang/lex.h"
+#include "lang/front/lex.h"
 #include "test.h"
 
 typedef struct {

@@ -1505,3 +1505,32 @@ TEST(logic_differential_incremental) {
   CHECK_INT(failures, 0);
   TEST_SHUTDOWN(ctx);
 }
+
+/* the stratification check with no knowledge base (what the language's checker runs
+ * at compile time): cycles worked out by hand */
+TEST(logic_strata_check_without_a_kb) {
+  const char *names[] = {"p", "q", "r", "s"};
+  char *cycle = (char *)"unset";
+  /* q :- p.  r :- not q.  s :- r.  (strata p, q, r, s) */
+  tl_logic_dep ok[] = {{1, 0, false}, {2, 1, true}, {3, 2, false}};
+  CHECK_INT(tl_logic_strata_check(4, names, 3, ok, &cycle), -1);
+  CHECK(cycle == NULL);
+  /* q :- p, not r.  r :- q.  the second dependency negates inside {q, r} */
+  tl_logic_dep qr[] = {{1, 0, false}, {1, 2, true}, {2, 1, false}};
+  CHECK_INT(tl_logic_strata_check(4, names, 3, qr, &cycle), 1);
+  CHECK_STR(cycle, "q -> not r -> q");
+  free(cycle);
+  /* without r :- q the same rules are stratified */
+  CHECK_INT(tl_logic_strata_check(4, names, 2, qr, &cycle), -1);
+  /* p :- not p. */
+  tl_logic_dep self[] = {{0, 0, true}};
+  CHECK_INT(tl_logic_strata_check(4, names, 1, self, &cycle), 0);
+  CHECK_STR(cycle, "p -> not p");
+  free(cycle);
+  /* s :- not q.  q :- r.  r :- not s.: the first negation in order is on the cycle */
+  tl_logic_dep three[] = {{3, 1, true}, {1, 2, false}, {2, 3, true}};
+  CHECK_INT(tl_logic_strata_check(4, names, 3, three, &cycle), 0);
+  CHECK_STR(cycle, "s -> not q -> r -> not s");
+  free(cycle);
+  CHECK_INT(tl_logic_strata_check(0, names, 0, NULL, &cycle), -1); /* no relations at all */
+}

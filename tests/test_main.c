@@ -355,3 +355,14 @@ int main(int argc, char **argv) {
   printf("%d passed, %d failed\n", passed, failed);
   return failed ? 1 : 0;
 }
+
+char *tl_test_env_save(const char *name) {
+  const char *v = getenv(name);
+  return v ? strdup(v) : NULL;
+}
+
+void tl_test_env_restore(const char *name, char *saved) {
+  if (saved) setenv(name, saved, 1);
+  else unsetenv(name);
+  free(saved);
+}

@@ -1,14 +1,14 @@
-/* test_own.c — the ownership pass (src/lang/own.c): which read of a variable is its
+/* test_own.c — the ownership pass (src/lang/check/own.c): which read of a variable is its
  * last use, on the control-flow graph (sequence, branches, loops with back edges,
  * break, continue, return). Each program marks the reads to check with a name; the
  * test lists, in source order, the last-use flag of every read of those names. */
 #include <stdlib.h>
 #include <string.h>
 
-#include "lang/lex.h"
-#include "lang/own.h"
-#include "lang/parse.h"
-#include "lang/sema.h"
+#include "lang/front/lex.h"
+#include "lang/check/own.h"
+#include "lang/front/parse.h"
+#include "lang/check/sema.h"
 #include "test.h"
 
 /* the flags of the reads of `name` in source order, as a string of 0/1 */

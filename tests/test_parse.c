@@ -3,7 +3,7 @@
  * the rendered diagnostics of syntax errors, with recovery to report them all. */
 #include <stdlib.h>
 
-#include "lang/parse.h"
+#include "lang/front/parse.h"
 #include "test.h"
 
 typedef struct {

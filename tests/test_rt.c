@@ -1,13 +1,13 @@
-/* test_rt.c — the run-time library of compiled programs (src/lang/rt.h): run-time
+/* test_rt.c — the run-time library of compiled programs (src/lang/rt/rt.h): run-time
  * errors and their exact text, counted objects and copy-on-write, strings, formatting,
  * tensor element access, slices and stores. Every test ends with no live object. */
 #include <setjmp.h>
 #include <stdint.h>
 #include <stdlib.h>
 
-#include "lang/rt.h"
-#include "lang/rt_ops.h"
-#include "lang/rt_vec.h"
+#include "lang/rt/rt.h"
+#include "lang/rt/rt_ops.h"
+#include "lang/rt/rt_vec.h"
 #include "test.h"
 
 /* A run state whose errors come back to the test: the statement must fail with

@@ -84,19 +84,6 @@ static tl_compiler_stats get_add_once(const char *dir) {
   return s;
 }
 
-static void restore_env(const char *name, char *saved) {
-  if (saved)
-    setenv(name, saved, 1);
-  else
-    unsetenv(name);
-  free(saved);
-}
-
-static char *save_env(const char *name) {
-  const char *v = getenv(name);
-  return v ? strdup(v) : NULL;
-}
-
 /* ---- compiler --------------------------------------------------------------- */
 TEST(rt_compile_run_and_mem_hit) {
   char *dir = tl_test_tmpdir();
@@ -275,13 +262,13 @@ TEST(rt_missing_compiler) {
   CHECK(tl_compiler_create("/nonexistent/cc", NULL, dir, &err) == NULL);
   CHECK_INT(err.status, TL_ERR_COMPILER);
   CHECK_CONTAINS(err.msg, "C compiler '/nonexistent/cc' not found (set TL_CC)");
-  char *saved = save_env("TL_CC");
+  char *saved = tl_test_env_save("TL_CC");
   setenv("TL_CC", "no-such-cc-for-tl", 1);
   tl_error_clear(&err);
   CHECK(tl_compiler_create(NULL, NULL, dir, &err) == NULL);
   CHECK_INT(err.status, TL_ERR_COMPILER);
   CHECK_CONTAINS(err.msg, "'no-such-cc-for-tl' not found");
-  restore_env("TL_CC", saved);
+  tl_test_env_restore("TL_CC", saved);
   tl_test_rm_tree(dir);
 }
 
@@ -350,7 +337,7 @@ TEST(rt_cache_dir_unwritable) {
 
 TEST(rt_cache_dir_from_env) {
   char *dir = tl_test_tmpdir();
-  char *s1 = save_env("TL_CACHE_DIR"), *s2 = save_env("XDG_CACHE_HOME");
+  char *s1 = tl_test_env_save("TL_CACHE_DIR"), *s2 = tl_test_env_save("XDG_CACHE_HOME");
   setenv("TL_CACHE_DIR", dir, 1);
   tl_compiler *c = new_cc(NULL);
   if (c) CHECK_STR(tl_compiler_cache_dir(c), dir);
@@ -362,8 +349,8 @@ TEST(rt_cache_dir_from_env) {
   if (c) CHECK_STR(tl_compiler_cache_dir(c), want);
   tl_compiler_destroy(c);
   free(want);
-  restore_env("TL_CACHE_DIR", s1);
-  restore_env("XDG_CACHE_HOME", s2);
+  tl_test_env_restore("TL_CACHE_DIR", s1);
+  tl_test_env_restore("XDG_CACHE_HOME", s2);
   tl_test_rm_tree(dir);
 }
 
@@ -491,12 +478,12 @@ TEST(rt_pool_small_jobs_on_caller) {
 }
 
 TEST(rt_pool_threads_from_env) {
-  char *saved = save_env("TL_THREADS");
+  char *saved = tl_test_env_save("TL_THREADS");
   setenv("TL_THREADS", "3", 1);
   tl_pool *p = tl_pool_create(0);
   CHECK(p && tl_pool_size(p) == 3);
   tl_pool_destroy(p);
-  restore_env("TL_THREADS", saved);
+  tl_test_env_restore("TL_THREADS", saved);
   p = tl_pool_create(0);
   CHECK(p && tl_pool_size(p) >= 1);
   tl_pool_destroy(p);

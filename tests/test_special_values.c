@@ -3,8 +3,8 @@
  * max, min, argmax and argmin of an empty axis are errors (numpy's ValueError); exp,
  * sigmoid and softmax keep subnormal results (IEEE, as torch: exp(-100) is 3.8e-44,
  * not 0); gelu is x Phi(x) with erf (torch's default), gelu_tanh the approximation;
- * a double written into an integer tensor saturates. Expected values come from numpy
- * by hand, from Python's math.erf (tables below) or from libm in double here. */
+ * a double written into an integer tensor saturates; log1p keeps what log(1 + x) loses.
+ * Expected values come from numpy by hand, from Python's math.erf (tables below) or from libm in double here. */
 #include <float.h>
 #include <stdbool.h>
 #include <stdint.h>
@@ -292,6 +292,60 @@ TEST(special_gelu_is_exact_and_gelu_tanh_approximates) {
           tl_test_fail(__FILE__, __LINE__, "%s %s x = %g: gelu %.17g grad %.17g gelu_tanh %.17g; want %.17g %.17g %.17g",
                        backends[b], tl_dtype_name(dt), x[i], y[i], g[i], yt[i], w[1], w[2], w[3]);
       }
+      tl_release(t);
+      TEST_SHUTDOWN(ctx);
+    }
+}
+
+/* ---- log1p ------------------------------------------------------------------------------ */
+/* x, numpy's log1p(x) in f64 and in f32 (of x rounded to f32), numpy 1.24; the gradient
+ * is 1 / (1 + x). log(1 + x) loses x below 2^-53 (f64) and 2^-24 (f32): log1p keeps it */
+static const double log1p_table[][3] = {
+    {-1.0, -INFINITY, -INFINITY},
+    {-0.99, -4.60517018598809, -4.605171203613281},
+    {-0.5, -0.6931471805599453, -0.6931471824645996},
+    {-1e-08, -1.0000000050000001e-08, -9.99999993922529e-09},
+    {0.0, 0.0, 0.0},
+    {1e-30, 1e-30, 1.0000000031710769e-30},
+    {1e-10, 9.999999999500001e-11, 1.000000013351432e-10},
+    {1e-05, 9.999950000333332e-06, 9.999949725170154e-06},
+    {0.25, 0.22314355131420976, 0.2231435477733612},
+    {1.0, 0.6931471805599453, 0.6931471824645996},
+    {3.0, 1.3862943611198906, 1.3862943649291992},
+    {1000000.0, 13.815511557963774, 13.815511703491211},
+    {INFINITY, INFINITY, INFINITY},
+    {-2.0, NAN, NAN},
+    {NAN, NAN, NAN},
+};
+
+/* log1p on both backends and dtypes, from kernels and from constant folding (a 0-d
+ * constant folds), within 1 ulp of numpy; -0 stays -0; its gradient is 1 / (1 + x) */
+TEST(special_log1p_against_numpy) {
+  enum { N = sizeof log1p_table / sizeof log1p_table[0] };
+  for (int b = 0; b < 2; b++)
+    for (int d = 0; d < 2; d++) {
+      tl_dtype dt = d ? TL_F64 : TL_F32;
+      tl_ctx *ctx = ctx_on(backends[b]);
+      double x[N], y[N], folded, neg_zero;
+      for (int i = 0; i < N; i++) x[i] = log1p_table[i][0];
+      CHECK(values(tl_log1p(vec_f(ctx, dt, N, x)), y, N));
+      for (int i = 0; i < N; i++) {
+        double want = log1p_table[i][d ? 1 : 2];
+        tl_tensor *c = tl_scalar(ctx, dt, x[i]);
+        CHECK(values(tl_log1p(c), &folded, 1));
+        tl_release(c);
+        if (ulps(y[i], want, dt) > 1 || ulps(folded, want, dt) > 1)
+          tl_test_fail(__FILE__, __LINE__, "%s %s log1p(%g) = %.17g, folded %.17g; numpy %.17g", backends[b],
+                       tl_dtype_name(dt), x[i], y[i], folded, want);
+      }
+      CHECK(values(tl_log1p(vec_f(ctx, dt, 1, (double[]){-0.0})), &neg_zero, 1));
+      CHECK(neg_zero == 0 && signbit(neg_zero));
+      double gx[4] = {-0.5, 0.0, 1e-10, 3.0}, g[4], gwant[4] = {2.0, 1.0, 0.9999999999, 0.25};
+      tl_tensor *t = vec_f(ctx, dt, 4, gx);
+      CHECK(tl_set_requires_grad(t, 1) == TL_OK);
+      CHECK(tl_backward(tl_sum(tl_log1p(t), 0, NULL, 0), NULL) == TL_OK);
+      CHECK(values(tl_grad(t), g, 4));
+      for (int i = 0; i < 4; i++) CHECK(ulps(g[i], gwant[i], dt) <= 1);
       tl_release(t);
       TEST_SHUTDOWN(ctx);
     }

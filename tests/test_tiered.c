@@ -77,17 +77,6 @@ static void check_values(const values *got, const values *want) {
   CHECK_INT(count_off(got->rows, want->rows, ROWS), 0);
 }
 
-static char *save_env(const char *name) {
-  const char *v = getenv(name);
-  return v ? strdup(v) : NULL;
-}
-
-static void restore_env(const char *name, char *saved) {
-  if (saved) setenv(name, saved, 1);
-  else unsetenv(name);
-  free(saved);
-}
-
 static tl_ctx *ctx_on(const char *dir) {
   tl_ctx *ctx = tl_init();
   CHECK(ctx != NULL);
@@ -282,7 +271,7 @@ TEST(tiered_kill_mid_batch_leaves_cache_valid) {
   while (waitpid(-1, NULL, 0) > 0 || errno == EINTR) continue; /* its cc, orphaned */
   prctl(PR_SET_CHILD_SUBREAPER, 0);
   /* the next run: no damaged entry anywhere, every value right */
-  char *tiered = save_env("TL_TIERED");
+  char *tiered = tl_test_env_save("TL_TIERED");
   setenv("TL_TIERED", "0", 1); /* cc at once: every kernel is loaded or built from this cache */
   tl_ctx *ctx = ctx_on(dir);
   double sums[N];
@@ -292,14 +281,14 @@ TEST(tiered_kill_mid_batch_leaves_cache_valid) {
   CHECK_INT(s.disk_cache_rejects, 0);
   CHECK_INT(s.disk_cache_hits + s.kernels_compiled, N);
   TEST_SHUTDOWN(ctx);
-  restore_env("TL_TIERED", tiered);
+  tl_test_env_restore("TL_TIERED", tiered);
   CHECK_INT(tl_test_rm_tree(dir), 0);
 }
 
 /* ---- without tier 1 -------------------------------------------------------------------- */
 TEST(tiered_off_builds_a_realize_in_one_batch) {
   char *dir = tl_test_tmpdir();
-  char *tiered = save_env("TL_TIERED");
+  char *tiered = tl_test_env_save("TL_TIERED");
   setenv("TL_TIERED", "0", 1); /* as without libtcc */
   tl_ctx *ctx = ctx_on(dir);
   float x[ROWS * COLS];
@@ -332,14 +321,14 @@ TEST(tiered_off_builds_a_realize_in_one_batch) {
   }
   tl_release(r), tl_release(g), tl_release(t);
   TEST_SHUTDOWN(ctx);
-  restore_env("TL_TIERED", tiered);
+  tl_test_env_restore("TL_TIERED", tiered);
   CHECK_INT(tl_test_rm_tree(dir), 0);
 }
 
 /* ---- a failed optimized build ------------------------------------------------------- */
 TEST(tiered_failed_tier2_keeps_tier1) {
   char *dir = tl_test_tmpdir();
-  char *flags = save_env("TL_CFLAGS");
+  char *flags = tl_test_env_save("TL_CFLAGS");
   setenv("TL_CFLAGS", "-fno-such-flag-for-tl", 1);
   tl_ctx *ctx = ctx_on(dir);
   float x[ROWS * COLS];
@@ -360,7 +349,7 @@ TEST(tiered_failed_tier2_keeps_tier1) {
     CHECK_INT(st, TL_ERR_COMPILER);
   }
   TEST_SHUTDOWN(ctx);
-  restore_env("TL_CFLAGS", flags);
+  tl_test_env_restore("TL_CFLAGS", flags);
   CHECK_INT(tl_test_rm_tree(dir), 0);
 }
 
@@ -380,10 +369,10 @@ static void unit_src(char *out, size_t cap, int k, int broken) {
 TEST(tiered_units_share_a_batch_and_fail_alone) {
   char *dir = tl_test_tmpdir();
   tl_error err = {0};
-  char *tiered = save_env("TL_TIERED");
+  char *tiered = tl_test_env_save("TL_TIERED");
   unsetenv("TL_TIERED"); /* the default (tiered), whatever runs the suite sets */
   tl_compiler *c = tl_compiler_create(NULL, NULL, dir, &err);
-  restore_env("TL_TIERED", tiered);
+  tl_test_env_restore("TL_TIERED", tiered);
   CHECK(c != NULL);
   if (!c) return;
   char src[4][512];
@@ -439,7 +428,7 @@ static int count_so(const char *dir) {
  * was compiled by cc while it ran */
 static int so_after_run(int optimized_only) {
   char *dir = tl_test_tmpdir();
-  char *saved[3] = {save_env("TL_CACHE_DIR"), save_env("TL_COMPILE_JOBS"), save_env("TL_COMPILE_AT_EXIT")};
+  char *saved[3] = {tl_test_env_save("TL_CACHE_DIR"), tl_test_env_save("TL_COMPILE_JOBS"), tl_test_env_save("TL_COMPILE_AT_EXIT")};
   setenv("TL_CACHE_DIR", dir, 1);
   setenv("TL_COMPILE_JOBS", "0", 1);
   setenv("TL_COMPILE_AT_EXIT", "drop", 1);
@@ -454,18 +443,18 @@ static int so_after_run(int optimized_only) {
   CHECK_NEAR(out ? atof(out) : 0, 285.0 + exp(9.0), 1e-2); /* sum of squares 0..9, e^9 */
   free(out);
   int n = count_so(dir);
-  restore_env("TL_CACHE_DIR", saved[0]);
-  restore_env("TL_COMPILE_JOBS", saved[1]);
-  restore_env("TL_COMPILE_AT_EXIT", saved[2]);
+  tl_test_env_restore("TL_CACHE_DIR", saved[0]);
+  tl_test_env_restore("TL_COMPILE_JOBS", saved[1]);
+  tl_test_env_restore("TL_COMPILE_AT_EXIT", saved[2]);
   CHECK_INT(tl_test_rm_tree(dir), 0);
   return n;
 }
 
 TEST(tiered_build_executables_run_optimized_kernels_only) {
-  char *env = save_env("TL_TIERED");
+  char *env = tl_test_env_save("TL_TIERED");
   unsetenv("TL_TIERED"); /* `tl run` tiered, as by default, whatever runs the suite sets */
   int tiered = so_after_run(0), optimized = so_after_run(1);
-  restore_env("TL_TIERED", env);
+  tl_test_env_restore("TL_TIERED", env);
   CHECK(optimized >= 3); /* the program and its kernels, each built by cc */
   tl_ctx *probe = tl_init();
   int tcc = probe && tl_set_compiler(probe, "tcc") == TL_OK && tl_realize(tl_ones(probe, TL_F32, 1, (int64_t[]){2})) == TL_OK;

@@ -14,7 +14,7 @@
 #include <unistd.h>
 
 #include "core/strbuf.h"
-#include "lang/gen.h"
+#include "lang/gen/gen.h"
 #include "lang/lang.h"
 
 extern char **environ;

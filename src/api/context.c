@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "api/context.h"
+#include "core/format.h"
 #include "core/shapetracker.h"
 #include "graph/rewrite.h"
 
@@ -291,13 +292,6 @@ static void product_text(char *out, size_t cap, int ndim, const int64_t *shape) 
   for (int i = n - 2; i >= 0 && used < cap; i--) used += (size_t)snprintf(out + used, cap - used, "%09u", acc[i]);
 }
 
-static void shape_text(char *out, size_t cap, int ndim, const int64_t *shape) {
-  size_t used = (size_t)snprintf(out, cap, "[");
-  for (int i = 0; i < ndim && used < cap; i++)
-    used += (size_t)snprintf(out + used, cap - used, "%s%lld", i ? ", " : "", (long long)shape[i]);
-  if (used < cap) snprintf(out + used, cap - used, "]");
-}
-
 /* infer: a size -1 (reshape's) is allowed and counts as 1 */
 static bool shape_fits(tl_ctx *ctx, const char *what, int ndim, const int64_t *shape, bool infer) {
   int64_t s[TL_MAX_DIMS] = {0};
@@ -315,8 +309,8 @@ static bool shape_fits(tl_ctx *ctx, const char *what, int ndim, const int64_t *s
     zero |= s[i] == 0;
   }
   if (tl_shape_fits(ndim, s)) return true;
-  char st[TL_MAX_DIMS * 22 + 4], n[200];
-  shape_text(st, sizeof st, ndim, shape);
+  char st[TL_SHAPE_TEXT_MAX], n[200];
+  tl_format_shape(st, sizeof st, ndim, shape);
   product_text(n, sizeof n, ndim, shape);
   if (zero || minus) /* a size 0 still has strides, products of the other sizes */
     tl_error_set(&ctx->err, TL_ERR_RANGE,
@@ -404,7 +398,7 @@ tl_tensor *tl_full(tl_ctx *ctx, tl_dtype dtype, int ndim, const int64_t *shape, 
   size_t mark = tl_graph_mark(&ctx->graph);
   if (!check_dtype(ctx, "full", dtype) || !check_shape(ctx, "full", ndim, shape)) return NULL;
   tl_uop *c = tl_build_const(&ctx->graph, dtype, value);
-  return tl_api_wrap(ctx, "full", c ? tl_api_broadcast_to(ctx, c, ndim, shape) : NULL, mark);
+  return tl_api_wrap(ctx, "full", c ? tl_build_broadcast_to(&ctx->graph, c, ndim, shape) : NULL, mark);
 }
 
 tl_tensor *tl_zeros(tl_ctx *ctx, tl_dtype dtype, int ndim, const int64_t *shape) {

@@ -3,7 +3,7 @@
 #define TL_API_CONTEXT_H
 
 #include "core/error.h"
-#include "graph/uop.h"
+#include "graph/build.h"
 #include "runtime/compiler.h"
 #include "runtime/replay.h"
 #include "runtime/threadpool.h"
@@ -24,7 +24,8 @@ typedef struct tl_slot {
 typedef struct {
   size_t slot_size;
   void **slabs;
-  int nslabs, cap;
+  int nslabs;
+  size_t cap;
   tl_slot *free_head, *free_tail; /* first in, first out: a freed slot waits its turn */
 } tl_slot_pool;
 
@@ -97,6 +98,11 @@ bool tl_api_scopes_init(tl_ctx *ctx);
 /* Wraps a node built since `mark` in a new handle, then drops the temporaries.
  * NULL node: the error is already set; returns NULL. */
 tl_tensor *tl_api_wrap(tl_ctx *ctx, const char *what, tl_uop *u, size_t mark);
+/* The same for the result of an operation: the one place the tape records (grad.c).
+ * op: an IR op (its row in graph/optab.def says what its derivative reads) or a
+ * composite TL_AG_* (autograd.h), with its nin input handles and its parameters. */
+tl_tensor *tl_api_wrap_op(tl_ctx *ctx, const char *what, tl_uop *u, size_t mark, int op, int nin,
+                          tl_tensor *const *ins, const int64_t *params, int nparams);
 tl_tensor *tl_api_fail(tl_ctx *ctx, size_t mark, tl_status st, const char *fmt, ...) TL_PRINTF(4, 5);
 /* TL_MAX_NUMEL as messages give it */
 #define TL_API_LIMIT_TEXT "2^40 (1099511627776)"
@@ -115,15 +121,11 @@ tl_buffer *tl_api_buffer_new(tl_ctx *ctx, const char *what, tl_dtype dtype, int6
 void tl_api_fail_orphan(tl_status st, const char *fmt, ...) TL_PRINTF(2, 3);
 /* Normalizes a possibly negative axis; false (and an error) when out of range. */
 bool tl_api_axis(tl_ctx *ctx, int ndim, int *axis, const char *what);
-/* Movement on a node (no handle): used by the API and by composite ops. */
-tl_uop *tl_api_view(tl_ctx *ctx, tl_uop *u, int kind, const int64_t *a, const int64_t *b,
-                    const int *perm, const bool *flags, int ndim);
-enum { TL_MOVE_RESHAPE, TL_MOVE_PERMUTE, TL_MOVE_EXPAND, TL_MOVE_SHRINK, TL_MOVE_PAD, TL_MOVE_FLIP };
-tl_uop *tl_api_broadcast_to(tl_ctx *ctx, tl_uop *u, int ndim, const int64_t *shape);
-tl_uop *tl_api_reduce(tl_ctx *ctx, tl_uop *u, int op, uint64_t axes_mask);
-/* GATHER: rows of table [V, D] picked by the integer node idx [I...] -> [I..., D] */
-tl_uop *tl_api_gather(tl_ctx *ctx, tl_uop *table, tl_uop *idx);
-/* SCATTER_ADD: values [I..., D] added into the rows idx [I...] of a zero [rows, D] */
-tl_uop *tl_api_scatter_add(tl_ctx *ctx, tl_uop *values, tl_uop *idx, int64_t rows);
+/* ops.c: numpy matmul of two nodes (NULL and an error on bad shapes). */
+tl_uop *tl_api_matmul(tl_ctx *ctx, tl_uop *a, tl_uop *b);
+/* realize.c: computes u and turns it into a buffer in place (constants stay). */
+tl_status tl_api_realize_node(tl_ctx *ctx, tl_uop *u);
+/* realize.c: computes the nodes, in as few realizes as it can (tl_realize_many). */
+tl_status tl_api_realize_nodes(tl_ctx *ctx, size_t n, tl_uop *const *us);
 
 #endif

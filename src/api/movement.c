@@ -8,57 +8,6 @@
 #include "core/shapetracker.h"
 #include "graph/rewrite.h"
 
-static void apply_move(tl_st *st, int kind, const int64_t *a, const int64_t *b, const int *perm,
-                       const bool *flags, int ndim, bool *ok) {
-  switch (kind) {
-  case TL_MOVE_RESHAPE: *ok = tl_st_reshape(st, ndim, a); break;
-  case TL_MOVE_PERMUTE: tl_st_permute(st, perm); break;
-  case TL_MOVE_EXPAND: tl_st_expand(st, a); break;
-  case TL_MOVE_SHRINK: tl_st_shrink(st, a, b); break;
-  case TL_MOVE_PAD: tl_st_pad(st, a, b); break;
-  case TL_MOVE_FLIP: tl_st_flip(st, flags); break;
-  }
-}
-
-/* Builds VIEW(base, tracker): composes onto an existing view when the stack has
- * room, nests a new VIEW otherwise; an identity view is no view. */
-tl_uop *tl_api_view(tl_ctx *ctx, tl_uop *u, int kind, const int64_t *a, const int64_t *b,
-                    const int *perm, const bool *flags, int ndim) {
-  if (!u) return NULL;
-  tl_uop *base = u;
-  tl_st st;
-  bool ok = true;
-  if (u->op == TL_OP_VIEW) {
-    st = *(const tl_st *)u->arg.p;
-    base = u->src[0];
-    apply_move(&st, kind, a, b, perm, flags, ndim, &ok);
-  }
-  if (u->op != TL_OP_VIEW || !ok) {
-    base = u;
-    st = tl_st_contiguous(u->ndim, u->shape);
-    ok = true;
-    apply_move(&st, kind, a, b, perm, flags, ndim, &ok);
-  }
-  int out_ndim = tl_st_ndim(&st);
-  const int64_t *shape = tl_st_shape(&st);
-  if (tl_st_is_contiguous(&st) && out_ndim == base->ndim &&
-      !memcmp(shape, base->shape, sizeof(int64_t) * (size_t)out_ndim))
-    return tl_graph_keep(&ctx->graph, base);
-  tl_arg arg = {.p = &st};
-  return tl_uop_make(&ctx->graph, TL_OP_VIEW, base->dtype, 1, &base, arg, 0, out_ndim, shape);
-}
-
-tl_uop *tl_api_broadcast_to(tl_ctx *ctx, tl_uop *u, int ndim, const int64_t *shape) {
-  if (!u) return NULL;
-  if (u->ndim == ndim && (ndim == 0 || !memcmp(u->shape, shape, sizeof(int64_t) * (size_t)ndim)))
-    return tl_graph_keep(&ctx->graph, u);
-  int64_t ones[TL_MAX_DIMS];
-  int lead = ndim - u->ndim;
-  for (int i = 0; i < ndim; i++) ones[i] = i < lead ? 1 : u->shape[i - lead];
-  tl_uop *r = tl_api_view(ctx, u, TL_MOVE_RESHAPE, ones, NULL, NULL, NULL, ndim);
-  return tl_api_view(ctx, r, TL_MOVE_EXPAND, shape, NULL, NULL, NULL, ndim);
-}
-
 /* opens the handle t (NULL: return NULL), names its context and marks the graph */
 #define BEGIN(t, what)                              \
   if (!((t) = tl_api_tensor(t, what))) return NULL; \
@@ -92,8 +41,8 @@ tl_tensor *tl_reshape(tl_tensor *t, int ndim, const int64_t *shape) {
     return tl_api_fail(ctx, mark, TL_ERR_SHAPE,
                        "reshape: cannot reshape %lld elements into a shape of %lld elements",
                        (long long)n, (long long)tl_shape_numel(ndim, s));
-  tl_tensor *out = tl_api_wrap(ctx, "reshape", tl_api_view(ctx, t->u, TL_MOVE_RESHAPE, s, NULL, NULL, NULL, ndim), mark);
-  return tl_ag_record(out, TL_AG_RESHAPE, 1, &t, NULL, 0, 0);
+  return tl_api_wrap_op(ctx, "reshape", tl_build_view(&ctx->graph, t->u, TL_MOVE_RESHAPE, s, NULL, NULL, NULL, ndim),
+                        mark, TL_AG_RESHAPE, 1, &t, NULL, 0);
 }
 
 tl_tensor *tl_permute(tl_tensor *t, const int *perm) {
@@ -110,8 +59,8 @@ tl_tensor *tl_permute(tl_tensor *t, const int *perm) {
   }
   int64_t rec[TL_MAX_DIMS];
   for (int i = 0; i < nd; i++) rec[i] = p[i];
-  tl_tensor *out = tl_api_wrap(ctx, "permute", tl_api_view(ctx, t->u, TL_MOVE_PERMUTE, NULL, NULL, p, NULL, nd), mark);
-  return tl_ag_record(out, TL_AG_PERMUTE, 1, &t, rec, nd, 0);
+  return tl_api_wrap_op(ctx, "permute", tl_build_view(&ctx->graph, t->u, TL_MOVE_PERMUTE, NULL, NULL, p, NULL, nd),
+                        mark, TL_AG_PERMUTE, 1, &t, rec, nd);
 }
 
 tl_tensor *tl_transpose(tl_tensor *t, int a, int b) {
@@ -143,8 +92,8 @@ tl_tensor *tl_expand(tl_tensor *t, int ndim, const int64_t *shape) {
     if (s[i] < 0) return tl_api_fail(ctx, mark, TL_ERR_SHAPE, "expand: bad size %lld", (long long)s[i]);
   }
   if (!tl_api_shape_fits(ctx, "expand", ndim, s)) return NULL; /* nothing built yet */
-  tl_tensor *out = tl_api_wrap(ctx, "expand", tl_api_broadcast_to(ctx, t->u, ndim, s), mark);
-  return tl_ag_record(out, TL_AG_EXPAND, 1, &t, NULL, 0, 0);
+  return tl_api_wrap_op(ctx, "expand", tl_build_broadcast_to(&ctx->graph, t->u, ndim, s), mark, TL_AG_EXPAND, 1, &t,
+                        NULL, 0);
 }
 
 tl_tensor *tl_shrink(tl_tensor *t, const int64_t *begin, const int64_t *end) {
@@ -158,8 +107,8 @@ tl_tensor *tl_shrink(tl_tensor *t, const int64_t *begin, const int64_t *end) {
                          (long long)begin[i], (long long)end[i], i, (long long)t->u->shape[i]);
   int64_t rec[2 * TL_MAX_DIMS];
   for (int i = 0; i < nd; i++) rec[i] = begin[i], rec[nd + i] = end[i];
-  tl_tensor *out = tl_api_wrap(ctx, "shrink", tl_api_view(ctx, t->u, TL_MOVE_SHRINK, begin, end, NULL, NULL, nd), mark);
-  return tl_ag_record(out, TL_AG_SHRINK, 1, &t, rec, 2 * nd, 0);
+  return tl_api_wrap_op(ctx, "shrink", tl_build_view(&ctx->graph, t->u, TL_MOVE_SHRINK, begin, end, NULL, NULL, nd),
+                        mark, TL_AG_SHRINK, 1, &t, rec, 2 * nd);
 }
 
 tl_tensor *tl_slice(tl_tensor *t, int axis, int64_t start, int64_t stop, int64_t step) {
@@ -185,11 +134,11 @@ tl_tensor *tl_slice(tl_tensor *t, int axis, int64_t start, int64_t stop, int64_t
     step = 1;
     e[axis] = stop = start + cnt;
   }
-  tl_uop *u = tl_api_view(ctx, t->u, TL_MOVE_SHRINK, b, e, NULL, NULL, nd);
+  tl_uop *u = tl_build_view(&ctx->graph, t->u, TL_MOVE_SHRINK, b, e, NULL, NULL, nd);
   if (step > 1) { /* pad to cnt*step, split the axis into (cnt, step), keep column 0 */
     int64_t pb[TL_MAX_DIMS] = {0}, pa[TL_MAX_DIMS] = {0}, s[TL_MAX_DIMS], s2[TL_MAX_DIMS];
     pa[axis] = cnt * step - len;
-    u = tl_api_view(ctx, u, TL_MOVE_PAD, pb, pa, NULL, NULL, nd);
+    u = tl_build_view(&ctx->graph, u, TL_MOVE_PAD, pb, pa, NULL, NULL, nd);
     int k = 0;
     for (int i = 0; i < nd; i++) {
       if (i == axis) {
@@ -201,17 +150,16 @@ tl_tensor *tl_slice(tl_tensor *t, int axis, int64_t start, int64_t stop, int64_t
     }
     if (nd + 1 > TL_MAX_DIMS)
       return tl_api_fail(ctx, mark, TL_ERR_SHAPE, "slice: a stepped slice needs rank < %d", TL_MAX_DIMS);
-    u = tl_api_view(ctx, u, TL_MOVE_RESHAPE, s, NULL, NULL, NULL, nd + 1);
+    u = tl_build_view(&ctx->graph, u, TL_MOVE_RESHAPE, s, NULL, NULL, NULL, nd + 1);
     int64_t z[TL_MAX_DIMS] = {0};
     memcpy(s2, s, sizeof s2);
     s2[axis + 1] = 1;
-    u = tl_api_view(ctx, u, TL_MOVE_SHRINK, z, s2, NULL, NULL, nd + 1);
+    u = tl_build_view(&ctx->graph, u, TL_MOVE_SHRINK, z, s2, NULL, NULL, nd + 1);
     for (int i = 0, j = 0; i < nd + 1; i++)
       if (i != axis + 1) s[j++] = s2[i];
-    u = tl_api_view(ctx, u, TL_MOVE_RESHAPE, s, NULL, NULL, NULL, nd);
+    u = tl_build_view(&ctx->graph, u, TL_MOVE_RESHAPE, s, NULL, NULL, NULL, nd);
   }
-  tl_tensor *out = tl_api_wrap(ctx, "slice", u, mark);
-  return tl_ag_record(out, TL_AG_SLICE, 1, &t, (int64_t[]){axis, start, stop, step}, 4, 0);
+  return tl_api_wrap_op(ctx, "slice", u, mark, TL_AG_SLICE, 1, &t, (int64_t[]){axis, start, stop, step}, 4);
 }
 
 tl_tensor *tl_pad(tl_tensor *t, const int64_t *before, const int64_t *after, double value) {
@@ -229,18 +177,17 @@ tl_tensor *tl_pad(tl_tensor *t, const int64_t *before, const int64_t *after, dou
     padded[i] = t->u->shape[i] + before[i] + after[i];
   }
   if (!tl_api_shape_fits(ctx, "pad", nd, padded)) return NULL; /* nothing built yet */
-  tl_uop *u = tl_api_view(ctx, t->u, TL_MOVE_PAD, before, after, NULL, NULL, nd);
+  tl_uop *u = tl_build_view(&ctx->graph, t->u, TL_MOVE_PAD, before, after, NULL, NULL, nd);
   if (value != 0 && u) { /* where(pad(true), pad(x), value) */
     tl_graph *g = &ctx->graph;
-    tl_uop *ones = tl_api_broadcast_to(ctx, tl_build_const(g, TL_BOOL, 1), nd, t->u->shape);
-    tl_uop *mask = tl_api_view(ctx, ones, TL_MOVE_PAD, before, after, NULL, NULL, nd);
-    tl_uop *fill = mask ? tl_api_broadcast_to(ctx, tl_build_const(g, (tl_dtype)u->dtype, value), nd, u->shape) : NULL;
+    tl_uop *ones = tl_build_broadcast_to(&ctx->graph, tl_build_const(g, TL_BOOL, 1), nd, t->u->shape);
+    tl_uop *mask = tl_build_view(&ctx->graph, ones, TL_MOVE_PAD, before, after, NULL, NULL, nd);
+    tl_uop *fill = mask ? tl_build_broadcast_to(&ctx->graph, tl_build_const(g, (tl_dtype)u->dtype, value), nd, u->shape) : NULL;
     u = fill ? tl_build_where(g, mask, u, fill) : NULL;
   }
   int64_t rec[2 * TL_MAX_DIMS];
   for (int i = 0; i < nd; i++) rec[i] = before[i], rec[nd + i] = after[i];
-  tl_tensor *out = tl_api_wrap(ctx, "pad", u, mark);
-  return tl_ag_record(out, TL_AG_PAD, 1, &t, rec, 2 * nd, 0);
+  return tl_api_wrap_op(ctx, "pad", u, mark, TL_AG_PAD, 1, &t, rec, 2 * nd);
 }
 
 tl_tensor *tl_flip(tl_tensor *t, int naxes, const int *axes) {
@@ -255,8 +202,8 @@ tl_tensor *tl_flip(tl_tensor *t, int naxes, const int *axes) {
   }
   int64_t rec[TL_MAX_DIMS];
   for (int i = 0; i < t->u->ndim; i++) rec[i] = f[i];
-  tl_tensor *out = tl_api_wrap(ctx, "flip", tl_api_view(ctx, t->u, TL_MOVE_FLIP, NULL, NULL, NULL, f, t->u->ndim), mark);
-  return tl_ag_record(out, TL_AG_FLIP, 1, &t, rec, t->u->ndim, 0);
+  return tl_api_wrap_op(ctx, "flip", tl_build_view(&ctx->graph, t->u, TL_MOVE_FLIP, NULL, NULL, NULL, f, t->u->ndim),
+                        mark, TL_AG_FLIP, 1, &t, rec, t->u->ndim);
 }
 
 tl_tensor *tl_squeeze(tl_tensor *t, int axis) {
@@ -338,11 +285,11 @@ tl_tensor *tl_cat(int n, tl_tensor *const *ts, int axis) {
     b[axis] = off;
     a[axis] = total - off - (u ? u->shape[axis] : 0);
     off += u ? u->shape[axis] : 0;
-    u = tl_api_view(ctx, u, TL_MOVE_PAD, b, a, NULL, NULL, nd);
+    u = tl_build_view(&ctx->graph, u, TL_MOVE_PAD, b, a, NULL, NULL, nd);
     /* a part that could not be made leaves acc NULL for good (the builder passes NULL on) */
     acc = i ? tl_build_binary(&ctx->graph, dt == TL_BOOL ? TL_OP_OR : TL_OP_ADD, acc, u) : u;
   }
-  return tl_ag_record(tl_api_wrap(ctx, "cat", acc, mark), TL_AG_CAT, n, ts, (int64_t[]){axis}, 1, 0);
+  return tl_api_wrap_op(ctx, "cat", acc, mark, TL_AG_CAT, n, ts, (int64_t[]){axis}, 1);
 }
 
 tl_tensor *tl_stack(int n, tl_tensor *const *ts, int axis) {

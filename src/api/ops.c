@@ -7,6 +7,7 @@
 
 #include "api/context.h"
 #include "autograd/autograd.h"
+#include "core/format.h"
 #include "core/shapetracker.h"
 #include "graph/rewrite.h"
 
@@ -23,16 +24,13 @@ static tl_tensor *unary(tl_tensor *t, int op, const char *what, bool float_only)
   if (float_only && !tl_dtype_is_float(u->dtype)) u = tl_build_cast(&ctx->graph, u, TL_F32);
   else if (u->dtype == TL_BOOL && op != TL_OP_NOT)
     return tl_api_fail(ctx, mark, TL_ERR_DTYPE, "%s: not defined for bool tensors", what);
-  bool reads_x = op == TL_OP_LOG || op == TL_OP_SIN || op == TL_OP_COS || op == TL_OP_ABS || op == TL_OP_GELU ||
-                 op == TL_OP_GELU_TANH; /* the gradient needs the input, not the output */
-  unsigned save = op == TL_OP_NEG ? 0 : reads_x ? TL_AG_SAVE_IN0 : TL_AG_SAVE_OUT;
-  tl_tensor *out = tl_api_wrap(ctx, what, tl_build_unary(&ctx->graph, op, u), mark);
-  return tl_ag_record(out, TL_AG_UNARY, 1, &t, (int64_t[]){op}, 1, save);
+  return tl_api_wrap_op(ctx, what, tl_build_unary(&ctx->graph, op, u), mark, op, 1, &t, NULL, 0);
 }
 
 tl_tensor *tl_neg(tl_tensor *a) { return unary(a, TL_OP_NEG, "neg", false); }
 tl_tensor *tl_exp(tl_tensor *a) { return unary(a, TL_OP_EXP, "exp", true); }
 tl_tensor *tl_log(tl_tensor *a) { return unary(a, TL_OP_LOG, "log", true); }
+tl_tensor *tl_log1p(tl_tensor *a) { return unary(a, TL_OP_LOG1P, "log1p", true); }
 tl_tensor *tl_sqrt(tl_tensor *a) { return unary(a, TL_OP_SQRT, "sqrt", true); }
 tl_tensor *tl_sin(tl_tensor *a) { return unary(a, TL_OP_SIN, "sin", true); }
 tl_tensor *tl_cos(tl_tensor *a) { return unary(a, TL_OP_COS, "cos", true); }
@@ -59,13 +57,9 @@ static bool broadcast_shapes(tl_ctx *ctx, const char *what, const tl_uop *a, con
     int ia = i - (nd - a->ndim), ib = i - (nd - b->ndim);
     int64_t x = ia >= 0 ? a->shape[ia] : 1, y = ib >= 0 ? b->shape[ib] : 1;
     if (x != y && x != 1 && y != 1) {
-      char sa[160] = "", sb[160] = "";
-      for (int k = 0; k < a->ndim; k++)
-        snprintf(sa + strlen(sa), sizeof sa - strlen(sa), "%s%lld", k ? ", " : "", (long long)a->shape[k]);
-      for (int k = 0; k < b->ndim; k++)
-        snprintf(sb + strlen(sb), sizeof sb - strlen(sb), "%s%lld", k ? ", " : "", (long long)b->shape[k]);
-      tl_error_set(&ctx->err, TL_ERR_SHAPE, "%s: shapes [%s] and [%s] cannot be broadcast together",
-                   what, sa, sb);
+      char sa[TL_SHAPE_TEXT_MAX], sb[TL_SHAPE_TEXT_MAX];
+      tl_error_set(&ctx->err, TL_ERR_SHAPE, "%s: shapes %s and %s cannot be broadcast together", what,
+                   tl_format_shape(sa, sizeof sa, a->ndim, a->shape), tl_format_shape(sb, sizeof sb, b->ndim, b->shape));
       return false;
     }
     shape[i] = x == 1 ? y : x;
@@ -81,8 +75,8 @@ static bool prepare_pair(tl_ctx *ctx, const char *what, tl_uop **a, tl_uop **b, 
   if (!broadcast_shapes(ctx, what, *a, *b, &nd, shape)) return false;
   tl_dtype dt = tl_dtype_promote((tl_dtype)(*a)->dtype, (tl_dtype)(*b)->dtype);
   if (float_only && !tl_dtype_is_float(dt)) dt = TL_F32;
-  *a = tl_api_broadcast_to(ctx, tl_build_cast(&ctx->graph, *a, dt), nd, shape);
-  *b = tl_api_broadcast_to(ctx, tl_build_cast(&ctx->graph, *b, dt), nd, shape);
+  *a = tl_build_broadcast_to(&ctx->graph, tl_build_cast(&ctx->graph, *a, dt), nd, shape);
+  *b = tl_build_broadcast_to(&ctx->graph, tl_build_cast(&ctx->graph, *b, dt), nd, shape);
   if (!*a || !*b) tl_error_set(&ctx->err, TL_ERR_NOMEM, "%s: out of memory building the graph", what);
   return *a && *b;
 }
@@ -106,13 +100,8 @@ static tl_tensor *binary(tl_tensor *x, tl_tensor *y, int op, const char *what, b
     tl_graph_release_to(&ctx->graph, mark);
     return NULL;
   }
-  tl_tensor *out = tl_api_wrap(ctx, what, tl_build_binary(&ctx->graph, op, a, b), mark);
-  if (kind != ARITH && kind != MINMAX) return out;
-  unsigned save = op == TL_OP_ADD || op == TL_OP_SUB ? 0
-                  : op == TL_OP_DIV                  ? TL_AG_SAVE_IN1 | TL_AG_SAVE_OUT
-                  : op == TL_OP_POW                  ? TL_AG_SAVE_IN0 | TL_AG_SAVE_IN1 | TL_AG_SAVE_OUT
-                                                     : TL_AG_SAVE_IN0 | TL_AG_SAVE_IN1;
-  return tl_ag_record(out, TL_AG_BINARY, 2, (tl_tensor *[]){x, y}, (int64_t[]){op}, 1, save);
+  /* comparisons (bool) and mod (integers) are recorded by nothing: their results are not floats */
+  return tl_api_wrap_op(ctx, what, tl_build_binary(&ctx->graph, op, a, b), mark, op, 2, (tl_tensor *[]){x, y}, NULL, 0);
 }
 
 tl_tensor *tl_add(tl_tensor *a, tl_tensor *b) { return binary(a, b, TL_OP_ADD, "add", ARITH); }
@@ -160,29 +149,20 @@ tl_tensor *tl_where(tl_tensor *cond, tl_tensor *x, tl_tensor *y) {
     tl_graph_release_to(&ctx->graph, mark);
     return NULL;
   }
-  a = tl_api_broadcast_to(ctx, a, nd, shape);
-  b = tl_api_broadcast_to(ctx, b, nd, shape);
-  c = tl_api_broadcast_to(ctx, c, nd, shape);
-  tl_tensor *out = tl_api_wrap(ctx, "where", tl_build_where(&ctx->graph, c, a, b), mark);
-  return tl_ag_record(out, TL_AG_WHERE, 3, (tl_tensor *[]){cond, x, y}, NULL, 0, TL_AG_SAVE_IN0);
+  a = tl_build_broadcast_to(&ctx->graph, a, nd, shape);
+  b = tl_build_broadcast_to(&ctx->graph, b, nd, shape);
+  c = tl_build_broadcast_to(&ctx->graph, c, nd, shape);
+  return tl_api_wrap_op(ctx, "where", tl_build_where(&ctx->graph, c, a, b), mark, TL_OP_WHERE, 3,
+                        (tl_tensor *[]){cond, x, y}, NULL, 0);
 }
 
 tl_tensor *tl_cast(tl_tensor *a, tl_dtype dtype) {
   BEGIN(a, "cast");
   if (!tl_dtype_valid(dtype)) return tl_api_fail(ctx, mark, TL_ERR_DTYPE, "cast: invalid dtype %d", (int)dtype);
-  return tl_ag_record(tl_api_wrap(ctx, "cast", tl_build_cast(&ctx->graph, a->u, dtype), mark), TL_AG_CAST, 1, &a,
-                      NULL, 0, 0);
+  return tl_api_wrap_op(ctx, "cast", tl_build_cast(&ctx->graph, a->u, dtype), mark, TL_OP_CAST, 1, &a, NULL, 0);
 }
 
 /* ---- reductions ------------------------------------------------------------------ */
-tl_uop *tl_api_reduce(tl_ctx *ctx, tl_uop *u, int op, uint64_t axes) {
-  if (!u) return NULL;
-  int64_t shape[TL_MAX_DIMS];
-  for (int i = 0; i < u->ndim; i++) shape[i] = (axes >> i & 1) ? 1 : u->shape[i];
-  tl_arg arg = {.u = axes};
-  return tl_uop_make(&ctx->graph, op, (tl_dtype)u->dtype, 1, &u, arg, 0, u->ndim, shape);
-}
-
 static bool axes_mask(tl_ctx *ctx, const char *what, int ndim, int naxes, const int *axes,
                       uint64_t *mask) {
   *mask = 0;
@@ -209,7 +189,7 @@ static tl_uop *finish_reduce(tl_ctx *ctx, tl_uop *r, uint64_t mask, int keepdim)
   int nd = 0;
   for (int i = 0; i < r->ndim; i++)
     if (!(mask >> i & 1)) s[nd++] = r->shape[i];
-  return tl_api_view(ctx, r, TL_MOVE_RESHAPE, s, NULL, NULL, NULL, nd);
+  return tl_build_view(&ctx->graph, r, TL_MOVE_RESHAPE, s, NULL, NULL, NULL, nd);
 }
 
 typedef enum { R_SUM, R_PROD, R_MAX, R_MIN, R_MEAN } reduce_kind;
@@ -231,10 +211,10 @@ static tl_uop *reduce_node(tl_ctx *ctx, tl_uop *u, reduce_kind kind, uint64_t ma
   case R_SUM:
   case R_PROD:
     if (dt == TL_BOOL || dt == TL_I32) u = tl_build_cast(g, u, TL_I64);
-    return tl_api_reduce(ctx, u, kind == R_SUM ? TL_OP_RSUM : TL_OP_RPROD, mask);
-  case R_MAX: return tl_api_reduce(ctx, u, TL_OP_RMAX, mask);
+    return tl_build_reduce(&ctx->graph, u, kind == R_SUM ? TL_OP_RSUM : TL_OP_RPROD, mask);
+  case R_MAX: return tl_build_reduce(&ctx->graph, u, TL_OP_RMAX, mask);
   case R_MIN: { /* min x = r(max(r(x))), r reversing the order (reverse_order) */
-    tl_uop *m = tl_api_reduce(ctx, reverse_order(g, u), TL_OP_RMAX, mask);
+    tl_uop *m = tl_build_reduce(&ctx->graph, reverse_order(g, u), TL_OP_RMAX, mask);
     return m ? reverse_order(g, m) : NULL;
   }
   case R_MEAN: {
@@ -242,7 +222,7 @@ static tl_uop *reduce_node(tl_ctx *ctx, tl_uop *u, reduce_kind kind, uint64_t ma
     int64_t n = 1;
     for (int i = 0; i < u->ndim; i++)
       if (mask >> i & 1) n *= u->shape[i];
-    tl_uop *s = tl_api_reduce(ctx, u, TL_OP_RSUM, mask);
+    tl_uop *s = tl_build_reduce(&ctx->graph, u, TL_OP_RSUM, mask);
     /* sum / n, a true division as numpy's (a multiply by a rounded 1/n is an ulp off) */
     return s ? tl_build_binary(g, TL_OP_DIV, s, tl_build_const_like(g, s, n ? (double)n : NAN)) : NULL;
   }
@@ -269,11 +249,10 @@ static tl_tensor *reduce(tl_tensor *t, reduce_kind kind, const char *what, int n
   if (!axes_mask(ctx, what, t->u->ndim, naxes, axes, &mask)) return NULL;
   if ((kind == R_MAX || kind == R_MIN) && !nonempty_axes(ctx, what, kind == R_MAX ? "maximum" : "minimum", t->u, mask))
     return NULL;
-  tl_tensor *out = tl_api_wrap(ctx, what, finish_reduce(ctx, reduce_node(ctx, t->u, kind, mask), mask, keepdim), mark);
   static const int ag_kind[] = {[R_SUM] = TL_AG_SUM, [R_PROD] = TL_AG_PROD, [R_MAX] = TL_AG_MAX,
                                 [R_MIN] = TL_AG_MIN, [R_MEAN] = TL_AG_MEAN};
-  unsigned save = kind == R_SUM || kind == R_MEAN ? 0 : TL_AG_SAVE_IN0 | TL_AG_SAVE_OUT;
-  return tl_ag_record(out, TL_AG_REDUCE, 1, &t, (int64_t[]){ag_kind[kind], (int64_t)mask, keepdim}, 3, save);
+  return tl_api_wrap_op(ctx, what, finish_reduce(ctx, reduce_node(ctx, t->u, kind, mask), mask, keepdim), mark,
+                        TL_AG_REDUCE, 1, &t, (int64_t[]){ag_kind[kind], (int64_t)mask, keepdim}, 3);
 }
 
 tl_tensor *tl_sum(tl_tensor *a, int n, const int *ax, int k) { return reduce(a, R_SUM, "sum", n, ax, k); }
@@ -301,15 +280,15 @@ static tl_tensor *arg_extreme(tl_tensor *t, int axis, int keepdim, bool is_min, 
   }
   int64_t s[TL_MAX_DIMS];
   for (int i = 0; i < x->ndim; i++) s[i] = i == axis ? n : 1;
-  tl_uop *iv = tl_api_broadcast_to(ctx, tl_api_view(ctx, idx->u, TL_MOVE_RESHAPE, s, NULL, NULL, NULL, x->ndim),
+  tl_uop *iv = tl_build_broadcast_to(&ctx->graph, tl_build_view(&ctx->graph, idx->u, TL_MOVE_RESHAPE, s, NULL, NULL, NULL, x->ndim),
                                    x->ndim, x->shape);
   uint64_t mask = (uint64_t)1 << axis;
-  tl_uop *m = tl_api_reduce(ctx, x, TL_OP_RMAX, mask);
-  tl_uop *eq = tl_build_binary(g, TL_OP_CMPEQ, x, tl_api_broadcast_to(ctx, m, x->ndim, x->shape));
+  tl_uop *m = tl_build_reduce(&ctx->graph, x, TL_OP_RMAX, mask);
+  tl_uop *eq = tl_build_binary(g, TL_OP_CMPEQ, x, tl_build_broadcast_to(&ctx->graph, m, x->ndim, x->shape));
   if (eq && tl_dtype_is_float((tl_dtype)x->dtype))
     eq = tl_build_binary(g, TL_OP_OR, eq, tl_build_binary(g, TL_OP_CMPNE, x, x));
   tl_uop *hit = tl_build_binary(g, TL_OP_MUL, tl_build_cast(g, eq, TL_I64), iv);
-  tl_uop *best = tl_api_reduce(ctx, hit, TL_OP_RMAX, mask);
+  tl_uop *best = tl_build_reduce(&ctx->graph, hit, TL_OP_RMAX, mask);
   tl_uop *r = best ? tl_build_binary(g, TL_OP_SUB, tl_build_const_like(g, best, (double)n), best) : NULL;
   tl_tensor *out = tl_api_wrap(ctx, what, finish_reduce(ctx, r, mask, keepdim), mark);
   tl_release(idx); /* after the wrap: iv may be idx's node itself */
@@ -327,14 +306,13 @@ static tl_tensor *softmax_impl(tl_tensor *t, int axis, bool log_form, const char
   tl_uop *x = t->u;
   if (!tl_dtype_is_float(x->dtype)) x = tl_build_cast(g, x, TL_F32);
   uint64_t mask = (uint64_t)1 << axis;
-  tl_uop *m = tl_api_broadcast_to(ctx, tl_api_reduce(ctx, x, TL_OP_RMAX, mask), x->ndim, x->shape);
+  tl_uop *m = tl_build_broadcast_to(&ctx->graph, tl_build_reduce(&ctx->graph, x, TL_OP_RMAX, mask), x->ndim, x->shape);
   tl_uop *shifted = tl_build_binary(g, TL_OP_SUB, x, m);
   tl_uop *e = tl_build_unary(g, TL_OP_EXP, shifted);
-  tl_uop *s = tl_api_broadcast_to(ctx, tl_api_reduce(ctx, e, TL_OP_RSUM, mask), x->ndim, x->shape);
+  tl_uop *s = tl_build_broadcast_to(&ctx->graph, tl_build_reduce(&ctx->graph, e, TL_OP_RSUM, mask), x->ndim, x->shape);
   tl_uop *r = log_form ? tl_build_binary(g, TL_OP_SUB, shifted, tl_build_unary(g, TL_OP_LOG, s))
                        : tl_build_binary(g, TL_OP_DIV, e, s);
-  return tl_ag_record(tl_api_wrap(ctx, what, r, mark), TL_AG_SOFTMAX, 1, &t, (int64_t[]){axis, log_form}, 2,
-                      TL_AG_SAVE_OUT);
+  return tl_api_wrap_op(ctx, what, r, mark, TL_AG_SOFTMAX, 1, &t, (int64_t[]){axis, log_form}, 2);
 }
 
 tl_tensor *tl_softmax(tl_tensor *a, int axis) { return softmax_impl(a, axis, false, "softmax"); }
@@ -350,98 +328,38 @@ static tl_uop *matmul_fail(tl_ctx *ctx, tl_status st, const char *fmt, ...) {
   return NULL;
 }
 
-/* A right operand read with stride 1 along K but not along N (a transposed weight,
- * or b^T in a gradient) is copied first: the sum then runs with its reduce loop
- * outside N, four rows at a time (lower.c), instead of as one dot product per
- * element; the copy is K x N, the work M x K x N. */
-static bool is_transposed(const tl_uop *b) {
-  if (!b || b->op != TL_OP_VIEW || b->ndim < 2) return false;
-  const tl_st *st = b->arg.p;
-  const tl_view *v = &st->views[st->nviews - 1];
-  if (st->nviews != 1 || v->masked) return false;
-  for (int d = 0; d + 2 < b->ndim; d++)
-    if (b->shape[d] > 1 && v->strides[d] == 0) return false; /* a broadcast batch: a copy would grow it */
-  return b->shape[b->ndim - 1] > 1 && v->strides[b->ndim - 1] != 1 && v->strides[b->ndim - 2] == 1;
-}
-
+/* numpy matmul of two nodes: the shapes checked (NULL and an error if they do not
+ * match), then built (graph/build.c) */
 tl_uop *tl_api_matmul(tl_ctx *ctx, tl_uop *a, tl_uop *b) {
   if (!a || !b) return NULL;
   if (a->ndim == 0 || b->ndim == 0)
     return matmul_fail(ctx, TL_ERR_SHAPE, "matmul: operands must have at least one axis");
-  int64_t s[TL_MAX_DIMS];
   bool a_vec = a->ndim == 1, b_vec = b->ndim == 1;
-  if (a_vec) {
-    s[0] = 1;
-    s[1] = a->shape[0];
-    a = tl_api_view(ctx, a, TL_MOVE_RESHAPE, s, NULL, NULL, NULL, 2);
-  }
-  if (b_vec) {
-    s[0] = b->shape[0];
-    s[1] = 1;
-    b = tl_api_view(ctx, b, TL_MOVE_RESHAPE, s, NULL, NULL, NULL, 2);
-  }
-  int64_t M = a->shape[a->ndim - 2], K = a->shape[a->ndim - 1];
-  int64_t K2 = b->shape[b->ndim - 2], N = b->shape[b->ndim - 1];
+  int nda = a_vec ? 2 : a->ndim, ndb = b_vec ? 2 : b->ndim;
+  int64_t M = a_vec ? 1 : a->shape[nda - 2], K = a->shape[a->ndim - 1];
+  int64_t K2 = b_vec ? b->shape[0] : b->shape[ndb - 2], N = b_vec ? 1 : b->shape[ndb - 1];
   if (K != K2)
     return matmul_fail(ctx, TL_ERR_SHAPE,
                        "matmul: inner sizes differ: (..., %lld, %lld) x (..., %lld, %lld)",
                        (long long)M, (long long)K, (long long)K2, (long long)N);
-  int nb = (a->ndim > b->ndim ? a->ndim : b->ndim) - 2; /* batch axes */
+  int nb = (nda > ndb ? nda : ndb) - 2; /* batch axes */
   if (nb + 3 > TL_MAX_DIMS) return matmul_fail(ctx, TL_ERR_SHAPE, "matmul: too many batch axes");
-  int64_t batch[TL_MAX_DIMS];
+  int64_t res[TL_MAX_DIMS];
   for (int i = 0; i < nb; i++) {
-    int ia = i - (nb - (a->ndim - 2)), ib = i - (nb - (b->ndim - 2));
+    int ia = i - (nb - (nda - 2)), ib = i - (nb - (ndb - 2));
     int64_t p = ia >= 0 ? a->shape[ia] : 1, q = ib >= 0 ? b->shape[ib] : 1;
     if (p != q && p != 1 && q != 1)
       return matmul_fail(ctx, TL_ERR_SHAPE, "matmul: batch sizes %lld and %lld cannot broadcast",
                          (long long)p, (long long)q);
-    batch[i] = p == 1 ? q : p;
+    res[i] = p == 1 ? q : p;
   }
   /* the result must fit like any tensor. The product summed over K is never stored,
    * and its count batch*M*N*K is at most 2^60: its square is at most the product of
    * the counts of a, b and the result, each at most 2^40. */
-  int64_t res[TL_MAX_DIMS];
-  memcpy(res, batch, sizeof(int64_t) * (size_t)nb);
   res[nb] = M;
   res[nb + 1] = N;
   if (!tl_api_shape_fits(ctx, "matmul", nb + 2, res)) return NULL;
-  tl_dtype dt = tl_dtype_promote((tl_dtype)a->dtype, (tl_dtype)b->dtype);
-  if (dt == TL_BOOL) dt = TL_I32;
-  a = tl_build_cast(&ctx->graph, a, dt);
-  b = tl_build_cast(&ctx->graph, b, dt);
-  /* the loop kernel of an integer product reads a transposed b along its rows; a float
-   * one runs as a GEMM, whose packing reads any strides: a copy would only cost */
-  if (!a || !b) return NULL;
-  if (M > 1 && !tl_dtype_is_float(dt) && is_transposed(b)) b = tl_build_unary(&ctx->graph, TL_OP_CONTIGUOUS, b);
-  /* a: (..., M, 1, K); b^T: (..., 1, N, K); product (..., M, N, K) */
-  int perm[TL_MAX_DIMS];
-  for (int i = 0; i < b->ndim; i++) perm[i] = i;
-  perm[b->ndim - 2] = b->ndim - 1;
-  perm[b->ndim - 1] = b->ndim - 2;
-  b = tl_api_view(ctx, b, TL_MOVE_PERMUTE, NULL, NULL, perm, NULL, b->ndim);
-  if (!a || !b) return NULL; /* out of memory: tl_matmul's wrap says so */
-  int64_t sa[TL_MAX_DIMS], sb[TL_MAX_DIMS], full[TL_MAX_DIMS];
-  int nd = nb + 3;
-  for (int i = 0; i < nb; i++) {
-    int ia = i - (nb - (a->ndim - 2)), ib = i - (nb - (b->ndim - 2));
-    sa[i] = ia >= 0 ? a->shape[ia] : 1;
-    sb[i] = ib >= 0 ? b->shape[ib] : 1;
-    full[i] = batch[i];
-  }
-  sa[nb] = M; sa[nb + 1] = 1; sa[nb + 2] = K;
-  sb[nb] = 1; sb[nb + 1] = N; sb[nb + 2] = K;
-  full[nb] = M; full[nb + 1] = N; full[nb + 2] = K;
-  a = tl_api_broadcast_to(ctx, tl_api_view(ctx, a, TL_MOVE_RESHAPE, sa, NULL, NULL, NULL, nd), nd, full);
-  b = tl_api_broadcast_to(ctx, tl_api_view(ctx, b, TL_MOVE_RESHAPE, sb, NULL, NULL, NULL, nd), nd, full);
-  tl_uop *r = tl_api_reduce(ctx, tl_build_binary(&ctx->graph, TL_OP_MUL, a, b), TL_OP_RSUM,
-                            (uint64_t)1 << (nd - 1));
-  /* drop K, then the axes added for 1-D operands */
-  int64_t out[TL_MAX_DIMS];
-  int no = 0;
-  for (int i = 0; i < nb; i++) out[no++] = batch[i];
-  if (!a_vec) out[no++] = M;
-  if (!b_vec) out[no++] = N;
-  return tl_api_view(ctx, r, TL_MOVE_RESHAPE, out, NULL, NULL, NULL, no);
+  return tl_build_matmul(&ctx->graph, a, b); /* NULL: out of memory, tl_matmul's wrap says so */
 }
 
 tl_tensor *tl_matmul(tl_tensor *x, tl_tensor *y) {
@@ -450,33 +368,10 @@ tl_tensor *tl_matmul(tl_tensor *x, tl_tensor *y) {
   size_t mark = tl_graph_mark(&ctx->graph);
   if (y->slot.ctx != ctx) return tl_api_fail(ctx, mark, TL_ERR_ARG, "matmul: tensors from different contexts");
   tl_uop *r = tl_api_matmul(ctx, x->u, y->u);
-  tl_tensor *out = tl_api_wrap(ctx, "matmul", r, mark); /* NULL r: the error is set, wrap cleans up */
-  return tl_ag_record(out, TL_AG_MATMUL, 2, (tl_tensor *[]){x, y}, NULL, 0, TL_AG_SAVE_IN0 | TL_AG_SAVE_IN1);
+  return tl_api_wrap_op(ctx, "matmul", r, mark, TL_AG_MATMUL, 2, (tl_tensor *[]){x, y}, NULL, 0);
 }
 
-/* ---- rows picked by an integer tensor ------------------------------------------------
- * One GATHER node, O(N*D): in a kernel the row index is a loaded value that becomes
- * part of the table's load index (lower.c). Its gradient is a SCATTER_ADD of the same
- * indices (grad_rules.c), also O(N*D) plus the zero fill of the [V, D] result. */
-tl_uop *tl_api_gather(tl_ctx *ctx, tl_uop *table, tl_uop *idx) {
-  if (!table || !idx) return NULL;
-  int64_t shape[TL_MAX_DIMS];
-  memcpy(shape, idx->shape, sizeof(int64_t) * (size_t)idx->ndim);
-  shape[idx->ndim] = table->shape[1];
-  if (!tl_api_shape_fits(ctx, "gather_rows", idx->ndim + 1, shape)) return NULL;
-  tl_uop *src[2] = {table, idx};
-  tl_arg none = {0};
-  return tl_uop_make(&ctx->graph, TL_OP_GATHER, (tl_dtype)table->dtype, 2, src, none, 0, idx->ndim + 1, shape);
-}
-
-tl_uop *tl_api_scatter_add(tl_ctx *ctx, tl_uop *values, tl_uop *idx, int64_t rows) {
-  if (!values || !idx) return NULL;
-  tl_uop *src[2] = {values, idx};
-  tl_arg none = {0};
-  int64_t shape[2] = {rows, values->shape[values->ndim - 1]};
-  return tl_uop_make(&ctx->graph, TL_OP_SCATTER_ADD, (tl_dtype)values->dtype, 2, src, none, 0, 2, shape);
-}
-
+/* ---- rows picked by an integer tensor: one GATHER node (graph/build.c) ---------------- */
 tl_tensor *tl_gather_rows(tl_tensor *table, tl_tensor *indices) {
   if (!table || !indices || !(table = tl_api_tensor(table, "gather_rows")) ||
       !(indices = tl_api_tensor(indices, "gather_rows")))
@@ -493,6 +388,10 @@ tl_tensor *tl_gather_rows(tl_tensor *table, tl_tensor *indices) {
   if (i->ndim >= TL_MAX_DIMS)
     return tl_api_fail(ctx, mark, TL_ERR_SHAPE, "gather_rows: indices have rank %d, at most %d leaves room for the result's axis",
                        i->ndim, TL_MAX_DIMS - 1);
-  tl_tensor *out = tl_api_wrap(ctx, "gather_rows", tl_api_gather(ctx, t, i), mark);
-  return tl_ag_record(out, TL_AG_GATHER, 2, (tl_tensor *[]){table, indices}, NULL, 0, TL_AG_SAVE_IN1);
+  int64_t shape[TL_MAX_DIMS];
+  memcpy(shape, i->shape, sizeof(int64_t) * (size_t)i->ndim);
+  shape[i->ndim] = t->shape[1];
+  if (!tl_api_shape_fits(ctx, "gather_rows", i->ndim + 1, shape)) return NULL; /* nothing built yet */
+  return tl_api_wrap_op(ctx, "gather_rows", tl_build_gather(&ctx->graph, t, i), mark, TL_AG_GATHER, 2,
+                        (tl_tensor *[]){table, indices}, NULL, 0);
 }

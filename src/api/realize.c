@@ -14,8 +14,10 @@
 #include "codegen/lower.h"
 #include "codegen/render_c.h"
 #include "core/format.h"
+#include "core/hash.h"
 #include "core/shapetracker.h"
 #include "core/strbuf.h"
+#include "core/vec.h"
 #include "runtime/interp.h"
 #include "runtime/kernel.h"
 #include "runtime/replay.h"
@@ -260,7 +262,7 @@ static tl_buffer *realize_cpu(tl_ctx *ctx, tl_uop *u) {
   bool keyed = !ctx->dot_dir && !ctx->debug && tl_replay_key(&ctx->replay, u);
   if (!keyed) tl_replay_forget(&ctx->replay);
   const tl_replay *rp = keyed ? tl_replay_find(&ctx->replay) : NULL;
-  if (rp) return run_replay(ctx, rp, ctx->replay.leaves);
+  if (rp) return run_replay(ctx, rp, ctx->replay.leaves.data);
   tl_graph *g = &ctx->graph;
   size_t mark = tl_graph_mark(g);
   tl_uop *r = tl_rewrite_graph(g, u, graph_rules, 4);
@@ -305,28 +307,20 @@ static tl_buffer *realize_node(tl_ctx *ctx, tl_uop *u) {
  * recomputed: left stale, the next walk would stop just above the new buffer and
  * realize one node at a time (quadratic in the depth: 100,000 levels took 25 s). */
 static tl_status realize_deep_parts(tl_ctx *ctx, tl_uop *u) {
-  tl_uop **path = NULL;
-  size_t cap = 0;
+  tl_vec(tl_uop *) path = {0};
   tl_status st = TL_OK;
   while (u->depth > MAX_REALIZE_DEPTH) {
     tl_uop *n = u;
-    size_t len = 0;
+    path.len = 0;
     for (;;) { /* down the deepest path to a node that is shallow enough */
       tl_uop *deepest = NULL;
       for (int i = 0; i < n->nsrc; i++)
         if (!deepest || n->src[i]->depth > deepest->depth) deepest = n->src[i];
       if (!deepest || deepest->depth <= MAX_REALIZE_DEPTH) break;
-      if (len == cap) {
-        size_t c = cap ? 2 * cap : 1024;
-        tl_uop **p = realloc(path, c * sizeof *p);
-        if (!p) {
-          st = tl_error_set(&ctx->err, TL_ERR_NOMEM, "out of memory realizing a deep graph");
-          goto done;
-        }
-        path = p;
-        cap = c;
+      if (!tl_vec_push(&path, n)) {
+        st = tl_error_set(&ctx->err, TL_ERR_NOMEM, "out of memory realizing a deep graph");
+        goto done;
       }
-      path[len++] = n;
       n = deepest;
     }
     if (n == u) { /* every source is shallow: stored depths were stale */
@@ -346,8 +340,8 @@ static tl_status realize_deep_parts(tl_ctx *ctx, tl_uop *u) {
       tl_buffer_release(b);
     }
     n->depth = 0;
-    while (len > 0) { /* the path's depths, from just above n up to u */
-      tl_uop *p = path[--len];
+    while (path.len > 0) { /* the path's depths, from just above n up to u */
+      tl_uop *p = path.data[--path.len];
       uint32_t depth = 0;
       for (int i = 0; i < p->nsrc; i++)
         if (p->src[i]->depth + 1 > depth) depth = p->src[i]->depth + 1;
@@ -355,7 +349,7 @@ static tl_status realize_deep_parts(tl_ctx *ctx, tl_uop *u) {
     }
   }
 done:
-  free(path);
+  tl_vec_free(&path);
   return st;
 }
 
@@ -480,8 +474,7 @@ tl_status tl_api_realize_nodes(tl_ctx *ctx, size_t n, tl_uop *const *us) { retur
 /* The tensors, and the values their histories saved for backward, in one call:
  * autograd lists the values (tl_ag_history_values), realize computes them. */
 static tl_status realize_tensors(tl_ctx *ctx, int n, tl_tensor *const *ts, bool any_shape) {
-  tl_uop **values = NULL;
-  size_t nvalues = 0, cap = 0;
+  tl_vec(tl_uop *) values = {0};
   tl_status st = TL_OK;
   for (int i = 0; !st && i < n; i++) {
     tl_tensor *t = ts[i];
@@ -490,18 +483,14 @@ static tl_status realize_tensors(tl_ctx *ctx, int n, tl_tensor *const *ts, bool 
     if (t->u->op == TL_OP_BUFFER) continue;
     if (t->ag && t->ag->op != TL_AG_LEAF && !tl_ag_history_values(t->ag, &hist, &nh))
       st = tl_error_set(&ctx->err, TL_ERR_NOMEM, "realize: out of memory");
-    if (!st && nvalues + nh + 1 > cap) {
-      cap = 2 * (nvalues + nh + 1);
-      tl_uop **v = realloc(values, cap * sizeof *v);
-      if (!v) st = tl_error_set(&ctx->err, TL_ERR_NOMEM, "realize: out of memory");
-      else values = v;
-    }
-    for (size_t k = 0; !st && k < nh; k++) values[nvalues++] = hist[k];
-    if (!st && !tl_uop_is_const(t->u, NULL)) values[nvalues++] = t->u;
+    if (!st && !tl_vec_reserve(&values, values.len + nh + 1))
+      st = tl_error_set(&ctx->err, TL_ERR_NOMEM, "realize: out of memory");
+    for (size_t k = 0; !st && k < nh; k++) values.data[values.len++] = hist[k];
+    if (!st && !tl_uop_is_const(t->u, NULL)) values.data[values.len++] = t->u;
     free(hist);
   }
-  if (!st) st = realize_grouped(ctx, nvalues, values, any_shape);
-  free(values);
+  if (!st) st = realize_grouped(ctx, values.len, values.data, any_shape);
+  tl_vec_free(&values);
   for (int i = 0; !st && i < n; i++) {
     tl_tensor *t = ts[i];
     if (t->ag && t->ag->op != TL_AG_LEAF) tl_ag_mark_history_saved(t->ag);
@@ -532,8 +521,8 @@ tl_tensor *tl_contiguous(tl_tensor *a) {
   if (!(a = tl_api_tensor(a, "contiguous"))) return NULL;
   tl_ctx *ctx = a->slot.ctx;
   size_t mark = tl_graph_mark(&ctx->graph);
-  tl_tensor *out = tl_api_wrap(ctx, "contiguous", tl_build_unary(&ctx->graph, TL_OP_CONTIGUOUS, a->u), mark);
-  return tl_ag_record(out, TL_AG_CONTIGUOUS, 1, &a, NULL, 0, 0);
+  return tl_api_wrap_op(ctx, "contiguous", tl_build_unary(&ctx->graph, TL_OP_CONTIGUOUS, a->u), mark, TL_OP_CONTIGUOUS,
+                        1, &a, NULL, 0);
 }
 
 tl_status tl_to_host(tl_tensor *t, void *dst, size_t nbytes) {
@@ -646,21 +635,15 @@ static void dot_label(tl_strbuf *s, const tl_uop *u) {
   }
 }
 
+typedef tl_vec(const tl_uop *) uop_list;
+
 /* every node under u, sources before their users */
-static bool dot_collect(const tl_uop *u, tl_ptrmap *seen, const tl_uop ***v, size_t *n, size_t *cap) {
+static bool dot_collect(const tl_uop *u, tl_ptrmap *seen, uop_list *v) {
   if (tl_ptrmap_get(seen, u)) return true;
   if (!tl_ptrmap_put(seen, u, (void *)u)) return false;
   for (int i = 0; i < u->nsrc; i++)
-    if (!dot_collect(u->src[i], seen, v, n, cap)) return false;
-  if (*n == *cap) {
-    size_t c = *cap ? 2 * *cap : 64;
-    const tl_uop **p = realloc(*v, c * sizeof *p);
-    if (!p) return false;
-    *v = p;
-    *cap = c;
-  }
-  (*v)[(*n)++] = u;
-  return true;
+    if (!dot_collect(u->src[i], seen, v)) return false;
+  return tl_vec_push(v, u);
 }
 
 /* owner: node -> kernel index + 1, for the nodes kernel k computes: from its root down
@@ -689,9 +672,10 @@ static void dot_node(tl_strbuf *s, const tl_uop *u, const tl_schedule *sched, co
  * as the kernel runs (k0, k1, ...), its output filled. */
 static void dot_write(tl_strbuf *s, const char *name, const tl_uop *root, const tl_schedule *sched) {
   tl_ptrmap seen = {0}, owner = {0};
-  const tl_uop **v = NULL;
-  size_t n = 0, cap = 0;
-  bool ok = dot_collect(root, &seen, &v, &n, &cap);
+  uop_list nodes = {0};
+  bool ok = dot_collect(root, &seen, &nodes);
+  const tl_uop **v = nodes.data;
+  size_t n = nodes.len;
   for (int k = 0; ok && sched && k < sched->nkernels; k++) ok = dot_own(sched, k, sched->roots[k], &owner);
   if (!ok) {
     s->oom = true;
@@ -712,7 +696,7 @@ static void dot_write(tl_strbuf *s, const char *name, const tl_uop *root, const 
         tl_strbuf_printf(s, "  n%llu -> n%llu;\n", (unsigned long long)v[i]->src[j]->id, (unsigned long long)v[i]->id);
     tl_strbuf_puts(s, "}\n");
   }
-  free(v);
+  tl_vec_free(&nodes);
   tl_ptrmap_free(&seen);
   tl_ptrmap_free(&owner);
 }

@@ -13,6 +13,8 @@
 
 #include "api/context.h"
 #include "autograd/autograd.h"
+#include "core/format.h"
+#include "core/vec.h"
 
 enum { SLOTS_PER_SLAB = 128 };
 
@@ -26,13 +28,7 @@ enum { SLOTS_PER_SLAB = 128 };
 
 /* ---- slots ------------------------------------------------------------------------ */
 static bool pool_grow(tl_slot_pool *p, tl_ctx *ctx) {
-  if (p->nslabs == p->cap) {
-    int cap = p->cap ? p->cap * 2 : 8;
-    void **slabs = realloc(p->slabs, sizeof *slabs * (size_t)cap);
-    if (!slabs) return false;
-    p->slabs = slabs;
-    p->cap = cap;
-  }
+  if (!tl_vec_grow(&p->slabs, &p->cap, (size_t)p->nslabs + 1, sizeof *p->slabs)) return false;
   char *slab = calloc(SLOTS_PER_SLAB, p->slot_size);
   if (!slab) return false;
   if (((uintptr_t)slab + SLOTS_PER_SLAB * p->slot_size) & ~ADDRESS_MASK) {
@@ -121,7 +117,7 @@ static void tensor_destroy(tl_ctx *ctx, tl_tensor *t) {
   if (t->owner) t->owner->ntensors--;
   list_unlink(list_of(ctx, t), t);
   tl_uop_release(&ctx->graph, t->u);
-  if (t->ag) tl_ag_release(ctx, t->ag);
+  if (t->ag) tl_ag_release(&ctx->graph, t->ag);
   t->ag = NULL;
   t->u = NULL;
   t->owner = NULL;
@@ -439,9 +435,9 @@ int64_t tl_scope_size(const tl_scope *handle) {
 
 /* ---- the memory report ---------------------------------------------------------- */
 static void print_tensor(FILE *out, const tl_tensor *t, const char *why) {
-  fprintf(out, "  leaked: tensor #%" PRIu64 " %s[", t->serial, tl_dtype_name((tl_dtype)t->u->dtype));
-  for (int d = 0; d < t->u->ndim; d++) fprintf(out, "%s%lld", d ? ", " : "", (long long)t->u->shape[d]);
-  fprintf(out, "] made by %s: %s\n", t->creator, why);
+  char shape[TL_SHAPE_TEXT_MAX];
+  fprintf(out, "  leaked: tensor #%" PRIu64 " %s%s made by %s: %s\n", t->serial, tl_dtype_name((tl_dtype)t->u->dtype),
+          tl_format_shape(shape, sizeof shape, t->u->ndim, t->u->shape), t->creator, why);
 }
 
 static double mib(uint64_t bytes) { return (double)bytes / (1024.0 * 1024.0); }

@@ -27,7 +27,9 @@
 
 #include "api/context.h"
 #include "core/dtype.h"
+#include "core/format.h"
 #include "core/shapetracker.h"
+#include "core/vec.h"
 #include "core/strbuf.h"
 
 #if defined(__BYTE_ORDER__) && __BYTE_ORDER__ != __ORDER_LITTLE_ENDIAN__
@@ -49,14 +51,6 @@ static tl_status io_fail(const io_ctx *io, tl_status st, const char *fmt, ...) {
   vsnprintf(msg, sizeof msg, fmt, ap);
   va_end(ap);
   return tl_error_set(&io->ctx->err, st, "%s: %s: %s", io->op, io->path, msg);
-}
-
-/* "[2, 3]", as the engine's shape messages write shapes */
-static void shape_str(char *out, size_t cap, int ndim, const int64_t *shape) {
-  size_t used = (size_t)snprintf(out, cap, "[");
-  for (int i = 0; i < ndim && used < cap; i++)
-    used += (size_t)snprintf(out + used, cap - used, "%s%lld", i ? ", " : "", (long long)shape[i]);
-  if (used < cap) snprintf(out + used, cap - used, "]");
 }
 
 /* The shape fits TL_MAX_NUMEL, or an error in the engine's words, prefixed with the
@@ -537,8 +531,8 @@ tl_tensor *tl_load_npy(tl_ctx *ctx, const char *path) {
   uint64_t need = (uint64_t)tl_shape_numel(h.ndim, h.shape) * tl_dtype_size(dtype);
   uint64_t have = f.size - hstart - hlen;
   if (need != have) {
-    char st[TL_MAX_DIMS * 22 + 4];
-    shape_str(st, sizeof st, h.ndim, h.shape);
+    char st[TL_SHAPE_TEXT_MAX];
+    tl_format_shape(st, sizeof st, h.ndim, h.shape);
     io_fail(&io, TL_ERR_FORMAT, "shape %s of dtype '%.*s' needs %llu bytes of data, but %llu follow the header%s", st,
             (int)h.descr_len, h.descr, (unsigned long long)need, (unsigned long long)have,
             need > have ? " (truncated)" : "");
@@ -621,7 +615,8 @@ typedef struct {
 
 typedef struct {
   st_entry *e;
-  int n, cap;
+  int n;
+  size_t cap;
   uint64_t data_start, data_len; /* file offset and size of the data */
 } st_header;
 
@@ -629,7 +624,8 @@ static void st_header_free(st_header *h) {
   for (int i = 0; i < h->n; i++) free(h->e[i].name);
   free(h->e);
   h->e = NULL;
-  h->n = h->cap = 0;
+  h->n = 0;
+  h->cap = 0;
 }
 
 /* The length of the UTF-8 sequence at p (1 to 4), or 0 when it is not valid UTF-8
@@ -917,8 +913,8 @@ static bool st_check_layout(const io_ctx *io, st_header *h) {
     snprintf(whose, sizeof whose, "tensor '%.200s'", e->name);
     if (!io_shape_fits(io, whose, e->ndim, e->shape)) return false;
     uint64_t need = (uint64_t)tl_shape_numel(e->ndim, e->shape) * tl_dtype_size(e->dtype);
-    char st[TL_MAX_DIMS * 22 + 4];
-    shape_str(st, sizeof st, e->ndim, e->shape);
+    char st[TL_SHAPE_TEXT_MAX];
+    tl_format_shape(st, sizeof st, e->ndim, e->shape);
     if (e->end < e->begin) {
       io_fail(io, TL_ERR_FORMAT, "tensor '%s': data_offsets [%lld, %lld] end before they begin", e->name,
               (long long)e->begin, (long long)e->end);
@@ -1023,17 +1019,11 @@ static bool st_read_header(const io_ctx *io, const in_file *f, st_header *h) {
         ok = metadata = st_parse_metadata(&c);
       }
     } else {
-      if (h->n == h->cap) {
-        int cap = h->cap ? 2 * h->cap : 16;
-        st_entry *e = realloc(h->e, (size_t)cap * sizeof *e);
-        if (!e) {
-          free(name);
-          ok = false;
-          io_fail(io, TL_ERR_NOMEM, "out of memory reading the header");
-          break;
-        }
-        h->e = e;
-        h->cap = cap;
+      if (!tl_vec_grow(&h->e, &h->cap, (size_t)h->n + 1, sizeof *h->e)) {
+        free(name);
+        ok = false;
+        io_fail(io, TL_ERR_NOMEM, "out of memory reading the header");
+        break;
       }
       st_entry *e = &h->e[h->n++];
       memset(e, 0, sizeof *e);

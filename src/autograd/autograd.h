@@ -1,23 +1,25 @@
-/* autograd.h — reverse-mode differentiation over the operations of the API.
+/* autograd.h — the tape: reverse-mode differentiation over the tensor graph.
  *
- * Every public operation on a tensor requiring grad records a tl_ag_node: what the
- * operation was, the records of its inputs and the values its gradient rule reads
- * (graph nodes, retained: realizing a node in place keeps its value, so a record never
- * loses what it saved). Records are refcounted and held by the handles of the
- * tensors they made; tl_backward walks them from the loss in reverse topological
- * order and builds each input's gradient as a graph (grad_rules.c). */
+ * The API records each operation on tensors requiring grad, in one place
+ * (tl_api_wrap_op, api/grad.c), as a tl_ag_node: the op, the records of its inputs and
+ * the values its derivative reads (graph nodes, retained: realizing a node in place
+ * keeps its value, so a record never loses what it saved). An op is an IR op, whose
+ * derivative and saved operands are its row of the op table (graph/optab.def), or one
+ * of the composite operations below, whose rules are in grad_rules.c. Records are
+ * refcounted and held by the handles of the tensors they made.
+ *
+ * The API drives backward (api/grad.c): autograd orders the records, lists the values
+ * they saved (the API computes them) and builds each record's input gradients as
+ * graphs. Autograd reads the graph layer only: it never realizes and knows no handle. */
 #ifndef TL_AUTOGRAD_H
 #define TL_AUTOGRAD_H
 
-#include "api/context.h"
+#include "core/error.h"
+#include "graph/uop.h"
 
-/* The operations with a gradient rule: primitives by their IR op, the rest here. */
+/* The composite operations (an IR op records as itself). */
 typedef enum {
   TL_AG_LEAF = TL_NOPS, /* a tensor requiring grad made by no recorded operation */
-  TL_AG_UNARY,      /* p[0]: the IR op (NEG, EXP, ..., RELU, GELU, ABS) */
-  TL_AG_BINARY,     /* p[0]: ADD SUB MUL DIV POW MAX MIN */
-  TL_AG_WHERE,      /* inputs: cond, a, b */
-  TL_AG_CAST,
   TL_AG_REDUCE,     /* p[0]: kind (sum prod max min mean), p[1]: axes mask, p[2]: keepdim */
   TL_AG_SOFTMAX,    /* p[0]: axis, p[1]: log form */
   TL_AG_RESHAPE,
@@ -28,7 +30,6 @@ typedef enum {
   TL_AG_PAD,        /* p[0..n): before, p[n..2n): after */
   TL_AG_FLIP,       /* p[i]: axis i flipped */
   TL_AG_CAT,        /* p[0]: axis; n inputs */
-  TL_AG_CONTIGUOUS,
   TL_AG_MATMUL,
   TL_AG_GATHER,     /* inputs: table, indices (no gradient) */
 } tl_ag_op;
@@ -60,33 +61,49 @@ struct tl_ag_node {
   tl_ag_input in[];
 };
 
-/* which values a record keeps */
-enum { TL_AG_SAVE_IN0 = 1, TL_AG_SAVE_IN1 = 2, TL_AG_SAVE_IN2 = 4, TL_AG_SAVE_OUT = 8 };
+/* ---- recording (the API's tl_api_wrap_op) ---- */
+/* A record of out = op(nin inputs, params): keeps out when op's rule reads it; NULL:
+ * out of memory. Its inputs follow, each by tl_ag_set_input. */
+tl_ag_node *tl_ag_new(int op, const int64_t *params, int nparams, tl_uop *out, int nin);
+/* input i: its record (NULL: it takes no gradient) and its value, kept when read */
+void tl_ag_set_input(tl_ag_node *n, int i, tl_ag_node *fn, tl_uop *value);
+tl_ag_node *tl_ag_leaf(tl_dtype dtype, int ndim, const int64_t *shape);
+void tl_ag_release(tl_graph *g, tl_ag_node *n);
+/* TL_READS_* (graph/optab.h): what op's rule reads, with these params */
+unsigned tl_ag_reads(int op, const int64_t *params);
 
-/* Records out = op(ins) when grad mode is on and an input requires grad; returns
- * out (a handle, or NULL when the operation failed) either way. */
-tl_tensor *tl_ag_record(tl_tensor *out, int op, int nin, tl_tensor *const *ins, const int64_t *params,
-                        int nparams, unsigned save);
-void tl_ag_release(tl_ctx *ctx, tl_ag_node *n);
-/* The values the history under root saved for backward and not yet computed (views
+/* ---- backward (driven by the API's tl_backward) ---- */
+typedef struct {
+  tl_ag_node **v;
+  size_t n, cap;
+} tl_ag_list;
+/* Records reachable from root, every one after all of its inputs. skip_saved stops at
+ * records whose history is computed already. false: out of memory. */
+bool tl_ag_order(tl_ag_node *root, bool skip_saved, tl_ag_list *order);
+bool tl_ag_list_add(tl_ag_list *l, tl_ag_node *n);
+/* The values the records of order saved for backward and not yet computed (views
  * stripped to the values they view), each once, every one after those it reads; into a
- * malloc'd array (false: out of memory). Realize computes them with the tensor itself,
- * so that backward finds them computed (instead of the forward pass running once for
- * the value and again for the gradients), then marks the history saved: later
- * realizes walk only what was added since. Autograd never realizes for it. */
+ * malloc'd array (false: out of memory). */
+bool tl_ag_saved_values(const tl_ag_list *order, tl_uop ***values, size_t *n);
+void tl_ag_mark_saved(const tl_ag_list *order);
+/* The same from a root: realize computes them with the tensor itself, so that backward
+ * finds them computed (instead of the forward pass running once for the value and
+ * again for the gradients), then marks the history saved: later realizes walk only what
+ * was added since. */
 bool tl_ag_history_values(tl_ag_node *root, tl_uop ***values, size_t *n);
 void tl_ag_mark_history_saved(tl_ag_node *root);
+/* n->grad += g (a new graph node; false: out of memory) */
+bool tl_ag_accumulate(tl_graph *g, tl_ag_node *n, tl_uop *grad);
+/* how many of n's inputs take a gradient: over one, n->grad is read by several rules */
+int tl_ag_inputs_needing_grad(const tl_ag_node *n);
+/* One step of backward: the gradients of n's inputs from n->grad (grad_rules.c),
+ * accumulated into their records; n->grad is dropped. false: out of memory or an
+ * internal error (message set in err). */
+bool tl_ag_step(tl_graph *g, tl_error *err, tl_ag_node *n);
 
 /* grad_rules.c: the gradients of n's inputs given g, the gradient of its output
  * (graph nodes of the tensor graph, temporaries). grads[i] stays NULL for inputs
  * that need none. false: out of memory or an internal error (message set). */
-bool tl_ag_input_grads(tl_ctx *ctx, const tl_ag_node *n, tl_uop *g, tl_uop **grads);
-
-/* ops.c: numpy matmul of two nodes (NULL and an error on bad shapes). */
-tl_uop *tl_api_matmul(tl_ctx *ctx, tl_uop *a, tl_uop *b);
-/* realize.c: computes u and turns it into a buffer in place (constants stay). */
-tl_status tl_api_realize_node(tl_ctx *ctx, tl_uop *u);
-/* realize.c: computes the nodes, in as few realizes as it can (tl_realize_many). */
-tl_status tl_api_realize_nodes(tl_ctx *ctx, size_t n, tl_uop *const *us);
+bool tl_ag_input_grads(tl_graph *g, tl_error *err, const tl_ag_node *n, tl_uop *grad, tl_uop **grads);
 
 #endif

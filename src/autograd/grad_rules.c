@@ -1,4 +1,6 @@
-/* grad_rules.c — the gradient of every recorded operation, as graph nodes.
+/* grad_rules.c — the gradient of every recorded operation, as graph nodes: an IR op's
+ * from the derivative in its row of the op table (graph/optab.def), a composite's from
+ * its rule here.
  *
  * Rules work in the operation's compute dtype and output shape; unbroadcast() then
  * sums a gradient over the axes an input was broadcast along and casts it back to
@@ -7,12 +9,15 @@
 #include <string.h>
 
 #include "autograd/autograd.h"
-#include "graph/rewrite.h"
+#include "graph/build.h"
 
 typedef struct {
-  tl_ctx *ctx;
   tl_graph *g;
+  tl_error *err;
   const tl_ag_node *n;
+  tl_uop *grad;          /* the output's gradient, in the output's dtype */
+  tl_uop *operand[3];    /* the inputs as the derivative reads them, built when first read */
+  tl_uop *out, *cond;
 } rule;
 
 static tl_uop *konst(rule *r, tl_uop *like, double v) { return like ? tl_build_const_like(r->g, like, v) : NULL; }
@@ -27,12 +32,12 @@ static tl_uop *sel(rule *r, tl_uop *c, tl_uop *a, tl_uop *b) {
 static tl_uop *full(rule *r, tl_uop *u) {
   if (!u) return NULL;
   u = tl_build_cast(r->g, u, r->n->dtype);
-  return tl_api_broadcast_to(r->ctx, u, r->n->ndim, r->n->shape);
+  return tl_build_broadcast_to(r->g, u, r->n->ndim, r->n->shape);
 }
 static tl_uop *in_value(rule *r, int i) { return full(r, r->n->in[i].value); }
 
 static tl_uop *reshape(rule *r, tl_uop *u, int ndim, const int64_t *shape) {
-  return tl_api_view(r->ctx, u, TL_MOVE_RESHAPE, shape, NULL, NULL, NULL, ndim);
+  return tl_build_view(r->g, u, TL_MOVE_RESHAPE, shape, NULL, NULL, NULL, ndim);
 }
 
 /* g summed down to (ndim, shape) along the axes that were broadcast, then cast */
@@ -42,7 +47,7 @@ static tl_uop *unbroadcast(rule *r, tl_uop *g, int ndim, const int64_t *shape, t
   uint64_t mask = 0;
   for (int i = 0; i < g->ndim; i++)
     if (i < lead || (shape[i - lead] == 1 && g->shape[i] != 1)) mask |= (uint64_t)1 << i;
-  if (mask) g = tl_api_reduce(r->ctx, g, TL_OP_RSUM, mask);
+  if (mask) g = tl_build_reduce(r->g, g, TL_OP_RSUM, mask);
   g = reshape(r, g, ndim, shape);
   return g ? tl_build_cast(r->g, g, dtype) : NULL;
 }
@@ -51,82 +56,89 @@ static tl_uop *to_input(rule *r, tl_uop *g, int i) {
   return unbroadcast(r, g, in->ndim, in->shape, in->dtype);
 }
 
-/* ---- elementwise ------------------------------------------------------------------ */
-static tl_uop *unary_grad(rule *r, tl_uop *g) {
-  tl_uop *x = in_value(r, 0), *y = full(r, r->n->out);
-  switch ((int)r->n->p[0]) {
-  case TL_OP_NEG: return un(r, TL_OP_NEG, g);
-  case TL_OP_EXP: return mul(r, g, y);
-  case TL_OP_LOG: return bin(r, TL_OP_DIV, g, x);
-  case TL_OP_SQRT: return bin(r, TL_OP_DIV, g, mul(r, y, konst(r, y, 2)));
-  case TL_OP_SIN: return mul(r, g, un(r, TL_OP_COS, x));
-  case TL_OP_COS: return un(r, TL_OP_NEG, mul(r, g, un(r, TL_OP_SIN, x)));
-  case TL_OP_TANH: return mul(r, g, bin(r, TL_OP_SUB, konst(r, y, 1), mul(r, y, y)));
-  case TL_OP_SIGMOID: return mul(r, g, mul(r, y, bin(r, TL_OP_SUB, konst(r, y, 1), y)));
-  case TL_OP_RELU: return sel(r, bin(r, TL_OP_CMPGT, y, konst(r, y, 0)), g, konst(r, g, 0));
-  case TL_OP_RECIP: return un(r, TL_OP_NEG, mul(r, g, mul(r, y, y)));
-  case TL_OP_ABS: { /* sign(x), 0 at 0 */
-    tl_uop *zero = konst(r, x, 0);
-    tl_uop *s = sel(r, bin(r, TL_OP_CMPGT, x, zero), konst(r, x, 1),
-                    sel(r, bin(r, TL_OP_CMPLT, x, zero), konst(r, x, -1), zero));
-    return mul(r, g, s);
-  }
-  case TL_OP_GELU: { /* d/dx x Phi(x) = Phi(x) + x phi(x), phi(x) = exp(-x^2 / 2) / sqrt(2 pi) */
-    tl_uop *cdf = mul(r, konst(r, x, 0.5),
-                      bin(r, TL_OP_ADD, konst(r, x, 1), un(r, TL_OP_ERF, mul(r, x, konst(r, x, 0.7071067811865476)))));
-    tl_uop *pdf = mul(r, konst(r, x, 0.3989422804014327), un(r, TL_OP_EXP, mul(r, mul(r, x, x), konst(r, x, -0.5))));
-    return mul(r, g, bin(r, TL_OP_ADD, cdf, mul(r, x, pdf)));
-  }
-  case TL_OP_GELU_TANH: { /* d/dx 0.5 x (1 + tanh(c (x + k x^3))) */
-    const double c = 0.7978845608028654, k = 0.044715;
-    tl_uop *x2 = mul(r, x, x);
-    tl_uop *t = un(r, TL_OP_TANH, mul(r, konst(r, x, c), mul(r, x, bin(r, TL_OP_ADD, konst(r, x, 1), mul(r, konst(r, x, k), x2)))));
-    tl_uop *dt = mul(r, bin(r, TL_OP_SUB, konst(r, x, 1), mul(r, t, t)),
-                     mul(r, konst(r, x, c), bin(r, TL_OP_ADD, konst(r, x, 1), mul(r, konst(r, x, 3 * k), x2))));
-    tl_uop *d = bin(r, TL_OP_ADD, mul(r, konst(r, x, 0.5), bin(r, TL_OP_ADD, konst(r, x, 1), t)),
-                    mul(r, mul(r, konst(r, x, 0.5), x), dt));
-    return mul(r, g, d);
-  }
-  }
-  tl_error_set(&r->ctx->err, TL_ERR_INTERNAL, "backward: no gradient rule for %s", tl_op_name((int)r->n->p[0]));
-  return NULL;
+/* ---- elementwise: the derivatives of the op table's rows ---------------------------- */
+static tl_uop *operand(rule *r, int i) {
+  if (!r->operand[i]) r->operand[i] = in_value(r, i);
+  return r->operand[i];
+}
+static tl_uop *output(rule *r) {
+  if (!r->out) r->out = full(r, r->n->out);
+  return r->out;
+}
+static tl_uop *condition(rule *r) { /* src0 as a bool */
+  if (!r->cond)
+    r->cond = tl_build_broadcast_to(r->g, tl_build_cast(r->g, r->n->in[0].value, TL_BOOL), r->n->ndim, r->n->shape);
+  return r->cond;
 }
 
-/* maximum/minimum: the winner takes the gradient, a tie shares it equally */
-static void extreme_grad(rule *r, tl_uop *g, tl_uop *a, tl_uop *b, bool is_max, tl_uop **ga, tl_uop **gb) {
-  tl_uop *wins_a = is_max ? bin(r, TL_OP_CMPGT, a, b) : bin(r, TL_OP_CMPLT, a, b);
-  tl_uop *wins_b = is_max ? bin(r, TL_OP_CMPGT, b, a) : bin(r, TL_OP_CMPLT, b, a);
-  tl_uop *half = mul(r, g, konst(r, g, 0.5)), *zero = konst(r, g, 0);
-  *ga = sel(r, wins_a, g, sel(r, wins_b, zero, half));
-  *gb = sel(r, wins_b, g, sel(r, wins_a, zero, half));
-}
+#define G (r->grad)
+#define A operand(r, 0)
+#define B operand(r, 1)
+#define C condition(r)
+#define OUT output(r)
+#define K(v) konst(r, r->grad, v)
+#define NONE NULL
+#define NEG(x) un(r, TL_OP_NEG, x)
+#define EXP(x) un(r, TL_OP_EXP, x)
+#define LOG(x) un(r, TL_OP_LOG, x)
+#define SIN(x) un(r, TL_OP_SIN, x)
+#define COS(x) un(r, TL_OP_COS, x)
+#define TANH(x) un(r, TL_OP_TANH, x)
+#define ERF(x) un(r, TL_OP_ERF, x)
+#define ADD(x, y) bin(r, TL_OP_ADD, x, y)
+#define SUB(x, y) bin(r, TL_OP_SUB, x, y)
+#define MUL(x, y) mul(r, x, y)
+#define DIV(x, y) bin(r, TL_OP_DIV, x, y)
+#define POW(x, y) bin(r, TL_OP_POW, x, y)
+#define CMPGT(x, y) bin(r, TL_OP_CMPGT, x, y)
+#define CMPLT(x, y) bin(r, TL_OP_CMPLT, x, y)
+#define WHERE(c, x, y) sel(r, c, x, y)
+/* d_NAME(r, i): the gradient to operand i (NULL: none flows there) */
+#define OP(name, kind, flags, fsem, isem, c32, c64, cint, d0, d1, d2) \
+  static tl_uop *d_##name(rule *r, int i) {                             \
+    (void)r;                                                            \
+    return i == 0 ? (d0) : i == 1 ? (d1) : (d2);                        \
+  }
+#include "graph/optab.def"
+#undef OP
+static tl_uop *(*const derivative[TL_NOPS])(rule *, int) = {
+#define OP(name, ...) [TL_OP_##name] = d_##name,
+#include "graph/optab.def"
+#undef OP
+};
+#undef G
+#undef A
+#undef B
+#undef C
+#undef OUT
+#undef K
+#undef NONE
+#undef NEG
+#undef EXP
+#undef LOG
+#undef SIN
+#undef COS
+#undef TANH
+#undef ERF
+#undef ADD
+#undef SUB
+#undef MUL
+#undef DIV
+#undef POW
+#undef CMPGT
+#undef CMPLT
+#undef WHERE
 
-static void binary_grad(rule *r, tl_uop *g, tl_uop **ga, tl_uop **gb) {
+static bool elementwise_grads(rule *r, tl_uop **grads) {
   const tl_ag_node *n = r->n;
-  tl_uop *a = n->in[0].value ? in_value(r, 0) : NULL, *b = n->in[1].value ? in_value(r, 1) : NULL;
-  switch ((int)n->p[0]) {
-  case TL_OP_ADD: *ga = g, *gb = g; break;
-  case TL_OP_SUB: *ga = g, *gb = un(r, TL_OP_NEG, g); break;
-  case TL_OP_MUL: *ga = mul(r, g, b), *gb = mul(r, g, a); break;
-  case TL_OP_DIV: { /* a / b: g / b and -g a / b^2 = -(g / b) y */
-    tl_uop *gb_ = bin(r, TL_OP_DIV, g, b);
-    *ga = gb_;
-    *gb = un(r, TL_OP_NEG, mul(r, gb_, full(r, n->out)));
-    break;
+  unsigned flows = tl_optab[n->op].grads;
+  if (!flows) {
+    tl_error_set(r->err, TL_ERR_INTERNAL, "backward: no gradient rule for %s", tl_op_name(n->op));
+    return false;
   }
-  case TL_OP_POW: { /* a^b: g b a^(b-1), g y log a (0 where a <= 0: log is undefined there) */
-    tl_uop *y = full(r, n->out);
-    *ga = mul(r, g, mul(r, b, bin(r, TL_OP_POW, a, bin(r, TL_OP_SUB, b, konst(r, b, 1)))));
-    tl_uop *pos = bin(r, TL_OP_CMPGT, a, konst(r, a, 0));
-    tl_uop *safe = sel(r, pos, a, konst(r, a, 1));
-    *gb = sel(r, pos, mul(r, g, mul(r, y, un(r, TL_OP_LOG, safe))), konst(r, g, 0));
-    break;
-  }
-  case TL_OP_MAX: extreme_grad(r, g, a, b, true, ga, gb); break;
-  case TL_OP_MIN: extreme_grad(r, g, a, b, false, ga, gb); break;
-  default:
-    tl_error_set(&r->ctx->err, TL_ERR_INTERNAL, "backward: no gradient rule for %s", tl_op_name((int)n->p[0]));
-  }
+  for (int i = 0; i < n->nin && i < 3; i++)
+    if (n->in[i].fn && (flows >> i & 1)) grads[i] = to_input(r, derivative[n->op](r, i), i);
+  return true;
 }
 
 /* ---- reductions ------------------------------------------------------------------- */
@@ -134,7 +146,7 @@ static void binary_grad(rule *r, tl_uop *g, tl_uop **ga, tl_uop **gb) {
 static tl_uop *spread(rule *r, tl_uop *g, int in_ndim, const int64_t *in_shape, uint64_t mask) {
   int64_t kept[TL_MAX_DIMS];
   for (int i = 0; i < in_ndim; i++) kept[i] = (mask >> i & 1) ? 1 : in_shape[i];
-  return tl_api_broadcast_to(r->ctx, reshape(r, g, in_ndim, kept), in_ndim, in_shape);
+  return tl_build_broadcast_to(r->g, reshape(r, g, in_ndim, kept), in_ndim, in_shape);
 }
 
 static tl_uop *reduce_grad(rule *r, tl_uop *g) {
@@ -155,15 +167,15 @@ static tl_uop *reduce_grad(rule *r, tl_uop *g) {
   case TL_AG_MAX:
   case TL_AG_MIN: { /* shared among the elements equal to the extreme */
     tl_uop *hit = tl_build_cast(r->g, bin(r, TL_OP_CMPEQ, x, y), n->dtype);
-    tl_uop *count = spread(r, tl_api_reduce(r->ctx, hit, TL_OP_RSUM, mask), in->ndim, in->shape, mask);
+    tl_uop *count = spread(r, tl_build_reduce(r->g, hit, TL_OP_RSUM, mask), in->ndim, in->shape, mask);
     return mul(r, gs, bin(r, TL_OP_DIV, hit, count));
   }
   case TL_AG_PROD: { /* the product of the others: y / x, or, at a zero, the rest's product */
     tl_uop *zero = konst(r, x, 0), *one = konst(r, x, 1);
     tl_uop *is_zero = bin(r, TL_OP_CMPEQ, x, zero);
     tl_uop *nonzero = sel(r, is_zero, one, x);
-    tl_uop *rest = tl_api_reduce(r->ctx, nonzero, TL_OP_RPROD, mask);
-    tl_uop *zeros = tl_api_reduce(r->ctx, tl_build_cast(r->g, is_zero, n->dtype), TL_OP_RSUM, mask);
+    tl_uop *rest = tl_build_reduce(r->g, nonzero, TL_OP_RPROD, mask);
+    tl_uop *zeros = tl_build_reduce(r->g, tl_build_cast(r->g, is_zero, n->dtype), TL_OP_RSUM, mask);
     rest = spread(r, rest, in->ndim, in->shape, mask);
     zeros = spread(r, zeros, in->ndim, in->shape, mask);
     tl_uop *at_zero = sel(r, bin(r, TL_OP_CMPEQ, zeros, one), rest, zero);
@@ -179,19 +191,19 @@ static tl_uop *softmax_grad(rule *r, tl_uop *g) {
   uint64_t mask = (uint64_t)1 << n->p[0];
   tl_uop *y = n->out;
   if (n->p[1]) {
-    tl_uop *s = spread(r, tl_api_reduce(r->ctx, g, TL_OP_RSUM, mask), n->ndim, n->shape, mask);
+    tl_uop *s = spread(r, tl_build_reduce(r->g, g, TL_OP_RSUM, mask), n->ndim, n->shape, mask);
     return bin(r, TL_OP_SUB, g, mul(r, un(r, TL_OP_EXP, y), s));
   }
-  tl_uop *s = spread(r, tl_api_reduce(r->ctx, mul(r, g, y), TL_OP_RSUM, mask), n->ndim, n->shape, mask);
+  tl_uop *s = spread(r, tl_build_reduce(r->g, mul(r, g, y), TL_OP_RSUM, mask), n->ndim, n->shape, mask);
   return mul(r, y, bin(r, TL_OP_SUB, g, s));
 }
 
 /* ---- movement --------------------------------------------------------------------- */
 static tl_uop *shrink_to(rule *r, tl_uop *g, const int64_t *begin, const int64_t *end) {
-  return tl_api_view(r->ctx, g, TL_MOVE_SHRINK, begin, end, NULL, NULL, g ? g->ndim : 0);
+  return tl_build_view(r->g, g, TL_MOVE_SHRINK, begin, end, NULL, NULL, g ? g->ndim : 0);
 }
 static tl_uop *pad_by(rule *r, tl_uop *g, const int64_t *before, const int64_t *after) {
-  return tl_api_view(r->ctx, g, TL_MOVE_PAD, before, after, NULL, NULL, g ? g->ndim : 0);
+  return tl_build_view(r->g, g, TL_MOVE_PAD, before, after, NULL, NULL, g ? g->ndim : 0);
 }
 
 /* the gradient of x[start:stop:step] along axis: g spread back to every step-th place */
@@ -209,7 +221,7 @@ static tl_uop *slice_grad(rule *r, tl_uop *g) {
     }
     g = reshape(r, g, nd + 1, s);
     pa[axis + 1] = step - 1;
-    g = tl_api_view(r->ctx, g, TL_MOVE_PAD, z, pa, NULL, NULL, nd + 1);
+    g = tl_build_view(r->g, g, TL_MOVE_PAD, z, pa, NULL, NULL, nd + 1);
     memcpy(s, r->n->shape, sizeof(int64_t) * (size_t)nd);
     s[axis] = cnt * step;
     g = reshape(r, g, nd, s);
@@ -220,7 +232,7 @@ static tl_uop *slice_grad(rule *r, tl_uop *g) {
     int64_t s[TL_MAX_DIMS];
     memcpy(s, r->n->shape, sizeof s);
     s[axis] = len;
-    g = tl_api_broadcast_to(r->ctx, tl_build_const(r->g, r->n->dtype, 0), nd, s);
+    g = tl_build_broadcast_to(r->g, tl_build_const(r->g, r->n->dtype, 0), nd, s);
   }
   before[axis] = start;
   after[axis] = in->shape[axis] - stop;
@@ -233,12 +245,11 @@ static tl_uop *movement_grad(rule *r, tl_uop *g) {
   int nd = in->ndim;
   switch (n->op) {
   case TL_AG_RESHAPE: return reshape(r, g, nd, in->shape);
-  case TL_AG_CONTIGUOUS: return g;
   case TL_AG_EXPAND: return unbroadcast(r, g, nd, in->shape, n->dtype);
   case TL_AG_PERMUTE: {
     int inverse[TL_MAX_DIMS];
     for (int i = 0; i < nd; i++) inverse[n->p[i]] = i;
-    return tl_api_view(r->ctx, g, TL_MOVE_PERMUTE, NULL, NULL, inverse, NULL, nd);
+    return tl_build_view(r->g, g, TL_MOVE_PERMUTE, NULL, NULL, inverse, NULL, nd);
   }
   case TL_AG_SHRINK: {
     int64_t before[TL_MAX_DIMS], after[TL_MAX_DIMS];
@@ -259,7 +270,7 @@ static tl_uop *movement_grad(rule *r, tl_uop *g) {
   case TL_AG_FLIP: {
     bool flags[TL_MAX_DIMS];
     for (int i = 0; i < nd; i++) flags[i] = n->p[i] != 0;
-    return tl_api_view(r->ctx, g, TL_MOVE_FLIP, NULL, NULL, NULL, flags, nd);
+    return tl_build_view(r->g, g, TL_MOVE_FLIP, NULL, NULL, NULL, flags, nd);
   }
   case TL_AG_SLICE: return slice_grad(r, g);
   }
@@ -272,7 +283,7 @@ static tl_uop *swap_last(rule *r, tl_uop *u) {
   for (int i = 0; i < u->ndim; i++) perm[i] = i;
   perm[u->ndim - 2] = u->ndim - 1;
   perm[u->ndim - 1] = u->ndim - 2;
-  return tl_api_view(r->ctx, u, TL_MOVE_PERMUTE, NULL, NULL, perm, NULL, u->ndim);
+  return tl_build_view(r->g, u, TL_MOVE_PERMUTE, NULL, NULL, perm, NULL, u->ndim);
 }
 
 static void matmul_grad(rule *r, tl_uop *g, tl_uop **ga, tl_uop **gb) {
@@ -293,59 +304,63 @@ static void matmul_grad(rule *r, tl_uop *g, tl_uop **ga, tl_uop **gb) {
   tl_uop *a2 = reshape(r, a, nda, sa), *b2 = reshape(r, b, ndb, sb), *g2 = reshape(r, g, k, sg);
   if (!a2 || !b2 || !g2) return;
   if (ia->fn) {
-    tl_uop *full_a = tl_api_matmul(r->ctx, g2, swap_last(r, b2));
+    tl_uop *full_a = tl_build_matmul(r->g, g2, swap_last(r, b2));
     *ga = reshape(r, unbroadcast(r, full_a, nda, sa, ia->dtype), ia->ndim, ia->shape);
   }
   if (ib->fn) {
-    tl_uop *full_b = tl_api_matmul(r->ctx, swap_last(r, a2), g2);
+    tl_uop *full_b = tl_build_matmul(r->g, swap_last(r, a2), g2);
     *gb = reshape(r, unbroadcast(r, full_b, ndb, sb, ib->dtype), ib->ndim, ib->shape);
   }
 }
 
 /* ---- dispatch --------------------------------------------------------------------- */
-bool tl_ag_input_grads(tl_ctx *ctx, const tl_ag_node *n, tl_uop *g, tl_uop **grads) {
-  rule r = {ctx, &ctx->graph, n};
-  g = tl_build_cast(r.g, g, n->dtype);
+unsigned tl_ag_reads(int op, const int64_t *p) {
+  if (op >= 0 && op < TL_NOPS) return tl_optab[op].reads;
+  switch (op) {
+  case TL_AG_REDUCE: return p[0] == TL_AG_SUM || p[0] == TL_AG_MEAN ? 0 : TL_READS_IN0 | TL_READS_OUT;
+  case TL_AG_SOFTMAX: return TL_READS_OUT;
+  case TL_AG_MATMUL: return TL_READS_IN0 | TL_READS_IN1;
+  case TL_AG_GATHER: return TL_READS_IN1;
+  default: return 0; /* movement and cat read nothing */
+  }
+}
+
+static void cat_grads(rule *r, tl_uop *g, tl_uop **grads) {
+  const tl_ag_node *n = r->n;
+  int axis = (int)n->p[0];
+  int64_t off = 0, begin[TL_MAX_DIMS] = {0}, end[TL_MAX_DIMS];
+  memcpy(end, n->shape, sizeof end);
+  for (int i = 0; i < n->nin; i++) {
+    begin[axis] = off;
+    end[axis] = off + n->in[i].shape[axis];
+    off = end[axis];
+    if (n->in[i].fn) grads[i] = to_input(r, shrink_to(r, g, begin, end), i);
+  }
+}
+
+bool tl_ag_input_grads(tl_graph *gr, tl_error *err, const tl_ag_node *n, tl_uop *grad, tl_uop **grads) {
+  rule r = {gr, err, n, tl_build_cast(gr, grad, n->dtype), {NULL, NULL, NULL}, NULL, NULL};
+  tl_uop *g = r.grad;
+  bool needs_all = true; /* every input with a record gets a gradient */
   switch (n->op) {
-  case TL_AG_UNARY: grads[0] = to_input(&r, unary_grad(&r, g), 0); break;
-  case TL_AG_BINARY: {
-    tl_uop *ga = NULL, *gb = NULL;
-    binary_grad(&r, g, &ga, &gb);
-    if (n->in[0].fn) grads[0] = to_input(&r, ga, 0);
-    if (n->in[1].fn) grads[1] = to_input(&r, gb, 1);
-    break;
-  }
-  case TL_AG_WHERE: {
-    tl_uop *c = tl_api_broadcast_to(ctx, tl_build_cast(r.g, n->in[0].value, TL_BOOL), n->ndim, n->shape);
-    tl_uop *zero = konst(&r, g, 0);
-    if (n->in[1].fn) grads[1] = to_input(&r, sel(&r, c, g, zero), 1);
-    if (n->in[2].fn) grads[2] = to_input(&r, sel(&r, c, zero, g), 2);
-    break;
-  }
-  case TL_AG_CAST: grads[0] = to_input(&r, g, 0); break;
   case TL_AG_REDUCE: grads[0] = to_input(&r, reduce_grad(&r, g), 0); break;
   case TL_AG_SOFTMAX: grads[0] = to_input(&r, softmax_grad(&r, g), 0); break;
-  case TL_AG_CAT: {
-    int axis = (int)n->p[0];
-    int64_t off = 0, begin[TL_MAX_DIMS] = {0}, end[TL_MAX_DIMS];
-    memcpy(end, n->shape, sizeof end);
-    for (int i = 0; i < n->nin; i++) {
-      begin[axis] = off;
-      end[axis] = off + n->in[i].shape[axis];
-      off = end[axis];
-      if (n->in[i].fn) grads[i] = to_input(&r, shrink_to(&r, g, begin, end), i);
-    }
-    break;
-  }
+  case TL_AG_CAT: cat_grads(&r, g, grads); break;
   case TL_AG_MATMUL: matmul_grad(&r, g, &grads[0], &grads[1]); break;
   case TL_AG_GATHER: /* each picked row's gradient goes back to its row; the indices take none */
-    if (n->in[0].fn) grads[0] = tl_api_scatter_add(ctx, g, n->in[1].value, n->in[0].shape[0]);
+    if (n->in[0].fn) grads[0] = tl_build_scatter_add(gr, g, n->in[1].value, n->in[0].shape[0]);
     break;
-  default: grads[0] = to_input(&r, movement_grad(&r, g), 0); break;
+  default:
+    if (n->op < TL_NOPS) {
+      if (!elementwise_grads(&r, grads)) return false;
+      needs_all = false;
+    } else {
+      grads[0] = to_input(&r, movement_grad(&r, g), 0);
+    }
   }
-  for (int i = n->op == TL_AG_WHERE ? 1 : 0; i < n->nin; i++) /* a condition takes no gradient */
-    if (n->in[i].fn && !grads[i]) {
-      if (!ctx->err.status) tl_error_set(&ctx->err, TL_ERR_NOMEM, "backward: out of memory building gradients");
+  for (int i = 0; i < n->nin; i++)
+    if (n->in[i].fn && !grads[i] && (needs_all || (i < 3 && (tl_optab[n->op].grads >> i & 1)))) {
+      if (!err->status) tl_error_set(err, TL_ERR_NOMEM, "backward: out of memory building gradients");
       return false;
     }
   return true;

@@ -44,10 +44,30 @@ TL_SCATTER_ADD(tl_scatter_add_f64_i64, double, tl_i64)
  * sizes are shared with the lowering. */
 #ifndef TL_KERNEL_PRELUDE_GEMM_H
 #define TL_KERNEL_PRELUDE_GEMM_H
+/* The micro-tile is sized for the vectors the kernel is compiled for: with AVX-512
+ * (`-march=native` on such a CPU defines __AVX512F__) 12 rows by two 64-byte vectors,
+ * C in 24 of the 32 zmm registers; otherwise 6 rows by two 32-byte vectors, 12 of 16
+ * ymm. TL_GEMM_WIDE forces the wide tile without AVX-512 (GCC splits each vector in
+ * two: slow, same results), so the tests run the 512-bit layout on any machine. */
+#if defined(__AVX512F__) || defined(TL_GEMM_WIDE)
+#define TL_GEMM_MR 12         /* rows of C a micro-kernel holds */
+#define TL_GEMM_VBYTES 64     /* one vector: AVX-512 (16 f32, 8 f64); NR is two vectors */
+#define TL_GEMM_EACH_ROW(X) X(0) X(1) X(2) X(3) X(4) X(5) X(6) X(7) X(8) X(9) X(10) X(11)
+#else
 #define TL_GEMM_MR 6          /* rows of C a micro-kernel holds */
 #define TL_GEMM_VBYTES 32     /* one vector: AVX2 (8 f32, 4 f64); NR is two vectors */
-#define TL_GEMM_KC 256        /* depth of a packed block: a B micro-panel (KC x NR) is 16 KiB, in L1 */
+#define TL_GEMM_EACH_ROW(X) X(0) X(1) X(2) X(3) X(4) X(5)
+#endif
+/* The lowering (compiled into the library, which does not know the kernel's vectors)
+ * cuts C into unit tiles that are whole micro-tiles of either build. */
+#define TL_GEMM_UNIT_MR 12
+#define TL_GEMM_UNIT_VBYTES 64
+#ifndef TL_GEMM_KC
+#define TL_GEMM_KC 256        /* depth of a packed block: a B micro-panel (KC x NR) is 16 KiB (AVX2), in L1 */
+#endif
+#ifndef TL_GEMM_MC
 #define TL_GEMM_MC 144        /* rows of A packed at a time: 144 x 256 f32 = 144 KiB, in L2 */
+#endif
 #define TL_GEMM_NC_BYTES 4096 /* columns of B packed at a time, times the element size (1 MiB) */
 #define TL_GEMM_MAXB 8        /* batch axes */
 #define TL_GEMM_PACK_B_ROWS 12 /* B is packed for more rows than this */
@@ -86,18 +106,19 @@ static inline tl_i64 tl_gemm_min(tl_i64 a, tl_i64 b) { return a < b ? a : b; }
  * reads MR values of one k together), padded with zero rows; a B block (kc x nc) to
  * panels of NR columns, k-major, padded with zero columns. Loop order follows the
  * operand's unit stride so reads stay sequential. */
+#define TL_GEMM_PACK_ROW(i) __typeof__(src) r##i = src + i * sam;
+#define TL_GEMM_PACK_COPY(i) o[i] = r##i[x];
 #define TL_GEMM_PACK(T, S)                                                                        \
   static inline void tl_pack_a_##S(const T *a, tl_i64 sam, tl_i64 sak, tl_i64 mc, tl_i64 kc, T *dst) {   \
     for (tl_i64 i0 = 0; i0 < mc; i0 += TL_GEMM_MR, dst += TL_GEMM_MR * kc) {                      \
       tl_i64 h = tl_gemm_min(TL_GEMM_MR, mc - i0);                                                \
       const T *src = a + i0 * sam;                                                                \
-      if (h == TL_GEMM_MR) { /* the rows side by side: six streams for the prefetcher */          \
-        const T *r0 = src, *r1 = src + sam, *r2 = src + 2 * sam, *r3 = src + 3 * sam;             \
-        const T *r4 = src + 4 * sam, *r5 = src + 5 * sam;                                         \
+      if (h == TL_GEMM_MR) { /* the rows side by side: MR streams for the prefetcher */           \
+        TL_GEMM_EACH_ROW(TL_GEMM_PACK_ROW)                                                        \
         for (tl_i64 k = 0; k < kc; k++) {                                                         \
           T *o = dst + k * TL_GEMM_MR;                                                            \
           tl_i64 x = k * sak;                                                                     \
-          o[0] = r0[x], o[1] = r1[x], o[2] = r2[x], o[3] = r3[x], o[4] = r4[x], o[5] = r5[x];     \
+          TL_GEMM_EACH_ROW(TL_GEMM_PACK_COPY)                                                     \
         }                                                                                         \
       } else {                                                                                    \
         for (tl_i64 k = 0; k < kc; k++)                                                           \
@@ -125,12 +146,14 @@ static inline tl_i64 tl_gemm_min(tl_i64 a, tl_i64 b) { return a < b ? a : b; }
 
 #if defined(__GNUC__) && !defined(__TINYC__)
 /* The micro-kernel: C[0:mr, 0:nr] (+)= A[0:mr, 0:kc] B[0:kc, 0:NR], an MR x NR block
- * of C in 12 vector registers (AVX2: 12 of 16 ymm; two more for a row of B, one for
- * a broadcast A value), an FMA each. A is read at a[i*ars + k*acs] (packed: ars 1,
+ * of C in 2 MR vector registers (AVX2: 12 of 16 ymm, AVX-512: 24 of 32 zmm; two more
+ * for a row of B, one for a broadcast A value), an FMA each. A is read at a[i*ars + k*acs] (packed: ars 1,
  * acs MR), B at b[k*bcs + j] (packed: bcs NR). Rows past mr read the last valid row
  * (their sums are dropped), so an unpacked A is never read out of bounds; columns past
  * nr must be readable (packed, zero). Without AVX (valgrind's build) GCC splits every
  * vector in two: slower, same results. */
+#define TL_GEMM_A_ROW(i) const T *a##i = a + (mr > i ? i : mr - 1) * ars;
+#define TL_GEMM_C_ROW(i) V c##i##0 = {0}, c##i##1 = {0};
 #define TL_GEMM_ROW(i)                                                                            \
   {                                                                                               \
     T s_ = a##i[k * acs];                                                                         \
@@ -162,9 +185,7 @@ static inline tl_i64 tl_gemm_min(tl_i64 a, tl_i64 b) { return a < b ? a : b; }
   static inline void tl_ukr_##S(tl_i64 kc, const T *a, tl_i64 ars, tl_i64 acs, const T *b, tl_i64 bcs, \
                                 T *c, tl_i64 ldc, int mr, int nr, int add) {                      \
     enum { LANES = TL_GEMM_VBYTES / sizeof(T), NRV = 2 * LANES };                                 \
-    const T *a0 = a, *a1 = a + (mr > 1 ? 1 : mr - 1) * ars, *a2 = a + (mr > 2 ? 2 : mr - 1) * ars; \
-    const T *a3 = a + (mr > 3 ? 3 : mr - 1) * ars, *a4 = a + (mr > 4 ? 4 : mr - 1) * ars;         \
-    const T *a5 = a + (mr > 5 ? 5 : mr - 1) * ars;                                                \
+    TL_GEMM_EACH_ROW(TL_GEMM_A_ROW)                                                               \
     if (mr == 1) { /* one row (a row times a matrix, an edge): four chains over k, not six rows */ \
       V s0 = {0}, s1 = {0}, s2 = {0}, s3 = {0}, s4 = {0}, s5 = {0}, s6 = {0}, s7 = {0};            \
       tl_i64 k = 0;                                                                               \
@@ -198,29 +219,38 @@ static inline tl_i64 tl_gemm_min(tl_i64 a, tl_i64 b) { return a < b ? a : b; }
       __builtin_prefetch(c + i_ * ldc, 1);                                                        \
       __builtin_prefetch(c + i_ * ldc + NRV - 1, 1);                                              \
     }                                                                                             \
-    V c00 = {0}, c01 = {0}, c10 = {0}, c11 = {0}, c20 = {0}, c21 = {0};                          \
-    V c30 = {0}, c31 = {0}, c40 = {0}, c41 = {0}, c50 = {0}, c51 = {0};                          \
+    TL_GEMM_EACH_ROW(TL_GEMM_C_ROW)                                                               \
     for (tl_i64 k = 0; k < kc; k++, b += bcs) {                                                   \
       V b0, b1;                                                                                   \
       __builtin_memcpy(&b0, b, sizeof(V));                                                        \
       __builtin_memcpy(&b1, b + LANES, sizeof(V));                                                \
-      TL_GEMM_ROW(0) TL_GEMM_ROW(1) TL_GEMM_ROW(2) TL_GEMM_ROW(3) TL_GEMM_ROW(4) TL_GEMM_ROW(5)   \
+      TL_GEMM_EACH_ROW(TL_GEMM_ROW)                                                               \
     }                                                                                             \
-    TL_GEMM_STORE(0) TL_GEMM_STORE(1) TL_GEMM_STORE(2) TL_GEMM_STORE(3) TL_GEMM_STORE(4)          \
-    TL_GEMM_STORE(5)                                                                              \
+    TL_GEMM_EACH_ROW(TL_GEMM_STORE)                                                               \
   }
 typedef float tl_vf32 __attribute__((vector_size(TL_GEMM_VBYTES)));
 typedef double tl_vf64 __attribute__((vector_size(TL_GEMM_VBYTES)));
 #define T float
 #define V tl_vf32
-#define TL_BC(s) ((V){s, s, s, s, s, s, s, s})
+#define TL_BC4(s) s, s, s, s
+#define TL_BC8(s) TL_BC4(s), TL_BC4(s)
+#define TL_BC16(s) TL_BC8(s), TL_BC8(s)
+#if TL_GEMM_VBYTES == 64
+#define TL_BC(s) ((V){TL_BC16(s)})
+#else
+#define TL_BC(s) ((V){TL_BC8(s)})
+#endif
 TL_GEMM_UKR(f32)
 #undef TL_BC
 #undef V
 #undef T
 #define T double
 #define V tl_vf64
-#define TL_BC(s) ((V){s, s, s, s})
+#if TL_GEMM_VBYTES == 64
+#define TL_BC(s) ((V){TL_BC8(s)})
+#else
+#define TL_BC(s) ((V){TL_BC4(s)})
+#endif
 TL_GEMM_UKR(f64)
 #undef TL_BC
 #undef V

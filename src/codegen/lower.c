@@ -5,11 +5,11 @@
 #include <string.h>
 
 #include "codegen/kernel_prelude.h" /* the GEMM's tile sizes */
+#include "core/hash.h"
 #include "core/shapetracker.h"
+#include "core/vec.h"
 
 typedef struct memo_entry {
-  struct memo_entry *next;
-  uint64_t hash;
   const tl_uop *node, *guard;
   int ndim;
   tl_uop *idx[TL_MAX_DIMS];
@@ -21,7 +21,7 @@ typedef struct {
   const tl_schedule *sched;
   tl_uop *kroot;
   tl_uop *sums; /* the GEMM whose epilogue this kernel is: read from slot 0 */
-  memo_entry *memo[4096];
+  tl_hset memo; /* memo_entry pointers (in the arena) */
   int next_range, next_acc;
   tl_error *err;
   bool failed;
@@ -46,7 +46,7 @@ static tl_block *new_block(lowerer *L, tl_block *parent) {
 /* inserts s before the block's open child loop, or at the end */
 static void insert(lowerer *L, tl_block *b, tl_stmt *s) {
   if (!b || !s) return;
-  if (b->n == b->cap) {
+  if (b->n == b->cap) { /* grown in the arena, not a tl_vec: freed with the kernel graph */
     int cap = b->cap ? b->cap * 2 : 16;
     tl_stmt **items = alloc(L, (size_t)cap * sizeof *items);
     if (!items) return;
@@ -422,8 +422,8 @@ static tl_uop *compute(lowerer *L, tl_uop *u, tl_uop *const *idx, tl_uop *guard)
 }
 
 static uint64_t memo_hash(const tl_uop *u, tl_uop *const *idx, const tl_uop *guard) {
-  uint64_t h = (uint64_t)(uintptr_t)u * 0x9e3779b97f4a7c15ull ^ (uint64_t)(uintptr_t)guard;
-  for (int d = 0; d < u->ndim; d++) h = (h ^ (uint64_t)(uintptr_t)idx[d]) * 1099511628211ull;
+  uint64_t h = tl_hash_mix(tl_hash_mix(TL_HASH_INIT, (uintptr_t)u), (uintptr_t)guard);
+  for (int d = 0; d < u->ndim; d++) h = tl_hash_mix(h, (uintptr_t)idx[d]);
   return h;
 }
 
@@ -433,26 +433,23 @@ static tl_uop *value(lowerer *L, tl_uop *u, tl_uop *const *idx, tl_uop *guard) {
   if (L->failed || !u || !guard) return NULL;
   for (int d = 0; d < u->ndim; d++)
     if (!idx[d]) return NULL;
-  uint64_t h = memo_hash(u, idx, guard);
-  memo_entry **bucket = &L->memo[h % 4096];
-  for (memo_entry *e = *bucket; e; e = e->next)
-    if (e->hash == h && e->node == u && e->guard == guard &&
-        !memcmp(e->idx, idx, sizeof(tl_uop *) * (size_t)u->ndim))
+  uint64_t h = memo_hash(u, idx, guard), it;
+  for (tl_hset_walk w = tl_hset_find(&L->memo, h); (it = tl_hset_next(&L->memo, &w));) {
+    const memo_entry *e = (const memo_entry *)(uintptr_t)it;
+    if (e->node == u && e->guard == guard && !memcmp(e->idx, idx, sizeof(tl_uop *) * (size_t)u->ndim))
       return e->value;
+  }
   tl_uop *v = compute(L, u, idx, guard);
   memo_entry *e = alloc(L, sizeof *e);
-  if (!e || !v) {
+  if (!e || !v || !tl_hset_add(&L->memo, h, (uintptr_t)e)) {
     L->failed = true;
     return NULL;
   }
-  e->hash = h;
   e->node = u;
   e->guard = guard;
   e->ndim = u->ndim;
   memcpy(e->idx, idx, sizeof(tl_uop *) * (size_t)u->ndim);
   e->value = v;
-  e->next = *bucket;
-  *bucket = e;
   return v;
 }
 
@@ -596,7 +593,7 @@ static bool lower_gemm(lowerer *L, tl_uop *root, const tl_kernel_form *f) {
   tl_gemm_plan *g = alloc(L, sizeof *g);
   if (!g) return true;
   const int64_t *sa = ((const tl_st *)r.a->arg.p)->views[0].strides, *sb = ((const tl_st *)r.b->arg.p)->views[0].strides;
-  int64_t cs[TL_MAX_DIMS], nr = 2 * TL_GEMM_VBYTES / tl_dtype_size((tl_dtype)sum->dtype);
+  int64_t cs[TL_MAX_DIMS], nr = 2 * TL_GEMM_UNIT_VBYTES / tl_dtype_size((tl_dtype)sum->dtype);
   tl_shape_strides(sum->ndim, sum->shape, cs); /* C: the output, laid out as the sum */
   g->slot_a = gemm_operand(L, r.a, &g->off_a);
   g->slot_b = gemm_operand(L, r.b, &g->off_b);
@@ -617,7 +614,7 @@ static bool lower_gemm(lowerer *L, tl_uop *root, const tl_kernel_form *f) {
     g->bsc[g->nbatch++] = cs[d];
     batch *= sum->shape[d];
   }
-  g->um = TL_GEMM_MR * ceil_div(ceil_div(g->m, TL_GEMM_MR), GEMM_UNITS);
+  g->um = TL_GEMM_UNIT_MR * ceil_div(ceil_div(g->m, TL_GEMM_UNIT_MR), GEMM_UNITS);
   g->un = nr * ceil_div(ceil_div(g->n, nr), GEMM_UNITS);
   g->gm = ceil_div(g->m, g->um);
   g->gn = ceil_div(g->n, g->un);
@@ -770,27 +767,20 @@ static void find_split_points(lowerer *L, tl_uop *root, split_points *sp) {
   tl_uop *v = T->failed ? NULL : value(T, root, idx, true_const(T));
   if (!v) goto done;
   /* every node of the value, without recursion: chains can be long */
-  size_t cap = 256, n = 0;
-  tl_uop **stack = malloc(cap * sizeof *stack);
-  if (stack) stack[n++] = v;
-  while (stack && n) {
-    tl_uop *u = stack[--n];
+  /* out of memory: fewer split points, the same values */
+  tl_vec(tl_uop *) stack = {0};
+  bool ok = tl_vec_push(&stack, v);
+  while (ok && stack.len) {
+    tl_uop *u = stack.data[--stack.len];
     if (tl_ptrmap_get(&seen, u)) continue;
     if (!tl_ptrmap_put(&seen, u, u)) break;
     if (u->op == TL_OP_CMPLT) add_split_point(sp, u, range_id, root);
-    for (int i = 0; i < u->nsrc; i++) {
-      if (n == cap) {
-        tl_uop **grown = realloc(stack, 2 * cap * sizeof *stack);
-        if (!grown) break;
-        stack = grown;
-        cap *= 2;
-      }
-      stack[n++] = u->src[i];
-    }
+    for (int i = 0; ok && i < u->nsrc; i++) ok = tl_vec_push(&stack, u->src[i]);
   }
-  free(stack);
+  tl_vec_free(&stack);
   tl_ptrmap_free(&seen);
 done:
+  if (T) tl_hset_free(&T->memo);
   free(T);
   tl_lowered_free(&scratch);
 }
@@ -951,6 +941,7 @@ tl_status tl_lower_kernel(tl_uop *root, const tl_schedule *s, tl_lowered *out, t
   else if (root->op == TL_OP_SINK) lower_sink(L, root);
   else if (!lower_scatter(L, root) && (!f || !lower_gemm(L, root, f))) lower_loops(L, root);
   bool failed = L->failed || out->g.oom; /* a rule's node that could not be made: see rewrite.c */
+  tl_hset_free(&L->memo);
   free(L);
   if (failed) {
     if (err->status == TL_OK) tl_error_set(err, TL_ERR_NOMEM, "out of memory lowering a kernel");

@@ -48,147 +48,91 @@ static void operand(tl_strbuf *s, const tl_uop *u) {
   else tl_strbuf_printf(s, "v%d", u->name);
 }
 
-static const char *math_fn(int op, int dtype) {
-  bool f = dtype == TL_F32;
-  switch (op) {
-  case TL_OP_SQRT: return f ? "sqrtf" : "sqrt";
-  case TL_OP_EXP: return f ? "tl_expf" : "exp";
-  case TL_OP_LOG: return f ? "logf" : "log";
-  case TL_OP_SIN: return f ? "sinf" : "sin";
-  case TL_OP_COS: return f ? "cosf" : "cos";
-  case TL_OP_TANH: return f ? "tanhf" : "tanh";
-  case TL_OP_ERF: return f ? "tl_erff" : "erf";
-  case TL_OP_ABS: return f ? "fabsf" : "fabs";
-  default: return NULL;
-  }
-}
-
-static const char *infix(int op) {
-  switch (op) {
-  case TL_OP_ADD: return "+";
-  case TL_OP_MUL: return "*";
-  case TL_OP_CMPLT: return "<";
-  case TL_OP_CMPEQ: return "==";
-  case TL_OP_CMPNE: return "!=";
-  case TL_OP_AND: return "&";
-  case TL_OP_OR: return "|";
-  default: return NULL;
-  }
-}
-
 /* integer division/remainder by a positive constant can use C's operators */
 static bool positive_const(const tl_uop *u) {
   return u->op == TL_OP_CONST && !tl_dtype_is_float(u->dtype) && u->arg.i > 0;
 }
 
-static void expression(tl_strbuf *s, const tl_uop *u) {
-  const tl_uop *a = u->nsrc > 0 ? u->src[0] : NULL, *b = u->nsrc > 1 ? u->src[1] : NULL;
-  const char *fn = math_fn(u->op, u->dtype), *op = infix(u->op);
+/* an op's row text (optab.def): $0 $1 $2 the operands, $T the result's C type, $W its
+ * integer width */
+static void from_row(tl_strbuf *s, const char *text, const tl_uop *u) {
+  for (const char *p = text; *p; p++) {
+    if (*p != '$' || !p[1]) {
+      tl_strbuf_putn(s, p, 1);
+      continue;
+    }
+    char k = *++p;
+    if (k >= '0' && k <= '2') operand(s, u->src[k - '0']);
+    else if (k == 'T') tl_strbuf_puts(s, ctype(u->dtype));
+    else if (k == 'W') tl_strbuf_puts(s, u->dtype == TL_I32 ? "i32" : "i64");
+  }
+}
+
+/* a cast converts by the dtype pair: to bool a comparison, float to integer saturating
+ * (a plain C cast is UB out of range), the rest a C cast */
+static void cast(tl_strbuf *s, const tl_uop *u, const tl_uop *a) {
+  if (u->dtype == TL_BOOL) {
+    tl_strbuf_puts(s, "(");
+    operand(s, a);
+    tl_strbuf_puts(s, " != 0)");
+  } else if (tl_dtype_is_float(a->dtype) && !tl_dtype_is_float(u->dtype)) {
+    tl_strbuf_printf(s, "tl_%s_to_%s(", a->dtype == TL_F32 ? "f32" : "f64", u->dtype == TL_I32 ? "i32" : "i64");
+    operand(s, a);
+    tl_strbuf_puts(s, ")");
+  } else {
+    tl_strbuf_printf(s, "(%s)", ctype(u->dtype));
+    operand(s, a);
+  }
+}
+
+/* a buffer read; guarded: read a valid element (0) where the guard is off, then select
+ * 0; every buffer has room for one element, even an empty one */
+static void load(tl_strbuf *s, const tl_uop *u) {
+  const tl_uop *a = u->src[0];
+  if (u->nsrc == 1) {
+    tl_strbuf_printf(s, "b%lld[", (long long)u->arg.i);
+    operand(s, a);
+    tl_strbuf_puts(s, "]");
+    return;
+  }
+  const tl_uop *b = u->src[1];
   bool fl = tl_dtype_is_float(u->dtype);
-  if (fn) {
-    tl_strbuf_printf(s, "%s(", fn);
-    operand(s, a);
-    tl_strbuf_puts(s, ")");
+  if (fl) tl_strbuf_printf(s, "tl_where_%s(", u->dtype == TL_F32 ? "f32" : "f64");
+  else tl_strbuf_puts(s, "(");
+  operand(s, b);
+  tl_strbuf_printf(s, "%sb%lld[", fl ? ", " : " ? ", (long long)u->arg.i);
+  operand(s, b);
+  tl_strbuf_puts(s, " ? ");
+  operand(s, a);
+  tl_strbuf_printf(s, " : 0]%s(%s)0)", fl ? ", " : " : ", ctype(u->dtype));
+}
+
+static void expression(tl_strbuf *s, const tl_uop *u) {
+  if (u->op == TL_OP_CAST) {
+    cast(s, u, u->src[0]);
     return;
   }
-  if (op) {
-    operand(s, a);
-    tl_strbuf_printf(s, " %s ", op);
-    operand(s, b);
+  if (u->op == TL_OP_LOAD) {
+    load(s, u);
     return;
   }
-  switch (u->op) {
-  case TL_OP_NEG: tl_strbuf_puts(s, "-"); operand(s, a); return;
-  case TL_OP_NOT: tl_strbuf_puts(s, "!"); operand(s, a); return;
-  case TL_OP_RECIP:
-    tl_strbuf_puts(s, u->dtype == TL_F32 ? "1.0f / " : "1.0 / ");
-    operand(s, a);
-    return;
-  case TL_OP_CAST:
-    if (u->dtype == TL_BOOL) {
-      tl_strbuf_puts(s, "(");
-      operand(s, a);
-      tl_strbuf_puts(s, " != 0)");
-    } else if (tl_dtype_is_float(a->dtype) && !fl) { /* saturating: a plain C cast is UB */
-      tl_strbuf_printf(s, "tl_%s_to_%s(", a->dtype == TL_F32 ? "f32" : "f64", u->dtype == TL_I32 ? "i32" : "i64");
-      operand(s, a);
-      tl_strbuf_puts(s, ")");
-    } else {
-      tl_strbuf_printf(s, "(%s)", ctype(u->dtype));
-      operand(s, a);
-    }
-    return;
-  case TL_OP_MAX:
-    tl_strbuf_puts(s, u->dtype == TL_F32 ? "tl_max_f32(" : u->dtype == TL_F64 ? "tl_max_f64(" : "TL_MAX(");
-    operand(s, a);
-    tl_strbuf_puts(s, ", ");
-    operand(s, b);
-    tl_strbuf_puts(s, ")");
-    return;
-  case TL_OP_IDIV:
-  case TL_OP_MOD:
-  case TL_OP_POW: {
-    const char *name;
-    if ((fl && u->op == TL_OP_IDIV) || (!fl && u->op != TL_OP_POW && positive_const(b))) {
-      operand(s, a);
-      tl_strbuf_puts(s, u->op == TL_OP_IDIV ? " / " : " % ");
-      operand(s, b);
-      return;
-    }
-    if (u->op == TL_OP_POW) name = fl ? (u->dtype == TL_F32 ? "powf" : "pow") : "tl_pow_i64";
-    else if (fl) name = u->op == TL_OP_MOD ? (u->dtype == TL_F32 ? "fmodf" : "fmod") : "";
-    else if (u->dtype == TL_I32) name = u->op == TL_OP_IDIV ? "tl_idiv_i32" : "tl_mod_i32";
-    else name = u->op == TL_OP_IDIV ? "tl_idiv_i64" : "tl_mod_i64";
-    tl_strbuf_printf(s, "(%s)%s(", ctype(u->dtype), name);
-    operand(s, a);
-    tl_strbuf_puts(s, ", ");
-    operand(s, b);
-    tl_strbuf_puts(s, ")");
-    return;
-  }
-  case TL_OP_WHERE:
-    if (fl) { /* a blend, not a branch: it vectorizes under strict IEEE flags */
-      tl_strbuf_printf(s, "tl_where_%s(", u->dtype == TL_F32 ? "f32" : "f64");
-      operand(s, a);
-      tl_strbuf_puts(s, ", ");
-      operand(s, b);
-      tl_strbuf_puts(s, ", ");
-      operand(s, u->src[2]);
-      tl_strbuf_puts(s, ")");
-      return;
-    }
-    operand(s, a);
-    tl_strbuf_puts(s, " ? ");
-    operand(s, b);
-    tl_strbuf_puts(s, " : ");
-    operand(s, u->src[2]);
-    return;
-  case TL_OP_LOAD:
-    if (u->nsrc == 1) {
-      tl_strbuf_printf(s, "b%lld[", (long long)u->arg.i);
-      operand(s, a);
-      tl_strbuf_puts(s, "]");
-      return;
-    }
-    /* guarded: read a valid element (0) where the guard is off, then select 0; every
-     * buffer has room for one element, even an empty one */
-    if (fl) tl_strbuf_printf(s, "tl_where_%s(", u->dtype == TL_F32 ? "f32" : "f64");
-    else tl_strbuf_puts(s, "(");
-    operand(s, b);
-    tl_strbuf_printf(s, "%sb%lld[", fl ? ", " : " ? ", (long long)u->arg.i);
-    operand(s, b);
-    tl_strbuf_puts(s, " ? ");
-    operand(s, a);
-    tl_strbuf_printf(s, " : 0]%s(%s)0)", fl ? ", " : " : ", ctype(u->dtype));
-    return;
-  case TL_OP_UNIFORM: /* stream j's key and counter word, read from the word block */
+  if (u->op == TL_OP_UNIFORM) { /* stream j's key and counter word, read from the word block */
     tl_strbuf_printf(s, "tl_uniform_%s(rk%lld, rs%lld, ", u->dtype == TL_F32 ? "f32" : "f64", (long long)u->arg.i,
                      (long long)u->arg.i);
-    operand(s, a);
+    operand(s, u->src[0]);
     tl_strbuf_puts(s, ")");
     return;
-  default: tl_strbuf_printf(s, "/* unsupported op %s */ 0", tl_op_name(u->op)); return;
   }
+  if ((u->op == TL_OP_IDIV || u->op == TL_OP_MOD) && !tl_dtype_is_float(u->dtype) && positive_const(u->src[1])) {
+    operand(s, u->src[0]);
+    tl_strbuf_puts(s, u->op == TL_OP_IDIV ? " / " : " % ");
+    operand(s, u->src[1]);
+    return;
+  }
+  const char *text = NULL;
+  if (u->op < TL_NOPS) text = tl_optab[u->op].c[u->dtype == TL_F32 ? 0 : u->dtype == TL_F64 ? 1 : 2];
+  if (text) from_row(s, text, u);
+  else tl_strbuf_printf(s, "/* unsupported op %s */ 0", tl_op_name(u->op));
 }
 
 static void acc_identity(tl_strbuf *s, int reduce_op, int dtype) {

@@ -20,40 +20,9 @@
 #include <string.h>
 
 #include "dtype.h"
+#include "strbuf.h"
 
 enum { PRECISION = 8, THRESHOLD = 1000, EDGEITEMS = 3, LINEWIDTH = 75 };
-
-/* ---- growable string ------------------------------------------------------ */
-
-typedef struct {
-  char *p;
-  size_t len, cap;
-  bool oom; /* set once an allocation failed; later appends are dropped */
-} sbuf;
-
-static void sb_put(sbuf *b, const char *s, size_t n) {
-  if (b->oom) return;
-  if (b->len + n + 1 > b->cap) {
-    size_t cap = b->cap ? b->cap : 64;
-    while (cap < b->len + n + 1) cap *= 2;
-    char *p = realloc(b->p, cap);
-    if (!p) {
-      b->oom = true;
-      return;
-    }
-    b->p = p;
-    b->cap = cap;
-  }
-  memcpy(b->p + b->len, s, n);
-  b->len += n;
-  b->p[b->len] = '\0';
-}
-
-static void sb_puts(sbuf *b, const char *s) { sb_put(b, s, strlen(s)); }
-
-static void sb_repeat(sbuf *b, char c, int n) {
-  for (int i = 0; i < n; i++) sb_put(b, &c, 1);
-}
 
 /* ---- float digits --------------------------------------------------------- */
 
@@ -307,22 +276,22 @@ static void collect(const layout *L, int axis, int64_t off, int64_t *idx, int64_
 }
 
 /* numpy's _extendLine: wrap before `word` unless the line holds nothing yet */
-static void extend_line(sbuf *s, sbuf *line, const char *word, int width, int hang) {
+static void extend_line(tl_strbuf *s, tl_strbuf *line, const char *word, int width, int hang) {
   if ((int)(line->len + strlen(word)) > width && (int)line->len > hang) {
     size_t n = line->len;
-    while (n > 0 && line->p[n - 1] == ' ') n--;
-    sb_put(s, line->p, n);
-    sb_puts(s, "\n");
+    while (n > 0 && line->data[n - 1] == ' ') n--;
+    tl_strbuf_putn(s, line->data, n);
+    tl_strbuf_puts(s, "\n");
     line->len = 0;
-    sb_repeat(line, ' ', hang);
+    tl_strbuf_repeat(line, ' ', hang);
   }
-  sb_puts(line, word);
+  tl_strbuf_puts(line, word);
 }
 
 /* the last axis: elements separated by spaces, wrapped at `width` */
-static void layout_row(const layout *L, int axis, int64_t off, int hang, int width, sbuf *s) {
-  sbuf line = {0};
-  sb_repeat(&line, ' ', hang);
+static void layout_row(const layout *L, int axis, int64_t off, int hang, int width, tl_strbuf *s) {
+  tl_strbuf line = {0};
+  tl_strbuf_repeat(&line, ' ', hang);
   int64_t cnt;
   axis_items(L, L->shape[axis], 0, &cnt);
   for (int64_t k = 0; k < cnt; k++) {
@@ -333,17 +302,17 @@ static void layout_row(const layout *L, int axis, int64_t off, int hang, int wid
     else
       format_elem(L->f, off + i * L->strides[axis], word, sizeof word);
     extend_line(s, &line, word, width - 1, hang); /* -1 leaves room for ']' */
-    if (k + 1 < cnt) sb_puts(&line, " ");
+    if (k + 1 < cnt) tl_strbuf_puts(&line, " ");
   }
-  sb_put(s, line.p ? line.p : "", line.len);
+  tl_strbuf_putn(s, line.data ? line.data : "", line.len);
   s->oom |= line.oom;
-  free(line.p);
+  free(line.data);
 }
 
 /* appends "[...]" for the sub-array at `off` starting at `axis`; `hang` is the
  * indentation of continuation lines, `width` the line width left */
-static void layout_axis(const layout *L, int axis, int64_t off, int hang, int width, sbuf *out) {
-  sbuf s = {0};
+static void layout_axis(const layout *L, int axis, int64_t off, int hang, int width, tl_strbuf *out) {
+  tl_strbuf s = {0};
   int left = L->ndim - axis;
   if (left == 1) {
     layout_row(L, axis, off, hang, width, &s);
@@ -352,20 +321,31 @@ static void layout_axis(const layout *L, int axis, int64_t off, int hang, int wi
     axis_items(L, L->shape[axis], 0, &cnt);
     for (int64_t k = 0; k < cnt; k++) {
       int64_t i = axis_items(L, L->shape[axis], k, &cnt);
-      sb_repeat(&s, ' ', hang);
+      tl_strbuf_repeat(&s, ' ', hang);
       if (i < 0)
-        sb_puts(&s, "...");
+        tl_strbuf_puts(&s, "...");
       else
         layout_axis(L, axis + 1, off + i * L->strides[axis], hang + 1, width - 1, &s);
       /* blocks of rank r are separated by r-1 newlines (blank lines) */
-      if (k + 1 < cnt) sb_repeat(&s, '\n', left - 1);
+      if (k + 1 < cnt) tl_strbuf_repeat(&s, '\n', left - 1);
     }
   }
-  sb_puts(out, "[");
-  if (s.p) sb_puts(out, s.p + hang); /* the first line carries no indent */
-  sb_puts(out, "]");
+  tl_strbuf_puts(out, "[");
+  if (s.data) tl_strbuf_puts(out, s.data + hang); /* the first line carries no indent */
+  tl_strbuf_puts(out, "]");
   out->oom |= s.oom;
-  free(s.p);
+  free(s.data);
+}
+
+/* ---- shapes ----------------------------------------------------------------- */
+
+const char *tl_format_shape(char *buf, size_t cap, int ndim, const int64_t *shape) {
+  if (!cap) return buf;
+  size_t used = (size_t)snprintf(buf, cap, "[");
+  for (int i = 0; i < ndim && used < cap; i++)
+    used += (size_t)snprintf(buf + used, cap - used, "%s%lld", i ? ", " : "", (long long)shape[i]);
+  if (used < cap) snprintf(buf + used, cap - used, "]");
+  return buf;
 }
 
 /* ---- entry point ---------------------------------------------------------- */
@@ -404,11 +384,7 @@ char *tl_format_array_precision(const void *data, tl_dtype dtype, int ndim, cons
   fill_format(&f, idx, n);
   free(idx);
 
-  sbuf out = {0};
+  tl_strbuf out = {0};
   layout_axis(&L, 0, 0, 1, LINEWIDTH, &out); /* hang 1: aligns under the '[' */
-  if (out.oom) {
-    free(out.p);
-    return NULL;
-  }
-  return out.p;
+  return tl_strbuf_take(&out); /* NULL if an append ran out of memory */
 }

@@ -14,9 +14,9 @@ typedef unsigned int tl_u32;
 typedef unsigned char tl_bool;
 
 float expf(float), logf(float), sqrtf(float), sinf(float), cosf(float), tanhf(float),
-    powf(float, float), fmodf(float, float), fabsf(float);
+    powf(float, float), fmodf(float, float), fabsf(float), log1pf(float);
 double exp(double), log(double), sqrt(double), sin(double), cos(double), tanh(double),
-    pow(double, double), fmod(double, double), fabs(double), erf(double);
+    pow(double, double), fmod(double, double), fabs(double), erf(double), log1p(double);
 
 /* Tier-1 kernels (libtcc, runtime/tiered.c) are compiled with TL_SCALAR_HOST: the
  * costly functions below are then the library's own builds of this very text

@@ -2,6 +2,8 @@
 
 #include <string.h>
 
+#include "hash.h"
+
 /* Saturates instead of overflowing: the API refuses shapes over TL_MAX_NUMEL before
  * they reach a view, so saturation only keeps an unchecked caller free of UB. */
 int64_t tl_shape_numel(int ndim, const int64_t *shape) {
@@ -67,21 +69,16 @@ bool tl_st_equal(const tl_st *a, const tl_st *b) {
   return true;
 }
 
-static uint64_t mix(uint64_t h, uint64_t v) {
-  h ^= v + 0x9e3779b97f4a7c15ull + (h << 6) + (h >> 2);
-  return h * 0xff51afd7ed558ccdull;
-}
-
 uint64_t tl_st_hash(const tl_st *st) {
-  uint64_t h = (uint64_t)st->nviews;
+  uint64_t h = tl_hash_mix(TL_HASH_INIT, (uint64_t)st->nviews);
   for (int i = 0; i < st->nviews; i++) {
     const tl_view *v = &st->views[i];
-    h = mix(h, (uint64_t)v->ndim * 31 + v->masked);
-    h = mix(h, (uint64_t)v->offset);
+    h = tl_hash_mix(h, (uint64_t)v->ndim * 31 + v->masked);
+    h = tl_hash_mix(h, (uint64_t)v->offset);
     for (int d = 0; d < v->ndim; d++) {
-      h = mix(h, (uint64_t)v->shape[d]);
-      h = mix(h, (uint64_t)v->strides[d]);
-      if (v->masked) h = mix(mix(h, (uint64_t)v->mask_lo[d]), (uint64_t)v->mask_hi[d]);
+      h = tl_hash_mix(h, (uint64_t)v->shape[d]);
+      h = tl_hash_mix(h, (uint64_t)v->strides[d]);
+      if (v->masked) h = tl_hash_mix(tl_hash_mix(h, (uint64_t)v->mask_lo[d]), (uint64_t)v->mask_hi[d]);
     }
   }
   return h;

@@ -1,22 +1,22 @@
 #include "strbuf.h"
 
 #include <stdarg.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "vec.h"
+
 static bool reserve(tl_strbuf *s, size_t extra) {
   if (s->oom) return false;
-  if (s->len + extra + 1 <= s->cap) return true;
-  size_t cap = s->cap ? s->cap : 256;
-  while (cap < s->len + extra + 1) cap *= 2;
-  char *d = realloc(s->data, cap);
-  if (!d) {
+  if (extra < s->cap - s->len) return true; /* room for the text and its NUL */
+  size_t need = s->len + extra + 1;
+  if (need < 64) need = 64; /* most texts are lines and short kernels: start at 64 bytes */
+  if (extra > SIZE_MAX - 1 - s->len || !tl_vec_grow(&s->data, &s->cap, need, 1)) {
     s->oom = true;
     return false;
   }
-  s->data = d;
-  s->cap = cap;
   return true;
 }
 
@@ -39,6 +39,23 @@ void tl_strbuf_putn(tl_strbuf *s, const char *text, size_t n) {
   memcpy(s->data + s->len, text, n);
   s->len += n;
   s->data[s->len] = 0;
+}
+
+void tl_strbuf_repeat(tl_strbuf *s, char c, size_t n) {
+  if (!reserve(s, n)) return;
+  memset(s->data + s->len, c, n);
+  s->len += n;
+  s->data[s->len] = 0;
+}
+
+bool tl_strbuf_read(tl_strbuf *s, FILE *f) {
+  for (;;) {
+    if (!reserve(s, 4096)) return true; /* reads a block at a time, at least 4 KiB */
+    size_t got = fread(s->data + s->len, 1, s->cap - s->len - 1, f);
+    s->len += got;
+    s->data[s->len] = 0;
+    if (!got) return !ferror(f);
+  }
 }
 
 char *tl_strbuf_take(tl_strbuf *s) {

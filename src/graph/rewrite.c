@@ -1,135 +1,10 @@
 #include "rewrite.h"
 
-#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "core/scalar.h"
+#include "core/hash.h"
 #include "core/shapetracker.h"
-
-/* ---- pointer map ------------------------------------------------------------ */
-static size_t ptr_slot(const void *p, size_t cap) {
-  uint64_t h = (uint64_t)(uintptr_t)p * 0x9e3779b97f4a7c15ull;
-  return (size_t)(h >> 17) & (cap - 1);
-}
-
-void *tl_ptrmap_get(const tl_ptrmap *m, const void *key) {
-  if (!m->cap) return NULL;
-  for (size_t i = ptr_slot(key, m->cap);; i = (i + 1) & (m->cap - 1)) {
-    if (!m->keys[i]) return NULL;
-    if (m->keys[i] == key) return m->vals[i];
-  }
-}
-
-bool tl_ptrmap_put(tl_ptrmap *m, const void *key, void *val) {
-  if ((m->count + 1) * 2 > m->cap) {
-    tl_ptrmap bigger = {0};
-    bigger.cap = m->cap ? m->cap * 2 : 64;
-    bigger.keys = calloc(bigger.cap, sizeof *bigger.keys);
-    bigger.vals = calloc(bigger.cap, sizeof *bigger.vals);
-    if (!bigger.keys || !bigger.vals) {
-      free(bigger.keys);
-      free(bigger.vals);
-      return false;
-    }
-    for (size_t i = 0; i < m->cap; i++)
-      if (m->keys[i]) tl_ptrmap_put(&bigger, m->keys[i], m->vals[i]);
-    tl_ptrmap_free(m);
-    *m = bigger;
-  }
-  size_t i = ptr_slot(key, m->cap);
-  while (m->keys[i] && m->keys[i] != key) i = (i + 1) & (m->cap - 1);
-  if (!m->keys[i]) m->count++;
-  m->keys[i] = key;
-  m->vals[i] = val;
-  return true;
-}
-
-void tl_ptrmap_free(tl_ptrmap *m) {
-  free(m->keys);
-  free(m->vals);
-  memset(m, 0, sizeof *m);
-}
-
-/* ---- scalar semantics ---------------------------------------------------------- */
-tl_value tl_value_from_double(tl_dtype d, double v) {
-  tl_value s;
-  if (tl_dtype_is_float(d)) s.f = d == TL_F32 ? (double)(float)v : v;
-  else if (d == TL_BOOL) s.i = v != 0;
-  else if (d == TL_I32) s.i = tl_f64_to_i32(v); /* saturating, NaN 0: the kernels' rule */
-  else s.i = tl_f64_to_i64(v);
-  return s;
-}
-
-static tl_value wrap_int(tl_dtype d, int64_t v) {
-  tl_value s;
-  s.i = d == TL_I32 ? (int32_t)(uint32_t)(uint64_t)v : d == TL_BOOL ? (v != 0) : v;
-  return s;
-}
-
-static tl_value round_float(tl_dtype d, double v) {
-  tl_value s;
-  s.f = d == TL_F32 ? (double)(float)v : v;
-  return s;
-}
-
-static tl_value apply_float(int op, tl_dtype out, double a, double b) {
-  switch (op) {
-  case TL_OP_NEG: return round_float(out, -a);
-  case TL_OP_RECIP: return round_float(out, 1.0 / a);
-  case TL_OP_SQRT: return round_float(out, sqrt(a));
-  case TL_OP_EXP: return round_float(out, exp(a));
-  case TL_OP_LOG: return round_float(out, log(a));
-  case TL_OP_SIN: return round_float(out, sin(a));
-  case TL_OP_COS: return round_float(out, cos(a));
-  case TL_OP_TANH: return round_float(out, tanh(a));
-  /* f32 through the kernels' own erf: folding, interpreter and kernels agree */
-  case TL_OP_ERF: return round_float(out, out == TL_F32 ? (double)tl_erff((float)a) : erf(a));
-  case TL_OP_ADD: return round_float(out, a + b);
-  case TL_OP_MUL: return round_float(out, a * b);
-  case TL_OP_MAX: return round_float(out, TL_MAX(a, b));
-  case TL_OP_POW: return round_float(out, pow(a, b));
-  case TL_OP_MOD: return round_float(out, fmod(a, b));
-  case TL_OP_IDIV: return round_float(out, a / b);
-  default: return round_float(out, 0);
-  }
-}
-
-static tl_value apply_int(int op, tl_dtype out, int64_t a, int64_t b) {
-  uint64_t ua = (uint64_t)a, ub = (uint64_t)b;
-  switch (op) {
-  case TL_OP_NEG: return wrap_int(out, (int64_t)(0 - ua));
-  case TL_OP_ADD: return wrap_int(out, (int64_t)(ua + ub));
-  case TL_OP_MUL: return wrap_int(out, (int64_t)(ua * ub));
-  case TL_OP_MAX: return wrap_int(out, a > b ? a : b);
-  case TL_OP_IDIV: return wrap_int(out, tl_idiv_i64(a, b));
-  case TL_OP_MOD: return wrap_int(out, tl_mod_i64(a, b));
-  case TL_OP_POW: return wrap_int(out, tl_pow_i64(a, b));
-  case TL_OP_AND: return wrap_int(out, out == TL_BOOL ? (a && b) : (a & b));
-  case TL_OP_OR: return wrap_int(out, out == TL_BOOL ? (a || b) : (a | b));
-  case TL_OP_NOT: return wrap_int(out, !a);
-  default: return wrap_int(out, 0);
-  }
-}
-
-tl_value tl_value_apply(int op, tl_dtype out, tl_dtype in, tl_value a, tl_value b, tl_value c) {
-  bool fin = tl_dtype_is_float(in);
-  switch (op) {
-  case TL_OP_CAST:
-    if (fin) return tl_value_from_double(out, a.f);
-    /* from an integer as C converts it in a kernel: wrapping to a narrower integer,
-     * rounded once to a float (through double, an i64 to f32 could round twice) */
-    if (tl_dtype_is_float(out)) return (tl_value){.f = out == TL_F32 ? (double)(float)a.i : (double)a.i};
-    return wrap_int(out, a.i);
-  case TL_OP_WHERE: return a.i ? b : c;
-  case TL_OP_CONTIGUOUS: return a; /* a copy: folded, it once gave 0 (SGD's first momentum) */
-  case TL_OP_CMPLT: return wrap_int(TL_BOOL, fin ? a.f < b.f : a.i < b.i);
-  case TL_OP_CMPEQ: return wrap_int(TL_BOOL, fin ? a.f == b.f : a.i == b.i);
-  case TL_OP_CMPNE: return wrap_int(TL_BOOL, fin ? a.f != b.f : a.i != b.i);
-  default: break;
-  }
-  return fin ? apply_float(op, out, a.f, b.f) : apply_int(op, out, a.i, b.i);
-}
 
 /* ---- builders ------------------------------------------------------------------ */
 static const tl_ruleset *const kernel_sets[] = {&tl_rules_fold, &tl_rules_algebra, &tl_rules_index};
@@ -169,12 +44,7 @@ tl_uop *tl_build_const_like(tl_graph *g, const tl_uop *like, double value) {
 }
 
 static tl_dtype result_dtype(int op, tl_dtype in) {
-  switch (op) {
-  case TL_OP_CMPLT: case TL_OP_CMPEQ: case TL_OP_CMPNE: case TL_OP_CMPLE:
-  case TL_OP_CMPGT: case TL_OP_CMPGE:
-    return TL_BOOL;
-  default: return in;
-  }
+  return op >= 0 && op < TL_NOPS && (tl_optab[op].flags & TL_OPF_BOOL) ? TL_BOOL : in;
 }
 
 tl_uop *tl_build_unary(tl_graph *g, int op, tl_uop *a) {

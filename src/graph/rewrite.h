@@ -47,23 +47,6 @@ tl_uop *tl_build_binary(tl_graph *g, int op, tl_uop *a, tl_uop *b);
 tl_uop *tl_build_where(tl_graph *g, tl_uop *c, tl_uop *a, tl_uop *b);
 tl_uop *tl_build_cast(tl_graph *g, tl_uop *a, tl_dtype dtype);
 
-/* Scalar semantics of every primitive op, shared by constant folding and the
- * interpreter. Values are doubles, except i64 which travel exactly as int64. */
-typedef union {
-  double f;
-  int64_t i;
-} tl_value;
-tl_value tl_value_apply(int op, tl_dtype out, tl_dtype in, tl_value a, tl_value b, tl_value c);
-tl_value tl_value_from_double(tl_dtype d, double v);
-
-/* pointer -> pointer map, open addressing; used by passes over graphs */
-typedef struct {
-  const void **keys;
-  void **vals;
-  size_t cap, count;
-} tl_ptrmap;
-void *tl_ptrmap_get(const tl_ptrmap *m, const void *key);
-bool tl_ptrmap_put(tl_ptrmap *m, const void *key, void *val);
-void tl_ptrmap_free(tl_ptrmap *m);
+/* The scalar semantics of the ops (tl_value_apply) are the op table's: graph/optab.h. */
 
 #endif

@@ -3,179 +3,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/hash.h"
 #include "core/shapetracker.h"
-
-static const struct {
-  const char *name;
-  char kind;
-  bool fused;
-} op_info[TL_NOPS] = {
-#define TL_OP_INFO(name, kind, fused) {#name, kind, fused},
-    TL_OPS(TL_OP_INFO)
-#undef TL_OP_INFO
-};
-
-const char *tl_op_name(int op) { return op >= 0 && op < TL_NOPS ? op_info[op].name : "?"; }
-char tl_op_kind(int op) { return op >= 0 && op < TL_NOPS ? op_info[op].kind : '?'; }
-bool tl_op_is_fused(int op) { return op >= 0 && op < TL_NOPS && op_info[op].fused; }
-bool tl_op_is_elementwise(int op) {
-  char k = tl_op_kind(op);
-  return k == 'U' || k == 'B' || k == 'T';
-}
-
-/* ---- arena ---------------------------------------------------------------- */
-typedef struct arena_block {
-  struct arena_block *next;
-  size_t used, cap;
-  _Alignas(16) unsigned char data[];
-} arena_block;
-
-struct tl_arena {
-  arena_block *head;
-  bool failed; /* an allocation returned NULL: see tl_arena_failed */
-};
-
-tl_arena *tl_arena_create(void) { return calloc(1, sizeof(tl_arena)); }
-
-void *tl_arena_alloc(tl_arena *a, size_t n) {
-  n = (n + 15) & ~(size_t)15;
-  arena_block *b = a->head;
-  if (!b || b->used + n > b->cap) {
-    size_t cap = n > 65536 ? n : 65536;
-    b = malloc(sizeof(arena_block) + cap);
-    if (!b) {
-      a->failed = true;
-      return NULL;
-    }
-    b->next = a->head;
-    b->used = 0;
-    b->cap = cap;
-    a->head = b;
-  }
-  void *p = b->data + b->used;
-  b->used += n;
-  memset(p, 0, n);
-  return p;
-}
-
-bool tl_arena_failed(const tl_arena *a) { return a && a->failed; }
-
-void tl_arena_destroy(tl_arena *a) {
-  if (!a) return;
-  for (arena_block *b = a->head, *next; b; b = next) {
-    next = b->next;
-    free(b);
-  }
-  free(a);
-}
-
-/* ---- buffers -------------------------------------------------------------- */
-/* Size classes: powers of two from 64 bytes to 1 MiB, then multiples of 64 KiB, so a
- * freed block serves any later request of its class. */
-static size_t size_class(size_t n) {
-  if (n <= 64) return 64;
-  if (n <= ((size_t)1 << 20)) {
-    size_t c = 64;
-    while (c < n) c <<= 1;
-    return c;
-  }
-  return (n + 65535) & ~(size_t)65535;
-}
-
-static void *mem_alloc(tl_mem *m, size_t size) {
-  for (int i = m->ncached - 1; i >= 0; i--) /* newest first: likely still in cache */
-    if (m->cached_size[i] == size) {
-      void *p = m->cached[i];
-      m->ncached--;
-      memmove(m->cached + i, m->cached + i + 1, sizeof(void *) * (size_t)(m->ncached - i));
-      memmove(m->cached_size + i, m->cached_size + i + 1, sizeof(size_t) * (size_t)(m->ncached - i));
-      m->cached_bytes -= size;
-      m->cache_hits++;
-      return p;
-    }
-  m->mallocs++;
-  return aligned_alloc(64, size);
-}
-
-static void mem_evict_oldest(tl_mem *m) {
-  free(m->cached[0]);
-  m->frees++;
-  m->cached_bytes -= m->cached_size[0];
-  m->ncached--;
-  memmove(m->cached, m->cached + 1, sizeof(void *) * (size_t)m->ncached);
-  memmove(m->cached_size, m->cached_size + 1, sizeof(size_t) * (size_t)m->ncached);
-}
-
-static void mem_free(tl_mem *m, void *p, size_t size) {
-  if (size > TL_BUFFER_CACHE_MAX_BYTES) {
-    free(p);
-    m->frees++;
-    return;
-  }
-  while (m->ncached && (m->ncached == TL_BUFFER_CACHE_SLOTS || m->cached_bytes + size > TL_BUFFER_CACHE_MAX_BYTES))
-    mem_evict_oldest(m);
-  m->cached[m->ncached] = p;
-  m->cached_size[m->ncached++] = size;
-  m->cached_bytes += size;
-}
-
-void tl_mem_release_cache(tl_mem *m) {
-  while (m->ncached) mem_evict_oldest(m);
-}
-
-tl_buffer *tl_buffer_new(tl_dtype dtype, int64_t numel, tl_mem *mem) {
-  tl_buffer *b = calloc(1, sizeof *b);
-  if (!b) return NULL;
-  size_t nbytes = (size_t)numel * tl_dtype_size(dtype);
-  size_t alloc = size_class(nbytes);
-  b->data = mem_alloc(mem, alloc);
-  if (!b->data) {
-    free(b);
-    return NULL;
-  }
-  b->refs = 1;
-  b->dtype = dtype;
-  b->numel = numel;
-  b->nbytes = nbytes;
-  b->alloc_size = alloc;
-  b->mem = mem;
-  mem->live_buffers++;
-  mem->buffers_made++;
-  mem->live_bytes += nbytes;
-  if (mem->live_bytes > mem->peak_bytes) mem->peak_bytes = mem->live_bytes;
-  return b;
-}
-
-tl_buffer *tl_buffer_view(tl_buffer *owner, size_t offset, tl_dtype dtype, int64_t numel) {
-  size_t nbytes = (size_t)numel * tl_dtype_size(dtype);
-  if (offset + nbytes > owner->nbytes) return NULL;
-  tl_buffer *b = calloc(1, sizeof *b);
-  if (!b) return NULL;
-  b->refs = 1;
-  b->dtype = dtype;
-  b->numel = numel;
-  b->nbytes = nbytes;
-  b->data = (char *)owner->data + offset;
-  b->mem = owner->mem;
-  b->owner = owner;
-  tl_buffer_retain(owner);
-  return b;
-}
-
-void tl_buffer_retain(tl_buffer *b) { b->refs++; }
-
-void tl_buffer_release(tl_buffer *b) {
-  if (!b || --b->refs > 0) return;
-  if (b->owner) {
-    tl_buffer_release(b->owner);
-    free(b);
-    return;
-  }
-  b->mem->live_buffers--;
-  b->mem->live_bytes -= b->nbytes;
-  mem_free(b->mem, b->data, b->alloc_size);
-  free(b);
-}
 
 /* ---- graphs ----------------------------------------------------------------- */
 void tl_graph_init(tl_graph *g, bool refcounted) {
@@ -187,15 +16,15 @@ void tl_graph_init(tl_graph *g, bool refcounted) {
 void tl_graph_free(tl_graph *g) {
   if (g->refcounted) tl_graph_release_to(g, 0);
   free(g->buckets);
-  free(g->temps);
+  tl_vec_free(&g->temps);
   tl_arena_destroy(g->arena);
   memset(g, 0, sizeof *g);
 }
 
-size_t tl_graph_mark(const tl_graph *g) { return g->ntemps; }
+size_t tl_graph_mark(const tl_graph *g) { return g->temps.len; }
 
 void tl_graph_release_to(tl_graph *g, size_t mark) {
-  while (g->ntemps > mark) tl_uop_release(g, g->temps[--g->ntemps]);
+  while (g->temps.len > mark) tl_uop_release(g, g->temps.data[--g->temps.len]);
 }
 
 static uint64_t arg_hash(int op, tl_arg arg) {
@@ -205,11 +34,13 @@ static uint64_t arg_hash(int op, tl_arg arg) {
 
 static uint32_t uop_hash(int op, tl_dtype dtype, int nsrc, tl_uop *const *src, tl_arg arg,
                          int64_t arg2, int ndim, const int64_t *shape) {
-  uint64_t h = 1469598103934665603ull ^ (uint64_t)(op * 131 + dtype * 7 + nsrc);
-  for (int i = 0; i < nsrc; i++) h = (h ^ src[i]->id) * 1099511628211ull;
-  h = (h ^ arg_hash(op, arg)) * 1099511628211ull;
-  h = (h ^ (uint64_t)arg2) * 1099511628211ull;
-  for (int i = 0; i < ndim; i++) h = (h ^ (uint64_t)shape[i]) * 1099511628211ull;
+  uint64_t h = tl_hash_mix(TL_HASH_INIT, (uint64_t)(op * 131 + dtype * 7 + nsrc));
+  for (int i = 0; i < nsrc; i++) h = tl_hash_mix(h, src[i]->id);
+  h = tl_hash_mix(h, arg_hash(op, arg));
+  h = tl_hash_mix(h, (uint64_t)arg2);
+  for (int i = 0; i < ndim; i++) h = tl_hash_mix(h, (uint64_t)shape[i]);
+  /* a fold, not tl_hash_final: node ids and sizes differ in their low bits, and every
+   * node built pays for this hash */
   return (uint32_t)(h ^ (h >> 32));
 }
 
@@ -224,6 +55,9 @@ static bool uop_matches(const tl_uop *u, int op, tl_dtype dtype, int nsrc, tl_uo
   return u->arg.u == arg.u;
 }
 
+/* The hash-consing table is its own, not a tl_hset: every node built probes it, its
+ * chains run through the nodes (no memory beyond the buckets), and a released node
+ * leaves its chain in place. */
 static bool table_grow(tl_graph *g) {
   size_t n = g->nbuckets ? g->nbuckets * 2 : 1024;
   tl_uop **nb = calloc(n, sizeof *nb);
@@ -253,17 +87,7 @@ static void table_remove(tl_graph *g, tl_uop *u) {
   }
 }
 
-static bool push_temp(tl_graph *g, tl_uop *u) {
-  if (g->ntemps == g->captemps) {
-    size_t cap = g->captemps ? g->captemps * 2 : 256;
-    tl_uop **t = realloc(g->temps, cap * sizeof *t);
-    if (!t) return false;
-    g->temps = t;
-    g->captemps = cap;
-  }
-  g->temps[g->ntemps++] = u;
-  return true;
-}
+static bool push_temp(tl_graph *g, tl_uop *u) { return tl_vec_push(&g->temps, u); }
 
 /* Integer bounds for kernel-graph index expressions. Unknown is [-2^61, 2^61]; any
  * result that leaves that range becomes unknown, so bounds never overflow. */
@@ -364,7 +188,7 @@ tl_uop *tl_uop_make(tl_graph *g, int op, tl_dtype dtype, int nsrc, tl_uop *const
     if (!push_temp(g, u)) {
       u->refs = 0; /* not reachable by anyone: undo */
       tl_uop_release(g, u);
-      return NULL;
+      return g->oom = true, NULL; /* a rewrite must fail, not skip the rule: see rewrite.c */
     }
   } else {
     set_bounds(u);
@@ -379,14 +203,15 @@ void tl_uop_retain(tl_uop *u) { u->refs++; }
 
 tl_uop *tl_graph_keep(tl_graph *g, tl_uop *u) {
   if (!u || !g->refcounted) return u;
-  if (!push_temp(g, u)) return NULL;
+  if (!push_temp(g, u)) return g->oom = true, NULL;
   u->refs++;
   return u;
 }
 
 void tl_uop_release(tl_graph *g, tl_uop *u) {
   /* iterative over the chain of sources that drop to zero: deep graphs must not
-   * overflow the C stack */
+   * overflow the C stack. The list starts on the C stack, not in a tl_vec: releasing a
+   * small graph allocates nothing. */
   tl_uop *stack[64], **todo = stack;
   size_t n = 0, cap = 64;
   if (!u) return;

@@ -19,11 +19,13 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "core/arena.h"
+#include "core/buffer.h"
 #include "core/dtype.h"
+#include "core/vec.h"
+#include "graph/optab.h"
 
-/* X(name, kind, fused) — kind: L leaf, U unary, B binary, T ternary, R reduce,
- * V view, X indexed (reads rows picked by an integer tensor), S sink, K kernel-only.
- * fused ops are rewritten into primitives before codegen.
+/* The ops are the rows of the op table (graph/optab.def, read through optab.h).
  *
  * The indexed ops (src[0] the values, src[1] the indices, any integer dtype and shape
  * [I...]; an index outside [0, V) is clamped to the nearest row, never undefined):
@@ -32,36 +34,6 @@
  *                (the adjoint of GATHER: its gradient w.r.t. the table)
  * SINK: several values of one dtype computed by one kernel into one buffer (see
  * tl_sink_layout). */
-#define TL_OPS(X)                                                              \
-  X(BUFFER, 'L', 0) X(CONST, 'L', 0) X(UNIFORM, 'L', 0) X(RANDN, 'L', 1)       \
-  X(VIEW, 'V', 0)                                                              \
-  X(NEG, 'U', 0) X(RECIP, 'U', 0) X(SQRT, 'U', 0) X(EXP, 'U', 0)               \
-  X(LOG, 'U', 0) X(SIN, 'U', 0) X(COS, 'U', 0) X(TANH, 'U', 0) X(NOT, 'U', 0)  \
-  X(CAST, 'U', 0) X(CONTIGUOUS, 'U', 0) X(ERF, 'U', 0)                        \
-  X(SIGMOID, 'U', 1) X(RELU, 'U', 1) X(GELU, 'U', 1) X(GELU_TANH, 'U', 1)      \
-  X(ABS, 'U', 1)                                                               \
-  X(ADD, 'B', 0) X(MUL, 'B', 0) X(MAX, 'B', 0) X(IDIV, 'B', 0) X(MOD, 'B', 0)  \
-  X(POW, 'B', 0) X(CMPLT, 'B', 0) X(CMPEQ, 'B', 0) X(CMPNE, 'B', 0)            \
-  X(AND, 'B', 0) X(OR, 'B', 0)                                                 \
-  X(SUB, 'B', 1) X(DIV, 'B', 1) X(MIN, 'B', 1) X(CMPLE, 'B', 1)                \
-  X(CMPGT, 'B', 1) X(CMPGE, 'B', 1)                                            \
-  X(WHERE, 'T', 0)                                                             \
-  X(RSUM, 'R', 0) X(RMAX, 'R', 0) X(RPROD, 'R', 0)                             \
-  X(GATHER, 'X', 0) X(SCATTER_ADD, 'X', 0)                                     \
-  X(SINK, 'S', 0)                                                              \
-  X(RANGE, 'K', 0) X(LOAD, 'K', 0) X(ACC, 'K', 0)
-
-typedef enum {
-#define TL_OP_ENUM(name, kind, fused) TL_OP_##name,
-  TL_OPS(TL_OP_ENUM)
-#undef TL_OP_ENUM
-  TL_NOPS
-} tl_op;
-
-const char *tl_op_name(int op);
-char tl_op_kind(int op); /* 'L' 'U' 'B' 'T' 'R' 'V' 'X' 'S' 'K' */
-bool tl_op_is_fused(int op);
-bool tl_op_is_elementwise(int op); /* U, B, T */
 
 typedef union {
   int64_t i;
@@ -91,29 +63,16 @@ struct tl_uop {
   tl_uop *chain;     /* hash bucket chain */
 };
 
-typedef struct tl_arena tl_arena;
-typedef struct tl_buffer tl_buffer;
-
 typedef struct tl_graph {
   bool refcounted;
   tl_arena *arena;       /* kernel graphs */
   tl_uop **buckets;
   size_t nbuckets, count;
-  tl_uop **temps;        /* refcounted: nodes built since the last release_to */
-  size_t ntemps, captemps;
+  tl_vec(tl_uop *) temps; /* refcounted: nodes built since the last release_to */
   uint64_t next_id;
   uint64_t live;         /* refcounted: nodes alive */
   bool oom;             /* a node could not be made (set by tl_uop_make, cleared by its reader) */
 } tl_graph;
-
-/* ---- arena: bump allocation, freed at once ---- */
-tl_arena *tl_arena_create(void);
-void *tl_arena_alloc(tl_arena *a, size_t n); /* zeroed, 16-aligned; NULL on OOM */
-void tl_arena_destroy(tl_arena *a);
-/* did any allocation of a fail? A phase that builds in an arena checks it once at the
- * end instead of after every allocation (a NULL it did not check leaves its result
- * incomplete, never used) */
-bool tl_arena_failed(const tl_arena *a);
 
 void tl_graph_init(tl_graph *g, bool refcounted);
 void tl_graph_free(tl_graph *g); /* kernel graphs: frees every node at once */
@@ -150,37 +109,5 @@ tl_uop *tl_sink_make(tl_graph *g, int n, tl_uop *const *values);
 int tl_sink_layout(const tl_uop *sink, const tl_uop **values, int64_t *offset);
 bool tl_uop_is_const(const tl_uop *u, double *value); /* CONST, or VIEW of a CONST */
 double tl_uop_const_value(const tl_uop *u);           /* of a CONST node */
-
-/* ---- buffers: refcounted host memory ---- */
-#define TL_BUFFER_CACHE_SLOTS 64
-#define TL_BUFFER_CACHE_MAX_BYTES ((size_t)1 << 30)
-/* Counters and a cache of freed blocks by size class: a loop that realizes the same
- * shapes again reuses memory, with no malloc and no fresh pages, after its first turn.
- * Bounded in blocks and bytes; the oldest block goes first. */
-typedef struct tl_mem {
-  uint64_t live_buffers, live_bytes, peak_bytes, mallocs, frees, cache_hits, buffers_made;
-  void *cached[TL_BUFFER_CACHE_SLOTS];
-  size_t cached_size[TL_BUFFER_CACHE_SLOTS];
-  size_t cached_bytes;
-  int ncached;
-} tl_mem;
-void tl_mem_release_cache(tl_mem *m); /* frees the cached blocks */
-
-struct tl_buffer {
-  int32_t refs;
-  tl_dtype dtype;
-  int64_t numel;
-  size_t nbytes;
-  void *data;
-  size_t alloc_size;
-  tl_mem *mem;      /* the owning context's counters and cache */
-  tl_buffer *owner; /* a view into another buffer (an arena): holds it, frees nothing */
-};
-
-tl_buffer *tl_buffer_new(tl_dtype dtype, int64_t numel, tl_mem *mem);
-/* numel elements of dtype at byte offset inside owner (which it keeps alive) */
-tl_buffer *tl_buffer_view(tl_buffer *owner, size_t offset, tl_dtype dtype, int64_t numel);
-void tl_buffer_retain(tl_buffer *b);
-void tl_buffer_release(tl_buffer *b);
 
 #endif

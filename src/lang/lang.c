@@ -4,65 +4,18 @@
  * compilation; the program's values live in the engine context and the run state. */
 #include "lang/lang.h"
 
-#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 
-#include "lang/gen.h"
-#include "lang/lex.h"
-#include "lang/module.h"
-#include "lang/own.h"
-#include "lang/parse.h"
-#include "lang/rt.h"
-#include "lang/sema.h"
+#include "lang/gen/gen.h"
+#include "lang/front/lex.h"
+#include "lang/front/module.h"
+#include "lang/check/own.h"
+#include "lang/front/parse.h"
+#include "lang/rt/rt.h"
+#include "lang/check/sema.h"
 #include "api/context.h"
 #include "runtime/compiler.h"
-
-/* the text, NUL-terminated */
-char *tl_lang_read_file(const char *path, size_t *len, FILE *err) {
-  FILE *f = fopen(path, "rb");
-  if (!f) {
-    fprintf(err, "tl: cannot open %s: %s\n", path, strerror(errno));
-    return NULL;
-  }
-  /* a directory opens fine and then reads as an error: say what it is */
-  struct stat st;
-  if (fstat(fileno(f), &st) == 0 && S_ISDIR(st.st_mode)) {
-    fprintf(err, "tl: %s is a directory, not a program file\n", path);
-    fclose(f);
-    return NULL;
-  }
-  size_t cap = 4096, n = 0;
-  char *buf = malloc(cap);
-  for (size_t got; buf && (got = fread(buf + n, 1, cap - n - 1, f)) > 0;) {
-    n += got;
-    if (n + 1 >= cap) { /* room for the NUL too */
-      char *nb = realloc(buf, cap *= 2);
-      if (!nb) free(buf);
-      buf = nb;
-    }
-  }
-  int read_error = ferror(f) ? errno : 0;
-  fclose(f);
-  if (!buf) {
-    fprintf(err, "tl: out of memory reading %s\n", path);
-    return NULL;
-  }
-  if (read_error) {
-    fprintf(err, "tl: cannot read %s: %s\n", path, strerror(read_error));
-    free(buf);
-    return NULL;
-  }
-  if (memchr(buf, 0, n)) {
-    fprintf(err, "tl: %s is not a text file (it holds a NUL byte)\n", path);
-    free(buf);
-    return NULL;
-  }
-  buf[n] = 0;
-  *len = n;
-  return buf;
-}
 
 char *tl_lang_compile(const char *path, const char *src, size_t len, bool line_directives, FILE *err) {
   tl_arena *arena = tl_arena_create();

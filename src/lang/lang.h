@@ -29,7 +29,8 @@ struct tl_stats_out {
   unsigned long long kernels_run, realizes, live_tensors, live_objects;
 };
 
-/* the file's text (malloc'd, *len bytes) or NULL with a message on err */
+/* the file's text (malloc'd, *len bytes) or NULL with a message on err (front/module.c:
+ * modules are read with it too) */
 char *tl_lang_read_file(const char *path, size_t *len, FILE *err);
 /* the program as C (malloc'd), or NULL after printing every error to err */
 char *tl_lang_compile(const char *path, const char *src, size_t len, bool line_directives, FILE *err);

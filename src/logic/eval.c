@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/vec.h"
 #include "logic/logic.h"
 
 bool tl_logic_arith(int op, int64_t a, int64_t b, int64_t *out) {
@@ -469,15 +470,9 @@ static tl_status bitjoin_run(tl_kb *kb, tl_logic_rel *h, const tl_logic_rel *lef
     tl_logic_span_add(dh->nspan, hx, flo, fhi);
     if (!(dh->next_rows[hx >> 6] >> (hx & 63) & 1)) {
       dh->next_rows[hx >> 6] |= (uint64_t)1 << (hx & 63);
-      if (dh->nnext == dh->cap_next) {
-        int64_t cap = dh->cap_next ? dh->cap_next * 2 : 64;
-        int64_t *l = realloc(dh->next_list, (size_t)cap * sizeof *l);
-        if (!l) {
-          free(acc);
-          return tl_logic_fail(kb, TL_ERR_NOMEM, "relation %s: out of memory", h->name);
-        }
-        dh->next_list = l;
-        dh->cap_next = cap;
+      if ((size_t)dh->nnext == dh->cap_next && !tl_vec_grow(&dh->next_list, &dh->cap_next, (size_t)dh->nnext + 1, sizeof *dh->next_list)) {
+        free(acc);
+        return tl_logic_fail(kb, TL_ERR_NOMEM, "relation %s: out of memory", h->name);
       }
       dh->next_list[dh->nnext++] = hx;
     }

@@ -1,6 +1,7 @@
 /* kb.c — the knowledge-base C API of tl.h: calls in, checked (NULL, names, arities,
  * ids, enum values) before they reach the program; statuses, ids and tensors out,
  * errors through the context as everywhere in the API. */
+#include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -9,6 +10,15 @@
 #include "api/context.h"
 
 #define NULL_KB(what) tl_api_fail_orphan(TL_ERR_ARG, "%s: the knowledge base is NULL", what)
+
+/* the knowledge base's errors go to its context, as every error of the API does */
+tl_status tl_logic_fail(tl_kb *kb, tl_status st, const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  tl_error_vset(&kb->ctx->err, st, fmt, ap);
+  va_end(ap);
+  return st;
+}
 
 tl_kb *tl_kb_new(tl_ctx *ctx) {
   if (!ctx) {
@@ -39,13 +49,13 @@ void tl_kb_free(tl_kb *kb) {
     free(r->name);
   }
   free(kb->rels);
-  free(kb->rel_slots);
+  tl_hset_free(&kb->rel_set);
   for (int i = 0; i < kb->nrules; i++) tl_logic_rule_free(&kb->rules[i]);
   free(kb->rules);
   tl_logic_strata_free(kb);
   for (int64_t i = 0; i < kb->nent; i++) free(kb->ent_names[i]);
   free(kb->ent_names);
-  free(kb->ent_slots);
+  tl_hset_free(&kb->ent_set);
   free(kb->warnings);
   free(kb);
 }

@@ -12,6 +12,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "core/hash.h"
 #include "tl.h"
 
 #define TL_LOGIC_MAX_ARITY TL_KB_MAX_ARITY
@@ -64,8 +65,10 @@ typedef struct {
   int64_t max;         /* the most tuples it may hold (tl_kb_set_max_tuples) */
   tl_logic_index *idx; /* idx[0]: membership */
   int nidx;
+  size_t cap_idx;
   tl_logic_csr *csr;   /* dropped at the first insert */
   int ncsr;
+  size_t cap_csr;
 } tl_logic_sparse;
 
 /* A Boolean box: column c covers values [lo[c], lo[c] + size[c]); the last column is a
@@ -81,9 +84,10 @@ typedef struct {
   /* per row two numbers: the words [lo, hi) outside which a row of full, delta or next
    * is zero (hi <= lo: all of it), so a row with a few bits costs a few words */
   uint32_t *fspan, *dspan, *nspan;
-  int64_t *delta_list, ndelta, cap_delta;       /* rows with bits in delta */
-  int64_t *next_list, nnext, cap_next;          /* rows with bits in next */
-  int64_t *overflow, noverflow, cap_overflow;   /* tuples */
+  int64_t *delta_list, ndelta;  /* rows with bits in delta */
+  int64_t *next_list, nnext;    /* rows with bits in next */
+  int64_t *overflow, noverflow; /* tuples */
+  size_t cap_delta, cap_next, cap_overflow;
 } tl_logic_dense;
 
 static inline void tl_logic_span_add(uint32_t *span, int64_t row, uint32_t lo, uint32_t hi) {
@@ -191,16 +195,17 @@ struct tl_kb {
   tl_ctx *ctx;
   /* entities: ids in order of first appearance */
   char **ent_names;
-  int64_t nent, cap_ent;
-  int64_t *ent_slots; /* open addressing: id + 1, 0 empty */
-  int64_t ent_nslots;
+  int64_t nent;
+  size_t cap_ent;
+  tl_hset ent_set; /* id + 1 under the name's hash */
   /* relations */
   tl_logic_rel *rels;
-  int nrels, cap_rels;
-  int *rel_slots; /* open addressing: relation + 1 */
-  int rel_nslots;
+  int nrels;
+  size_t cap_rels;
+  tl_hset rel_set; /* relation + 1 under the name's hash */
   tl_logic_rule *rules;
-  int nrules, cap_rules;
+  int nrules;
+  size_t cap_rules;
   /* strata, dependencies first; rel_stratum is in tl_logic_rel.stratum */
   tl_logic_stratum *strata;
   int nstrata;
@@ -213,7 +218,8 @@ struct tl_kb {
   uint64_t version, cache_version;
   tl_scope *cache_scope;
   tl_logic_cached *cache;
-  int ncache, cap_cache;
+  int ncache;
+  size_t cap_cache;
   /* the literal a rule error is about (-1: the head, -2: none), for the language
    * layer to point at */
   int err_lit;
@@ -222,12 +228,15 @@ struct tl_kb {
   tl_logic_stats stats;
 };
 
-/* program.c ---------------------------------------------------------------------------- */
+/* kb.c ----------------------------------------------------------------------------------- */
+/* Sets the context's error; returns st. */
 tl_status tl_logic_fail(tl_kb *kb, tl_status st, const char *fmt, ...)
 #if defined(__GNUC__)
     __attribute__((format(printf, 3, 4)))
 #endif
     ;
+
+/* program.c ---------------------------------------------------------------------------- */
 int64_t tl_logic_entity(tl_kb *kb, const char *name, size_t len); /* interns; -1: no memory */
 int tl_logic_find_rel(const tl_kb *kb, const char *name);           /* -1: unknown */
 tl_status tl_logic_declare(tl_kb *kb, const char *name, int arity, const tl_kb_type *types);
@@ -243,9 +252,23 @@ void tl_logic_value_text(const tl_kb *kb, tl_kb_type type, int64_t v, char *buf,
 /* Recomputes the strata; an error (and no change) when negation is not stratified, the
  * message naming the cycle, prefixed with `what`. */
 tl_status tl_logic_stratify(tl_kb *kb, const char *what);
+/* A rule's head reads a relation of its body, under `not` or not. */
+typedef struct {
+  int head, body;
+  bool neg;
+} tl_logic_dep;
+/* The stratification check alone, with no knowledge base (no context, no engine): the
+ * relations 0 .. nrels - 1 (names for the message) and what the rules read, in rule
+ * order. -1 when negation is stratified; -2 out of memory; else the first dependency
+ * (in that order) negating a relation that depends on its head, with the cycle through
+ * it in *cycle ("p -> not q -> r -> p", malloc'd; NULL if out of memory). */
+int tl_logic_strata_check(int nrels, const char *const *names, int ndeps, const tl_logic_dep *deps, char **cycle);
 void tl_logic_strata_free(tl_kb *kb);
 
 /* store.c ------------------------------------------------------------------------------- */
+/* Sorts n rows of k columns ascending and drops repeats; returns the rows left (-1: out
+ * of memory). A store's CSR groups and a query's answer use it. */
+int64_t tl_logic_sort_unique(int64_t *rows, int64_t n, int k);
 void tl_logic_sparse_free(tl_logic_sparse *s);
 bool tl_logic_sparse_init(tl_logic_sparse *s, int arity, int64_t max);
 /* 1: added, 0: there already, -1: out of memory or too many tuples */
@@ -337,7 +360,5 @@ bool tl_logic_compare(int op, int64_t a, int64_t b);
 /* query.c ------------------------------------------------------------------------------- */
 tl_tensor *tl_logic_query(tl_kb *kb, int rel, int nargs, const tl_kb_term *args);
 void tl_logic_cache_clear(tl_kb *kb);
-/* Sorts n rows of k columns ascending and drops repeats; returns the rows left. */
-int64_t tl_logic_sort_unique(int64_t *rows, int64_t n, int k);
 
 #endif

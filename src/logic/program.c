@@ -6,62 +6,31 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/hash.h"
 #include "core/strbuf.h"
+#include "core/vec.h"
 #include "logic/logic.h"
-/* Only for ctx->err: tl.h offers no way to set an error from outside src/api. */
-#include "api/context.h"
 
-tl_status tl_logic_fail(tl_kb *kb, tl_status st, const char *fmt, ...) {
-  va_list ap;
-  va_start(ap, fmt);
-  tl_error_vset(&kb->ctx->err, st, fmt, ap);
-  va_end(ap);
-  return st;
-}
-
-static uint64_t name_hash(const char *s, size_t len) {
-  uint64_t h = 1469598103934665603ULL;
-  for (size_t i = 0; i < len; i++) h = (h ^ (unsigned char)s[i]) * 1099511628211ULL;
-  return h;
-}
+static uint64_t name_hash(const char *s, size_t len) { return tl_hash_bytes(TL_HASH_INIT, s, len); }
 
 /* ---- entities ---------------------------------------------------------------------- */
 
-static bool ent_rehash(tl_kb *kb) {
-  int64_t n = kb->ent_nslots ? kb->ent_nslots * 2 : 64;
-  int64_t *slots = calloc((size_t)n, sizeof *slots);
-  if (!slots) return false;
-  for (int64_t id = 0; id < kb->nent; id++) {
-    uint64_t pos = name_hash(kb->ent_names[id], strlen(kb->ent_names[id])) & (uint64_t)(n - 1);
-    while (slots[pos]) pos = (pos + 1) & (uint64_t)(n - 1);
-    slots[pos] = id + 1;
-  }
-  free(kb->ent_slots);
-  kb->ent_slots = slots;
-  kb->ent_nslots = n;
-  return true;
-}
-
 int64_t tl_logic_entity(tl_kb *kb, const char *name, size_t len) {
-  if ((kb->nent + 1) * 2 > kb->ent_nslots && !ent_rehash(kb)) return -1;
-  uint64_t m = (uint64_t)kb->ent_nslots - 1, pos = name_hash(name, len) & m;
-  for (; kb->ent_slots[pos]; pos = (pos + 1) & m) {
-    const char *e = kb->ent_names[kb->ent_slots[pos] - 1];
-    if (strlen(e) == len && memcmp(e, name, len) == 0) return kb->ent_slots[pos] - 1;
+  uint64_t h = name_hash(name, len), it;
+  for (tl_hset_walk w = tl_hset_find(&kb->ent_set, h); (it = tl_hset_next(&kb->ent_set, &w));) {
+    const char *e = kb->ent_names[it - 1];
+    if (strlen(e) == len && memcmp(e, name, len) == 0) return (int64_t)it - 1;
   }
-  if (kb->nent == kb->cap_ent) {
-    int64_t cap = kb->cap_ent ? kb->cap_ent * 2 : 64;
-    char **names = realloc(kb->ent_names, (size_t)cap * sizeof *names);
-    if (!names) return -1;
-    kb->ent_names = names;
-    kb->cap_ent = cap;
-  }
+  if (!tl_vec_grow(&kb->ent_names, &kb->cap_ent, (size_t)kb->nent + 1, sizeof *kb->ent_names)) return -1;
   char *copy = malloc(len + 1);
   if (!copy) return -1;
   memcpy(copy, name, len);
   copy[len] = 0;
+  if (!tl_hset_add(&kb->ent_set, h, (uint64_t)kb->nent + 1)) {
+    free(copy);
+    return -1;
+  }
   kb->ent_names[kb->nent] = copy;
-  kb->ent_slots[pos] = kb->nent + 1;
   return kb->nent++;
 }
 
@@ -74,10 +43,9 @@ void tl_logic_value_text(const tl_kb *kb, tl_kb_type type, int64_t v, char *buf,
 /* ---- relations and facts -------------------------------------------------------------- */
 
 int tl_logic_find_rel(const tl_kb *kb, const char *name) {
-  if (!kb->rel_nslots) return -1;
-  uint64_t m = (uint64_t)kb->rel_nslots - 1, pos = name_hash(name, strlen(name)) & m;
-  for (; kb->rel_slots[pos]; pos = (pos + 1) & m)
-    if (strcmp(kb->rels[kb->rel_slots[pos] - 1].name, name) == 0) return kb->rel_slots[pos] - 1;
+  uint64_t it;
+  for (tl_hset_walk w = tl_hset_find(&kb->rel_set, name_hash(name, strlen(name))); (it = tl_hset_next(&kb->rel_set, &w));)
+    if (strcmp(kb->rels[it - 1].name, name) == 0) return (int)it - 1;
   return -1;
 }
 
@@ -98,39 +66,19 @@ tl_status tl_logic_declare(tl_kb *kb, const char *name, int arity, const tl_kb_t
     signature(r->type, r->arity, r->name, sig, sizeof sig);
     return tl_logic_fail(kb, TL_ERR_ARG, "kb_relation: %s is already declared as %s", name, sig);
   }
-  if (kb->nrels == kb->cap_rels) {
-    int cap = kb->cap_rels ? kb->cap_rels * 2 : 16;
-    tl_logic_rel *rels = realloc(kb->rels, (size_t)cap * sizeof *rels);
-    if (!rels) return tl_logic_fail(kb, TL_ERR_NOMEM, "kb_relation: out of memory");
-    kb->rels = rels;
-    kb->cap_rels = cap;
-  }
-  if ((kb->nrels + 1) * 2 > kb->rel_nslots) {
-    int n = kb->rel_nslots ? kb->rel_nslots * 2 : 32;
-    int *slots = calloc((size_t)n, sizeof *slots);
-    if (!slots) return tl_logic_fail(kb, TL_ERR_NOMEM, "kb_relation: out of memory");
-    for (int i = 0; i < kb->nrels; i++) {
-      uint64_t pos = name_hash(kb->rels[i].name, strlen(kb->rels[i].name)) & (uint64_t)(n - 1);
-      while (slots[pos]) pos = (pos + 1) & (uint64_t)(n - 1);
-      slots[pos] = i + 1;
-    }
-    free(kb->rel_slots);
-    kb->rel_slots = slots;
-    kb->rel_nslots = n;
-  }
+  if (!tl_vec_grow(&kb->rels, &kb->cap_rels, (size_t)kb->nrels + 1, sizeof *kb->rels))
+    return tl_logic_fail(kb, TL_ERR_NOMEM, "kb_relation: out of memory");
   tl_logic_rel *r = &kb->rels[kb->nrels];
   memset(r, 0, sizeof *r);
   r->name = strdup(name);
   r->arity = arity;
   for (int c = 0; c < arity; c++) r->type[c] = types[c];
-  if (!r->name || !tl_logic_sparse_init(&r->facts, arity, TL_LOGIC_MAX_TUPLES)) {
+  if (!r->name || !tl_logic_sparse_init(&r->facts, arity, TL_LOGIC_MAX_TUPLES) ||
+      !tl_hset_add(&kb->rel_set, name_hash(name, strlen(name)), (uint64_t)kb->nrels + 1)) {
     free(r->name);
     tl_logic_sparse_free(&r->facts);
     return tl_logic_fail(kb, TL_ERR_NOMEM, "kb_relation: out of memory");
   }
-  uint64_t m = (uint64_t)kb->rel_nslots - 1, pos = name_hash(name, strlen(name)) & m;
-  while (kb->rel_slots[pos]) pos = (pos + 1) & m;
-  kb->rel_slots[pos] = kb->nrels + 1;
   kb->nrels++;
   /* a new relation is a new stratum: the strata are made again */
   tl_logic_reset_eval(kb);
@@ -306,6 +254,8 @@ typedef struct {
   const char *text;
   int8_t *vtype; /* per variable: -1 unknown, else tl_kb_type */
   int *vfirst;   /* the literal where a variable first appears (-1: the head) */
+  /* the room in r->vars, vtype, vfirst, r->terms, r->argv, r->body */
+  size_t cap_vars, cap_vtype, cap_vfirst, cap_terms, cap_argv, cap_body;
   bool oom;
 } rule_build;
 
@@ -313,13 +263,11 @@ static int add_var(rule_build *b, const char *name, int lit) {
   tl_logic_rule *r = b->r;
   for (int v = 0; v < r->nvars; v++)
     if (r->vars[v][0] && strcmp(r->vars[v], name) == 0) return v;
-  char **vars = realloc(r->vars, (size_t)(r->nvars + 1) * sizeof *vars);
-  int8_t *vt = realloc(b->vtype, (size_t)(r->nvars + 1));
-  if (vars) r->vars = vars;
-  if (vt) b->vtype = vt;
-  int *vf = realloc(b->vfirst, (size_t)(r->nvars + 1) * sizeof *vf);
-  if (vf) b->vfirst = vf;
-  char *copy = vars && vt && vf ? strdup(name) : NULL;
+  size_t n = (size_t)r->nvars + 1;
+  bool room = tl_vec_grow(&r->vars, &b->cap_vars, n, sizeof *r->vars) &&
+              tl_vec_grow(&b->vtype, &b->cap_vtype, n, sizeof *b->vtype) &&
+              tl_vec_grow(&b->vfirst, &b->cap_vfirst, n, sizeof *b->vfirst);
+  char *copy = room ? strdup(name) : NULL;
   if (!copy) {
     b->oom = true;
     return 0;
@@ -332,12 +280,10 @@ static int add_var(rule_build *b, const char *name, int lit) {
 
 static int add_term(rule_build *b, tl_logic_term t) {
   tl_logic_rule *r = b->r;
-  tl_logic_term *terms = realloc(r->terms, (size_t)(r->nterms + 1) * sizeof *terms);
-  if (!terms) {
+  if (!tl_vec_grow(&r->terms, &b->cap_terms, (size_t)r->nterms + 1, sizeof *r->terms)) {
     b->oom = true;
     return 0;
   }
-  r->terms = terms;
   r->terms[r->nterms] = t;
   return r->nterms++;
 }
@@ -360,9 +306,7 @@ static int convert_term(rule_build *b, const tl_kb_term *t, int lit) {
 
 static bool push_arg(rule_build *b, int term) {
   tl_logic_rule *r = b->r;
-  int32_t *argv = realloc(r->argv, (size_t)(r->nargv + 1) * sizeof *argv);
-  if (!argv) return b->oom = true, false;
-  r->argv = argv;
+  if (!tl_vec_grow(&r->argv, &b->cap_argv, (size_t)r->nargv + 1, sizeof *r->argv)) return b->oom = true, false;
   r->argv[r->nargv++] = term;
   return true;
 }
@@ -525,12 +469,10 @@ static void desugar(rule_build *b) {
       /* add_var matches names; a hidden variable is always new */
       int hv = add_term(b, (tl_logic_term){.kind = TL_TERM_VAR, .v = v});
       r->argv[r->body[i].args + a] = hv;
-      tl_logic_lit *body = realloc(r->body, (size_t)(r->nbody + 1) * sizeof *body);
-      if (!body) {
+      if (!tl_vec_grow(&r->body, &b->cap_body, (size_t)r->nbody + 1, sizeof *r->body)) {
         b->oom = true;
         return;
       }
-      r->body = body;
       tl_logic_lit eq = {TL_LIT_CMP, TL_KB_EQ, -1, 2, r->nargv};
       push_arg(b, hv);
       push_arg(b, t);
@@ -565,8 +507,8 @@ static tl_status build_rule(rule_build *b, const tl_kb_literal *head, int nbody,
     rels[i + 1] = rel;
   }
   r->head = convert_literal(b, head, -1, rels[0]);
-  r->body = malloc(((size_t)nbody + 1) * sizeof *r->body);
-  if (!r->body) return tl_logic_fail(kb, TL_ERR_NOMEM, "kb_rule: out of memory");
+  if (!tl_vec_grow(&r->body, &b->cap_body, (size_t)nbody + 1, sizeof *r->body))
+    return tl_logic_fail(kb, TL_ERR_NOMEM, "kb_rule: out of memory");
   for (int i = 0; i < nbody; i++) {
     bool atom = body[i].kind == TL_KB_ATOM || body[i].kind == TL_KB_NOT;
     r->body[i] = convert_literal(b, &body[i], i, atom ? rels[i + 1] : -1);
@@ -627,18 +569,13 @@ tl_status tl_logic_add_rule(tl_kb *kb, const tl_kb_literal *head, int nbody, con
   if (head->kind != TL_KB_ATOM) return tl_logic_fail(kb, TL_ERR_ARG, "kb_rule: the head must be an atom (TL_KB_ATOM)");
   for (int i = 0; i < nbody; i++)
     if (check_literal(kb, &body[i], i)) return TL_ERR_ARG;
-  if (kb->nrules == kb->cap_rules) {
-    int cap = kb->cap_rules ? kb->cap_rules * 2 : 16;
-    tl_logic_rule *rules = realloc(kb->rules, (size_t)cap * sizeof *rules);
-    if (!rules) return tl_logic_fail(kb, TL_ERR_NOMEM, "kb_rule: out of memory");
-    kb->rules = rules;
-    kb->cap_rules = cap;
-  }
+  if (!tl_vec_grow(&kb->rules, &kb->cap_rules, (size_t)kb->nrules + 1, sizeof *kb->rules))
+    return tl_logic_fail(kb, TL_ERR_NOMEM, "kb_rule: out of memory");
   tl_logic_rule *r = &kb->rules[kb->nrules];
   memset(r, 0, sizeof *r);
   r->text = rule_text(kb, head, nbody, body);
   if (!r->text) return tl_logic_fail(kb, TL_ERR_NOMEM, "kb_rule: out of memory");
-  rule_build b = {kb, r, r->text, NULL, NULL, false};
+  rule_build b = {.kb = kb, .r = r, .text = r->text};
   tl_status st = build_rule(&b, head, nbody, body);
   free(b.vtype);
   free(b.vfirst);

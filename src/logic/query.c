@@ -5,72 +5,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/vec.h"
 #include "logic/logic.h"
-
-/* ---- sorting rows --------------------------------------------------------------------- */
-
-static int row_cmp(const int64_t *a, const int64_t *b, int k) {
-  for (int c = 0; c < k; c++)
-    if (a[c] != b[c]) return a[c] < b[c] ? -1 : 1;
-  return 0;
-}
-
-/* Least significant digit radix sort: columns last to first, bytes of each column
- * (sign bit flipped) low to high, skipping the bytes every row shares. Rows move
- * whole, k values at a time. */
-static bool radix_sort(int64_t *rows, int64_t n, int k) {
-  int64_t *tmp = malloc((size_t)n * (size_t)k * sizeof *tmp);
-  size_t *count = malloc(8 * 256 * sizeof *count);
-  if (!tmp || !count) {
-    free(tmp), free(count);
-    return false;
-  }
-  int64_t *src = rows, *dst = tmp;
-  for (int c = k - 1; c >= 0; c--) {
-    memset(count, 0, 8 * 256 * sizeof *count);
-    for (int64_t i = 0; i < n; i++) {
-      uint64_t v = (uint64_t)src[i * k + c] ^ ((uint64_t)1 << 63);
-      for (int b = 0; b < 8; b++) count[b * 256 + (v >> (8 * b) & 255)]++;
-    }
-    for (int b = 0; b < 8; b++) {
-      size_t *cnt = count + b * 256;
-      bool one = false;
-      for (int d = 0; d < 256; d++)
-        if (cnt[d] == (size_t)n) one = true;
-      if (one) continue; /* every row has the same byte here */
-      size_t sum = 0;
-      for (int d = 0; d < 256; d++) {
-        size_t x = cnt[d];
-        cnt[d] = sum;
-        sum += x;
-      }
-      for (int64_t i = 0; i < n; i++) {
-        uint64_t v = (uint64_t)src[i * k + c] ^ ((uint64_t)1 << 63);
-        memcpy(dst + (int64_t)cnt[v >> (8 * b) & 255]++ * k, src + i * k, (size_t)k * sizeof *src);
-      }
-      int64_t *t = src;
-      src = dst, dst = t;
-    }
-  }
-  if (src != rows) memcpy(rows, src, (size_t)n * (size_t)k * sizeof *rows);
-  free(tmp);
-  free(count);
-  return true;
-}
-
-int64_t tl_logic_sort_unique(int64_t *rows, int64_t n, int k) {
-  if (n <= 1 || k == 0) return n < 1 ? n : 1;
-  bool sorted = true;
-  for (int64_t i = 1; i < n && sorted; i++) sorted = row_cmp(rows + (i - 1) * k, rows + i * k, k) <= 0;
-  if (!sorted && !radix_sort(rows, n, k)) return -1;
-  int64_t m = 1;
-  for (int64_t i = 1; i < n; i++)
-    if (row_cmp(rows + (m - 1) * k, rows + i * k, k) != 0) {
-      if (m != i) memcpy(rows + m * k, rows + i * k, (size_t)k * sizeof *rows);
-      m++;
-    }
-  return m;
-}
 
 /* ---- the cache --------------------------------------------------------------------------- */
 
@@ -78,7 +14,8 @@ void tl_logic_cache_clear(tl_kb *kb) {
   for (int i = 0; i < kb->ncache; i++) free(kb->cache[i].key);
   free(kb->cache);
   kb->cache = NULL;
-  kb->ncache = kb->cap_cache = 0;
+  kb->ncache = 0;
+  kb->cap_cache = 0;
   if (kb->cache_scope) tl_scope_free(kb->cache_scope);
   kb->cache_scope = NULL;
   kb->cache_version = kb->version;
@@ -87,13 +24,8 @@ void tl_logic_cache_clear(tl_kb *kb) {
 /* Remembers a copy of the result's handle (sharing its buffer) in the cache scope. */
 static void cache_put(tl_kb *kb, const char *key, size_t keylen, tl_tensor *result) {
   if (kb->ncache >= 256) tl_logic_cache_clear(kb); /* bounded: a program asking ever new questions */
-  if (kb->ncache == kb->cap_cache) {
-    int cap = kb->cap_cache ? kb->cap_cache * 2 : 8;
-    tl_logic_cached *c = realloc(kb->cache, (size_t)cap * sizeof *c);
-    if (!c) return; /* not remembering is not an error */
-    kb->cache = c;
-    kb->cap_cache = cap;
-  }
+  if (!tl_vec_grow(&kb->cache, &kb->cap_cache, (size_t)kb->ncache + 1, sizeof *kb->cache))
+    return; /* not remembering is not an error */
   if (!kb->cache_scope) kb->cache_scope = tl_scope_new(kb->ctx, "kb_query_cache");
   char *k = malloc(keylen);
   tl_tensor *copy = kb->cache_scope && k ? tl_detach(result) : NULL;
@@ -199,17 +131,14 @@ tl_tensor *tl_logic_query(tl_kb *kb, int rel, int nargs, const tl_kb_term *args)
     float one = tl_logic_iter_next(&it, t) ? 1.0f : 0.0f;
     result = tl_from_data(kb->ctx, TL_F32, 0, NULL, &one);
   } else {
-    int64_t n = 0, cap = 1024;
-    int64_t *rows = malloc((size_t)cap * (size_t)k * sizeof *rows);
+    int64_t n = 0, *rows = NULL;
+    size_t cap = 0, row = (size_t)k * sizeof *rows; /* rows of k values */
+    if (!tl_vec_grow(&rows, &cap, 1024, row)) rows = NULL;
     while (rows && tl_logic_iter_next(&it, t)) {
-      if (n == cap) {
-        int64_t *g = realloc(rows, (size_t)cap * 2 * (size_t)k * sizeof *rows);
-        if (!g) {
-          free(rows);
-          rows = NULL;
-          break;
-        }
-        rows = g, cap *= 2;
+      if ((size_t)n == cap && !tl_vec_grow(&rows, &cap, cap + 1, row)) {
+        free(rows);
+        rows = NULL;
+        break;
       }
       for (int c = 0; c < k; c++) rows[n * k + c] = t[outcol[c]];
       n++;

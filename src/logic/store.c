@@ -2,23 +2,24 @@
  * (iterators over the full relation, the last round's delta or an update pass's new
  * tuples, selecting on known columns). Two representations with one interface:
  * sparse (tuples in insertion order + hash indexes on join columns) and dense (a bit
- * box over the columns' value ranges, rows of 64-bit words along the last column). */
+ * box over the columns' value ranges, rows of 64-bit words along the last column). Also rows
+ * sorted and deduplicated (tl_logic_sort_unique), for CSR groups and query answers. */
 #include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
 
+#include "core/vec.h"
 #include "logic/logic.h"
 
 static uint32_t all_mask(int arity) { return arity >= 32 ? UINT32_MAX : ((uint32_t)1 << arity) - 1; }
 
+/* The tables take a slot from the high 32 bits: finalized, every bit of the key counts. */
 uint64_t tl_logic_hash_key(int arity, uint32_t mask, const int64_t *t) {
-  uint64_t h = 0x9e3779b97f4a7c15ULL ^ mask;
+  uint64_t h = tl_hash_mix(TL_HASH_INIT, mask);
   for (int c = 0; c < arity; c++)
-    if (mask >> c & 1) h = (h ^ (uint64_t)t[c]) * 0xff51afd7ed558ccdULL + 0x2545f4914f6cdd1dULL;
-  h ^= h >> 32;
-  h *= 0xc4ceb9fe1a85ec53ULL;
-  return h ^ (h >> 29);
+    if (mask >> c & 1) h = tl_hash_mix(h, (uint64_t)t[c]);
+  return tl_hash_final(h);
 }
 
 static bool key_eq(const int64_t *a, const int64_t *b, int arity, uint32_t mask) {
@@ -27,9 +28,77 @@ static bool key_eq(const int64_t *a, const int64_t *b, int arity, uint32_t mask)
   return true;
 }
 
+/* ---- sorting rows --------------------------------------------------------------------- */
+
+static int row_cmp(const int64_t *a, const int64_t *b, int k) {
+  for (int c = 0; c < k; c++)
+    if (a[c] != b[c]) return a[c] < b[c] ? -1 : 1;
+  return 0;
+}
+
+/* Least significant digit radix sort: columns last to first, bytes of each column
+ * (sign bit flipped) low to high, skipping the bytes every row shares. Rows move
+ * whole, k values at a time. */
+static bool radix_sort(int64_t *rows, int64_t n, int k) {
+  int64_t *tmp = malloc((size_t)n * (size_t)k * sizeof *tmp);
+  size_t *count = malloc(8 * 256 * sizeof *count);
+  if (!tmp || !count) {
+    free(tmp), free(count);
+    return false;
+  }
+  int64_t *src = rows, *dst = tmp;
+  for (int c = k - 1; c >= 0; c--) {
+    memset(count, 0, 8 * 256 * sizeof *count);
+    for (int64_t i = 0; i < n; i++) {
+      uint64_t v = (uint64_t)src[i * k + c] ^ ((uint64_t)1 << 63);
+      for (int b = 0; b < 8; b++) count[b * 256 + (v >> (8 * b) & 255)]++;
+    }
+    for (int b = 0; b < 8; b++) {
+      size_t *cnt = count + b * 256;
+      bool one = false;
+      for (int d = 0; d < 256; d++)
+        if (cnt[d] == (size_t)n) one = true;
+      if (one) continue; /* every row has the same byte here */
+      size_t sum = 0;
+      for (int d = 0; d < 256; d++) {
+        size_t x = cnt[d];
+        cnt[d] = sum;
+        sum += x;
+      }
+      for (int64_t i = 0; i < n; i++) {
+        uint64_t v = (uint64_t)src[i * k + c] ^ ((uint64_t)1 << 63);
+        memcpy(dst + (int64_t)cnt[v >> (8 * b) & 255]++ * k, src + i * k, (size_t)k * sizeof *src);
+      }
+      int64_t *t = src;
+      src = dst, dst = t;
+    }
+  }
+  if (src != rows) memcpy(rows, src, (size_t)n * (size_t)k * sizeof *rows);
+  free(tmp);
+  free(count);
+  return true;
+}
+
+int64_t tl_logic_sort_unique(int64_t *rows, int64_t n, int k) {
+  if (n <= 1 || k == 0) return n < 1 ? n : 1;
+  bool sorted = true;
+  for (int64_t i = 1; i < n && sorted; i++) sorted = row_cmp(rows + (i - 1) * k, rows + i * k, k) <= 0;
+  if (!sorted && !radix_sort(rows, n, k)) return -1;
+  int64_t m = 1;
+  for (int64_t i = 1; i < n; i++)
+    if (row_cmp(rows + (m - 1) * k, rows + i * k, k) != 0) {
+      if (m != i) memcpy(rows + m * k, rows + i * k, (size_t)k * sizeof *rows);
+      m++;
+    }
+  return m;
+}
+
 /* ---- sparse ------------------------------------------------------------------------ */
 
-/* Hash slots are read at random: a big table gets huge pages where the kernel offers
+/* The indexes are tables of their own, not tl_hsets (they are the engine's hot loop):
+ * a slot keeps 32 bits of hash beside the tuple number, so growing reads no tuple;
+ * tuples with one key chain through `next`; inserts are prefetched in batches.
+ * Hash slots are read at random: a big table gets huge pages where the kernel offers
  * them on request (a TLB miss per probe otherwise), and comes zeroed from mmap. */
 enum { HUGE_TABLE = 2 << 20 };
 static uint64_t *slots_alloc(int64_t n) {
@@ -107,6 +176,7 @@ bool tl_logic_sparse_init(tl_logic_sparse *s, int arity, int64_t max) {
   s->tup = malloc((size_t)s->cap * (size_t)(arity ? arity : 1) * sizeof *s->tup);
   s->idx = malloc(sizeof *s->idx);
   if (!s->tup || !s->idx) return false;
+  s->cap_idx = 1;
   s->nidx = 1;
   return index_alloc(&s->idx[0], all_mask(arity), 16, 0, false);
 }
@@ -121,6 +191,7 @@ void tl_logic_sparse_drop_csr(tl_logic_sparse *s) {
   free(s->csr);
   s->csr = NULL;
   s->ncsr = 0;
+  s->cap_csr = 0;
 }
 
 void tl_logic_sparse_free(tl_logic_sparse *s) {
@@ -170,18 +241,14 @@ int tl_logic_sparse_insert_hashed(tl_logic_sparse *s, int arity, const int64_t *
   if (s->idx[0].slots[index_find(s, arity, 0, t, h)]) return 0;
   if (s->ncsr) tl_logic_sparse_drop_csr(s);
   if (s->n >= s->max) return -1;
-  if (s->n == s->cap) {
-    int64_t cap = s->cap * 2;
-    int64_t *tup = realloc(s->tup, (size_t)cap * (size_t)(arity ? arity : 1) * sizeof *tup);
-    if (!tup) return -1;
-    s->tup = tup;
+  if (s->n == s->cap) { /* tuples of `arity` values; the chains grow to the same capacity */
+    size_t cap = (size_t)s->cap;
+    if (!tl_vec_grow(&s->tup, &cap, cap + 1, (size_t)(arity ? arity : 1) * sizeof *s->tup)) return -1;
     for (int k = 0; k < s->nidx; k++) {
-      if (!s->idx[k].next) continue;
-      uint32_t *next = realloc(s->idx[k].next, (size_t)cap * sizeof *next);
-      if (!next) return -1;
-      s->idx[k].next = next;
+      size_t c = (size_t)s->cap;
+      if (s->idx[k].next && !tl_vec_grow(&s->idx[k].next, &c, cap, sizeof *s->idx[k].next)) return -1;
     }
-    s->cap = cap;
+    s->cap = (int64_t)cap;
   }
   for (int k = 0; k < s->nidx; k++)
     if (!index_grow(&s->idx[k])) return -1;
@@ -197,9 +264,7 @@ int tl_logic_sparse_insert_hashed(tl_logic_sparse *s, int arity, const int64_t *
 int tl_logic_sparse_index(tl_logic_sparse *s, int arity, uint32_t mask) {
   for (int k = 0; k < s->nidx; k++)
     if (s->idx[k].mask == mask) return k;
-  tl_logic_index *idx = realloc(s->idx, (size_t)(s->nidx + 1) * sizeof *idx);
-  if (!idx) return -1;
-  s->idx = idx;
+  if (!tl_vec_grow(&s->idx, &s->cap_idx, (size_t)s->nidx + 1, sizeof *s->idx)) return -1;
   int64_t nslots = 16;
   while (nslots < 2 * (s->n + 1)) nslots *= 2;
   tl_logic_index *ix = &s->idx[s->nidx];
@@ -215,11 +280,9 @@ int tl_logic_sparse_index(tl_logic_sparse *s, int arity, uint32_t mask) {
 
 /* the hash of a CSR key: its nkey values in column order */
 static uint64_t csr_hash(const int64_t *v, int nkey) {
-  uint64_t h = 0x9e3779b97f4a7c15ULL;
-  for (int c = 0; c < nkey; c++) h = (h ^ (uint64_t)v[c]) * 0xff51afd7ed558ccdULL + 0x2545f4914f6cdd1dULL;
-  h ^= h >> 32;
-  h *= 0xc4ceb9fe1a85ec53ULL;
-  return h ^ (h >> 29);
+  uint64_t h = TL_HASH_INIT;
+  for (int c = 0; c < nkey; c++) h = tl_hash_mix(h, (uint64_t)v[c]);
+  return tl_hash_final(h);
 }
 
 static bool csr_build(tl_logic_csr *x, const tl_logic_sparse *s, int arity, uint32_t mask) {
@@ -275,11 +338,9 @@ static bool csr_build(tl_logic_csr *x, const tl_logic_sparse *s, int arity, uint
 bool tl_logic_sparse_csr(tl_logic_sparse *s, int arity, uint32_t mask) {
   for (int k = 0; k < s->ncsr; k++)
     if (s->csr[k].mask == mask) return true;
-  tl_logic_csr *csr = realloc(s->csr, (size_t)(s->ncsr + 1) * sizeof *csr);
-  if (!csr) return false;
-  s->csr = csr;
-  if (!csr_build(&csr[s->ncsr], s, arity, mask)) {
-    tl_logic_csr *x = &csr[s->ncsr];
+  if (!tl_vec_grow(&s->csr, &s->cap_csr, (size_t)s->ncsr + 1, sizeof *s->csr)) return false;
+  if (!csr_build(&s->csr[s->ncsr], s, arity, mask)) {
+    tl_logic_csr *x = &s->csr[s->ncsr];
     free(x->rows), free(x->start), free(x->slots), free(x->gstart);
     return false;
   }
@@ -315,11 +376,9 @@ void tl_logic_csr_find(const tl_logic_csr *x, int arity, const int64_t *key, int
 
 bool tl_logic_tuples_push(tl_logic_tuples *l, int arity, const int64_t *t) {
   if (l->n == l->cap) {
-    int64_t cap = l->cap ? l->cap * 2 : 16;
-    int64_t *tup = realloc(l->tup, (size_t)cap * (size_t)(arity ? arity : 1) * sizeof *tup);
-    if (!tup) return false;
-    l->tup = tup;
-    l->cap = cap;
+    size_t cap = (size_t)l->cap;
+    if (!tl_vec_grow(&l->tup, &cap, cap + 1, (size_t)(arity ? arity : 1) * sizeof *l->tup)) return false;
+    l->cap = (int64_t)cap;
   }
   memcpy(l->tup + l->n * arity, t, (size_t)arity * sizeof *t);
   l->n++;
@@ -387,14 +446,8 @@ static void dense_decode(const tl_logic_dense *d, int arity, int64_t row, int64_
   }
 }
 
-static bool list_push(int64_t **list, int64_t *n, int64_t *cap, int64_t v) {
-  if (*n == *cap) {
-    int64_t nc = *cap ? *cap * 2 : 64;
-    int64_t *l = realloc(*list, (size_t)nc * sizeof *l);
-    if (!l) return false;
-    *list = l;
-    *cap = nc;
-  }
+static bool list_push(int64_t **list, int64_t *n, size_t *cap, int64_t v) {
+  if ((size_t)*n == *cap && !tl_vec_grow(list, cap, (size_t)*n + 1, sizeof **list)) return false;
   (*list)[(*n)++] = v;
   return true;
 }
@@ -634,13 +687,9 @@ int tl_logic_store_insert(tl_kb *kb, tl_logic_rel *r, const int64_t *t) {
   tl_logic_dense *d = &r->dn;
   int64_t row, bit;
   if (!dense_pos(d, r->arity, t, &row, &bit)) {
-    if (d->noverflow == d->cap_overflow) {
-      int64_t cap = d->cap_overflow ? d->cap_overflow * 2 : 16;
-      int64_t *o = realloc(d->overflow, (size_t)cap * (size_t)(r->arity ? r->arity : 1) * sizeof *o);
-      if (!o) return tl_logic_fail(kb, TL_ERR_NOMEM, "relation %s: out of memory", r->name), -1;
-      d->overflow = o;
-      d->cap_overflow = cap;
-    }
+    if ((size_t)d->noverflow == d->cap_overflow &&
+        !tl_vec_grow(&d->overflow, &d->cap_overflow, (size_t)d->noverflow + 1, (size_t)(r->arity ? r->arity : 1) * sizeof *d->overflow))
+      return tl_logic_fail(kb, TL_ERR_NOMEM, "relation %s: out of memory", r->name), -1;
     memcpy(d->overflow + d->noverflow++ * r->arity, t, (size_t)r->arity * sizeof *t);
     return 1;
   }

@@ -1,7 +1,8 @@
 /* strata.c — the rules' dependency graph in (head relation -> body relations,
  * negated or not), strata out: its strongly connected components in an order where
  * every stratum comes after those it reads. Negation inside a component is an error
- * that names a cycle through it. */
+ * that names a cycle through it. The check alone (tl_logic_strata_check) needs no
+ * knowledge base: the language's checker runs it on a program at compile time. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -19,32 +20,40 @@ static void graph_free(dep_graph *g) {
   free(g->neg);
 }
 
-static bool graph_build(const tl_kb *kb, dep_graph *g) {
-  int n = kb->nrels, m = 0;
-  for (int i = 0; i < kb->nrules; i++)
-    for (int j = 0; j < kb->rules[i].nbody; j++)
-      if (kb->rules[i].body[j].rel >= 0) m++;
+/* the graph of n relations and the dependencies, each relation's in their order */
+static bool graph_build(int n, int ndeps, const tl_logic_dep *deps, dep_graph *g) {
   g->start = calloc((size_t)n + 1, sizeof *g->start);
-  g->to = malloc((size_t)(m ? m : 1) * sizeof *g->to);
-  g->neg = malloc((size_t)(m ? m : 1) * sizeof *g->neg);
+  g->to = malloc((size_t)(ndeps ? ndeps : 1) * sizeof *g->to);
+  g->neg = malloc((size_t)(ndeps ? ndeps : 1) * sizeof *g->neg);
   if (!g->start || !g->to || !g->neg) return false;
-  for (int i = 0; i < kb->nrules; i++)
-    for (int j = 0; j < kb->rules[i].nbody; j++)
-      if (kb->rules[i].body[j].rel >= 0) g->start[kb->rules[i].head.rel + 1]++;
+  for (int k = 0; k < ndeps; k++) g->start[deps[k].head + 1]++;
   for (int v = 0; v < n; v++) g->start[v + 1] += g->start[v];
   int *fill = malloc((size_t)(n ? n : 1) * sizeof *fill);
   if (!fill) return false;
   memcpy(fill, g->start, (size_t)n * sizeof *fill);
-  for (int i = 0; i < kb->nrules; i++)
-    for (int j = 0; j < kb->rules[i].nbody; j++) {
-      const tl_logic_lit *l = &kb->rules[i].body[j];
-      if (l->rel < 0) continue;
-      int k = fill[kb->rules[i].head.rel]++;
-      g->to[k] = l->rel;
-      g->neg[k] = l->kind == TL_LIT_NOT;
-    }
+  for (int k = 0; k < ndeps; k++) {
+    int e = fill[deps[k].head]++;
+    g->to[e] = deps[k].body;
+    g->neg[e] = deps[k].neg;
+  }
   free(fill);
   return true;
+}
+
+/* what kb's rules read, rule by rule, literal by literal; NULL if out of memory */
+static tl_logic_dep *kb_deps(const tl_kb *kb, int *ndeps) {
+  int m = 0;
+  for (int i = 0; i < kb->nrules; i++)
+    for (int j = 0; j < kb->rules[i].nbody; j++)
+      if (kb->rules[i].body[j].rel >= 0) m++;
+  tl_logic_dep *d = malloc((size_t)(m ? m : 1) * sizeof *d);
+  *ndeps = 0;
+  for (int i = 0; d && i < kb->nrules; i++)
+    for (int j = 0; j < kb->rules[i].nbody; j++) {
+      const tl_logic_lit *l = &kb->rules[i].body[j];
+      if (l->rel >= 0) d[(*ndeps)++] = (tl_logic_dep){kb->rules[i].head.rel, l->rel, l->kind == TL_LIT_NOT};
+    }
+  return d;
 }
 
 /* Tarjan's algorithm without recursion (a chain of thousands of relations must not
@@ -101,8 +110,7 @@ done:
 
 /* "p -> not q -> r -> p": p reads q under not, and q leads back to p inside the
  * component (a shortest way, found breadth first). */
-static char *cycle_text(const tl_kb *kb, const dep_graph *g, const int *comp, int p, int q) {
-  int n = kb->nrels;
+static char *cycle_text(int n, const char *const *names, const dep_graph *g, const int *comp, int p, int q) {
   int *pred = malloc((size_t)n * sizeof *pred), *queue = malloc((size_t)n * sizeof *queue);
   bool *pneg = malloc((size_t)n * sizeof *pneg);
   tl_strbuf sb = {0};
@@ -125,9 +133,9 @@ static char *cycle_text(const tl_kb *kb, const dep_graph *g, const int *comp, in
   int len = 0;
   if (p != q)
     for (int v = p; v != q; v = pred[v]) queue[len++] = v;
-  tl_strbuf_printf(&sb, "%s -> not %s", kb->rels[p].name, kb->rels[q].name);
+  tl_strbuf_printf(&sb, "%s -> not %s", names[p], names[q]);
   for (int k = len - 1; k >= 0; k--)
-    tl_strbuf_printf(&sb, " -> %s%s", pneg[queue[k]] ? "not " : "", kb->rels[queue[k]].name);
+    tl_strbuf_printf(&sb, " -> %s%s", pneg[queue[k]] ? "not " : "", names[queue[k]]);
 done:
   free(pred), free(queue), free(pneg);
   return tl_strbuf_take(&sb);
@@ -143,32 +151,59 @@ void tl_logic_strata_free(tl_kb *kb) {
   kb->nstrata = 0;
 }
 
+/* the body literal of kb's rules that dependency k (kb_deps' order) comes from */
+static int dep_literal(const tl_kb *kb, int k) {
+  for (int i = 0; i < kb->nrules; i++)
+    for (int j = 0; j < kb->rules[i].nbody; j++)
+      if (kb->rules[i].body[j].rel >= 0 && k-- == 0) return j;
+  return -1;
+}
+
+/* The components of the graph of deps into comp (*ncomp of them), and the first
+ * dependency that negates inside its head's component: -1 none, -2 out of memory. */
+static int components(int n, int ndeps, const tl_logic_dep *deps, dep_graph *g, int *comp, int *ncomp) {
+  *ncomp = graph_build(n, ndeps, deps, g) ? tarjan(g, n, comp) : -1;
+  if (*ncomp < 0) return -2;
+  for (int k = 0; k < ndeps; k++)
+    if (deps[k].neg && comp[deps[k].body] == comp[deps[k].head]) return k;
+  return -1;
+}
+
+int tl_logic_strata_check(int nrels, const char *const *names, int ndeps, const tl_logic_dep *deps, char **cycle) {
+  dep_graph g = {0};
+  int ncomp, *comp = malloc((size_t)(nrels ? nrels : 1) * sizeof *comp);
+  int bad = comp ? components(nrels, ndeps, deps, &g, comp, &ncomp) : -2;
+  *cycle = bad >= 0 ? cycle_text(nrels, names, &g, comp, deps[bad].head, deps[bad].body) : NULL;
+  graph_free(&g);
+  free(comp);
+  return bad;
+}
+
 tl_status tl_logic_stratify(tl_kb *kb, const char *what) {
-  int n = kb->nrels;
+  int n = kb->nrels, ndeps = 0, ncomp = -1, bad = -2;
   dep_graph g = {0};
   int *comp = malloc((size_t)(n ? n : 1) * sizeof *comp);
-  int ncomp = comp && graph_build(kb, &g) ? tarjan(&g, n, comp) : -1;
-  if (ncomp < 0) {
+  tl_logic_dep *deps = comp ? kb_deps(kb, &ndeps) : NULL;
+  if (deps) bad = components(n, ndeps, deps, &g, comp, &ncomp);
+  if (bad == -2) {
     graph_free(&g);
-    free(comp);
+    free(comp), free(deps);
     return tl_logic_fail(kb, TL_ERR_NOMEM, "%s: out of memory", what);
   }
-  for (int i = 0; i < kb->nrules; i++) {
-    const tl_logic_rule *r = &kb->rules[i];
-    for (int j = 0; j < r->nbody; j++) {
-      const tl_logic_lit *l = &r->body[j];
-      if (l->kind != TL_LIT_NOT || comp[l->rel] != comp[r->head.rel]) continue;
-      char *cycle = cycle_text(kb, &g, comp, r->head.rel, l->rel);
-      tl_status st = tl_logic_fail(kb, cycle ? TL_ERR_ARG : TL_ERR_NOMEM, "%s: negation is not stratified: %s", what,
-                                   cycle ? cycle : "(out of memory)");
-      kb->err_lit = j;
-      free(cycle);
-      graph_free(&g);
-      free(comp);
-      return st;
-    }
+  if (bad >= 0) {
+    const char **names = malloc((size_t)n * sizeof *names);
+    for (int v = 0; names && v < n; v++) names[v] = kb->rels[v].name;
+    char *cycle = names ? cycle_text(n, names, &g, comp, deps[bad].head, deps[bad].body) : NULL;
+    tl_status st = tl_logic_fail(kb, cycle ? TL_ERR_ARG : TL_ERR_NOMEM, "%s: negation is not stratified: %s", what,
+                                 cycle ? cycle : "(out of memory)");
+    kb->err_lit = dep_literal(kb, bad);
+    free(cycle), free(names);
+    graph_free(&g);
+    free(comp), free(deps);
+    return st;
   }
   graph_free(&g);
+  free(deps);
   tl_logic_stratum *strata = calloc((size_t)(ncomp ? ncomp : 1), sizeof *strata);
   bool ok = strata != NULL;
   for (int v = 0; ok && v < n; v++) strata[comp[v]].nrels++;

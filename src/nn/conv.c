@@ -21,13 +21,6 @@
 #define TL_CONV_MAX_K 256
 
 
-static const char *tl_conv_shape_str(const tl_tensor *t, char *buf, size_t len) {
-  size_t used = (size_t)snprintf(buf, len, "[");
-  for (int i = 0; i < tl_ndim(t) && used < len; i++)
-    used += (size_t)snprintf(buf + used, len - used, "%s%lld", i ? ", " : "", (long long)tl_dim(t, i));
-  if (used < len) snprintf(buf + used, len - used, "]");
-  return buf;
-}
 
 static int tl_conv_is_float(tl_dtype d) { return d == TL_F32 || d == TL_F64; }
 
@@ -39,7 +32,7 @@ static int tl_conv_check(tl_ctx *ctx, const char *what, tl_tensor *x, int64_t kh
   tl_dtype dt = tl_get_dtype(x);
   if (tl_ndim(x) != 4)
     return tl_nn_fail(ctx, TL_ERR_SHAPE, "%s: input must be [N, C, H, W], got %s", what,
-                        tl_conv_shape_str(x, sa, sizeof sa)) != NULL;
+                        tl_nn_shape_str(x, sa, sizeof sa)) != NULL;
   if (!tl_conv_is_float(dt))
     return tl_nn_fail(ctx, TL_ERR_DTYPE, "%s: input must be f32 or f64, got %s", what, tl_dtype_name(dt)) != NULL;
   if (sh <= 0 || sw <= 0)
@@ -88,18 +81,18 @@ tl_tensor *tl_conv2d(tl_tensor *x, tl_tensor *w, tl_tensor *bias, int64_t stride
   char sa[200], sb[200];
   if (tl_ndim(w) != 4)
     return tl_nn_fail(ctx, TL_ERR_SHAPE, "conv2d: kernel must be [out, in, kh, kw], got %s",
-                        tl_conv_shape_str(w, sa, sizeof sa));
+                        tl_nn_shape_str(w, sa, sizeof sa));
   if (!tl_conv_is_float(tl_get_dtype(w)))
     return tl_nn_fail(ctx, TL_ERR_DTYPE, "conv2d: kernel must be f32 or f64, got %s", tl_dtype_name(tl_get_dtype(w)));
   int64_t o = tl_dim(w, 0), c = tl_dim(w, 1), kh = tl_dim(w, 2), kw = tl_dim(w, 3), oh = 0, ow = 0;
   if (!tl_conv_check(ctx, "conv2d", x, kh, kw, stride_h, stride_w, pad_h, pad_w, &oh, &ow)) return NULL;
   if (tl_dim(x, 1) != c)
     return tl_nn_fail(ctx, TL_ERR_SHAPE, "conv2d: input %s has %lld channels, the kernel %s expects %lld",
-                        tl_conv_shape_str(x, sa, sizeof sa), (long long)tl_dim(x, 1),
-                        tl_conv_shape_str(w, sb, sizeof sb), (long long)c);
+                        tl_nn_shape_str(x, sa, sizeof sa), (long long)tl_dim(x, 1),
+                        tl_nn_shape_str(w, sb, sizeof sb), (long long)c);
   if (bias && (tl_ndim(bias) != 1 || tl_dim(bias, 0) != o))
     return tl_nn_fail(ctx, TL_ERR_SHAPE, "conv2d: bias must be [%lld] (the kernel's out channels), got %s",
-                        (long long)o, tl_conv_shape_str(bias, sa, sizeof sa));
+                        (long long)o, tl_nn_shape_str(bias, sa, sizeof sa));
   if (bias && !tl_conv_is_float(tl_get_dtype(bias)))
     return tl_nn_fail(ctx, TL_ERR_DTYPE, "conv2d: bias must be f32 or f64, got %s",
                         tl_dtype_name(tl_get_dtype(bias)));

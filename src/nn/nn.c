@@ -13,6 +13,7 @@
 #include "tl.h"
 /* Only for ctx->err: tl.h offers no way to set an error from outside src/api. */
 #include "api/context.h"
+#include "core/format.h"
 #include "nn/nn_internal.h"
 
 /* ---- helpers -------------------------------------------------------------------- */
@@ -45,13 +46,11 @@ tl_tensor *tl_nn_finish(tl_ctx *ctx, tl_scope *s, tl_tensor *r, const char *what
   return NULL;
 }
 
-/* "[2, 3]": shapes in messages */
-static const char *tl_nn_shape_str(const tl_tensor *t, char *buf, size_t len) {
-  size_t used = (size_t)snprintf(buf, len, "[");
-  for (int i = 0; i < tl_ndim(t) && used < len; i++)
-    used += (size_t)snprintf(buf + used, len - used, "%s%lld", i ? ", " : "", (long long)tl_dim(t, i));
-  if (used < len) snprintf(buf + used, len - used, "]");
-  return buf;
+const char *tl_nn_shape_str(const tl_tensor *t, char *buf, size_t len) {
+  int64_t shape[TL_MAX_DIMS];
+  int n = tl_ndim(t); /* through the public API: t may be a stale or NULL handle ("[]") */
+  for (int i = 0; i < n && i < TL_MAX_DIMS; i++) shape[i] = tl_dim(t, i);
+  return tl_format_shape(buf, len, n < 0 ? 0 : n, shape);
 }
 
 static int tl_nn_same_shape(const tl_tensor *a, const tl_tensor *b) {

@@ -3,6 +3,8 @@
 #ifndef TL_NN_INTERNAL_H
 #define TL_NN_INTERNAL_H
 
+#include <stddef.h>
+
 #include "tl.h"
 #include "core/error.h"
 
@@ -12,5 +14,7 @@ tl_tensor *tl_nn_fail(tl_ctx *ctx, tl_status st, const char *fmt, ...) TL_PRINTF
  * inner operation's name; `what: ` goes in front, so every message starts with the
  * public function the caller called. */
 tl_tensor *tl_nn_finish(tl_ctx *ctx, tl_scope *s, tl_tensor *r, const char *what);
+/* "[2, 3]": t's shape for a message (core/format.h's formatter); returns buf */
+const char *tl_nn_shape_str(const tl_tensor *t, char *buf, size_t len);
 
 #endif

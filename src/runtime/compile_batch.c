@@ -49,14 +49,7 @@ static tl_kernel_fn as_fn(void *sym) {
 /* keeps a state whose code may be running until tl_compiler_destroy */
 static int keep_state(tl_compiler *c, void *s) {
   pthread_mutex_lock(&c->mu);
-  int ok = 1;
-  if (c->ntcc_states == c->tcc_states_cap) {
-    size_t cap = c->tcc_states_cap ? 2 * c->tcc_states_cap : 16;
-    void **p = realloc(c->tcc_states, cap * sizeof *p);
-    if (p) c->tcc_states = p, c->tcc_states_cap = cap;
-    else ok = 0;
-  }
-  if (ok) c->tcc_states[c->ntcc_states++] = s;
+  int ok = tl_vec_push(&c->tcc_states, s);
   pthread_mutex_unlock(&c->mu);
   return ok;
 }

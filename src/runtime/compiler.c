@@ -24,6 +24,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "core/hash.h"
 #include "runtime/compiler_internal.h"
 #include "runtime/gemm_host.h"
 #include "runtime/scalar_host.h"
@@ -32,9 +33,10 @@
  * -fassociative-math) GCC 12's loop if-conversion miscompiled masked loads in
  * generated kernels (found by the differential test, seeds 220 and 1305; see
  * docs/decisions.md). Reductions vectorize through `#pragma omp simd reduction`
- * (-fopenmp-simd), and the prelude writes its selects as bit blends. -mno-avx512f:
- * AVX2 is as fast for these memory-bound kernels and keeps to the better-tested path. */
-#define DEFAULT_OPT_FLAGS "-O3 -march=native -mno-avx512f -fno-math-errno -fopenmp-simd -fwrapv"
+ * (-fopenmp-simd), and the prelude writes its selects as bit blends. On an AVX-512 CPU
+ * -march=native defines __AVX512F__ and the GEMM takes its 512-bit micro-tile; GCC's
+ * tuning keeps the loops it vectorizes itself at 256 bits. */
+#define DEFAULT_OPT_FLAGS "-O3 -march=native -fno-math-errno -fopenmp-simd -fwrapv"
 /* always added: the output must be a loadable shared object */
 #define REQUIRED_FLAGS "-fPIC -shared"
 #define MAX_DIAG_LINES 20
@@ -42,15 +44,17 @@
 #define TCC_RELOCATE_AUTO ((void *)1)
 
 /* ---- hashing ----------------------------------------------------------------
- * Two independent 64-bit streams (FNV-1a and a multiply-xorshift mix), each put
- * through murmur3's finalizer: 128 bits, so accidental key collisions are out of
- * reach. Not cryptographic: the private directory is what keeps others out. */
+ * Two independent 64-bit streams (FNV-1a, core/hash.h's mix, and a multiply-xorshift
+ * mix), each put through the finalizer: 128 bits, so accidental key collisions are out
+ * of reach. The second stream is the one hash mix of its own in the library: the two
+ * halves of a key must not move together. Not cryptographic: the private directory is
+ * what keeps others out. */
 typedef struct {
   uint64_t a, b, len;
 } hash128;
 
 static void h_init(hash128 *h) {
-  h->a = 0xcbf29ce484222325ULL;
+  h->a = TL_HASH_INIT;
   h->b = 0x9e3779b97f4a7c15ULL;
   h->len = 0;
 }
@@ -65,13 +69,13 @@ static void h_bytes(hash128 *h, const void *p, size_t n) {
   for (; i + 8 <= n; i += 8) {
     uint64_t w;
     memcpy(&w, s + i, 8);
-    a = (a ^ w) * 0x100000001b3ULL;
+    a = tl_hash_mix(a, w);
     a ^= a >> 31;
     b = (b + w + 1) * 0xff51afd7ed558ccdULL;
     b ^= b >> 29;
   }
   for (; i < n; i++) {
-    a = (a ^ s[i]) * 0x100000001b3ULL;
+    a = tl_hash_mix(a, s[i]);
     b = (b + s[i] + 1) * 0xff51afd7ed558ccdULL;
     b ^= b >> 29;
   }
@@ -83,18 +87,9 @@ static void h_bytes(hash128 *h, const void *p, size_t n) {
 /* the string and its terminator, so "ab"+"c" and "a"+"bc" differ */
 static void h_str(hash128 *h, const char *s) { h_bytes(h, s, strlen(s) + 1); }
 
-static uint64_t fmix64(uint64_t k) {
-  k ^= k >> 33;
-  k *= 0xff51afd7ed558ccdULL;
-  k ^= k >> 33;
-  k *= 0xc4ceb9fe1a85ec53ULL;
-  k ^= k >> 33;
-  return k;
-}
-
 static void h_final(const hash128 *h, uint64_t out[2]) {
-  out[0] = fmix64(h->a ^ h->len);
-  out[1] = fmix64(h->b + (h->a << 17 | h->a >> 47));
+  out[0] = tl_hash_final(h->a ^ h->len);
+  out[1] = tl_hash_final(h->b + (h->a << 17 | h->a >> 47));
 }
 
 /* ---- small helpers ------------------------------------------------------------ */
@@ -178,49 +173,25 @@ unsigned tl_compiler_tmp_seq(void) { return atomic_fetch_add(&tmp_seq, 1); }
 /* ---- the compiler object: compiler_internal.h ------------------------------------ */
 pthread_mutex_t tl_tcc_mutex = PTHREAD_MUTEX_INITIALIZER;
 
-/* ---- memory cache: open addressing, never shrinks ----------------------------- */
-static size_t slot_of(const tl_compiler *c, const uint64_t key[2], const char *fn_name) {
-  hash128 h;
-  h_init(&h);
-  h_str(&h, fn_name);
-  return (size_t)(key[0] ^ h.a) & (c->map_cap - 1);
-}
-
+/* ---- memory cache: entries found by name and key, never shrinks ------------------- */
 static mem_entry *map_find(tl_compiler *c, const uint64_t key[2], const char *fn_name) {
-  for (size_t i = slot_of(c, key, fn_name);; i = (i + 1) & (c->map_cap - 1)) {
-    mem_entry *e = &c->map[i];
-    if (!e->fn_name) return NULL;
+  uint64_t it;
+  for (tl_hset_walk w = tl_hset_find(&c->map, tl_kernel_name_hash(key, fn_name)); (it = tl_hset_next(&c->map, &w));) {
+    mem_entry *e = &c->entries.data[it - 1];
     if (e->key[0] == key[0] && e->key[1] == key[1] && !strcmp(e->fn_name, fn_name)) return e;
   }
-}
-
-static int map_grow(tl_compiler *c) {
-  size_t old_cap = c->map_cap;
-  mem_entry *old = c->map;
-  mem_entry *m = calloc(old_cap * 2, sizeof *m);
-  if (!m) return -1;
-  c->map = m;
-  c->map_cap = old_cap * 2;
-  for (size_t i = 0; i < old_cap; i++) {
-    if (!old[i].fn_name) continue;
-    size_t j = slot_of(c, old[i].key, old[i].fn_name);
-    while (m[j].fn_name) j = (j + 1) & (c->map_cap - 1);
-    m[j] = old[i];
-  }
-  free(old);
-  return 0;
+  return NULL;
 }
 
 static tl_status map_insert(tl_compiler *c, const uint64_t key[2], const char *fn_name,
                             void *handle, tl_kernel_fn fn, tl_error *err) {
-  if ((c->map_count + 1) * 2 > c->map_cap && map_grow(c) != 0)
-    return tl_error_set(err, TL_ERR_NOMEM, "out of memory in the kernel cache");
   char *name = strdup(fn_name);
-  if (!name) return tl_error_set(err, TL_ERR_NOMEM, "out of memory in the kernel cache");
-  size_t i = slot_of(c, key, fn_name);
-  while (c->map[i].fn_name) i = (i + 1) & (c->map_cap - 1);
-  c->map[i] = (mem_entry){{key[0], key[1]}, name, handle, fn};
-  c->map_count++;
+  if (!name || !tl_vec_reserve(&c->entries, c->entries.len + 1) ||
+      !tl_hset_add(&c->map, tl_kernel_name_hash(key, fn_name), c->entries.len + 1)) {
+    free(name);
+    return tl_error_set(err, TL_ERR_NOMEM, "out of memory in the kernel cache");
+  }
+  c->entries.data[c->entries.len++] = (mem_entry){{key[0], key[1]}, name, handle, fn};
   return TL_OK;
 }
 
@@ -1043,6 +1014,7 @@ static const struct {
     {"sin", (const void *)sin},     {"cos", (const void *)cos},     {"tanh", (const void *)tanh},
     {"pow", (const void *)pow},     {"fmod", (const void *)fmod},   {"fabs", (const void *)fabs},
     {"erf", (const void *)erf},     {"erff", (const void *)erff},
+    {"log1p", (const void *)log1p}, {"log1pf", (const void *)log1pf},
     {"memset", (const void *)sym_memset}, {"memcpy", (const void *)sym_memcpy},
     {"memmove", (const void *)sym_memmove}, {"malloc", (const void *)sym_malloc},
     {"free", (const void *)sym_free},
@@ -1150,10 +1122,8 @@ tl_compiler *tl_compiler_create(const char *cc, const char *flags, const char *c
   tl_status named = TL_OK;
   if (cache_dir) named = (c->cache_dir = strdup(cache_dir)) ? TL_OK : TL_ERR_NOMEM;
   else named = default_cache_dir(&c->cache_dir);
-  c->map_cap = 64;
-  c->map = calloc(c->map_cap, sizeof *c->map);
   tl_status st = TL_OK;
-  if (!c->cc_name || !c->map || named)
+  if (!c->cc_name || named)
     st = tl_error_set(err, TL_ERR_NOMEM, "out of memory");
   else if (c->kind == TL_COMPILER_TCC)
     st = tcc_load(&c->tcc, err);
@@ -1181,16 +1151,17 @@ tl_compiler *tl_compiler_create(const char *cc, const char *flags, const char *c
 void tl_compiler_destroy(tl_compiler *c) {
   if (!c) return;
   tl_tiered_destroy(c); /* first: background builders use what follows */
-  for (size_t i = 0; c->map && i < c->map_cap; i++) {
-    if (!c->map[i].fn_name) continue;
-    release_handle(c, c->map[i].handle);
-    free(c->map[i].fn_name);
+  for (size_t i = 0; i < c->entries.len; i++) {
+    release_handle(c, c->entries.data[i].handle);
+    free(c->entries.data[i].fn_name);
   }
+  tl_vec_free(&c->entries);
+  tl_hset_free(&c->map);
   if (c->tcc.lib) dlclose(c->tcc.lib);
   free(c->tcc.runtime_dir);
   if (c->argv && c->argc_base > 1) free(c->argv[1]);
   free(c->argv);
-  free(c->map), free(c->cc_name), free(c->cc_path), free(c->flags);
+  free(c->cc_name), free(c->cc_path), free(c->flags);
   if (c->fallback_dir) remove_dir_entries(c->fallback_dir);
   free(c->fallback_dir);
   free(c->cache_dir);

@@ -13,9 +13,12 @@
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stddef.h>
+#include <string.h>
 #include <sys/types.h>
 #include <time.h>
 
+#include "core/hash.h"
+#include "core/vec.h"
 #include "runtime/compiler.h"
 
 typedef struct {
@@ -24,6 +27,11 @@ typedef struct {
   void *handle; /* dlopen handle (cc) or TCCState (tcc) */
   tl_kernel_fn fn;
 } mem_entry;
+
+/* the tables' hash of a kernel: its key (already a strong hash) and its name */
+static inline uint64_t tl_kernel_name_hash(const uint64_t key[2], const char *fn_name) {
+  return tl_hash_bytes(tl_hash_mix(TL_HASH_INIT, key[0]), fn_name, strlen(fn_name));
+}
 
 /* libtcc entry points, found with dlsym (libtcc is optional at run time) */
 typedef struct {
@@ -88,8 +96,8 @@ struct tl_compiler {
   char *cache_dir;
   uint64_t ident[2]; /* digest of compiler, flags and CPU, hashed into every key */
   tl_compiler_stats stats;
-  mem_entry *map;
-  size_t map_cap, map_count;
+  tl_vec(mem_entry) entries; /* the kernels in memory */
+  tl_hset map;                /* their indexes + 1, under tl_kernel_name_hash */
   char *fallback_dir; /* not NULL: the shared cache failed, kernels go here */
   int private_loads;  /* disk hits are loaded from a private copy (TL programs) */
   int cc_failed;      /* the last build ran cc and cc failed (caller thread only) */
@@ -101,12 +109,9 @@ struct tl_compiler {
   pthread_mutex_t mu;
   /* tiered.c */
   int tiered;                     /* tier 1 first when libtcc is present */
-  tl_unit **units;                /* the requested units: open addressing, never shrinks */
-  size_t units_cap, units_count;
-  tl_unit **needed;               /* requested since the last flush, without code */
-  size_t nneeded, needed_cap;
-  void **tcc_states;              /* tier-1 code: kept until destroy (it may be running) */
-  size_t ntcc_states, tcc_states_cap;
+  tl_hset units;                  /* the requested units (pointers), never shrinks */
+  tl_vec(tl_unit *) needed;       /* requested since the last flush, without code */
+  tl_vec(void *) tcc_states;      /* tier-1 code: kept until destroy (it may be running) */
   tl_unit *queue_head, *queue_tail; /* tier 2 to build (under mu) */
   pthread_cond_t wake, idle;      /* builders wait for work; tl_compiler_wait for none */
   pthread_t *builders;

@@ -5,8 +5,9 @@
 #define TL_RUNTIME_GEMM_HOST_H
 
 #if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
-#define TL_GEMM_HOST_AVX2 1 /* a second build for AVX2 + FMA, picked at run time */
+#define TL_GEMM_HOST_AVX2 1 /* builds for AVX2 + FMA and for AVX-512, picked at run time */
 void tl_gemm_host_avx2(const void *fns[2]);
+void tl_gemm_host_avx512(const void *fns[2]);
 #endif
 
 /* fns: the f32 and f64 routines, the fastest build this CPU runs */

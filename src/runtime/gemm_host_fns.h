@@ -1,6 +1,6 @@
 /* gemm_host_fns.h — the prelude's GEMM and its two entry points as function pointers;
  * included once by each file that builds it for a target (gemm_host.c: the library's,
- * gemm_host_avx2.c: AVX2 + FMA), so both builds are the same code. */
+ * gemm_host_avx2.c: AVX2 + FMA, gemm_host_avx512.c), so every build is the same code. */
 #define TL_GEMM 1
 #include "codegen/kernel_prelude.h"
 

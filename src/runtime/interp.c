@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "core/scalar.h"
+#include "core/hash.h"
 #include "core/shapetracker.h"
 #include "graph/rewrite.h"
 
@@ -37,29 +38,6 @@ static void set(tl_buffer *b, int64_t i, tl_value v) {
 }
 
 static tl_value num(tl_dtype d, double x) { return tl_value_from_double(d, x); }
-
-/* fused ops, straight from their definitions; primitives go to tl_value_apply */
-static tl_value scalar(int op, tl_dtype out, tl_dtype in, tl_value a, tl_value b, tl_value c) {
-  bool f = tl_dtype_is_float(in);
-  double x = f ? a.f : (double)a.i, y = f ? b.f : (double)b.i;
-  switch (op) {
-  case TL_OP_SUB:
-    if (f) return num(out, x - y);
-    return tl_value_apply(TL_OP_ADD, out, in, a, tl_value_apply(TL_OP_NEG, out, in, b, b, b), c);
-  case TL_OP_DIV: return f ? num(out, x / y) : tl_value_apply(TL_OP_IDIV, out, in, a, b, c);
-  case TL_OP_MIN: return (f ? x < y : a.i < b.i) ? a : b;
-  case TL_OP_CMPLE: return num(TL_BOOL, f ? x <= y : a.i <= b.i);
-  case TL_OP_CMPGT: return num(TL_BOOL, f ? x > y : a.i > b.i);
-  case TL_OP_CMPGE: return num(TL_BOOL, f ? x >= y : a.i >= b.i);
-  case TL_OP_SIGMOID: return num(out, x >= 0 ? 1.0 / (1.0 + exp(-x)) : exp(x) / (1.0 + exp(x))); /* no overflow */
-  case TL_OP_RELU: return f ? num(out, x > 0 ? x : 0) : num(out, a.i > 0 ? (double)a.i : 0);
-  case TL_OP_ABS: return f ? num(out, fabs(x)) : tl_value_apply(TL_OP_MAX, out, in, a, tl_value_apply(TL_OP_NEG, out, in, a, a, a), c);
-  case TL_OP_CONTIGUOUS: return a;
-  case TL_OP_GELU: return num(out, 0.5 * x * (1 + erf(x * 0.7071067811865476)));
-  case TL_OP_GELU_TANH: return num(out, 0.5 * x * (1 + tanh(0.7978845608028654 * (x + 0.044715 * x * x * x))));
-  default: return tl_value_apply(op, out, in, a, b, c);
-  }
-}
 
 static tl_buffer *eval(interp *I, tl_uop *u);
 
@@ -207,7 +185,7 @@ static tl_buffer *compute(interp *I, tl_uop *u) {
     default: {
       tl_value a = get(src[0], i), b = src[1] ? get(src[1], i) : zero, c = src[2] ? get(src[2], i) : zero;
       tl_dtype in = (tl_dtype)u->src[u->op == TL_OP_WHERE ? 1 : 0]->dtype;
-      v = scalar(u->op, (tl_dtype)u->dtype, in, a, b, c);
+      v = tl_value_apply(u->op, (tl_dtype)u->dtype, in, a, b, c); /* fused ops too: the rows define them */
     }
     }
     set(out, i, v);

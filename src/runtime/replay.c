@@ -16,7 +16,6 @@ struct tl_replay_seen {
 enum { SEEN_SLOTS = 2 * TL_REPLAY_MAX_NODES, MAX_KEY_DEPTH = 2 * TL_REPLAY_MAX_NODES };
 
 struct tl_replay_entry {
-  tl_replay_entry *chain;        /* same bucket */
   tl_replay_entry *newer, *older; /* use order */
   uint64_t hash;
   size_t nwords, bytes;
@@ -26,20 +25,12 @@ struct tl_replay_entry {
 };
 
 /* ---- the key ------------------------------------------------------------------------ */
-static bool push(tl_replay_cache *c, uint64_t w) {
-  if (c->nwords == c->capwords) {
-    size_t cap = c->capwords ? 2 * c->capwords : 256;
-    uint64_t *p = realloc(c->words, cap * sizeof *p);
-    if (!p) return false;
-    c->words = p;
-    c->capwords = cap;
-  }
-  c->words[c->nwords++] = w;
-  return true;
-}
+static bool push(tl_replay_cache *c, uint64_t w) { return tl_vec_push(&c->words, w); }
 
+/* The nodes seen while listing one key: a table of its own, not a tl_ptrmap, because
+ * it is emptied before every key (every realize) by one generation increment. */
 static size_t seen_slot(const tl_replay_cache *c, const tl_uop *u) {
-  size_t i = (size_t)(((uintptr_t)u >> 4) * 0x9e3779b97f4a7c15ull >> 40) & (SEEN_SLOTS - 1);
+  size_t i = (size_t)tl_hash_ptr(u) & (SEEN_SLOTS - 1);
   while (c->seen[i].gen == c->gen && c->seen[i].node != u) i = (i + 1) & (SEEN_SLOTS - 1);
   return i;
 }
@@ -78,15 +69,8 @@ static int32_t visit(tl_replay_cache *c, const tl_uop *u, int depth) {
   else if (ok && !is_data_leaf(u)) ok = push(c, u->arg.u) && push(c, (uint64_t)u->arg2);
   int32_t leaf = -1;
   if (ok && is_data_leaf(u)) {
-    if (c->nleaves == c->capleaves) {
-      int cap = c->capleaves ? 2 * c->capleaves : 32;
-      tl_uop **p = realloc(c->leaves, (size_t)cap * sizeof *p);
-      if (!p) return -1;
-      c->leaves = p;
-      c->capleaves = cap;
-    }
-    leaf = c->nleaves;
-    c->leaves[c->nleaves++] = (tl_uop *)u;
+    leaf = (int32_t)c->leaves.len;
+    if (!tl_vec_push(&c->leaves, (tl_uop *)u)) return -1;
   }
   if (!ok) return -1;
   at = seen_slot(c, u); /* the sources' visits moved the table on */
@@ -101,18 +85,18 @@ bool tl_replay_key(tl_replay_cache *c, const tl_uop *u) {
     memset(c->seen, 0, SEEN_SLOTS * sizeof *c->seen);
     c->gen = 1;
   }
-  c->nwords = 0;
-  c->nleaves = c->nnodes = 0;
+  c->words.len = c->leaves.len = 0;
+  c->nnodes = 0;
   if (visit(c, u, 0) < 0) return false;
-  uint64_t h = 0xcbf29ce484222325ull;
-  for (size_t i = 0; i < c->nwords; i++) h = (h ^ c->words[i]) * 0x100000001b3ull ^ (h >> 29);
+  uint64_t h = TL_HASH_INIT;
+  for (size_t i = 0; i < c->words.len; i++) h = tl_hash_mix(h, c->words.data[i]);
   c->hash = h;
   return c->valid = true;
 }
 
 void tl_replay_forget(tl_replay_cache *c) {
   c->valid = false;
-  c->nleaves = 0;
+  c->leaves.len = 0;
 }
 
 int tl_replay_leaf(const tl_replay_cache *c, const tl_uop *u) {
@@ -127,8 +111,8 @@ bool tl_replay_stream_of(const tl_replay_cache *c, const tl_uop *r, tl_replay_st
     *out = (tl_replay_stream){leaf, 0};
     found++;
   }
-  for (int i = 0; c->valid && i < c->nleaves; i++) { /* a RANDN's uniforms, made by the rewrite */
-    const tl_uop *l = c->leaves[i];
+  for (int i = 0; c->valid && i < (int)c->leaves.len; i++) { /* a RANDN's uniforms, made by the rewrite */
+    const tl_uop *l = c->leaves.data[i];
     if (l->op != TL_OP_RANDN || l->arg.u != r->arg.u || l->dtype != r->dtype || l->ndim != r->ndim ||
         memcmp(l->shape, r->shape, sizeof(int64_t) * (size_t)r->ndim))
       continue;
@@ -166,9 +150,7 @@ static void link_newest(tl_replay_cache *c, tl_replay_entry *e) {
 }
 
 static void drop(tl_replay_cache *c, tl_replay_entry *e) {
-  tl_replay_entry **p = &c->buckets[e->hash % TL_REPLAY_BUCKETS];
-  while (*p != e) p = &(*p)->chain;
-  *p = e->chain;
+  tl_hset_remove(&c->plans, e->hash, (uintptr_t)e);
   unlink_use(c, e);
   c->count--;
   c->bytes -= e->bytes;
@@ -178,24 +160,26 @@ static void drop(tl_replay_cache *c, tl_replay_entry *e) {
 }
 
 const tl_replay *tl_replay_find(tl_replay_cache *c) {
-  if (!c->valid || !c->buckets) return NULL;
-  for (tl_replay_entry *e = c->buckets[c->hash % TL_REPLAY_BUCKETS]; e; e = e->chain)
-    if (e->hash == c->hash && e->nwords == c->nwords && e->nleaves == c->nleaves &&
-        !memcmp(e->words, c->words, c->nwords * sizeof *c->words)) {
+  if (!c->valid) return NULL;
+  uint64_t it;
+  for (tl_hset_walk w = tl_hset_find(&c->plans, c->hash); (it = tl_hset_next(&c->plans, &w));) {
+    tl_replay_entry *e = (tl_replay_entry *)(uintptr_t)it;
+    if (e->nwords == c->words.len && e->nleaves == (int)c->leaves.len &&
+        !memcmp(e->words, c->words.data, c->words.len * sizeof *c->words.data)) {
       if (c->newest != e) {
         unlink_use(c, e);
         link_newest(c, e);
       }
       return e->plan;
     }
+  }
   return NULL;
 }
 
 void tl_replay_put(tl_replay_cache *c, tl_replay *rp) {
   tl_replay_entry *e = NULL;
-  if (c->valid && !tl_replay_find(c) && (c->buckets || (c->buckets = calloc(TL_REPLAY_BUCKETS, sizeof *c->buckets))))
-    e = calloc(1, sizeof *e);
-  if (e && !(e->words = malloc(c->nwords * sizeof *e->words))) {
+  if (c->valid && !tl_replay_find(c)) e = calloc(1, sizeof *e);
+  if (e && !(e->words = malloc(c->words.len * sizeof *e->words))) {
     free(e);
     e = NULL;
   }
@@ -203,17 +187,20 @@ void tl_replay_put(tl_replay_cache *c, tl_replay *rp) {
     tl_replay_free(rp);
     return;
   }
-  memcpy(e->words, c->words, c->nwords * sizeof *e->words);
-  e->nwords = c->nwords;
-  e->nleaves = c->nleaves;
+  memcpy(e->words, c->words.data, c->words.len * sizeof *e->words);
+  e->nwords = c->words.len;
+  e->nleaves = (int)c->leaves.len;
   e->hash = c->hash;
   e->plan = rp;
-  e->bytes = sizeof *e + c->nwords * sizeof *e->words + sizeof *rp + (size_t)rp->nkernels * sizeof *rp->kernels;
+  e->bytes = sizeof *e + c->words.len * sizeof *e->words + sizeof *rp + (size_t)rp->nkernels * sizeof *rp->kernels;
   for (int i = 0; i < rp->nkernels; i++) e->bytes += (size_t)rp->kernels[i].k.nwords / 2 * sizeof(tl_replay_stream);
   while (c->oldest && (c->count >= TL_REPLAY_ENTRIES || c->bytes + e->bytes > TL_REPLAY_BYTES)) drop(c, c->oldest);
-  tl_replay_entry **b = &c->buckets[e->hash % TL_REPLAY_BUCKETS];
-  e->chain = *b;
-  *b = e;
+  if (!tl_hset_add(&c->plans, e->hash, (uintptr_t)e)) { /* not remembering is not an error */
+    tl_replay_free(e->plan);
+    free(e->words);
+    free(e);
+    return;
+  }
   link_newest(c, e);
   c->count++;
   c->bytes += e->bytes;
@@ -225,9 +212,9 @@ void tl_replay_clear(tl_replay_cache *c) {
 
 void tl_replay_cache_free(tl_replay_cache *c) {
   tl_replay_clear(c);
-  free(c->buckets);
-  free(c->words);
-  free(c->leaves);
+  tl_hset_free(&c->plans);
+  tl_vec_free(&c->words);
+  tl_vec_free(&c->leaves);
   free(c->seen);
   memset(c, 0, sizeof *c);
 }

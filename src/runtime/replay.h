@@ -15,10 +15,12 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "core/hash.h"
+#include "core/vec.h"
 #include "graph/uop.h"
 #include "runtime/kernel.h"
 
-enum { TL_REPLAY_MAX_NODES = 1024, TL_REPLAY_ENTRIES = 256, TL_REPLAY_BUCKETS = 512 };
+enum { TL_REPLAY_MAX_NODES = 1024, TL_REPLAY_ENTRIES = 256 };
 #define TL_REPLAY_BYTES ((size_t)16 << 20)
 
 /* where a kernel argument comes from: leaf `from` of the key (from >= 0, a BUFFER), or
@@ -56,16 +58,15 @@ typedef struct tl_replay_seen tl_replay_seen;
 
 typedef struct tl_replay_cache {
   /* the key of the graph last given to tl_replay_key, and its leaves in key order */
-  uint64_t *words;
-  size_t nwords, capwords;
-  tl_uop **leaves;
-  int nleaves, capleaves, nnodes;
+  tl_vec(uint64_t) words;
+  tl_vec(tl_uop *) leaves;
+  int nnodes;
   uint64_t hash;
   bool valid;
   tl_replay_seen *seen; /* node -> its index in the key (this key's generation only) */
   uint32_t gen;
   /* the plans */
-  tl_replay_entry **buckets;
+  tl_hset plans;         /* tl_replay_entry pointers under their key's hash */
   tl_replay_entry *newest, *oldest;
   int count;
   size_t bytes;

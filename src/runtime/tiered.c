@@ -75,44 +75,18 @@ void tl_compiler_set_tiered(tl_compiler *c, int on) {
   if (c) c->tiered = on != 0;
 }
 
-/* ---- the units: open addressing on (key, name), never shrinks ----------------------- */
-static size_t unit_slot(const tl_compiler *c, const uint64_t key[2], const char *fn_name) {
-  size_t h = (size_t)key[0];
-  for (const char *s = fn_name; *s; s++) h = h * 31 + (unsigned char)*s;
-  return h & (c->units_cap - 1);
-}
-
+/* ---- the units: found by key and name, never shrinks ------------------------------ */
 static tl_unit *unit_find(const tl_compiler *c, const uint64_t key[2], const char *fn_name) {
-  for (size_t i = c->units_cap ? unit_slot(c, key, fn_name) : 0; c->units_cap; i = (i + 1) & (c->units_cap - 1)) {
-    tl_unit *u = c->units[i];
-    if (!u) return NULL;
+  uint64_t it;
+  for (tl_hset_walk w = tl_hset_find(&c->units, tl_kernel_name_hash(key, fn_name)); (it = tl_hset_next(&c->units, &w));) {
+    tl_unit *u = (tl_unit *)(uintptr_t)it;
     if (u->key[0] == key[0] && u->key[1] == key[1] && !strcmp(u->fn_name, fn_name)) return u;
   }
   return NULL;
 }
 
 static int unit_insert(tl_compiler *c, tl_unit *u) {
-  if ((c->units_count + 1) * 2 > c->units_cap) {
-    size_t cap = c->units_cap ? 2 * c->units_cap : 64;
-    tl_unit **m = calloc(cap, sizeof *m);
-    if (!m) return -1;
-    tl_unit **old = c->units;
-    size_t old_cap = c->units_cap;
-    c->units = m;
-    c->units_cap = cap;
-    for (size_t i = 0; i < old_cap; i++) {
-      if (!old[i]) continue;
-      size_t j = unit_slot(c, old[i]->key, old[i]->fn_name);
-      while (m[j]) j = (j + 1) & (cap - 1);
-      m[j] = old[i];
-    }
-    free(old);
-  }
-  size_t i = unit_slot(c, u->key, u->fn_name);
-  while (c->units[i]) i = (i + 1) & (c->units_cap - 1);
-  c->units[i] = u;
-  c->units_count++;
-  return 0;
+  return tl_hset_add(&c->units, tl_kernel_name_hash(u->key, u->fn_name), (uintptr_t)u) ? 0 : -1;
 }
 
 static void unit_free(tl_unit *u) {
@@ -168,14 +142,7 @@ static void load_from_disk(tl_compiler *c, tl_unit *u) {
 
 static int add_needed(tl_compiler *c, tl_unit *u) {
   if (u->listed) return 0;
-  if (c->nneeded == c->needed_cap) {
-    size_t cap = c->needed_cap ? 2 * c->needed_cap : 32;
-    tl_unit **p = realloc(c->needed, cap * sizeof *p);
-    if (!p) return -1;
-    c->needed = p;
-    c->needed_cap = cap;
-  }
-  c->needed[c->nneeded++] = u;
+  if (!tl_vec_push(&c->needed, u)) return -1;
   u->listed = 1;
   return 0;
 }
@@ -424,7 +391,7 @@ static tl_status compile_each(tl_compiler *c, tl_unit **units, int n, int tier1,
 
 tl_status tl_compiler_flush(tl_compiler *c, tl_error *err) {
   if (!c) return tl_error_set(err, TL_ERR_ARG, "tl_compiler_flush: NULL compiler");
-  int n = (int)c->nneeded;
+  int n = (int)c->needed.len;
   if (n == 0) return TL_OK;
   tl_unit **units = malloc((size_t)n * sizeof *units), **rest = malloc((size_t)n * sizeof *rest);
   int *ok = calloc((size_t)n, sizeof *ok);
@@ -432,8 +399,8 @@ tl_status tl_compiler_flush(tl_compiler *c, tl_error *err) {
     free(units), free(rest), free(ok);
     return tl_error_set(err, TL_ERR_NOMEM, "out of memory compiling kernels");
   }
-  memcpy(units, c->needed, (size_t)n * sizeof *units);
-  c->nneeded = 0;
+  memcpy(units, c->needed.data, (size_t)n * sizeof *units);
+  c->needed.len = 0;
   for (int i = 0; i < n; i++) units[i]->listed = 0;
   tl_status st = TL_OK;
   int nrest = n;
@@ -547,16 +514,16 @@ void tl_tiered_destroy(tl_compiler *c) {
     if (units) build_into_cache(c, units, n);
     free(units);
   }
-  for (size_t i = 0; i < c->units_cap; i++) {
-    tl_unit *u = c->units[i];
+  for (size_t i = 0; i < c->units.cap; i++) {
+    tl_unit *u = (tl_unit *)(uintptr_t)c->units.item[i];
     if (!u) continue;
     if (u->handle) dlclose(u->handle);
     unit_free(u);
   }
-  free(c->units);
-  free(c->needed);
+  tl_hset_free(&c->units);
+  tl_vec_free(&c->needed);
   pthread_mutex_lock(&tl_tcc_mutex);
-  for (size_t i = 0; i < c->ntcc_states; i++) c->tcc.delete_state(c->tcc_states[i]);
+  for (size_t i = 0; i < c->tcc_states.len; i++) c->tcc.delete_state(c->tcc_states.data[i]);
   pthread_mutex_unlock(&tl_tcc_mutex);
-  free(c->tcc_states);
+  tl_vec_free(&c->tcc_states);
 }

@@ -3,7 +3,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/hash.h"
 #include "core/shapetracker.h"
+#include "core/vec.h"
 #include "sched/form.h"
 #include "core/limits.h"
 
@@ -11,10 +13,8 @@ typedef struct {
   tl_ptrmap parents;    /* node -> consumer count */
   tl_ptrmap realize;    /* nodes chosen for their own kernel */
   tl_ptrmap seen;       /* per kernel: visited (node, loop-depth) states */
-  tl_uop **order;
-  int norder, cap;
-  tl_uop **work; /* kernels to visit, in the order they were chosen */
-  int nwork, capwork;
+  tl_vec(tl_uop *) order;
+  tl_vec(tl_uop *) work; /* kernels to visit, in the order they were chosen */
   tl_uop *epilogue; /* the GEMM sum left in the kernel being visited, if any */
   bool oom;
 } scheduler;
@@ -75,25 +75,14 @@ static bool view_keeps_loops(const tl_uop *v, const depths *dp, depths *in) {
 
 static void mark_realize(scheduler *s, tl_uop *u) {
   if (tl_ptrmap_get(&s->realize, u)) return;
-  if (!tl_ptrmap_put(&s->realize, u, u)) s->oom = true;
-  if (s->nwork == s->capwork) {
-    int cap = s->capwork ? s->capwork * 2 : 8;
-    tl_uop **w = realloc(s->work, (size_t)cap * sizeof *w);
-    if (!w) {
-      s->oom = true;
-      return;
-    }
-    s->work = w;
-    s->capwork = cap;
-  }
-  s->work[s->nwork++] = u;
+  if (!tl_ptrmap_put(&s->realize, u, u) || !tl_vec_push(&s->work, u)) s->oom = true;
 }
 
 static uint64_t state_key(const tl_uop *u, const depths *dp) {
-  uint64_t h = u->id * 0x9e3779b97f4a7c15ull;
+  uint64_t h = tl_hash_mix(TL_HASH_INIT, u->id);
   if (!dp) return h | 1;
-  for (int i = 0; i < u->ndim; i++) h = (h ^ (uint64_t)(dp->d[i] + 2)) * 1099511628211ull;
-  h = (h ^ (uint64_t)dp->bcast) * 1099511628211ull;
+  for (int i = 0; i < u->ndim; i++) h = tl_hash_mix(h, (uint64_t)(dp->d[i] + 2));
+  h = tl_hash_mix(h, (uint64_t)dp->bcast);
   return (h | 1) ^ 2;
 }
 
@@ -266,19 +255,7 @@ static void order_kernels(scheduler *s, tl_uop *u, tl_ptrmap *done, tl_uop *kroo
   if (tl_ptrmap_get(done, u)) return;
   if (!tl_ptrmap_put(done, u, u)) s->oom = true;
   for (int i = 0; i < u->nsrc; i++) order_kernels(s, u->src[i], done, kroot);
-  if (u == kroot) {
-    if (s->norder == s->cap) {
-      int cap = s->cap ? s->cap * 2 : 8;
-      tl_uop **o = realloc(s->order, (size_t)cap * sizeof *o);
-      if (!o) {
-        s->oom = true;
-        return;
-      }
-      s->order = o;
-      s->cap = cap;
-    }
-    s->order[s->norder++] = u;
-  }
+  if (u == kroot && !tl_vec_push(&s->order, u)) s->oom = true;
 }
 
 /* ---- each kernel's loop form ---------------------------------------------------------- */
@@ -333,8 +310,8 @@ bool tl_schedule_build(tl_uop *root, tl_schedule *out) {
   tl_ptrmap_free(&done);
   if (root->op != TL_OP_BUFFER) mark_realize(&s, root);
   /* visit kernels until no new one appears: mark_realize appends to the worklist */
-  for (int next = 0; !s.oom && next < s.nwork; next++) {
-    tl_uop *k = s.work[next];
+  for (size_t next = 0; !s.oom && next < s.work.len; next++) {
+    tl_uop *k = s.work.data[next];
     depths dp = root_depths(k);
     tl_ptrmap_free(&s.seen);
     s.epilogue = NULL;
@@ -349,14 +326,14 @@ bool tl_schedule_build(tl_uop *root, tl_schedule *out) {
   tl_ptrmap_free(&ordered);
   tl_ptrmap_free(&s.parents);
   tl_ptrmap_free(&s.realize);
-  free(s.work);
-  out->nkernels = s.norder;
-  out->roots = s.order;
-  for (int i = 0; i < s.norder && !s.oom; i++)
-    if (!tl_ptrmap_put(&out->realized, s.order[i], (void *)(uintptr_t)(i + 1))) s.oom = true;
-  out->forms = s.oom ? NULL : calloc((size_t)(s.norder ? s.norder : 1), sizeof *out->forms);
+  tl_vec_free(&s.work);
+  out->nkernels = (int)s.order.len;
+  out->roots = s.order.data;
+  for (int i = 0; i < out->nkernels && !s.oom; i++)
+    if (!tl_ptrmap_put(&out->realized, out->roots[i], (void *)(uintptr_t)(i + 1))) s.oom = true;
+  out->forms = s.oom ? NULL : calloc((size_t)(out->nkernels ? out->nkernels : 1), sizeof *out->forms);
   if (!out->forms) s.oom = true;
-  for (int i = 0; i < s.norder && !s.oom; i++) out->forms[i] = form_of(out, s.order[i], &s.oom);
+  for (int i = 0; i < out->nkernels && !s.oom; i++) out->forms[i] = form_of(out, out->roots[i], &s.oom);
   if (s.oom) tl_schedule_free(out);
   return !s.oom;
 }

@@ -14,6 +14,7 @@
 #ifndef TL_SCHED_SCHEDULE_H
 #define TL_SCHED_SCHEDULE_H
 
+#include "core/hash.h"
 #include "graph/rewrite.h"
 #include "sched/form.h"
 

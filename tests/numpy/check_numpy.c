@@ -72,6 +72,7 @@ static tl_tensor *r_from_data(tl_ctx *ctx, tl_dtype dt, int ndim, const int64_t 
 UNARY(neg)
 UNARY(exp)
 UNARY(log)
+UNARY(log1p)
 UNARY(sqrt)
 UNARY(sin)
 UNARY(cos)
@@ -190,6 +191,7 @@ static tl_tensor *r_stack(int n, tl_tensor *const *ts, int axis) {
 #define tl_neg r_neg
 #define tl_exp r_exp
 #define tl_log r_log
+#define tl_log1p r_log1p
 #define tl_sqrt r_sqrt
 #define tl_sin r_sin
 #define tl_cos r_cos

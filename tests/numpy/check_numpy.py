@@ -73,6 +73,7 @@ UNARY = {
     "neg": lambda x: -x,
     "exp": np.exp,
     "log": np.log,
+    "log1p": np.log1p,
     "sqrt": np.sqrt,
     "sin": np.sin,
     "cos": np.cos,

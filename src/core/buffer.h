@@ -1,0 +1,45 @@
+/* buffer.h — refcounted host memory and the context's memory statistics.
+ * in: a dtype and an element count; out: a buffer from the context's cache of freed
+ * blocks (or fresh), counted in its tl_mem. */
+#ifndef TL_CORE_BUFFER_H
+#define TL_CORE_BUFFER_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "tl.h"
+
+typedef struct tl_buffer tl_buffer;
+
+#define TL_BUFFER_CACHE_SLOTS 64
+#define TL_BUFFER_CACHE_MAX_BYTES ((size_t)1 << 30)
+/* Counters and a cache of freed blocks by size class: a loop that realizes the same
+ * shapes again reuses memory, with no malloc and no fresh pages, after its first turn.
+ * Bounded in blocks and bytes; the oldest block goes first. */
+typedef struct tl_mem {
+  uint64_t live_buffers, live_bytes, peak_bytes, mallocs, frees, cache_hits, buffers_made;
+  void *cached[TL_BUFFER_CACHE_SLOTS];
+  size_t cached_size[TL_BUFFER_CACHE_SLOTS];
+  size_t cached_bytes;
+  int ncached;
+} tl_mem;
+void tl_mem_release_cache(tl_mem *m); /* frees the cached blocks */
+
+struct tl_buffer {
+  int32_t refs;
+  tl_dtype dtype;
+  int64_t numel;
+  size_t nbytes;
+  void *data;
+  size_t alloc_size;
+  tl_mem *mem;      /* the owning context's counters and cache */
+  tl_buffer *owner; /* a view into another buffer (an arena): holds it, frees nothing */
+};
+
+tl_buffer *tl_buffer_new(tl_dtype dtype, int64_t numel, tl_mem *mem);
+/* numel elements of dtype at byte offset inside owner (which it keeps alive) */
+tl_buffer *tl_buffer_view(tl_buffer *owner, size_t offset, tl_dtype dtype, int64_t numel);
+void tl_buffer_retain(tl_buffer *b);
+void tl_buffer_release(tl_buffer *b);
+
+#endif

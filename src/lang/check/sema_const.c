@@ -1,0 +1,317 @@
+/* sema_const.c — `const NAME: T = value;` items (and `static`, the same for an immutable
+ * value): a number, bool, char or String computed when the program is compiled from
+ * literals, other constants, arithmetic, comparisons and `as`. A use of the name in
+ * any function becomes a literal of the constant's type (node->ref: the constant), so
+ * the later passes see a literal and nothing else. */
+#include "lang/check/sema_impl.h"
+
+#include <math.h>
+#include <stdint.h>
+#include <string.h>
+
+typedef struct {
+  tl_ty_kind kind; /* TY_I32 TY_I64 TY_F32 TY_F64 TY_BOOL TY_CHAR TY_STR */
+  int64_t i;       /* integers, bool, char */
+  double f;        /* floats (an f32's value is a float's) */
+  const char *str; /* String */
+  size_t len;
+} cval;
+
+typedef struct sema_const {
+  tl_ast_item *it;
+  tl_ty *ty;  /* the written type; TY_ERR after an error */
+  int state;  /* 0 not computed, 1 being computed (a use now is a cycle), 2 done */
+  cval v;
+  struct sema_const *next;
+} sema_const;
+
+static sema_const *find(sema *s, const char *name) {
+  for (sema_const *c = s->consts; c; c = c->next)
+    if (!strcmp(c->it->name, name)) return c;
+  return NULL;
+}
+
+void tl_sema_const_declare(sema *s, tl_ast_item *it, bool broken) {
+  if (find(s, it->name)) {
+    tl_diag_error(s->diag, it->line, it->col, "the name `%s` is defined twice", it->name);
+    return;
+  }
+  sema_const *c = tl_arena_alloc(s->arena, sizeof *c);
+  if (!c) return;
+  c->it = it;
+  c->ty = TY_ERR;
+  c->state = broken ? 2 : 0; /* what did not parse is known by name, with no value */
+  sema_const **tail = &s->consts; /* in the file's order: the first of a cycle says so */
+  while (*tail) tail = &(*tail)->next;
+  *tail = c;
+}
+
+/* ---- evaluation ---- */
+
+static bool fail(sema *s, const tl_node *n, const char *msg) {
+  tl_sema_error(s, n, "%s", msg);
+  return false;
+}
+
+static tl_ty *ty_of(tl_ty_kind k) {
+  switch (k) {
+  case TY_I32: return TY_I32_T;
+  case TY_I64: return TY_I64_T;
+  case TY_F32: return TY_F32_T;
+  case TY_F64: return TY_F64_T;
+  case TY_BOOL: return TY_BOOL_T;
+  case TY_CHAR: return TY_CHAR_T;
+  default: return TY_STR_T;
+  }
+}
+
+static bool is_int(tl_ty_kind k) { return k == TY_I32 || k == TY_I64; }
+static bool is_float(tl_ty_kind k) { return k == TY_F32 || k == TY_F64; }
+
+/* v as an integer of kind k: false when it does not fit */
+static bool fits(cval *v, tl_ty_kind k) {
+  v->kind = k;
+  return k != TY_I32 || (v->i >= INT32_MIN && v->i <= INT32_MAX);
+}
+
+static bool value_of(sema *s, sema_const *c, const tl_node *at);
+static bool eval(sema *s, tl_node *n, tl_ty_kind want, cval *out);
+
+static bool mismatch(sema *s, const tl_node *n, tl_ty_kind want, tl_ty_kind have) {
+  tl_sema_mismatch(s, n, "constant expression", ty_of(want), ty_of(have));
+  return false;
+}
+
+static bool literal(sema *s, tl_node *n, tl_ty_kind want, cval *out) {
+  switch (n->kind) {
+  case TL_N_INT:
+    if (is_float(want)) {
+      *out = (cval){.kind = want, .f = want == TY_F32 ? (float)n->ival : (double)n->ival};
+      return true;
+    }
+    *out = (cval){.i = n->ival};
+    return fits(out, want == TY_I32 ? TY_I32 : TY_I64) || fail(s, n, "the literal does not fit in i32");
+  case TL_N_FLOAT:
+    if (is_int(want)) return mismatch(s, n, want, TY_F32);
+    *out = (cval){.kind = want == TY_F64 ? TY_F64 : TY_F32, .f = want == TY_F64 ? n->fval : (float)n->fval};
+    return true;
+  case TL_N_BOOL: *out = (cval){.kind = TY_BOOL, .i = n->ival}; return true;
+  case TL_N_CHAR: *out = (cval){.kind = TY_CHAR, .i = n->ival}; return true;
+  default: *out = (cval){.kind = TY_STR, .str = n->str, .len = n->len}; return true;
+  }
+}
+
+static bool negate(sema *s, tl_node *n, cval *v) {
+  if (is_float(v->kind)) v->f = -v->f;
+  else if (!is_int(v->kind)) return fail(s, n, "`-` in a constant needs a number");
+  else if (v->i == INT64_MIN || !fits(&(cval){.i = -v->i}, v->kind)) return fail(s, n, "the constant overflows its type");
+  else v->i = -v->i;
+  return true;
+}
+
+static bool arith(sema *s, tl_node *n, cval a, cval b, cval *out) {
+  *out = a;
+  if (is_float(a.kind)) {
+    double r = n->op == TL_TOK_PLUS ? a.f + b.f : n->op == TL_TOK_MINUS ? a.f - b.f : n->op == TL_TOK_STAR ? a.f * b.f
+             : n->op == TL_TOK_SLASH ? a.f / b.f : fmod(a.f, b.f);
+    out->f = a.kind == TY_F32 ? (float)r : r; /* one rounding from the exact result, as f32 arithmetic */
+    return true;
+  }
+  int64_t r = 0;
+  bool over = false;
+  switch (n->op) {
+  case TL_TOK_PLUS: over = __builtin_add_overflow(a.i, b.i, &r); break;
+  case TL_TOK_MINUS: over = __builtin_sub_overflow(a.i, b.i, &r); break;
+  case TL_TOK_STAR: over = __builtin_mul_overflow(a.i, b.i, &r); break;
+  default:
+    if (b.i == 0) return fail(s, n, "division by zero in a constant");
+    over = a.i == INT64_MIN && b.i == -1;
+    if (!over) r = n->op == TL_TOK_SLASH ? a.i / b.i : a.i % b.i;
+  }
+  out->i = r;
+  if (over || !fits(out, a.kind)) return fail(s, n, "the constant overflows its type");
+  return true;
+}
+
+static bool compare(tl_tok_kind op, cval a, cval b) {
+  int c;
+  if (a.kind == TY_STR) {
+    size_t m = a.len < b.len ? a.len : b.len;
+    c = memcmp(a.str, b.str, m);
+    if (!c) c = (a.len > b.len) - (a.len < b.len);
+  } else if (is_float(a.kind)) {
+    if (isnan(a.f) || isnan(b.f)) return op == TL_TOK_NE; /* NaN is unordered, as at run time */
+    c = (a.f > b.f) - (a.f < b.f);
+  } else c = (a.i > b.i) - (a.i < b.i);
+  switch (op) {
+  case TL_TOK_EQ: return c == 0;
+  case TL_TOK_NE: return c != 0;
+  case TL_TOK_LT: return c < 0;
+  case TL_TOK_GT: return c > 0;
+  case TL_TOK_LE: return c <= 0;
+  default: return c >= 0;
+  }
+}
+
+static bool is_bare_literal(const tl_node *n) {
+  if (n->kind == TL_N_UNARY && n->op == TL_TOK_MINUS) n = n->lhs;
+  return n->kind == TL_N_INT || n->kind == TL_N_FLOAT;
+}
+
+static bool binary(sema *s, tl_node *n, tl_ty_kind want, cval *out) {
+  tl_tok_kind op = n->op;
+  cval a, b;
+  if (op == TL_TOK_ANDAND || op == TL_TOK_OROR) {
+    if (!eval(s, n->lhs, TY_BOOL, &a) || !eval(s, n->rhs, TY_BOOL, &b)) return false;
+    if (a.kind != TY_BOOL) return mismatch(s, n->lhs, TY_BOOL, a.kind);
+    if (b.kind != TY_BOOL) return mismatch(s, n->rhs, TY_BOOL, b.kind);
+    *out = (cval){.kind = TY_BOOL, .i = op == TL_TOK_ANDAND ? a.i && b.i : a.i || b.i};
+    return true;
+  }
+  bool cmp = op == TL_TOK_EQ || op == TL_TOK_NE || op == TL_TOK_LT || op == TL_TOK_GT || op == TL_TOK_LE || op == TL_TOK_GE;
+  tl_ty_kind hint = cmp ? TY_ERROR : want;
+  if (is_bare_literal(n->lhs) && !is_bare_literal(n->rhs)) { /* `2 * N`: the literal takes N's type */
+    if (!eval(s, n->rhs, hint, &b) || !eval(s, n->lhs, b.kind, &a)) return false;
+  } else if (!eval(s, n->lhs, hint, &a) || !eval(s, n->rhs, a.kind, &b)) return false;
+  if (a.kind != b.kind) return mismatch(s, n->rhs, a.kind, b.kind);
+  if (cmp) {
+    if (a.kind == TY_BOOL && op != TL_TOK_EQ && op != TL_TOK_NE) return fail(s, n, "bools compare with `==` and `!=` only");
+    *out = (cval){.kind = TY_BOOL, .i = compare(op, a, b)};
+    return true;
+  }
+  bool arithmetic = op == TL_TOK_PLUS || op == TL_TOK_MINUS || op == TL_TOK_STAR || op == TL_TOK_SLASH || op == TL_TOK_PERCENT;
+  if (!arithmetic || !(is_int(a.kind) || is_float(a.kind)))
+    return fail(s, n, "a constant's arithmetic is on numbers: `+ - * / %`");
+  return arith(s, n, a, b, out);
+}
+
+/* `x as T` between numbers (and bool, char to integers), with the run time's rules:
+ * integers wrap, floats saturate into integers (NaN is 0) */
+static bool cast(sema *s, tl_node *n, cval *out) {
+  tl_ty *to = tl_sema_resolve_type(s, n->type);
+  cval a;
+  if (to->kind == TY_ERROR || !eval(s, n->lhs, TY_ERROR, &a)) return false;
+  bool from_num = is_int(a.kind) || is_float(a.kind) || a.kind == TY_BOOL || a.kind == TY_CHAR;
+  if (!from_num || !(is_int(to->kind) || is_float(to->kind))) return fail(s, n, "a constant casts between numbers only");
+  if (is_float(to->kind)) {
+    double f = is_float(a.kind) ? a.f : (double)a.i;
+    *out = (cval){.kind = to->kind, .f = to->kind == TY_F32 ? (float)f : f};
+    return true;
+  }
+  int64_t i = a.i;
+  if (is_float(a.kind))
+    i = isnan(a.f) ? 0 : a.f >= 9223372036854775807.0 ? INT64_MAX : a.f <= -9223372036854775808.0 ? INT64_MIN : (int64_t)a.f;
+  if (to->kind == TY_I32) {
+    if (is_float(a.kind)) i = isnan(a.f) ? 0 : a.f >= 2147483647.0 ? INT32_MAX : a.f <= -2147483648.0 ? INT32_MIN : (int32_t)a.f;
+    else i = (int32_t)(uint32_t)(uint64_t)i; /* wraps */
+  }
+  *out = (cval){.kind = to->kind, .i = i};
+  return true;
+}
+
+/* the value of constant expression n; want: the type a literal in it takes (TY_ERROR:
+ * its own) */
+static bool eval(sema *s, tl_node *n, tl_ty_kind want, cval *out) {
+  switch (n->kind) {
+  case TL_N_INT: case TL_N_FLOAT: case TL_N_BOOL: case TL_N_CHAR: case TL_N_STR: return literal(s, n, want, out);
+  case TL_N_IDENT: {
+    sema_const *c = find(s, n->name);
+    if (!c) {
+      tl_sema_error(s, n, "cannot find constant `%s`: a constant's value is made of literals and other constants", n->name);
+      tl_suggest g;
+      tl_suggest_init(&g, n->name);
+      for (sema_const *o = s->consts; o; o = o->next) tl_suggest_add(&g, o->it->name);
+      tl_suggest_hint(&g, s->diag, "");
+      return false;
+    }
+    if (!value_of(s, c, n)) return false;
+    *out = c->v;
+    return true;
+  }
+  case TL_N_UNARY:
+    if (n->op == TL_TOK_MINUS) return eval(s, n->lhs, want, out) && negate(s, n, out);
+    if (n->op == TL_TOK_NOT) {
+      if (!eval(s, n->lhs, TY_BOOL, out)) return false;
+      if (out->kind != TY_BOOL) return mismatch(s, n->lhs, TY_BOOL, out->kind);
+      out->i = !out->i;
+      return true;
+    }
+    break;
+  case TL_N_BINARY: return binary(s, n, want, out);
+  case TL_N_CAST: return cast(s, n, out);
+  default: break;
+  }
+  return fail(s, n, "a constant's value is computed when the program is compiled: literals, other constants, "
+                    "arithmetic, comparisons and `as`, not this");
+}
+
+/* c's value, computed on first use; false after an error (said once) */
+static bool value_of(sema *s, sema_const *c, const tl_node *at) {
+  if (c->state == 1) {
+    tl_sema_error(s, at, "the value of constant `%s` depends on itself", c->it->name);
+    c->state = 2;
+    return false;
+  }
+  if (c->state == 2) return c->ty->kind != TY_ERROR;
+  c->state = 1;
+  tl_ast_item *it = c->it;
+  tl_ty *t = tl_sema_resolve_type(s, it->type);
+  bool scalar = tl_ty_is_numeric(t) || t->kind == TY_BOOL || t->kind == TY_CHAR || t->kind == TY_STR;
+  if (t->kind != TY_ERROR && !scalar) {
+    char b[64];
+    tl_diag_error(s->diag, it->type->line, it->type->col, "a constant is a number, a bool, a char or a String, not %s",
+                  tl_ty_name(t, b, sizeof b));
+  }
+  cval v;
+  bool ok = t->kind != TY_ERROR && scalar && eval(s, it->value, t->kind, &v);
+  if (ok && v.kind != t->kind) ok = mismatch(s, it->value, t->kind, v.kind);
+  c->state = 2;
+  c->ty = ok ? t : TY_ERR;
+  c->v = v;
+  return ok;
+}
+
+void tl_sema_const_check(sema *s, tl_program *prog) {
+  tl_diag *d = s->diag;
+  for (sema_const *c = s->consts; c; c = c->next) {
+    int u = c->it->unit; /* a module's constant: its errors are its file's */
+    s->diag = u > 0 && u < prog->nunits ? prog->units[u].diag : d;
+    if (c->it->is_mut) {
+      tl_diag_error(s->diag, c->it->line, c->it->col, "`static mut` is not supported: TL has no mutable globals");
+      tl_diag_hint(s->diag, "keep the value in a `let mut` in `main` and pass it to the functions that change it (`&mut x`)");
+      c->state = 2;
+    } else if (tl_sema_find_fn(s, c->it->name))
+      tl_diag_error(s->diag, c->it->line, c->it->col, "the name `%s` is defined twice (a function has it)", c->it->name);
+    value_of(s, c, c->it->value);
+  }
+  s->diag = d;
+}
+
+/* ---- uses ---- */
+
+tl_ty *tl_sema_const_use(sema *s, tl_node *n) {
+  sema_const *c = n->kind == TL_N_IDENT ? find(s, n->name) : NULL;
+  if (!c) return NULL;
+  if (!value_of(s, c, n)) return TY_ERR;
+  const cval *v = &c->v;
+  n->ref = c;
+  if (is_int(v->kind) || v->kind == TY_BOOL || v->kind == TY_CHAR) {
+    n->kind = is_int(v->kind) ? TL_N_INT : v->kind == TY_BOOL ? TL_N_BOOL : TL_N_CHAR;
+    n->ival = v->i;
+  } else if (is_float(v->kind)) {
+    n->kind = TL_N_FLOAT;
+    n->fval = v->f;
+  } else {
+    n->kind = TL_N_STR;
+    n->str = v->str;
+    n->len = v->len;
+  }
+  return c->ty;
+}
+
+tl_ty *tl_sema_const_type(const tl_node *n) { return n->ref ? ((const sema_const *)n->ref)->ty : NULL; }
+
+const char *tl_sema_const_name(const tl_node *n) {
+  bool lit = n->kind == TL_N_INT || n->kind == TL_N_FLOAT || n->kind == TL_N_BOOL || n->kind == TL_N_CHAR || n->kind == TL_N_STR;
+  return lit && n->ref ? ((const sema_const *)n->ref)->it->name : NULL;
+}

@@ -1,0 +1,129 @@
+/* sema_nn.c — the checker's side of the layer methods (LANGUAGE.md §10):
+ * x.conv2d(kernel, padding, stride), x.conv2d(kernel, bias, padding, stride),
+ * x.max_pool2d(k, stride [, padding]), x.avg_pool2d(k, stride [, padding]), x.layer_norm(w, b, eps) and
+ * indices.embedding(weights), p.adam_step(grad, m, v, step, lr, beta1, beta2, eps,
+ * weight_decay) (which writes p, m and v: variables or fields of mutable ones). The code for them is in gen_nn.c, the run time in
+ * rt_nn.c (over tl.h's tl_conv2d, tl_max_pool2d, tl_avg_pool2d, tl_layer_norm,
+ * tl_embedding). Shapes are checked when the program runs. */
+#include <string.h>
+
+#include "lang/check/sema_impl.h"
+
+static bool arity(sema *s, tl_node *n, const char *name, int lo, int hi, const char *form) {
+  int got = tl_ast_count(n->args);
+  if (got >= lo && got <= hi) return true;
+  tl_sema_error(s, n, "`%s` takes %s, not %d argument%s", name, form, got, got == 1 ? "" : "s");
+  tl_sema_check_rest(s, n->args);
+  return false;
+}
+
+/* a tensor argument; its type (TY_ERR after a mismatch) */
+static tl_ty *expect_tensor(sema *s, tl_node *a, const char *what, int dtype) {
+  tl_ty *t = tl_sema_expr(s, a, NULL);
+  if (t->kind == TY_TENSOR || t->kind == TY_ERROR) return t;
+  tl_sema_mismatch(s, a, what, tl_sema_tensor(s, dtype, -1), t);
+  return TY_ERR;
+}
+
+static bool is_int_dtype(int d) { return d == TL_I32 || d == TL_I64; }
+static bool is_float_dtype(int d) { return d == TL_F32 || d == TL_F64; }
+
+/* a float tensor receiver (dtype unknown passes: checked when the program runs) */
+static bool float_receiver(sema *s, tl_node *n, tl_ty *t, const char *m) {
+  if (t->dtype < 0 || is_float_dtype(t->dtype)) return true;
+  char b[64];
+  tl_sema_error(s, n, "`%s` needs a float tensor, not %s", m, tl_ty_name(t, b, sizeof b));
+  return false;
+}
+
+/* a place adam_step writes: a mutable variable, or a field path of one */
+static void check_place(sema *s, tl_node *a, const char *what) {
+  tl_node *r = a;
+  while (r->kind == TL_N_FIELD) r = r->lhs;
+  if ((r->kind != TL_N_IDENT && r->kind != TL_N_SELF) || !r->var) {
+    if (r->kind != TL_N_IDENT && r->kind != TL_N_SELF)
+      tl_sema_error(s, a, "`adam_step` writes its %s: pass a variable or a field of one", what);
+    return;
+  }
+  if (!r->var->is_mut && r->var->kind != VAR_PARAM_REF) {
+    tl_sema_error(s, a, "`adam_step` changes `%s` (its %s), which is not mutable", r->var->name, what);
+    tl_diag_hint(s->diag, "declare it mutable: `let mut %s`", r->var->name);
+  }
+}
+
+tl_ty *tl_sema_nn_method(sema *s, tl_node *n, tl_ty *t) {
+  const char *m = n->name;
+  tl_node *a = n->args;
+  if (!strcmp(m, "conv2d")) {
+    if (!arity(s, n, m, 3, 4, "(kernel, padding, stride) or (kernel, bias, padding, stride)")) return TY_ERR;
+    bool bias = tl_ast_count(a) == 4;
+    n->ival = bias ? B_CONV2D_BIAS : B_CONV2D;
+    expect_tensor(s, a, "kernel", TL_F32);
+    a = a->next;
+    if (bias) {
+      expect_tensor(s, a, "bias", TL_F32);
+      a = a->next;
+    }
+    tl_sema_expect_i64(s, a, "padding");
+    tl_sema_expect_i64(s, a->next, "stride");
+    if (t->rank >= 0 && t->rank != 4) tl_sema_error(s, n, "`conv2d` needs an [N, C, H, W] tensor of 4 axes, not %d", t->rank);
+    if (!float_receiver(s, n, t, m)) return TY_ERR;
+    return tl_sema_tensor(s, t->dtype, 4);
+  }
+  if (!strcmp(m, "max_pool2d") || !strcmp(m, "avg_pool2d")) {
+    n->ival = m[0] == 'm' ? B_MAX_POOL2D : B_AVG_POOL2D;
+    if (!arity(s, n, m, 2, 3, "(kernel size, stride) or (kernel size, stride, padding)")) return TY_ERR;
+    tl_sema_expect_i64(s, a, "kernel size");
+    tl_sema_expect_i64(s, a->next, "stride");
+    if (a->next->next) tl_sema_expect_i64(s, a->next->next, "padding");
+    if (t->rank >= 0 && t->rank != 4) tl_sema_error(s, n, "`%s` needs an [N, C, H, W] tensor of 4 axes, not %d", m, t->rank);
+    if (!float_receiver(s, n, t, m)) return TY_ERR;
+    return tl_sema_tensor(s, t->dtype, 4);
+  }
+  if (!strcmp(m, "layer_norm")) {
+    n->ival = B_LAYER_NORM;
+    if (!arity(s, n, m, 3, 3, "(weight, bias, eps)")) return TY_ERR;
+    expect_tensor(s, a, "weight", TL_F32);
+    expect_tensor(s, a->next, "bias", TL_F32);
+    tl_ty *e = tl_sema_expr_hint(s, a->next->next, TY_F32_T);
+    if (!tl_ty_is_numeric(e) && e->kind != TY_ERROR) tl_sema_mismatch(s, a->next->next, "eps", TY_F32_T, e);
+    if (t->rank == 0) tl_sema_error(s, n, "`layer_norm` needs a tensor of at least 1 axis");
+    if (!float_receiver(s, n, t, m)) return TY_ERR;
+    return t;
+  }
+  if (!strcmp(m, "adam_step")) {
+    n->ival = B_ADAM_STEP;
+    if (!arity(s, n, m, 9, 9, "(grad, m, v, step, lr, beta1, beta2, eps, weight_decay)")) return TY_ERR;
+    expect_tensor(s, a, "grad", TL_F32);
+    a = a->next;
+    for (int i = 0; i < 2; i++, a = a->next) {
+      tl_ty *st = expect_tensor(s, a, i ? "v" : "m", TL_F32);
+      if (st->kind == TY_TENSOR) check_place(s, a, i ? "second moment v" : "first moment m");
+    }
+    tl_sema_expect_i64(s, a, "step");
+    static const char *const what[] = {"lr", "beta1", "beta2", "eps", "weight_decay"};
+    int i = 0;
+    for (a = a->next; a; a = a->next, i++) {
+      tl_ty *e = tl_sema_expr_hint(s, a, TY_F32_T);
+      if (!tl_ty_is_numeric(e) && e->kind != TY_ERROR) tl_sema_mismatch(s, a, what[i], TY_F32_T, e);
+    }
+    check_place(s, n->lhs, "parameter");
+    if (!float_receiver(s, n, t, m)) return TY_ERR;
+    return TY_UNIT_T;
+  }
+  if (!strcmp(m, "embedding")) {
+    n->ival = B_EMBEDDING;
+    if (!arity(s, n, m, 1, 1, "(weights)")) return TY_ERR;
+    tl_ty *w = expect_tensor(s, a, "weights", TL_F32);
+    if (t->dtype >= 0 && !is_int_dtype(t->dtype)) {
+      char b[64];
+      tl_sema_error(s, n, "`embedding` gathers rows by an integer tensor, not %s", tl_ty_name(t, b, sizeof b));
+      return TY_ERR;
+    }
+    if (w->kind == TY_TENSOR && w->rank >= 0 && w->rank != 2)
+      tl_sema_error(s, a, "`embedding` weights are [rows, dim], a tensor of 2 axes, not %d", w->rank);
+    int dtype = w->kind == TY_TENSOR ? w->dtype : -1;
+    return tl_sema_tensor(s, dtype, t->rank >= 0 ? t->rank + 1 : -1);
+  }
+  return NULL;
+}

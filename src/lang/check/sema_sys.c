@@ -1,0 +1,156 @@
+/* sema_sys.c — the checker's system calls (LANGUAGE.md §10): assert, args_count,
+ * args_get, System::, Env::, File::, Logic::, String::from_int and the String methods. One
+ * table says each one's name, arguments, result and run-time function (rt_sys.h);
+ * the code generator (gen_sys.c) reads the same row, found in node->len. */
+#include <string.h>
+
+#include "lang/check/sema_impl.h"
+
+/* kind: 'f' a free function, 'p' a path call, 'm' a String method (the receiver goes
+ * first), 'v' a path that is a value (cfn: a C string literal, the String it is). args and ret: b bool, i i64, s String, u unit (ret), f f32, d f64, c char.
+ * loc: the run-time function takes the call's line and column (it can fail). */
+static const tl_sys_entry rows[] = {
+    {"assert", 'f', "tlrt_assert", "bs", 'u', true},
+    {"args_count", 'f', "tlrt_args_count", "", 'i', false},
+    {"args_get", 'f', "tlrt_args_get", "i", 's', true},
+    {"System::time", 'p', "tlrt_sys_time", "", 'd', false},
+    {"System::sleep", 'p', "tlrt_sys_sleep", "i", 'u', true},
+    {"System::exit", 'p', "tlrt_sys_exit", "i", 'u', true},
+    {"System::memory_mb", 'p', "tlrt_sys_memory_mb", "", 'i', false},
+    {"Env::get", 'p', "tlrt_env_get", "s", 's', false},
+    {"File::read_string", 'p', "tlrt_file_read", "s", 's', true},
+    {"File::read", 'p', "tlrt_file_read", "s", 's', true},
+    {"File::write_string", 'p', "tlrt_file_write", "ss", 'u', true},
+    {"File::exists", 'p', "tlrt_file_exists", "s", 'b', false},
+    {"String::from_int", 'p', "tlrt_str_from_int", "i", 's', false},
+    {"char_at", 'm', "tlrt_str_char_at", "i", 'c', true},
+    {"contains", 'm', "tlrt_str_contains", "s", 'b', false},
+    {"substring", 'm', "tlrt_str_substring", "ii", 's', true},
+    {"concat", 'm', "tlrt_str_concat", "s", 's', true},
+    {"to_i64", 'm', "tlrt_str_to_i64", "", 'i', true},
+    {"to_f32", 'm', "tlrt_str_to_f32", "", 'f', true},
+    /* devices: the CPU is the only one for now; a device is its name as a String */
+    {"Param::set_device", 'p', "tlrt_set_device", "s", 'u', true},
+    /* the limit of tuples in one relation (LANGUAGE.md §8) */
+    {"Logic::set_max_tuples", 'p', "tlrt_logic_set_max_tuples", "i", 'u', true},
+    {"Logic::max_tuples", 'p', "tlrt_logic_max_tuples", "", 'i', false},
+    {"Device::Auto", 'v', "\"auto\"", "", 's', false},
+    {"Device::Cpu", 'v', "\"cpu\"", "", 's', false},
+    {"Device::Cuda", 'v', "\"cuda\"", "", 's', false},
+    {"Device::Metal", 'v', "\"metal\"", "", 's', false},
+};
+
+const tl_sys_entry *tl_sema_sys_row(size_t i) { return i < sizeof rows / sizeof rows[0] ? &rows[i] : NULL; }
+
+static tl_ty *sema_sys_type(char c) {
+  switch (c) {
+  case 'b': return TY_BOOL_T;
+  case 'i': return TY_I64_T;
+  case 's': return TY_STR_T;
+  case 'f': return TY_F32_T;
+  case 'd': return TY_F64_T;
+  case 'c': return TY_CHAR_T;
+  default: return TY_UNIT_T;
+  }
+}
+
+static tl_ty *check(sema *s, tl_node *n, size_t row) {
+  const tl_sys_entry *e = &rows[row];
+  n->ival = B_SYS;
+  n->len = row;
+  n->sys = e;
+  const char *shown = e->kind == 'm' ? n->name : e->name;
+  int want = (int)strlen(e->args), got = 0;
+  for (tl_node *a = n->args; a; a = a->next) got++;
+  if (got != want) {
+    tl_sema_error(s, n, "`%s` takes %d argument%s, not %d", shown, want, want == 1 ? "" : "s", got);
+    for (tl_node *a = n->args; a; a = a->next) tl_sema_expr(s, a, NULL);
+    return TY_ERR;
+  }
+  if (s->compr_depth) {
+    tl_sema_error(s, n, "a comprehension body calls only scalar math, not `%s`", shown);
+    return TY_ERR;
+  }
+  int k = 0;
+  for (tl_node *a = n->args; a; a = a->next, k++) {
+    tl_ty *want_ty = sema_sys_type(e->args[k]);
+    if (a->kind == TL_N_FIELD_INIT) {
+      tl_sema_error(s, a, "`%s` has no argument named `%s`", shown, a->name);
+      continue;
+    }
+    tl_ty *t = tl_sema_expr(s, a, want_ty);
+    if (!tl_sema_ty_fits(want_ty, t)) tl_sema_mismatch(s, a, "argument", want_ty, t);
+  }
+  return sema_sys_type(e->ret);
+}
+
+tl_ty *tl_sema_sys_call(sema *s, tl_node *n, const char *name) {
+  char kind = n->lhs->kind == TL_N_PATH ? 'p' : 'f';
+  for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++)
+    if (rows[i].kind == kind && !strcmp(rows[i].name, name)) return check(s, n, i);
+  return NULL;
+}
+
+tl_ty *tl_sema_sys_method(sema *s, tl_node *n, tl_ty *t) {
+  if (t->kind != TY_STR) return NULL;
+  for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++)
+    if (rows[i].kind == 'm' && !strcmp(rows[i].name, n->name)) return check(s, n, i);
+  return NULL;
+}
+
+/* ---- positional construction: `Linear(w, b)` is `Linear { w: w, b: b }` ---- */
+
+tl_ty *tl_sema_positional_struct(sema *s, tl_node *n, const char *name, tl_ty *expect) {
+  tl_struct_info *st = s->out->structs;
+  while (st && strcmp(st->name, name)) st = st->next;
+  if (!st) return NULL;
+  int got = 0;
+  for (tl_node *a = n->args; a; a = a->next) {
+    got++;
+    if (a->kind == TL_N_FIELD_INIT) {
+      tl_sema_error(s, a, "`%s(..)` takes the fields in order, without names", name);
+      tl_diag_hint(s->diag, "name them in a literal: `%s { %s: .. }`", name, a->name);
+      for (tl_node *b = n->args; b; b = b->next) tl_sema_expr(s, b->kind == TL_N_FIELD_INIT ? b->lhs : b, NULL);
+      return TY_ERR;
+    }
+  }
+  if (got != st->nfields && !st->partial) {
+    tl_sema_error(s, n, "`%s` has %d field%s, so `%s(..)` takes %d argument%s, not %d", name, st->nfields,
+               st->nfields == 1 ? "" : "s", name, st->nfields, st->nfields == 1 ? "" : "s", got);
+    for (tl_node *a = n->args; a; a = a->next) tl_sema_expr(s, a, NULL);
+    return TY_ERR;
+  }
+  tl_node head = {0}, *cur = &head;
+  int i = 0;
+  for (tl_node *a = n->args; a && i < st->nfields; i++) {
+    tl_node *next = a->next;
+    tl_node *f = tl_arena_alloc(s->arena, sizeof *f);
+    if (!f) return TY_ERR;
+    f->kind = TL_N_FIELD_INIT;
+    f->line = a->line;
+    f->col = a->col;
+    f->name = st->fields[i].name;
+    f->lhs = a;
+    a->next = NULL;
+    cur = cur->next = f;
+    a = next;
+  }
+  n->kind = TL_N_STRUCT_LIT;
+  n->name = st->name;
+  n->args = head.next;
+  n->lhs = NULL;
+  n->ival = 0;
+  return tl_sema_expr(s, n, expect);
+}
+
+tl_ty *tl_sema_sys_path_value(sema *s, tl_node *n) {
+  (void)s;
+  for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++)
+    if (rows[i].kind == 'v' && !strcmp(rows[i].name, n->name)) {
+      n->ival = B_SYS;
+      n->len = i;
+      n->sys = &rows[i];
+      return sema_sys_type(rows[i].ret);
+    }
+  return NULL;
+}

@@ -1,0 +1,423 @@
+/* parse_logic.c — Datalog syntax (LANGUAGE.md §8), recursive descent like parse.c:
+ *   fact     = atom "."                      rule = atom ":-" literal ("," literal)* "."
+ *   relation = "relation" ident "(" (type ("," type)*)? ")" (";" | ".")   type = entity | i64
+ *   mod      = "mod" ident ";"               use  = "use" ident "::" "*" ";"
+ *   literal  = ("not" | "!") atom | atom | term cmp term        cmp = < <= > >= == !=
+ *   atom     = ident "(" (term ("," term)*)? ")"
+ *   term     = sum;  sum = product (("+" | "-") product)*;  product = unary (("*" | "/" | "%") unary)*
+ *   unary    = "-" unary | int | ident | string | "$" ident | "(" term ")"   (`_`: the wildcard)
+ * What a name means (an entity, a variable, a value in scope) is the checker's
+ * business; a name in quotes, `"alice"`, is always the entity (an IDENT node whose op
+ * is TL_TOK_STRING), so a rule can name one that a variable's name would shadow. An error longjmps to the entry point, which returns false with it. */
+#include "lang/front/parse_logic.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+#define MAX_DEPTH 200 /* as parse.c: deep input is an error, not a stack overflow */
+
+static const tl_token *peek(tl_lparse *lp) { return &lp->tok[lp->pos]; }
+static const tl_token *peek_at(const tl_lparse *lp, int k) {
+  return &lp->tok[lp->pos + k < lp->n ? lp->pos + k : lp->n - 1];
+}
+static bool at(tl_lparse *lp, tl_tok_kind k) { return peek(lp)->kind == k; }
+static const tl_token *next(tl_lparse *lp) {
+  const tl_token *t = peek(lp);
+  if (t->kind != TL_TOK_EOF) lp->pos++;
+  return t;
+}
+
+static _Noreturn void fail_hint(tl_lparse *lp, int pos, const char *hint, const char *fmt, ...) TL_PRINTF(4, 5);
+static _Noreturn void fail_hint(tl_lparse *lp, int pos, const char *hint, const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(lp->err, sizeof lp->err, fmt, ap);
+  va_end(ap);
+  snprintf(lp->hint, sizeof lp->hint, "%s", hint ? hint : "");
+  lp->err_pos = pos;
+  longjmp(*lp->fail, 1);
+}
+
+static const char *describe(tl_lparse *lp, const tl_token *t, char *buf, size_t n) {
+  switch (t->kind) {
+  case TL_TOK_EOF: return "end of file";
+  case TL_TOK_IDENT: snprintf(buf, n, "identifier '%.*s'", (int)t->len, lp->src + t->offset); return buf;
+  case TL_TOK_INT: return "an integer";
+  case TL_TOK_FLOAT: return "a float";
+  case TL_TOK_STRING: return "a string";
+  case TL_TOK_CHAR: return "a character";
+  default: snprintf(buf, n, "'%s'", tl_tok_name(t->kind)); return buf;
+  }
+}
+
+static _Noreturn void unexpected(tl_lparse *lp, const char *what, const char *hint) {
+  char buf[128];
+  fail_hint(lp, lp->pos, hint, "expected %s, found %s", what, describe(lp, peek(lp), buf, sizeof buf));
+}
+
+static const tl_token *expect(tl_lparse *lp, tl_tok_kind k, const char *what) {
+  if (!at(lp, k)) unexpected(lp, what, NULL);
+  return next(lp);
+}
+
+static void *alloc(tl_lparse *lp, size_t n) {
+  void *m = tl_arena_alloc(lp->arena, n);
+  if (!m) lp->oom = true, fail_hint(lp, lp->pos, NULL, "out of memory parsing the file");
+  return m;
+}
+
+static char *text_of(tl_lparse *lp, const tl_token *t) {
+  char *s = alloc(lp, t->len + 1);
+  memcpy(s, lp->src + t->offset, t->len);
+  return s;
+}
+
+static tl_node *node(tl_lparse *lp, tl_node_kind kind, const tl_token *t) {
+  tl_node *n = alloc(lp, sizeof *n);
+  n->kind = kind;
+  n->line = t->line;
+  n->col = t->col;
+  return n;
+}
+
+static bool is_word(tl_lparse *lp, const tl_token *t, const char *w) {
+  return t->kind == TL_TOK_IDENT && t->len == strlen(w) && !memcmp(lp->src + t->offset, w, t->len);
+}
+
+/* ---- terms ---- */
+
+static tl_node *term(tl_lparse *lp);
+
+static tl_node *lvar(tl_lparse *lp);
+
+/* is s (n bytes) a name, as an identifier is? */
+static bool is_name(const char *s, size_t n) {
+  if (!n || (n == 1 && s[0] == '_') || (s[0] >= '0' && s[0] <= '9')) return false;
+  for (size_t i = 0; i < n; i++)
+    if (!(s[i] == '_' || (s[i] >= '0' && s[i] <= '9') || ((s[i] | 32) >= 'a' && (s[i] | 32) <= 'z'))) return false;
+  return true;
+}
+
+/* `"alice"`: the entity alice, whatever the rule's variables are called */
+static tl_node *quoted_entity(tl_lparse *lp) {
+  const tl_token *t = peek(lp);
+  if (!t->str || !is_name(t->str, t->len))
+    fail_hint(lp, lp->pos, "an entity is a name such as `alice` or `node_7`",
+              "a string in a fact, rule or query names an entity: letters, digits and `_`");
+  next(lp);
+  tl_node *n = node(lp, TL_N_IDENT, t);
+  char *s = alloc(lp, t->len + 1);
+  memcpy(s, t->str, t->len);
+  s[t->len] = 0;
+  n->name = s;
+  n->op = TL_TOK_STRING;
+  return n;
+}
+
+static tl_node *unary(tl_lparse *lp) {
+  const tl_token *t = peek(lp);
+  tl_node *n;
+  if (++lp->depth > MAX_DEPTH) fail_hint(lp, lp->pos, NULL, "nesting is too deep (more than %d levels)", MAX_DEPTH);
+  switch (t->kind) {
+  case TL_TOK_MINUS:
+    next(lp);
+    if (at(lp, TL_TOK_INT)) { /* -3 is a constant, as in a fact */
+      n = node(lp, TL_N_INT, t);
+      n->ival = (int64_t)(0 - (uint64_t)next(lp)->v.i);
+      break;
+    }
+    n = node(lp, TL_N_UNARY, t);
+    n->op = TL_TOK_MINUS;
+    n->lhs = unary(lp);
+    break;
+  case TL_TOK_INT: n = node(lp, TL_N_INT, next(lp)); n->ival = t->v.i; break;
+  case TL_TOK_IDENT: n = node(lp, TL_N_IDENT, next(lp)); n->name = text_of(lp, t); break;
+  case TL_TOK_STRING: n = quoted_entity(lp); break;
+  case TL_TOK_DOLLAR: n = lvar(lp); break;
+  case TL_TOK_LPAREN:
+    next(lp);
+    n = term(lp);
+    expect(lp, TL_TOK_RPAREN, "')'");
+    break;
+  default:
+    unexpected(lp, "a term (a name, an integer, `$x` or `_`)",
+               t->kind == TL_TOK_FLOAT ? "logic arguments are entities and integers" : NULL);
+  }
+  lp->depth--;
+  return n;
+}
+
+static tl_node *binary(tl_lparse *lp, tl_node *l, const tl_token *op, tl_node *r) {
+  tl_node *n = node(lp, TL_N_BINARY, op);
+  n->op = op->kind;
+  n->lhs = l;
+  n->rhs = r;
+  return n;
+}
+
+static tl_node *product(tl_lparse *lp) {
+  tl_node *n = unary(lp);
+  while (at(lp, TL_TOK_STAR) || at(lp, TL_TOK_SLASH) || at(lp, TL_TOK_PERCENT)) {
+    const tl_token *op = next(lp);
+    n = binary(lp, n, op, unary(lp));
+  }
+  return n;
+}
+
+static tl_node *term(tl_lparse *lp) {
+  tl_node *n = product(lp);
+  while (at(lp, TL_TOK_PLUS) || at(lp, TL_TOK_MINUS)) {
+    const tl_token *op = next(lp);
+    n = binary(lp, n, op, product(lp));
+  }
+  return n;
+}
+
+/* ---- atoms and literals ---- */
+
+/* ident "(" terms ")" as a LOGIC node of the given kind */
+static tl_node *atom(tl_lparse *lp, int kind, const char *what) {
+  const tl_token *t = peek(lp);
+  /* `mod` is a keyword, and the name of the remainder relation of rule bodies */
+  if (t->kind != TL_TOK_IDENT && !(t->kind == TL_TOK_MOD && kind == TL_LOGIC_ATOM)) unexpected(lp, what, NULL);
+  next(lp);
+  tl_node *n = node(lp, TL_N_LOGIC, t);
+  n->ival = kind;
+  n->name = text_of(lp, t);
+  char buf[160];
+  snprintf(buf, sizeof buf, "'(' after `%s`", n->name);
+  expect(lp, TL_TOK_LPAREN, buf);
+  tl_node head = {0}, *cur = &head;
+  while (!at(lp, TL_TOK_RPAREN)) {
+    cur = cur->next = term(lp);
+    if (at(lp, TL_TOK_RPAREN)) break;
+    expect(lp, TL_TOK_COMMA, "',' or ')' in the arguments");
+  }
+  next(lp);
+  n->args = head.next;
+  return n;
+}
+
+static bool is_cmp(tl_tok_kind k) {
+  return k == TL_TOK_LT || k == TL_TOK_LE || k == TL_TOK_GT || k == TL_TOK_GE || k == TL_TOK_EQ || k == TL_TOK_NE;
+}
+
+static tl_node *literal(tl_lparse *lp) {
+  const tl_token *t = peek(lp);
+  bool neg = t->kind == TL_TOK_NOT || (is_word(lp, t, "not") && peek_at(lp, 1)->kind == TL_TOK_IDENT);
+  if (neg) {
+    next(lp);
+    tl_node *a = atom(lp, TL_LOGIC_ATOM, "an atom `p(..)` after `not`");
+    a->op = TL_TOK_NOT;
+    a->line = t->line; /* the literal starts at `not` */
+    a->col = t->col;
+    return a;
+  }
+  if ((t->kind == TL_TOK_IDENT || t->kind == TL_TOK_MOD) && peek_at(lp, 1)->kind == TL_TOK_LPAREN)
+    return atom(lp, TL_LOGIC_ATOM, "an atom");
+  tl_node *l = term(lp);
+  if (!is_cmp(peek(lp)->kind))
+    unexpected(lp, "an atom `p(..)` or a comparison", "a rule's body holds atoms, `not p(..)` and comparisons like `x > 3`");
+  const tl_token *op = next(lp);
+  tl_node *n = binary(lp, l, op, term(lp));
+  if (is_cmp(peek(lp)->kind)) fail_hint(lp, lp->pos, NULL, "comparison operators cannot be chained");
+  n->line = l->line; /* a literal is pointed at from its start */
+  n->col = l->col;
+  return n;
+}
+
+/* ---- entry points ---- */
+
+#define GUARD(lp)                  \
+  jmp_buf here;                    \
+  (lp)->fail = &here;              \
+  (lp)->depth = 0;                 \
+  if (setjmp(here)) return false
+
+/* `$x`: under the caller's recovery point (an entry point's GUARD) */
+static tl_node *lvar(tl_lparse *lp) {
+  const tl_token *d = next(lp);
+  const tl_token *t = peek(lp);
+  if (t->kind != TL_TOK_IDENT || t->offset != d->offset + 1)
+    fail_hint(lp, lp->pos - 1, NULL, "`$` starts a query variable: write `$x`");
+  next(lp);
+  tl_node *n = node(lp, TL_N_LVAR, d);
+  n->name = text_of(lp, t);
+  return n;
+}
+
+bool tl_lparse_lvar(tl_lparse *lp, tl_node **out) {
+  GUARD(lp);
+  *out = lvar(lp);
+  return true;
+}
+
+/* the `)` closing the `(` at i, or -1 (a `;` or the end comes first) */
+static int close_of(const tl_lparse *lp, int i) {
+  for (int depth = 0; i < lp->n; i++) {
+    tl_tok_kind k = lp->tok[i].kind;
+    if (k == TL_TOK_LPAREN || k == TL_TOK_LBRACKET || k == TL_TOK_LBRACE) depth++;
+    else if (k == TL_TOK_RPAREN || k == TL_TOK_RBRACKET || k == TL_TOK_RBRACE) {
+      if (--depth == 0) return k == TL_TOK_RPAREN ? i : -1;
+    } else if (k == TL_TOK_SEMI || k == TL_TOK_EOF) return -1;
+  }
+  return -1;
+}
+
+/* is the token after the `.` at dot a name written right after it (a method's)? A
+ * fact's `.` is followed by a space, a line end or the end, as Prolog's end token is */
+static bool name_glued(const tl_lparse *lp, int dot) {
+  const tl_token *d = &lp->tok[dot], *after = &lp->tok[dot + 1];
+  return after->kind == TL_TOK_IDENT && after->line == d->line && after->offset == d->offset + 1;
+}
+
+bool tl_lparse_fact_ahead(const tl_lparse *lp) {
+  /* `p(a).q(b).` is facts written without a space, not a call and a method: every
+   * link `name(..)` and the last `.` a fact's end (tl_lparse_glued_end says so) */
+  for (int i = lp->pos; i + 1 < lp->n;) {
+    if (lp->tok[i].kind != TL_TOK_IDENT || lp->tok[i + 1].kind != TL_TOK_LPAREN) return false;
+    int close = close_of(lp, i + 1);
+    if (close < 0 || close + 2 >= lp->n || lp->tok[close + 1].kind != TL_TOK_DOT) return false;
+    if (!name_glued(lp, close + 1)) return true;
+    i = close + 2;
+  }
+  return false;
+}
+
+bool tl_lparse_glued_end(tl_lparse *lp) {
+  int dot = lp->pos - 1;
+  if (dot < 0 || lp->tok[dot].kind != TL_TOK_DOT || !name_glued(lp, dot)) return false;
+  snprintf(lp->err, sizeof lp->err, "a space or a line end must follow the `.` that ends a fact or a rule");
+  snprintf(lp->hint, sizeof lp->hint, "write `p(a). q(b).`: a name right after a `.` reads as a method call");
+  lp->err_pos = dot;
+  return true;
+}
+
+static void relation_item(tl_lparse *lp, tl_ast_item *it) {
+  next(lp); /* relation */
+  it->kind = TL_ITEM_RELATION;
+  const tl_token *t = expect(lp, TL_TOK_IDENT, "a relation name after `relation`");
+  it->atom = node(lp, TL_N_LOGIC, t);
+  it->atom->name = it->name = text_of(lp, t);
+  expect(lp, TL_TOK_LPAREN, "'(' and the column types");
+  tl_node head = {0}, *cur = &head;
+  while (!at(lp, TL_TOK_RPAREN)) {
+    const tl_token *c = peek(lp);
+    if (!is_word(lp, c, "entity") && !is_word(lp, c, "i64"))
+      fail_hint(lp, lp->pos, "write `relation parent(entity, entity);` or `relation age(entity, i64);`",
+                "a relation's columns are `entity` or `i64`");
+    cur = cur->next = node(lp, TL_N_IDENT, next(lp));
+    cur->name = text_of(lp, c);
+    if (at(lp, TL_TOK_RPAREN)) break;
+    expect(lp, TL_TOK_COMMA, "',' or ')' in the column types");
+  }
+  next(lp);
+  it->atom->args = head.next;
+  if (!at(lp, TL_TOK_SEMI) && !at(lp, TL_TOK_DOT)) unexpected(lp, "';' after the relation declaration", NULL);
+  next(lp);
+}
+
+bool tl_lparse_item(tl_lparse *lp, tl_ast_item *it) {
+  GUARD(lp);
+  const tl_token *t = peek(lp);
+  if (t->kind == TL_TOK_RELATION) {
+    relation_item(lp, it);
+    return true;
+  }
+  if (t->kind == TL_TOK_MOD || t->kind == TL_TOK_USE) {
+    next(lp);
+    it->kind = t->kind == TL_TOK_MOD ? TL_ITEM_MOD : TL_ITEM_USE;
+    it->name = text_of(lp, expect(lp, TL_TOK_IDENT, t->kind == TL_TOK_MOD ? "a module name after `mod`" : "a module name after `use`"));
+    if (t->kind == TL_TOK_USE) {
+      if (!at(lp, TL_TOK_COLONCOLON) || peek_at(lp, 1)->kind != TL_TOK_STAR)
+        fail_hint(lp, lp->pos, NULL, "expected `::*` after the module name: only `use %s::*;` is supported", it->name);
+      next(lp), next(lp);
+    } else if (at(lp, TL_TOK_LBRACE)) {
+      fail_hint(lp, lp->pos, NULL, "a module is a file: write `mod %s;` and put its items in %s.tl", it->name, it->name);
+    }
+    expect(lp, TL_TOK_SEMI, "';'");
+    return true;
+  }
+  if (t->kind != TL_TOK_IDENT || peek_at(lp, 1)->kind != TL_TOK_LPAREN)
+    unexpected(lp, "an item (fn, struct, impl, a fact or a rule)", NULL);
+  it->atom = atom(lp, TL_LOGIC_ATOM, "a fact or a rule");
+  it->name = it->atom->name;
+  if (at(lp, TL_TOK_DOT)) {
+    next(lp);
+    it->kind = TL_ITEM_FACT;
+    return true;
+  }
+  if (!at(lp, TL_TOK_IMPLIED_BY)) unexpected(lp, "'.' to end the fact or ':-' to start a rule's body", NULL);
+  next(lp);
+  it->kind = TL_ITEM_RULE;
+  tl_node head = {0}, *cur = &head;
+  for (;;) {
+    cur = cur->next = literal(lp);
+    if (at(lp, TL_TOK_DOT)) break;
+    if (at(lp, TL_TOK_SEMI)) fail_hint(lp, lp->pos, NULL, "a rule ends with '.', not ';'");
+    expect(lp, TL_TOK_COMMA, "',' or '.' after the literal");
+  }
+  next(lp);
+  it->body = head.next;
+  return true;
+}
+
+void tl_lparse_skip_item(tl_lparse *lp, int start) {
+  bool dot_only = lp->tok[start].kind == TL_TOK_IDENT; /* a rule written with `;` goes on to its `.` */
+  int depth = 0;
+  for (bool first = true;; first = false) {
+    tl_tok_kind k = peek(lp)->kind;
+    if (k == TL_TOK_EOF) return;
+    if (!first && depth == 0 && (k == TL_TOK_FN || k == TL_TOK_STRUCT || k == TL_TOK_IMPL)) return;
+    next(lp);
+    if (k == TL_TOK_LPAREN) depth++;
+    else if (k == TL_TOK_RPAREN && depth > 0) depth--;
+    else if (depth == 0 && (k == TL_TOK_DOT || (k == TL_TOK_SEMI && !dot_only))) return;
+  }
+}
+
+/* ---- dump ---- */
+
+void tl_logic_dump_node(tl_strbuf *b, const tl_node *n) {
+  switch (n->kind) {
+  case TL_N_INT: tl_strbuf_printf(b, "%lld", (long long)n->ival); return;
+  case TL_N_IDENT: tl_strbuf_printf(b, n->op == TL_TOK_STRING ? "\"%s\"" : "%s", n->name); return;
+  case TL_N_LVAR: tl_strbuf_printf(b, "$%s", n->name); return;
+  case TL_N_UNARY: tl_strbuf_puts(b, "(- "); tl_logic_dump_node(b, n->lhs); break;
+  case TL_N_BINARY:
+    tl_strbuf_printf(b, "(%s ", tl_tok_name(n->op));
+    tl_logic_dump_node(b, n->lhs);
+    tl_strbuf_puts(b, " ");
+    tl_logic_dump_node(b, n->rhs);
+    break;
+  case TL_N_LOGIC: {
+    static const char *const kinds[] = {"", "? ", "", "fact ", ""};
+    const char *k = n->ival >= 0 && n->ival <= TL_LOGIC_ENTITY_NAME ? kinds[n->ival] : "";
+    tl_strbuf_printf(b, "(%s%s%s", n->op == TL_TOK_NOT ? "not " : "", k, n->name);
+    for (const tl_node *a = n->args; a; a = a->next) tl_strbuf_puts(b, " "), tl_logic_dump_node(b, a);
+    break;
+  }
+  default: tl_strbuf_puts(b, "(?"); break;
+  }
+  tl_strbuf_puts(b, ")");
+}
+
+void tl_logic_dump_item(tl_strbuf *b, const tl_ast_item *it) {
+  switch (it->kind) {
+  case TL_ITEM_FACT: tl_strbuf_puts(b, "(fact "); tl_logic_dump_node(b, it->atom); break;
+  case TL_ITEM_RULE:
+    tl_strbuf_puts(b, "(rule ");
+    tl_logic_dump_node(b, it->atom);
+    for (const tl_node *l = it->body; l; l = l->next) tl_strbuf_puts(b, " "), tl_logic_dump_node(b, l);
+    break;
+  case TL_ITEM_RELATION:
+    tl_strbuf_printf(b, "(relation %s", it->name);
+    for (const tl_node *a = it->atom->args; a; a = a->next) tl_strbuf_printf(b, " %s", a->name);
+    break;
+  case TL_ITEM_MOD: tl_strbuf_printf(b, "(mod %s", it->name); break;
+  case TL_ITEM_USE: tl_strbuf_printf(b, "(use %s", it->name); break;
+  default: tl_strbuf_puts(b, "(?"); break;
+  }
+  tl_strbuf_puts(b, ")");
+}

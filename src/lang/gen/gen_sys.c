@@ -1,0 +1,29 @@
+/* gen_sys.c — code for the system calls and String methods (sema_sys.c's table): one
+ * call of the row's rt_sys.h function, R first, then the receiver, the arguments and,
+ * when it can fail, the place. A String result is an owned temporary. */
+#include <stdlib.h>
+
+#include "lang/gen/gen_impl.h"
+
+cv tl_gen_sys_call(gen *g, tl_node *n) {
+  const tl_sys_entry *e = n->sys;
+  if (!e) {
+    tl_gen_fail(g, n, "unknown system call");
+    return tl_gen_scalar("0", n->ty);
+  }
+  if (e->kind == 'v') return tl_gen_temp_value(g, TY_STR_T, tl_gen_fmt(g, "tlrt_str_new(R, %s, -1)", e->cfn));
+  tl_strbuf b = {0};
+  tl_strbuf_printf(&b, "%s(R", e->cfn);
+  if (e->kind == 'm') tl_strbuf_printf(&b, ", %s", tl_gen_expr(g, n->lhs).c);
+  for (tl_node *a = n->args; a; a = a->next) tl_strbuf_printf(&b, ", %s", tl_gen_expr(g, a).c);
+  if (e->loc) tl_strbuf_printf(&b, ", %d, %d", n->line, n->col);
+  tl_strbuf_puts(&b, ")");
+  char *call = tl_gen_take_text(g, &b);
+  const char *c = tl_gen_fmt(g, "%s", call ? call : "0");
+  free(call);
+  if (e->ret == 'u') {
+    tl_gen_emit(g, "%s;", c);
+    return tl_gen_scalar("0", TY_UNIT_T);
+  }
+  return tl_gen_temp_value(g, n->ty, c);
+}

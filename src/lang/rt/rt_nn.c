@@ -1,0 +1,112 @@
+/* rt_nn.c — the run time of the layer methods (sema_nn.c, gen_nn.c): conv2d, pooling,
+ * layer_norm and embedding over tl.h's layers, which compose the engine's operations,
+ * so autograd goes through them. Declared in rt_ops.h. A failure (a shape that does
+ * not fit, an index out of range) is a run-time error at the TL location carrying the
+ * engine's message. */
+#include <math.h>
+
+#include "lang/rt/rt_ops.h"
+
+#define CHECK(expr) tlrt_check(R, (expr), line, col)
+
+tl_tensor *tlrt_conv2d(tlrt *R, tl_tensor *x, tl_tensor *kernel, tl_tensor *bias, int64_t padding, int64_t stride,
+                       int line, int col) {
+  return CHECK(tl_conv2d(x, kernel, bias, stride, stride, padding, padding));
+}
+
+tl_tensor *tlrt_pool2d(tlrt *R, tl_tensor *x, int64_t k, int64_t stride, int64_t padding, bool is_max, int line,
+                       int col) {
+  const char *what = is_max ? "max_pool2d" : "avg_pool2d";
+  if (padding < 0 || (padding > 0 && padding > k / 2))
+    tlrt_fail(R, line, col, "%s: padding must be in [0, kernel size / 2] = [0, %lld], got %lld", what,
+              (long long)(k > 0 ? k / 2 : 0), (long long)padding);
+  if (padding > 0 && tl_ndim(x) != 4) padding = 0; /* the pool names the bad rank */
+  tl_tensor *xp = x;
+  if (padding > 0) {
+    int64_t w[4] = {0, 0, padding, padding};
+    xp = CHECK(tl_pad(x, w, w, is_max ? -INFINITY : 0.0));
+  }
+  tl_tensor *r = is_max ? tl_max_pool2d(xp, k, k, stride, stride) : tl_avg_pool2d(xp, k, k, stride, stride);
+  if (xp != x) tl_release(xp);
+  return CHECK(r);
+}
+
+tl_tensor *tlrt_layer_norm(tlrt *R, tl_tensor *x, tl_tensor *w, tl_tensor *b, double eps, int line, int col) {
+  return CHECK(tl_layer_norm(x, w, b, eps));
+}
+
+tl_tensor *tlrt_embedding(tlrt *R, tl_tensor *indices, tl_tensor *weights, int line, int col) {
+  return CHECK(tl_embedding(weights, indices));
+}
+
+static bool same_shape(const tl_tensor *a, const tl_tensor *b) {
+  if (tl_ndim(a) != tl_ndim(b)) return false;
+  for (int i = 0; i < tl_ndim(a); i++)
+    if (tl_dim(a, i) != tl_dim(b, i)) return false;
+  return true;
+}
+
+/* a realized leaf holding t's values; t is released */
+static tl_tensor *settle(tl_tensor *t) {
+  tl_tensor *d = t ? tl_detach(t) : NULL;
+  if (t) tl_release(t);
+  if (d && tl_realize(d) != TL_OK) {
+    tl_release(d);
+    d = NULL;
+  }
+  return d;
+}
+
+/* A factor that changes every step, as data (a 0-d tensor in the parameter's dtype):
+ * as a constant it would be compiled into the kernels, and every step would compile
+ * new ones (docs/decisions.md, "Constants are compiled into kernels") */
+static tl_tensor *step_factor(tl_ctx *ctx, tl_dtype dt, double value) {
+  float f = (float)value;
+  return dt == TL_F64 ? tl_from_data(ctx, TL_F64, 0, NULL, &value) : tl_from_data(ctx, TL_F32, 0, NULL, &f);
+}
+
+void tlrt_adam_step(tlrt *R, tl_tensor **p, tl_tensor *grad, tl_tensor **m, tl_tensor **v, int64_t step, double lr,
+                    double beta1, double beta2, double eps, double weight_decay, int line, int col) {
+  tl_tensor *pt = *p, *mt = *m, *vt = *v;
+  tl_dtype dt = tl_get_dtype(pt);
+  if (dt != TL_F32 && dt != TL_F64) tlrt_fail(R, line, col, "adam_step: the parameter must be f32 or f64, not %s", tl_dtype_name(dt));
+  if (!same_shape(pt, grad) || !same_shape(pt, mt) || !same_shape(pt, vt))
+    tlrt_fail(R, line, col, "adam_step: the parameter, grad, m and v must have one shape");
+  if (step < 0) tlrt_fail(R, line, col, "adam_step: step must be >= 0 (counted from 0), got %lld", (long long)step);
+  tl_ctx *ctx = R->ctx;
+  int was = tl_grad_enabled(ctx);
+  tl_set_grad_enabled(ctx, 0);
+  tl_scope *s = tl_scope_begin(ctx, "adam_step");
+  double t = (double)step + 1, bc1 = 1 - pow(beta1, t), bc2 = 1 - pow(beta2, t);
+  tl_tensor *g = tl_cast(grad, dt);
+  tl_tensor *m2 = tl_add(tl_mul_scalar(mt, beta1), tl_mul_scalar(g, 1 - beta1));
+  tl_tensor *v2 = tl_add(tl_mul_scalar(vt, beta2), tl_mul_scalar(tl_mul(g, g), 1 - beta2));
+  tl_tensor *base = weight_decay != 0 ? tl_mul_scalar(pt, 1 - lr * weight_decay) : pt; /* decoupled decay */
+  tl_tensor *upd = tl_div(tl_mul(m2, step_factor(ctx, dt, lr / bc1)),
+                          tl_add_scalar(tl_sqrt(tl_mul(v2, step_factor(ctx, dt, 1 / bc2))), eps));
+  tl_tensor *p2 = tl_sub(base, upd);
+  if (m2) tl_scope_keep(s, m2);
+  if (v2) tl_scope_keep(s, v2);
+  if (p2) tl_scope_keep(s, p2);
+  tl_scope_end(s);
+  tl_set_grad_enabled(ctx, was);
+  m2 = settle(m2);
+  v2 = settle(v2);
+  p2 = settle(p2);
+  if (p2 && tl_requires_grad(pt) && tl_set_requires_grad(p2, 1) != TL_OK) {
+    tl_release(p2);
+    p2 = NULL;
+  }
+  if (!m2 || !v2 || !p2) {
+    if (m2) tl_release(m2);
+    if (v2) tl_release(v2);
+    if (p2) tl_release(p2);
+    tlrt_check_status(R, tl_last_status(ctx) ? tl_last_status(ctx) : TL_ERR_INTERNAL, line, col);
+  }
+  tlrt_tensor_release(R, pt);
+  tlrt_tensor_release(R, mt);
+  tlrt_tensor_release(R, vt);
+  *p = p2;
+  *m = m2;
+  *v = v2;
+}

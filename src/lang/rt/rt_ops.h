@@ -1,0 +1,153 @@
+/* rt_ops.h — tensor operations of compiled TL programs (LANGUAGE.md §5): each one
+ * calls the engine and turns a failure into a run-time error at the TL source
+ * location (line, col). Results are owned (one reference). Also the inline scalar
+ * helpers the generated code uses (checked integer division, saturating casts). */
+#ifndef TL_LANG_RT_OPS_H
+#define TL_LANG_RT_OPS_H
+
+#include "lang/rt/rt.h"
+
+enum { /* binary ops: the order gen.c's tensor_op uses */
+  TLRT_OP_ADD, TLRT_OP_SUB, TLRT_OP_MUL, TLRT_OP_DIV, TLRT_OP_MOD, TLRT_OP_LT, TLRT_OP_GT, TLRT_OP_LE,
+  TLRT_OP_GE, TLRT_OP_EQ, TLRT_OP_NE, TLRT_OP_POW, TLRT_OP_MAX, TLRT_OP_MIN
+};
+enum { /* unary ops */
+  TLRT_UNOP_NEG, TLRT_UNOP_NOT, TLRT_UNOP_EXP, TLRT_UNOP_LOG, TLRT_UNOP_SQRT, TLRT_UNOP_SIN, TLRT_UNOP_COS,
+  TLRT_UNOP_TANH, TLRT_UNOP_SIGMOID, TLRT_UNOP_RELU, TLRT_UNOP_GELU, TLRT_UNOP_ABS, TLRT_UNOP_GELU_TANH, TLRT_UNOP_LOG1P, TLRT_UNOP_FLOOR,
+  TLRT_UNOP_CEIL, TLRT_UNOP_ROUND
+};
+enum { /* reductions and friends */
+  TLRT_RED_SUM, TLRT_RED_MEAN, TLRT_RED_MAX, TLRT_RED_MIN, TLRT_RED_ARGMAX, TLRT_RED_ARGMIN, TLRT_RED_SOFTMAX,
+  TLRT_RED_LOG_SOFTMAX
+};
+enum { TLRT_NEW_ZEROS, TLRT_NEW_ONES, TLRT_NEW_FULL, TLRT_NEW_RANDN, TLRT_NEW_RAND };
+
+TL_API tl_tensor *tlrt_binop(tlrt *R, int op, tl_tensor *a, tl_tensor *b, int line, int col);
+/* tensor (op) scalar, or scalar (op) tensor when scalar_left, computed in the dtype
+ * tl_dtype_promote_scalar gives (sdt: the scalar's dtype, i64 for an integer literal);
+ * a literal scalar (is_const) is compiled into kernels, a computed one is passed as data */
+TL_API tl_tensor *tlrt_binop_s(tlrt *R, int op, tl_tensor *t, double s, int sdt, int scalar_left, int is_const, int line,
+                               int col);
+/* the value of `x op= y` (now) in x's (old's) dtype, as torch's in-place operations:
+ * converted within a kind (f64 to f32, i64 to i32), refused across kinds (f32 into
+ * an integer tensor, an integer into a bool one); a new reference */
+TL_API tl_tensor *tlrt_keep_dtype(tlrt *R, tl_tensor *old, tl_tensor *now, const char *op, int line, int col);
+TL_API tl_tensor *tlrt_unop(tlrt *R, int op, tl_tensor *a, int line, int col);
+/* t (op) p, p a 0-d tensor standing for a number read from tensor elements (p_left:
+ * p (op) t): as tlrt_binop_s with that number, p taking a float t's dtype as a number
+ * would, but p's history kept, so its gradient flows (sema_grad.c) */
+TL_API tl_tensor *tlrt_binop_t0(tlrt *R, int op, tl_tensor *t, tl_tensor *p, int p_left, int line, int col);
+/* p's number (item), where it becomes a plain number that meets a tensor elsewhere:
+ * when p requires grad and grad recording is on, a warning at (line, col), once
+ * (*said), that the gradient stops here and why (`why`) */
+TL_API double tlrt_grad_lost(tlrt *R, tl_tensor *p, int *said, const char *why, int line, int col);
+/* that warning, for t (a tensor an element is read from), without computing anything */
+TL_API void tlrt_grad_check(tlrt *R, tl_tensor *t, int *said, const char *why, int line, int col);
+TL_API tl_tensor *tlrt_reduce(tlrt *R, int op, tl_tensor *a, int has_dim, int64_t dim, int line, int col);
+TL_API tl_tensor *tlrt_clamp(tlrt *R, tl_tensor *a, double lo, int lo_dt, double hi, int hi_dt, int line, int col);
+TL_API tl_tensor *tlrt_to_dtype(tlrt *R, tl_tensor *a, int dtype, int line, int col);
+TL_API void tlrt_realize(tlrt *R, tl_tensor *t, int line, int col); /* NULL-safe */
+TL_API int64_t tlrt_len(tlrt *R, tl_tensor *t, int line, int col);  /* size of the first axis */
+TL_API int64_t tlrt_dim(tlrt *R, tl_tensor *t, int64_t axis, int line, int col);
+
+/* creation; shape as dims */
+TL_API tl_tensor *tlrt_new(tlrt *R, int kind, int ndim, const int64_t *dims, double value, bool requires_grad, int line, int col);
+TL_API tl_tensor *tlrt_arange(tlrt *R, int nargs, double a, double b, double step, bool is_float, int line, int col);
+TL_API tl_tensor *tlrt_eye(tlrt *R, int64_t n, int line, int col);
+TL_API tl_tensor *tlrt_cat(tlrt *R, bool stack, int n, tl_tensor *const *ts, int64_t dim, int line, int col);
+
+/* shape */
+TL_API tl_tensor *tlrt_reshape(tlrt *R, tl_tensor *a, int ndim, const int64_t *dims, int line, int col);
+TL_API tl_tensor *tlrt_transpose(tlrt *R, tl_tensor *a, int64_t d0, int64_t d1, int line, int col);
+TL_API tl_tensor *tlrt_permute(tlrt *R, tl_tensor *a, int n, const int64_t *dims, int line, int col);
+TL_API tl_tensor *tlrt_unsqueeze(tlrt *R, tl_tensor *a, int64_t d, int line, int col);
+TL_API tl_tensor *tlrt_squeeze(tlrt *R, tl_tensor *a, int64_t d, int line, int col);
+TL_API tl_tensor *tlrt_shape_of(tlrt *R, tl_tensor *a);
+TL_API tl_tensor *tlrt_matmul(tlrt *R, tl_tensor *a, tl_tensor *b, int line, int col);
+TL_API tl_tensor *tlrt_clone(tlrt *R, tl_tensor *a, int line, int col);
+/* t[i, j] with fewer indices than axes: a view */
+TL_API tl_tensor *tlrt_index_ints(tlrt *R, tl_tensor *t, int n, const int64_t *idx, int line, int col);
+
+/* autograd */
+TL_API void tlrt_backward(tlrt *R, tl_tensor *t, int line, int col);
+TL_API tl_tensor *tlrt_detach(tlrt *R, tl_tensor *t, int line, int col);
+TL_API void tlrt_enable_grad(tlrt *R, tl_tensor **t, int line, int col);
+TL_API void tlrt_zero_grad(tlrt *R, tl_tensor *t, int line, int col);
+TL_API tl_tensor *tlrt_loss(tlrt *R, int cross_entropy, tl_tensor *a, tl_tensor *b, int line, int col);
+
+/* comprehensions: an index axis of an iteration space of `rank` axes: shape 1 but
+ * `hi - lo` at `axis`, values lo.. (i64) */
+TL_API tl_tensor *tlrt_iota(tlrt *R, int rank, int axis, int64_t lo, int64_t hi, int line, int col);
+/* t's elements at integer index tensors idx[0..n) (broadcast together): a gather */
+TL_API tl_tensor *tlrt_gather(tlrt *R, tl_tensor *t, int n, tl_tensor *const *idx, int line, int col);
+/* t[v_0, ..., v_k] where every v_j is a distinct index variable: a view of t with
+ * axis j sliced to [lo_j, hi_j) and moved to axis axes[j] of a space of `rank` axes */
+TL_API tl_tensor *tlrt_compr_view(tlrt *R, tl_tensor *t, int rank, int n, const int *axes, const int64_t *lo,
+                           const int64_t *hi, int line, int col);
+/* sum over the axes in `mask`, then drop them */
+TL_API tl_tensor *tlrt_sum_axes(tlrt *R, tl_tensor *t, uint64_t mask, int line, int col);
+TL_API tl_tensor *tlrt_where(tlrt *R, tl_tensor *c, tl_tensor *a, tl_tensor *b, int line, int col);
+/* broadcast t to the full iteration space `shape` */
+TL_API tl_tensor *tlrt_expand_to(tlrt *R, tl_tensor *t, int ndim, const int64_t *shape, int line, int col);
+
+/* tensor files and more tensor methods (rt_io.c). A .safetensors file saved from one
+ * tensor holds it under this name. */
+#define TLRT_TENSOR_FILE_NAME "tensor"
+TL_API void tlrt_tensor_save(tlrt *R, tl_tensor *t, const tlrt_str *path, int line, int col);
+/* name NULL: a .npy file, or a .safetensors file holding exactly one tensor */
+TL_API tl_tensor *tlrt_tensor_load(tlrt *R, const tlrt_str *path, const tlrt_str *name, int line, int col);
+/* a model's tensor fields by dotted name: saved as one .safetensors file; loaded into
+ * the fields (each field's handle replaced), every name and shape checked first */
+TL_API void tlrt_params_save(tlrt *R, const tlrt_str *path, int n, const char *const *names, tl_tensor *const *ts,
+                             int line, int col);
+TL_API void tlrt_params_load(tlrt *R, const tlrt_str *path, int n, const char *const *names, tl_tensor **const *fields,
+                             int line, int col);
+TL_API tl_tensor *tlrt_full_like(tlrt *R, tl_tensor *t, double v, int line, int col);
+TL_API tl_tensor *tlrt_tri(tlrt *R, tl_tensor *t, int64_t k, bool upper, int line, int col);
+TL_API tl_tensor *tlrt_masked_fill(tlrt *R, tl_tensor *t, tl_tensor *mask, double v, int line, int col);
+TL_API tl_tensor *tlrt_slice(tlrt *R, tl_tensor *t, int64_t dim, int64_t start, int64_t end, int64_t step, int line, int col);
+TL_API tl_tensor *tlrt_slice_len(tlrt *R, tl_tensor *t, int64_t start, int64_t len, int line, int col);
+TL_API tl_tensor *tlrt_detach_grad(tlrt *R, tl_tensor *t, bool requires_grad, int line, int col);
+TL_API void tlrt_clear_grads(tlrt *R); /* every leaf's gradient back to none (zeros) */
+
+/* layer methods (rt_nn.c); bias may be NULL; padding and stride apply to both axes */
+TL_API tl_tensor *tlrt_conv2d(tlrt *R, tl_tensor *x, tl_tensor *kernel, tl_tensor *bias, int64_t padding, int64_t stride,
+                              int line, int col);
+/* padding: -inf for max, zeros counted in the mean for avg (PyTorch's defaults), at most k / 2 */
+TL_API tl_tensor *tlrt_pool2d(tlrt *R, tl_tensor *x, int64_t k, int64_t stride, int64_t padding, bool is_max, int line,
+                              int col);
+TL_API tl_tensor *tlrt_layer_norm(tlrt *R, tl_tensor *x, tl_tensor *w, tl_tensor *b, double eps, int line, int col);
+TL_API tl_tensor *tlrt_embedding(tlrt *R, tl_tensor *indices, tl_tensor *weights, int line, int col);
+/* p.adam_step(grad, m, v, step, lr, beta1, beta2, eps, weight_decay): one AdamW step
+ * (decoupled decay; bias correction with t = step + 1, as the reference language);
+ * *p, *m and *v are replaced by new realized leaves (*p requiring grad if it did) */
+TL_API void tlrt_adam_step(tlrt *R, tl_tensor **p, tl_tensor *grad, tl_tensor **m, tl_tensor **v, int64_t step,
+                           double lr, double beta1, double beta2, double eps, double weight_decay, int line, int col);
+
+/* ---- inline scalar helpers (the generated code's) ---- */
+static inline int64_t tl__div64(tlrt *R, int64_t a, int64_t b, int line, int col) {
+  if (__builtin_expect(b == 0, 0)) tlrt_fail(R, line, col, "integer division by zero");
+  return b == -1 ? (int64_t)(0 - (uint64_t)a) : a / b;
+}
+static inline int64_t tl__mod64(tlrt *R, int64_t a, int64_t b, int line, int col) {
+  if (__builtin_expect(b == 0, 0)) tlrt_fail(R, line, col, "integer remainder by zero");
+  return b == -1 ? 0 : a % b;
+}
+static inline int32_t tl__div32(tlrt *R, int32_t a, int32_t b, int line, int col) {
+  if (__builtin_expect(b == 0, 0)) tlrt_fail(R, line, col, "integer division by zero");
+  return b == -1 ? (int32_t)(0 - (uint32_t)a) : a / b;
+}
+static inline int32_t tl__mod32(tlrt *R, int32_t a, int32_t b, int line, int col) {
+  if (__builtin_expect(b == 0, 0)) tlrt_fail(R, line, col, "integer remainder by zero");
+  return b == -1 ? 0 : a % b;
+}
+/* float -> integer saturates and NaN gives 0, as Rust's `as` */
+static inline int64_t tl__f2i(double x, int is32) {
+  double lo = is32 ? -2147483648.0 : -9223372036854775808.0, hi = is32 ? 2147483647.0 : 9223372036854775807.0;
+  if (x != x) return 0;
+  if (x <= lo) return is32 ? INT32_MIN : INT64_MIN;
+  if (x >= hi) return is32 ? INT32_MAX : INT64_MAX;
+  return (int64_t)x;
+}
+
+#endif

@@ -1,0 +1,189 @@
+/* rt_sys.c — system calls of compiled TL programs (rt_sys.h, LANGUAGE.md §10). */
+#include "lang/rt/rt_sys.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <math.h>
+#include <setjmp.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "core/strbuf.h" /* a file read whole */
+
+void tlrt_assert(tlrt *R, bool cond, const tlrt_str *msg, int line, int col) {
+  if (!cond) tlrt_fail(R, line, col, "assertion failed: %.*s", (int)(msg->len > 600 ? 600 : msg->len), msg->data);
+}
+
+double tlrt_sys_time(tlrt *R) {
+  (void)R;
+  struct timespec ts;
+  clock_gettime(CLOCK_REALTIME, &ts);
+  return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+void tlrt_sys_sleep(tlrt *R, int64_t ms, int line, int col) {
+  if (ms < 0) tlrt_fail(R, line, col, "cannot sleep a negative time (%" PRId64 " ms)", ms);
+  struct timespec ts = {(time_t)(ms / 1000), (long)(ms % 1000) * 1000000L};
+  while (nanosleep(&ts, &ts) && errno == EINTR) {
+  }
+}
+
+_Noreturn void tlrt_sys_exit(tlrt *R, int64_t code, int line, int col) {
+  if (code < 0 || code > 255) tlrt_fail(R, line, col, "exit code %" PRId64 " is outside 0..255", code);
+  R->exiting = true;
+  R->exit_code = (int)code;
+  if (!R->on_error) exit((int)code);
+  longjmp(*R->on_error, 2);
+}
+
+int64_t tlrt_sys_memory_mb(tlrt *R) {
+  (void)R;
+  long pages = 0, resident = 0;
+  FILE *f = fopen("/proc/self/statm", "r");
+  if (f) {
+    if (fscanf(f, "%ld %ld", &pages, &resident) != 2) resident = 0;
+    fclose(f);
+  }
+  long page = sysconf(_SC_PAGESIZE);
+  return (int64_t)resident * (page > 0 ? page : 4096) / (1024 * 1024);
+}
+
+/* a String as a C string for the C library: one with a NUL inside is refused */
+static const char *c_text(tlrt *R, const tlrt_str *s, const char *what, int line, int col) {
+  if (memchr(s->data, 0, (size_t)s->len)) tlrt_fail(R, line, col, "%s holds a NUL character", what);
+  return s->data;
+}
+
+tlrt_str *tlrt_env_get(tlrt *R, const tlrt_str *name) {
+  const char *v = memchr(name->data, 0, (size_t)name->len) ? NULL : getenv(name->data);
+  return tlrt_str_new(R, v ? v : "", -1);
+}
+
+int64_t tlrt_args_count(tlrt *R) { return R->argc > 0 ? R->argc : 0; }
+
+tlrt_str *tlrt_args_get(tlrt *R, int64_t i, int line, int col) {
+  if (i < 0 || i >= tlrt_args_count(R))
+    tlrt_fail(R, line, col, "args_get(%" PRId64 ") is out of range: args_count() is %" PRId64, i, tlrt_args_count(R));
+  return tlrt_str_new(R, R->argv[i], -1);
+}
+
+tlrt_str *tlrt_file_read(tlrt *R, const tlrt_str *path, int line, int col) {
+  const char *p = c_text(R, path, "a file name", line, col);
+  FILE *f = fopen(p, "rb");
+  if (!f) tlrt_fail(R, line, col, "cannot open %s: %s", p, strerror(errno));
+  struct stat st;
+  if (fstat(fileno(f), &st) == 0 && S_ISDIR(st.st_mode)) {
+    fclose(f);
+    tlrt_fail(R, line, col, "cannot read %s: it is a directory", p);
+  }
+  tl_strbuf text = {0};
+  int bad = tl_strbuf_read(&text, f) ? 0 : errno;
+  fclose(f);
+  if (bad) {
+    tl_strbuf_free(&text);
+    tlrt_fail(R, line, col, "cannot read %s: %s", p, strerror(bad));
+  }
+  size_t n = text.len;
+  char *buf = tl_strbuf_take(&text);
+  if (!buf) tlrt_fail(R, line, col, "out of memory reading %s", p);
+  tlrt_str *s = tlrt_str_new(R, buf, (int64_t)n);
+  free(buf);
+  return s;
+}
+
+void tlrt_file_write(tlrt *R, const tlrt_str *path, const tlrt_str *text, int line, int col) {
+  const char *p = c_text(R, path, "a file name", line, col);
+  FILE *f = fopen(p, "wb");
+  if (!f) tlrt_fail(R, line, col, "cannot write %s: %s", p, strerror(errno));
+  size_t put = fwrite(text->data, 1, (size_t)text->len, f);
+  int bad = put != (size_t)text->len ? (errno ? errno : EIO) : 0;
+  if (fclose(f) && !bad) bad = errno ? errno : EIO;
+  if (bad) tlrt_fail(R, line, col, "cannot write %s: %s", p, strerror(bad));
+}
+
+bool tlrt_file_exists(tlrt *R, const tlrt_str *path) {
+  (void)R;
+  struct stat st;
+  return !memchr(path->data, 0, (size_t)path->len) && stat(path->data, &st) == 0;
+}
+
+/* ---- strings: positions are byte offsets; one inside a character is an error ---- */
+
+static bool is_boundary(const tlrt_str *s, int64_t i) {
+  return i == 0 || i == s->len || ((unsigned char)s->data[i] & 0xC0) != 0x80;
+}
+
+uint32_t tlrt_str_char_at(tlrt *R, const tlrt_str *s, int64_t i, int line, int col) {
+  if (i < 0 || i >= s->len)
+    tlrt_fail(R, line, col, "index %" PRId64 " is out of range for a string of length %" PRId64, i, s->len);
+  if (!is_boundary(s, i)) tlrt_fail(R, line, col, "index %" PRId64 " is inside a character", i);
+  const unsigned char *p = (const unsigned char *)s->data + i;
+  int n = p[0] < 0x80 ? 1 : p[0] < 0xE0 ? 2 : p[0] < 0xF0 ? 3 : 4;
+  uint32_t c = n == 1 ? p[0] : n == 2 ? p[0] & 0x1F : n == 3 ? p[0] & 0x0F : p[0] & 0x07;
+  for (int k = 1; k < n && i + k < s->len; k++) c = (c << 6) | (p[k] & 0x3F);
+  return c;
+}
+
+bool tlrt_str_contains(tlrt *R, const tlrt_str *s, const tlrt_str *sub) {
+  (void)R;
+  if (!sub->len) return true;
+  return s->len >= sub->len && memmem(s->data, (size_t)s->len, sub->data, (size_t)sub->len) != NULL;
+}
+
+tlrt_str *tlrt_str_substring(tlrt *R, const tlrt_str *s, int64_t start, int64_t len, int line, int col) {
+  if (start < 0 || len < 0 || start > s->len || len > s->len - start)
+    tlrt_fail(R, line, col, "substring(%" PRId64 ", %" PRId64 ") is out of range for a string of length %" PRId64, start, len,
+              s->len);
+  if (!is_boundary(s, start) || !is_boundary(s, start + len))
+    tlrt_fail(R, line, col, "substring(%" PRId64 ", %" PRId64 ") cuts a character", start, len);
+  return tlrt_str_new(R, s->data + start, len);
+}
+
+/* the text for a message: at most 60 bytes of it */
+#define SHOWN(s) (int)((s)->len > 60 ? 60 : (s)->len), (s)->data
+
+int64_t tlrt_str_to_i64(tlrt *R, const tlrt_str *s, int line, int col) {
+  const char *p = s->data, *end = p + s->len;
+  bool neg = false;
+  if (p < end && (*p == '-' || *p == '+')) neg = *p++ == '-';
+  if (p == end) tlrt_fail(R, line, col, "`%.*s` is not an integer", SHOWN(s));
+  uint64_t v = 0, lim = neg ? (uint64_t)INT64_MAX + 1 : (uint64_t)INT64_MAX;
+  for (; p < end; p++) {
+    if (*p < '0' || *p > '9') tlrt_fail(R, line, col, "`%.*s` is not an integer", SHOWN(s));
+    unsigned d = (unsigned)(*p - '0');
+    if (v > (lim - d) / 10) tlrt_fail(R, line, col, "`%.*s` does not fit in an i64", SHOWN(s));
+    v = v * 10 + d;
+  }
+  return neg ? (int64_t)(0 - v) : (int64_t)v;
+}
+
+float tlrt_str_to_f32(tlrt *R, const tlrt_str *s, int line, int col) {
+  /* Rust's f32::from_str: no spaces, decimal digits with an optional exponent, or
+   * inf / infinity / nan */
+  const char *p = s->data;
+  bool ok = s->len > 0 && !memchr(p, 0, (size_t)s->len);
+  for (int64_t i = 0; ok && i < s->len; i++)
+    if (strchr(" \t\n\r\v\fxXpP", p[i])) ok = false; /* no spaces, no hex floats */
+  char *end = NULL;
+  float v = ok ? strtof(p, &end) : 0.0f;
+  if (!ok || end != p + s->len) tlrt_fail(R, line, col, "`%.*s` is not a number", SHOWN(s));
+  return v;
+}
+
+tlrt_str *tlrt_str_from_int(tlrt *R, int64_t v) {
+  char b[32];
+  snprintf(b, sizeof b, "%" PRId64, v);
+  return tlrt_str_new(R, b, -1);
+}
+
+/* ---- devices: the CPU is the only one; every known name is accepted and runs there ---- */
+
+void tlrt_set_device(tlrt *R, const tlrt_str *name, int line, int col) {
+  static const char *const known[] = {"auto", "cpu", "cuda", "metal"};
+  for (size_t i = 0; i < sizeof known / sizeof known[0]; i++)
+    if (!strcmp(name->data, known[i]) && strlen(known[i]) == (size_t)name->len) return;
+  tlrt_fail(R, line, col, "unknown device `%.*s` (Device::Auto, Device::Cpu, Device::Cuda or Device::Metal)", SHOWN(name));
+}

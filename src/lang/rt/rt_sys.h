@@ -1,0 +1,32 @@
+/* rt_sys.h — the run-time library's system calls (rt_sys.c, LANGUAGE.md §10):
+ * assert, System::, Env::, the program's arguments, File::, and the String methods.
+ * Every failure is a run-time error at (line, col); none returns a sentinel. Strings
+ * in are borrowed, strings out are new (owned by the caller). Positions in a string
+ * count bytes, as `len()` does. */
+#ifndef TL_LANG_RT_SYS_H
+#define TL_LANG_RT_SYS_H
+
+#include "lang/rt/rt.h"
+
+TL_API void tlrt_assert(tlrt *R, bool cond, const tlrt_str *msg, int line, int col);
+TL_API double tlrt_sys_time(tlrt *R);                                /* seconds since the Unix epoch */
+TL_API void tlrt_sys_sleep(tlrt *R, int64_t ms, int line, int col);   /* ms < 0: an error */
+/* ends the program with `code` (0..255): unwinds like a run-time error, without one */
+TL_API _Noreturn void tlrt_sys_exit(tlrt *R, int64_t code, int line, int col);
+TL_API int64_t tlrt_sys_memory_mb(tlrt *R);                           /* resident set, MiB */
+TL_API tlrt_str *tlrt_env_get(tlrt *R, const tlrt_str *name);         /* "" when unset */
+TL_API int64_t tlrt_args_count(tlrt *R);
+TL_API tlrt_str *tlrt_args_get(tlrt *R, int64_t i, int line, int col);
+TL_API tlrt_str *tlrt_file_read(tlrt *R, const tlrt_str *path, int line, int col);
+TL_API void tlrt_file_write(tlrt *R, const tlrt_str *path, const tlrt_str *text, int line, int col);
+TL_API bool tlrt_file_exists(tlrt *R, const tlrt_str *path);
+TL_API uint32_t tlrt_str_char_at(tlrt *R, const tlrt_str *s, int64_t i, int line, int col);
+TL_API bool tlrt_str_contains(tlrt *R, const tlrt_str *s, const tlrt_str *sub);
+TL_API tlrt_str *tlrt_str_substring(tlrt *R, const tlrt_str *s, int64_t start, int64_t len, int line, int col);
+TL_API int64_t tlrt_str_to_i64(tlrt *R, const tlrt_str *s, int line, int col);
+TL_API float tlrt_str_to_f32(tlrt *R, const tlrt_str *s, int line, int col);
+TL_API tlrt_str *tlrt_str_from_int(tlrt *R, int64_t v);
+/* Param::set_device(d): the CPU runs everything; a known device name is accepted */
+TL_API void tlrt_set_device(tlrt *R, const tlrt_str *name, int line, int col);
+
+#endif

@@ -1,0 +1,106 @@
+/* rt_vec.h — the run time of Vec<T> and HashMap<K, V> (LANGUAGE.md §11): in: element
+ * sizes and kinds, keys' hash and equality functions (generated per map type); out:
+ * refcounted growable arrays and insertion-ordered hash maps. Pasted into every
+ * compiled program (lang_prelude.inc) with rt.h, so the small inline parts (the
+ * capacity and bounds checks, copy-on-write) compile into the program's own loops:
+ * generated code reads element i as ((T *)v->data)[i].
+ *
+ * An element is plain bytes (numbers, bool, char: kind TLRT_EK_PLAIN), a refcounted
+ * object pointer (String, struct, tuple, enum, Option, Vec, HashMap: TLRT_EK_OBJ) or a
+ * tensor handle (TLRT_EK_TENSOR); the run time retains and releases by kind. */
+#ifndef TL_LANG_RT_VEC_H
+#define TL_LANG_RT_VEC_H
+
+#include "core/hash_mix.h"
+#include "lang/rt/rt.h"
+
+enum { TLRT_EK_PLAIN, TLRT_EK_OBJ, TLRT_EK_TENSOR };
+
+typedef struct tlrt_vec {
+  tlrt_obj h;
+  int64_t len, cap;
+  void *data;   /* cap elements of esz bytes */
+  int32_t esz;  /* bytes per element */
+  int32_t ekind;
+} tlrt_vec;
+
+/* An allocation that fails (a negative count, more than 2^40 bytes, no memory) is a
+ * run-time error at line:col (0: none, the run time's own copy) that names what asked
+ * for it: what is "vec![x; n]", "Vec::with_capacity", "push"... */
+TL_API tlrt_vec *tlrt_vec_new(tlrt *R, int32_t esz, int32_t ekind, int64_t cap, const char *what, int line, int col);
+/* capacity for at least need elements (doubling) */
+TL_API void tlrt_vec_grow(tlrt *R, tlrt_vec *v, int64_t need, int line, int col);
+/* *v shared (rc > 1): replaced by a copy of its own (elements retained) */
+TL_API void tlrt_vec_clone_into(tlrt *R, tlrt_vec **v, int line, int col);
+/* a String's chars (decoded UTF-8, as char_at reads them) as a Vec<char>: s.chars() */
+TL_API tlrt_vec *tlrt_str_chars(tlrt *R, const tlrt_str *s, int line, int col);
+TL_API _Noreturn void tlrt_vec_oob(tlrt *R, int64_t len, int64_t i, int line, int col);
+/* what remove(i)/insert(i, x) do to the bytes: i checked (insert: i <= len) */
+TL_API void tlrt_vec_remove_at(tlrt *R, tlrt_vec *v, int64_t i, void *out, int line, int col);
+TL_API void *tlrt_vec_insert_at(tlrt *R, tlrt_vec *v, int64_t i, int line, int col);
+TL_API void tlrt_vec_clear(tlrt *R, tlrt_vec *v);
+TL_API void tlrt_vec_reverse(tlrt_vec *v);
+/* sort ascending by cmp ('i' i64, 'I' i32, 'f' f32, 'd' f64, 'b' bool, 'c' char,
+ * 's' String); stable */
+TL_API void tlrt_vec_sort(tlrt *R, tlrt_vec *v, char cmp);
+/* sort_by / sort_by_key: stable, ordered by cmp (< 0, 0, > 0) given ctx and two elements'
+ * addresses (a generated function calling the program's closure) */
+typedef int (*tlrt_cmp_fn)(void *ctx, const void *a, const void *b);
+TL_API void tlrt_vec_sort_by(tlrt *R, tlrt_vec *v, tlrt_cmp_fn cmp, void *ctx);
+/* a Vec<f32|f64|i64|i32|bool> as a 1-D tensor of that dtype: one copy of the buffer */
+TL_API tl_tensor *tlrt_vec_to_tensor(tlrt *R, const tlrt_vec *v, tl_dtype dt, int line, int col);
+/* a tensor's elements (any rank, row-major) as a Vec of its dtype: one copy */
+TL_API tlrt_vec *tlrt_tensor_to_vec(tlrt *R, tl_tensor *t, int line, int col);
+
+/* the run-time checks the generated code inlines */
+static inline void tlrt_vec_mut(tlrt *R, tlrt_vec **v, int line, int col) {
+  if ((*v)->h.rc > 1) tlrt_vec_clone_into(R, v, line, col);
+}
+static inline int64_t tlrt_vec_ix(tlrt *R, const tlrt_vec *v, int64_t i, int line, int col) {
+  if (__builtin_expect((uint64_t)i >= (uint64_t)v->len, 0)) tlrt_vec_oob(R, v->len, i, line, col);
+  return i;
+}
+/* the slot of a pushed element (capacity grown first) */
+static inline void *tlrt_vec_push_slot(tlrt *R, tlrt_vec *v, int line, int col) {
+  if (__builtin_expect(v->len == v->cap, 0)) tlrt_vec_grow(R, v, v->len + 1, line, col);
+  return (char *)v->data + (size_t)v->esz * (size_t)v->len++;
+}
+
+/* ---- HashMap: entries in insertion order (keys[i], vals[i]), an open-addressing
+ * table of entry numbers over them ---- */
+typedef uint64_t (*tlrt_hash_fn)(const void *key);
+typedef bool (*tlrt_eq_fn)(const void *a, const void *b);
+typedef struct tlrt_map {
+  tlrt_obj h;
+  int64_t len, cap;
+  void *keys, *vals;
+  int32_t ksz, vsz, kkind, vkind;
+  int64_t *table; /* tcap slots: entry number + 1, 0 empty */
+  int64_t tcap;
+  tlrt_hash_fn hash;
+  tlrt_eq_fn eq;
+} tlrt_map;
+
+TL_API tlrt_map *tlrt_map_new(tlrt *R, int32_t ksz, int32_t kkind, int32_t vsz, int32_t vkind, tlrt_hash_fn hash, tlrt_eq_fn eq);
+TL_API void tlrt_map_clone_into(tlrt *R, tlrt_map **m, int line, int col);
+static inline void tlrt_map_mut(tlrt *R, tlrt_map **m, int line, int col) {
+  if ((*m)->h.rc > 1) tlrt_map_clone_into(R, m, line, col);
+}
+/* the entry number of key, or -1 */
+TL_API int64_t tlrt_map_find(const tlrt_map *m, const void *key);
+/* the entry of key: found (*found true), or a new last entry whose key and value bytes
+ * the caller fills */
+TL_API int64_t tlrt_map_slot(tlrt *R, tlrt_map *m, const void *key, bool *found, int line, int col);
+/* entry i removed (its key and value already released or moved out by the caller); the
+ * later entries keep their order */
+TL_API void tlrt_map_remove_at(tlrt *R, tlrt_map *m, int64_t i);
+/* a key's hash, ready for a slot (the library's FNV-1a and finalizer); a struct's
+ * combines its fields' with tl_hash_mix from TL_HASH_INIT (core/hash_mix.h, pasted
+ * into the prelude before this header) */
+TL_API uint64_t tlrt_hash_bytes(const void *p, size_t n);
+TL_API uint64_t tlrt_hash_str(const tlrt_str *s);
+
+/* after an error (tlrt_free_all): the buffers of a Vec or HashMap object o, if it is one */
+TL_API void tlrt_vec_free_buffers(tlrt_obj *o);
+
+#endif
