@@ -38,36 +38,9 @@ double tl_uniform_f64(tl_u64, tl_u64, tl_i64);
  * so loops using it vectorize under strict IEEE semantics (-ftrapping-math), where a
  * compiler will not turn a ?: guarding floating-point work into a vector select. */
 #ifdef __TINYC__
-/* tcc has no __builtin_memcpy (the prelude's GEMM, compiled by tcc outside tiered
- * states, calls memcpy); for the bit helpers a call per blend was a tenth of tier 1's
- * time, so they read the bits through a union (C11 6.5.2.3): two moves. */
 void *memcpy(void *, const void *, unsigned long);
 #define __builtin_memcpy memcpy
-typedef union {
-  float f;
-  tl_u32 u;
-} tl_pun32;
-typedef union {
-  double f;
-  tl_u64 u;
-} tl_pun64;
-static inline tl_u32 tl_f32_bits(float f) {
-  tl_pun32 p;
-  p.f = f;
-  return p.u;
-}
-static inline float tl_bits_f32(tl_u32 u) {
-  tl_pun32 p;
-  p.u = u;
-  return p.f;
-}
-static inline double tl_blend_f64(tl_u64 mask, double a, double b) {
-  tl_pun64 x, y;
-  x.f = a, y.f = b;
-  x.u = (x.u & mask) | (y.u & ~mask);
-  return x.f;
-}
-#else
+#endif
 static inline tl_u32 tl_f32_bits(float f) {
   tl_u32 u;
   __builtin_memcpy(&u, &f, 4);
@@ -78,6 +51,9 @@ static inline float tl_bits_f32(tl_u32 u) {
   __builtin_memcpy(&f, &u, 4);
   return f;
 }
+static inline float tl_blend_f32(tl_u32 mask, float a, float b) {
+  return tl_bits_f32((tl_f32_bits(a) & mask) | (tl_f32_bits(b) & ~mask));
+}
 static inline double tl_blend_f64(tl_u64 mask, double a, double b) {
   tl_u64 x, y;
   __builtin_memcpy(&x, &a, 8);
@@ -85,10 +61,6 @@ static inline double tl_blend_f64(tl_u64 mask, double a, double b) {
   x = (x & mask) | (y & ~mask);
   __builtin_memcpy(&a, &x, 8);
   return a;
-}
-#endif
-static inline float tl_blend_f32(tl_u32 mask, float a, float b) {
-  return tl_bits_f32((tl_f32_bits(a) & mask) | (tl_f32_bits(b) & ~mask));
 }
 /* c ? a : b and max for floats, as blends (same results as the selects). tcc
  * vectorizes nothing and inlines nothing: there they are the selects themselves, as
