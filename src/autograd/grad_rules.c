@@ -106,28 +106,7 @@ static tl_uop *(*const derivative[TL_NOPS])(rule *, int) = {
 #include "graph/optab.def"
 #undef OP
 };
-#undef G
-#undef A
-#undef B
-#undef C
-#undef OUT
-#undef K
-#undef NONE
-#undef NEG
-#undef EXP
-#undef LOG
-#undef SIN
-#undef COS
-#undef TANH
-#undef ERF
-#undef ADD
-#undef SUB
-#undef MUL
-#undef DIV
-#undef POW
-#undef CMPGT
-#undef CMPLT
-#undef WHERE
+#include "graph/optab_undef.h"
 
 static bool elementwise_grads(rule *r, tl_uop **grads) {
   const tl_ag_node *n = r->n;

@@ -61,28 +61,7 @@ const tl_op_row tl_optab[TL_NOPS] = {
 #undef OP
 };
 
-#undef G
-#undef A
-#undef B
-#undef C
-#undef OUT
-#undef K
-#undef NONE
-#undef NEG
-#undef EXP
-#undef LOG
-#undef SIN
-#undef COS
-#undef TANH
-#undef ERF
-#undef ADD
-#undef SUB
-#undef MUL
-#undef DIV
-#undef POW
-#undef CMPGT
-#undef CMPLT
-#undef WHERE
+#include "graph/optab_undef.h"
 #undef FLOWS
 
 const char *tl_op_name(int op) { return op >= 0 && op < TL_NOPS ? tl_optab[op].name : "?"; }
