@@ -57,8 +57,8 @@ enum { BENCH_EXTRA_PEERS = sizeof bench_extra_peers / sizeof bench_extra_peers[0
  * that venv in build/, else the system's, which then reports them missing */
 static inline const char *extra_peer_python(void) {
   const char *env = getenv("TL_PEER_PYTHON");
-  if (env && access(env, X_OK) == 0) return env;
-  return access("build/peers/bin/python", X_OK) == 0 ? "build/peers/bin/python" : peer_python();
+  if (!(env && access(env, X_OK) == 0) && access("build/peers/bin/python", X_OK) == 0) return "build/peers/bin/python";
+  return peer_python(); /* TL_PEER_PYTHON first, as for every peer */
 }
 
 /* An extra peer's median ms for workload `name` on `threads` cores, or -1 with *why

@@ -3,21 +3,9 @@ Prints one line per workload: NAME median_ms; for the name blas_info, one line s
 which BLAS numpy's matrix products run."""
 import ctypes
 import sys
-import time
 
 import numpy as np
-
-
-def median_ms(fn, runs=7, warmup=2):
-    for _ in range(warmup):
-        fn()
-    times = []
-    for _ in range(runs):
-        t0 = time.perf_counter()
-        fn()
-        times.append((time.perf_counter() - t0) * 1e3)
-    times.sort()
-    return times[len(times) // 2]
+from peer_common import median_ms  # the timing rule every peer shares
 
 
 def softmax(x):

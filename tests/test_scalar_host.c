@@ -184,11 +184,14 @@ static double lib_uniform_f64(tl_u64 s, tl_u64 t, tl_i64 i) { return tl_uniform_
 
 /* libtcc's build of the prelude and the wrappers: the state (delete it under
  * tl_tcc_mutex), or NULL when this program has no libtcc */
-static void *tcc_build(tl_compiler **cp, char **dirp) {
+static void *tcc_build_state(tl_compiler **cp, char **dirp) {
   tl_error err = {0};
   *dirp = tl_test_tmpdir();
   *cp = *dirp ? tl_compiler_create("tcc", NULL, *dirp, &err) : NULL;
-  if (!*cp) return NULL;
+  if (!*cp) {
+    printf("  no libtcc in this program: nothing to compare\n");
+    return NULL;
+  }
   size_t np = strlen(prelude), nw = strlen(wrappers);
   static const char undef[] = "#undef TL_SCALAR_HOST\n";
   char *src = malloc(sizeof undef + np + nw);
@@ -216,6 +219,17 @@ static void tcc_release(tl_compiler *c, void *s, char *dir) {
   }
   tl_compiler_destroy(c);
   CHECK_INT(tl_test_rm_tree(dir), 0);
+}
+
+/* the prelude and wrappers compiled by libtcc, or NULL with the compiler and its
+ * directory already released (no libtcc, or a failed build, which CHECK records) */
+static void *tcc_build(tl_compiler **cp, char **dirp) {
+  void *s = tcc_build_state(cp, dirp);
+  if (!s) {
+    if (*cp) tl_compiler_destroy(*cp);
+    if (*dirp) tl_test_rm_tree(*dirp);
+  }
+  return s;
 }
 
 #define SYM(c, s, name) ((c)->tcc.get_symbol((s), (name)))
@@ -247,12 +261,7 @@ TEST(tier1_scalar_host_matches_tcc) {
   tl_compiler *c;
   char *dir;
   void *s = tcc_build(&c, &dir);
-  if (!s) {
-    printf("  no libtcc in this program: nothing to compare\n");
-    if (c) tl_compiler_destroy(c);
-    tl_test_rm_tree(dir);
-    return;
-  }
+  if (!s) return;
   scalar_fns tcc;
   SET(tcc.f32_to_i32, SYM(c, s, "w_f32_to_i32"));
   SET(tcc.f64_to_i32, SYM(c, s, "w_f64_to_i32"));
@@ -272,12 +281,7 @@ TEST(tier1_selects_match_blends) {
   tl_compiler *c;
   char *dir;
   void *s = tcc_build(&c, &dir);
-  if (!s) {
-    printf("  no libtcc in this program: nothing to compare\n");
-    if (c) tl_compiler_destroy(c);
-    tl_test_rm_tree(dir);
-    return;
-  }
+  if (!s) return;
   where32 w32;
   where64 w64;
   max32 m32;

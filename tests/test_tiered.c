@@ -84,6 +84,18 @@ static tl_ctx *ctx_on(const char *dir) {
   return ctx;
 }
 
+/* a new context on dir computes x again (values checked against want), then ends;
+ * returns its statistics, which say where its kernels came from */
+static tl_stats rerun_on(const char *dir, const float *x, const values *want) {
+  values v;
+  tl_ctx *ctx = ctx_on(dir);
+  CHECK_INT(compute(ctx, x, &v), 0);
+  check_values(&v, want);
+  tl_stats s = tl_get_stats(ctx);
+  TEST_SHUTDOWN(ctx);
+  return s;
+}
+
 /* does this program carry libtcc (tier 1)? */
 static int has_tier1(tl_ctx *ctx) { return ctx->compiler && ctx->compiler->tcc_ok && ctx->compiler->tiered; }
 
@@ -120,14 +132,10 @@ TEST(tiered_tier1_then_tier2_same_results) {
   }
   TEST_SHUTDOWN(ctx);
   /* the next context finds every kernel optimized on disk */
-  ctx = ctx_on(dir);
-  CHECK_INT(compute(ctx, x, &v2), 0);
-  check_values(&v2, &want);
-  s = tl_get_stats(ctx);
+  s = rerun_on(dir, x, &want);
   CHECK_INT(s.kernels_compiled, 0);
   CHECK_INT(s.disk_cache_hits, KERNELS);
   CHECK_INT(s.disk_cache_rejects, 0);
-  TEST_SHUTDOWN(ctx);
   CHECK_INT(tl_test_rm_tree(dir), 0);
 }
 
@@ -183,36 +191,28 @@ static void run_child_and_orphans(const char *dir, const char *policy, const flo
 TEST(tiered_next_run_starts_optimized) {
   char *dir = tl_test_tmpdir();
   float x[ROWS * COLS];
-  values want, v;
+  values want;
   fill_input(x);
   expected(x, &want);
   run_child_and_orphans(dir, "finish", x); /* the default */
-  tl_ctx *ctx = ctx_on(dir);
-  CHECK_INT(compute(ctx, x, &v), 0);
-  check_values(&v, &want);
-  tl_stats s = tl_get_stats(ctx);
+  tl_stats s = rerun_on(dir, x, &want);
   CHECK_INT(s.kernels_compiled, 0);
   CHECK_INT(s.kernels_tier1, 0);
   CHECK_INT(s.disk_cache_hits, KERNELS);
   CHECK_INT(s.disk_cache_rejects, 0);
-  TEST_SHUTDOWN(ctx);
   CHECK_INT(tl_test_rm_tree(dir), 0);
 }
 
 TEST(tiered_dropped_queue_is_built_again) {
   char *dir = tl_test_tmpdir();
   float x[ROWS * COLS];
-  values want, v;
+  values want;
   fill_input(x);
   expected(x, &want);
   run_child_and_orphans(dir, "drop", x);
-  tl_ctx *ctx = ctx_on(dir);
-  CHECK_INT(compute(ctx, x, &v), 0);
-  check_values(&v, &want);
-  tl_stats s = tl_get_stats(ctx);
+  tl_stats s = rerun_on(dir, x, &want);
   CHECK_INT(s.disk_cache_hits + s.kernels_compiled, KERNELS); /* whatever the child had built, the rest again */
   CHECK_INT(s.disk_cache_rejects, 0);
-  TEST_SHUTDOWN(ctx);
   CHECK_INT(tl_test_rm_tree(dir), 0);
 }
 

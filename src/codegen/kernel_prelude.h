@@ -62,7 +62,7 @@ TL_SCATTER_ADD(tl_scatter_add_f64_i64, double, tl_i64)
  * cuts C into unit tiles that are whole micro-tiles of either build. */
 #define TL_GEMM_UNIT_MR 12
 #define TL_GEMM_UNIT_VBYTES 64
-#ifndef TL_GEMM_KC
+#ifndef TL_GEMM_KC /* -DTL_GEMM_KC=... and -DTL_GEMM_MC=... in TL_CFLAGS retune the blocking */
 #define TL_GEMM_KC 256        /* depth of a packed block: a B micro-panel (KC x NR) is 16 KiB (AVX2), in L1 */
 #endif
 #ifndef TL_GEMM_MC

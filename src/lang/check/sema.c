@@ -638,12 +638,7 @@ static tl_ty *check_struct_lit(sema *s, tl_node *n) {
   }
   for (int i = 0; i < st->nfields && i < 64; i++)
     if (!seen[i] && !st->partial) tl_sema_error(s, n, "missing field `%s` in `%s { .. }`", st->fields[i].name, st->name);
-  tl_ty *t = tl_arena_alloc(s->arena, sizeof *t);
-  if (!t) return TY_ERR;
-  t->kind = TY_STRUCT;
-  t->st = st;
-  t->dtype = t->rank = -1;
-  return t;
+  return tl_sema_struct_ty(s, st);
 }
 
 static tl_ty *check_field(sema *s, tl_node *n) {
