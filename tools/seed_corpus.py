@@ -1,0 +1,130 @@
+#!/usr/bin/env python3
+"""Run the seed TL language's programs (JunSuzukiJapan/tl) through build/tl.
+
+usage: tools/seed_corpus.py SEED_DIR [--tl build/tl] [--timeout S] [-j N]
+                            [--list] [--fails] [--top K] [--only SUBSTR]
+
+SEED_DIR is an extracted copy of that repository (e.g. `git --git-dir=MIRROR
+archive HEAD | tar -x -C /tmp/seedtl`); nothing of it belongs in this tree.
+The corpus: every .tl file outside src/ with a `fn main(` at a line's start,
+less those that need a downloaded model or data set (they mention
+File::download, ~/.llm/ models, a /Users/ path, or MNIST's files).
+A program passes when `tl run` exits 0 within the timeout, its stdout equals
+NAME.expected where that file ships, and every line of its `// STDOUT:`
+comments appears in its stdout. Programs run with SEED_DIR as the working
+directory, since their data paths are relative to the repository's root.
+The last line is `N of M run`.
+"""
+import argparse
+import collections
+import concurrent.futures
+import os
+import re
+import subprocess
+import sys
+
+NEEDS_DOWNLOAD = re.compile(r"File::download|\.llm/|/Users/|mnist")
+HAS_MAIN = re.compile(r"^\s*(pub\s+)?fn\s+main\s*\(", re.M)
+STDOUT_LINE = re.compile(r"^\s*//\s*STDOUT:\s?(.*)$")
+
+
+def corpus(seed):
+    progs = []
+    for root, dirs, files in os.walk(seed):
+        rel = os.path.relpath(root, seed)
+        if rel == "src" or rel.startswith("src" + os.sep) or "/." in root:
+            continue
+        for f in files:
+            if not f.endswith(".tl"):
+                continue
+            path = os.path.join(root, f)
+            with open(path, encoding="utf-8", errors="replace") as fh:
+                text = fh.read()
+            if HAS_MAIN.search(text) and not NEEDS_DOWNLOAD.search(text):
+                progs.append((os.path.relpath(path, seed), text))
+    return sorted(progs)
+
+
+def stdout_lines(text):
+    """The lines a program's `// STDOUT:` comments promise (one per comment)."""
+    out = []
+    for line in text.splitlines():
+        m = STDOUT_LINE.match(line)
+        if m and m.group(1).strip():
+            out.append(m.group(1).rstrip())
+    return out
+
+
+def first_error(stderr, stdout, rc):
+    """The first `error:` line (warnings come before it), else the first line."""
+    lines = [l.strip() for l in stderr.splitlines() if l.strip()]
+    errs = [l for l in lines if "error" in l] or lines
+    if errs:
+        # file:line:col: prefixes differ per program; keep the message
+        return re.sub(r"^\S+?:\d+:\d+:\s*", "", errs[0])[:140]
+    if rc < 0:
+        return "killed by signal %d" % -rc
+    return "exit %d, no message" % rc
+
+
+def run_one(args, rel, text):
+    seed = args.seed
+    try:
+        p = subprocess.run([args.tl, "run", rel], cwd=seed, capture_output=True,
+                           timeout=args.timeout, stdin=subprocess.DEVNULL)
+    except subprocess.TimeoutExpired:
+        return rel, False, "timeout (%gs)" % args.timeout
+    out = p.stdout.decode("utf-8", "replace")
+    err = p.stderr.decode("utf-8", "replace")
+    if p.returncode != 0:
+        return rel, False, first_error(err, out, p.returncode)
+    exp = os.path.join(seed, rel[:-3] + ".expected")
+    if os.path.exists(exp):
+        with open(exp, encoding="utf-8", errors="replace") as fh:
+            want = fh.read()
+        if want.rstrip("\n") != out.rstrip("\n"):
+            return rel, False, "output differs from .expected"
+    have = set(l.rstrip() for l in out.splitlines())
+    for w in stdout_lines(text):
+        if w not in have:
+            return rel, False, "missing // STDOUT: line"
+    return rel, True, ""
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("seed")
+    ap.add_argument("--tl", default=os.path.abspath("build/tl"))
+    ap.add_argument("--timeout", type=float, default=20.0)
+    ap.add_argument("-j", type=int, default=1)
+    ap.add_argument("--list", action="store_true", help="print each program's result")
+    ap.add_argument("--fails", action="store_true", help="print each failing program")
+    ap.add_argument("--top", type=int, default=0, help="show only the K commonest errors")
+    ap.add_argument("--only", default="", help="run programs whose path contains this")
+    args = ap.parse_args()
+    args.tl = os.path.abspath(args.tl)
+    progs = [p for p in corpus(args.seed) if args.only in p[0]]
+    with concurrent.futures.ThreadPoolExecutor(max_workers=args.j) as ex:
+        results = list(ex.map(lambda p: run_one(args, *p), progs))
+    passed = sum(1 for _, ok, _ in results if ok)
+    if args.list:
+        for rel, ok, why in results:
+            print("%-4s %s%s" % ("ok" if ok else "FAIL", rel, "" if ok else "  " + why))
+    counts = collections.Counter(why for _, ok, why in results if not ok)
+    byerr = collections.defaultdict(list)
+    for rel, ok, why in results:
+        if not ok:
+            byerr[why].append(rel)
+    print("| count | first error |")
+    print("|---|---|")
+    for why, n in counts.most_common(args.top or None):
+        print("| %d | %s |" % (n, why.replace("|", "\\|")))
+        if args.fails:
+            for rel in byerr[why]:
+                print("|   | %s |" % rel)
+    print("%d of %d run" % (passed, len(results)))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
