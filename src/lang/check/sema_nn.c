@@ -115,9 +115,12 @@ tl_ty *tl_sema_nn_method(sema *s, tl_node *n, tl_ty *t) {
     n->ival = B_EMBEDDING;
     if (!arity(s, n, m, 1, 1, "(weights)")) return TY_ERR;
     tl_ty *w = expect_tensor(s, a, "weights", TL_F32);
-    if (t->dtype >= 0 && !is_int_dtype(t->dtype)) {
+    /* a float index tensor is the seed language's spelling: its values are checked to
+     * be whole row numbers when the program runs (rt_nn.c) */
+    if (t->dtype >= 0 && !is_int_dtype(t->dtype) && !is_float_dtype(t->dtype)) {
       char b[64];
-      tl_sema_error(s, n, "`embedding` gathers rows by an integer tensor, not %s", tl_ty_name(t, b, sizeof b));
+      tl_sema_error(s, n, "`embedding` gathers rows by an integer tensor (or a float one holding whole numbers), not %s",
+                    tl_ty_name(t, b, sizeof b));
       return TY_ERR;
     }
     if (w->kind == TY_TENSOR && w->rank >= 0 && w->rank != 2)

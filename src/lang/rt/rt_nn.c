@@ -4,6 +4,8 @@
  * not fit, an index out of range) is a run-time error at the TL location carrying the
  * engine's message. */
 #include <math.h>
+#include <stdint.h>
+#include <stdio.h>
 
 #include "lang/rt/rt_ops.h"
 
@@ -35,8 +37,56 @@ tl_tensor *tlrt_layer_norm(tlrt *R, tl_tensor *x, tl_tensor *w, tl_tensor *b, do
   return CHECK(tl_layer_norm(x, w, b, eps));
 }
 
+/* "[i, j]", the position of flat element k of t, into buf */
+static const char *position(const tl_tensor *t, int64_t k, char *buf, size_t size) {
+  int nd = tl_ndim(t), used = 0;
+  int64_t at[8] = {0};
+  for (int d = nd - 1; d >= 0 && d < 8; d--) {
+    int64_t n = tl_dim(t, d);
+    at[d] = n > 0 ? k % n : 0;
+    k = n > 0 ? k / n : 0;
+  }
+  used += snprintf(buf, size, "[");
+  for (int d = 0; d < nd && d < 8 && (size_t)used < size; d++)
+    used += snprintf(buf + used, size - (size_t)used, "%s%lld", d ? ", " : "", (long long)at[d]);
+  if ((size_t)used < size) snprintf(buf + used, size - (size_t)used, "]");
+  return buf;
+}
+
+/* A float index tensor (the seed language's spelling) as an i64 one: every value must
+ * be a whole row number of weights, else a run-time error naming the index's position
+ * and value. The result is the caller's. */
+static tl_tensor *whole_rows(tlrt *R, tl_tensor *indices, tl_tensor *weights, int line, int col) {
+  int64_t count = tl_numel(indices);
+  int64_t rows = tl_ndim(weights) == 2 ? tl_dim(weights, 0) : INT64_MAX;
+  tl_tensor *f = CHECK(tl_cast(indices, TL_F64));
+  const double *v = tl_data(f);
+  if (!v) {
+    tl_release(f);
+    tlrt_check(R, NULL, line, col); /* the engine's message */
+  }
+  char at[96];
+  for (int64_t k = 0; k < count; k++) {
+    double x = v[k];
+    if (x == floor(x) && x >= 0 && x < (double)rows) continue;
+    position(indices, k, at, sizeof at);
+    tl_release(f);
+    if (x != floor(x))
+      tlrt_fail(R, line, col, "embedding: the index at %s is %g, not a whole row number", at, x);
+    tlrt_fail(R, line, col, "embedding: the index at %s is row %g, out of range for %lld rows", at, x,
+              (long long)rows);
+  }
+  tl_release(f);
+  return CHECK(tl_cast(indices, TL_I64));
+}
+
 tl_tensor *tlrt_embedding(tlrt *R, tl_tensor *indices, tl_tensor *weights, int line, int col) {
-  return CHECK(tl_embedding(weights, indices));
+  tl_dtype d = tl_get_dtype(indices);
+  if (d != TL_F32 && d != TL_F64) return CHECK(tl_embedding(weights, indices));
+  tl_tensor *rows = whole_rows(R, indices, weights, line, col);
+  tl_tensor *r = tl_embedding(weights, rows);
+  tl_release(rows);
+  return CHECK(r);
 }
 
 static bool same_shape(const tl_tensor *a, const tl_tensor *b) {
