@@ -59,7 +59,7 @@ static bool check_count(sema *s, tl_node *n, const char *name, int got, int lo, 
 }
 
 /* a shape: an array literal of integers, or a 1-D integer tensor; its rank when known */
-static int check_shape(sema *s, tl_node *a) {
+int tl_sema_check_shape(sema *s, tl_node *a) {
   if (a->kind == TL_N_ARRAY) {
     int k = 0;
     for (tl_node *e = a->args; e; e = e->next, k++) tl_sema_expect_i64(s, e, "shape dimension");
@@ -69,9 +69,12 @@ static int check_shape(sema *s, tl_node *a) {
   tl_ty *t = tl_sema_expr(s, a, NULL);
   if (t->kind == TY_ERROR) return -1;
   if (t->kind == TY_I64) return 1; /* a single dimension */
+  /* a Vec<i64> of dims, as the seed language builds shapes: its length is the rank,
+   * known when the program runs */
+  if (tl_ty_is_vec(t) && t->st->targs[0] && t->st->targs[0]->kind == TY_I64) return -1;
   if (t->kind != TY_TENSOR || (t->dtype >= 0 && t->dtype != TL_I64 && t->dtype != TL_I32)) {
     char b[64];
-    tl_sema_error(s, a, "a shape is an array of integers like `[2, 3]`, not %s", tl_ty_name(t, b, sizeof b));
+    tl_sema_error(s, a, "a shape is an array of integers like `[2, 3]` (or a Vec<i64>), not %s", tl_ty_name(t, b, sizeof b));
   }
   return -1;
 }
@@ -415,7 +418,7 @@ static tl_ty *check_tensor_ctor(sema *s, tl_node *n, tl_builtin id, const char *
     int extra = id == B_FULL;
     /* requires_grad by name, or as the last positional argument */
     if (!check_count(s, n, name, got, 1 + extra, named ? 1 + extra : 2 + extra)) return TY_ERR;
-    int rank = check_shape(s, a);
+    int rank = tl_sema_check_shape(s, a);
     if (extra) {
       tl_ty *v = tl_sema_expr(s, a->next, TY_F32_T);
       if (!tl_ty_is_numeric(v) && v->kind != TY_ERROR) tl_sema_mismatch(s, a->next, "fill value", TY_F32_T, v);
@@ -568,7 +571,7 @@ static tl_ty *check_tensor_method(sema *s, tl_node *n, tl_ty *t, const method_en
     break;
   case ARGS_SHAPE:
     if (!check_count(s, n, m->name, got, 1, 1)) return TY_ERR;
-    return tl_sema_tensor(s, t->dtype, check_shape(s, a));
+    return tl_sema_tensor(s, t->dtype, tl_sema_check_shape(s, a));
   case ARGS_VALUE:
     if (!check_count(s, n, m->name, got, 1, 1)) return TY_ERR;
     if (check_value(s, a, t->dtype)->kind == TY_ERROR) return TY_ERR;

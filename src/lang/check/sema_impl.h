@@ -263,6 +263,9 @@ void tl_sema_check_rest(sema *s, tl_node *args);
  * checked as tl_sema_check_rest does)? */
 bool tl_sema_type_arity(sema *s, const tl_type *t, int want, const char *hint);
 bool tl_sema_arity(sema *s, tl_node *n, const char *what, int want);
+/* sema_builtin.c: shape argument a (`[2, 3]`, an i64, an integer tensor, a Vec<i64>);
+ * its rank when the checker knows it, else -1 */
+int tl_sema_check_shape(sema *s, tl_node *a);
 /* method n changes its receiver (`v.push(x)`, `v.sort_by(f)`): it must be a mutable
  * variable (or a field or element of one), not a closure's captured copy */
 void tl_sema_receiver_mut(sema *s, tl_node *n);

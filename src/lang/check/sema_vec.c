@@ -104,8 +104,16 @@ tl_ty *tl_sema_vec_path_call(sema *s, tl_node *n, tl_ty *expect) {
   if (!vec_new && !cap && !map_new && !from) return NULL;
   if (tl_sema_find_fn(s, p)) return NULL;
   if (from) {
-    if (!tl_sema_arity(s, n, p, 1)) return TY_ERR;
+    /* `Tensor::from_vec(values, shape)`, the seed language's spelling, is from_vec then
+     * reshape */
+    int got = tl_ast_count(n->args);
+    if (got != 1 && got != 2) {
+      tl_sema_error(s, n, "`%s` takes (values) or (values, shape), not %d arguments", p, got);
+      tl_sema_check_rest(s, n->args);
+      return TY_ERR;
+    }
     tl_ty *t = tl_sema_expr(s, n->args, NULL);
+    int rank = n->args->next ? tl_sema_check_shape(s, n->args->next) : 1;
     if (t->kind == TY_ERROR) return TY_ERR;
     tl_ty *e = tl_ty_is_vec(t) ? elem_of(t) : NULL;
     int dt = e ? tl_ty_dtype(e) : -1;
@@ -114,7 +122,7 @@ tl_ty *tl_sema_vec_path_call(sema *s, tl_node *n, tl_ty *expect) {
       tl_diag_hint(s->diag, "a Vec of f32, f64, i64, i32 or bool becomes a 1-D tensor");
       return TY_ERR;
     }
-    return mark(n, VEC_TO_TENSOR, tl_sema_tensor(s, dt, 1));
+    return mark(n, VEC_TO_TENSOR, tl_sema_tensor(s, dt, rank));
   }
   if (!tl_sema_arity(s, n, p, cap ? 1 : 0)) return TY_ERR;
   if (cap) tl_sema_expect_i64(s, n->args, "capacity");

@@ -105,7 +105,7 @@ static cv gen_print(gen *g, tl_node *n) {
 /* ---- shapes and arrays ---- */
 
 /* a shape argument -> "NDIM, DIMS" for rt_ops calls */
-static const char *gen_shape_arg(gen *g, tl_node *a) {
+const char *tl_gen_shape_arg(gen *g, tl_node *a, const tl_ty *tensor_ty) {
   if (a->kind == TL_N_ARRAY) {
     tl_strbuf b = {0};
     int k = 0;
@@ -122,6 +122,8 @@ static const char *gen_shape_arg(gen *g, tl_node *a) {
     tl_gen_emit(g, "%s[0] = %s;", dims, v.c);
     return tl_gen_fmt(g, "1, %s", dims);
   }
+  if (tl_ty_is_vec(v.ty)) /* a Vec<i64> of dims: read as a 1-D tensor */
+    v = tl_gen_temp_value(g, tensor_ty, tl_gen_fmt(g, "tlrt_vec_to_tensor(R, %s, %d, %d, %d)", v.c, TL_I64, a->line, a->col));
   const char *nd = tl_gen_new_temp(g, TY_I64_T, tl_gen_fmt(g, "tlrt_shape(R, %s, %s, %d, %d)", v.c, dims, a->line, a->col));
   return tl_gen_fmt(g, "(int)%s, %s", nd, dims);
 }
@@ -281,7 +283,7 @@ static cv gen_ctor(gen *g, tl_node *n) {
   case B_ZEROS: case B_ONES: case B_RANDN: case B_RAND: case B_FULL: {
     int kind = id == B_ZEROS ? TLRT_NEW_ZEROS : id == B_ONES ? TLRT_NEW_ONES : id == B_FULL ? TLRT_NEW_FULL
                : id == B_RANDN ? TLRT_NEW_RANDN : TLRT_NEW_RAND;
-    const char *shape = gen_shape_arg(g, a);
+    const char *shape = tl_gen_shape_arg(g, a, n->ty);
     const char *value = id == B_FULL ? tl_gen_plain_number(g, a->next, "Tensor::full", "`Tensor::ones(shape) * v`") : "0";
     tl_node *rg = id == B_FULL ? a->next->next : a->next;
     if (rg && rg->kind == TL_N_FIELD_INIT) rg = rg->lhs; /* `requires_grad: b` */
@@ -358,7 +360,7 @@ static cv gen_tensor_method(gen *g, tl_node *n, tl_builtin id) {
   case B_SUM: case B_MEAN: case B_MAX: case B_MIN: case B_ARGMAX: case B_ARGMIN: case B_SOFTMAX: case B_LOG_SOFTMAX:
     return tensor_temp(g, n, tl_gen_fmt(g, "tlrt_reduce(R, %d, %s, %d, %s, %s)", reduce_code(id), t.c, a != NULL,
                                      a ? tl_gen_expr(g, a).c : "0", l));
-  case B_RESHAPE: return tensor_temp(g, n, tl_gen_fmt(g, "tlrt_reshape(R, %s, %s, %s)", t.c, gen_shape_arg(g, a), l));
+  case B_RESHAPE: return tensor_temp(g, n, tl_gen_fmt(g, "tlrt_reshape(R, %s, %s, %s)", t.c, tl_gen_shape_arg(g, a, n->ty), l));
   case B_TRANSPOSE: {
     const char *d0 = tl_gen_expr(g, a).c, *d1 = tl_gen_expr(g, a->next).c;
     return tensor_temp(g, n, tl_gen_fmt(g, "tlrt_transpose(R, %s, %s, %s, %s)", t.c, d0, d1, l));

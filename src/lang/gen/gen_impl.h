@@ -79,6 +79,9 @@ const char *tl_gen_ctype(gen *g, const tl_ty *t);
 const char *tl_gen_ret_ctype(gen *g, const tl_ty *t); /* a function's result type: () is void */
 const char *tl_gen_new_temp(gen *g, const tl_ty *t, const char *init); /* declares, registers if refcounted */
 cv tl_gen_temp_value(gen *g, const tl_ty *t, const char *init);
+/* gen_builtin.c: a shape argument (sema's tl_sema_check_shape) as C's `ndim, dims`;
+ * tensor_ty, any tensor type, types the temporary a Vec<i64> shape is read into */
+const char *tl_gen_shape_arg(gen *g, tl_node *a, const tl_ty *tensor_ty);
 cv tl_gen_expr(gen *g, tl_node *n);
 cv tl_gen_number_read(gen *g, const char *get, tl_ty *to, const tl_ty *t); /* a tensor element's double as `to` */
 cv tl_gen_flex_read(gen *g, tl_node *n, const char **dtype); /* gen.c: n->flex_read */

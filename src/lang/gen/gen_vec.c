@@ -356,7 +356,11 @@ cv tl_gen_vec_call(gen *g, tl_node *n) {
   }
   case VEC_TO_TENSOR: {
     cv x = tl_gen_expr(g, n->kind == TL_N_CALL ? n->args : n->lhs);
-    return tl_gen_temp_value(g, r, tl_gen_fmt(g, "tlrt_vec_to_tensor(R, %s, %d, %d, %d)", x.c, r->dtype, n->line, n->col));
+    const char *flat = tl_gen_fmt(g, "tlrt_vec_to_tensor(R, %s, %d, %d, %d)", x.c, r->dtype, n->line, n->col);
+    if (n->kind != TL_N_CALL || !n->args->next) return tl_gen_temp_value(g, r, flat);
+    cv t = tl_gen_temp_value(g, r, flat); /* from_vec(values, shape): its rank is r's */
+    const char *shape = tl_gen_shape_arg(g, n->args->next, r);
+    return tl_gen_temp_value(g, r, tl_gen_fmt(g, "tlrt_reshape(R, %s, %s, %d, %d)", t.c, shape, n->line, n->col));
   }
   case VEC_FROM_TENSOR: {
     cv x = tl_gen_expr(g, n->lhs);
