@@ -724,6 +724,7 @@ tl_ty *tl_sema_expr(sema *s, tl_node *n, tl_ty *expect) {
   s->hint = false;
   tl_ty *need = !hint && expect && (tl_ty_is_numeric(expect) || expect->kind == TY_BOOL) ? expect : NULL;
   tl_ty *t;
+  if (n->kind == TL_N_PATH || n->kind == TL_N_CALL) tl_sema_option_spelling(s, n); /* Option::Some(1) */
   switch (n->kind) {
   case TL_N_INT: case TL_N_FLOAT: case TL_N_STR: case TL_N_CHAR: case TL_N_BOOL: t = check_literal(s, n, expect); break;
   case TL_N_IDENT:

@@ -135,6 +135,10 @@ tl_ty *tl_sema_option_method(sema *s, tl_node *n, tl_ty *t);
 tl_ty *tl_sema_option_try(sema *s, tl_node *n);
 /* does n name one of the four: "Some"... (a pattern's or value's head), its index or -1 */
 int tl_sema_option_ctor(const char *name);
+/* `Option::Some(x)`, `Option::None`, `Result::Ok(x)`, `Result::Err(e)` (a value or a
+ * pattern, n or a call's callee) become `Some(x)`..., the seed language's spelling of
+ * them; a program's own enum Option or Result keeps its paths */
+void tl_sema_option_spelling(sema *s, tl_node *n);
 /* a value whose type only its context gives (`None`, `Ok(..)`, `Err(..)`, a block
  * ending in one): an `if` or `match` checks its other branches first */
 bool tl_sema_option_needs_context(const tl_node *n);

@@ -204,6 +204,7 @@ static bool check_option_pat(sema *s, tl_node *p, tl_ty *t, bound *b) {
 
 static void check_pat(sema *s, tl_node *p, tl_ty *t, bound *b) {
   p->ty = t;
+  if (p->kind == TL_N_PATH || p->kind == TL_N_CALL) tl_sema_option_spelling(s, p); /* Option::Some(x) */
   if ((p->kind == TL_N_IDENT || p->kind == TL_N_PATH || p->kind == TL_N_CALL) && check_option_pat(s, p, t, b)) return;
   switch (p->kind) {
   case TL_N_IDENT: bind_name(s, p, t, b); return;

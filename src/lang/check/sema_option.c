@@ -30,6 +30,18 @@ int tl_sema_option_ctor(const char *name) {
   return -1;
 }
 
+void tl_sema_option_spelling(sema *s, tl_node *n) {
+  tl_node *p = n->kind == TL_N_CALL ? n->lhs : n;
+  if (p->kind != TL_N_PATH || !p->name || p->type) return;
+  const char *v = !strncmp(p->name, "Option::", 8) ? p->name + 8 : !strncmp(p->name, "Result::", 8) ? p->name + 8 : NULL;
+  int c = tl_sema_option_ctor(v);
+  if (c < 0 || (p->name[0] == 'O') != (c == C_NONE || c == C_SOME)) return;
+  tl_struct_info *en = NULL;
+  if (tl_sema_find_variant(s, p->name, &en) || en) return; /* the program's own enum Option */
+  p->name = v;
+  p->kind = TL_N_IDENT;
+}
+
 /* the payload as the shared struct holds it: tensors without dtype or rank, tuples as
  * their struct's own type */
 static tl_ty *erase(sema *s, tl_ty *t) {
