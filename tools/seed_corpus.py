@@ -11,7 +11,8 @@ less those that need a downloaded model or data set (they mention
 File::download, ~/.llm/ models, a /Users/ path, or MNIST's files).
 A program passes when `tl run` exits 0 within the timeout, its stdout equals
 NAME.expected where that file ships, and every line of its `// STDOUT:`
-comments appears in its stdout. Programs run with SEED_DIR as the working
+comments appears in its stdout, in order (as text: the seed's `print` writes
+no newline, so one output line may hold several of them). Programs run with SEED_DIR as the working
 directory, since their data paths are relative to the repository's root.
 The last line is `N of M run`.
 """
@@ -84,10 +85,14 @@ def run_one(args, rel, text):
             want = fh.read()
         if want.rstrip("\n") != out.rstrip("\n"):
             return rel, False, "output differs from .expected"
-    have = set(l.rstrip() for l in out.splitlines())
+    # in order, each anywhere after the last: the seed's own `print` writes no newline,
+    # so its comments list values that share one output line (math.tl: "30", "50.5")
+    at = 0
     for w in stdout_lines(text):
-        if w not in have:
+        k = out.find(w, at)
+        if k < 0:
             return rel, False, "missing // STDOUT: line"
+        at = k + len(w)
     return rel, True, ""
 
 
