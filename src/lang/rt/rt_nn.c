@@ -6,6 +6,7 @@
 #include <math.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <string.h>
 
 #include "lang/rt/rt_ops.h"
 
@@ -53,12 +54,9 @@ static const char *position(const tl_tensor *t, int64_t k, char *buf, size_t siz
   return buf;
 }
 
-/* A float index tensor (the seed language's spelling) as an i64 one: every value must
- * be a whole row number of weights, else a run-time error naming the index's position
- * and value. The result is the caller's. */
-static tl_tensor *whole_rows(tlrt *R, tl_tensor *indices, tl_tensor *weights, int line, int col) {
+tl_tensor *tlrt_whole_indices(tlrt *R, tl_tensor *indices, int64_t n, const char *what, const char *index,
+                              const char *unit, int line, int col) {
   int64_t count = tl_numel(indices);
-  int64_t rows = tl_ndim(weights) == 2 ? tl_dim(weights, 0) : INT64_MAX;
   tl_tensor *f = CHECK(tl_cast(indices, TL_F64));
   const double *v = tl_data(f);
   if (!v) {
@@ -68,13 +66,13 @@ static tl_tensor *whole_rows(tlrt *R, tl_tensor *indices, tl_tensor *weights, in
   char at[96];
   for (int64_t k = 0; k < count; k++) {
     double x = v[k];
-    if (x == floor(x) && x >= 0 && x < (double)rows) continue;
+    if (x == floor(x) && x >= 0 && x < (double)n) continue;
     position(indices, k, at, sizeof at);
     tl_release(f);
-    if (x != floor(x))
-      tlrt_fail(R, line, col, "embedding: the index at %s is %g, not a whole row number", at, x);
-    tlrt_fail(R, line, col, "embedding: the index at %s is row %g, out of range for %lld rows", at, x,
-              (long long)rows);
+    if (x != floor(x)) tlrt_fail(R, line, col, "%s: the %s at %s is %g, not a whole %s number", what, index, at, x, unit);
+    const char *plural = unit[strlen(unit) - 1] == 's' ? "es" : "s"; /* rows, classes */
+    tlrt_fail(R, line, col, "%s: the %s at %s is %s %g, out of range for %lld %s%s", what, index, at, unit, x, (long long)n,
+              unit, plural);
   }
   tl_release(f);
   return CHECK(tl_cast(indices, TL_I64));
@@ -83,7 +81,8 @@ static tl_tensor *whole_rows(tlrt *R, tl_tensor *indices, tl_tensor *weights, in
 tl_tensor *tlrt_embedding(tlrt *R, tl_tensor *indices, tl_tensor *weights, int line, int col) {
   tl_dtype d = tl_get_dtype(indices);
   if (d != TL_F32 && d != TL_F64) return CHECK(tl_embedding(weights, indices));
-  tl_tensor *rows = whole_rows(R, indices, weights, line, col);
+  int64_t n = tl_ndim(weights) == 2 ? tl_dim(weights, 0) : INT64_MAX; /* else tl_embedding says why */
+  tl_tensor *rows = tlrt_whole_indices(R, indices, n, "embedding", "index", "row", line, col);
   tl_tensor *r = tl_embedding(weights, rows);
   tl_release(rows);
   return CHECK(r);

@@ -238,6 +238,14 @@ void tlrt_zero_grad(tlrt *R, tl_tensor *t, int line, int col) {
 }
 
 tl_tensor *tlrt_loss(tlrt *R, int cross_entropy, tl_tensor *a, tl_tensor *b, int line, int col) {
+  tl_dtype bt = tl_get_dtype(b);
+  if (cross_entropy && (bt == TL_F32 || bt == TL_F64) && tl_ndim(a) == 2) {
+    /* float targets holding class numbers, the seed language's spelling */
+    tl_tensor *classes = tlrt_whole_indices(R, b, tl_dim(a, 1), "cross_entropy", "target", "class", line, col);
+    tl_tensor *r = tl_cross_entropy(a, classes);
+    tl_release(classes);
+    return CHECK(r);
+  }
   return CHECK(cross_entropy ? tl_cross_entropy(a, b) : tl_mse_loss(a, b));
 }
 

@@ -117,6 +117,11 @@ TL_API tl_tensor *tlrt_conv2d(tlrt *R, tl_tensor *x, tl_tensor *kernel, tl_tenso
 TL_API tl_tensor *tlrt_pool2d(tlrt *R, tl_tensor *x, int64_t k, int64_t stride, int64_t padding, bool is_max, int line,
                               int col);
 TL_API tl_tensor *tlrt_layer_norm(tlrt *R, tl_tensor *x, tl_tensor *w, tl_tensor *b, double eps, int line, int col);
+/* A float tensor of indices (the seed language's spelling) as an i64 one: each value
+ * must be a whole number in [0, n), else a run-time error `what: the index at [i, j]
+ * is ...` naming unit ("row", "class"). The result is the caller's. */
+TL_API tl_tensor *tlrt_whole_indices(tlrt *R, tl_tensor *indices, int64_t n, const char *what, const char *index,
+                                     const char *unit, int line, int col);
 TL_API tl_tensor *tlrt_embedding(tlrt *R, tl_tensor *indices, tl_tensor *weights, int line, int col);
 /* p.adam_step(grad, m, v, step, lr, beta1, beta2, eps, weight_decay): one AdamW step
  * (decoupled decay; bias correction with t = step + 1, as the reference language);
