@@ -473,6 +473,38 @@ static void suggest_member(sema *s, const char *path, bool methods) {
   tl_suggest_hint(&g, s->diag, methods ? "" : prefix);
 }
 
+/* the tensor methods outside tensor_methods[] */
+static const char *const tensor_more[] = {"zeros_like", "ones_like", "tril", "triu", "masked_fill", "slice", "detach",
+                                          "to_i64", "to_f32", "print", "conv2d", "max_pool2d", "avg_pool2d",
+                                          "layer_norm", "embedding"}; /* sema_io.c, sema_nn.c */
+
+static bool is_tensor_method(const char *name) {
+  if (find_method(name)) return true;
+  for (size_t i = 0; i < sizeof tensor_more / sizeof tensor_more[0]; i++)
+    if (!strcmp(name, tensor_more[i])) return true;
+  return false;
+}
+
+/* `Tensor::zeros_like(x)`, `Tensor::mse_loss(a, b)`: a tensor method called as a
+ * function, its receiver first (Rust's fully qualified call, the seed language's
+ * spelling), becomes the method call `x.zeros_like()` */
+static tl_ty *tensor_method_as_fn(sema *s, tl_node *n) {
+  const char *m = n->lhs->name + 8;
+  if (!is_tensor_method(m)) return NULL;
+  if (!n->args) {
+    tl_sema_error(s, n->lhs, "`Tensor::%s` is the tensor method `%s`: give the tensor first, `Tensor::%s(x, ..)` or `x.%s(..)`",
+                  m, m, m, m);
+    return TY_ERR;
+  }
+  tl_node *recv = n->args;
+  n->kind = TL_N_METHOD;
+  n->name = m;
+  n->args = recv->next;
+  recv->next = NULL;
+  n->lhs = recv;
+  return tl_sema_method(s, n);
+}
+
 static tl_ty *check_path_call(sema *s, tl_node *n, tl_ty *expect) {
   tl_fninfo *g;
   if (tl_sema_generic_call(s, n, n->lhs->name, expect, &g)) { /* Stack::new(), T::new(), Self::new() */
@@ -491,6 +523,8 @@ static tl_ty *check_path_call(sema *s, tl_node *n, tl_ty *expect) {
   if (!strncmp(path, "Tensor::", 8)) {
     for (size_t i = 0; i < sizeof tensor_ctors / sizeof tensor_ctors[0]; i++)
       if (!strcmp(path + 8, tensor_ctors[i].name)) return check_tensor_ctor(s, n, tensor_ctors[i].id, path);
+    tl_ty *m = tensor_method_as_fn(s, n);
+    if (m) return m;
     tl_sema_error(s, n->lhs, "no function `%s`", path);
     tl_suggest g;
     tl_suggest_init(&g, path + 8);
@@ -649,9 +683,6 @@ static void check_receiver_writable(sema *s, tl_node *n) {
 
 /* the hint for `t.summ()` on a tensor, a String or a number: the methods of its type */
 static void suggest_builtin_method(sema *s, const char *name, const tl_ty *t) {
-  static const char *const tensor_more[] = {"zeros_like", "ones_like", "tril", "triu", "masked_fill", "slice", "detach",
-                                            "to_i64", "to_f32", "print", "conv2d", "max_pool2d", "avg_pool2d",
-                                            "layer_norm", "embedding"}; /* sema_io.c, sema_nn.c */
   tl_suggest g;
   tl_suggest_init(&g, name);
   if (t->kind == TY_TENSOR || tl_ty_is_numeric(t))
