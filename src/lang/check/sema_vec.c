@@ -173,7 +173,8 @@ static const struct {
     {"push", 'V', 1, true, VEC_PUSH}, {"pop", 'V', 0, true, VEC_POP}, {"len", 'V', 0, false, VEC_LEN},
     {"is_empty", 'V', 0, false, VEC_IS_EMPTY}, {"insert", 'V', 2, true, VEC_INSERT}, {"remove", 'V', 1, true, VEC_REMOVE},
     {"contains", 'V', 1, false, VEC_CONTAINS}, {"sort", 'V', 0, true, VEC_SORT}, {"reverse", 'V', 0, true, VEC_REVERSE},
-    {"clear", 'V', 0, true, VEC_CLEAR}, {"to_tensor", 'V', 0, false, VEC_TO_TENSOR},
+    {"clear", 'V', 0, true, VEC_CLEAR}, {"to_tensor", 'V', 0, false, VEC_TO_TENSOR}, {"get", 'V', 1, false, VEC_GET},
+    {"first", 'V', 0, false, VEC_FIRST}, {"last", 'V', 0, false, VEC_LAST},
     {"insert", 'M', 2, true, MAP_INSERT}, {"get", 'M', 1, false, MAP_GET}, {"contains_key", 'M', 1, false, MAP_CONTAINS_KEY},
     {"remove", 'M', 1, true, MAP_REMOVE}, {"len", 'M', 0, false, MAP_LEN}, {"is_empty", 'M', 0, false, MAP_IS_EMPTY},
     {"keys", 'M', 0, false, MAP_KEYS}, {"values", 'M', 0, false, MAP_VALUES},
@@ -245,7 +246,8 @@ tl_ty *tl_sema_vec_method(sema *s, tl_node *n, tl_ty *t) {
   char b[128];
   switch (m) {
   case VEC_PUSH: arg_of(s, a, e, "`push` argument"); return mark(n, m, TY_UNIT_T);
-  case VEC_POP: return mark(n, m, tl_sema_option_type(s, e));
+  case VEC_POP: case VEC_FIRST: case VEC_LAST: return mark(n, m, tl_sema_option_type(s, e));
+  case VEC_GET: tl_sema_expect_i64(s, a, "index"); return mark(n, m, tl_sema_option_type(s, e));
   case VEC_LEN: case MAP_LEN: return mark(n, m, TY_I64_T);
   case VEC_IS_EMPTY: case MAP_IS_EMPTY: return mark(n, m, TY_BOOL_T);
   case VEC_INSERT:

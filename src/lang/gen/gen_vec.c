@@ -260,6 +260,17 @@ static cv vec_method(gen *g, tl_node *n, int m) {
   }
   cv x = tl_gen_expr(g, n->lhs);
   switch (m) {
+  case VEC_GET: case VEC_FIRST: case VEC_LAST: { /* Some(a copy of the element), None out of range */
+    const char *i = m == VEC_FIRST ? "0" : m == VEC_LAST ? tl_gen_fmt(g, "%s->len - 1", x.c) : tl_gen_expr(g, a).c;
+    const char *ix = tl_gen_new_temp(g, TY_I64_T, i);
+    cv o = new_option(g, r);
+    tl_gen_emit(g, "if (%s >= 0 && %s < %s->len) {", ix, ix, x.c);
+    g->indent++;
+    set_some(g, o, copy(g, e, elem(g, e, tl_gen_fmt(g, "%s->data", x.c), ix)));
+    g->indent--;
+    tl_gen_emit(g, "}");
+    return o;
+  }
   case VEC_LEN: return tl_gen_scalar(tl_gen_fmt(g, "(%s)->len", x.c), TY_I64_T);
   case VEC_IS_EMPTY: return tl_gen_scalar(tl_gen_fmt(g, "((%s)->len == 0)", x.c), TY_BOOL_T);
   default: { /* contains */
