@@ -700,6 +700,24 @@ static void suggest_builtin_method(sema *s, const char *name, const tl_ty *t) {
   tl_suggest_hint(&g, s->diag, "");
 }
 
+/* `x.to_string()` on a number, bool, char or String is `format("{}", x)`, as Rust's
+ * Display; the node becomes that call */
+static tl_ty *to_string(sema *s, tl_node *n, tl_ty *t) {
+  if (strcmp(n->name, "to_string") || !(tl_ty_is_numeric(t) || t->kind == TY_BOOL || t->kind == TY_CHAR || t->kind == TY_STR))
+    return NULL;
+  if (!check_count(s, n, n->name, tl_ast_count(n->args), 0, 0)) return TY_ERR;
+  tl_node *fmt = tl_arena_alloc(s->arena, sizeof *fmt), *callee = tl_arena_alloc(s->arena, sizeof *callee);
+  if (!fmt || !callee) return TY_ERR;
+  *fmt = (tl_node){.kind = TL_N_STR, .line = n->line, .col = n->col, .str = "{}", .len = 2};
+  *callee = (tl_node){.kind = TL_N_IDENT, .line = n->line, .col = n->col, .name = "format"};
+  fmt->next = n->lhs;
+  n->lhs->next = NULL;
+  n->kind = TL_N_CALL;
+  n->lhs = callee;
+  n->args = fmt;
+  return check_print(s, n, B_FORMAT);
+}
+
 tl_ty *tl_sema_method(sema *s, tl_node *n) {
   tl_ty *t = tl_sema_expr(s, n->lhs, NULL);
   n->ival = B_NONE;
@@ -778,6 +796,8 @@ tl_ty *tl_sema_method(sema *s, tl_node *n) {
     check_args(s, n, tf, n->args);
     return tf->ret;
   }
+  tl_ty *str = to_string(s, n, t);
+  if (str) return str;
   tl_sema_error(s, n, "no method `%s` on %s", n->name, tl_ty_name(t, b, sizeof b));
   suggest_builtin_method(s, n->name, t);
   for (tl_node *a = n->args; a; a = a->next) tl_sema_expr(s, a, NULL);

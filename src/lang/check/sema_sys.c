@@ -29,6 +29,12 @@ static const tl_sys_entry rows[] = {
     {"concat", 'm', "tlrt_str_concat", "s", 's', true},
     {"to_i64", 'm', "tlrt_str_to_i64", "", 'i', true},
     {"to_f32", 'm', "tlrt_str_to_f32", "", 'f', true},
+    {"trim", 'm', "tlrt_str_trim", "", 's', false},
+    {"to_uppercase", 'm', "tlrt_str_to_upper", "", 's', false},
+    {"to_lowercase", 'm', "tlrt_str_to_lower", "", 's', false},
+    {"starts_with", 'm', "tlrt_str_starts_with", "s", 'b', false},
+    {"ends_with", 'm', "tlrt_str_ends_with", "s", 'b', false},
+    {"replace", 'm', "tlrt_str_replace", "ss", 's', true},
     /* devices: the CPU is the only one for now; a device is its name as a String */
     {"Param::set_device", 'p', "tlrt_set_device", "s", 'u', true},
     /* the limit of tuples in one relation (LANGUAGE.md §8) */

@@ -173,6 +173,80 @@ float tlrt_str_to_f32(tlrt *R, const tlrt_str *s, int line, int col) {
   return v;
 }
 
+/* ASCII whitespace, as Rust's trim sees it for ASCII text */
+static bool is_space(char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f' || c == '\v'; }
+
+tlrt_str *tlrt_str_trim(tlrt *R, const tlrt_str *s) {
+  int64_t a = 0, b = s->len;
+  while (a < b && is_space(s->data[a])) a++;
+  while (b > a && is_space(s->data[b - 1])) b--;
+  return tlrt_str_new(R, s->data + a, b - a);
+}
+
+/* the ASCII letters mapped to one case; other bytes (UTF-8 too) are kept */
+static tlrt_str *ascii_case(tlrt *R, const tlrt_str *s, bool upper) {
+  tlrt_str *r = tlrt_str_new(R, s->data, s->len);
+  for (int64_t i = 0; i < r->len; i++) {
+    char c = r->data[i];
+    if (upper && c >= 'a' && c <= 'z') r->data[i] = (char)(c - 'a' + 'A');
+    if (!upper && c >= 'A' && c <= 'Z') r->data[i] = (char)(c - 'A' + 'a');
+  }
+  return r;
+}
+
+tlrt_str *tlrt_str_to_upper(tlrt *R, const tlrt_str *s) { return ascii_case(R, s, true); }
+tlrt_str *tlrt_str_to_lower(tlrt *R, const tlrt_str *s) { return ascii_case(R, s, false); }
+
+bool tlrt_str_starts_with(tlrt *R, const tlrt_str *s, const tlrt_str *p) {
+  (void)R;
+  return s->len >= p->len && !memcmp(s->data, p->data, (size_t)p->len);
+}
+
+bool tlrt_str_ends_with(tlrt *R, const tlrt_str *s, const tlrt_str *p) {
+  (void)R;
+  return s->len >= p->len && !memcmp(s->data + s->len - p->len, p->data, (size_t)p->len);
+}
+
+/* does a match of from start at byte i? an empty from matches at each character
+ * boundary, the end too (Rust: "ab".replace("", "-") is "-a-b-") */
+static bool match_at(const tlrt_str *s, int64_t i, const tlrt_str *from) {
+  if (!from->len) return i == s->len || (s->data[i] & 0xC0) != 0x80;
+  return i <= s->len - from->len && !memcmp(s->data + i, from->data, (size_t)from->len);
+}
+
+/* the matches of from in s, left to right, not overlapping; with out, the result
+ * written there */
+static int64_t replace_pass(const tlrt_str *s, const tlrt_str *from, const tlrt_str *to, char *out) {
+  int64_t count = 0, o = 0;
+  for (int64_t i = 0; i <= s->len;) {
+    if (match_at(s, i, from)) {
+      count++;
+      if (out) memcpy(out + o, to->data, (size_t)to->len), o += to->len;
+      if (from->len) {
+        i += from->len;
+        continue;
+      }
+    }
+    if (i == s->len) break;
+    if (out) out[o++] = s->data[i];
+    i++;
+  }
+  return count;
+}
+
+tlrt_str *tlrt_str_replace(tlrt *R, const tlrt_str *s, const tlrt_str *from, const tlrt_str *to, int line, int col) {
+  const int64_t max = (int64_t)1 << 40; /* as every String */
+  int64_t count = replace_pass(s, from, to, NULL), grow = to->len - from->len;
+  if (grow > 0 && count > (max - s->len) / grow)
+    tlrt_fail(R, line, col, "replace: the result would be longer than %" PRId64 " bytes", max);
+  int64_t n = s->len + count * grow;
+  tlrt_str *out = tlrt_obj_new(R, sizeof *out + (size_t)n + 1, NULL); /* as tlrt_str_new */
+  out->len = n;
+  replace_pass(s, from, to, out->data);
+  out->data[n] = '\0';
+  return out;
+}
+
 tlrt_str *tlrt_str_from_int(tlrt *R, int64_t v) {
   char b[32];
   snprintf(b, sizeof b, "%" PRId64, v);

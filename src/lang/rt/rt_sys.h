@@ -26,6 +26,14 @@ TL_API tlrt_str *tlrt_str_substring(tlrt *R, const tlrt_str *s, int64_t start, i
 TL_API int64_t tlrt_str_to_i64(tlrt *R, const tlrt_str *s, int line, int col);
 TL_API float tlrt_str_to_f32(tlrt *R, const tlrt_str *s, int line, int col);
 TL_API tlrt_str *tlrt_str_from_int(tlrt *R, int64_t v);
+/* trim (ASCII whitespace), to_uppercase / to_lowercase (ASCII letters; other bytes
+ * kept), starts_with, ends_with, replace (Rust's, every match left to right) */
+TL_API tlrt_str *tlrt_str_trim(tlrt *R, const tlrt_str *s);
+TL_API tlrt_str *tlrt_str_to_upper(tlrt *R, const tlrt_str *s);
+TL_API tlrt_str *tlrt_str_to_lower(tlrt *R, const tlrt_str *s);
+TL_API bool tlrt_str_starts_with(tlrt *R, const tlrt_str *s, const tlrt_str *p);
+TL_API bool tlrt_str_ends_with(tlrt *R, const tlrt_str *s, const tlrt_str *p);
+TL_API tlrt_str *tlrt_str_replace(tlrt *R, const tlrt_str *s, const tlrt_str *from, const tlrt_str *to, int line, int col);
 /* Param::set_device(d): the CPU runs everything; a known device name is accepted */
 TL_API void tlrt_set_device(tlrt *R, const tlrt_str *name, int line, int col);
 
