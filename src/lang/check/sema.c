@@ -743,6 +743,7 @@ tl_ty *tl_sema_expr(sema *s, tl_node *n, tl_ty *expect) {
     if ((t = tl_sema_option_value(s, n, expect, hint))) break; /* Some(1) made in an earlier pass */
     if ((t = tl_sema_enum_value(s, n))) break; /* E::A, and a variant made in an earlier pass */
     if ((t = tl_sema_sys_path_value(s, n))) break; /* Device::Auto (sema_sys.c) */
+    if ((t = tl_sema_const_use(s, n))) break;      /* f32::INFINITY (sema_const.c) */
     tl_sema_error(s, n, "`%s` is a function: call it with `(...)`", n->name);
     t = TY_ERR;
     break;

@@ -5,6 +5,7 @@
  * the later passes see a literal and nothing else. */
 #include "lang/check/sema_impl.h"
 
+#include <float.h>
 #include <math.h>
 #include <stdint.h>
 #include <string.h>
@@ -76,6 +77,40 @@ static bool fits(cval *v, tl_ty_kind k) {
 
 static bool value_of(sema *s, sema_const *c, const tl_node *at);
 static bool eval(sema *s, tl_node *n, tl_ty_kind want, cval *out);
+
+/* the number types' associated constants, Rust's: f32::INFINITY, i64::MAX... */
+static const struct {
+  const char *name;
+  tl_ty_kind kind;
+  double f;
+  int64_t i;
+} assoc[] = {
+    {"f32::INFINITY", TY_F32, INFINITY, 0},       {"f32::NEG_INFINITY", TY_F32, -INFINITY, 0},
+    {"f32::NAN", TY_F32, NAN, 0},                 {"f32::MAX", TY_F32, FLT_MAX, 0},
+    {"f32::MIN", TY_F32, -FLT_MAX, 0},            {"f32::MIN_POSITIVE", TY_F32, FLT_MIN, 0},
+    {"f32::EPSILON", TY_F32, FLT_EPSILON, 0},     {"f64::INFINITY", TY_F64, INFINITY, 0},
+    {"f64::NEG_INFINITY", TY_F64, -INFINITY, 0},  {"f64::NAN", TY_F64, NAN, 0},
+    {"f64::MAX", TY_F64, DBL_MAX, 0},             {"f64::MIN", TY_F64, -DBL_MAX, 0},
+    {"f64::MIN_POSITIVE", TY_F64, DBL_MIN, 0},    {"f64::EPSILON", TY_F64, DBL_EPSILON, 0},
+    {"i64::MAX", TY_I64, 0, INT64_MAX},           {"i64::MIN", TY_I64, 0, INT64_MIN},
+    {"i32::MAX", TY_I32, 0, INT32_MAX},           {"i32::MIN", TY_I32, 0, INT32_MIN},
+};
+
+/* path n's associated constant as a constant of its own (made for this use), or NULL */
+static sema_const *assoc_const(sema *s, const tl_node *n) {
+  if (n->kind != TL_N_PATH || !n->name) return NULL;
+  for (size_t k = 0; k < sizeof assoc / sizeof assoc[0]; k++) {
+    if (strcmp(assoc[k].name, n->name)) continue;
+    sema_const *c = tl_arena_alloc(s->arena, sizeof *c);
+    tl_ast_item *it = tl_arena_alloc(s->arena, sizeof *it);
+    if (!c || !it) return NULL;
+    *it = (tl_ast_item){.name = assoc[k].name};
+    *c = (sema_const){.it = it, .ty = ty_of(assoc[k].kind), .state = 2,
+                      .v = {.kind = assoc[k].kind, .i = assoc[k].i, .f = assoc[k].f}};
+    return c;
+  }
+  return NULL;
+}
 
 static bool mismatch(sema *s, const tl_node *n, tl_ty_kind want, tl_ty_kind have) {
   tl_sema_mismatch(s, n, "constant expression", ty_of(want), ty_of(have));
@@ -239,6 +274,12 @@ static bool eval(sema *s, tl_node *n, tl_ty_kind want, cval *out) {
     break;
   case TL_N_BINARY: return binary(s, n, want, out);
   case TL_N_CAST: return cast(s, n, out);
+  case TL_N_PATH: {
+    sema_const *c = assoc_const(s, n);
+    if (!c) break;
+    *out = c->v;
+    return true;
+  }
   default: break;
   }
   return fail(s, n, "a constant's value is computed when the program is compiled: literals, other constants, "
@@ -290,7 +331,16 @@ void tl_sema_const_check(sema *s, tl_program *prog) {
 /* ---- uses ---- */
 
 tl_ty *tl_sema_const_use(sema *s, tl_node *n) {
-  sema_const *c = n->kind == TL_N_IDENT ? find(s, n->name) : NULL;
+  sema_const *c = n->kind == TL_N_IDENT ? find(s, n->name) : assoc_const(s, n);
+  if (!c && n->kind == TL_N_PATH && n->name && strlen(n->name) > 5 && n->name[3] == ':' &&
+      (!strncmp(n->name, "f32", 3) || !strncmp(n->name, "f64", 3) || !strncmp(n->name, "i64", 3) || !strncmp(n->name, "i32", 3))) {
+    tl_sema_error(s, n, "no constant `%s`", n->name);
+    tl_suggest g;
+    tl_suggest_init(&g, n->name);
+    for (size_t k = 0; k < sizeof assoc / sizeof assoc[0]; k++) tl_suggest_add(&g, assoc[k].name);
+    tl_suggest_hint(&g, s->diag, "");
+    return TY_ERR;
+  }
   if (!c) return NULL;
   if (!value_of(s, c, n)) return TY_ERR;
   const cval *v = &c->v;

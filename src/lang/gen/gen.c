@@ -204,6 +204,8 @@ static const char *c_literal_float(gen *g, double x, bool f32) {
   char buf[64];
   if (x != x) return f32 ? "__builtin_nanf(\"\")" : "__builtin_nan(\"\")";
   if (x > 1.7976931348623157e308 || (f32 && x >= 3.4028235677973366e38)) return f32 ? "__builtin_inff()" : "__builtin_inf()";
+  if (x < -1.7976931348623157e308 || (f32 && x <= -3.4028235677973366e38)) /* f32::NEG_INFINITY */
+    return f32 ? "(-__builtin_inff())" : "(-__builtin_inf())";
   snprintf(buf, sizeof buf, "%.17g", x);
   if (!strpbrk(buf, ".eEn")) strcat(buf, ".0");
   return tl_gen_fmt(g, "%s%s", buf, f32 ? "f" : "");
