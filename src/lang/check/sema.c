@@ -1302,7 +1302,9 @@ int tl_sema_check(tl_program *prog, tl_diag *diag, tl_arena *arena, tl_sema *out
   out->main = tl_sema_find_fn(&s, "main");
   if (!out->main) {
     if (before == 0) tl_diag_error(diag, 1, 1, "no `fn main()` in this file"); /* else it may be what failed */
-  } else if (!out->main->partial && (out->main->nparams || out->main->self || out->main->ret->kind != TY_UNIT))
-    tl_diag_error(diag, out->main->fn->line, out->main->fn->col, "`main` takes no parameters and returns nothing");
+  } else if (!out->main->partial && (out->main->nparams || out->main->self ||
+                                     (out->main->ret->kind != TY_UNIT && out->main->ret->kind != TY_I64)))
+    tl_diag_error(diag, out->main->fn->line, out->main->fn->col,
+                  "`main` takes no parameters and returns nothing (or an i64, the exit status)");
   return diag->errors - before;
 }

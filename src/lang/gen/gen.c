@@ -1135,9 +1135,16 @@ char *tl_gen_program(const tl_sema *S, tl_arena *arena, const char *file, bool l
   if (body) tl_strbuf_puts(&out, body);
   free(body);
   /* the knowledge base lives as long as main runs (an error exit frees it too) */
-  tl_strbuf_printf(&out, "int tl_program_main(tlrt *run) {\n  R = run;\n%s  %s();\n%s  return 0;\n}\n",
-                   S->logic ? "  tlrt_logic_begin(R, &tl__logic);\n" : "", S->main->cname,
-                   S->logic ? "  tlrt_logic_end(R);\n" : "");
+  /* `fn main() -> i64` (the seed language's): its value is the exit status, 0 to 255 */
+  const tl_fn *mf = S->main->fn;
+  const char *status = S->main->ret->kind == TY_I64
+                           ? tl_gen_fmt(g, "  int64_t status = %s();\n  if (status < 0 || status > 255) tlrt_fail(R, %d, %d, "
+                                           "\"main returned %%lld, an exit status outside 0..255\", (long long)status);\n",
+                                        S->main->cname, mf->line, mf->col)
+                           : tl_gen_fmt(g, "  %s();\n", S->main->cname);
+  tl_strbuf_printf(&out, "int tl_program_main(tlrt *run) {\n  R = run;\n%s%s%s  return %s;\n}\n",
+                   S->logic ? "  tlrt_logic_begin(R, &tl__logic);\n" : "", status,
+                   S->logic ? "  tlrt_logic_end(R);\n" : "", S->main->ret->kind == TY_I64 ? "(int)status" : "0");
   char *src = tl_gen_take_text(g, &out);
   if (g->failed || !src) {
     snprintf(err, errlen, "%s", g->failed ? g->error : "tl: out of memory");
