@@ -17,6 +17,7 @@ static const tl_sys_entry rows[] = {
     {"System::sleep", 'p', "tlrt_sys_sleep", "i", 'u', true},
     {"System::exit", 'p', "tlrt_sys_exit", "i", 'u', true},
     {"System::memory_mb", 'p', "tlrt_sys_memory_mb", "", 'i', false},
+    {"System::memory_bytes", 'p', "tlrt_sys_memory_bytes", "", 'i', false},
     {"Env::get", 'p', "tlrt_env_get", "s", 's', false},
     {"File::read_string", 'p', "tlrt_file_read", "s", 's', true},
     {"File::read", 'p', "tlrt_file_read", "s", 's', true},

@@ -39,7 +39,7 @@ _Noreturn void tlrt_sys_exit(tlrt *R, int64_t code, int line, int col) {
   longjmp(*R->on_error, 2);
 }
 
-int64_t tlrt_sys_memory_mb(tlrt *R) {
+int64_t tlrt_sys_memory_bytes(tlrt *R) {
   (void)R;
   long pages = 0, resident = 0;
   FILE *f = fopen("/proc/self/statm", "r");
@@ -48,8 +48,10 @@ int64_t tlrt_sys_memory_mb(tlrt *R) {
     fclose(f);
   }
   long page = sysconf(_SC_PAGESIZE);
-  return (int64_t)resident * (page > 0 ? page : 4096) / (1024 * 1024);
+  return (int64_t)resident * (page > 0 ? page : 4096);
 }
+
+int64_t tlrt_sys_memory_mb(tlrt *R) { return tlrt_sys_memory_bytes(R) / (1024 * 1024); }
 
 /* a String as a C string for the C library: one with a NUL inside is refused */
 static const char *c_text(tlrt *R, const tlrt_str *s, const char *what, int line, int col) {

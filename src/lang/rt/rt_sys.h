@@ -14,6 +14,7 @@ TL_API void tlrt_sys_sleep(tlrt *R, int64_t ms, int line, int col);   /* ms < 0:
 /* ends the program with `code` (0..255): unwinds like a run-time error, without one */
 TL_API _Noreturn void tlrt_sys_exit(tlrt *R, int64_t code, int line, int col);
 TL_API int64_t tlrt_sys_memory_mb(tlrt *R);                           /* resident set, MiB */
+TL_API int64_t tlrt_sys_memory_bytes(tlrt *R);                        /* resident set, bytes */
 TL_API tlrt_str *tlrt_env_get(tlrt *R, const tlrt_str *name);         /* "" when unset */
 TL_API int64_t tlrt_args_count(tlrt *R);
 TL_API tlrt_str *tlrt_args_get(tlrt *R, int64_t i, int line, int col);
