@@ -286,6 +286,45 @@ static bool eval(sema *s, tl_node *n, tl_ty_kind want, cval *out) {
                     "arithmetic, comparisons and `as`, not this");
 }
 
+/* a tensor constant's value: an array literal, rectangular, of constant numbers (or
+ * bools); its rank the written one where that is given. true when it is */
+static bool tensor_literal(sema *s, const tl_node *n, const tl_ty *t, int depth, int64_t *dims, int *rank) {
+  if (n->kind != TL_N_ARRAY || n->name) {
+    if (depth == 0) return fail(s, n, "a tensor constant's value is an array literal of numbers, like `[1.0, 2.0]`");
+    cval v;
+    tl_ty_kind want = t->dtype == TL_F64 ? TY_F64 : t->dtype == TL_I64 ? TY_I64 : t->dtype == TL_I32 ? TY_I32
+                      : t->dtype == TL_BOOL ? TY_BOOL : TY_F32;
+    if (*rank < 0) *rank = depth;
+    if (depth != *rank) return fail(s, n, "the rows of a tensor constant have one shape: this element is not where its row's are");
+    return eval(s, (tl_node *)n, want, &v) && ((is_int(v.kind) || is_float(v.kind) || v.kind == TY_BOOL) ||
+                                              fail(s, n, "a tensor's element is a number or a bool"));
+  }
+  int64_t k = tl_ast_count(n->args);
+  if (depth >= 8) return fail(s, n, "a tensor has at most 8 axes");
+  if (dims[depth] < 0) dims[depth] = k;
+  else if (dims[depth] != k) return fail(s, n, "the rows of a tensor constant have one shape: this row's length differs");
+  for (const tl_node *a = n->args; a; a = a->next)
+    if (!tensor_literal(s, a, t, depth + 1, dims, rank)) return false;
+  if (depth == 0 && t->rank >= 0 && *rank != t->rank) {
+    tl_sema_error(s, n, "this literal has %d ax%s, the written type %d", *rank, *rank == 1 ? "is" : "es", t->rank);
+    return false;
+  }
+  return true;
+}
+
+/* a copy of tree n (a tensor constant's literal, for one use) */
+static tl_node *clone(sema *s, const tl_node *n) {
+  if (!n) return NULL;
+  tl_node *c = tl_arena_alloc(s->arena, sizeof *c);
+  if (!c) return NULL;
+  *c = *n;
+  c->next = clone(s, n->next);
+  c->lhs = clone(s, n->lhs);
+  c->rhs = clone(s, n->rhs);
+  c->args = clone(s, n->args);
+  return c;
+}
+
 /* c's value, computed on first use; false after an error (said once) */
 static bool value_of(sema *s, sema_const *c, const tl_node *at) {
   if (c->state == 1) {
@@ -297,10 +336,18 @@ static bool value_of(sema *s, sema_const *c, const tl_node *at) {
   c->state = 1;
   tl_ast_item *it = c->it;
   tl_ty *t = tl_sema_resolve_type(s, it->type);
+  if (t->kind == TY_TENSOR) { /* its literal is copied into each use (tl_sema_const_use) */
+    int64_t dims[8] = {-1, -1, -1, -1, -1, -1, -1, -1};
+    int rank = -1;
+    bool ok = tensor_literal(s, it->value, t, 0, dims, &rank);
+    c->state = 2;
+    c->ty = ok ? t : TY_ERR;
+    return ok;
+  }
   bool scalar = tl_ty_is_numeric(t) || t->kind == TY_BOOL || t->kind == TY_CHAR || t->kind == TY_STR;
   if (t->kind != TY_ERROR && !scalar) {
     char b[64];
-    tl_diag_error(s->diag, it->type->line, it->type->col, "a constant is a number, a bool, a char or a String, not %s",
+    tl_diag_error(s->diag, it->type->line, it->type->col, "a constant is a number, a bool, a char, a String or a tensor, not %s",
                   tl_ty_name(t, b, sizeof b));
   }
   cval v;
@@ -343,6 +390,12 @@ tl_ty *tl_sema_const_use(sema *s, tl_node *n) {
   }
   if (!c) return NULL;
   if (!value_of(s, c, n)) return TY_ERR;
+  if (c->ty->kind == TY_TENSOR) { /* a copy of its literal, checked as written here */
+    n->kind = TL_N_ARRAY;
+    n->name = NULL;
+    n->args = clone(s, c->it->value->args);
+    return tl_sema_expr(s, n, c->ty);
+  }
   const cval *v = &c->v;
   n->ref = c;
   if (is_int(v->kind) || v->kind == TY_BOOL || v->kind == TY_CHAR) {

@@ -1174,6 +1174,8 @@ static bool word_at(parser *p, int k, const char *w) {
 
 bool tl_parse_const_ahead(parser *p) {
   tl_tok_kind next_kind = peek_at(p, 1)->kind;
+  if (word_at(p, 0, "tensor")) /* `tensor A: Tensor<f32, 1> = [..];`, the seed language's tensor constant */
+    return next_kind == TL_TOK_IDENT && peek_at(p, 2)->kind == TL_TOK_COLON;
   return (word_at(p, 0, "const") || word_at(p, 0, "static")) && (next_kind == TL_TOK_IDENT || next_kind == TL_TOK_MUT);
 }
 

@@ -326,11 +326,11 @@ static void impl_item(parser *p, tl_ast_item *it) {
   tl_parse_expect(p, TL_TOK_RBRACE, trait ? "'}' to close the trait" : "'}' to close the impl");
 }
 
-// const = ("const" | "static" "mut"?) ident ":" type "=" expr ";"
+// const = ("const" | "static" "mut"? | "tensor") ident ":" type "=" expr ";"
 static void const_item(parser *p, tl_ast_item *it) {
   const tl_token *kw = next(p);
   it->kind = TL_ITEM_CONST;
-  it->is_static = kw->len == 6; /* "static" */
+  it->is_static = kw->len == 6 && p->diag->src[kw->offset] == 's'; /* "static", not "tensor" */
   it->is_mut = it->is_static && consume(p, TL_TOK_MUT);
   it->name = tl_parse_ident(p, it->is_static ? "a name after 'static'" : "a name after 'const'");
   tl_parse_expect(p, TL_TOK_COLON, "':' and the type (a constant's type is written: `const N: i64 = 4;`)");
