@@ -191,10 +191,11 @@ static void unknown_method(sema *s, tl_node *n, tl_ty *t, char of) {
   tl_suggest_init(&g, n->name);
   for (size_t i = 0; i < sizeof methods / sizeof methods[0]; i++)
     if (methods[i].of == of) tl_suggest_add(&g, methods[i].name);
-  tl_suggest_add(&g, "iter");
+  static const char *const chains[] = {"iter", "map", "filter", "enumerate", "zip", "any", "all", "fold"}; /* iter_spelling */
+  for (size_t i = 0; i < (of == 'V' ? 8u : 1u); i++) tl_suggest_add(&g, chains[i]);
   tl_suggest_hint(&g, s->diag, "");
   tl_diag_hint(s->diag, "the methods of %s are: %s, %s", of == 'V' ? "Vec" : "HashMap", names,
-               of == 'V' ? "iter, sort_by, sort_by_key" : "iter"); /* sema_iter.c's */
+               of == 'V' ? "iter, sort_by, sort_by_key, map, filter, enumerate, zip, any, all, fold" : "iter"); /* sema_iter.c's */
   tl_sema_check_rest(s, n->args);
 }
 
@@ -206,6 +207,27 @@ static void arg_of(sema *s, tl_node *a, tl_ty *want, const char *what) {
 
 /* the comparisons of sort: numbers, bool, char, String */
 static bool sortable(const tl_ty *t) { return tl_ty_is_numeric(t) || t->kind == TY_BOOL || t->kind == TY_CHAR || t->kind == TY_STR; }
+
+/* `v.map(f)`, `v.filter(f)`, `v.enumerate()`, `v.zip(w)` (the seed language's eager
+ * spellings) are `v.iter().map(f).collect()`...; `v.any(f)`, `v.all(f)`, `v.fold(a, f)`
+ * are `v.iter().any(f)`...: n becomes that chain, checked as written so (sema_iter.c) */
+static tl_ty *iter_spelling(sema *s, tl_node *n) {
+  static const char *const adapters[] = {"map", "filter", "enumerate", "zip"}, *const consumers[] = {"any", "all", "fold"};
+  bool adapter = false, consumer = false;
+  for (size_t i = 0; i < 4; i++) adapter |= !strcmp(n->name, adapters[i]);
+  for (size_t i = 0; i < 3; i++) consumer |= !strcmp(n->name, consumers[i]);
+  if (!adapter && !consumer) return NULL;
+  tl_node *it = tl_arena_alloc(s->arena, sizeof *it), *inner = adapter ? tl_arena_alloc(s->arena, sizeof *inner) : NULL;
+  if (!it || (adapter && !inner)) return TY_ERR;
+  *it = (tl_node){.kind = TL_N_METHOD, .line = n->line, .col = n->col, .name = "iter", .lhs = n->lhs};
+  if (adapter) {
+    *inner = (tl_node){.kind = TL_N_METHOD, .line = n->line, .col = n->col, .name = n->name, .lhs = it, .args = n->args};
+    n->name = "collect";
+    n->lhs = inner;
+    n->args = NULL;
+  } else n->lhs = it;
+  return tl_sema_method(s, n);
+}
 
 tl_ty *tl_sema_vec_method(sema *s, tl_node *n, tl_ty *t) {
   if (t->kind == TY_TENSOR && !strcmp(n->name, "to_vec")) { /* its elements, one copy */
@@ -222,6 +244,8 @@ tl_ty *tl_sema_vec_method(sema *s, tl_node *n, tl_ty *t) {
   size_t i = 0;
   while (i < sizeof methods / sizeof methods[0] && (methods[i].of != of || strcmp(methods[i].name, n->name))) i++;
   if (i == sizeof methods / sizeof methods[0]) {
+    tl_ty *chain = of == 'V' ? iter_spelling(s, n) : NULL;
+    if (chain) return chain;
     unknown_method(s, n, t, of);
     return TY_ERR;
   }
