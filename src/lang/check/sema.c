@@ -386,8 +386,19 @@ static tl_ty *check_binary_at(sema *s, tl_node *n, tl_ty *expect, bool hint_only
     flex_meets(n->rhs, l);
     l = n->lhs->ty, r = n->rhs->ty;
   }
-  if (l->kind == TY_TENSOR || r->kind == TY_TENSOR) return binary_tensor(s, n, l, r);
   char a[64], b[64];
+  if (op == TL_TOK_AMP || op == TL_TOK_PIPE || op == TL_TOK_CARET || op == TL_TOK_SHL || op == TL_TOK_SHR) {
+    /* bit operators: integers (a shift's amount any integer), or bools for & | ^ */
+    bool shift = op == TL_TOK_SHL || op == TL_TOK_SHR;
+    if (tl_ty_is_int(l) && (shift ? tl_ty_is_int(r) : l->kind == r->kind) && !s->compr_depth) return l;
+    if (!shift && l->kind == TY_BOOL && r->kind == TY_BOOL && !s->compr_depth) return l;
+    if (s->compr_depth) tl_sema_error(s, n, "a comprehension body computes numbers: bit operators are not there yet");
+    else
+      tl_sema_error(s, n, "operator `%s` works on integers%s, not %s and %s", tl_tok_name(op), shift ? "" : " (or bools)",
+                    tl_ty_name(l, a, sizeof a), tl_ty_name(r, b, sizeof b));
+    return TY_ERR;
+  }
+  if (l->kind == TY_TENSOR || r->kind == TY_TENSOR) return binary_tensor(s, n, l, r);
   if (l->kind == TY_STR && r->kind == TY_STR) {
     if (op == TL_TOK_PLUS) return TY_STR_T;
     if (cmp) return TY_BOOL_T;
@@ -455,8 +466,10 @@ static tl_ty *check_unary(sema *s, tl_node *n, tl_ty *expect, bool hint_only) {
     return TY_ERR;
   }
   bool need = !hint_only && expect && expect->kind != TY_TENSOR; /* -x, !x: a scalar only from a scalar */
-  tl_ty *t = expr_as(s, n->lhs, n->op == TL_TOK_NOT ? TY_BOOL_T : expect, need);
+  bool int_not = n->op == TL_TOK_NOT && expect && tl_ty_is_int(expect); /* `let m: i64 = !x` */
+  tl_ty *t = expr_as(s, n->lhs, n->op == TL_TOK_NOT && !int_not ? TY_BOOL_T : expect, need);
   if (t->kind == TY_ERROR) return t;
+  if (n->op == TL_TOK_NOT && tl_ty_is_int(t) && !s->compr_depth) return t; /* bitwise not, Rust's `!` on integers */
   if (n->op == TL_TOK_MINUS && (tl_ty_is_numeric(t) || t->kind == TY_TENSOR)) return t;
   if (n->op == TL_TOK_NOT && (t->kind == TY_BOOL || (t->kind == TY_TENSOR && (t->dtype == TL_BOOL || t->dtype < 0))))
     return t->kind == TY_TENSOR ? tl_sema_tensor(s, TL_BOOL, t->rank) : t;

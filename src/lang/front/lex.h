@@ -32,7 +32,10 @@
   X(ASSIGN, "=") X(LT, "<") X(GT, ">") X(NOT, "!") X(AMP, "&") X(PIPE, "|")          \
   X(COLON, ":") X(SEMI, ";") X(COMMA, ",") X(DOT, ".") X(QUESTION, "?")              \
   X(DOLLAR, "$") X(LPAREN, "(") X(RPAREN, ")") X(LBRACKET, "[") X(RBRACKET, "]")     \
-  X(LBRACE, "{") X(RBRACE, "}")
+  X(LBRACE, "{") X(RBRACE, "}") X(CARET, "^")                                        \
+  /* never lexed (`<` comes first): the parser makes them of two adjacent `<` or `>`, \
+   * so `Vec<Vec<i64>>` closes two types */                                          \
+  X(SHL, "<<") X(SHR, ">>")
 
 typedef enum {
   TL_TOK_EOF,

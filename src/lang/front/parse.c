@@ -274,6 +274,8 @@ static tl_node *array(parser *p) {
   tl_node *n = new_node(p, TL_N_ARRAY, next(p));
   tl_node head = {0}, *cur = &head;
   const tl_token *bad_axis = NULL; /* the first element that is not a name */
+  int saved = p->no_pipe_depth;
+  p->no_pipe_depth = p->depth + 1; /* the element's own expr, not one nested in it */
   while (!at(p, TL_TOK_RBRACKET) && !at(p, TL_TOK_PIPE)) {
     const tl_token *t = peek(p);
     cur = cur->next = expr_with(p, false);
@@ -281,6 +283,7 @@ static tl_node *array(parser *p) {
     if (at(p, TL_TOK_RBRACKET) || at(p, TL_TOK_PIPE)) break;
     tl_parse_expect(p, TL_TOK_COMMA, "',' or ']' in the array");
   }
+  p->no_pipe_depth = saved;
   n->args = head.next;
   if (at(p, TL_TOK_PIPE)) return comprehension(p, n, bad_axis);
   next(p);
@@ -666,16 +669,31 @@ static tl_node *cast(parser *p) {
   return n;
 }
 
-/* binding power of a binary operator token, 0 if none; higher binds tighter */
+/* binding power of a binary operator token, 0 if none; higher binds tighter (Rust's
+ * order: || && comparisons | ^ & shifts + - * / %) */
 static int binary_prec(tl_tok_kind k) {
   switch (k) {
   case TL_TOK_OROR: return 1;
   case TL_TOK_ANDAND: return 2;
   case TL_TOK_EQ: case TL_TOK_NE: case TL_TOK_LT: case TL_TOK_LE: case TL_TOK_GT: case TL_TOK_GE: return 3;
-  case TL_TOK_PLUS: case TL_TOK_MINUS: return 4;
-  case TL_TOK_STAR: case TL_TOK_SLASH: case TL_TOK_PERCENT: return 5;
+  case TL_TOK_PIPE: return 4;
+  case TL_TOK_CARET: return 5;
+  case TL_TOK_AMP: return 6;
+  case TL_TOK_SHL: case TL_TOK_SHR: return 7;
+  case TL_TOK_PLUS: case TL_TOK_MINUS: return 8;
+  case TL_TOK_STAR: case TL_TOK_SLASH: case TL_TOK_PERCENT: return 9;
   default: return 0;
   }
+}
+
+/* the binary operator at the next token: `<<` and `>>` are two adjacent `<` or `>`
+ * (*two set); `|` directly in an array's element is the comprehension's bar */
+static tl_tok_kind binary_op(parser *p, bool *two) {
+  const tl_token *t = peek(p), *u = peek_at(p, 1);
+  *two = (t->kind == TL_TOK_LT || t->kind == TL_TOK_GT) && u->kind == t->kind && u->offset == t->offset + 1;
+  if (*two) return t->kind == TL_TOK_LT ? TL_TOK_SHL : TL_TOK_SHR;
+  if (t->kind == TL_TOK_PIPE && p->depth == p->no_pipe_depth) return TL_TOK_EOF;
+  return t->kind;
 }
 
 // binary = cast (binop binary)*  -- precedence climbing, left associative;
@@ -686,11 +704,14 @@ static tl_node *binary(parser *p, int min_prec) {
     const tl_token *t = peek(p);
     if (t->kind == TL_TOK_LARROW)
       tl_parse_fail_at(p, t, "`<-` is only used in comprehension generators; write `< -` for less-than a negative");
-    int prec = binary_prec(t->kind);
+    bool two;
+    tl_tok_kind op = binary_op(p, &two);
+    int prec = binary_prec(op);
     if (prec < min_prec || prec == 0) return lhs;
     next(p);
+    if (two) next(p);
     tl_node *n = new_node(p, TL_N_BINARY, t);
-    n->op = t->kind;
+    n->op = op;
     n->lhs = lhs;
     n->rhs = binary(p, prec + 1);
     if (prec == 3 && binary_prec(peek(p)->kind) == 3)
@@ -1148,11 +1169,12 @@ static tl_node *guarded_stmt(parser *p, bool *is_value) {
   jmp_buf here, *outer = p->recover;
   const tl_token *t = peek(p);
   bool no_struct = p->no_struct;
-  int depth = p->depth, start = p->pos;
+  int depth = p->depth, start = p->pos, no_pipe = p->no_pipe_depth;
   if (setjmp(here)) {
     p->recover = outer;
     p->no_struct = no_struct;
     p->depth = depth;
+    p->no_pipe_depth = no_pipe;
     *is_value = false;
     sync_stmt(p, start);
     tl_node *err = new_node(p, TL_N_ERROR, t);

@@ -17,6 +17,7 @@ typedef struct {
   bool no_struct;   /* in an if/while/for head: `x {` opens the body, not a struct literal */
   const char *head; /* ... which head, for the hint: "an `if` condition" */
   int depth;
+  int no_pipe_depth; /* an array's elements: `|` at this depth starts a comprehension's clauses */
   int fails;         /* syntax errors so far, reported or not (an echo of a lexical error is not) */
   tl_ast_item *item; /* the item being parsed and */
   tl_fn *partial;    /* the function: what is known of them when they fail */

@@ -378,6 +378,7 @@ tl_ast_item *tl_parse_guarded_item(parser *p, tl_ast_item **broken) {
   p->partial = NULL;
   if (setjmp(here)) {
     p->depth = 0;
+    p->no_pipe_depth = 0;
     p->in_trait = false;
     p->no_struct = false;
     p->head = NULL;

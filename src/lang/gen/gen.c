@@ -309,6 +309,12 @@ cv tl_gen_binary_values(gen *g, tl_node *n, tl_tok_kind op, cv a, cv b) {
     return tl_gen_scalar(tl_gen_fmt(g, "tl__%s%s(R, %s, %s, %d, %d)", op == TL_TOK_SLASH ? "div" : "mod",
                               a.ty->kind == TY_I32 ? "32" : "64", a.c, b.c, n->line, n->col), t);
   if (op == TL_TOK_PERCENT) return tl_gen_scalar(tl_gen_fmt(g, "fmod%s(%s, %s)", a.ty->kind == TY_F32 ? "f" : "", a.c, b.c), t);
+  if (op == TL_TOK_SHL || op == TL_TOK_SHR)
+    return tl_gen_scalar(tl_gen_fmt(g, "tl__shift%s(R, %s, (int64_t)(%s), %d, %d, %d)", a.ty->kind == TY_I32 ? "32" : "64", a.c,
+                                    b.c, op == TL_TOK_SHL, n->line, n->col), t);
+  if (op == TL_TOK_AMP || op == TL_TOK_PIPE || op == TL_TOK_CARET) /* integers or bools (sema) */
+    return tl_gen_scalar(tl_gen_fmt(g, "((%s)((%s) %s (%s)))", tl_gen_ctype(g, t), a.c,
+                                    op == TL_TOK_AMP ? "&" : op == TL_TOK_PIPE ? "|" : "^", b.c), t);
   return tl_gen_scalar(tl_gen_fmt(g, "(%s %s %s)", a.c, tok_c(op), b.c), t);
 }
 
@@ -438,6 +444,8 @@ static cv gen_unary(gen *g, tl_node *n) {
   if (a.ty->kind == TY_TENSOR)
     return tl_gen_temp_value(g, n->ty, tl_gen_fmt(g, "tlrt_unop(R, %d, %s, %d, %d)", n->op == TL_TOK_NOT ? TLRT_UNOP_NOT : TLRT_UNOP_NEG,
                                             a.c, n->line, n->col));
+  if (n->op == TL_TOK_NOT && tl_ty_is_int(a.ty)) /* bitwise not */
+    return tl_gen_scalar(tl_gen_fmt(g, "((%s)~(%s))", tl_gen_ctype(g, a.ty), a.c), n->ty);
   if (n->op == TL_TOK_NOT) return tl_gen_scalar(tl_gen_fmt(g, "(!%s)", a.c), n->ty);
   if (tl_ty_is_int(a.ty)) return tl_gen_scalar(int_arith(g, a.ty, "-", "0", a.c), n->ty);
   return tl_gen_scalar(tl_gen_fmt(g, "(-%s)", a.c), n->ty);

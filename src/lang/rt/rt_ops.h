@@ -146,6 +146,18 @@ static inline int32_t tl__mod32(tlrt *R, int32_t a, int32_t b, int line, int col
   if (__builtin_expect(b == 0, 0)) tlrt_fail(R, line, col, "integer remainder by zero");
   return b == -1 ? 0 : a % b;
 }
+/* a << b and a >> b (arithmetic), b in 0..bits-1, else an error as Rust's overflow
+ * check; the left shift wraps (its bits past the top are dropped) */
+static inline int64_t tl__shift64(tlrt *R, int64_t a, int64_t b, int left, int line, int col) {
+  if (__builtin_expect(b < 0 || b > 63, 0))
+    tlrt_fail(R, line, col, "attempt to shift %s by %lld, outside 0..63", left ? "left" : "right", (long long)b);
+  return left ? (int64_t)((uint64_t)a << b) : a >> b;
+}
+static inline int32_t tl__shift32(tlrt *R, int32_t a, int64_t b, int left, int line, int col) {
+  if (__builtin_expect(b < 0 || b > 31, 0))
+    tlrt_fail(R, line, col, "attempt to shift %s by %lld, outside 0..31", left ? "left" : "right", (long long)b);
+  return left ? (int32_t)((uint32_t)a << b) : a >> b;
+}
 /* float -> integer saturates and NaN gives 0, as Rust's `as` */
 static inline int64_t tl__f2i(double x, int is32) {
   double lo = is32 ? -2147483648.0 : -9223372036854775808.0, hi = is32 ? 2147483647.0 : 9223372036854775807.0;
