@@ -30,6 +30,7 @@ static const tl_sys_entry rows[] = {
     {"concat", 'm', "tlrt_str_concat", "s", 's', true},
     {"to_i64", 'm', "tlrt_str_to_i64", "", 'i', true},
     {"to_f32", 'm', "tlrt_str_to_f32", "", 'f', true},
+    {"is_empty", 'm', "tlrt_str_is_empty", "", 'b', false},
     {"trim", 'm', "tlrt_str_trim", "", 's', false},
     {"to_uppercase", 'm', "tlrt_str_to_upper", "", 's', false},
     {"to_lowercase", 'm', "tlrt_str_to_lower", "", 's', false},

@@ -174,7 +174,7 @@ static const struct {
     {"is_empty", 'V', 0, false, VEC_IS_EMPTY}, {"insert", 'V', 2, true, VEC_INSERT}, {"remove", 'V', 1, true, VEC_REMOVE},
     {"contains", 'V', 1, false, VEC_CONTAINS}, {"sort", 'V', 0, true, VEC_SORT}, {"reverse", 'V', 0, true, VEC_REVERSE},
     {"clear", 'V', 0, true, VEC_CLEAR}, {"to_tensor", 'V', 0, false, VEC_TO_TENSOR}, {"get", 'V', 1, false, VEC_GET},
-    {"first", 'V', 0, false, VEC_FIRST}, {"last", 'V', 0, false, VEC_LAST},
+    {"first", 'V', 0, false, VEC_FIRST}, {"last", 'V', 0, false, VEC_LAST}, {"capacity", 'V', 0, false, VEC_CAPACITY},
     {"insert", 'M', 2, true, MAP_INSERT}, {"get", 'M', 1, false, MAP_GET}, {"contains_key", 'M', 1, false, MAP_CONTAINS_KEY},
     {"remove", 'M', 1, true, MAP_REMOVE}, {"len", 'M', 0, false, MAP_LEN}, {"is_empty", 'M', 0, false, MAP_IS_EMPTY},
     {"keys", 'M', 0, false, MAP_KEYS}, {"values", 'M', 0, false, MAP_VALUES},
@@ -264,7 +264,7 @@ tl_ty *tl_sema_vec_method(sema *s, tl_node *n, tl_ty *t) {
         infer(s, n->lhs, of == 'V' ? tl_sema_vec_type(s, x) : map_type(s, x, y));
       }
     } else tl_sema_check_rest(s, n->args);
-    return mark(n, m, m == VEC_LEN || m == MAP_LEN ? TY_I64_T : m == VEC_IS_EMPTY || m == MAP_IS_EMPTY ? TY_BOOL_T : m == VEC_PUSH || m == VEC_INSERT ? TY_UNIT_T : TY_ERR);
+    return mark(n, m, m == VEC_LEN || m == MAP_LEN || m == VEC_CAPACITY ? TY_I64_T : m == VEC_IS_EMPTY || m == MAP_IS_EMPTY ? TY_BOOL_T : m == VEC_PUSH || m == VEC_INSERT ? TY_UNIT_T : TY_ERR);
   }
   tl_ty *e = t->st->targs[0], *v = t->st->targs[1];
   char b[128];
@@ -272,7 +272,7 @@ tl_ty *tl_sema_vec_method(sema *s, tl_node *n, tl_ty *t) {
   case VEC_PUSH: arg_of(s, a, e, "`push` argument"); return mark(n, m, TY_UNIT_T);
   case VEC_POP: case VEC_FIRST: case VEC_LAST: return mark(n, m, tl_sema_option_type(s, e));
   case VEC_GET: tl_sema_expect_i64(s, a, "index"); return mark(n, m, tl_sema_option_type(s, e));
-  case VEC_LEN: case MAP_LEN: return mark(n, m, TY_I64_T);
+  case VEC_LEN: case MAP_LEN: case VEC_CAPACITY: return mark(n, m, TY_I64_T);
   case VEC_IS_EMPTY: case MAP_IS_EMPTY: return mark(n, m, TY_BOOL_T);
   case VEC_INSERT:
     tl_sema_expect_i64(s, a, "index");

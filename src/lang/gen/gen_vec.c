@@ -272,6 +272,7 @@ static cv vec_method(gen *g, tl_node *n, int m) {
     return o;
   }
   case VEC_LEN: return tl_gen_scalar(tl_gen_fmt(g, "(%s)->len", x.c), TY_I64_T);
+  case VEC_CAPACITY: return tl_gen_scalar(tl_gen_fmt(g, "(%s)->cap", x.c), TY_I64_T); /* at least len, as Rust's */
   case VEC_IS_EMPTY: return tl_gen_scalar(tl_gen_fmt(g, "((%s)->len == 0)", x.c), TY_BOOL_T);
   default: { /* contains */
     cv y = tl_gen_expr(g, a);

@@ -178,6 +178,11 @@ float tlrt_str_to_f32(tlrt *R, const tlrt_str *s, int line, int col) {
 /* ASCII whitespace, as Rust's trim sees it for ASCII text */
 static bool is_space(char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f' || c == '\v'; }
 
+bool tlrt_str_is_empty(tlrt *R, const tlrt_str *s) {
+  (void)R;
+  return s->len == 0;
+}
+
 tlrt_str *tlrt_str_trim(tlrt *R, const tlrt_str *s) {
   int64_t a = 0, b = s->len;
   while (a < b && is_space(s->data[a])) a++;

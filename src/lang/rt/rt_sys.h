@@ -27,9 +27,10 @@ TL_API tlrt_str *tlrt_str_substring(tlrt *R, const tlrt_str *s, int64_t start, i
 TL_API int64_t tlrt_str_to_i64(tlrt *R, const tlrt_str *s, int line, int col);
 TL_API float tlrt_str_to_f32(tlrt *R, const tlrt_str *s, int line, int col);
 TL_API tlrt_str *tlrt_str_from_int(tlrt *R, int64_t v);
-/* trim (ASCII whitespace), to_uppercase / to_lowercase (ASCII letters; other bytes
+/* is_empty, trim (ASCII whitespace), to_uppercase / to_lowercase (ASCII letters; other bytes
  * kept), starts_with, ends_with, replace (Rust's, every match left to right) */
 TL_API tlrt_str *tlrt_str_trim(tlrt *R, const tlrt_str *s);
+TL_API bool tlrt_str_is_empty(tlrt *R, const tlrt_str *s);
 TL_API tlrt_str *tlrt_str_to_upper(tlrt *R, const tlrt_str *s);
 TL_API tlrt_str *tlrt_str_to_lower(tlrt *R, const tlrt_str *s);
 TL_API bool tlrt_str_starts_with(tlrt *R, const tlrt_str *s, const tlrt_str *p);
