@@ -19,7 +19,7 @@ static const struct {
   char of;
 } methods[] = {
     {"is_some", 'O'}, {"is_none", 'O'}, {"is_ok", 'R'}, {"is_err", 'R'}, {"unwrap", 'B'}, {"expect", 'B'},
-    {"unwrap_or", 'B'}, {"ok_or", 'O'}, {"ok", 'R'}, {"err", 'R'}, {"map", 'B'},
+    {"unwrap_or", 'B'}, {"ok_or", 'O'}, {"ok", 'R'}, {"err", 'R'}, {"map", 'B'}, {"and_then", 'B'}, {"map_err", 'R'},
 };
 
 
@@ -227,8 +227,8 @@ tl_ty *tl_sema_option_method(sema *s, tl_node *n, tl_ty *t) {
     for (size_t i = 0; i < sizeof methods / sizeof methods[0]; i++)
       if (methods[i].of == 'B' || methods[i].of == t->st->generic) tl_suggest_add(&g, methods[i].name);
     tl_suggest_hint(&g, s->diag, "");
-    tl_diag_hint(s->diag, t->st->generic == 'O' ? "an Option has is_some, is_none, unwrap, expect, unwrap_or, ok_or and map"
-                                                : "a Result has is_ok, is_err, unwrap, expect, unwrap_or, ok, err and map");
+    tl_diag_hint(s->diag, t->st->generic == 'O' ? "an Option has is_some, is_none, unwrap, expect, unwrap_or, ok_or, map and and_then"
+                                                : "a Result has is_ok, is_err, unwrap, expect, unwrap_or, ok, err, map, and_then and map_err");
     tl_sema_check_rest(s, n->args);
     return TY_ERR;
   }
@@ -253,6 +253,28 @@ tl_ty *tl_sema_option_method(sema *s, tl_node *n, tl_ty *t) {
     tl_ty *f = tl_sema_closure_expect(s, n->args, &value, 1, NULL);
     if (f->kind == TY_ERROR) return TY_ERR;
     return payload_ok(s, n->args->line, n->args->col, f->fn_ret) ? type_of(s, f->fn_ret, err) : TY_ERR;
+  }
+  if (!strcmp(name, "and_then")) { /* and_then(|v| ..): the closure gives the whole result, of the same kind */
+    if (!tl_sema_arity(s, n, name, 1)) return TY_ERR;
+    tl_ty *f = tl_sema_closure_expect(s, n->args, &value, 1, NULL);
+    if (f->kind == TY_ERROR) return TY_ERR;
+    tl_ty *r = f->fn_ret;
+    bool fits = err ? tl_ty_is_result(r) && tl_sema_ty_fits(err, r->st->fields[1].ty) : tl_ty_is_option(r);
+    if (!fits) {
+      char b[128], w[128];
+      if (err)
+        tl_sema_error(s, n->args, "`and_then` needs a closure that returns a Result with error type %s, not %s",
+                      tl_ty_name(err, w, sizeof w), tl_ty_name(r, b, sizeof b));
+      else tl_sema_error(s, n->args, "`and_then` needs a closure that returns an Option, not %s", tl_ty_name(r, b, sizeof b));
+      return TY_ERR;
+    }
+    return r;
+  }
+  if (!strcmp(name, "map_err")) { /* map_err(|e| ..): the error through the closure, an Ok kept */
+    if (!tl_sema_arity(s, n, name, 1)) return TY_ERR;
+    tl_ty *f = tl_sema_closure_expect(s, n->args, &err, 1, NULL);
+    if (f->kind == TY_ERROR) return TY_ERR;
+    return payload_ok(s, n->args->line, n->args->col, f->fn_ret) ? type_of(s, value, f->fn_ret) : TY_ERR;
   }
   /* ok(), err(): the Option of one side */
   return tl_sema_arity(s, n, name, 0) ? type_of(s, !strcmp(name, "ok") ? value : err, NULL) : TY_ERR;

@@ -227,7 +227,7 @@ typedef struct tl_sys_entry {
 } tl_sys_entry;
 
 /* node->len of a B_OPTION call: the method (sema_option.c) */
-enum { OPT_IS_SOME, OPT_IS_NONE, OPT_IS_OK, OPT_IS_ERR, OPT_UNWRAP, OPT_EXPECT, OPT_UNWRAP_OR, OPT_OK_OR, OPT_OK, OPT_ERR, OPT_MAP };
+enum { OPT_IS_SOME, OPT_IS_NONE, OPT_IS_OK, OPT_IS_ERR, OPT_UNWRAP, OPT_EXPECT, OPT_UNWRAP_OR, OPT_OK_OR, OPT_OK, OPT_ERR, OPT_MAP, OPT_AND_THEN, OPT_MAP_ERR };
 /* node->len of a B_VEC call: the Vec or HashMap method (sema_vec.c) */
 enum { VEC_PUSH, VEC_POP, VEC_LEN, VEC_IS_EMPTY, VEC_INSERT, VEC_REMOVE, VEC_CONTAINS, VEC_SORT, VEC_REVERSE,
        VEC_CLEAR, VEC_TO_TENSOR, VEC_NEW, VEC_WITH_CAPACITY, VEC_FROM_TENSOR,

@@ -109,6 +109,36 @@ static cv map(gen *g, tl_node *n, const tl_struct_info *st, const char *x) {
   return r;
 }
 
+/* and_then(f): f(v) itself, or None / Err(e copied); map_err(f): Ok(v copied) or Err(f(e)) */
+static cv and_then_or_map_err(gen *g, tl_node *n, const tl_struct_info *st, const char *x, bool and_then) {
+  cv f = tl_gen_expr(g, n->args);
+  cv r = make(g, n->ty);
+  const tl_struct_info *rs = n->ty->st;
+  const char *v = field(g, st, x, and_then ? 0 : 1);
+  tl_gen_emit(g, "if (%s->tag %s %d) {", x, and_then ? "==" : "!=", ok_tag(st));
+  g->indent++;
+  if (and_then) { /* the closure's object replaces the one made */
+    tl_gen_emit(g, "tlrt_release(R, %s);", r.c);
+    tl_gen_emit(g, "%s = %s;", r.c, tl_gen_closure_call_expr(g, f.c, &v, 1, f.ty));
+  } else {
+    tl_gen_emit(g, "%s->tag = %d;", r.c, 1 - ok_tag(rs));
+    tl_gen_emit(g, "%s = %s;", field(g, rs, r.c, 1), tl_gen_closure_call_expr(g, f.c, &v, 1, f.ty));
+  }
+  g->indent--;
+  tl_gen_emit(g, "} else {");
+  g->indent++;
+  if (and_then) {
+    tl_gen_emit(g, "%s->tag = %d;", r.c, 1 - ok_tag(rs));
+    if (st->generic == 'R') tl_gen_emit(g, "%s = %s;", field(g, rs, r.c, 1), copy(g, st->fields[1].ty, field(g, st, x, 1)));
+  } else {
+    tl_gen_emit(g, "%s->tag = %d;", r.c, ok_tag(rs));
+    tl_gen_emit(g, "%s = %s;", field(g, rs, r.c, 0), copy(g, st->fields[0].ty, field(g, st, x, 0)));
+  }
+  g->indent--;
+  tl_gen_emit(g, "}");
+  return r;
+}
+
 cv tl_gen_option_method(gen *g, tl_node *n) {
   cv x = tl_gen_expr(g, n->lhs);
   const tl_struct_info *st = x.ty->st;
@@ -131,6 +161,7 @@ cv tl_gen_option_method(gen *g, tl_node *n) {
     return tl_ty_is_refcounted(t) ? tl_gen_temp_value(g, t, v) : tl_gen_scalar(tl_gen_new_temp(g, t, v), t);
   }
   case OPT_MAP: return map(g, n, st, x.c);
+  case OPT_AND_THEN: case OPT_MAP_ERR: return and_then_or_map_err(g, n, st, x.c, m == OPT_AND_THEN);
   default: return convert(g, n, st, x.c, m);
   }
 }
