@@ -199,13 +199,13 @@ TEST(parse_loops) {
   CHECK_BODY("for i in range(0, n) { }", "(block (for i (call range 0 n) (block)))");
   CHECK_BODY("for row in t.transpose(0, 1) { }", "(block (for row (method t transpose 0 1) (block)))");
   CHECK_BODY("while a < b && c || d { continue; }", "(block (while (|| (&& (< a b) c) d) (block (continue))))");
-  CHECK_BODY("loop { if done { break; } }", "(block (loop (block (value (if done (block (break)))))))");
+  CHECK_BODY("loop { if done { break; } }", "(block (value (loop (block (value (if done (block (break))))))))"); /* a block's last loop is its value */
 }
 
 TEST(parse_jumps) {
   CHECK_BODY("break; continue; return; return x + 1;", "(block (break) (continue) (return) (return (+ x 1)))");
   CHECK_BODY("return x", "(block (return x))");
-  CHECK_BODY("loop { return }", "(block (loop (block (return))))");
+  CHECK_BODY("loop { return }", "(block (value (loop (block (return)))))");
   CHECK_BODY("loop { break } while c { continue }", "(block (loop (block (break))) (while c (block (continue))))");
 }
 
@@ -800,7 +800,7 @@ TEST(parse_enums_and_match) {
              "(block (value (match n (=> (- 1) a) (=> (| (..= 1 5) (..= (char 'a') (char 'z'))) b)"
              " (=> (tuple 0 mut y) c) (=> (struct-lit P (x 0) (y y)) d))))");
   CHECK_BODY("loop { match x { 0 => break, _ => continue } }",
-             "(block (loop (block (value (match x (=> 0 (block (break))) (=> _ (block (continue))))))))");
+             "(block (value (loop (block (value (match x (=> 0 (block (break))) (=> _ (block (continue)))))))))");
   CHECK_BODY("if let E::B(v) = e { v } else { 0 }",
              "(block (value (if-let e (=> (call E::B v) (block (value v))) (=> _ (block (value 0))))))");
   CHECK_BODY("let c = E::C { x: 1.0 };", "(block (let c (struct-lit E::C (x 1.0))))");

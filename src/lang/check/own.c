@@ -19,6 +19,7 @@ typedef struct {
   uint64_t *scratch; /* a pool of sets, handed out in stack order */
   int nsets, used;
   uint64_t *loop_exit[64], *loop_head[64];
+  const tl_node *loop_node[64];
   int nloops;
   bool oom;
 } own;
@@ -46,6 +47,7 @@ static void kill(uint64_t *s, int v) { s[v >> 6] &= ~((uint64_t)1 << (v & 63)); 
 
 static void live_expr(own *o, tl_node *n, uint64_t *live);
 static void live_stmt(own *o, tl_node *n, uint64_t *live);
+static void live_loop(own *o, tl_node *n, uint64_t *live);
 
 /* a pattern (`let (a, (b, _)) = ..`, a match arm's) defines each name bound in it */
 static void kill_pattern(const tl_node *p, uint64_t *live) {
@@ -147,6 +149,7 @@ static void live_expr(own *o, tl_node *n, uint64_t *live) {
     live_expr(o, n->lhs, live);
     return;
   case TL_N_MATCH: live_match(o, n, live); return;
+  case TL_N_LOOP: live_loop(o, n, live); return; /* `let v = loop { .. }` */
   case TL_N_CALL: case TL_N_METHOD: case TL_N_INDEX: case TL_N_ARRAY: case TL_N_STRUCT_LIT: case TL_N_TUPLE:
   case TL_N_VARIANT:
   case TL_N_LOGIC: /* a query's or a fact's arguments read the function's values */
@@ -180,6 +183,7 @@ static void live_loop(own *o, tl_node *n, uint64_t *live) {
   for (int round = 0; round < 1000; round++) {
     o->loop_exit[o->nloops] = exit;
     o->loop_head[o->nloops] = head;
+    o->loop_node[o->nloops] = n;
     o->nloops++;
     set_copy(o, work, head);
     live_block(o, n->body, work);
@@ -218,12 +222,13 @@ static void live_stmt(own *o, tl_node *n, uint64_t *live) {
     return;
   case TL_N_EXPR_STMT: live_expr(o, n->lhs, live); return;
   case TL_N_WHILE: case TL_N_LOOP: case TL_N_FOR: live_loop(o, n, live); return;
-  case TL_N_BREAK:
-    if (o->nloops) set_copy(o, live, o->loop_exit[o->nloops - 1]);
+  case TL_N_BREAK: case TL_N_CONTINUE: { /* to its loop (n->ref: a labeled one may be outer) */
+    int i = o->nloops - 1;
+    while (i > 0 && n->ref && o->loop_node[i] != n->ref) i--;
+    if (i >= 0) set_copy(o, live, n->kind == TL_N_BREAK ? o->loop_exit[i] : o->loop_head[i]);
+    live_expr(o, n->lhs, live); /* `break value`: read before the jump */
     return;
-  case TL_N_CONTINUE:
-    if (o->nloops) set_copy(o, live, o->loop_head[o->nloops - 1]);
-    return;
+  }
   case TL_N_RETURN:
     memset(live, 0, sizeof *live * (size_t)o->words);
     live_expr(o, n->lhs, live);

@@ -460,6 +460,8 @@ static tl_ty *check_binary(sema *s, tl_node *n, tl_ty *expect, bool hint_only) {
   return t;
 }
 
+static void check_loop(sema *s, tl_node *n);
+
 static tl_ty *check_unary(sema *s, tl_node *n, tl_ty *expect, bool hint_only) {
   if (n->op == TL_TOK_AMP) {
     tl_sema_error(s, n, "`&mut` is only allowed as a call argument");
@@ -775,6 +777,12 @@ tl_ty *tl_sema_expr(sema *s, tl_node *n, tl_ty *expect) {
     t = tl_sema_logic_claims(s, n) ? tl_sema_logic_expr(s, n) : tl_sema_call(s, n, expect);
     break;
   case TL_N_MATCH: t = tl_sema_match(s, n, expect, hint); break;
+  case TL_N_LOOP: /* `let v = loop { .. break x; }`: the breaks' type (unit when none has a value) */
+    n->ty = expect && !hint && expect->kind != TY_ERROR ? expect : NULL;
+    check_loop(s, n);
+    /* no break ends it: it never gives a value (Rust's `!`), so it fits what is expected */
+    t = n->ty ? n->ty : !(n->ival & 4) && expect ? expect : TY_UNIT_T;
+    break;
   case TL_N_TRY: t = tl_sema_option_try(s, n); break;
   case TL_N_LOGIC: case TL_N_LVAR: t = tl_sema_logic_expr(s, n); break;
   case TL_N_METHOD:
@@ -1003,6 +1011,7 @@ static void check_for(sema *s, tl_node *n) {
   }
   sym *mark = s->syms;
   s->loops[s->nloops++] = n;
+  n->ival = 0; /* check_jump's marks, made again */
   n->var = tl_sema_declare(s, n, n->name, it, VAR_LOCAL, false);
   if (!n->var) return;
   n->var->loop_depth = s->nloops;
@@ -1022,6 +1031,7 @@ static void check_loop(sema *s, tl_node *n) {
     return;
   }
   s->loops[s->nloops++] = n; /* the condition runs every iteration: it is inside */
+  n->ival = 0;                /* check_jump's marks, made again */
   if (n->kind == TL_N_WHILE) {
     tl_ty *c = tl_sema_expr(s, n->cond, TY_BOOL_T);
     if (!tl_sema_ty_fits(TY_BOOL_T, c)) {
@@ -1033,6 +1043,44 @@ static void check_loop(sema *s, tl_node *n) {
   s->nloops--;
 }
 
+/* break and continue: the loop they leave (n->ref), the innermost or the one labeled
+ * so; `break value` gives a `loop` its value, the same type at every break */
+static void check_jump(sema *s, tl_node *n) {
+  const char *what = n->kind == TL_N_BREAK ? "break" : "continue";
+  if (s->compr_depth || !s->nloops) {
+    tl_sema_error(s, n, s->compr_depth ? "`%s` inside a comprehension body" : "`%s` outside of a loop", what);
+    return;
+  }
+  int i = s->nloops - 1;
+  while (n->str && i >= 0 && (!s->loops[i]->str || strcmp(s->loops[i]->str, n->str))) i--;
+  if (i < 0) {
+    tl_sema_error(s, n, "no loop labeled `%s` around this `%s`", n->str, what);
+    if (n->lhs) tl_sema_expr(s, n->lhs, NULL);
+    return;
+  }
+  tl_node *loop = s->loops[i];
+  n->ref = loop;
+  if (n->kind == TL_N_BREAK) loop->ival |= 4; /* the loop ends: its type is not `!` */
+  if (i < s->nloops - 1) loop->ival |= n->kind == TL_N_BREAK ? 1 : 2; /* a jump out of an inner loop: a C label */
+  if (!n->lhs) {
+    if (loop->kind == TL_N_LOOP && loop->ty && loop->ty->kind != TY_UNIT && loop->ty->kind != TY_ERROR && n->kind == TL_N_BREAK) {
+      char b[64];
+      tl_sema_error(s, n, "this `break` gives no value, but the loop's value is %s", tl_ty_name(loop->ty, b, sizeof b));
+    }
+    if (loop->kind == TL_N_LOOP && !loop->ty && n->kind == TL_N_BREAK) loop->ty = TY_UNIT_T; /* later breaks give () too */
+    return;
+  }
+  if (loop->kind != TL_N_LOOP) {
+    tl_sema_error(s, n, "`break` with a value leaves only a `loop`, not a `%s`", loop->kind == TL_N_WHILE ? "while" : "for");
+    tl_sema_expr(s, n->lhs, NULL);
+    return;
+  }
+  tl_ty *t = tl_sema_expr(s, n->lhs, loop->ty);
+  if (t->kind == TY_ERROR) return;
+  if (!loop->ty) loop->ty = t;
+  else if (!tl_sema_ty_fits(loop->ty, t)) tl_sema_mismatch(s, n->lhs, "`break` value", loop->ty, t);
+}
+
 static void sema_stmt(sema *s, tl_node *n) {
   if (s->compr_depth && n->kind != TL_N_LET && n->kind != TL_N_ERROR) {
     tl_sema_error(s, n, "a comprehension body holds `let` statements and a value, nothing with effects");
@@ -1042,11 +1090,11 @@ static void sema_stmt(sema *s, tl_node *n) {
   case TL_N_LET: check_let(s, n); break;
   case TL_N_ASSIGN: check_assign(s, n); break;
   case TL_N_EXPR_STMT: tl_sema_expr(s, n->lhs, NULL); break;
-  case TL_N_WHILE: case TL_N_LOOP: case TL_N_FOR: check_loop(s, n); break;
-  case TL_N_BREAK: case TL_N_CONTINUE:
-    if (s->compr_depth) tl_sema_error(s, n, "`%s` inside a comprehension body", n->kind == TL_N_BREAK ? "break" : "continue");
-    else if (!s->nloops) tl_sema_error(s, n, "`%s` outside of a loop", n->kind == TL_N_BREAK ? "break" : "continue");
+  case TL_N_WHILE: case TL_N_LOOP: case TL_N_FOR:
+    n->ty = NULL; /* a statement loop's break values are dropped */
+    check_loop(s, n);
     break;
+  case TL_N_BREAK: case TL_N_CONTINUE: check_jump(s, n); break;
   case TL_N_RETURN: {
     if (s->compr_depth) {
       tl_sema_error(s, n, "`return` inside a comprehension body");

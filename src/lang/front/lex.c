@@ -33,6 +33,7 @@ const char *tl_tok_name(tl_tok_kind kind) {
   case TL_TOK_FLOAT: return "float";
   case TL_TOK_STRING: return "string";
   case TL_TOK_CHAR: return "character";
+  case TL_TOK_LABEL: return "label";
   default: break;
   }
   for (size_t i = 0; i < sizeof keywords / sizeof keywords[0]; i++)
@@ -306,7 +307,26 @@ static void lex_string(scanner *s) {
   tl_strbuf_free(&text);
 }
 
+/* `'name` not closed by a quote, before a `:` or after break or continue: a loop label
+ * (anything else is a character literal, right or wrong) */
+static bool lex_label(scanner *s) {
+  const char *q = s->p + 1;
+  if (q >= s->end || !is_ident_start(*q)) return false;
+  while (q < s->end && (is_ident_start(*q) || is_digit(*q))) q++;
+  if (q < s->end && *q == '\'') return false;
+  const char *c = q;
+  while (c < s->end && (*c == ' ' || *c == '\t')) c++;
+  bool colon = c < s->end && *c == ':' && (c + 1 >= s->end || c[1] != ':');
+  tl_tok_kind prev = s->lx->ntokens ? s->lx->tokens[s->lx->ntokens - 1].kind : TL_TOK_EOF;
+  if (!colon && prev != TL_TOK_BREAK && prev != TL_TOK_CONTINUE) return false;
+  tl_token *t = push(s, TL_TOK_LABEL, s->p, s->line, s->line_start);
+  if (t) t->len = (uint32_t)(q - s->p); /* the quote and the name */
+  s->p = q;
+  return true;
+}
+
 static void lex_char(scanner *s) {
+  if (lex_label(s)) return;
   const char *start = s->p++;
   int64_t c = -1;
   int errors = s->d->errors;

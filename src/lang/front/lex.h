@@ -44,6 +44,7 @@ typedef enum {
   TL_TOK_FLOAT,  /* v.f */
   TL_TOK_STRING, /* str, len (decoded, NUL-terminated) */
   TL_TOK_CHAR,   /* v.i: the code point */
+  TL_TOK_LABEL,  /* `'outer`, a loop's label (its text, quote included, is the name) */
 #define TL_TOK_ENUM(name, text) TL_TOK_##name,
   TL_KEYWORDS(TL_TOK_ENUM) TL_PUNCTS(TL_TOK_ENUM)
 #undef TL_TOK_ENUM

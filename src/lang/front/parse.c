@@ -565,6 +565,20 @@ static tl_node *primary(parser *p) {
     if ((n->kind == TL_N_PATH || n->type) && !p->no_struct && at(p, TL_TOK_LBRACE) && fields_ahead(p)) return struct_lit_fields(p, n);
     return n;
   case TL_TOK_LPAREN: return paren(p);
+  case TL_TOK_LOOP: /* `let v = loop { .. break x; };` */
+    n = new_node(p, TL_N_LOOP, next(p));
+    n->body = tl_parse_block(p);
+    return n;
+  case TL_TOK_LABEL:
+    if (peek_at(p, 1)->kind == TL_TOK_COLON && peek_at(p, 2)->kind == TL_TOK_LOOP) { /* 'a: loop { .. } */
+      next(p);
+      next(p);
+      n = new_node(p, TL_N_LOOP, next(p));
+      n->str = text_of(p, t);
+      n->body = tl_parse_block(p);
+      return n;
+    }
+    tl_parse_fail_at(p, t, "a label names a loop: `'outer: loop { .. }`");
   case TL_TOK_PIPE: case TL_TOK_OROR: return closure(p);
   case TL_TOK_LBRACKET: return array(p);
   case TL_TOK_IF: return if_expr(p);
@@ -1019,10 +1033,25 @@ static tl_node *stmt(parser *p, bool *is_value) {
   case TL_TOK_LOOP:
     n = new_node(p, TL_N_LOOP, next(p));
     n->body = tl_parse_block(p);
+    *is_value = at(p, TL_TOK_RBRACE); /* a block's last `loop` is its value (`break x` gives it) */
     return n;
+  case TL_TOK_LABEL: /* 'outer: loop / while / for */
+    if (peek_at(p, 1)->kind == TL_TOK_COLON) {
+      tl_tok_kind k = peek_at(p, 2)->kind;
+      if (k != TL_TOK_LOOP && k != TL_TOK_WHILE && k != TL_TOK_FOR)
+        tl_parse_fail_at(p, peek_at(p, 2), "a label names a loop: `'outer: loop`, `while` or `for`");
+      next(p);
+      next(p);
+      n = stmt(p, is_value);
+      n->str = text_of(p, t); /* the label; a for loop's name is its variable */
+      return n;
+    }
+    return expr_stmt(p, is_value);
   case TL_TOK_BREAK:
   case TL_TOK_CONTINUE:
     n = new_node(p, t->kind == TL_TOK_BREAK ? TL_N_BREAK : TL_N_CONTINUE, next(p));
+    if (at(p, TL_TOK_LABEL)) n->str = text_of(p, next(p)); /* break 'outer */
+    if (t->kind == TL_TOK_BREAK && !at(p, TL_TOK_SEMI) && !at(p, TL_TOK_RBRACE)) n->lhs = expr(p); /* break value */
     if (!at(p, TL_TOK_RBRACE)) /* `loop { break }` needs no ';', as in Rust */
       tl_parse_expect(p, TL_TOK_SEMI, t->kind == TL_TOK_BREAK ? "';' after 'break'" : "';' after 'continue'");
     return n;

@@ -654,6 +654,8 @@ void tl_gen_scope_end(gen *g, int mark) {
 }
 
 static void gen_stmt(gen *g, tl_node *n);
+static cv gen_loop_value(gen *g, tl_node *n);
+static void gen_while(gen *g, tl_node *n);
 
 /* a block whose value goes into `dst` (NULL: no value) */
 static void gen_block_into(gen *g, tl_node *blk, const char *dst) {
@@ -737,6 +739,7 @@ cv tl_gen_expr(gen *g, tl_node *n) {
   case TL_N_TUPLE: return tl_gen_tuple(g, n);
   case TL_N_VARIANT: return tl_gen_variant(g, n);
   case TL_N_MATCH: return tl_gen_match(g, n);
+  case TL_N_LOOP: return gen_loop_value(g, n);
   case TL_N_TRY: return tl_gen_option_try(g, n);
   case TL_N_STRUCT_LIT: return gen_struct_lit(g, n);
   case TL_N_IF: return gen_if(g, n);
@@ -845,12 +848,57 @@ void tl_gen_loop_body(gen *g, tl_node *loop, tl_node *body, tl_var *owned) {
   int mark = g->nlocals;
   g->loops[g->nloops].locals_mark = mark;
   g->loops[g->nloops].node = loop;
+  g->loops[g->nloops].result = loop->kind == TL_N_LOOP ? g->loop_result : NULL;
+  g->loops[g->nloops].temps_mark = g->ntemps;
+  g->loops[g->nloops].stmt_mark = g->loop_stmt == loop && g->loop_stmt_mark <= g->ntemps ? g->loop_stmt_mark : g->ntemps;
+  g->loop_result = NULL;
   g->nloops++;
   if (owned) g->locals[g->nlocals++] = owned;
   gen_block_into(g, body, NULL);
   realize_carried(g, loop);
   g->nloops--;
   tl_gen_scope_end(g, mark);
+  if (loop->ival & 2) tl_gen_emit(g, "tl_cont_%lx:;", (unsigned long)(uintptr_t)loop); /* `continue 'label` from inside */
+}
+
+/* after a loop that a labeled break leaves from an inner loop */
+static void loop_exit_label(gen *g, const tl_node *n) {
+  if (n->ival & 1) tl_gen_emit(g, "tl_brk_%lx:;", (unsigned long)(uintptr_t)n);
+}
+
+/* break (value) and continue, to n->ref, the innermost loop or a labeled outer one:
+ * the value goes to the loop's result variable, the locals inside it are dropped */
+static void gen_jump(gen *g, tl_node *n) {
+  int i = g->nloops - 1;
+  while (i > 0 && n->ref && g->loops[i].node != n->ref) i--;
+  const gen_loop *l = &g->loops[i];
+  if (n->lhs) {
+    cv v = tl_gen_expr(g, n->lhs);
+    if (l->result) tl_gen_emit(g, "%s = %s;", l->result, tl_gen_take(g, v));
+    /* a statement loop drops the value: the break statement's temporaries go now */
+    tl_gen_release_temps(g, g->stmt_temps_mark);
+  }
+  bool inner = i == g->nloops - 1;
+  int from = n->kind == TL_N_BREAK ? l->stmt_mark : l->temps_mark;
+  for (int k = g->ntemps - 1; !inner && k >= from; k--) /* the loops' sources it leaves, on this path only */
+    if (!g->temps[k].taken) tl_gen_emit(g, "%s", tl_gen_release_call(g, g->temps[k].ty, g->temps[k].name));
+  gen_drop_locals(g, l->locals_mark);
+  if (n->kind == TL_N_CONTINUE) realize_carried(g, l->node);
+  if (inner) tl_gen_emit(g, n->kind == TL_N_BREAK ? "break;" : "continue;");
+  else tl_gen_emit(g, "goto tl_%s_%lx;", n->kind == TL_N_BREAK ? "brk" : "cont", (unsigned long)(uintptr_t)l->node);
+}
+
+/* `let v = loop { .. break x; .. }`: x in a variable declared before the loop */
+static cv gen_loop_value(gen *g, tl_node *n) {
+  tl_ty *t = n->ty;
+  bool unit = !t || t->kind == TY_UNIT;
+  const char *r = unit ? NULL : tl_gen_fmt(g, "t%d", ++g->ntmp);
+  if (r) tl_gen_emit(g, "%s %s = 0;", tl_gen_ctype(g, t), r);
+  g->loop_result = r;
+  gen_while(g, n);
+  loop_exit_label(g, n);
+  if (unit) return tl_gen_scalar("0", TY_UNIT_T);
+  return tl_ty_is_refcounted(t) ? tl_gen_adopt_temp(g, r, t) : tl_gen_scalar(r, t);
 }
 
 static void gen_while(gen *g, tl_node *n) {
@@ -963,15 +1011,14 @@ static void gen_stmt(gen *g, tl_node *n) {
     if (v.temp < 0 && !tl_ty_is_refcounted(v.ty) && strcmp(v.c, "0")) tl_gen_emit(g, "(void)(%s);", v.c);
     break;
   }
-  case TL_N_WHILE: case TL_N_LOOP: gen_while(g, n); break;
-  case TL_N_FOR: gen_for(g, n); break;
-  case TL_N_BREAK: case TL_N_CONTINUE: {
-    const gen_loop *l = &g->loops[g->nloops - 1];
-    gen_drop_locals(g, l->locals_mark);
-    if (n->kind == TL_N_CONTINUE) realize_carried(g, l->node);
-    tl_gen_emit(g, n->kind == TL_N_BREAK ? "break;" : "continue;");
+  case TL_N_WHILE: g->loop_stmt = n, g->loop_stmt_mark = mark; gen_while(g, n); loop_exit_label(g, n); break;
+  case TL_N_LOOP: { /* its break values, if any, are dropped */
+    cv v = gen_loop_value(g, n);
+    if (v.temp >= 0) tl_gen_release_temps(g, mark);
     break;
   }
+  case TL_N_FOR: g->loop_stmt = n, g->loop_stmt_mark = mark; gen_for(g, n); loop_exit_label(g, n); break;
+  case TL_N_BREAK: case TL_N_CONTINUE: g->stmt_temps_mark = mark; gen_jump(g, n); break;
   case TL_N_RETURN: gen_return(g, n); break;
   default: tl_gen_expr(g, n); break;
   }

@@ -30,6 +30,9 @@ typedef struct {
 typedef struct {
   int locals_mark; /* locals declared inside the loop start here */
   const tl_node *node;
+  const char *result; /* a `loop` with `break value`: the C variable that takes it */
+  int temps_mark;     /* the temporaries pending inside it (an inner for loop's source) from here */
+  int stmt_mark;      /* ... and from here with its own (its source), which a break leaves too */
 } gen_loop;
 
 typedef struct {
@@ -49,6 +52,10 @@ typedef struct {
   tl_var *locals[GEN_MAX_LOCALS]; /* owned locals in scope, innermost last */
   int nlocals;
   gen_loop loops[GEN_MAX_LOOPS];
+  const char *loop_result; /* the result variable of the `loop` about to be made */
+  const tl_node *loop_stmt; /* the loop statement being made, and the temporaries' mark */
+  int loop_stmt_mark;       /* where it began (its source comes after) */
+  int stmt_temps_mark;     /* the temporaries of the statement being made start here */
   int nloops;
   const tl_fninfo *fn;
   const tl_node *stmt; /* the statement being generated: a move checks it for other reads */
