@@ -175,6 +175,7 @@ static const struct {
     {"contains", 'V', 1, false, VEC_CONTAINS}, {"sort", 'V', 0, true, VEC_SORT}, {"reverse", 'V', 0, true, VEC_REVERSE},
     {"clear", 'V', 0, true, VEC_CLEAR}, {"to_tensor", 'V', 0, false, VEC_TO_TENSOR}, {"get", 'V', 1, false, VEC_GET},
     {"first", 'V', 0, false, VEC_FIRST}, {"last", 'V', 0, false, VEC_LAST}, {"capacity", 'V', 0, false, VEC_CAPACITY},
+    {"set", 'V', 2, true, VEC_SET},
     {"insert", 'M', 2, true, MAP_INSERT}, {"get", 'M', 1, false, MAP_GET}, {"contains_key", 'M', 1, false, MAP_CONTAINS_KEY},
     {"remove", 'M', 1, true, MAP_REMOVE}, {"len", 'M', 0, false, MAP_LEN}, {"is_empty", 'M', 0, false, MAP_IS_EMPTY},
     {"keys", 'M', 0, false, MAP_KEYS}, {"values", 'M', 0, false, MAP_VALUES},
@@ -272,6 +273,10 @@ tl_ty *tl_sema_vec_method(sema *s, tl_node *n, tl_ty *t) {
   case VEC_PUSH: arg_of(s, a, e, "`push` argument"); return mark(n, m, TY_UNIT_T);
   case VEC_POP: case VEC_FIRST: case VEC_LAST: return mark(n, m, tl_sema_option_type(s, e));
   case VEC_GET: tl_sema_expect_i64(s, a, "index"); return mark(n, m, tl_sema_option_type(s, e));
+  case VEC_SET: /* the seed language's `v.set(i, x)`, Rust's `v[i] = x` */
+    tl_sema_expect_i64(s, a, "index");
+    arg_of(s, a->next, e, "`set` element");
+    return mark(n, m, TY_UNIT_T);
   case VEC_LEN: case MAP_LEN: case VEC_CAPACITY: return mark(n, m, TY_I64_T);
   case VEC_IS_EMPTY: case MAP_IS_EMPTY: return mark(n, m, TY_BOOL_T);
   case VEC_INSERT:

@@ -228,6 +228,18 @@ static cv vec_method(gen *g, tl_node *n, int m) {
     tl_gen_emit(g, "}");
     return o;
   }
+  case VEC_SET: { /* v[i] = x: the old element released, out of range an error */
+    cv i = tl_gen_expr(g, a);
+    const char *ix = tl_gen_new_temp(g, TY_I64_T, i.c);
+    const char *val = value_now(g, a->next);
+    const char *p = mut_place(g, n->lhs, true);
+    const char *slot = elem(g, e, tl_gen_fmt(g, "%s->data", p), tl_gen_fmt(g, "tlrt_vec_ix(R, %s, %s, %d, %d)", p, ix, n->line, n->col));
+    const char *ptr = tl_gen_fmt(g, "t%d", ++g->ntmp);
+    tl_gen_emit(g, "%s *%s = &%s;", tl_gen_ctype(g, e), ptr, slot);
+    if (tl_ty_is_refcounted(e)) tl_gen_emit(g, "%s", tl_gen_release_call(g, e, tl_gen_fmt(g, "*%s", ptr)));
+    tl_gen_emit(g, "*%s = %s;", ptr, val);
+    return tl_gen_scalar("0", TY_UNIT_T);
+  }
   case VEC_INSERT: {
     cv i = tl_gen_expr(g, a);
     const char *ix = tl_gen_new_temp(g, TY_I64_T, i.c);
