@@ -882,6 +882,10 @@ static bool check_writable(sema *s, tl_node *n) {
   return true;
 }
 
+static bool i_bit_op(tl_tok_kind op) {
+  return op == TL_TOK_AMP || op == TL_TOK_PIPE || op == TL_TOK_CARET || op == TL_TOK_SHL || op == TL_TOK_SHR;
+}
+
 static void check_assign(sema *s, tl_node *n) {
   tl_ty *l = tl_sema_expr(s, n->lhs, NULL);
   /* a variable itself (not a field or an element) takes the value: tl_sema_widen's rule */
@@ -897,10 +901,17 @@ static void check_assign(sema *s, tl_node *n) {
     tl_node tmp = *n; /* type `x op= y` as `x op y` */
     static const tl_tok_kind ops[][2] = {{TL_TOK_PLUS_ASSIGN, TL_TOK_PLUS}, {TL_TOK_MINUS_ASSIGN, TL_TOK_MINUS},
                                          {TL_TOK_STAR_ASSIGN, TL_TOK_STAR}, {TL_TOK_SLASH_ASSIGN, TL_TOK_SLASH},
-                                         {TL_TOK_PERCENT_ASSIGN, TL_TOK_PERCENT}};
-    for (int i = 0; i < 5; i++)
+                                         {TL_TOK_PERCENT_ASSIGN, TL_TOK_PERCENT}, {TL_TOK_AMP_ASSIGN, TL_TOK_AMP},
+                                         {TL_TOK_PIPE_ASSIGN, TL_TOK_PIPE}, {TL_TOK_CARET_ASSIGN, TL_TOK_CARET},
+                                         {TL_TOK_SHL_ASSIGN, TL_TOK_SHL}, {TL_TOK_SHR_ASSIGN, TL_TOK_SHR}};
+    for (int i = 0; i < 10; i++)
       if (ops[i][0] == n->op) tmp.op = ops[i][1];
     tmp.kind = TL_N_BINARY;
+    if (i_bit_op(tmp.op)) { /* x &= y is x = x & y, of x's type (check_binary_at's rule) */
+      tl_ty *t = check_binary_at(s, &tmp, l, false, l);
+      if (t->kind != TY_ERROR && l->kind != TY_ERROR && !tl_sema_ty_fits(l, t)) tl_sema_mismatch(s, n->rhs, "assigned value", l, t);
+      return;
+    }
     tl_ty *r = l->kind == TY_TENSOR ? tl_sema_expr_hint(s, n->rhs, tl_ty_of_dtype(l->dtype)) : tl_sema_expr(s, n->rhs, l);
     if (l->kind != TY_ERROR && r->kind != TY_ERROR) {
       bool ok = (l->kind == TY_TENSOR && (r->kind == TY_TENSOR || tl_ty_is_numeric(r))) ||

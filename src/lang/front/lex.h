@@ -26,6 +26,7 @@
 #define TL_PUNCTS(X)                                                                   \
   X(PLUS_ASSIGN, "+=") X(MINUS_ASSIGN, "-=") X(STAR_ASSIGN, "*=")                    \
   X(SLASH_ASSIGN, "/=") X(PERCENT_ASSIGN, "%=") X(ARROW, "->") X(FAT_ARROW, "=>")    \
+  X(AMP_ASSIGN, "&=") X(PIPE_ASSIGN, "|=") X(CARET_ASSIGN, "^=")                     \
   X(EQ, "==") X(NE, "!=") X(LE, "<=") X(GE, ">=") X(ANDAND, "&&") X(OROR, "||")      \
   X(LARROW, "<-") X(COLONCOLON, "::") X(IMPLIED_BY, ":-") X(DOTDOT, "..")            \
   X(PLUS, "+") X(MINUS, "-") X(STAR, "*") X(SLASH, "/") X(PERCENT, "%")              \
@@ -35,7 +36,7 @@
   X(LBRACE, "{") X(RBRACE, "}") X(CARET, "^")                                        \
   /* never lexed (`<` comes first): the parser makes them of two adjacent `<` or `>`, \
    * so `Vec<Vec<i64>>` closes two types */                                          \
-  X(SHL, "<<") X(SHR, ">>")
+  X(SHL, "<<") X(SHR, ">>") X(SHL_ASSIGN, "<<=") X(SHR_ASSIGN, ">>=")
 
 typedef enum {
   TL_TOK_EOF,

@@ -704,8 +704,11 @@ static int binary_prec(tl_tok_kind k) {
  * (*two set); `|` directly in an array's element is the comprehension's bar */
 static tl_tok_kind binary_op(parser *p, bool *two) {
   const tl_token *t = peek(p), *u = peek_at(p, 1);
-  *two = (t->kind == TL_TOK_LT || t->kind == TL_TOK_GT) && u->kind == t->kind && u->offset == t->offset + 1;
+  bool adjacent = u->offset == t->offset + 1;
+  *two = (t->kind == TL_TOK_LT || t->kind == TL_TOK_GT) && u->kind == t->kind && adjacent;
   if (*two) return t->kind == TL_TOK_LT ? TL_TOK_SHL : TL_TOK_SHR;
+  if (adjacent && ((t->kind == TL_TOK_LT && u->kind == TL_TOK_LE) || (t->kind == TL_TOK_GT && u->kind == TL_TOK_GE)))
+    return TL_TOK_EOF; /* `x <<= 2`: the statement's assignment */
   if (t->kind == TL_TOK_PIPE && p->depth == p->no_pipe_depth) return TL_TOK_EOF;
   return t->kind;
 }
@@ -763,7 +766,16 @@ static tl_node *expr(parser *p) {
 
 static bool is_assign_op(tl_tok_kind k) {
   return k == TL_TOK_ASSIGN || k == TL_TOK_PLUS_ASSIGN || k == TL_TOK_MINUS_ASSIGN || k == TL_TOK_STAR_ASSIGN ||
-         k == TL_TOK_SLASH_ASSIGN || k == TL_TOK_PERCENT_ASSIGN;
+         k == TL_TOK_SLASH_ASSIGN || k == TL_TOK_PERCENT_ASSIGN || k == TL_TOK_AMP_ASSIGN || k == TL_TOK_PIPE_ASSIGN ||
+         k == TL_TOK_CARET_ASSIGN;
+}
+
+/* the assignment operator at the next token, `<<=` and `>>=` made of two; 0 if none */
+static tl_tok_kind assign_op_at(parser *p) {
+  const tl_token *t = peek(p), *u = peek_at(p, 1);
+  if (u->offset == t->offset + 1 && ((t->kind == TL_TOK_LT && u->kind == TL_TOK_LE) || (t->kind == TL_TOK_GT && u->kind == TL_TOK_GE)))
+    return t->kind == TL_TOK_LT ? TL_TOK_SHL_ASSIGN : TL_TOK_SHR_ASSIGN;
+  return is_assign_op(t->kind) ? t->kind : TL_TOK_EOF;
 }
 
 /* ---- patterns ---- */
@@ -1003,11 +1015,14 @@ static tl_node *expr_stmt(parser *p, bool *is_value) {
     consume(p, TL_TOK_SEMI);
     return s;
   }
-  if (is_assign_op(peek(p)->kind)) {
+  tl_tok_kind aop = assign_op_at(p);
+  if (aop != TL_TOK_EOF) {
     if (e->kind != TL_N_IDENT && e->kind != TL_N_FIELD && e->kind != TL_N_INDEX)
       tl_parse_fail_at(p, t, "cannot assign to this expression: assign to a variable, a field `s.f` or an index `t[i]`");
     s->kind = TL_N_ASSIGN;
-    s->op = next(p)->kind;
+    s->op = aop;
+    next(p);
+    if (aop == TL_TOK_SHL_ASSIGN || aop == TL_TOK_SHR_ASSIGN) next(p);
     s->rhs = expr(p);
   }
   tl_parse_expect(p, TL_TOK_SEMI, "';' after the expression");

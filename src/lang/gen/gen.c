@@ -794,6 +794,11 @@ static tl_tok_kind plain_op(tl_tok_kind op) {
   case TL_TOK_MINUS_ASSIGN: return TL_TOK_MINUS;
   case TL_TOK_STAR_ASSIGN: return TL_TOK_STAR;
   case TL_TOK_SLASH_ASSIGN: return TL_TOK_SLASH;
+  case TL_TOK_AMP_ASSIGN: return TL_TOK_AMP;
+  case TL_TOK_PIPE_ASSIGN: return TL_TOK_PIPE;
+  case TL_TOK_CARET_ASSIGN: return TL_TOK_CARET;
+  case TL_TOK_SHL_ASSIGN: return TL_TOK_SHL;
+  case TL_TOK_SHR_ASSIGN: return TL_TOK_SHR;
   default: return TL_TOK_PERCENT;
   }
 }
