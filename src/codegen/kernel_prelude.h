@@ -68,9 +68,16 @@ TL_SCATTER_ADD(tl_scatter_add_f64_i64, double, tl_i64)
 #ifndef TL_GEMM_MC
 #define TL_GEMM_MC 144        /* rows of A packed at a time: 144 x 256 f32 = 144 KiB, in L2 */
 #endif
+#ifndef TL_GEMM_NC_BYTES
 #define TL_GEMM_NC_BYTES 4096 /* columns of B packed at a time, times the element size (1 MiB) */
+#endif
 #define TL_GEMM_MAXB 8        /* batch axes */
-#define TL_GEMM_PACK_B_ROWS 12 /* B is packed for more rows than this */
+#ifndef TL_GEMM_PACK_B_ROWS
+/* B (row-major) is packed for more rows than this; fewer rows read it in place, as the
+ * packing would cost about as much as their products: 128x784x256 on 2 threads (64 rows
+ * each) took 0.18-0.19 ms unpacked against 0.21-0.22 ms packed (AVX-512, 12x32 tile) */
+#define TL_GEMM_PACK_B_ROWS 64
+#endif
 
 #ifdef TL_GEMM
 typedef __SIZE_TYPE__ tl_size;
@@ -95,6 +102,12 @@ typedef struct tl_gemm_desc {
 typedef void (*tl_gemm_epi)(void *const *bufs, tl_i64 bi, tl_i64 m, tl_i64 n0, tl_i64 n1);
 
 static inline tl_i64 tl_gemm_min(tl_i64 a, tl_i64 b) { return a < b ? a : b; }
+/* the depth of each packed block: K in equal blocks of at most KC (784 = 4 x 196, not
+ * 3 x 256 + 16, whose last block would load and store C for 16 products a row) */
+static inline tl_i64 tl_gemm_kstep(tl_i64 k) {
+  tl_i64 blocks = (k + TL_GEMM_KC - 1) / TL_GEMM_KC;
+  return blocks > 1 ? (k + blocks - 1) / blocks : TL_GEMM_KC;
+}
 
 #if defined(__GNUC__) && !defined(__TINYC__)
 #define TL_GEMM_ALIGN __attribute__((aligned(64)))
@@ -316,8 +329,8 @@ TL_GEMM_UKR(double, f64)
     }                                                                                             \
     for (tl_i64 jc = n0; jc < n1; jc += NC) {                                                     \
       tl_i64 nc = tl_gemm_min(NC, n1 - jc);                                                       \
-      for (tl_i64 pc = 0; pc < d->k; pc += TL_GEMM_KC) {                                          \
-        tl_i64 kc = tl_gemm_min(TL_GEMM_KC, d->k - pc);                                           \
+      for (tl_i64 pc = 0, step = tl_gemm_kstep(d->k); pc < d->k; pc += step) {                    \
+        tl_i64 kc = tl_gemm_min(step, d->k - pc);                                                 \
         const T *bk = B + pc * d->sbk + jc * d->sbn;                                              \
         if (pack_b) tl_pack_b_##S(bk, d->sbk, d->sbn, kc, nc, pb);                                \
         for (tl_i64 ic = m0; ic < m1; ic += TL_GEMM_MC) {                                         \
