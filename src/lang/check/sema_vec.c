@@ -178,7 +178,7 @@ static const struct {
     {"set", 'V', 2, true, VEC_SET},
     {"insert", 'M', 2, true, MAP_INSERT}, {"get", 'M', 1, false, MAP_GET}, {"contains_key", 'M', 1, false, MAP_CONTAINS_KEY},
     {"remove", 'M', 1, true, MAP_REMOVE}, {"len", 'M', 0, false, MAP_LEN}, {"is_empty", 'M', 0, false, MAP_IS_EMPTY},
-    {"keys", 'M', 0, false, MAP_KEYS}, {"values", 'M', 0, false, MAP_VALUES},
+    {"keys", 'M', 0, false, MAP_KEYS}, {"values", 'M', 0, false, MAP_VALUES}, {"clear", 'M', 0, true, MAP_CLEAR},
 };
 
 /* the hint of an unknown method: the names of the type's methods */
@@ -230,6 +230,18 @@ static tl_ty *iter_spelling(sema *s, tl_node *n) {
   return tl_sema_method(s, n);
 }
 
+/* `m.entries()` (the seed language's) is `m.iter().collect()`: a Vec of (key, value) */
+static tl_ty *entries_spelling(sema *s, tl_node *n) {
+  if (strcmp(n->name, "entries")) return NULL;
+  if (!tl_sema_arity(s, n, "entries", 0)) return TY_ERR;
+  tl_node *it = tl_arena_alloc(s->arena, sizeof *it);
+  if (!it) return TY_ERR;
+  *it = (tl_node){.kind = TL_N_METHOD, .line = n->line, .col = n->col, .name = "iter", .lhs = n->lhs};
+  n->name = "collect";
+  n->lhs = it;
+  return tl_sema_method(s, n);
+}
+
 tl_ty *tl_sema_vec_method(sema *s, tl_node *n, tl_ty *t) {
   if (t->kind == TY_TENSOR && !strcmp(n->name, "to_vec")) { /* its elements, one copy */
     if (!tl_sema_arity(s, n, "to_vec", 0)) return TY_ERR;
@@ -245,7 +257,7 @@ tl_ty *tl_sema_vec_method(sema *s, tl_node *n, tl_ty *t) {
   size_t i = 0;
   while (i < sizeof methods / sizeof methods[0] && (methods[i].of != of || strcmp(methods[i].name, n->name))) i++;
   if (i == sizeof methods / sizeof methods[0]) {
-    tl_ty *chain = of == 'V' ? iter_spelling(s, n) : NULL;
+    tl_ty *chain = of == 'V' ? iter_spelling(s, n) : entries_spelling(s, n);
     if (chain) return chain;
     unknown_method(s, n, t, of);
     return TY_ERR;
@@ -297,7 +309,7 @@ tl_ty *tl_sema_vec_method(sema *s, tl_node *n, tl_ty *t) {
       return TY_ERR;
     }
     return mark(n, m, TY_UNIT_T);
-  case VEC_REVERSE: case VEC_CLEAR: return mark(n, m, TY_UNIT_T);
+  case VEC_REVERSE: case VEC_CLEAR: case MAP_CLEAR: return mark(n, m, TY_UNIT_T);
   case VEC_TO_TENSOR:
     if (tl_ty_dtype(e) < 0) {
       tl_sema_error(s, n, "`to_tensor` needs a Vec of f32, f64, i64, i32 or bool, not %s", tl_ty_name(t, b, sizeof b));

@@ -299,6 +299,10 @@ static cv vec_method(gen *g, tl_node *n, int m) {
 static cv map_method(gen *g, tl_node *n, int m) {
   tl_ty *t = n->lhs->ty, *k = t->st->targs[0], *v = t->st->targs[1], *r = n->ty;
   tl_node *a = n->args;
+  if (m == MAP_CLEAR) {
+    tl_gen_emit(g, "tlrt_map_clear(R, %s);", mut_place(g, n->lhs, false));
+    return tl_gen_scalar("0", TY_UNIT_T);
+  }
   if (m == MAP_INSERT || m == MAP_REMOVE) {
     const char *key;
     if (m == MAP_INSERT) {

@@ -284,6 +284,13 @@ void tlrt_map_remove_at(tlrt *R, tlrt_map *m, int64_t i) {
   map_rehash(R, m, m->tcap, 0, 0); /* the same size as before: no new memory */
 }
 
+void tlrt_map_clear(tlrt *R, tlrt_map *m) {
+  elems_release(R, m->kkind, m->keys, m->len);
+  elems_release(R, m->vkind, m->vals, m->len);
+  m->len = 0;
+  if (m->table) memset(m->table, 0, (size_t)m->tcap * sizeof *m->table); /* every slot empty */
+}
+
 uint64_t tlrt_hash_bytes(const void *p, size_t n) { return tl_hash_final(tl_hash_bytes(TL_HASH_INIT, p, n)); }
 
 uint64_t tlrt_hash_str(const tlrt_str *s) { return tlrt_hash_bytes(s->data, (size_t)s->len); }

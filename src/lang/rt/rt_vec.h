@@ -94,6 +94,8 @@ TL_API int64_t tlrt_map_slot(tlrt *R, tlrt_map *m, const void *key, bool *found,
 /* entry i removed (its key and value already released or moved out by the caller); the
  * later entries keep their order */
 TL_API void tlrt_map_remove_at(tlrt *R, tlrt_map *m, int64_t i);
+/* every entry released; the map keeps its memory */
+TL_API void tlrt_map_clear(tlrt *R, tlrt_map *m);
 /* a key's hash, ready for a slot (the library's FNV-1a and finalizer); a struct's
  * combines its fields' with tl_hash_mix from TL_HASH_INIT (core/hash_mix.h, pasted
  * into the prelude before this header) */
