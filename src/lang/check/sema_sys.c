@@ -22,6 +22,7 @@ static const tl_sys_entry rows[] = {
     {"File::read_string", 'p', "tlrt_file_read", "s", 's', true},
     {"File::read", 'p', "tlrt_file_read", "s", 's', true},
     {"File::write_string", 'p', "tlrt_file_write", "ss", 'u', true},
+    {"File::write", 'p', "tlrt_file_write_ok", "ss", 'b', true},
     {"File::exists", 'p', "tlrt_file_exists", "s", 'b', false},
     {"String::from_int", 'p', "tlrt_str_from_int", "i", 's', false},
     {"char_at", 'm', "tlrt_str_char_at", "i", 'c', true},

@@ -96,14 +96,24 @@ tlrt_str *tlrt_file_read(tlrt *R, const tlrt_str *path, int line, int col) {
   return s;
 }
 
-void tlrt_file_write(tlrt *R, const tlrt_str *path, const tlrt_str *text, int line, int col) {
-  const char *p = c_text(R, path, "a file name", line, col);
+/* writes text to path; 0 or the errno of the failure */
+static int write_file(const char *p, const tlrt_str *text) {
   FILE *f = fopen(p, "wb");
-  if (!f) tlrt_fail(R, line, col, "cannot write %s: %s", p, strerror(errno));
+  if (!f) return errno ? errno : EIO;
   size_t put = fwrite(text->data, 1, (size_t)text->len, f);
   int bad = put != (size_t)text->len ? (errno ? errno : EIO) : 0;
   if (fclose(f) && !bad) bad = errno ? errno : EIO;
+  return bad;
+}
+
+void tlrt_file_write(tlrt *R, const tlrt_str *path, const tlrt_str *text, int line, int col) {
+  const char *p = c_text(R, path, "a file name", line, col);
+  int bad = write_file(p, text);
   if (bad) tlrt_fail(R, line, col, "cannot write %s: %s", p, strerror(bad));
+}
+
+bool tlrt_file_write_ok(tlrt *R, const tlrt_str *path, const tlrt_str *text, int line, int col) {
+  return write_file(c_text(R, path, "a file name", line, col), text) == 0;
 }
 
 bool tlrt_file_exists(tlrt *R, const tlrt_str *path) {

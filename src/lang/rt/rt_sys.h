@@ -20,6 +20,8 @@ TL_API int64_t tlrt_args_count(tlrt *R);
 TL_API tlrt_str *tlrt_args_get(tlrt *R, int64_t i, int line, int col);
 TL_API tlrt_str *tlrt_file_read(tlrt *R, const tlrt_str *path, int line, int col);
 TL_API void tlrt_file_write(tlrt *R, const tlrt_str *path, const tlrt_str *text, int line, int col);
+/* File::write (the seed language's): write_string, true when written, false on failure */
+TL_API bool tlrt_file_write_ok(tlrt *R, const tlrt_str *path, const tlrt_str *text, int line, int col);
 TL_API bool tlrt_file_exists(tlrt *R, const tlrt_str *path);
 TL_API uint32_t tlrt_str_char_at(tlrt *R, const tlrt_str *s, int64_t i, int line, int col);
 TL_API bool tlrt_str_contains(tlrt *R, const tlrt_str *s, const tlrt_str *sub);
