@@ -783,6 +783,15 @@ tl_ty *tl_sema_method(sema *s, tl_node *n) {
     bool binary = id == B_POW || id == B_MAXIMUM || id == B_MINIMUM;
     if (!strcmp(n->name, "max")) id = B_MAXIMUM, binary = true;
     if (!strcmp(n->name, "min")) id = B_MINIMUM, binary = true;
+    if (id == B_CLAMP) { /* x.clamp(lo, hi) on a number, Rust's: lo and hi of x's type */
+      n->ival = id;
+      if (!check_count(s, n, n->name, tl_ast_count(n->args), 2, 2)) return TY_ERR;
+      for (tl_node *a = n->args; a; a = a->next) {
+        tl_ty *ta = tl_sema_expr(s, a, t);
+        if (ta->kind != TY_ERROR && ta->kind != t->kind) tl_sema_mismatch(s, a, "`clamp` bound", t, ta);
+      }
+      return t;
+    }
     if (unary || binary) {
       n->ival = id;
       if (!check_count(s, n, n->name, tl_ast_count(n->args), binary, binary)) return TY_ERR;

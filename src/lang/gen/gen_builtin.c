@@ -395,6 +395,16 @@ static cv gen_tensor_method(gen *g, tl_node *n, tl_builtin id) {
   }
 }
 
+/* x.clamp(lo, hi) on a number: lo > hi is an error, as Rust's assert; NaN stays NaN */
+static cv scalar_clamp(gen *g, tl_node *n) {
+  cv t = tl_gen_expr(g, n->lhs);
+  const char *x = tl_gen_new_temp(g, t.ty, t.c), *lo = tl_gen_new_temp(g, t.ty, tl_gen_expr(g, n->args).c),
+             *hi = tl_gen_new_temp(g, t.ty, tl_gen_expr(g, n->args->next).c);
+  tl_gen_emit(g, "if (!(%s <= %s)) tlrt_fail(R, %d, %d, \"clamp: the lower bound is above the upper one\");", lo, hi,
+              n->line, n->col);
+  return tl_gen_scalar(tl_gen_fmt(g, "(%s < %s ? %s : %s > %s ? %s : %s)", x, lo, lo, x, hi, hi, x), t.ty);
+}
+
 cv tl_gen_builtin_call(gen *g, tl_node *n) {
   tl_builtin id = (tl_builtin)n->ival;
   if (id == B_PRINT || id == B_PRINTLN || id == B_FORMAT) return gen_print(g, n);
@@ -411,6 +421,7 @@ cv tl_gen_builtin_call(gen *g, tl_node *n) {
     return math_call(g, n, id, x, n->args, n->args->next);
   }
   if (n->lhs->ty->kind == TY_TENSOR) return gen_tensor_method(g, n, id);
+  if (id == B_CLAMP) return scalar_clamp(g, n);
   cv x = tl_gen_grad_operand(g, n->lhs, n->ty->kind == TY_TENSOR); /* scalar methods: x.sqrt(), a.max(b) */
   return math_call(g, n, id, x, n->lhs, n->args);
 }
