@@ -718,6 +718,27 @@ static tl_ty *to_string(sema *s, tl_node *n, tl_ty *t) {
   return check_print(s, n, B_FORMAT);
 }
 
+/* `t.add(u)`, `sub`, `mul`, `div` (PyTorch's) and `t.scale(k)` (the seed language's) on a
+ * tensor are `t + u`...: the node becomes that operation */
+static tl_ty *arith_method(sema *s, tl_node *n, tl_ty *t) {
+  static const struct {
+    const char *name;
+    tl_tok_kind op;
+  } ops[] = {{"add", TL_TOK_PLUS}, {"sub", TL_TOK_MINUS}, {"mul", TL_TOK_STAR}, {"div", TL_TOK_SLASH}, {"scale", TL_TOK_STAR}};
+  if (t->kind != TY_TENSOR) return NULL;
+  for (size_t i = 0; i < sizeof ops / sizeof ops[0]; i++) {
+    if (strcmp(n->name, ops[i].name)) continue;
+    if (!check_count(s, n, n->name, tl_ast_count(n->args), 1, 1)) return TY_ERR;
+    n->kind = TL_N_BINARY;
+    n->op = ops[i].op;
+    n->rhs = n->args;
+    n->args = NULL;
+    n->name = NULL;
+    return tl_sema_expr(s, n, NULL);
+  }
+  return NULL;
+}
+
 tl_ty *tl_sema_method(sema *s, tl_node *n) {
   tl_ty *t = tl_sema_expr(s, n->lhs, NULL);
   n->ival = B_NONE;
@@ -807,6 +828,8 @@ tl_ty *tl_sema_method(sema *s, tl_node *n) {
   }
   tl_ty *str = to_string(s, n, t);
   if (str) return str;
+  tl_ty *op = arith_method(s, n, t);
+  if (op) return op;
   tl_sema_error(s, n, "no method `%s` on %s", n->name, tl_ty_name(t, b, sizeof b));
   suggest_builtin_method(s, n->name, t);
   for (tl_node *a = n->args; a; a = a->next) tl_sema_expr(s, a, NULL);
