@@ -129,6 +129,22 @@ tl_ty *tl_sema_io_method(sema *s, tl_node *n, tl_ty *t) {
     if (!tl_ty_is_numeric(v) && v->kind != TY_BOOL && v->kind != TY_ERROR) tl_sema_mismatch(s, a->next, "fill value", TY_F32_T, v);
     return t;
   }
+  if (!strcmp(m, "where") || !strcmp(m, "where_cond")) { /* cond.where(a, b): torch.where(cond, a, b) */
+    n->ival = B_WHERE;
+    if (!arity(s, n, m, 2, 2)) return TY_ERR;
+    int dt = -2;
+    for (tl_node *x = a; x; x = x->next) {
+      tl_ty *xt = tl_sema_expr(s, x, NULL);
+      if (xt->kind == TY_ERROR) return TY_ERR;
+      if (xt->kind != TY_TENSOR) {
+        tl_sema_mismatch(s, x, x == a ? "value where true" : "value where false", tl_sema_tensor(s, -1, -1), xt);
+        tl_diag_hint(s->diag, "make a number a tensor of the shape: `Tensor::full([2, 3], v)`");
+        return TY_ERR;
+      }
+      dt = dt == -2 ? xt->dtype : dt == xt->dtype ? dt : -1; /* the run time promotes differing dtypes */
+    }
+    return tl_sema_tensor(s, dt, -1); /* the broadcast shape is known when it runs */
+  }
   if (!strcmp(m, "slice")) {
     int got = tl_ast_count(a);
     if (got != 2 && got != 4) {

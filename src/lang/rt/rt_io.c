@@ -208,6 +208,14 @@ tl_tensor *tlrt_masked_fill(tlrt *R, tl_tensor *t, tl_tensor *mask, double v, in
   return r;
 }
 
+tl_tensor *tlrt_where_mask(tlrt *R, tl_tensor *cond, tl_tensor *a, tl_tensor *b, int line, int col) {
+  tl_tensor *m = cond;
+  if (tl_get_dtype(cond) != TL_BOOL) m = CHECK(tl_cast(cond, TL_BOOL)); /* nonzero: true, as the seed's float masks */
+  tl_tensor *r = tl_where(m, a, b);
+  if (m != cond) tl_release(m);
+  return CHECK(r); /* shapes that do not broadcast: the engine's message */
+}
+
 tl_tensor *tlrt_slice(tlrt *R, tl_tensor *t, int64_t dim, int64_t start, int64_t end, int64_t step, int line, int col) {
   int nd = tl_ndim(t);
   if (nd == 0) tlrt_fail(R, line, col, "slice: a 0-d tensor has no axis to slice");

@@ -105,6 +105,8 @@ TL_API void tlrt_params_load(tlrt *R, const tlrt_str *path, int n, const char *c
 TL_API tl_tensor *tlrt_full_like(tlrt *R, tl_tensor *t, double v, int line, int col);
 TL_API tl_tensor *tlrt_tri(tlrt *R, tl_tensor *t, int64_t k, bool upper, int line, int col);
 TL_API tl_tensor *tlrt_masked_fill(tlrt *R, tl_tensor *t, tl_tensor *mask, double v, int line, int col);
+/* cond.where(a, b): a where cond (nonzero) holds, else b, broadcast (torch.where) */
+TL_API tl_tensor *tlrt_where_mask(tlrt *R, tl_tensor *cond, tl_tensor *a, tl_tensor *b, int line, int col);
 TL_API tl_tensor *tlrt_slice(tlrt *R, tl_tensor *t, int64_t dim, int64_t start, int64_t end, int64_t step, int line, int col);
 TL_API tl_tensor *tlrt_slice_len(tlrt *R, tl_tensor *t, int64_t start, int64_t len, int line, int col);
 TL_API tl_tensor *tlrt_detach_grad(tlrt *R, tl_tensor *t, bool requires_grad, int line, int col);
