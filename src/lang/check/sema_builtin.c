@@ -353,7 +353,7 @@ static const struct {
   const char *name;
   tl_builtin id;
 } tensor_ctors[] = {{"zeros", B_ZEROS}, {"ones", B_ONES}, {"full", B_FULL},   {"randn", B_RANDN}, {"rand", B_RAND},
-                    {"arange", B_ARANGE}, {"eye", B_EYE}, {"cat", B_CAT},     {"stack", B_STACK}};
+                    {"arange", B_ARANGE}, {"eye", B_EYE}, {"linspace", B_LINSPACE}, {"cat", B_CAT}, {"stack", B_STACK}};
 
 static tl_ty *check_tensor_list(sema *s, tl_node *a, int *rank, int *dtype) {
   if (a->kind != TL_N_ARRAY || !a->args) {
@@ -444,6 +444,17 @@ static tl_ty *check_tensor_ctor(sema *s, tl_node *n, tl_builtin id, const char *
     }
     return tl_sema_tensor(s, is_float ? TL_F32 : TL_I64, 1);
   }
+  case B_LINSPACE: /* Tensor::linspace(start, end, steps), torch's: f32 */
+    if (!check_count(s, n, name, got, 3, 3) || named) {
+      if (named) tl_sema_error(s, named, "`linspace` takes (start, end, steps)");
+      return TY_ERR;
+    }
+    for (int i = 0; i < 2; i++, a = a->next) {
+      tl_ty *t = tl_sema_expr(s, a, TY_F32_T);
+      if (!tl_ty_is_numeric(t) && t->kind != TY_ERROR) tl_sema_mismatch(s, a, i ? "end" : "start", TY_F32_T, t);
+    }
+    tl_sema_expect_i64(s, a, "steps");
+    return tl_sema_tensor(s, TL_F32, 1);
   case B_EYE:
     if (!check_count(s, n, name, got, 1, 1)) return TY_ERR;
     tl_sema_expect_i64(s, a, "size");
@@ -474,7 +485,7 @@ static void suggest_member(sema *s, const char *path, bool methods) {
 }
 
 /* the tensor methods outside tensor_methods[] */
-static const char *const tensor_more[] = {"zeros_like", "ones_like", "tril", "triu", "masked_fill", "where", "where_cond", "slice", "detach",
+static const char *const tensor_more[] = {"zeros_like", "ones_like", "rand_like", "randn_like", "tril", "triu", "masked_fill", "where", "where_cond", "slice", "detach",
                                           "to_i64", "to_f32", "print", "conv2d", "max_pool2d", "avg_pool2d",
                                           "layer_norm", "embedding"}; /* sema_io.c, sema_nn.c */
 

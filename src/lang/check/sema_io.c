@@ -113,6 +113,16 @@ tl_ty *tl_sema_io_method(sema *s, tl_node *n, tl_ty *t) {
     n->ival = m[0] == 'z' ? B_ZEROS_LIKE : B_ONES_LIKE;
     return arity(s, n, m, 0, 0) ? t : TY_ERR;
   }
+  if (!strcmp(m, "rand_like") || !strcmp(m, "randn_like")) { /* torch's: a float tensor's dtype and shape */
+    n->ival = m[4] == 'n' ? B_RANDN_LIKE : B_RAND_LIKE;
+    if (!arity(s, n, m, 0, 0)) return TY_ERR;
+    if (t->dtype >= 0 && t->dtype != TL_F32 && t->dtype != TL_F64) {
+      char b[64];
+      tl_sema_error(s, n, "`%s` needs a float tensor, not %s", m, tl_ty_name(t, b, sizeof b));
+      return TY_ERR;
+    }
+    return t;
+  }
   if (!strcmp(m, "tril") || !strcmp(m, "triu")) {
     n->ival = m[3] == 'l' ? B_TRIL : B_TRIU;
     if (!arity(s, n, m, 0, 1)) return TY_ERR;

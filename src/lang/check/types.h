@@ -172,7 +172,7 @@ typedef enum {
   /* free functions */
   B_PRINT, B_PRINTLN, B_FORMAT,
   /* Tensor:: */
-  B_ZEROS, B_ONES, B_FULL, B_RANDN, B_RAND, B_ARANGE, B_EYE, B_CAT, B_STACK,
+  B_ZEROS, B_ONES, B_FULL, B_RANDN, B_RAND, B_ARANGE, B_EYE, B_LINSPACE, B_CAT, B_STACK,
   /* tensor methods: elementwise (math also as free functions on scalars) */
   B_NEG, B_EXP, B_LOG, B_SQRT, B_SIN, B_COS, B_TANH, B_SIGMOID, B_RELU, B_GELU, B_GELU_TANH, B_ABS, B_LOG1P,
   B_FLOOR, B_CEIL, B_ROUND, B_POW, B_MAXIMUM, B_MINIMUM, B_CLAMP,
@@ -189,6 +189,7 @@ typedef enum {
   B_STR_LEN,
   /* tensor files and more tensor methods (sema_io.c, gen_io.c, rt_io.c): B_IO_FIRST..B_IO_LAST */
   B_TENSOR_SAVE, B_TENSOR_LOAD, B_PARAM_SAVE, B_PARAM_LOAD, B_CLEAR_GRADS, B_MANUAL_SEED, B_ZEROS_LIKE, B_ONES_LIKE,
+  B_RAND_LIKE, B_RANDN_LIKE,
   B_TRIL, B_TRIU, B_MASKED_FILL, B_WHERE, B_SLICE, B_SLICE_LEN, B_TENSOR_PRINT, B_DETACH_GRAD,
   /* layer methods (sema_nn.c, gen_nn.c, rt_nn.c): B_NN_FIRST..B_NN_LAST */
   B_CONV2D, B_CONV2D_BIAS, B_MAX_POOL2D, B_AVG_POOL2D, B_LAYER_NORM, B_EMBEDDING, B_ADAM_STEP,

@@ -290,6 +290,10 @@ static cv gen_ctor(gen *g, tl_node *n) {
     const char *req = rg ? tl_gen_expr(g, rg).c : "false";
     return tensor_temp(g, n, tl_gen_fmt(g, "tlrt_new(R, %d, %s, (double)(%s), %s, %s)", kind, shape, value, req, loc(g, n)));
   }
+  case B_LINSPACE: {
+    const char *lo = tl_gen_expr(g, a).c, *hi = tl_gen_expr(g, a->next).c, *k = tl_gen_expr(g, a->next->next).c;
+    return tensor_temp(g, n, tl_gen_fmt(g, "tlrt_linspace(R, (double)(%s), (double)(%s), %s, %s)", lo, hi, k, loc(g, n)));
+  }
   case B_ARANGE: case B_EYE: {
     const char *v[3] = {"0", "0", "0"};
     int k = 0;

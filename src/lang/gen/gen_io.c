@@ -78,6 +78,8 @@ cv tl_gen_io_call(gen *g, tl_node *n) {
   switch (id) {
   case B_ZEROS_LIKE: case B_ONES_LIKE:
     return tl_gen_temp_value(g, n->ty, tl_gen_fmt(g, "tlrt_full_like(R, %s, %d, %s)", t.c, id == B_ONES_LIKE, l));
+  case B_RAND_LIKE: case B_RANDN_LIKE:
+    return tl_gen_temp_value(g, n->ty, tl_gen_fmt(g, "tlrt_rand_like(R, %s, %s, %s)", t.c, id == B_RANDN_LIKE ? "true" : "false", l));
   case B_TRIL: case B_TRIU: {
     const char *k = a ? tl_gen_expr(g, a).c : "0";
     return tl_gen_temp_value(g, n->ty, tl_gen_fmt(g, "tlrt_tri(R, %s, %s, %s, %s)", t.c, k, id == B_TRIU ? "true" : "false", l));

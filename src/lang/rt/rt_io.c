@@ -170,6 +170,15 @@ tl_tensor *tlrt_full_like(tlrt *R, tl_tensor *t, double v, int line, int col) {
   return CHECK(tl_full(R->ctx, tl_get_dtype(t), tl_ndim(t), shape, v));
 }
 
+tl_tensor *tlrt_rand_like(tlrt *R, tl_tensor *t, bool normal, int line, int col) {
+  int64_t shape[TL_MAX_DIMS];
+  for (int i = 0; i < tl_ndim(t); i++) shape[i] = tl_dim(t, i);
+  tl_dtype d = tl_get_dtype(t);
+  if (d != TL_F32 && d != TL_F64)
+    tlrt_fail(R, line, col, "%s needs a float tensor, not %s", normal ? "randn_like" : "rand_like", tl_dtype_name(d));
+  return CHECK(normal ? tl_randn(R->ctx, d, tl_ndim(t), shape) : tl_rand(R->ctx, d, tl_ndim(t), shape));
+}
+
 /* keeps the elements on and below (tril) or on and above (triu) the k-th diagonal of
  * the last two axes, zeroes the rest: a where() with a mask from two aranges */
 tl_tensor *tlrt_tri(tlrt *R, tl_tensor *t, int64_t k, bool upper, int line, int col) {

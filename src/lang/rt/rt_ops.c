@@ -157,6 +157,21 @@ tl_tensor *tlrt_arange(tlrt *R, int nargs, double a, double b, double step, bool
   return CHECK(tl_arange(R->ctx, is_float ? TL_F32 : TL_I64, a, b, step));
 }
 
+/* torch.linspace: steps values from start to end, each half computed from its own end
+ * (start + i * step, end - (steps - 1 - i) * step), as torch's CPU kernel */
+tl_tensor *tlrt_linspace(tlrt *R, double start, double end, int64_t steps, int line, int col) {
+  if (steps < 0 || steps > ((int64_t)1 << 28))
+    tlrt_fail(R, line, col, "linspace: steps must be in 0..2^28, not %lld", (long long)steps);
+  float *v = malloc(sizeof *v * (size_t)(steps ? steps : 1));
+  if (!v) tlrt_fail(R, line, col, "linspace: out of memory for %lld values", (long long)steps);
+  double step = steps > 1 ? (end - start) / (double)(steps - 1) : 0;
+  for (int64_t i = 0; i < steps; i++)
+    v[i] = (float)(steps == 1 ? start : i < steps / 2 ? start + (double)i * step : end - (double)(steps - 1 - i) * step);
+  tl_tensor *t = tl_from_data(R->ctx, TL_F32, 1, (int64_t[]){steps}, v);
+  free(v);
+  return CHECK(t);
+}
+
 tl_tensor *tlrt_eye(tlrt *R, int64_t n, int line, int col) {
   if (n < 0) tlrt_fail(R, line, col, "eye: the size cannot be negative (%lld)", (long long)n);
   return CHECK(tl_eye(R->ctx, TL_F32, n));

@@ -54,6 +54,7 @@ TL_API int64_t tlrt_dim(tlrt *R, tl_tensor *t, int64_t axis, int line, int col);
 TL_API tl_tensor *tlrt_new(tlrt *R, int kind, int ndim, const int64_t *dims, double value, bool requires_grad, int line, int col);
 TL_API tl_tensor *tlrt_arange(tlrt *R, int nargs, double a, double b, double step, bool is_float, int line, int col);
 TL_API tl_tensor *tlrt_eye(tlrt *R, int64_t n, int line, int col);
+TL_API tl_tensor *tlrt_linspace(tlrt *R, double start, double end, int64_t steps, int line, int col);
 TL_API tl_tensor *tlrt_cat(tlrt *R, bool stack, int n, tl_tensor *const *ts, int64_t dim, int line, int col);
 
 /* shape */
@@ -106,6 +107,8 @@ TL_API tl_tensor *tlrt_full_like(tlrt *R, tl_tensor *t, double v, int line, int 
 TL_API tl_tensor *tlrt_tri(tlrt *R, tl_tensor *t, int64_t k, bool upper, int line, int col);
 TL_API tl_tensor *tlrt_masked_fill(tlrt *R, tl_tensor *t, tl_tensor *mask, double v, int line, int col);
 /* cond.where(a, b): a where cond (nonzero) holds, else b, broadcast (torch.where) */
+/* t.rand_like() (U[0,1)), t.randn_like() (N(0,1)): t's float dtype and shape, from the run's stream */
+TL_API tl_tensor *tlrt_rand_like(tlrt *R, tl_tensor *t, bool normal, int line, int col);
 TL_API tl_tensor *tlrt_where_mask(tlrt *R, tl_tensor *cond, tl_tensor *a, tl_tensor *b, int line, int col);
 TL_API tl_tensor *tlrt_slice(tlrt *R, tl_tensor *t, int64_t dim, int64_t start, int64_t end, int64_t step, int line, int col);
 TL_API tl_tensor *tlrt_slice_len(tlrt *R, tl_tensor *t, int64_t start, int64_t len, int line, int col);
