@@ -139,6 +139,17 @@ tl_ty *tl_sema_io_method(sema *s, tl_node *n, tl_ty *t) {
     if (!tl_ty_is_numeric(v) && v->kind != TY_BOOL && v->kind != TY_ERROR) tl_sema_mismatch(s, a->next, "fill value", TY_F32_T, v);
     return t;
   }
+  if (!strcmp(m, "var") || !strcmp(m, "std")) { /* torch's, unbiased (n - 1): over dim, or every element */
+    n->ival = m[0] == 'v' ? B_VAR : B_STD;
+    if (!arity(s, n, m, 0, 1)) return TY_ERR;
+    if (a) tl_sema_expect_i64(s, a, "dim");
+    if (t->dtype >= 0 && t->dtype != TL_F32 && t->dtype != TL_F64) {
+      char b[64];
+      tl_sema_error(s, n, "`%s` needs a float tensor, not %s", m, tl_ty_name(t, b, sizeof b));
+      return TY_ERR;
+    }
+    return tl_sema_tensor(s, t->dtype, !a ? 0 : t->rank > 0 ? t->rank - 1 : -1);
+  }
   if (!strcmp(m, "where") || !strcmp(m, "where_cond")) { /* cond.where(a, b): torch.where(cond, a, b) */
     n->ival = B_WHERE;
     if (!arity(s, n, m, 2, 2)) return TY_ERR;

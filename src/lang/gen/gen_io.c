@@ -88,6 +88,11 @@ cv tl_gen_io_call(gen *g, tl_node *n) {
     const char *mask = tl_gen_expr(g, a).c, *v = tl_gen_plain_number(g, a->next, "masked_fill", "`t + (v - t) * mask.float()`");
     return tl_gen_temp_value(g, n->ty, tl_gen_fmt(g, "tlrt_masked_fill(R, %s, %s, (double)(%s), %s)", t.c, mask, v, l));
   }
+  case B_VAR: case B_STD: {
+    const char *dim = a ? tl_gen_new_temp(g, TY_I64_T, tl_gen_expr(g, a).c) : "0";
+    return tl_gen_temp_value(g, n->ty, tl_gen_fmt(g, "tlrt_var(R, %s, %s, %s, %s, %s)", t.c, dim, a ? "false" : "true",
+                                                   id == B_STD ? "true" : "false", l));
+  }
   case B_WHERE: {
     const char *x = tl_gen_expr(g, a).c, *y = tl_gen_expr(g, a->next).c;
     return tl_gen_temp_value(g, n->ty, tl_gen_fmt(g, "tlrt_where_mask(R, %s, %s, %s, %s)", t.c, x, y, l));

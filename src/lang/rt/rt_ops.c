@@ -327,6 +327,27 @@ tl_tensor *tlrt_sum_axes(tlrt *R, tl_tensor *t, uint64_t mask, int line, int col
   return CHECK(tl_sum(t, n, axes, 0));
 }
 
+tl_tensor *tlrt_var(tlrt *R, tl_tensor *x, int64_t dim, bool all, bool sd, int line, int col) {
+  int axes[TL_MAX_DIMS], na = 0;
+  int64_t n = 1;
+  if (all)
+    for (int i = 0; i < tl_ndim(x); i++) axes[na++] = i;
+  else axes[na++] = axis_arg(R, x, dim, false, line, col);
+  for (int i = 0; i < na; i++) n *= tl_dim(x, axes[i]);
+  tl_tensor *mean = CHECK(tl_mean(x, na, axes, 1));
+  tl_tensor *d = CHECK(tl_sub(x, mean));
+  tl_tensor *sq = CHECK(tl_mul(d, d));
+  tl_tensor *sum = CHECK(tl_sum(sq, na, axes, 0));
+  /* n - 1 = 0 divides 0 by 0: NaN, as torch gives for one element */
+  tl_tensor *v = CHECK(tl_mul_scalar(sum, n > 1 ? 1.0 / (double)(n - 1) : NAN));
+  tl_tensor *garbage[] = {mean, d, sq, sum};
+  for (int i = 0; i < 4; i++) tl_release(garbage[i]);
+  if (!sd) return v;
+  tl_tensor *r = tl_sqrt(v);
+  tl_release(v);
+  return CHECK(r);
+}
+
 tl_tensor *tlrt_where(tlrt *R, tl_tensor *c, tl_tensor *a, tl_tensor *b, int line, int col) {
   return CHECK(tl_where(c, a, b));
 }

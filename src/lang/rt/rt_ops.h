@@ -87,6 +87,9 @@ TL_API tl_tensor *tlrt_compr_view(tlrt *R, tl_tensor *t, int rank, int n, const 
                            const int64_t *hi, int line, int col);
 /* sum over the axes in `mask`, then drop them */
 TL_API tl_tensor *tlrt_sum_axes(tlrt *R, tl_tensor *t, uint64_t mask, int line, int col);
+/* x.var(dim), x.std(dim) (all: over every element): torch's unbiased estimates, composed
+ * of mean, sub, mul, sum (so autograd goes through) */
+TL_API tl_tensor *tlrt_var(tlrt *R, tl_tensor *x, int64_t dim, bool all, bool sd, int line, int col);
 TL_API tl_tensor *tlrt_where(tlrt *R, tl_tensor *c, tl_tensor *a, tl_tensor *b, int line, int col);
 /* broadcast t to the full iteration space `shape` */
 TL_API tl_tensor *tlrt_expand_to(tlrt *R, tl_tensor *t, int ndim, const int64_t *shape, int line, int col);
