@@ -327,6 +327,26 @@ tl_tensor *tlrt_sum_axes(tlrt *R, tl_tensor *t, uint64_t mask, int line, int col
   return CHECK(tl_sum(t, n, axes, 0));
 }
 
+tl_tensor *tlrt_leaky_relu(tlrt *R, tl_tensor *x, double slope, int line, int col) {
+  tl_tensor *zero = CHECK(tl_scalar(R->ctx, tl_get_dtype(x), 0));
+  tl_tensor *pos = CHECK(tl_gt(x, zero));
+  tl_tensor *neg = CHECK(tl_mul_scalar(x, slope));
+  tl_tensor *r = tl_where(pos, x, neg);
+  tl_release(zero);
+  tl_release(pos);
+  tl_release(neg);
+  return CHECK(r);
+}
+
+tl_tensor *tlrt_l1_loss(tlrt *R, tl_tensor *pred, tl_tensor *target, int line, int col) {
+  tl_tensor *d = CHECK(tl_sub(pred, target)); /* shapes that do not broadcast: the engine's message */
+  tl_tensor *a = CHECK(tl_abs(d));
+  tl_tensor *r = tl_mean(a, 0, NULL, 0);
+  tl_release(d);
+  tl_release(a);
+  return CHECK(r);
+}
+
 tl_tensor *tlrt_var(tlrt *R, tl_tensor *x, int64_t dim, bool all, bool sd, int line, int col) {
   int axes[TL_MAX_DIMS], na = 0;
   int64_t n = 1;

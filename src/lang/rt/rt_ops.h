@@ -87,6 +87,9 @@ TL_API tl_tensor *tlrt_compr_view(tlrt *R, tl_tensor *t, int rank, int n, const 
                            const int64_t *hi, int line, int col);
 /* sum over the axes in `mask`, then drop them */
 TL_API tl_tensor *tlrt_sum_axes(tlrt *R, tl_tensor *t, uint64_t mask, int line, int col);
+/* x.leaky_relu(slope): x where x > 0, else slope * x; pred.l1_loss(target): mean |pred - target| */
+TL_API tl_tensor *tlrt_leaky_relu(tlrt *R, tl_tensor *x, double slope, int line, int col);
+TL_API tl_tensor *tlrt_l1_loss(tlrt *R, tl_tensor *pred, tl_tensor *target, int line, int col);
 /* x.var(dim), x.std(dim) (all: over every element): torch's unbiased estimates, composed
  * of mean, sub, mul, sum (so autograd goes through) */
 TL_API tl_tensor *tlrt_var(tlrt *R, tl_tensor *x, int64_t dim, bool all, bool sd, int line, int col);
