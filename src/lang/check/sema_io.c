@@ -139,13 +139,16 @@ tl_ty *tl_sema_io_method(sema *s, tl_node *n, tl_ty *t) {
     if (!tl_ty_is_numeric(v) && v->kind != TY_BOOL && v->kind != TY_ERROR) tl_sema_mismatch(s, a->next, "fill value", TY_F32_T, v);
     return t;
   }
-  if (!strcmp(m, "leaky_relu") || !strcmp(m, "l1_loss")) { /* torch's: leaky_relu(slope = 0.01), l1_loss(target) */
-    bool leaky = m[0] == 'l' && m[1] == 'e';
-    n->ival = leaky ? B_LEAKY_RELU : B_L1_LOSS;
-    if (!arity(s, n, m, leaky ? 0 : 1, 1)) return TY_ERR;
+  /* torch's leaky_relu(slope = 0.01), elu(alpha = 1), mish(), l1_loss(target) and
+   * binary_cross_entropy(target) (the seed's bce_loss) */
+  bool leaky = !strcmp(m, "leaky_relu") || !strcmp(m, "elu"), mish = !strcmp(m, "mish");
+  bool loss = !strcmp(m, "l1_loss") || !strcmp(m, "bce_loss") || !strcmp(m, "binary_cross_entropy");
+  if (leaky || mish || loss) {
+    n->ival = m[0] == 'e' ? B_ELU : mish ? B_MISH : leaky ? B_LEAKY_RELU : m[0] == 'l' ? B_L1_LOSS : B_BCE_LOSS;
+    if (!arity(s, n, m, leaky || mish ? 0 : 1, mish ? 0 : 1)) return TY_ERR;
     if (a && leaky) {
       tl_ty *v = tl_sema_expr(s, a, TY_F32_T);
-      if (!tl_ty_is_numeric(v) && v->kind != TY_ERROR) tl_sema_mismatch(s, a, "negative slope", TY_F32_T, v);
+      if (!tl_ty_is_numeric(v) && v->kind != TY_ERROR) tl_sema_mismatch(s, a, m[0] == 'e' ? "alpha" : "negative slope", TY_F32_T, v);
     } else if (a) {
       tl_ty *v = tl_sema_expr(s, a, NULL);
       if (v->kind != TY_TENSOR && v->kind != TY_ERROR) tl_sema_mismatch(s, a, "target", tl_sema_tensor(s, TL_F32, -1), v);
@@ -155,7 +158,7 @@ tl_ty *tl_sema_io_method(sema *s, tl_node *n, tl_ty *t) {
       tl_sema_error(s, n, "`%s` needs a float tensor, not %s", m, tl_ty_name(t, b, sizeof b));
       return TY_ERR;
     }
-    return leaky ? t : tl_sema_tensor(s, t->dtype, 0);
+    return leaky || mish ? t : tl_sema_tensor(s, t->dtype, 0);
   }
   if (!strcmp(m, "var") || !strcmp(m, "std")) { /* torch's, unbiased (n - 1): over dim, or every element */
     n->ival = m[0] == 'v' ? B_VAR : B_STD;

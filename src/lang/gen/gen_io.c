@@ -88,12 +88,14 @@ cv tl_gen_io_call(gen *g, tl_node *n) {
     const char *mask = tl_gen_expr(g, a).c, *v = tl_gen_plain_number(g, a->next, "masked_fill", "`t + (v - t) * mask.float()`");
     return tl_gen_temp_value(g, n->ty, tl_gen_fmt(g, "tlrt_masked_fill(R, %s, %s, (double)(%s), %s)", t.c, mask, v, l));
   }
-  case B_LEAKY_RELU: {
-    const char *slope = a ? tl_gen_plain_number(g, a, "leaky_relu", "`x.maximum(x * k)`") : "0.01";
-    return tl_gen_temp_value(g, n->ty, tl_gen_fmt(g, "tlrt_leaky_relu(R, %s, (double)(%s), %s)", t.c, slope, l));
+  case B_LEAKY_RELU: case B_ELU: case B_MISH: {
+    const char *k = a ? tl_gen_plain_number(g, a, n->name, "a number") : id == B_ELU ? "1.0" : "0.01";
+    return tl_gen_temp_value(g, n->ty, tl_gen_fmt(g, "tlrt_activation(R, %d, %s, (double)(%s), %s)", id == B_LEAKY_RELU ? 0 : id == B_ELU ? 1 : 2,
+                                                   t.c, k, l));
   }
-  case B_L1_LOSS:
-    return tl_gen_temp_value(g, n->ty, tl_gen_fmt(g, "tlrt_l1_loss(R, %s, %s, %s)", t.c, tl_gen_expr(g, a).c, l));
+  case B_L1_LOSS: case B_BCE_LOSS:
+    return tl_gen_temp_value(g, n->ty, tl_gen_fmt(g, "tlrt_%s(R, %s, %s, %s)", id == B_L1_LOSS ? "l1_loss" : "bce_loss", t.c,
+                                                   tl_gen_expr(g, a).c, l));
   case B_VAR: case B_STD: {
     const char *dim = a ? tl_gen_new_temp(g, TY_I64_T, tl_gen_expr(g, a).c) : "0";
     return tl_gen_temp_value(g, n->ty, tl_gen_fmt(g, "tlrt_var(R, %s, %s, %s, %s, %s)", t.c, dim, a ? "false" : "true",

@@ -327,15 +327,46 @@ tl_tensor *tlrt_sum_axes(tlrt *R, tl_tensor *t, uint64_t mask, int line, int col
   return CHECK(tl_sum(t, n, axes, 0));
 }
 
-tl_tensor *tlrt_leaky_relu(tlrt *R, tl_tensor *x, double slope, int line, int col) {
-  tl_tensor *zero = CHECK(tl_scalar(R->ctx, tl_get_dtype(x), 0));
-  tl_tensor *pos = CHECK(tl_gt(x, zero));
-  tl_tensor *neg = CHECK(tl_mul_scalar(x, slope));
-  tl_tensor *r = tl_where(pos, x, neg);
+/* softplus(x) = max(x, 0) + log1p(exp(-|x|)), which never overflows */
+static tl_tensor *softplus(tlrt *R, tl_tensor *x, tl_tensor *zero, int line, int col) {
+  tl_tensor *t[5];
+  t[0] = CHECK(tl_maximum(x, zero));
+  t[1] = CHECK(tl_abs(x));
+  t[2] = CHECK(tl_neg(t[1]));
+  t[3] = CHECK(tl_exp(t[2]));
+  t[4] = CHECK(tl_log1p(t[3]));
+  tl_tensor *r = CHECK(tl_add(t[0], t[4]));
+  for (int i = 0; i < 5; i++) tl_release(t[i]);
+  return r;
+}
+
+tl_tensor *tlrt_activation(tlrt *R, int kind, tl_tensor *x, double k, int line, int col) {
+  tl_tensor *zero = CHECK(tl_scalar(R->ctx, tl_get_dtype(x), 0)), *r;
+  if (kind == 2) { /* mish: x tanh(softplus(x)) */
+    tl_tensor *sp = softplus(R, x, zero, line, col), *th = CHECK(tl_tanh(sp));
+    r = tl_mul(x, th);
+    tl_release(sp);
+    tl_release(th);
+  } else { /* leaky_relu: x or k x; elu: x or k (exp(x) - 1) */
+    tl_tensor *pos = CHECK(tl_gt(x, zero)), *e = NULL;
+    if (kind == 1) { /* exp of x <= 0 only, minus 1: a large x's exp (inf) would make the unused branch's gradient NaN */
+      tl_tensor *m = CHECK(tl_where(pos, zero, x)), *ex = CHECK(tl_exp(m)); /* x <= 0: torch's side at 0 */
+      e = CHECK(tl_add_scalar(ex, -1.0));
+      tl_release(m);
+      tl_release(ex);
+    }
+    tl_tensor *neg = CHECK(tl_mul_scalar(e ? e : x, k));
+    r = tl_where(pos, x, neg);
+    tl_release(pos);
+    tl_release(neg);
+    if (e) tl_release(e);
+  }
   tl_release(zero);
-  tl_release(pos);
-  tl_release(neg);
   return CHECK(r);
+}
+
+tl_tensor *tlrt_bce_loss(tlrt *R, tl_tensor *prob, tl_tensor *target, int line, int col) {
+  return CHECK(tl_binary_cross_entropy(prob, target));
 }
 
 tl_tensor *tlrt_l1_loss(tlrt *R, tl_tensor *pred, tl_tensor *target, int line, int col) {

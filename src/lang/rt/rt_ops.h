@@ -87,8 +87,10 @@ TL_API tl_tensor *tlrt_compr_view(tlrt *R, tl_tensor *t, int rank, int n, const 
                            const int64_t *hi, int line, int col);
 /* sum over the axes in `mask`, then drop them */
 TL_API tl_tensor *tlrt_sum_axes(tlrt *R, tl_tensor *t, uint64_t mask, int line, int col);
-/* x.leaky_relu(slope): x where x > 0, else slope * x; pred.l1_loss(target): mean |pred - target| */
-TL_API tl_tensor *tlrt_leaky_relu(tlrt *R, tl_tensor *x, double slope, int line, int col);
+/* kind 0 x.leaky_relu(k): x where x > 0, else k x; 1 x.elu(k): else k (exp(x) - 1); 2 x.mish():
+ * x tanh(softplus(x)); pred.l1_loss(target): mean |pred - target|; bce_loss: tl_binary_cross_entropy */
+TL_API tl_tensor *tlrt_activation(tlrt *R, int kind, tl_tensor *x, double k, int line, int col);
+TL_API tl_tensor *tlrt_bce_loss(tlrt *R, tl_tensor *prob, tl_tensor *target, int line, int col);
 TL_API tl_tensor *tlrt_l1_loss(tlrt *R, tl_tensor *pred, tl_tensor *target, int line, int col);
 /* x.var(dim), x.std(dim) (all: over every element): torch's unbiased estimates, composed
  * of mean, sub, mul, sum (so autograd goes through) */
