@@ -139,12 +139,14 @@ tl_ty *tl_sema_io_method(sema *s, tl_node *n, tl_ty *t) {
     if (!tl_ty_is_numeric(v) && v->kind != TY_BOOL && v->kind != TY_ERROR) tl_sema_mismatch(s, a->next, "fill value", TY_F32_T, v);
     return t;
   }
-  /* torch's leaky_relu(slope = 0.01), elu(alpha = 1), mish(), l1_loss(target) and
+  /* torch's leaky_relu(slope = 0.01), elu(alpha = 1), mish(), hardsigmoid(), hardswish(), l1_loss(target) and
    * binary_cross_entropy(target) (the seed's bce_loss) */
-  bool leaky = !strcmp(m, "leaky_relu") || !strcmp(m, "elu"), mish = !strcmp(m, "mish");
+  bool leaky = !strcmp(m, "leaky_relu") || !strcmp(m, "elu"), hard = !strcmp(m, "hardsigmoid") || !strcmp(m, "hardswish");
+  bool mish = !strcmp(m, "mish") || hard; /* no argument */
   bool loss = !strcmp(m, "l1_loss") || !strcmp(m, "bce_loss") || !strcmp(m, "binary_cross_entropy");
   if (leaky || mish || loss) {
-    n->ival = m[0] == 'e' ? B_ELU : mish ? B_MISH : leaky ? B_LEAKY_RELU : m[0] == 'l' ? B_L1_LOSS : B_BCE_LOSS;
+    n->ival = hard ? (m[4] == 's' && m[5] == 'i' ? B_HARDSIGMOID : B_HARDSWISH)
+              : m[0] == 'e' ? B_ELU : mish ? B_MISH : leaky ? B_LEAKY_RELU : m[0] == 'l' ? B_L1_LOSS : B_BCE_LOSS;
     if (!arity(s, n, m, leaky || mish ? 0 : 1, mish ? 0 : 1)) return TY_ERR;
     if (a && leaky) {
       tl_ty *v = tl_sema_expr(s, a, TY_F32_T);

@@ -190,7 +190,7 @@ typedef enum {
   /* tensor files and more tensor methods (sema_io.c, gen_io.c, rt_io.c): B_IO_FIRST..B_IO_LAST */
   B_TENSOR_SAVE, B_TENSOR_LOAD, B_PARAM_SAVE, B_PARAM_LOAD, B_CLEAR_GRADS, B_MANUAL_SEED, B_ZEROS_LIKE, B_ONES_LIKE,
   B_RAND_LIKE, B_RANDN_LIKE,
-  B_TRIL, B_TRIU, B_MASKED_FILL, B_WHERE, B_VAR, B_STD, B_LEAKY_RELU, B_L1_LOSS, B_ELU, B_MISH, B_BCE_LOSS, B_SLICE, B_SLICE_LEN, B_TENSOR_PRINT, B_DETACH_GRAD,
+  B_TRIL, B_TRIU, B_MASKED_FILL, B_WHERE, B_VAR, B_STD, B_LEAKY_RELU, B_L1_LOSS, B_ELU, B_MISH, B_HARDSIGMOID, B_HARDSWISH, B_BCE_LOSS, B_SLICE, B_SLICE_LEN, B_TENSOR_PRINT, B_DETACH_GRAD,
   /* layer methods (sema_nn.c, gen_nn.c, rt_nn.c): B_NN_FIRST..B_NN_LAST */
   B_CONV2D, B_CONV2D_BIAS, B_MAX_POOL2D, B_AVG_POOL2D, B_LAYER_NORM, B_EMBEDDING, B_ADAM_STEP,
   /* system calls and String methods (sema_sys.c, gen_sys.c, rt_sys.c): node->len is

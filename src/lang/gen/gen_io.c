@@ -88,9 +88,9 @@ cv tl_gen_io_call(gen *g, tl_node *n) {
     const char *mask = tl_gen_expr(g, a).c, *v = tl_gen_plain_number(g, a->next, "masked_fill", "`t + (v - t) * mask.float()`");
     return tl_gen_temp_value(g, n->ty, tl_gen_fmt(g, "tlrt_masked_fill(R, %s, %s, (double)(%s), %s)", t.c, mask, v, l));
   }
-  case B_LEAKY_RELU: case B_ELU: case B_MISH: {
+  case B_LEAKY_RELU: case B_ELU: case B_MISH: case B_HARDSIGMOID: case B_HARDSWISH: {
     const char *k = a ? tl_gen_plain_number(g, a, n->name, "a number") : id == B_ELU ? "1.0" : "0.01";
-    return tl_gen_temp_value(g, n->ty, tl_gen_fmt(g, "tlrt_activation(R, %d, %s, (double)(%s), %s)", id == B_LEAKY_RELU ? 0 : id == B_ELU ? 1 : 2,
+    return tl_gen_temp_value(g, n->ty, tl_gen_fmt(g, "tlrt_activation(R, %d, %s, (double)(%s), %s)", id == B_LEAKY_RELU ? 0 : id == B_ELU ? 1 : id == B_MISH ? 2 : id == B_HARDSIGMOID ? 3 : 4,
                                                    t.c, k, l));
   }
   case B_L1_LOSS: case B_BCE_LOSS:

@@ -342,7 +342,16 @@ static tl_tensor *softplus(tlrt *R, tl_tensor *x, tl_tensor *zero, int line, int
 
 tl_tensor *tlrt_activation(tlrt *R, int kind, tl_tensor *x, double k, int line, int col) {
   tl_tensor *zero = CHECK(tl_scalar(R->ctx, tl_get_dtype(x), 0)), *r;
-  if (kind == 2) { /* mish: x tanh(softplus(x)) */
+  if (kind == 3 || kind == 4) { /* hardsigmoid: min(max(x + 3, 0), 6) / 6; hardswish: x times that */
+    tl_tensor *six = CHECK(tl_scalar(R->ctx, tl_get_dtype(x), 6)), *t[4];
+    t[0] = CHECK(tl_add_scalar(x, 3.0));
+    t[1] = CHECK(tl_maximum(t[0], zero));
+    t[2] = CHECK(tl_minimum(t[1], six));
+    t[3] = CHECK(tl_mul_scalar(t[2], 1.0 / 6.0));
+    r = kind == 3 ? tl_retain(t[3]) : tl_mul(x, t[3]);
+    for (int i = 0; i < 4; i++) tl_release(t[i]);
+    tl_release(six);
+  } else if (kind == 2) { /* mish: x tanh(softplus(x)) */
     tl_tensor *sp = softplus(R, x, zero, line, col), *th = CHECK(tl_tanh(sp));
     r = tl_mul(x, th);
     tl_release(sp);

@@ -88,7 +88,8 @@ TL_API tl_tensor *tlrt_compr_view(tlrt *R, tl_tensor *t, int rank, int n, const 
 /* sum over the axes in `mask`, then drop them */
 TL_API tl_tensor *tlrt_sum_axes(tlrt *R, tl_tensor *t, uint64_t mask, int line, int col);
 /* kind 0 x.leaky_relu(k): x where x > 0, else k x; 1 x.elu(k): else k (exp(x) - 1); 2 x.mish():
- * x tanh(softplus(x)); pred.l1_loss(target): mean |pred - target|; bce_loss: tl_binary_cross_entropy */
+ * x tanh(softplus(x)); 3 x.hardsigmoid(): min(max(x + 3, 0), 6) / 6; 4 x.hardswish(): x times that;
+ * pred.l1_loss(target): mean |pred - target|; bce_loss: tl_binary_cross_entropy */
 TL_API tl_tensor *tlrt_activation(tlrt *R, int kind, tl_tensor *x, double k, int line, int col);
 TL_API tl_tensor *tlrt_bce_loss(tlrt *R, tl_tensor *prob, tl_tensor *target, int line, int col);
 TL_API tl_tensor *tlrt_l1_loss(tlrt *R, tl_tensor *pred, tl_tensor *target, int line, int col);
