@@ -771,6 +771,7 @@ tl_ty *tl_sema_expr(sema *s, tl_node *n, tl_ty *expect) {
       t = TY_ERR;
       break;
     }
+    if ((t = tl_sema_const_call(s, n))) break;                                 /* F32::nan() (sema_const.c) */
     if (n->lhs->kind == TL_N_PATH && (t = tl_sema_enum_value(s, n))) break; /* E::B(1, 2.0) */
     if (n->lhs->kind == TL_N_IDENT && (t = tl_sema_option_value(s, n, expect, hint))) break; /* Some(1), Ok(x) */
     if (n->lhs->kind == TL_N_PATH && (t = tl_sema_vec_path_call(s, n, expect))) break; /* Vec::new() (sema_vec.c) */

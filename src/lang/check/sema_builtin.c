@@ -805,6 +805,12 @@ tl_ty *tl_sema_method(sema *s, tl_node *n) {
     tl_ty *sys = tl_sema_sys_method(s, n, t);
     if (sys) return sys;
   }
+  if (tl_ty_is_float(t) && (!strcmp(n->name, "is_nan") || !strcmp(n->name, "is_infinite") || !strcmp(n->name, "is_inf") ||
+                            !strcmp(n->name, "is_finite"))) {
+    n->ival = B_FLOAT_TEST;
+    n->len = n->name[3] == 'n' ? 0 : n->name[3] == 'i' ? 1 : 2;
+    return check_count(s, n, n->name, tl_ast_count(n->args), 0, 0) ? TY_BOOL_T : TY_ERR;
+  }
   if (t->kind == TY_STR && !strcmp(n->name, "len") && !n->args) {
     n->ival = B_STR_LEN;
     return TY_I64_T;

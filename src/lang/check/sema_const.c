@@ -96,6 +96,33 @@ static const struct {
     {"i32::MAX", TY_I32, 0, INT32_MAX},           {"i32::MIN", TY_I32, 0, INT32_MIN},
 };
 
+/* the seed language's (and Rust's deprecated) calls for them: `F32::nan()`, `i64::max_value()` */
+static const char *const assoc_calls[][2] = {
+    {"F32::nan", "f32::NAN"},           {"F32::infinity", "f32::INFINITY"}, {"F32::max_value", "f32::MAX"},
+    {"F32::min_value", "f32::MIN"},     {"F64::nan", "f64::NAN"},           {"F64::infinity", "f64::INFINITY"},
+    {"F64::max_value", "f64::MAX"},     {"F64::min_value", "f64::MIN"},     {"I64::max_value", "i64::MAX"},
+    {"I64::min_value", "i64::MIN"},     {"I32::max_value", "i32::MAX"},     {"I32::min_value", "i32::MIN"},
+    {"f32::max_value", "f32::MAX"},     {"f32::min_value", "f32::MIN"},     {"f64::max_value", "f64::MAX"},
+    {"f64::min_value", "f64::MIN"},     {"i64::max_value", "i64::MAX"},     {"i64::min_value", "i64::MIN"},
+    {"i32::max_value", "i32::MAX"},     {"i32::min_value", "i32::MIN"},
+};
+
+tl_ty *tl_sema_const_call(sema *s, tl_node *n) {
+  if (n->kind != TL_N_CALL || n->lhs->kind != TL_N_PATH || !n->lhs->name) return NULL;
+  for (size_t k = 0; k < sizeof assoc_calls / sizeof assoc_calls[0]; k++) {
+    if (strcmp(assoc_calls[k][0], n->lhs->name)) continue;
+    if (n->args) {
+      tl_sema_error(s, n, "`%s` takes no arguments", n->lhs->name);
+      tl_sema_check_rest(s, n->args);
+      return TY_ERR;
+    }
+    n->kind = TL_N_PATH; /* the constant, then its literal */
+    n->name = assoc_calls[k][1];
+    return tl_sema_const_use(s, n);
+  }
+  return NULL;
+}
+
 /* path n's associated constant as a constant of its own (made for this use), or NULL */
 static sema_const *assoc_const(sema *s, const tl_node *n) {
   if (n->kind != TL_N_PATH || !n->name) return NULL;

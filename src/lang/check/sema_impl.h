@@ -243,6 +243,8 @@ tl_ty *tl_sema_iter_collect_into(sema *s, tl_node *n, tl_ty *t, tl_ty *expect);
 void tl_sema_const_declare(sema *s, tl_ast_item *it, bool broken);
 void tl_sema_const_check(sema *s, tl_program *prog);
 tl_ty *tl_sema_const_use(sema *s, tl_node *n);
+/* `F32::nan()`, `i64::max_value()`: call n becomes the constant's literal; NULL if not one */
+tl_ty *tl_sema_const_call(sema *s, tl_node *n);
 tl_ty *tl_sema_const_type(const tl_node *n);
 const char *tl_sema_const_name(const tl_node *n);
 

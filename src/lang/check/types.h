@@ -187,6 +187,8 @@ typedef enum {
   B_MSE_LOSS, B_CROSS_ENTROPY,
   /* strings */
   B_STR_LEN,
+  /* x.is_nan(), is_infinite() (the seed's is_inf), is_finite() on a float: node->len 0, 1, 2 */
+  B_FLOAT_TEST,
   /* tensor files and more tensor methods (sema_io.c, gen_io.c, rt_io.c): B_IO_FIRST..B_IO_LAST */
   B_TENSOR_SAVE, B_TENSOR_LOAD, B_PARAM_SAVE, B_PARAM_LOAD, B_CLEAR_GRADS, B_MANUAL_SEED, B_ZEROS_LIKE, B_ONES_LIKE,
   B_RAND_LIKE, B_RANDN_LIKE,

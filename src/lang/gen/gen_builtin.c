@@ -419,6 +419,10 @@ cv tl_gen_builtin_call(gen *g, tl_node *n) {
   if (id == B_OPTION) return tl_gen_option_method(g, n); /* gen_option.c */
   if (id == B_VEC) return tl_gen_vec_call(g, n); /* gen_vec.c */
   if (id == B_ITER) return tl_gen_iter_call(g, n); /* gen_iter.c */
+  if (id == B_FLOAT_TEST) {
+    static const char *const fn[] = {"isnan", "isinf", "isfinite"};
+    return tl_gen_scalar(tl_gen_fmt(g, "(%s(%s) != 0)", fn[n->len], tl_gen_expr(g, n->lhs).c), TY_BOOL_T);
+  }
   if (id == B_STR_LEN) return tl_gen_scalar(tl_gen_fmt(g, "(%s)->len", tl_gen_expr(g, n->lhs).c), TY_I64_T);
   if (n->kind == TL_N_CALL) { /* free math: abs(x), max(a, b) */
     cv x = tl_gen_grad_operand(g, n->args, n->ty->kind == TY_TENSOR);
