@@ -161,6 +161,9 @@ static void lex_number(scanner *s) {
     memcpy(buf, start, n);
     buf[n] = 0;
     t->v.f = strtod(buf, NULL);
+  } else if (overflow && (size_t)(s->p - start) == 19 && !memcmp(start, "9223372036854775808", 19) && s->lx->ntokens > 1 &&
+             s->lx->tokens[s->lx->ntokens - 2].kind == TL_TOK_MINUS) {
+    t->v.i = INT64_MIN; /* `-9223372036854775808` is i64::MIN, as in Rust: the parser takes it only after a unary minus */
   } else if (overflow) {
     LEX_ERROR(s, start, s->line, s->line_start, "integer literal %.*s is too large for i64", (int)(s->p - start), start);
   } else {

@@ -530,7 +530,12 @@ static tl_node *primary(parser *p) {
   bool literal = t->kind == TL_TOK_INT || t->kind == TL_TOK_FLOAT || t->kind == TL_TOK_CHAR || t->kind == TL_TOK_STRING;
   if (literal && t->lex_error) return new_node(p, TL_N_ERROR, next(p)); /* its value is unknown: not checked */
   switch (t->kind) {
-  case TL_TOK_INT: n = new_node(p, TL_N_INT, next(p)); n->ival = t->v.i; return n;
+  case TL_TOK_INT:
+    if (t->v.i == INT64_MIN) /* 9223372036854775808 not after a unary minus (the lexer let it through) */
+      tl_parse_fail_at(p, t, "integer literal 9223372036854775808 is too large for i64");
+    n = new_node(p, TL_N_INT, next(p));
+    n->ival = t->v.i;
+    return n;
   case TL_TOK_FLOAT: n = new_node(p, TL_N_FLOAT, next(p)); n->fval = t->v.f; return n;
   case TL_TOK_CHAR: n = new_node(p, TL_N_CHAR, next(p)); n->ival = t->v.i; return n;
   case TL_TOK_STRING:
@@ -658,6 +663,12 @@ static tl_node *postfix(parser *p) {
 static tl_node *unary(parser *p) {
   const tl_token *t = peek(p);
   if (t->kind != TL_TOK_MINUS && t->kind != TL_TOK_NOT && t->kind != TL_TOK_AMP) return postfix(p);
+  if (t->kind == TL_TOK_MINUS && peek_at(p, 1)->kind == TL_TOK_INT && peek_at(p, 1)->v.i == INT64_MIN) {
+    next(p); /* `-9223372036854775808`: i64::MIN itself, not the negation of a literal too large */
+    tl_node *n = new_node(p, TL_N_INT, t);
+    n->ival = next(p)->v.i;
+    return n;
+  }
   tl_parse_enter(p);
   next(p);
   if (t->kind == TL_TOK_AMP) tl_parse_expect(p, TL_TOK_MUT, "'mut' after '&' (only `&mut x` borrows)");
