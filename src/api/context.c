@@ -56,14 +56,10 @@ static bool env_switch(const char *name, unsigned bit) {
  * so a bad value is a warning. */
 static tl_status read_env(tl_ctx *ctx) {
   const char *b = getenv("TL_BACKEND");
-  if (b && *b && tl_set_backend(ctx, b)) {
-    tl_api_fail_orphan(TL_ERR_BACKEND, "TL_BACKEND: %s", ctx->err.msg);
-    return TL_ERR_BACKEND;
-  }
-  if ((!b || !*b) && tl_set_backend(ctx, "cpu")) {
-    tl_api_fail_orphan(ctx->err.status, "init: %s", ctx->err.msg);
-    return ctx->err.status;
-  }
+  tl_status st = tl_set_backend(ctx, b && *b ? b : "cpu");
+  if (st == TL_ERR_BACKEND) tl_api_fail_orphan(st, "TL_BACKEND: %s", ctx->err.msg);
+  else if (st) tl_api_fail_orphan(st, "init: out of memory");
+  if (st) return st;
   if (tl_pool_env_threads() < 0)
     env_warn(1, "tl: TL_THREADS: '%s' is not understood (expected a positive number of threads): "
                 "one per core instead\n", getenv("TL_THREADS"));
