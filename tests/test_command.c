@@ -568,3 +568,17 @@ TEST(command_backend_flag) {
   tl_test_env_restore("TL_PROFILE", saved_profile);
   tl_test_env_restore("TL_BACKEND", saved_backend);
 }
+
+/* TL_DEBUG=1 lists each kernel as the backend rendered it, from the kernel's own text
+ * on (the render's body: not the prelude pasted before it) */
+TEST(command_debug_lists_kernel_bodies) {
+  char *saved = tl_test_env_save("TL_DEBUG");
+  setenv("TL_DEBUG", "1", 1);
+  result r = run((char *[]){"build/tl", "run", "tests/lang/lib/exit_code.tl", NULL}, NULL);
+  CHECK_INT(r.status, 3);
+  CHECK(!strncmp(r.err, "--- kernel 0 ---\nvoid TL_UNIT(tl_kernel)(void *const *bufs, tl_i64 begin, tl_i64 end) {\n",
+                 strlen("--- kernel 0 ---\nvoid TL_UNIT(tl_kernel)(void *const *bufs, tl_i64 begin, tl_i64 end) {\n")));
+  CHECK(!strstr(r.err, "typedef")); /* the prelude's types stay out */
+  result_free(&r);
+  tl_test_env_restore("TL_DEBUG", saved);
+}
