@@ -70,7 +70,7 @@ static tl_status read_env(tl_ctx *ctx) {
 }
 
 static void free_backends(tl_ctx *ctx) {
-  for (int i = 0; i < TL_API_MAX_BACKENDS; i++) tl_backend_free(ctx->backends[i]);
+  for (int i = 0; i < TL_API_MAX_BACKENDS; i++) tl_backend_fini(&ctx->backends[i]);
   free((char *)ctx->opts.cc);
   free((char *)ctx->opts.cache_dir);
 }
@@ -136,15 +136,15 @@ tl_status tl_set_backend(tl_ctx *ctx, const char *name) {
   while (tl_backend_get(k) != tl_backend_find(name)) k++;
   if (k >= TL_API_MAX_BACKENDS) /* ctx->backends is indexed as the table */
     return tl_error_set(&ctx->err, TL_ERR_INTERNAL, "backend '%s': more backends than a context keeps", name);
-  if (!ctx->backends[k] && !(ctx->backends[k] = tl_backend_new(tl_backend_get(k), &ctx->opts)))
-    return tl_error_set(&ctx->err, TL_ERR_NOMEM, "set_backend: out of memory");
-  ctx->be = ctx->backends[k];
+  if (!ctx->backends[k].i && !tl_backend_init(&ctx->backends[k], tl_backend_get(k), &ctx->opts))
+    return tl_error_set(&ctx->err, TL_ERR_INTERNAL, "backend '%s' is not the table's", name);
+  ctx->be = &ctx->backends[k];
   return TL_OK;
 }
 
 tl_backend *tl_api_backend_of(tl_ctx *ctx, const tl_buffer *b) {
-  tl_backend *be = b->backend ? ctx->backends[b->backend - 1] : NULL;
-  return be ? be : ctx->be;
+  tl_backend *be = b->backend ? &ctx->backends[b->backend - 1] : NULL;
+  return be && be->i ? be : ctx->be;
 }
 
 const char *tl_backend_name(const tl_ctx *ctx) { return ctx && ctx->be ? ctx->be->i->name : "cpu"; }
@@ -167,7 +167,7 @@ const char *tl_backend_info(int index, const char **about, const char **unavaila
  * compiler, and the recorded realizes whose kernels that compiler built) */
 static tl_status reconfigure(tl_ctx *ctx) {
   for (int i = 0; i < TL_API_MAX_BACKENDS; i++)
-    if (ctx->backends[i]) tl_backend_reconfigure(ctx->backends[i]);
+    if (ctx->backends[i].i) tl_backend_reconfigure(&ctx->backends[i]);
   return TL_OK;
 }
 
@@ -225,9 +225,9 @@ tl_stats tl_get_stats(const tl_ctx *ctx) {
   if (!ctx) return s;
   s = ctx->stats;
   for (int i = 0; i < TL_API_MAX_BACKENDS; i++) {
-    const tl_backend *be = ctx->backends[i];
-    if (be && be->i->stats) be->i->stats(be, &s);
-    if (be) s.replay_plans += (uint64_t)be->replay.count;
+    const tl_backend *be = &ctx->backends[i];
+    if (be->i && be->i->stats) be->i->stats(be, &s);
+    s.replay_plans += (uint64_t)be->replay.count;
   }
   s.live_nodes = ctx->graph.live;
   s.live_buffers = ctx->mem.live_buffers;

@@ -58,7 +58,8 @@ struct tl_ctx {
   tl_error err;
   tl_graph graph;          /* the tensor graph, refcounted */
   tl_backend *be;          /* the backend realizes run on (runtime/backend.h) */
-  tl_backend *backends[TL_API_MAX_BACKENDS]; /* an instance per backend used, made when chosen */
+  tl_backend backends[TL_API_MAX_BACKENDS]; /* an instance per backend used (i NULL: not yet), as
+                                              the table orders them */
   tl_backend_opts opts;    /* settings every backend reads (their strings owned here) */
   uint64_t seed, rand_calls;
   tl_stats stats;

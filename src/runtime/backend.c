@@ -52,21 +52,20 @@ tl_status tl_backend_check(const char *name, tl_error *err) {
   return TL_OK;
 }
 
-tl_backend *tl_backend_new(const tl_backend_i *i, const tl_backend_opts *opts) {
-  if (!tl_backend_find(i->name)) return NULL; /* only the table's */
-  tl_backend *be = calloc(1, sizeof *be);
-  if (!be) return NULL;
+bool tl_backend_init(tl_backend *be, const tl_backend_i *i, const tl_backend_opts *opts) {
+  if (tl_backend_find(i->name) != i) return false; /* only the table's */
+  memset(be, 0, sizeof *be);
   be->i = i;
   be->opts = opts;
   while (table[be->index] != i) be->index++;
-  return be;
+  return true;
 }
 
-void tl_backend_free(tl_backend *be) {
-  if (!be) return;
+void tl_backend_fini(tl_backend *be) {
+  if (!be->i) return;
   tl_replay_cache_free(&be->replay); /* its kernels go with the state */
   if (be->i->release) be->i->release(be);
-  free(be);
+  memset(be, 0, sizeof *be);
 }
 
 tl_status tl_backend_prepare(tl_backend *be, tl_error *err) {

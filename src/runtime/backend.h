@@ -111,9 +111,11 @@ const tl_backend_i *tl_backend_find(const char *name);
  * not available: ...") */
 tl_status tl_backend_check(const char *name, tl_error *err);
 
-/* a new instance of i (its state is made by prepare, on first use), or NULL */
-tl_backend *tl_backend_new(const tl_backend_i *i, const tl_backend_opts *opts);
-void tl_backend_free(tl_backend *be);
+/* be becomes an instance of i (its state is made by prepare, on first use); false when
+ * i is not the table's */
+bool tl_backend_init(tl_backend *be, const tl_backend_i *i, const tl_backend_opts *opts);
+/* frees what the instance holds (be->i NULL: nothing) and clears it */
+void tl_backend_fini(tl_backend *be);
 /* makes the instance's state when it is not ready (i->prepare) */
 tl_status tl_backend_prepare(tl_backend *be, tl_error *err);
 /* the settings changed: drops the instance's recorded realizes and what it built */
