@@ -9,6 +9,8 @@
  * torch's median for the same product with the same thread count
  * (bench/peer_torch_matmul.py: torch_ms=, torch_ratio=). The GEMM section starts with
  * the BLAS numpy runs (bench: numpy_blas ..., OpenBLAS's core: the kernels it picked).
+ * Products run in rounds of TL, numpy and torch (BENCH_ROUNDS, default 3: bench_util.h);
+ * their times are the medians over rounds and ratio= the median of the rounds' ratios.
  * The fused chain, softmax and products get one more line per peer that pip installs
  * (bench_util.h: jax, tinygrad), peer=jax|tinygrad on the same thread count, or
  * peer_ms=nan with a note= saying why it is not there. */
@@ -231,19 +233,31 @@ static void report_extra_peers(const char *name, double tl_ms, double flops) {
 
 /* flops: of a matrix product (0: not one); then torch is timed too. extra: the peers pip
  * installs run it too */
-static void report(const char *name, double tl_ms, double flops, int extra) {
+static void report(tl_ctx *ctx, const char *name, workload_fn f, tl_tensor **in, double flops, int extra) {
   static int blas_told;
   if (flops > 0 && !blas_told++) print_numpy_blas();
-  double peer = time_numpy(name);
+  /* products: rounds of TL, numpy and torch (bench_rounds); the rest: one */
+  int rounds = flops > 0 ? bench_rounds() : 1, nr = 0, nt = 0;
+  double tl[BENCH_MAX_ROUNDS], np[BENCH_MAX_ROUNDS], ratio[BENCH_MAX_ROUNDS], th[BENCH_MAX_ROUNDS],
+      tratio[BENCH_MAX_ROUNDS];
+  for (int r = 0; r < rounds; r++) {
+    tl[r] = time_tl(ctx, f, in);
+    np[r] = time_numpy(name);
+    if (np[r] > 0) ratio[nr++] = np[r] / tl[r];
+    double t = flops > 0 ? time_torch_matmul(name) : -1;
+    if (t > 0) th[nt] = t, tratio[nt++] = t / tl[r];
+  }
+  double tl_ms = median_of(tl, rounds), peer = nr == rounds ? median_of(np, rounds) : -1;
   if (peer > 0)
-    printf("bench: %s tl_ms=%.3f peer=numpy peer_ms=%.3f ratio=%.2f threads=%d", name, tl_ms, peer, peer / tl_ms,
-           tl_threads());
+    printf("bench: %s tl_ms=%.3f peer=numpy peer_ms=%.3f ratio=%.2f threads=%d", name, tl_ms, peer,
+           median_of(ratio, nr), tl_threads());
   else
     printf("bench: %s tl_ms=%.3f peer=none peer_ms=nan ratio=nan threads=%d", name, tl_ms, tl_threads());
   if (flops > 0) {
     print_gemm_rates(tl_ms, flops, peer);
-    double torch_ms = time_torch_matmul(name);
-    if (torch_ms > 0) printf(" torch_ms=%.3f torch_ratio=%.2f", torch_ms, torch_ms / tl_ms);
+    if (nt == rounds)
+      printf(" torch_ms=%.3f torch_ratio=%.2f", median_of(th, nt), median_of(tratio, nt));
+    printf(" rounds=%d", rounds);
   }
   printf("\n");
   fflush(stdout);
@@ -345,7 +359,7 @@ int main(int argc, char **argv) {
   };
   for (size_t i = 0; i < sizeof work / sizeof work[0]; i++)
     if (!only || !strcmp(only, work[i].name))
-      report(work[i].name, time_tl(ctx, work[i].f, work[i].in), work[i].flops, work[i].extra);
+      report(ctx, work[i].name, work[i].f, work[i].in, work[i].flops, work[i].extra);
   if (!only || !strcmp(only, "realize_small")) bench_small(ctx);
   tl_shutdown(ctx);
   return 0;

@@ -5,8 +5,8 @@
  *   requiring grad, g of x's shape N(0,1) fixed; a step is tl_conv2d (padding 1, stride 1,
  *   no bias), loss = sum(output * g) (realized; the output's gradient is then g, not ones a
  *   sum's backward simplifies away), tl_backward, the gradients of x and w realized. 1
- *   warm-up, then the
- *   median of 5 steps. Peer: torch (bench/peer_torch_conv.py) with torch.set_num_threads
+ *   warm-up, then the median of 5 steps, in rounds alternating with torch's
+ *   (BENCH_ROUNDS: bench_util.h). Peer: torch (bench/peer_torch_conv.py) with torch.set_num_threads
  *   at TL's thread count; without torch the line says it was skipped.
  * load_safetensors_256MB: a 256 MiB f32 tensor saved with tl_save_safetensors, its bytes
  *   saved as .npy by numpy (bench/peer_numpy_load.py), both in a temporary directory
@@ -61,16 +61,10 @@ static void report(const char *name, double tl_ms, const char *peer, double peer
 /* ---- conv2d forward and backward ------------------------------------------------------ */
 enum { CONV_WARMUP = 1, CONV_RUNS = 5 };
 
-static void bench_conv(tl_ctx *ctx) {
-  const char *name = "conv2d_32x64x56x56";
-  tl_tensor *x = tl_randn(ctx, TL_F32, 4, (int64_t[]){32, 64, 56, 56});
-  tl_tensor *w = tl_randn(ctx, TL_F32, 4, (int64_t[]){64, 64, 3, 3});
-  tl_tensor *g = tl_randn(ctx, TL_F32, 4, (int64_t[]){32, 64, 56, 56});
-  if (!x || !w || !g || tl_realize(x) || tl_realize(w) || tl_realize(g) || tl_set_requires_grad(x, 1) ||
-      tl_set_requires_grad(w, 1))
-    fail(ctx, name, "inputs");
+/* the median of CONV_RUNS steps after the warm-up (warm: the first round only) */
+static double time_conv(tl_ctx *ctx, const char *name, tl_tensor *x, tl_tensor *w, tl_tensor *g, int warm) {
   double t[CONV_RUNS];
-  for (int i = -CONV_WARMUP; i < CONV_RUNS; i++) {
+  for (int i = warm ? -CONV_WARMUP : 0; i < CONV_RUNS; i++) {
     double t0 = now_ms();
     TL_SCOPE(ctx, s) {
       if (tl_zero_grad(x) || tl_zero_grad(w)) fail(ctx, name, "zero grad");
@@ -81,23 +75,43 @@ static void bench_conv(tl_ctx *ctx) {
     }
     if (i >= 0) t[i] = now_ms() - t0;
   }
-  qsort(t, CONV_RUNS, sizeof t[0], by_value);
-  double tl_ms = t[CONV_RUNS / 2];
+  return median_of(t, CONV_RUNS);
+}
+
+/* rounds of TL's steps then torch's (bench_util.h: bench_rounds); the ratio is the
+ * median of the rounds' */
+static void bench_conv(tl_ctx *ctx) {
+  const char *name = "conv2d_32x64x56x56";
+  tl_tensor *x = tl_randn(ctx, TL_F32, 4, (int64_t[]){32, 64, 56, 56});
+  tl_tensor *w = tl_randn(ctx, TL_F32, 4, (int64_t[]){64, 64, 3, 3});
+  tl_tensor *g = tl_randn(ctx, TL_F32, 4, (int64_t[]){32, 64, 56, 56});
+  if (!x || !w || !g || tl_realize(x) || tl_realize(w) || tl_realize(g) || tl_set_requires_grad(x, 1) ||
+      tl_set_requires_grad(w, 1))
+    fail(ctx, name, "inputs");
+  char cmd[512];
+  snprintf(cmd, sizeof cmd, "%s -c 'import torch' >/dev/null 2>&1", peer_python());
+  int torch = system(cmd) == 0, rounds = torch ? bench_rounds() : 1, n = tl_threads(), np = 0;
+  snprintf(cmd, sizeof cmd, "OMP_NUM_THREADS=%d %s bench/peer_torch_conv.py %d %d 2>/dev/null", n, peer_python(), n,
+           CONV_RUNS);
+  double tl_r[BENCH_MAX_ROUNDS], peer_r[BENCH_MAX_ROUNDS], ratio_r[BENCH_MAX_ROUNDS];
+  for (int r = 0; r < rounds; r++) {
+    tl_r[r] = time_conv(ctx, name, x, w, g, r == 0);
+    double peer = torch ? run_peer(cmd, name) : -1;
+    if (peer > 0) peer_r[np] = peer, ratio_r[np++] = peer / tl_r[r];
+  }
   tl_release(x);
   tl_release(w);
   tl_release(g);
-
-  char cmd[512];
-  snprintf(cmd, sizeof cmd, "%s -c 'import torch' >/dev/null 2>&1", peer_python());
-  if (system(cmd) != 0) {
+  double tl_ms = median_of(tl_r, rounds);
+  if (!torch) {
     printf("bench: %s tl_ms=%.3f peer=torch skipped (torch not installed)\n", name, tl_ms);
-    fflush(stdout);
-    return;
+  } else if (np == rounds) {
+    printf("bench: %s tl_ms=%.3f peer=torch peer_ms=%.3f ratio=%.2f threads=%d rounds=%d\n", name, tl_ms,
+           median_of(peer_r, np), median_of(ratio_r, np), n, rounds);
+  } else {
+    printf("bench: %s tl_ms=%.3f peer=none peer_ms=nan ratio=nan threads=%d rounds=%d\n", name, tl_ms, n, rounds);
   }
-  int n = tl_threads();
-  snprintf(cmd, sizeof cmd, "OMP_NUM_THREADS=%d %s bench/peer_torch_conv.py %d %d 2>/dev/null", n, peer_python(), n,
-           CONV_RUNS);
-  report(name, tl_ms, "torch", run_peer(cmd, name));
+  fflush(stdout);
 }
 
 /* ---- loading a 256 MiB safetensors file ------------------------------------------------ */

@@ -2,7 +2,9 @@
  * Workload train_step_mlp: an MLP 784-256-256-10 (relu after the hidden layers), f32,
  * batch 128 of N(0,1) inputs with random labels, cross-entropy loss; a step is forward,
  * loss read back, zero grad, backward and an Adam update (lr 1e-3), parameters realized.
- * 3 warm-ups, then the median of 20 steps. bench/peer_torch_train.py runs the same loop,
+ * 3 warm-ups, then the median of 20 steps, in rounds alternating with torch's (bench_util.h:
+ * BENCH_ROUNDS): tl_ms and peer_ms are the medians over rounds, ratio the median of the
+ * rounds' ratios. bench/peer_torch_train.py runs the same loop,
  * and so do the peers pip installs (bench_util.h: jax, tinygrad), all on TL's thread count.
  * Prints one line per peer:
  *   bench: train_step_mlp tl_ms=X peer=torch peer_ms=Y ratio=Y/X threads=N   (ratio > 1: TL is faster)
@@ -115,20 +117,28 @@ int main(void) {
                               1e-3, 0.9, 0.999, 1e-8, 0);
   if (!opt) fail(ctx, "adam");
 
-  double t[ITERS], first = NAN, last = NAN;
+  /* rounds of TL's steps then torch's (bench_util.h: bench_rounds), in this order: the
+   * two never share the cores; the warm-ups only before the first */
+  int rounds = bench_rounds(), np = 0;
+  double tl_r[BENCH_MAX_ROUNDS], peer_r[BENCH_MAX_ROUNDS], ratio_r[BENCH_MAX_ROUNDS], first = NAN, last = NAN;
   uint64_t made = 0; /* kernels compiled or loaded from disk during the timed steps */
-  for (int i = -WARMUP; i < ITERS; i++) {
-    tl_stats st = tl_get_stats(ctx);
-    if (i == 0) made = st.kernels_compiled + st.disk_cache_hits;
-    double t0 = now_ms();
-    last = step(ctx, opt, &m, x, y);
-    if (i >= 0) t[i] = now_ms() - t0;
-    if (i == -WARMUP) first = last;
+  for (int r = 0; r < rounds; r++) {
+    double t[ITERS];
+    for (int i = r ? 0 : -WARMUP; i < ITERS; i++) {
+      tl_stats st = tl_get_stats(ctx);
+      if (i == 0 && r == 0) made = st.kernels_compiled + st.disk_cache_hits;
+      double t0 = now_ms();
+      last = step(ctx, opt, &m, x, y);
+      if (i >= 0) t[i] = now_ms() - t0;
+      if (i == -WARMUP) first = last;
+    }
+    tl_r[r] = median_of(t, ITERS);
+    double peer = run_peer();
+    if (peer > 0) peer_r[np] = peer, ratio_r[np++] = peer / tl_r[r];
   }
   tl_stats st = tl_get_stats(ctx);
   made = st.kernels_compiled + st.disk_cache_hits - made;
-  qsort(t, ITERS, sizeof t[0], by_value);
-  double tl_ms = t[ITERS / 2];
+  double tl_ms = median_of(tl_r, rounds);
   tl_optimizer_free(opt);
   tl_shutdown(ctx);
   if (!isfinite(first) || !isfinite(last) || !(last < first)) {
@@ -137,14 +147,14 @@ int main(void) {
   }
 
   if (made) /* steady state should reuse the same kernels: say why the time may be high */
-    fprintf(stderr, "bench: train_step_mlp: %llu kernels compiled or loaded from disk during the %d timed steps\n",
-            (unsigned long long)made, ITERS);
-  double peer = run_peer(); /* after TL: the two never share the cores */
-  if (peer > 0)
-    printf("bench: train_step_mlp tl_ms=%.3f peer=torch peer_ms=%.3f ratio=%.2f threads=%d\n", tl_ms, peer,
-           peer / tl_ms, bench_threads());
+    fprintf(stderr, "bench: train_step_mlp: %llu kernels compiled or loaded from disk during the timed steps\n",
+            (unsigned long long)made);
+  if (np == rounds)
+    printf("bench: train_step_mlp tl_ms=%.3f peer=torch peer_ms=%.3f ratio=%.2f threads=%d rounds=%d\n", tl_ms,
+           median_of(peer_r, np), median_of(ratio_r, np), bench_threads(), rounds);
   else
-    printf("bench: train_step_mlp tl_ms=%.3f peer=none peer_ms=nan ratio=nan threads=%d\n", tl_ms, bench_threads());
+    printf("bench: train_step_mlp tl_ms=%.3f peer=none peer_ms=nan ratio=nan threads=%d rounds=%d\n", tl_ms,
+           bench_threads(), rounds);
   fflush(stdout);
   report_extra_peers(tl_ms);
   return 0;

@@ -23,6 +23,22 @@ static inline int by_value(const void *a, const void *b) {
   return x < y ? -1 : x > y;
 }
 
+static inline double median_of(double *v, int n) {
+  qsort(v, (size_t)n, sizeof v[0], by_value);
+  return n ? v[n / 2] : -1;
+}
+
+/* Rounds of TL then its peer, alternating (BENCH_ROUNDS, default 3, at most 9): on a
+ * shared machine whose speed drifts by 2x over minutes, each round's ratio compares
+ * times taken a few seconds apart, and the median of the ratios is reported beside the
+ * medians of each side's times. */
+enum { BENCH_MAX_ROUNDS = 9 };
+static inline int bench_rounds(void) {
+  const char *env = getenv("BENCH_ROUNDS");
+  int n = env ? atoi(env) : 3;
+  return n < 1 ? 1 : n > BENCH_MAX_ROUNDS ? BENCH_MAX_ROUNDS : n;
+}
+
 static inline const char *peer_python(void) {
   const char *env = getenv("TL_PEER_PYTHON");
   if (env && access(env, X_OK) == 0) return env;

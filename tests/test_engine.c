@@ -196,9 +196,10 @@ TEST(contiguous_of_a_constant_keeps_its_value) {
 TEST(matmul_transposed_right_operand_float_is_read_in_place) { check_transposed_product(TL_F64, 1); }
 TEST(matmul_transposed_right_operand_integer_is_copied) { check_transposed_product(TL_I64, 2); }
 
-/* A sum of 100 tensors fused would read 100 buffers; a kernel takes at most 63: the
- * scheduler computes parts of it first. Found by a long autograd chain, whose leaf
- * gradient adds one buffer per step. */
+/* A sum of 100 tensors fused would read 100 buffers; the scheduler gives a kernel at
+ * most 62 distinct inputs (63 buffers and one slot for random streams): it computes
+ * parts of it first, two kernels or a few more. Found by a long autograd chain, whose
+ * leaf gradient adds one buffer per step. */
 TEST(fusion_splits_a_kernel_reading_too_many_buffers) {
   tl_ctx *ctx = new_ctx();
   tl_tensor *acc = tl_zeros(ctx, TL_F32, 1, (int64_t[]){4});
@@ -207,7 +208,7 @@ TEST(fusion_splits_a_kernel_reading_too_many_buffers) {
     acc = tl_add(acc, tl_from_data(ctx, TL_F32, 1, (int64_t[]){4}, d));
   }
   int k = tl_schedule_count(acc);
-  CHECK(k >= 3 && k <= 8);
+  CHECK(k >= 2 && k <= 4);
   float got[4];
   CHECK_INT(tl_to_host(acc, got, sizeof got), TL_OK);
   CHECK_NEAR(got[0], 4950, 0);

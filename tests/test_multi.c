@@ -244,3 +244,76 @@ TEST(realize_many_adam_step_is_one_kernel) {
   tl_optimizer_free(opt);
   TEST_SHUTDOWN(ctx);
 }
+
+/* Adam over the six parameters of a small MLP (three matrices, three biases) is one
+ * kernel per step: each parameter's gradient and old state are read by several of its
+ * new values, and counted once each (36 reads, 26 distinct inputs); values against the
+ * formulas in double. */
+TEST(realize_many_adam_over_six_parameters_is_one_kernel) {
+  tl_ctx *ctx = tl_init();
+  int64_t shapes[6][2] = {{6, 5}, {5, 0}, {5, 4}, {4, 0}, {4, 3}, {3, 0}};
+  tl_tensor *w[6];
+  double p[6][30], m[6][30] = {{0}}, v[6][30] = {{0}}, lr = 0.01, b1 = 0.9, b2 = 0.999, eps = 1e-8;
+  int64_t n[6];
+  for (int i = 0; i < 6; i++) {
+    int nd = shapes[i][1] ? 2 : 1;
+    n[i] = shapes[i][0] * (nd == 2 ? shapes[i][1] : 1);
+    w[i] = filled(ctx, TL_F64, nd, shapes[i], 0.1 * (i + 1), -0.4);
+    CHECK_INT(tl_set_requires_grad(w[i], 1), TL_OK);
+    for (int64_t k = 0; k < n[i]; k++) p[i][k] = 0.1 * (i + 1) * (double)((k * 7) % 11) - 0.4;
+  }
+  tl_optimizer *opt = tl_adam(6, w, lr, b1, b2, eps, 0);
+  CHECK(opt != NULL);
+  for (int step = 1; step <= 2; step++) {
+    TL_SCOPE(ctx, s) {
+      CHECK_INT(tl_optimizer_zero_grad(opt), TL_OK);
+      tl_tensor *loss = NULL; /* sum of p^2 over all: every gradient is 2p */
+      for (int i = 0; i < 6; i++) {
+        tl_tensor *t = tl_sum(tl_mul(w[i], w[i]), 0, NULL, 0);
+        loss = loss ? tl_add(loss, t) : t;
+      }
+      CHECK_INT(tl_backward(loss, NULL), TL_OK);
+      for (int i = 0; i < 6; i++) CHECK_INT(tl_realize(tl_grad(w[i])), TL_OK);
+      uint64_t k0 = kernels_run(ctx);
+      CHECK_INT(tl_optimizer_step(opt), TL_OK);
+      CHECK_INT((int)(kernels_run(ctx) - k0), 1);
+    }
+    for (int i = 0; i < 6; i++) {
+      double got[30];
+      for (int64_t k = 0; k < n[i]; k++) {
+        double g = 2 * p[i][k];
+        m[i][k] = b1 * m[i][k] + (1 - b1) * g;
+        v[i][k] = b2 * v[i][k] + (1 - b2) * g * g;
+        p[i][k] -= lr * (m[i][k] / (1 - pow(b1, step))) / (sqrt(v[i][k] / (1 - pow(b2, step))) + eps);
+      }
+      CHECK_INT(tl_to_host(w[i], got, sizeof(double) * (size_t)n[i]), TL_OK);
+      for (int64_t k = 0; k < n[i]; k++) CHECK_NEAR(got[k], p[i][k], 1e-12);
+    }
+  }
+  tl_optimizer_free(opt);
+  TEST_SHUTDOWN(ctx);
+}
+
+/* A sum of more distinct buffers than a kernel takes (100, as a chain and as a
+ * balanced tree) is split into several kernels and still adds up: x_i holds i. */
+TEST(realize_sum_of_more_buffers_than_a_kernel_takes) {
+  tl_ctx *ctx = tl_init();
+  int64_t shape[1] = {3};
+  enum { N = 100 };
+  tl_tensor *t[N];
+  for (int i = 0; i < N; i++) t[i] = filled(ctx, TL_F64, 1, shape, 0, (double)i); /* buffers, not constants */
+  tl_tensor *chain = t[0];
+  for (int i = 1; i < N; i++) chain = tl_add(chain, t[i]);
+  for (int len = N; len > 1; len = (len + 1) / 2) { /* pairwise, in place */
+    for (int i = 0; i < len / 2; i++) t[i] = tl_add(t[2 * i], t[2 * i + 1]);
+    if (len & 1) t[len / 2] = t[len - 1];
+  }
+  for (int which = 0; which < 2; which++) {
+    uint64_t k0 = kernels_run(ctx);
+    double got[3];
+    CHECK_INT(tl_to_host(which ? t[0] : chain, got, sizeof got), TL_OK);
+    CHECK(kernels_run(ctx) - k0 >= 2);
+    for (int k = 0; k < 3; k++) CHECK_NEAR(got[k], N * (N - 1) / 2.0, 0);
+  }
+  TEST_SHUTDOWN(ctx);
+}

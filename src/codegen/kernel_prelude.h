@@ -68,9 +68,16 @@ TL_SCATTER_ADD(tl_scatter_add_f64_i64, double, tl_i64)
 #ifndef TL_GEMM_MC
 #define TL_GEMM_MC 144        /* rows of A packed at a time: 144 x 256 f32 = 144 KiB, in L2 */
 #endif
+#ifndef TL_GEMM_NC_BYTES
 #define TL_GEMM_NC_BYTES 4096 /* columns of B packed at a time, times the element size (1 MiB) */
+#endif
 #define TL_GEMM_MAXB 8        /* batch axes */
-#define TL_GEMM_PACK_B_ROWS 12 /* B is packed for more rows than this */
+#ifndef TL_GEMM_PACK_B_ROWS
+/* B (row-major) is packed for more rows than this; fewer rows read it in place, as the
+ * packing would cost about as much as their products: 128x784x256 on 2 threads (64 rows
+ * each) took 0.18-0.19 ms unpacked against 0.21-0.22 ms packed (AVX-512, 12x32 tile) */
+#define TL_GEMM_PACK_B_ROWS 64
+#endif
 
 #ifdef TL_GEMM
 typedef __SIZE_TYPE__ tl_size;
@@ -95,6 +102,12 @@ typedef struct tl_gemm_desc {
 typedef void (*tl_gemm_epi)(void *const *bufs, tl_i64 bi, tl_i64 m, tl_i64 n0, tl_i64 n1);
 
 static inline tl_i64 tl_gemm_min(tl_i64 a, tl_i64 b) { return a < b ? a : b; }
+/* the depth of each packed block: K in equal blocks of at most KC (784 = 4 x 196, not
+ * 3 x 256 + 16, whose last block would load and store C for 16 products a row) */
+static inline tl_i64 tl_gemm_kstep(tl_i64 k) {
+  tl_i64 blocks = (k + TL_GEMM_KC - 1) / TL_GEMM_KC;
+  return blocks > 1 ? (k + blocks - 1) / blocks : TL_GEMM_KC;
+}
 
 #if defined(__GNUC__) && !defined(__TINYC__)
 #define TL_GEMM_ALIGN __attribute__((aligned(64)))
@@ -134,9 +147,13 @@ static inline tl_i64 tl_gemm_min(tl_i64 a, tl_i64 b) { return a < b ? a : b; }
       const T *src = b + j0 * sbn;                                                                \
       if (sbn == 1 && w == nr) {                                                                  \
         for (tl_i64 k = 0; k < kc; k++) __builtin_memcpy(dst + k * nr, src + k * sbk, sizeof(T) * (tl_size)nr); \
-      } else if (sbk == 1) {                                                                      \
+      } else if (sbk == 1) { /* B^T row-major: square blocks transposed in registers */          \
+        tl_i64 k0 = 0;                                                                            \
+        if (TL_GEMM_TRANSPOSE && w == nr)                                                         \
+          for (; k0 + TL_GEMM_TR(T) <= kc; k0 += TL_GEMM_TR(T))                                   \
+            for (tl_i64 j = 0; j < nr; j += TL_GEMM_TR(T)) tl_gemm_tr_##S(src + j * sbn + k0, sbn, dst + k0 * nr + j, nr); \
         for (tl_i64 j = 0; j < nr; j++)                                                           \
-          for (tl_i64 k = 0; k < kc; k++) dst[k * nr + j] = j < w ? src[j * sbn + k] : (T)0;      \
+          for (tl_i64 k = k0; k < kc; k++) dst[k * nr + j] = j < w ? src[j * sbn + k] : (T)0;     \
       } else {                                                                                    \
         for (tl_i64 k = 0; k < kc; k++)                                                           \
           for (tl_i64 j = 0; j < nr; j++) dst[k * nr + j] = j < w ? src[k * sbk + j * sbn] : (T)0; \
@@ -255,7 +272,54 @@ TL_GEMM_UKR(f64)
 #undef TL_BC
 #undef V
 #undef T
+/* Square blocks of 32 bytes a row (8 x 8 f32, 4 x 4 f64) transposed in registers:
+ * d[c * ds + r] = s[r * ss + c], by interleaving rows in pairs, then pairs of pairs,
+ * then halves. Packing B^T (attention's Q K^T, a convolution's weight gradient) went
+ * from an element a load and a store to a block of 8 loads, 24 shuffles and 8 stores. */
+#define TL_GEMM_TRANSPOSE 1
+#define TL_GEMM_TR(T) ((tl_i64)(32 / sizeof(T)))
+typedef float tl_v8f __attribute__((vector_size(32)));
+typedef double tl_v4d __attribute__((vector_size(32)));
+#define TL_SHUF __builtin_shufflevector
+static inline void tl_gemm_tr_f32(const float *s, tl_i64 ss, float *d, tl_i64 ds) {
+  tl_v8f r[8], t[8], u[8], o;
+  for (int i = 0; i < 8; i++) __builtin_memcpy(&r[i], s + i * ss, sizeof r[i]);
+  for (int i = 0; i < 8; i += 2) {
+    t[i] = TL_SHUF(r[i], r[i + 1], 0, 8, 1, 9, 4, 12, 5, 13);
+    t[i + 1] = TL_SHUF(r[i], r[i + 1], 2, 10, 3, 11, 6, 14, 7, 15);
+  }
+  for (int i = 0; i < 8; i += 4)
+    for (int h = 0; h < 2; h++) {
+      u[i + 2 * h] = TL_SHUF(t[i + h], t[i + h + 2], 0, 1, 8, 9, 4, 5, 12, 13);
+      u[i + 2 * h + 1] = TL_SHUF(t[i + h], t[i + h + 2], 2, 3, 10, 11, 6, 7, 14, 15);
+    }
+  for (int c = 0; c < 4; c++) {
+    o = TL_SHUF(u[c], u[c + 4], 0, 1, 2, 3, 8, 9, 10, 11);
+    __builtin_memcpy(d + c * ds, &o, sizeof o);
+    o = TL_SHUF(u[c], u[c + 4], 4, 5, 6, 7, 12, 13, 14, 15);
+    __builtin_memcpy(d + (c + 4) * ds, &o, sizeof o);
+  }
+}
+static inline void tl_gemm_tr_f64(const double *s, tl_i64 ss, double *d, tl_i64 ds) {
+  tl_v4d r[4], t[4], o;
+  for (int i = 0; i < 4; i++) __builtin_memcpy(&r[i], s + i * ss, sizeof r[i]);
+  for (int i = 0; i < 4; i += 2) {
+    t[i] = TL_SHUF(r[i], r[i + 1], 0, 4, 2, 6);
+    t[i + 1] = TL_SHUF(r[i], r[i + 1], 1, 5, 3, 7);
+  }
+  for (int c = 0; c < 2; c++) {
+    o = TL_SHUF(t[c], t[c + 2], 0, 1, 4, 5);
+    __builtin_memcpy(d + c * ds, &o, sizeof o);
+    o = TL_SHUF(t[c], t[c + 2], 2, 3, 6, 7);
+    __builtin_memcpy(d + (c + 2) * ds, &o, sizeof o);
+  }
+}
+#undef TL_SHUF
 #else
+#define TL_GEMM_TRANSPOSE 0
+#define TL_GEMM_TR(T) ((tl_i64)1)
+#define tl_gemm_tr_f32(s, ss, d, ds) ((void)0)
+#define tl_gemm_tr_f64(s, ss, d, ds) ((void)0)
 /* no vector extension (libtcc): the same contract, one element at a time */
 #define TL_GEMM_UKR(T, S)                                                                         \
   static inline void tl_ukr_##S(tl_i64 kc, const T *a, tl_i64 ars, tl_i64 acs, const T *b, tl_i64 bcs, T *c, \
@@ -316,8 +380,8 @@ TL_GEMM_UKR(double, f64)
     }                                                                                             \
     for (tl_i64 jc = n0; jc < n1; jc += NC) {                                                     \
       tl_i64 nc = tl_gemm_min(NC, n1 - jc);                                                       \
-      for (tl_i64 pc = 0; pc < d->k; pc += TL_GEMM_KC) {                                          \
-        tl_i64 kc = tl_gemm_min(TL_GEMM_KC, d->k - pc);                                           \
+      for (tl_i64 pc = 0, step = tl_gemm_kstep(d->k); pc < d->k; pc += step) {                    \
+        tl_i64 kc = tl_gemm_min(step, d->k - pc);                                                 \
         const T *bk = B + pc * d->sbk + jc * d->sbn;                                              \
         if (pack_b) tl_pack_b_##S(bk, d->sbk, d->sbn, kc, nc, pb);                                \
         for (tl_i64 ic = m0; ic < m1; ic += TL_GEMM_MC) {                                         \

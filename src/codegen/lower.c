@@ -25,6 +25,15 @@ typedef struct {
   int next_range, next_acc;
   tl_error *err;
   bool failed;
+  /* index arrays made by unflattening a flat offset (a reshape view over a computed
+   * node), innermost last: a contiguous view read at such an index is that offset,
+   * with no division or remainder (a whole-tensor sum split in rows reads each element
+   * at its flat index instead of through four divisions and four remainders) */
+  struct {
+    tl_uop *const *idx;
+    tl_uop *off;
+  } flat[8];
+  int nflat;
 } lowerer;
 
 static void *alloc(lowerer *L, size_t n) {
@@ -130,7 +139,16 @@ static tl_uop *ic(lowerer *L, int64_t v) {
 static tl_uop *bin(lowerer *L, int op, tl_uop *a, tl_uop *b) { return tl_build_binary(&L->out->g, op, a, b); }
 static tl_uop *true_const(lowerer *L) { return tl_build_const(&L->out->g, TL_BOOL, 1); }
 
+/* the flat offset idx was unflattened from (lowerer.flat), or NULL */
+static tl_uop *flat_offset_of(const lowerer *L, tl_uop *const *idx) {
+  for (int i = L->nflat - 1; i >= 0; i--)
+    if (L->flat[i].idx == idx) return L->flat[i].off;
+  return NULL;
+}
+
 static tl_uop *linear_index(lowerer *L, int ndim, const int64_t *shape, tl_uop *const *idx) {
+  tl_uop *flat = flat_offset_of(L, idx); /* idx came from this offset over this shape */
+  if (flat) return flat;
   int64_t strides[TL_MAX_DIMS];
   tl_shape_strides(ndim, shape, strides);
   tl_uop *lin = ic(L, 0);
@@ -146,6 +164,17 @@ static void unflatten(lowerer *L, tl_uop *off, int ndim, const int64_t *shape, t
                            : bin(L, TL_OP_MOD, bin(L, TL_OP_IDIV, off, ic(L, inner)), ic(L, shape[d]));
     inner *= shape[d];
   }
+}
+
+/* row-major strides over the view's shape, no mask: its flat index is the offset */
+static bool view_is_contiguous(const tl_view *v) {
+  int64_t inner = 1;
+  if (v->masked) return false;
+  for (int d = v->ndim - 1; d >= 0; d--) {
+    if (v->shape[d] > 1 && v->strides[d] != inner) return false;
+    inner *= v->shape[d];
+  }
+  return true;
 }
 
 /* symbolic form of tl_st_index: the offset below the tracker and its validity. With
@@ -165,10 +194,18 @@ static tl_uop *view_index(lowerer *L, const tl_st *st, tl_uop *const *idx, tl_uo
   const tl_view *top = tl_st_top(st);
   memcpy(cur, idx, sizeof(tl_uop *) * (size_t)top->ndim);
   *valid = true_const(L);
+  tl_uop *flat = flat_offset_of(L, idx);
   for (int vi = st->nviews - 1; vi >= 0; vi--) {
     const tl_view *v = &st->views[vi];
     off = ic(L, vi == 0 && base ? 0 : v->offset);
     if (vi == 0 && base) *base = v->offset;
+    if (flat && view_is_contiguous(v)) { /* each view below the top reads the one above flat */
+      off = bin(L, TL_OP_ADD, off, flat);
+      flat = off;
+      if (vi > 0 && !view_is_contiguous(&st->views[vi - 1]))
+        unflatten(L, off, st->views[vi - 1].ndim, st->views[vi - 1].shape, cur);
+      continue;
+    }
     for (int d = 0; d < v->ndim; d++) {
       if (v->masked) {
         tl_uop *lo = bin(L, TL_OP_CMPLT, cur[d], ic(L, v->mask_lo[d]));
@@ -179,7 +216,9 @@ static tl_uop *view_index(lowerer *L, const tl_st *st, tl_uop *const *idx, tl_uo
       if (v->shape[d] > 1 && v->strides[d])
         off = bin(L, TL_OP_ADD, off, bin(L, TL_OP_MUL, cur[d], ic(L, v->strides[d])));
     }
-    if (vi > 0) unflatten(L, off, st->views[vi - 1].ndim, st->views[vi - 1].shape, cur);
+    flat = off;
+    if (vi > 0 && !view_is_contiguous(&st->views[vi - 1]))
+      unflatten(L, off, st->views[vi - 1].ndim, st->views[vi - 1].shape, cur);
   }
   return off;
 }
@@ -400,7 +439,10 @@ static tl_uop *compute(lowerer *L, tl_uop *u, tl_uop *const *idx, tl_uop *guard)
     }
     if (input) return load(L, src, base, off, g2);
     unflatten(L, off, src->ndim, src->shape, sidx);
+    bool noted = L->nflat < (int)(sizeof L->flat / sizeof L->flat[0]);
+    if (noted) L->flat[L->nflat].idx = sidx, L->flat[L->nflat++].off = off;
     v = value(L, src, sidx, g2);
+    if (noted) L->nflat--;
     if (valid->op == TL_OP_CONST && valid->arg.i) return v;
     return tl_build_where(g, valid, v, tl_build_const(g, (tl_dtype)u->dtype, 0));
   }

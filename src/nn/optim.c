@@ -10,6 +10,7 @@
 #include <math.h>
 #include <stdarg.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "tl.h"
 /* Only for ctx->err: tl.h offers no way to set an error from outside src/api. */
@@ -27,6 +28,9 @@ struct tl_optimizer {
   tl_tensor **params; /* retained */
   tl_tensor **m, **v; /* state, NULL until the first step: momentum buffer in m */
   tl_scope *state;    /* owns everything in m and v */
+  /* this step's Adam factors, per dtype (0 f32, 1 f64), made once and shared by every
+   * parameter: one input of the step's kernel instead of two per parameter */
+  tl_tensor *step_factor[2][2];
 };
 
 static tl_status tl_optim_fail(tl_ctx *ctx, tl_status st, const char *fmt, ...) TL_PRINTF(3, 4);
@@ -186,12 +190,14 @@ static tl_tensor *tl_optim_sgd_target(tl_optimizer *o, int i, tl_tensor *p, tl_t
 }
 
 /* A factor that changes every step, as data: a constant would be compiled into the
- * kernel, and every step would compile new kernels. In p's dtype, so nothing promotes. */
-static tl_tensor *tl_optim_step_scalar(tl_tensor *p, double value) {
-  tl_ctx *ctx = tl_context(p);
-  if (tl_get_dtype(p) == TL_F64) return tl_from_data(ctx, TL_F64, 0, NULL, &value);
+ * kernel, and every step would compile new kernels. In p's dtype, so nothing promotes;
+ * made once per step and dtype (which: 0 or 1, the factor), in the step's scope. */
+static tl_tensor *tl_optim_step_scalar(tl_optimizer *o, tl_tensor *p, int which, double value) {
+  int wide = tl_get_dtype(p) == TL_F64;
+  tl_tensor **slot = &o->step_factor[wide][which];
+  if (*slot) return *slot;
   float f = (float)value;
-  return tl_from_data(ctx, TL_F32, 0, NULL, &f);
+  return *slot = tl_from_data(tl_context(p), wide ? TL_F64 : TL_F32, 0, NULL, wide ? (const void *)&value : &f);
 }
 
 /* Adam: m = b1*m + (1-b1)g; v = b2*v + (1-b2)g^2 (zeros at first);
@@ -203,8 +209,8 @@ static tl_tensor *tl_optim_adam_target(tl_optimizer *o, int i, tl_tensor *p, tl_
   state[0] = m;
   state[1] = v;
   double bc1 = 1 - pow(o->beta1, (double)o->t), bc2 = 1 - pow(o->beta2, (double)o->t);
-  tl_tensor *denom = tl_add_scalar(tl_sqrt(tl_mul(v, tl_optim_step_scalar(p, 1 / bc2))), o->eps);
-  tl_tensor *update = tl_mul(tl_div(m, denom), tl_optim_step_scalar(p, o->lr / bc1));
+  tl_tensor *denom = tl_add_scalar(tl_sqrt(tl_mul(v, tl_optim_step_scalar(o, p, 0, 1 / bc2))), o->eps);
+  tl_tensor *update = tl_mul(tl_div(m, denom), tl_optim_step_scalar(o, p, 1, o->lr / bc1));
   /* AdamW decays the parameter itself, before the update, instead of the gradient */
   if (o->kind == TL_OPT_ADAMW) p = tl_mul_scalar(p, 1 - o->lr * o->weight_decay);
   return tl_sub(p, update);
@@ -229,6 +235,7 @@ static tl_status tl_optim_build_param(tl_optimizer *o, int i, tl_tensor **state,
 static tl_status tl_optim_step_all(tl_optimizer *o) {
   tl_scope *s = tl_scope_begin(o->ctx, o->name);
   if (!s) return tl_optim_status(o->ctx);
+  memset(o->step_factor, 0, sizeof o->step_factor); /* the last step's went with its scope */
   tl_tensor **all = malloc(sizeof *all * (size_t)(3 * o->n));
   int *nstate = malloc(sizeof *nstate * (size_t)o->n), count = 0;
   tl_status st = all && nstate ? TL_OK : tl_optim_fail(o->ctx, TL_ERR_NOMEM, "out of memory");

@@ -3,6 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/arena.h"
 #include "core/hash.h"
 #include "core/shapetracker.h"
 #include "core/vec.h"
@@ -206,37 +207,89 @@ static void visit(scheduler *s, tl_uop *u, const depths *dp, tl_uop *kroot) {
 }
 
 /* ---- kernels that would read too many buffers ---------------------------------------
- * A kernel takes at most TL_KERNEL_MAX_ARGS - 1 inputs. Counting the inputs under each
- * node bottom-up (a shared input counts once per use: an upper bound), a node whose
- * sources bring more than half of that gets its widest sources computed first, in
- * kernels of their own, until what it reads fits. */
-enum { WIDE = (TL_KERNEL_MAX_ARGS - 1) / 2 };
+ * A kernel takes at most TL_KERNEL_MAX_ARGS - 1 inputs. The inputs under each node are
+ * counted exactly, bottom-up, as a set (a sorted array of nodes, in an arena: an input
+ * shared by several paths counts once, so an optimizer step over many parameters,
+ * each read by several of its values, stays one kernel). Where a node's set grows past
+ * MOST, its widest sources are computed first, in kernels of their own, until what it
+ * reads fits. MOST keeps one slot for the random streams' words. */
+enum { MOST = TL_KERNEL_MAX_ARGS - 2 };
+
+typedef struct {
+  int n; /* MOST + 1: more than fits */
+  const tl_uop *at[];
+} input_set;
 
 static bool can_split_at(const tl_uop *u) {
   return !is_leaf(u) && (tl_op_is_elementwise(u->op) || tl_op_kind(u->op) == 'R');
 }
 
-static int count_inputs(scheduler *s, tl_uop *u, tl_uop *kroot, tl_ptrmap *memo, int depth) {
-  if (u != kroot && (is_leaf(u) || tl_ptrmap_get(&s->realize, u))) return u->op == TL_OP_CONST ? 0 : 1;
-  uintptr_t known = (uintptr_t)tl_ptrmap_get(memo, u);
-  if (known) return (int)(known - 1);
-  if (depth > 4 * 512) return 1; /* deeper than any realize slice: cannot happen */
-  int n[TL_MAX_DIMS + 4] = {0}, total = 0, nsrc = u->nsrc < TL_MAX_DIMS + 4 ? u->nsrc : TL_MAX_DIMS + 4;
-  for (int i = 0; i < nsrc; i++) total += n[i] = count_inputs(s, u->src[i], kroot, memo, depth + 1);
-  while (total > WIDE) { /* compute the widest splittable source on its own */
-    int widest = -1;
-    for (int i = 0; i < nsrc; i++) {
-      tl_uop *c = u->src[i]->op == TL_OP_VIEW ? u->src[i]->src[0] : u->src[i];
-      if (n[i] > 1 && can_split_at(c) && (widest < 0 || n[i] > n[widest])) widest = i;
-    }
-    if (widest < 0) break;
-    tl_uop *c = u->src[widest]->op == TL_OP_VIEW ? u->src[widest]->src[0] : u->src[widest];
-    mark_realize(s, c);
-    total -= n[widest] - 1;
-    n[widest] = 1;
+static const input_set *set_of(tl_arena *a, int n, const tl_uop *const *items) {
+  input_set *r = tl_arena_alloc(a, sizeof *r + sizeof(r->at[0]) * (size_t)(n ? n : 1));
+  if (!r) return NULL;
+  r->n = n;
+  if (n) memcpy(r->at, items, sizeof(r->at[0]) * (size_t)n);
+  return r;
+}
+
+/* the union of sets (sorted by address), stopping at MOST + 1 members */
+static int set_union(const input_set *const *sets, int nsets, const tl_uop **out) {
+  int n = 0, pos[TL_MAX_DIMS + 4] = {0};
+  for (;;) {
+    const tl_uop *least = NULL;
+    for (int i = 0; i < nsets; i++)
+      if (pos[i] < sets[i]->n && (!least || (uintptr_t)sets[i]->at[pos[i]] < (uintptr_t)least))
+        least = sets[i]->at[pos[i]];
+    if (!least || n > MOST) return n;
+    out[n++] = least;
+    for (int i = 0; i < nsets; i++)
+      if (pos[i] < sets[i]->n && sets[i]->at[pos[i]] == least) pos[i]++;
   }
-  if (!tl_ptrmap_put(memo, u, (void *)(uintptr_t)(total + 1))) s->oom = true;
-  return total;
+}
+
+static const input_set *inputs_of(scheduler *s, tl_uop *u, tl_uop *kroot, tl_ptrmap *memo, tl_arena *a,
+                                  int depth) {
+  const input_set *r;
+  if (u != kroot && (is_leaf(u) || tl_ptrmap_get(&s->realize, u))) { /* before the memo: split since */
+    const tl_uop *self = u;
+    return set_of(a, u->op == TL_OP_CONST ? 0 : 1, &self);
+  }
+  const input_set *known = tl_ptrmap_get(memo, u);
+  if (known) return known;
+  if (depth > 4 * 512) { /* deeper than any realize slice: cannot happen */
+    r = set_of(a, 0, NULL);
+  } else {
+    const input_set *sets[TL_MAX_DIMS + 4];
+    int nsrc = u->nsrc < TL_MAX_DIMS + 4 ? u->nsrc : TL_MAX_DIMS + 4;
+    for (int i = 0; i < nsrc; i++)
+      if (!(sets[i] = inputs_of(s, u->src[i], kroot, memo, a, depth + 1))) return NULL;
+    const tl_uop *all[MOST + 1];
+    int n = set_union(sets, nsrc, all);
+    while (n > MOST) { /* compute the widest splittable source on its own */
+      int widest = -1;
+      for (int i = 0; i < nsrc; i++) {
+        tl_uop *c = u->src[i]->op == TL_OP_VIEW ? u->src[i]->src[0] : u->src[i];
+        if (sets[i]->n > 1 && can_split_at(c) && (widest < 0 || sets[i]->n > sets[widest]->n)) widest = i;
+      }
+      if (widest < 0) break;
+      tl_uop *c = u->src[widest]->op == TL_OP_VIEW ? u->src[widest]->src[0] : u->src[widest];
+      mark_realize(s, c);
+      const tl_uop *self = c;
+      if (!(sets[widest] = set_of(a, 1, &self))) return NULL;
+      n = set_union(sets, nsrc, all);
+    }
+    r = set_of(a, n, all);
+  }
+  if (r && !tl_ptrmap_put(memo, u, (void *)r)) s->oom = true;
+  return r;
+}
+
+static void count_inputs(scheduler *s, tl_uop *kroot) {
+  tl_ptrmap memo = {0};
+  tl_arena *a = tl_arena_create();
+  if (!a || !inputs_of(s, kroot, kroot, &memo, a, 0)) s->oom = true;
+  tl_arena_destroy(a);
+  tl_ptrmap_free(&memo);
 }
 
 static depths root_depths(const tl_uop *u) {
@@ -316,9 +369,7 @@ bool tl_schedule_build(tl_uop *root, tl_schedule *out) {
     tl_ptrmap_free(&s.seen);
     s.epilogue = NULL;
     visit(&s, k, &dp, k);
-    tl_ptrmap memo = {0};
-    count_inputs(&s, k, k, &memo, 0);
-    tl_ptrmap_free(&memo);
+    count_inputs(&s, k);
   }
   tl_ptrmap_free(&s.seen);
   tl_ptrmap ordered = {0};
