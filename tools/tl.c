@@ -34,8 +34,8 @@ static const char usage_text[] =
     "           --max-tuples N  the most tuples one Datalog relation may hold, 1 to 2147483647\n"
     "                        (default 50000000): past it, the query is a run-time error\n"
     "           --backend NAME  run the program's tensors on backend NAME (cpu, interp;\n"
-    "                        instead of TL_BACKEND's): one that is unknown or cannot run\n"
-    "                        here is an error before anything runs\n"
+    "                        instead of TL_BACKEND's); one that cannot run here is an\n"
+    "                        error (exit 1) before anything runs\n"
     "  build  compile PROG.tl into the standalone executable EXE (--max-tuples N: its limit)\n"
     "  check  report every error in PROG.tl without running it\n"
     "  devices  list every backend, whether it can run here, and why not\n"
@@ -165,12 +165,20 @@ static int build(const char *path, const char *src, size_t len, const char *out,
   return rc;
 }
 
+/* whether the build knows a backend of that name (usable here or not) */
+static bool known_backend(const char *name) {
+  const char *n;
+  for (int i = 0; (n = tl_backend_info(i, NULL, NULL)); i++)
+    if (!strcmp(n, name)) return true;
+  return false;
+}
+
 /* tl devices: every backend this build knows, usable here or not and why */
 static int devices(void) {
   const char *name, *about, *why;
   for (int i = 0; (name = tl_backend_info(i, &about, &why)); i++) {
-    if (why) printf("%-8s not available (%s): %s\n", name, why, about);
-    else printf("%-8s available: %s\n", name, about);
+    if (why) printf("%s: not available (%s)\n", name, why);
+    else printf("%s: available (%s)\n", name, about);
   }
   return 0;
 }
@@ -217,7 +225,14 @@ int main(int argc, char **argv) {
       else if (cmd == CMD_RUN && !strcmp(a, "--backend")) {
         if (i >= argc || !argv[i][0]) return bad_usage(cmd, "--backend needs a name (tl devices lists them)");
         backend = argv[i++];
-        if (tl_backend_usable(backend)) return bad_usage(cmd, "--backend: %s", tl_last_error(NULL));
+        /* a name that is no backend is a wrong command line; one that cannot run here
+         * fails the run (exit 1), as TL_BACKEND's does, before anything runs */
+        if (tl_backend_usable(backend) && !known_backend(backend))
+          return bad_usage(cmd, "--backend: %s", tl_last_error(NULL));
+        if (tl_backend_usable(backend)) {
+          fprintf(stderr, "tl: run: --backend: %s\n", tl_last_error(NULL));
+          return 1;
+        }
       }
       else if (cmd != CMD_CHECK && !strcmp(a, "--max-tuples")) {
         if (i >= argc || !(max_tuples = max_tuples_arg(argv[i])))
