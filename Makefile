@@ -183,9 +183,11 @@ check-numpy: $(BUILD)/check_numpy
 # TL_TIERED=0: kernels are cc's only; memcheck flags libtcc's code (tier 1) for reading
 # float spill slots only partly written (the values are right: diff_tier1_matches_tier2
 # and the suite under ASan run tier 1).
+# The OpenCL driver's tests run PoCL, whose LLVM memcheck flags on its own (they run
+# natively and under ASan).
 test-valgrind: $(BUILD)/tests/tl_tests build/tl $(BUILD)/tl $(BUILD)/libtl.so
 	TL_TIERED=0 TL_CFLAGS="-O2 -fno-math-errno" valgrind --quiet --error-exitcode=1 --leak-check=full --errors-for-leak-kinds=definite \
-	  $(BUILD)/tests/tl_tests -diff_random -deep_chains -grad_random -train_mlp -training_loop -alloc_fail
+	  $(BUILD)/tests/tl_tests -diff_random -deep_chains -grad_random -train_mlp -training_loop -alloc_fail -opencl
 
 # Fuzzing with AFL++ (Debian package afl++): `make fuzz FUZZ_SECONDS=600` builds the
 # library and one binary per harness of tests/fuzz with afl-clang-fast (ASan and UBSan

@@ -73,10 +73,18 @@ TL_SCATTER_ADD(tl_scatter_add_f64_i64, double, tl_i64)
 #endif
 #define TL_GEMM_MAXB 8        /* batch axes */
 #ifndef TL_GEMM_PACK_B_ROWS
-/* B (row-major) is packed for more rows than this; fewer rows read it in place, as the
- * packing would cost about as much as their products: 128x784x256 on 2 threads (64 rows
- * each) took 0.18-0.19 ms unpacked against 0.21-0.22 ms packed (AVX-512, 12x32 tile) */
-#define TL_GEMM_PACK_B_ROWS 64
+#define TL_GEMM_PACK_B_ROWS 12 /* B (row-major) is packed for more rows than this */
+#endif
+#ifndef TL_GEMM_SHORT_B_ROWS
+/* ... and for more than this when its rows are short (at most TL_GEMM_SHORT_B_BYTES
+ * apart: a micro-panel's KC rows then sit in few pages), where the packing would cost
+ * about as much as the products. Measured on AVX-512 at 2 threads: 128x784x256 (1 KiB
+ * rows, 64 a thread) 0.18-0.19 ms in place against 0.21-0.22 ms packed; a convolution's
+ * 64 x 576 x 3136 (12.25 KiB rows) 79 ms in place against 50 ms packed. */
+#define TL_GEMM_SHORT_B_ROWS 64
+#endif
+#ifndef TL_GEMM_SHORT_B_BYTES
+#define TL_GEMM_SHORT_B_BYTES 2048
 #endif
 
 #ifdef TL_GEMM
@@ -372,7 +380,8 @@ TL_GEMM_UKR(double, f64)
                                tl_gemm_epi epi) {                                                 \
     enum { NR = 2 * TL_GEMM_VBYTES / sizeof(T), NC = TL_GEMM_NC_BYTES / sizeof(T) };              \
     T edge[TL_GEMM_KC * NR] TL_GEMM_ALIGN;                                                        \
-    int pack_b = pb && (d->sbn != 1 || m1 - m0 > TL_GEMM_PACK_B_ROWS);                                 \
+    int short_b = d->sbk * (tl_i64)sizeof(T) <= TL_GEMM_SHORT_B_BYTES;                          \
+    int pack_b = pb && (d->sbn != 1 || m1 - m0 > (short_b ? TL_GEMM_SHORT_B_ROWS : TL_GEMM_PACK_B_ROWS)); \
     int pack_a = pa && n1 - n0 > 2 * NR;                                                          \
     if (m1 - m0 == 1 && d->sbn == 1) {                                                            \
       tl_gemm_row_##S(d, A + m0 * d->sam, B, C + m0 * d->ldc, n0, n1, bufs, bi, m0, epi);         \

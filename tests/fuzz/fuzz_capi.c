@@ -40,8 +40,10 @@ static tl_tensor *fuzz_make(tl_ctx *ctx, fuzz_bytes *b) {
 }
 
 static tl_tensor *fuzz_unary(tl_tensor *a, unsigned op) {
-  tl_tensor *(*const f[])(tl_tensor *) = {tl_neg, tl_exp, tl_log, tl_sqrt, tl_tanh, tl_sigmoid, tl_relu,
-                                          tl_abs, tl_reciprocal, tl_logical_not, tl_contiguous, tl_detach};
+  tl_tensor *(*const f[])(tl_tensor *) = {tl_neg,  tl_exp,        tl_log,         tl_sqrt,       tl_tanh,
+                                          tl_sigmoid, tl_relu,    tl_abs,         tl_reciprocal, tl_logical_not,
+                                          tl_contiguous, tl_detach, tl_log1p,     tl_sin,        tl_cos,
+                                          tl_gelu,  tl_gelu_tanh};
   return f[op % (sizeof f / sizeof f[0])](a);
 }
 

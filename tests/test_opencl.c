@@ -1,0 +1,201 @@
+/* test_opencl.c — the OpenCL driver (runtime/cl_driver.c) on whatever platform the
+ * machine has (CI installs PoCL, which runs OpenCL C on the CPU with real work-groups,
+ * local memory and barriers): loading and its errors, buffers and their accounting,
+ * builds and their logs, launches. Expected values are computed here on the host.
+ * Without a platform, the tests check the "not available" error and say that the
+ * device tests did not run. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "runtime/cl_driver.h"
+#include "test.h"
+
+/* the driver, or NULL after checking the error says why it is not there */
+static tl_cl *open_or_explain(void) {
+  tl_cl *cl = NULL;
+  tl_error err = {0};
+  tl_status st = tl_cl_open(&cl, &err);
+  if (st == TL_OK) return cl;
+  CHECK_INT(st, TL_ERR_BACKEND);
+  CHECK_CONTAINS(err.msg, "opencl: not available (");
+  CHECK_CONTAINS(err.msg, "install pocl-opencl-icd");
+  printf("  no OpenCL platform here (%s): device tests not run\n", err.msg);
+  return NULL;
+}
+
+TEST(opencl_missing_library_is_a_clear_error) {
+  const char *old = getenv("TL_OPENCL_LIB");
+  char *saved = old ? strdup(old) : NULL;
+  setenv("TL_OPENCL_LIB", "/nonexistent/libOpenCL.so.1", 1);
+  tl_cl *cl = NULL;
+  tl_error err = {0};
+  CHECK_INT(tl_cl_open(&cl, &err), TL_ERR_BACKEND);
+  CHECK(cl == NULL);
+  CHECK_CONTAINS(err.msg, "opencl: not available (cannot load /nonexistent/libOpenCL.so.1: install pocl-opencl-icd");
+  if (saved) setenv("TL_OPENCL_LIB", saved, 1);
+  else unsetenv("TL_OPENCL_LIB");
+  free(saved);
+}
+
+TEST(opencl_device_reports_its_limits) {
+  tl_cl *cl = open_or_explain();
+  if (!cl) return;
+  const tl_cl_caps *c = tl_cl_get_caps(cl);
+  CHECK(c->device[0] != 0 && c->platform[0] != 0 && c->version[0] != 0);
+  CHECK_CONTAINS(c->version, "OpenCL");
+  CHECK(c->max_work_group >= 1);
+  CHECK(c->local_bytes >= 1024); /* OpenCL 1.2 guarantees 32 KiB on a GPU, 1 KiB anywhere */
+  CHECK(c->max_alloc >= 1 << 20 && c->max_alloc <= c->global_bytes);
+  CHECK_INT(tl_cl_close(cl), 0);
+}
+
+static const char *add_src = "__kernel void add(__global const float *a, __global const float *b,\n"
+                             "                  __global float *c, int n) {\n"
+                             "  int i = get_global_id(0);\n"
+                             "  if (i < n) c[i] = a[i] + b[i];\n"
+                             "}\n";
+
+/* c = a + b over 1000 floats (global 1024: the guard drops the rest); write, launch, read */
+TEST(opencl_vector_add_round_trip) {
+  tl_cl *cl = open_or_explain();
+  if (!cl) return;
+  enum { N = 1000 };
+  float a[N], b[N], c[N];
+  for (int i = 0; i < N; i++) a[i] = (float)i * 0.5f, b[i] = (float)(N - i), c[i] = -1;
+  tl_error err = {0};
+  tl_cl_buf *ba, *bb, *bc;
+  CHECK_INT(tl_cl_alloc(cl, sizeof a, &ba, &err), TL_OK);
+  CHECK_INT(tl_cl_alloc(cl, sizeof b, &bb, &err), TL_OK);
+  CHECK_INT(tl_cl_alloc(cl, sizeof c, &bc, &err), TL_OK);
+  CHECK_INT(tl_cl_get_stats(cl).live_buffers, 3);
+  CHECK_INT(tl_cl_get_stats(cl).live_bytes, 3 * sizeof a);
+  CHECK_INT(tl_cl_write(cl, ba, 0, a, sizeof a, &err), TL_OK);
+  CHECK_INT(tl_cl_write(cl, bb, 0, b, sizeof b, &err), TL_OK);
+  tl_cl_kernel *k = NULL;
+  CHECK_INT(tl_cl_kernel_get(cl, add_src, "add", &k, &err), TL_OK);
+  if (!k) {
+    tl_cl_close(cl);
+    return;
+  }
+  int n = N;
+  tl_cl_arg args[4] = {{TL_CL_ARG_BUF, ba, NULL, 0}, {TL_CL_ARG_BUF, bb, NULL, 0}, {TL_CL_ARG_BUF, bc, NULL, 0},
+                       {TL_CL_ARG_VALUE, NULL, &n, sizeof n}};
+  size_t global = 1024;
+  CHECK_INT(tl_cl_launch(cl, k, 4, args, 1, &global, NULL, &err), TL_OK);
+  CHECK_INT(tl_cl_read(cl, bc, 0, c, sizeof c, &err), TL_OK);
+  for (int i = 0; i < N; i++) CHECK(c[i] == (float)i * 0.5f + (float)(N - i));
+  /* the same source again: built once */
+  tl_cl_kernel *again;
+  CHECK_INT(tl_cl_kernel_get(cl, add_src, "add", &again, &err), TL_OK);
+  CHECK(again == k);
+  CHECK_INT(tl_cl_get_stats(cl).builds, 1);
+  CHECK_INT(tl_cl_get_stats(cl).program_hits, 1);
+  /* device to device, at offsets: c[10..20) = a[0..10) */
+  CHECK_INT(tl_cl_copy(cl, ba, 0, bc, 10 * sizeof(float), 10 * sizeof(float), &err), TL_OK);
+  CHECK_INT(tl_cl_read(cl, bc, 0, c, sizeof c, &err), TL_OK);
+  for (int i = 0; i < 10; i++) CHECK(c[10 + i] == a[i]);
+  CHECK(c[9] == a[9] + b[9] && c[20] == a[20] + b[20]);
+  tl_cl_free(cl, ba);
+  tl_cl_free(cl, bb);
+  tl_cl_free(cl, bc);
+  CHECK_INT(tl_cl_get_stats(cl).live_bytes, 0);
+  CHECK_INT(tl_cl_get_stats(cl).peak_bytes, 3 * sizeof a);
+  CHECK_INT(tl_cl_close(cl), 0);
+}
+
+/* Row sums in one work-group per row: a tree in local memory with barriers, the shape
+ * the GPU lowering gives a reduction. Rows of 1, 3, 1000 and 4097 against host sums. */
+static const char *rowsum_src =
+    "__kernel void rowsum(__global const float *x, __global float *out, int n, __local float *part) {\n"
+    "  int row = get_group_id(0), lid = get_local_id(0), size = get_local_size(0);\n"
+    "  float s = 0;\n"
+    "  for (int i = lid; i < n; i += size) s += x[row * n + i];\n"
+    "  part[lid] = s;\n"
+    "  barrier(CLK_LOCAL_MEM_FENCE);\n"
+    "  for (int h = size / 2; h > 0; h /= 2) {\n"
+    "    if (lid < h) part[lid] += part[lid + h];\n"
+    "    barrier(CLK_LOCAL_MEM_FENCE);\n"
+    "  }\n"
+    "  if (lid == 0) out[row] = part[0];\n"
+    "}\n";
+
+TEST(opencl_work_group_tree_sums_rows) {
+  tl_cl *cl = open_or_explain();
+  if (!cl) return;
+  static const int lengths[] = {1, 3, 1000, 4097};
+  tl_error err = {0};
+  tl_cl_kernel *k = NULL;
+  CHECK_INT(tl_cl_kernel_get(cl, rowsum_src, "rowsum", &k, &err), TL_OK);
+  if (!k) {
+    printf("  %s\n", err.msg);
+    tl_cl_close(cl);
+    return;
+  }
+  size_t wg = tl_cl_get_caps(cl)->max_work_group >= 64 ? 64 : 1;
+  for (int t = 0; t < 4; t++) {
+    int n = lengths[t], rows = 3;
+    float *x = malloc(sizeof *x * (size_t)(n * rows)), out[3];
+    for (int i = 0; i < n * rows; i++) x[i] = (float)((i * 37) % 101) / 8.0f - 6.0f; /* exact in f32 sums */
+    tl_cl_buf *bx, *bo;
+    CHECK_INT(tl_cl_alloc(cl, sizeof *x * (size_t)(n * rows), &bx, &err), TL_OK);
+    CHECK_INT(tl_cl_alloc(cl, sizeof out, &bo, &err), TL_OK);
+    CHECK_INT(tl_cl_write(cl, bx, 0, x, sizeof *x * (size_t)(n * rows), &err), TL_OK);
+    tl_cl_arg args[4] = {{TL_CL_ARG_BUF, bx, NULL, 0}, {TL_CL_ARG_BUF, bo, NULL, 0},
+                         {TL_CL_ARG_VALUE, NULL, &n, sizeof n}, {TL_CL_ARG_LOCAL, NULL, NULL, wg * sizeof(float)}};
+    size_t global = (size_t)rows * wg;
+    CHECK_INT(tl_cl_launch(cl, k, 4, args, 1, &global, &wg, &err), TL_OK);
+    CHECK_INT(tl_cl_read(cl, bo, 0, out, sizeof out, &err), TL_OK);
+    for (int r = 0; r < rows; r++) {
+      double want = 0;
+      for (int i = 0; i < n; i++) want += x[r * n + i];
+      CHECK_NEAR(out[r], want, 1e-3); /* eighths: every partial sum is exact in f32 */
+    }
+    tl_cl_free(cl, bx);
+    tl_cl_free(cl, bo);
+    free(x);
+  }
+  CHECK_INT(tl_cl_close(cl), 0);
+}
+
+/* A kernel that does not build: TL_ERR_COMPILER with the device's build log, which
+ * names the line; nothing kept, and the next build works. */
+TEST(opencl_build_failure_reports_the_log) {
+  tl_cl *cl = open_or_explain();
+  if (!cl) return;
+  const char *bad = "__kernel void broken(__global float *x) {\n"
+                    "  x[0] = undeclared_name + 1;\n"
+                    "}\n";
+  tl_error err = {0};
+  tl_cl_kernel *k = NULL;
+  CHECK_INT(tl_cl_kernel_get(cl, bad, "broken", &k, &err), TL_ERR_COMPILER);
+  CHECK(k == NULL);
+  CHECK_CONTAINS(err.msg, "opencl: the kernel did not build on ");
+  CHECK_CONTAINS(err.msg, "undeclared_name");
+  CHECK_CONTAINS(err.msg, ":2:");
+  CHECK_INT(tl_cl_get_stats(cl).builds, 0);
+  CHECK_INT(tl_cl_kernel_get(cl, add_src, "nope", &k, &err), TL_ERR_BACKEND);
+  CHECK_CONTAINS(err.msg, "opencl: the program has no kernel `nope`");
+  CHECK_INT(tl_cl_kernel_get(cl, add_src, "add", &k, &err), TL_OK);
+  CHECK_INT(tl_cl_close(cl), 0);
+}
+
+/* More than the device takes in one buffer is TL_ERR_NOMEM, said in bytes; reads and
+ * writes outside a buffer are range errors; a buffer left live is counted at close. */
+TEST(opencl_out_of_memory_and_ranges_are_errors) {
+  tl_cl *cl = open_or_explain();
+  if (!cl) return;
+  tl_error err = {0};
+  tl_cl_buf *b = NULL;
+  size_t huge = (size_t)tl_cl_get_caps(cl)->max_alloc + 1;
+  CHECK_INT(tl_cl_alloc(cl, huge, &b, &err), TL_ERR_NOMEM);
+  CHECK(b == NULL);
+  CHECK_CONTAINS(err.msg, "opencl: out of device memory: a buffer of ");
+  CHECK_INT(tl_cl_get_stats(cl).live_buffers, 0);
+  CHECK_INT(tl_cl_alloc(cl, 16, &b, &err), TL_OK);
+  char bytes[32] = {0};
+  CHECK_INT(tl_cl_write(cl, b, 8, bytes, 16, &err), TL_ERR_RANGE);
+  CHECK_CONTAINS(err.msg, "opencl: write of 16 bytes at 8 is outside a buffer of 16");
+  CHECK_INT(tl_cl_read(cl, b, 17, bytes, 0, &err), TL_ERR_RANGE);
+  CHECK_INT(tl_cl_close(cl), 1); /* b was never freed: reported, and freed by the close */
+}
