@@ -4,9 +4,12 @@
  * builds and their logs, launches. Expected values are computed here on the host.
  * Without a platform, the tests check the "not available" error and say that the
  * device tests did not run. */
+#include <dirent.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "runtime/cl_driver.h"
 #include "test.h"
@@ -89,7 +92,7 @@ TEST(opencl_vector_add_round_trip) {
   tl_cl_kernel *again;
   CHECK_INT(tl_cl_kernel_get(cl, add_src, "add", &again, &err), TL_OK);
   CHECK(again == k);
-  CHECK_INT(tl_cl_get_stats(cl).builds, 1);
+  CHECK_INT(tl_cl_get_stats(cl).builds + tl_cl_get_stats(cl).disk_hits, 1); /* built, or from an earlier run */
   CHECK_INT(tl_cl_get_stats(cl).program_hits, 1);
   /* device to device, at offsets: c[10..20) = a[0..10) */
   CHECK_INT(tl_cl_copy(cl, ba, 0, bc, 10 * sizeof(float), 10 * sizeof(float), &err), TL_OK);
@@ -198,4 +201,104 @@ TEST(opencl_out_of_memory_and_ranges_are_errors) {
   CHECK_CONTAINS(err.msg, "opencl: write of 16 bytes at 8 is outside a buffer of 16");
   CHECK_INT(tl_cl_read(cl, b, 17, bytes, 0, &err), TL_ERR_RANGE);
   CHECK_INT(tl_cl_close(cl), 1); /* b was never freed: reported, and freed by the close */
+}
+
+/* one run of add over 8 floats through a fresh driver: 1 when c = a + b came back */
+static int run_add_once(tl_cl_stats *stats) {
+  tl_cl *cl = NULL;
+  tl_error err = {0};
+  if (tl_cl_open(&cl, &err) != TL_OK) return 0;
+  float a[8], b[8], c[8];
+  for (int i = 0; i < 8; i++) a[i] = (float)i, b[i] = 10.0f * (float)i, c[i] = 0;
+  tl_cl_buf *ba = NULL, *bb = NULL, *bc = NULL;
+  tl_cl_kernel *k = NULL;
+  int n = 8, ok = tl_cl_alloc(cl, sizeof a, &ba, &err) == TL_OK && tl_cl_alloc(cl, sizeof b, &bb, &err) == TL_OK &&
+                  tl_cl_alloc(cl, sizeof c, &bc, &err) == TL_OK && tl_cl_write(cl, ba, 0, a, sizeof a, &err) == TL_OK &&
+                  tl_cl_write(cl, bb, 0, b, sizeof b, &err) == TL_OK &&
+                  tl_cl_kernel_get(cl, add_src, "add", &k, &err) == TL_OK;
+  tl_cl_arg args[4] = {{TL_CL_ARG_BUF, ba, NULL, 0}, {TL_CL_ARG_BUF, bb, NULL, 0}, {TL_CL_ARG_BUF, bc, NULL, 0},
+                       {TL_CL_ARG_VALUE, NULL, &n, sizeof n}};
+  size_t global = 8;
+  ok = ok && tl_cl_launch(cl, k, 4, args, 1, &global, NULL, &err) == TL_OK &&
+       tl_cl_read(cl, bc, 0, c, sizeof c, &err) == TL_OK;
+  for (int i = 0; ok && i < 8; i++) ok = c[i] == 11.0f * (float)i;
+  *stats = tl_cl_get_stats(cl);
+  tl_cl_close(cl); /* frees the three buffers */
+  return ok;
+}
+
+/* the path of the one .clbin entry in dir (into out), or 0 */
+static int find_entry(const char *dir, char *out, size_t cap) {
+  DIR *d = opendir(dir);
+  struct dirent *e;
+  int found = 0;
+  while (d && (e = readdir(d)))
+    if (strlen(e->d_name) == 38 && !strcmp(e->d_name + 32, ".clbin")) {
+      snprintf(out, cap, "%s/%s", dir, e->d_name);
+      found++;
+    }
+  if (d) closedir(d);
+  return found == 1;
+}
+
+/* Program binaries are kept in the kernel cache directory: a second driver loads the
+ * binary instead of building; a damaged entry and one others could write are refused,
+ * rebuilt and replaced, and the results stay right. */
+TEST(opencl_program_binaries_are_cached_and_checked) {
+  tl_cl *probe = open_or_explain();
+  if (!probe) return;
+  tl_cl_close(probe);
+  char dir[] = "/tmp/tl-cl-cache-XXXXXX", entry[512];
+  CHECK(mkdtemp(dir) != NULL);
+  setenv("TL_CACHE_DIR", dir, 1);
+  tl_cl_stats s;
+  CHECK(run_add_once(&s));
+  CHECK_INT(s.disk_cache, 1);
+  CHECK_INT(s.builds, 1);
+  CHECK_INT(s.disk_stores, 1);
+  CHECK(find_entry(dir, entry, sizeof entry));
+  CHECK(run_add_once(&s)); /* from the disk */
+  CHECK_INT(s.builds, 0);
+  CHECK_INT(s.disk_hits, 1);
+  FILE *f = fopen(entry, "r+b"); /* one byte changed: the checksum differs */
+  CHECK(f != NULL);
+  if (f) {
+    int ch = fgetc(f);
+    fseek(f, 0, SEEK_SET);
+    fputc(ch ^ 0x5a, f);
+    fclose(f);
+  }
+  CHECK(run_add_once(&s));
+  CHECK_INT(s.disk_rejects, 1);
+  CHECK_INT(s.builds, 1);
+  CHECK_INT(s.disk_stores, 1);
+  CHECK(run_add_once(&s)); /* the replacement is good */
+  CHECK_INT(s.disk_hits, 1);
+  CHECK_INT(chmod(entry, 0666), 0); /* others could have written it: refused */
+  CHECK(run_add_once(&s));
+  CHECK_INT(s.disk_rejects, 1);
+  CHECK_INT(s.builds, 1);
+  unsetenv("TL_CACHE_DIR");
+  char cmd[600];
+  snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+  CHECK_INT(system(cmd), 0);
+}
+
+/* A cache directory that cannot be used (a file where the directory should be) means
+ * no disk cache, not an error: the program is built and runs. */
+TEST(opencl_unusable_cache_directory_still_builds) {
+  tl_cl *probe = open_or_explain();
+  if (!probe) return;
+  tl_cl_close(probe);
+  char path[] = "/tmp/tl-cl-notadir-XXXXXX";
+  int fd = mkstemp(path);
+  CHECK(fd >= 0);
+  if (fd >= 0) close(fd);
+  setenv("TL_CACHE_DIR", path, 1);
+  tl_cl_stats s;
+  CHECK(run_add_once(&s));
+  CHECK_INT(s.disk_cache, 0);
+  CHECK_INT(s.builds, 1);
+  unsetenv("TL_CACHE_DIR");
+  unlink(path);
 }

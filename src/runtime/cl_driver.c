@@ -5,10 +5,15 @@
 #include "runtime/cl_driver.h"
 
 #include <dlfcn.h>
+#include <errno.h>
+#include <fcntl.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
+
+#include "runtime/disk_entry.h"
 
 /* ---- the OpenCL 1.2 subset TL uses (values from the Khronos headers) ---------------- */
 typedef int32_t cl_int;
@@ -36,6 +41,8 @@ enum {
   CL_DRIVER_VERSION = 0x102D,
   CL_DEVICE_VERSION = 0x102F,
   CL_DEVICE_EXTENSIONS = 0x1030,
+  CL_PROGRAM_BINARY_SIZES = 0x1165,
+  CL_PROGRAM_BINARIES = 0x1166,
   CL_PROGRAM_BUILD_LOG = 0x1183,
 };
 #define CL_DEVICE_TYPE_CPU ((cl_bitfield)1 << 1)
@@ -58,6 +65,9 @@ enum {
   X(cl_int, clEnqueueCopyBuffer,                                                                    \
     (cl_handle, cl_handle, cl_handle, size_t, size_t, size_t, cl_uint, const void *, void *))       \
   X(cl_handle, clCreateProgramWithSource, (cl_handle, cl_uint, const char **, const size_t *, cl_int *)) \
+  X(cl_handle, clCreateProgramWithBinary,                                                           \
+    (cl_handle, cl_uint, const cl_handle *, const size_t *, const unsigned char **, cl_int *, cl_int *)) \
+  X(cl_int, clGetProgramInfo, (cl_handle, cl_uint, size_t, void *, size_t *))                       \
   X(cl_int, clBuildProgram, (cl_handle, cl_uint, const cl_handle *, const char *, void *, void *))  \
   X(cl_int, clGetProgramBuildInfo, (cl_handle, cl_handle, cl_uint, size_t, void *, size_t *))       \
   X(cl_handle, clCreateKernel, (cl_handle, const char *, cl_int *))                                 \
@@ -79,6 +89,7 @@ typedef struct {
 } cl_api;
 
 /* ---- the driver ----------------------------------------------------------------------- */
+static const char *const build_options = "-cl-std=CL1.2";
 typedef struct cl_kernel_entry {
   struct cl_kernel_entry *next;
   char *name;
@@ -110,6 +121,8 @@ struct tl_cl {
   tl_cl_stats stats;
   cl_program_entry *programs;
   tl_cl_buf *live;
+  char *cache_dir; /* program binaries on disk (NULL: not kept) */
+  unsigned tmp_seq;
 };
 
 /* what an OpenCL error code means, for messages */
@@ -214,6 +227,8 @@ static void read_caps(tl_cl *cl, cl_handle platform) {
   }
 }
 
+static void open_cache(tl_cl *cl);
+
 tl_status tl_cl_open(tl_cl **out, tl_error *err) {
   *out = NULL;
   tl_cl *cl = calloc(1, sizeof *cl);
@@ -235,6 +250,7 @@ tl_status tl_cl_open(tl_cl **out, tl_error *err) {
     tl_cl_close(cl);
     return st;
   }
+  open_cache(cl);
   *out = cl;
   return TL_OK;
 }
@@ -257,6 +273,7 @@ uint64_t tl_cl_close(tl_cl *cl) {
   }
   if (cl->queue) cl->api.clReleaseCommandQueue(cl->queue);
   if (cl->context) cl->api.clReleaseContext(cl->context);
+  free(cl->cache_dir);
   /* the library stays loaded: ICD loaders and drivers keep threads and atexit hooks
    * that a dlclose would pull from under them */
   free(cl);
@@ -356,6 +373,166 @@ static tl_status build_failed(tl_cl *cl, cl_handle program, tl_error *err) {
                       log[0] ? log : "(no build log)");
 }
 
+/* the program built from its source (counted), or the error with the build log */
+static tl_status program_build(tl_cl *cl, const char *source, cl_handle *out, tl_error *err) {
+  size_t len = strlen(source);
+  cl_int rc = CL_SUCCESS;
+  cl_handle program = cl->api.clCreateProgramWithSource(cl->context, 1, &source, &len, &rc);
+  tl_status st = program ? TL_OK : cl_fail(err, rc, "creating a program");
+  if (!st && (rc = cl->api.clBuildProgram(program, 1, &cl->device, build_options, NULL, NULL)) != CL_SUCCESS)
+    st = rc == CL_BUILD_PROGRAM_FAILURE ? build_failed(cl, program, err) : cl_fail(err, rc, "building a program");
+  if (st) {
+    if (program) cl->api.clReleaseProgram(program);
+    *out = NULL;
+    return st;
+  }
+  cl->stats.builds++;
+  *out = program;
+  return TL_OK;
+}
+
+/* ---- program binaries on disk ------------------------------------------------------------
+ * <key>.clbin beside <key>.sum in the kernel cache directory, checked as the C kernels'
+ * entries are (runtime/disk_entry.h); the key covers the source, the build options and
+ * the platform, device and driver, so a driver update builds afresh. Anything wrong
+ * with an entry (damaged, foreign, a binary the driver refuses) means a build from the
+ * source, and the entry is replaced; a directory that cannot be used means no disk cache,
+ * never an error. */
+static void open_cache(tl_cl *cl) {
+  char *dir = NULL;
+  tl_error e = {0};
+  int repaired = 0;
+  if (tl_entry_default_dir(&dir) == TL_OK && dir &&
+      tl_entry_check_private_dir(dir, "kernel cache directory", &repaired, &e) == TL_OK) {
+    cl->cache_dir = dir;
+    cl->stats.disk_cache = 1;
+  } else {
+    free(dir);
+  }
+}
+
+typedef struct {
+  char base[4096], bin[4200], sum[4200], lock[4200];
+} entry_paths;
+
+static bool entry_paths_of(const tl_cl *cl, const char *source, entry_paths *p) {
+  tl_hash128 h;
+  uint64_t key[2];
+  tl_hash128_init(&h);
+  tl_hash128_str(&h, "tl-opencl-program-1");
+  tl_hash128_str(&h, source);
+  tl_hash128_str(&h, build_options);
+  tl_hash128_str(&h, cl->caps.platform);
+  tl_hash128_str(&h, cl->caps.device);
+  tl_hash128_str(&h, cl->caps.version);
+  tl_hash128_str(&h, cl->caps.driver);
+  tl_hash128_final(&h, key);
+  int n = snprintf(p->base, sizeof p->base, "%s/%016llx%016llx", cl->cache_dir, (unsigned long long)key[0],
+                   (unsigned long long)key[1]);
+  if (n < 0 || (size_t)n >= sizeof p->base) return false;
+  snprintf(p->bin, sizeof p->bin, "%s.clbin", p->base);
+  snprintf(p->sum, sizeof p->sum, "%s.sum", p->base);
+  snprintf(p->lock, sizeof p->lock, "%s.lock", p->base);
+  return true;
+}
+
+/* the verified entry's bytes (malloc'd), or NULL */
+static unsigned char *read_entry(const char *path, size_t *len) {
+  struct stat st;
+  tl_entry_state why;
+  int fd = tl_entry_open_checked(path, &st, &why);
+  if (fd < 0) return NULL;
+  unsigned char *data = st.st_size > 0 ? malloc((size_t)st.st_size) : NULL;
+  size_t got = 0;
+  while (data && got < (size_t)st.st_size) {
+    ssize_t n = read(fd, data + got, (size_t)st.st_size - got);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) break;
+    got += (size_t)n;
+  }
+  close(fd);
+  if (data && got == (size_t)st.st_size) {
+    *len = got;
+    return data;
+  }
+  free(data);
+  return NULL;
+}
+
+/* a program built from the entry's binary, or NULL (no entry, or one the driver refused) */
+static cl_handle program_from_entry(tl_cl *cl, const entry_paths *p, tl_entry_state *why) {
+  *why = tl_entry_verify(p->bin, p->sum);
+  if (*why != TL_ENTRY_OK) return NULL;
+  size_t len = 0;
+  unsigned char *bin = read_entry(p->bin, &len);
+  cl_int status = CL_SUCCESS, rc = CL_SUCCESS;
+  const unsigned char *bins[1] = {bin};
+  cl_handle program = bin ? cl->api.clCreateProgramWithBinary(cl->context, 1, &cl->device, &len, bins, &status, &rc)
+                          : NULL;
+  free(bin);
+  if (program && (status != CL_SUCCESS || cl->api.clBuildProgram(program, 1, &cl->device, build_options, NULL,
+                                                                  NULL) != CL_SUCCESS)) {
+    cl->api.clReleaseProgram(program);
+    program = NULL;
+  }
+  if (!program) *why = TL_ENTRY_LOAD;
+  return program;
+}
+
+/* writes the built program's binary as the entry (private names, the .sum first, the
+ * binary renamed last); failures leave no entry and are not errors */
+static void store_entry(tl_cl *cl, cl_handle program, const entry_paths *p) {
+  size_t len = 0;
+  if (cl->api.clGetProgramInfo(program, CL_PROGRAM_BINARY_SIZES, sizeof len, &len, NULL) != CL_SUCCESS || !len) return;
+  unsigned char *bin = malloc(len);
+  if (!bin || cl->api.clGetProgramInfo(program, CL_PROGRAM_BINARIES, sizeof bin, &bin, NULL) != CL_SUCCESS) {
+    free(bin);
+    return;
+  }
+  char tmp[4300], tmp_sum[4300];
+  unsigned seq = cl->tmp_seq++;
+  snprintf(tmp, sizeof tmp, "%s.clbin.%ld.%u.tmp", p->base, (long)getpid(), seq);
+  snprintf(tmp_sum, sizeof tmp_sum, "%s.sum.%ld.%u.tmp", p->base, (long)getpid(), seq);
+  uint64_t sum = 0, size = 0;
+  int ok = tl_entry_write_new_file(tmp, bin, len, 0600) == 0;
+  free(bin);
+  if (ok && tl_entry_checksum_file(tmp, &sum, &size) == 0 && tl_entry_write_sum(tmp_sum, p->sum, p->bin, size, sum) == 0 &&
+      rename(tmp, p->bin) == 0) {
+    cl->stats.disk_stores++;
+    return;
+  }
+  unlink(tmp);
+}
+
+/* the program from the disk cache, else built from the source and stored; under the
+ * entry's lock, so processes building the same program build it once */
+static tl_status program_build(tl_cl *cl, const char *source, cl_handle *out, tl_error *err);
+
+static tl_status program_cached(tl_cl *cl, const char *source, cl_handle *out, tl_error *err) {
+  entry_paths p;
+  if (!cl->cache_dir || !entry_paths_of(cl, source, &p)) return program_build(cl, source, out, err);
+  tl_entry_state why;
+  if ((*out = program_from_entry(cl, &p, &why))) {
+    cl->stats.disk_hits++;
+    return TL_OK;
+  }
+  int fd = tl_entry_take_lock(p.lock);
+  tl_status st = TL_OK;
+  if ((*out = program_from_entry(cl, &p, &why))) { /* its builder held the lock */
+    cl->stats.disk_hits++;
+  } else {
+    if (why != TL_ENTRY_MISSING) { /* damaged, foreign or refused: replaced */
+      unlink(p.bin);
+      unlink(p.sum);
+      cl->stats.disk_rejects++;
+    }
+    st = program_build(cl, source, out, err);
+    if (!st) store_entry(cl, *out, &p);
+  }
+  tl_entry_drop_lock(fd);
+  return st;
+}
+
 static tl_status program_get(tl_cl *cl, const char *source, cl_program_entry **out, tl_error *err) {
   for (cl_program_entry *p = cl->programs; p; p = p->next)
     if (!strcmp(p->source, source)) {
@@ -370,18 +547,12 @@ static tl_status program_get(tl_cl *cl, const char *source, cl_program_entry **o
     return tl_error_set(err, TL_ERR_NOMEM, "opencl: out of memory");
   }
   memcpy(p->source, source, len + 1);
-  cl_int rc = CL_SUCCESS;
-  p->program = cl->api.clCreateProgramWithSource(cl->context, 1, &source, &len, &rc);
-  tl_status st = p->program ? TL_OK : cl_fail(err, rc, "creating a program");
-  if (!st && (rc = cl->api.clBuildProgram(p->program, 1, &cl->device, "-cl-std=CL1.2", NULL, NULL)) != CL_SUCCESS)
-    st = rc == CL_BUILD_PROGRAM_FAILURE ? build_failed(cl, p->program, err) : cl_fail(err, rc, "building a program");
+  tl_status st = program_cached(cl, source, &p->program, err);
   if (st) {
-    if (p->program) cl->api.clReleaseProgram(p->program);
     free(p->source);
     free(p);
     return st;
   }
-  cl->stats.builds++;
   p->next = cl->programs;
   cl->programs = p;
   *out = p;

@@ -1,6 +1,7 @@
 /* cl_driver.h — the OpenCL driver under the opencl backend: libOpenCL.so.1 loaded at run
  * time (dlopen: no build-time dependency), one device, its buffers, programs built for
- * it (kept per process) and kernel launches.
+ * it (kept per process, and their binaries in the kernel cache directory, checked as
+ * the C kernels are) and kernel launches.
  * in: OpenCL C source, kernel names, sizes, host bytes; out: device buffers, results,
  * and errors that say what failed: "not available" with the reason and the fix, a
  * kernel's build log, device out-of-memory as TL_ERR_NOMEM.
@@ -28,8 +29,11 @@ typedef struct {
 } tl_cl_caps;
 
 typedef struct {
-  uint64_t builds;       /* programs compiled by the driver */
+  uint64_t builds;       /* programs compiled from source by the driver */
   uint64_t program_hits; /* programs found already built in this process */
+  uint64_t disk_cache;   /* 1: program binaries are kept in the kernel cache directory */
+  uint64_t disk_hits, disk_stores;
+  uint64_t disk_rejects; /* entries damaged, foreign or refused by the driver: rebuilt */
   uint64_t live_buffers, live_bytes, peak_bytes;
   uint64_t allocs; /* buffers created, all told */
 } tl_cl_stats;

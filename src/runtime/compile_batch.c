@@ -107,7 +107,7 @@ typedef struct {
 
 static void free_paths(unit_paths *p, int n) {
   for (int i = 0; p && i < n; i++) {
-    tl_compiler_drop_lock(p[i].lock_fd);
+    tl_entry_drop_lock(p[i].lock_fd);
     if (p[i].handle) dlclose(p[i].handle);
     free(p[i].base), free(p[i].so), free(p[i].sum), free(p[i].lock);
   }
@@ -148,7 +148,7 @@ static int link_or_copy(const char *from, const char *to) {
   if (fstat(in, &st) == 0 && (data = malloc((size_t)st.st_size + 1)))
     while (got < (size_t)st.st_size && (k = read(in, data + got, (size_t)st.st_size - got)) > 0) got += (size_t)k;
   close(in);
-  int rc = data && got == (size_t)st.st_size ? tl_compiler_write_new_file(to, data, got, 0700) : -1;
+  int rc = data && got == (size_t)st.st_size ? tl_entry_write_new_file(to, data, got, 0700) : -1;
   free(data);
   return rc;
 }
@@ -158,19 +158,19 @@ static int link_or_copy(const char *from, const char *to) {
  * unit's lock; where another process stored the entry meanwhile, theirs stays. */
 static void publish_units(tl_compiler *c, const char *tmp_so, unit_paths *p, int n, build_mode mode) {
   uint64_t sum = 0, size = 0;
-  if (tl_compiler_checksum_file(tmp_so, &sum, &size) != 0) return; /* runs; not kept */
+  if (tl_entry_checksum_file(tmp_so, &sum, &size) != 0) return; /* runs; not kept */
   for (int i = 0; i < n; i++) {
     if (!p[i].built) continue;
-    if (mode != BUILD_NOW) p[i].lock_fd = tl_compiler_take_lock(p[i].lock);
+    if (mode != BUILD_NOW) p[i].lock_fd = tl_entry_take_lock(p[i].lock);
     int stored = mode != BUILD_NOW && tl_compiler_check_entry(c, p[i].so, p[i].sum) == 1;
     char *tsum = tl_compiler_fmt("%s.%ld.%u.sum.tmp", p[i].base, (long)getpid(), tl_compiler_tmp_seq());
     char *tso = tl_compiler_fmt("%s.%ld.%u.so.tmp", p[i].base, (long)getpid(), tl_compiler_tmp_seq());
-    if (!stored && tsum && tso && tl_compiler_write_sum(tsum, p[i].sum, p[i].so, size, sum) == 0 &&
+    if (!stored && tsum && tso && tl_entry_write_sum(tsum, p[i].sum, p[i].so, size, sum) == 0 &&
         link_or_copy(tmp_so, tso) == 0 && rename(tso, p[i].so) != 0)
       unlink(tso);
     free(tsum), free(tso);
     if (mode != BUILD_NOW) {
-      tl_compiler_drop_lock(p[i].lock_fd);
+      tl_entry_drop_lock(p[i].lock_fd);
       p[i].lock_fd = -1;
     }
   }
@@ -189,7 +189,7 @@ static tl_status run_cc(tl_compiler *c, const char *tmp, const char *text, int b
   *cc_failed = 0;
   if (!src || !so || !errp)
     st = tl_error_set(err, TL_ERR_NOMEM, "out of memory");
-  else if (tl_compiler_write_new_file(src, text, strlen(text), 0600) != 0)
+  else if (tl_entry_write_new_file(src, text, strlen(text), 0600) != 0)
     st = tl_error_set(err, TL_ERR_CACHE, "cannot write kernel source '%s': %s", src, strerror(errno));
   else if ((rc = tl_compiler_spawn_cc(c, src, so, errp, &pid)) != 0)
     st = tl_error_set(err, TL_ERR_COMPILER, "cannot run C compiler '%s': %s", c->cc_path, strerror(rc));
@@ -266,7 +266,7 @@ static tl_status batch_in_dir(tl_compiler *c, const char *dir, void *arg, tl_err
   if (!p) return tl_error_set(err, TL_ERR_NOMEM, "out of memory");
   int load = a->mode != BUILD_DETACHED;
   for (int i = 0; i < n; i++) { /* built meanwhile, by another process? */
-    if (a->mode == BUILD_NOW) p[i].lock_fd = tl_compiler_take_lock(p[i].lock);
+    if (a->mode == BUILD_NOW) p[i].lock_fd = tl_entry_take_lock(p[i].lock);
     if (load && tl_compiler_disk_load(c, p[i].so, p[i].sum, units[i]->symbol, &p[i].handle, &p[i].fn,
                                       a->mode == BUILD_NOW) == 1)
       p[i].have = 1, ndisk++;

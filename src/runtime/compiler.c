@@ -1,12 +1,8 @@
 /* compiler.c — kernel source to function pointer: memory cache, disk cache, compiler.
- *
- * Trust model of the disk cache: the directory is private (0700, ours), so nobody
- * else can plant or swap files in it; every entry is still checked (owner, mode,
- * size, checksum) because a crash, a full disk or a careless chmod can leave a
- * damaged one, and dlopen of a damaged .so crashes the process. */
+ * The disk cache's files (private directory, checked entries, locks) are
+ * runtime/disk_entry.c's, shared with the OpenCL driver's program binaries. */
 #include "runtime/compiler.h"
 
-#include <dirent.h>
 #include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -18,7 +14,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/file.h>
 #include <sys/stat.h>
 #include <sys/types.h>
 #include <sys/wait.h>
@@ -26,6 +21,7 @@
 
 #include "core/hash.h"
 #include "runtime/compiler_internal.h"
+#include "runtime/disk_entry.h"
 #include "runtime/gemm_host.h"
 #include "runtime/scalar_host.h"
 
@@ -42,55 +38,6 @@
 #define MAX_DIAG_LINES 20
 #define TCC_OUTPUT_MEMORY 1
 #define TCC_RELOCATE_AUTO ((void *)1)
-
-/* ---- hashing ----------------------------------------------------------------
- * Two independent 64-bit streams (FNV-1a, core/hash.h's mix, and a multiply-xorshift
- * mix), each put through the finalizer: 128 bits, so accidental key collisions are out
- * of reach. The second stream is the one hash mix of its own in the library: the two
- * halves of a key must not move together. Not cryptographic: the private directory is
- * what keeps others out. */
-typedef struct {
-  uint64_t a, b, len;
-} hash128;
-
-static void h_init(hash128 *h) {
-  h->a = TL_HASH_INIT;
-  h->b = 0x9e3779b97f4a7c15ULL;
-  h->len = 0;
-}
-
-/* Two independent 64-bit lanes over 8-byte words (a kernel's source, prelude
- * included, is hashed on every realize: a byte at a time cost more than the small
- * kernels it keys), then the tail a byte at a time. */
-static void h_bytes(hash128 *h, const void *p, size_t n) {
-  const unsigned char *s = p;
-  uint64_t a = h->a, b = h->b;
-  size_t i = 0;
-  for (; i + 8 <= n; i += 8) {
-    uint64_t w;
-    memcpy(&w, s + i, 8);
-    a = tl_hash_mix(a, w);
-    a ^= a >> 31;
-    b = (b + w + 1) * 0xff51afd7ed558ccdULL;
-    b ^= b >> 29;
-  }
-  for (; i < n; i++) {
-    a = tl_hash_mix(a, s[i]);
-    b = (b + s[i] + 1) * 0xff51afd7ed558ccdULL;
-    b ^= b >> 29;
-  }
-  h->a = a;
-  h->b = b;
-  h->len += n;
-}
-
-/* the string and its terminator, so "ab"+"c" and "a"+"bc" differ */
-static void h_str(hash128 *h, const char *s) { h_bytes(h, s, strlen(s) + 1); }
-
-static void h_final(const hash128 *h, uint64_t out[2]) {
-  out[0] = tl_hash_final(h->a ^ h->len);
-  out[1] = tl_hash_final(h->b + (h->a << 17 | h->a >> 47));
-}
 
 /* ---- small helpers ------------------------------------------------------------ */
 static char *vstrfmt(const char *fmt, va_list ap) {
@@ -137,32 +84,6 @@ static tl_kernel_fn as_kernel(void *sym) {
   tl_kernel_fn fn;
   memcpy(&fn, &sym, sizeof fn);
   return fn;
-}
-
-static int write_all(int fd, const void *data, size_t n) {
-  const char *p = data;
-  while (n > 0) {
-    ssize_t w = write(fd, p, n);
-    if (w < 0 && errno == EINTR) continue;
-    if (w <= 0) return -1;
-    p += w;
-    n -= (size_t)w;
-  }
-  return 0;
-}
-
-/* creates a new file (never follows or reuses an existing one) holding data */
-int tl_compiler_write_new_file(const char *path, const void *data, size_t n, mode_t mode) {
-  int fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, mode);
-  if (fd < 0) return -1;
-  int rc = write_all(fd, data, n);
-  int saved = errno;
-  if (close(fd) != 0 && rc == 0) rc = -1;
-  if (rc != 0) {
-    unlink(path);
-    errno = saved;
-  }
-  return rc;
 }
 
 /* makes temporary file names unique within the process (threads included) */
@@ -230,13 +151,13 @@ static char *find_program(const char *name) {
 
 /* The first "flags"/"Features" line of /proc/cpuinfo: -march=native code built on
  * one CPU must not be loaded from a shared home directory on an older one. */
-static void hash_cpu_features(hash128 *h) {
+static void hash_cpu_features(tl_hash128 *h) {
   FILE *f = fopen("/proc/cpuinfo", "r");
   if (!f) return;
   char line[8192];
   while (fgets(line, sizeof line, f)) {
     if (!strncmp(line, "flags", 5) || !strncmp(line, "Features", 8)) {
-      h_str(h, line);
+      tl_hash128_str(h, line);
       break;
     }
   }
@@ -249,17 +170,17 @@ static void make_ident(tl_compiler *c) {
   struct stat st;
   char *real = realpath(c->cc_path, NULL);
   if (stat(c->cc_path, &st) != 0) memset(&st, 0, sizeof st);
-  hash128 h;
-  h_init(&h);
-  h_str(&h, "tl-kernel-2");
-  h_str(&h, c->cc_path);
-  h_str(&h, real ? real : "");
-  h_str(&h, c->flags);
+  tl_hash128 h;
+  tl_hash128_init(&h);
+  tl_hash128_str(&h, "tl-kernel-2");
+  tl_hash128_str(&h, c->cc_path);
+  tl_hash128_str(&h, real ? real : "");
+  tl_hash128_str(&h, c->flags);
   uint64_t id[5] = {(uint64_t)st.st_ino, (uint64_t)st.st_size, (uint64_t)st.st_mtim.tv_sec,
                     (uint64_t)st.st_mtim.tv_nsec, (uint64_t)st.st_dev};
-  h_bytes(&h, id, sizeof id);
+  tl_hash128_bytes(&h, id, sizeof id);
   if (strstr(c->flags, "native")) hash_cpu_features(&h);
-  h_final(&h, c->ident);
+  tl_hash128_final(&h, c->ident);
   free(real);
 }
 
@@ -298,98 +219,14 @@ static tl_status setup_cc(tl_compiler *c, const char *flags, tl_error *err) {
 }
 
 /* ---- the cache directory ---------------------------------------------------------- */
-/* mkdir -p with mode 0700; returns 0 or the first errno that is not EEXIST */
-static int mkdir_p(const char *path) {
-  char *p = strdup(path);
-  if (!p) return ENOMEM;
-  int rc = 0;
-  for (char *s = p + 1;; s++) {
-    if (*s != '/' && *s) continue;
-    char saved = *s;
-    *s = 0;
-    if (mkdir(p, 0700) != 0 && errno != EEXIST) rc = errno;
-    *s = saved;
-    if (rc || !saved) break;
-  }
-  free(p);
-  return rc;
-}
-
-/* the cache directory named by the environment into *dir (NULL when it names none);
- * TL_ERR_NOMEM when the name could not be allocated */
-static tl_status default_cache_dir(char **dir) {
-  const char *own = env_nonempty("TL_CACHE_DIR"), *xdg = env_nonempty("XDG_CACHE_HOME"), *home = env_nonempty("HOME");
-  if (own) *dir = strdup(own);
-  else if (xdg && xdg[0] == '/') *dir = strfmt("%s/tl", xdg); /* XDG: relative paths are invalid */
-  else if (home) *dir = strfmt("%s/.cache/tl", home);
-  else return *dir = NULL, TL_OK;
-  return *dir ? TL_OK : TL_ERR_NOMEM;
-}
-
-/* is this one of the files the cache writes? (32 hex digits, then a dot) */
-static int is_entry_name(const char *name) {
-  size_t i = 0;
-  while (i < 32 && ((name[i] >= '0' && name[i] <= '9') || (name[i] >= 'a' && name[i] <= 'f'))) i++;
-  return i == 32 && name[32] == '.';
-}
-
-/* Empties a directory that others could write: after the chmod nobody else can
- * add files, but what they left (swapped, hard-linked or renamed entries of ours
- * pass the owner check) must go. */
-static void purge_entries(const char *dir) {
-  DIR *d = opendir(dir);
-  struct dirent *e;
-  while (d && (e = readdir(d))) {
-    if (!is_entry_name(e->d_name)) continue;
-    char *p = strfmt("%s/%s", dir, e->d_name);
-    if (p) unlink(p);
-    free(p);
-  }
-  if (d) closedir(d);
-}
-
-/* A directory of ours with a mode other than 0700 is made 0700 (and emptied when
- * others could write it): 1 if it was repaired, 0 if it was fine, -1 if chmod failed */
-static int repair_dir_mode(const char *dir, const struct stat *st) {
-  if ((st->st_mode & 0777) == 0700) return 0;
-  if (chmod(dir, 0700) != 0) return -1;
-  if (st->st_mode & (S_IWGRP | S_IWOTH)) {
-    purge_entries(dir);
-    char *lib = strfmt("%s/tcc-runtime/libtcc1.a", dir); /* tcc links it: not a stranger's */
-    if (lib) unlink(lib);
-    free(lib);
-  }
-  return 1;
-}
-
 /* Is dir usable as the shared cache (ours, private, writable)? TL_OK, else
  * TL_ERR_CACHE with the reason in err; a wrong mode of our own directory is
  * repaired (counted in stats.dir_repairs) rather than refused. */
 static tl_status check_private_dir(tl_compiler *c, const char *dir, tl_error *err) {
-  struct stat st;
-  if (stat(dir, &st) != 0) {
-    int e = mkdir_p(dir);
-    if (e || stat(dir, &st) != 0)
-      return tl_error_set(err, TL_ERR_CACHE, "kernel cache directory '%s' is not writable: %s",
-                          dir, strerror(e ? e : errno));
-  }
-  if (!S_ISDIR(st.st_mode))
-    return tl_error_set(err, TL_ERR_CACHE, "kernel cache directory '%s' is not a directory", dir);
-  if (st.st_uid != getuid())
-    return tl_error_set(err, TL_ERR_CACHE,
-                        "kernel cache directory '%s' is owned by uid %u, not by this user "
-                        "(uid %u): refusing to load code from it",
-                        dir, (unsigned)st.st_uid, (unsigned)getuid());
-  int r = repair_dir_mode(dir, &st);
-  if (r < 0)
-    return tl_error_set(err, TL_ERR_CACHE,
-                        "kernel cache directory '%s' has mode %04o and cannot be made private: %s",
-                        dir, (unsigned)(st.st_mode & 0777), strerror(errno));
-  c->stats.dir_repairs += (uint64_t)r;
-  if (access(dir, W_OK | X_OK) != 0)
-    return tl_error_set(err, TL_ERR_CACHE, "kernel cache directory '%s' is not writable: %s", dir,
-                        strerror(errno));
-  return TL_OK;
+  int repaired = 0;
+  tl_status st = tl_entry_check_private_dir(dir, "kernel cache directory", &repaired, err);
+  c->stats.dir_repairs += (uint64_t)repaired;
+  return st;
 }
 
 /* Process-wide: the note that the shared cache is not used is printed once. */
@@ -436,95 +273,19 @@ char *tl_compiler_entry_dir(tl_compiler *c) {
 }
 
 /* ---- disk entries: <key>.so beside <key>.sum ("tl-sum SIZE CHECKSUM KEY") ---------- */
-/* Why an entry was refused (each counted in the stats). */
-typedef enum { ENTRY_OK, ENTRY_MISSING, ENTRY_LINK, ENTRY_FOREIGN, ENTRY_SIZE, ENTRY_SUM, ENTRY_LOAD } entry_state;
-
-/* Opens an entry file only if it is a regular file of ours that others cannot
- * write; fstat after open, so what is checked is what is read. */
-static int open_checked(const char *path, struct stat *st, entry_state *why) {
-  int fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK);
-  if (fd < 0) {
-    *why = errno == ENOENT ? ENTRY_MISSING : errno == ELOOP ? ENTRY_LINK : ENTRY_FOREIGN;
-    return -1;
-  }
-  *why = ENTRY_OK;
-  if (fstat(fd, st) != 0 || !S_ISREG(st->st_mode))
-    *why = ENTRY_LINK;
-  else if (st->st_uid != getuid() || (st->st_mode & (S_IWGRP | S_IWOTH)))
-    *why = ENTRY_FOREIGN;
-  if (*why == ENTRY_OK) return fd;
-  close(fd);
-  errno = EPERM;
-  return -1;
-}
-
 static int open_private(const char *path, struct stat *st) {
-  entry_state why;
-  return open_checked(path, st, &why);
+  tl_entry_state why;
+  return tl_entry_open_checked(path, st, &why);
 }
 
-static int checksum_fd(int fd, uint64_t *sum, uint64_t *size) {
-  unsigned char buf[1 << 14];
-  hash128 h;
-  h_init(&h);
-  for (;;) {
-    ssize_t n = read(fd, buf, sizeof buf);
-    if (n < 0 && errno == EINTR) continue;
-    if (n < 0) return -1;
-    if (n == 0) break;
-    h_bytes(&h, buf, (size_t)n);
-  }
-  uint64_t out[2];
-  h_final(&h, out);
-  *sum = out[0] ^ out[1];
-  *size = h.len;
-  return 0;
-}
-
-static entry_state read_sum_file(const char *path, uint64_t *sum, uint64_t *size) {
-  struct stat st;
-  entry_state why;
-  int fd = open_checked(path, &st, &why);
-  if (fd < 0) return why == ENTRY_MISSING ? ENTRY_SUM : why;
-  char text[128];
-  ssize_t n = read(fd, text, sizeof text - 1);
-  close(fd);
-  if (n <= 0) return ENTRY_SUM;
-  text[n] = 0;
-  unsigned long long s, z;
-  char key[40];
-  if (sscanf(text, "tl-sum %llu %llx %39s", &z, &s, key) != 3) return ENTRY_SUM;
-  /* the key it was built for: an entry renamed to another key is refused */
-  const char *slash = strrchr(path, '/');
-  if (strncmp(slash ? slash + 1 : path, key, 32) || strlen(key) != 32) return ENTRY_SUM;
-  *sum = s;
-  *size = z;
-  return ENTRY_OK;
-}
-
-/* whether the .so matches the size and checksum recorded beside it */
-static entry_state verify_entry(const char *so, const char *sum) {
-  struct stat st;
-  entry_state why;
-  int fd = open_checked(so, &st, &why);
-  if (fd < 0) return why;
-  uint64_t want_sum = 0, want_size = 0, got_sum = 0, got_size = 0;
-  why = read_sum_file(sum, &want_sum, &want_size);
-  if (why == ENTRY_OK && checksum_fd(fd, &got_sum, &got_size) != 0) why = ENTRY_SIZE;
-  if (why == ENTRY_OK && (got_size != want_size || (uint64_t)st.st_size != got_size)) why = ENTRY_SIZE;
-  if (why == ENTRY_OK && got_sum != want_sum) why = ENTRY_SUM;
-  close(fd);
-  return why;
-}
-
-static void count_reject(tl_compiler *c, entry_state why) {
+static void count_reject(tl_compiler *c, tl_entry_state why) {
   pthread_mutex_lock(&c->mu);
   c->stats.disk_rejects++;
   switch (why) {
-  case ENTRY_LINK: c->stats.rejects_link++; break;
-  case ENTRY_FOREIGN: c->stats.rejects_foreign++; break;
-  case ENTRY_SIZE: c->stats.rejects_size++; break;
-  case ENTRY_SUM: c->stats.rejects_sum++; break;
+  case TL_ENTRY_LINK: c->stats.rejects_link++; break;
+  case TL_ENTRY_FOREIGN: c->stats.rejects_foreign++; break;
+  case TL_ENTRY_SIZE: c->stats.rejects_size++; break;
+  case TL_ENTRY_SUM: c->stats.rejects_sum++; break;
   default: c->stats.rejects_load++; break;
   }
   pthread_mutex_unlock(&c->mu);
@@ -557,7 +318,7 @@ static int load_private(tl_compiler *c, const char *so, const char *fn_name, voi
   char buf[1 << 14];
   ssize_t n = 0;
   int ok = out >= 0;
-  while (ok && (n = read(in, buf, sizeof buf)) > 0) ok = write_all(out, buf, (size_t)n) == 0;
+  while (ok && (n = read(in, buf, sizeof buf)) > 0) ok = tl_entry_write_all(out, buf, (size_t)n) == 0;
   ok = ok && n == 0;
   if (out >= 0 && close(out) != 0) ok = 0;
   close(in);
@@ -572,11 +333,11 @@ static int load_private(tl_compiler *c, const char *so, const char *fn_name, voi
  * so the caller takes the lock and looks again. */
 int tl_compiler_disk_load(tl_compiler *c, const char *so, const char *sum, const char *fn_name,
                           void **handle, tl_kernel_fn *fn, int locked) {
-  entry_state why = verify_entry(so, sum);
-  if (why == ENTRY_MISSING) return 0;
-  if (why == ENTRY_OK && load_private(c, so, fn_name, handle, fn)) return 1;
+  tl_entry_state why = tl_entry_verify(so, sum);
+  if (why == TL_ENTRY_MISSING) return 0;
+  if (why == TL_ENTRY_OK && load_private(c, so, fn_name, handle, fn)) return 1;
   if (!locked) return -1;
-  if (why == ENTRY_OK) why = ENTRY_LOAD;
+  if (why == TL_ENTRY_OK) why = TL_ENTRY_LOAD;
   unlink(so);
   unlink(sum);
   count_reject(c, why);
@@ -587,64 +348,11 @@ int tl_compiler_disk_load(tl_compiler *c, const char *so, const char *sum, const
  * one was (removed and counted). Checks without loading (a detached builder loads
  * nothing). */
 int tl_compiler_check_entry(tl_compiler *c, const char *so, const char *sum) {
-  entry_state why = verify_entry(so, sum);
-  if (why == ENTRY_OK || why == ENTRY_MISSING) return why == ENTRY_OK;
+  tl_entry_state why = tl_entry_verify(so, sum);
+  if (why == TL_ENTRY_OK || why == TL_ENTRY_MISSING) return why == TL_ENTRY_OK;
   unlink(so);
   unlink(sum);
   count_reject(c, why);
-  return -1;
-}
-
-/* Takes the per-kernel lock <base>.lock (flock: processes and threads alike wait
- * for the one compiling this kernel). -1 when it cannot be had: the caller then
- * builds unlocked, which is still correct (private temporary names, atomic
- * renames), only perhaps twice. */
-int tl_compiler_take_lock(const char *lock) {
-  int fd = open(lock, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600);
-  if (fd < 0 && errno == ELOOP && unlink(lock) == 0) /* a planted link: ours to remove */
-    fd = open(lock, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
-  if (fd < 0) return -1;
-  while (flock(fd, LOCK_EX) != 0) {
-    if (errno != EINTR) {
-      close(fd);
-      return -1;
-    }
-  }
-  return fd;
-}
-
-void tl_compiler_drop_lock(int fd) {
-  if (fd < 0) return;
-  flock(fd, LOCK_UN);
-  close(fd);
-}
-
-/* Loads the freshly built private .so (before anything else can see or replace
- * it), records its checksum, then renames both into place, the .so last: a crash in
- * between leaves a .sum without its .so (missing) or beside an old .so (rejected).
- * When storing fails (a full or read-only disk) the kernel is still loaded and
- * runs; it is only not kept. */
-/* the checksum and size of a freshly built private .so, its mode made what the
- * loader will demand (compilers honour the umask); 0, or -1 with errno */
-int tl_compiler_checksum_file(const char *path, uint64_t *sum, uint64_t *size) {
-  struct stat st;
-  int fd = chmod(path, 0700) == 0 ? open_private(path, &st) : -1;
-  int ok = fd >= 0 && checksum_fd(fd, sum, size) == 0;
-  int saved = errno;
-  if (fd >= 0) close(fd);
-  errno = saved;
-  return ok ? 0 : -1;
-}
-
-/* writes the .sum of the entry whose .so is `so` (through the private tmp_sum and a
- * rename): 0, or -1 */
-int tl_compiler_write_sum(const char *tmp_sum, const char *sum, const char *so, uint64_t size, uint64_t checksum) {
-  char text[128];
-  const char *slash = strrchr(so, '/');
-  int n = snprintf(text, sizeof text, "tl-sum %llu %016llx %.32s\n", (unsigned long long)size,
-                   (unsigned long long)checksum, slash ? slash + 1 : so);
-  if (tl_compiler_write_new_file(tmp_sum, text, (size_t)n, 0600) == 0 && rename(tmp_sum, sum) == 0) return 0;
-  unlink(tmp_sum);
   return -1;
 }
 
@@ -652,7 +360,7 @@ static tl_status publish_entry(const char *tmp_so, const char *tmp_sum, const ch
                                const char *sum, const char *fn_name, void **handle,
                                tl_kernel_fn *fn, tl_error *err) {
   uint64_t s = 0, z = 0;
-  if (tl_compiler_checksum_file(tmp_so, &s, &z) != 0)
+  if (tl_entry_checksum_file(tmp_so, &s, &z) != 0)
     return tl_error_set(err, TL_ERR_CACHE, "cannot read compiled kernel '%s': %s", tmp_so, strerror(errno));
   void *h = dlopen(tmp_so, RTLD_NOW | RTLD_LOCAL);
   void *sym = h ? dlsym(h, fn_name) : NULL;
@@ -665,7 +373,7 @@ static tl_status publish_entry(const char *tmp_so, const char *tmp_sum, const ch
   *handle = h;
   *fn = as_kernel(sym);
   /* the .sum first: a reader that sees the new .so sees its .sum */
-  if (tl_compiler_write_sum(tmp_sum, sum, so, z, s) == 0 && rename(tmp_so, so) == 0) return TL_OK;
+  if (tl_entry_write_sum(tmp_sum, sum, so, z, s) == 0 && rename(tmp_so, so) == 0) return TL_OK;
   unlink(tmp_so);
   return TL_OK;
 }
@@ -784,7 +492,7 @@ static tl_status cc_build(tl_compiler *c, const char *source, const char *base, 
   c->cc_failed = 0;
   if (!src || !errp || !tso || !tsum || !so || !sum)
     st = tl_error_set(err, TL_ERR_NOMEM, "out of memory");
-  else if (tl_compiler_write_new_file(src, source, strlen(source), 0600) != 0)
+  else if (tl_entry_write_new_file(src, source, strlen(source), 0600) != 0)
     st = tl_error_set(err, TL_ERR_CACHE, "cannot write kernel source '%s': %s", src, strerror(errno));
   else if ((rc = spawn_cc(c, src, tso, errp, &wstatus)) != 0)
     st = tl_error_set(err, TL_ERR_COMPILER, "cannot run C compiler '%s': %s", c->cc_path, strerror(rc));
@@ -811,14 +519,14 @@ static tl_status cc_get_in(tl_compiler *c, const char *dir, const uint64_t key[2
   } else if (tl_compiler_disk_load(c, so, sum, fn_name, handle, fn, 0) == 1) {
     tl_compiler_count(c, &c->stats.disk_hits, 1);
   } else {
-    int fd = tl_compiler_take_lock(lock);
+    int fd = tl_entry_take_lock(lock);
     /* whoever held the lock may have just built it; without the lock, a bad entry
      * is still removed (a build then may be compiled twice, never loaded wrong) */
     if (tl_compiler_disk_load(c, so, sum, fn_name, handle, fn, 1) == 1)
       tl_compiler_count(c, &c->stats.disk_hits, 1);
     else
       st = cc_build(c, source, base, fn_name, handle, fn, err);
-    tl_compiler_drop_lock(fd);
+    tl_entry_drop_lock(fd);
   }
   free(base), free(so), free(sum), free(lock);
   return st;
@@ -829,7 +537,7 @@ static tl_status cc_get_in(tl_compiler *c, const char *dir, const uint64_t key[2
 static int dir_takes_writes(const char *dir) {
   char *probe = strfmt("%s/probe.%ld.%u", dir, (long)getpid(), atomic_fetch_add(&tmp_seq, 1));
   static const char zeros[1 << 16];
-  int ok = probe && tl_compiler_write_new_file(probe, zeros, sizeof zeros, 0600) == 0;
+  int ok = probe && tl_entry_write_new_file(probe, zeros, sizeof zeros, 0600) == 0;
   if (ok) unlink(probe);
   free(probe);
   return ok;
@@ -837,7 +545,7 @@ static int dir_takes_writes(const char *dir) {
 
 /* empties and removes a private fallback directory */
 static void remove_dir_entries(const char *dir) {
-  purge_entries(dir);
+  tl_entry_purge(dir);
   char *lib = strfmt("%s/tcc-runtime/libtcc1.a", dir), *sub = strfmt("%s/tcc-runtime", dir);
   if (lib) unlink(lib);
   if (sub) rmdir(sub);
@@ -975,7 +683,7 @@ static tl_status tcc_runtime_dir(tl_compiler *c, tl_error *err) {
     static const char empty_archive[] = "!<arch>\n";
     if (mkdir(c->tcc.runtime_dir, 0700) != 0 && errno != EEXIST)
       st = tl_error_set(err, TL_ERR_CACHE, "cannot create '%s': %s", c->tcc.runtime_dir, strerror(errno));
-    else if (tl_compiler_write_new_file(tmp, empty_archive, 8, 0600) != 0 || rename(tmp, lib) != 0)
+    else if (tl_entry_write_new_file(tmp, empty_archive, 8, 0600) != 0 || rename(tmp, lib) != 0)
       st = tl_error_set(err, TL_ERR_CACHE, "cannot write '%s': %s", lib, strerror(errno));
     if (st) unlink(tmp);
   }
@@ -1121,7 +829,7 @@ tl_compiler *tl_compiler_create(const char *cc, const char *flags, const char *c
   }
   tl_status named = TL_OK;
   if (cache_dir) named = (c->cache_dir = strdup(cache_dir)) ? TL_OK : TL_ERR_NOMEM;
-  else named = default_cache_dir(&c->cache_dir);
+  else named = tl_entry_default_dir(&c->cache_dir);
   tl_status st = TL_OK;
   if (!c->cc_name || named)
     st = tl_error_set(err, TL_ERR_NOMEM, "out of memory");
@@ -1184,15 +892,15 @@ void tl_compiler_set_private_loads(tl_compiler *c, int on) { c->private_loads = 
 
 /* tag: NULL for tl_compiler_get's entries; units (renamed in batches) have their own */
 void tl_compiler_key(const tl_compiler *c, const char *source, const char *tag, uint64_t key[2]) {
-  hash128 h;
-  h_init(&h);
-  h_str(&h, source);
-  if (tag) h_str(&h, tag);
+  tl_hash128 h;
+  tl_hash128_init(&h);
+  tl_hash128_str(&h, source);
+  if (tag) tl_hash128_str(&h, tag);
   if (c->kind == TL_COMPILER_TCC)
-    h_str(&h, "tcc");
+    tl_hash128_str(&h, "tcc");
   else
-    h_bytes(&h, c->ident, sizeof c->ident);
-  h_final(&h, key);
+    tl_hash128_bytes(&h, c->ident, sizeof c->ident);
+  tl_hash128_final(&h, key);
 }
 
 tl_status tl_compiler_get(tl_compiler *c, const char *source, const char *fn_name,

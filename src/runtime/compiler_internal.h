@@ -20,6 +20,7 @@
 #include "core/hash.h"
 #include "core/vec.h"
 #include "runtime/compiler.h"
+#include "runtime/disk_entry.h"
 
 typedef struct {
   uint64_t key[2]; /* hash of source + compiler identity */
@@ -132,17 +133,11 @@ void tl_compiler_count(tl_compiler *c, uint64_t *field, uint64_t n); /* under mu
 /* the directory entries go to now (a copy, under mu) */
 char *tl_compiler_entry_dir(tl_compiler *c);
 void tl_compiler_key(const tl_compiler *c, const char *source, const char *tag, uint64_t key[2]);
-int tl_compiler_write_new_file(const char *path, const void *data, size_t n, mode_t mode);
 unsigned tl_compiler_tmp_seq(void);
 /* 1: loaded (handle, fn); 0: no entry; -1: a bad entry (removed and counted when locked) */
 int tl_compiler_disk_load(tl_compiler *c, const char *so, const char *sum, const char *symbol,
                           void **handle, tl_kernel_fn *fn, int locked);
 int tl_compiler_check_entry(tl_compiler *c, const char *so, const char *sum); /* locked */
-int tl_compiler_take_lock(const char *lock);
-void tl_compiler_drop_lock(int fd);
-/* checksum of a regular file of ours: 0, or -1 */
-int tl_compiler_checksum_file(const char *path, uint64_t *sum, uint64_t *size);
-int tl_compiler_write_sum(const char *tmp_sum, const char *sum, const char *so, uint64_t size, uint64_t checksum);
 /* spawns cc FLAGS... -o out src in its own process group, output to errpath; 0 or errno */
 int tl_compiler_spawn_cc(tl_compiler *c, const char *src, const char *out, const char *errpath, pid_t *pid);
 int tl_compiler_wait_child(pid_t pid, int *wstatus);

@@ -123,9 +123,9 @@ static void load_from_disk(tl_compiler *c, tl_unit *u) {
   int got = so && sum ? tl_compiler_disk_load(c, so, sum, u->symbol, &handle, &fn, 0) : 0;
   if (got < 0) { /* a bad entry, or one being stored: look again under its lock */
     char *lock = tl_compiler_fmt("%s/%s.lock", dir, u->keyhex);
-    int fd = lock ? tl_compiler_take_lock(lock) : -1;
+    int fd = lock ? tl_entry_take_lock(lock) : -1;
     got = tl_compiler_disk_load(c, so, sum, u->symbol, &handle, &fn, 1);
-    tl_compiler_drop_lock(fd);
+    tl_entry_drop_lock(fd);
     free(lock);
   }
   if (got == 1) {
