@@ -227,9 +227,8 @@ int main(int argc, char **argv) {
         backend = argv[i++];
         /* a name that is no backend is a wrong command line; one that cannot run here
          * fails the run (exit 1), as TL_BACKEND's does, before anything runs */
-        if (tl_backend_usable(backend) && !known_backend(backend))
-          return bad_usage(cmd, "--backend: %s", tl_last_error(NULL));
         if (tl_backend_usable(backend)) {
+          if (!known_backend(backend)) return bad_usage(cmd, "--backend: %s", tl_last_error(NULL));
           fprintf(stderr, "tl: run: --backend: %s\n", tl_last_error(NULL));
           return 1;
         }
