@@ -16,7 +16,7 @@ SRC      := $(wildcard src/*/*.c) $(wildcard src/lang/*/*.c)
 OBJ      := $(SRC:%.c=$(BUILD)/obj/%.o)
 TEST_SRC := $(wildcard tests/*.c) $(wildcard tests/fuzz/fuzz_*.c)
 TEST_OBJ := $(TEST_SRC:%.c=$(BUILD)/obj/%.o)
-GEN      := build/gen/kernel_prelude.inc build/gen/lang_prelude.inc
+GEN      := build/gen/kernel_prelude.inc build/gen/lang_prelude.inc build/gen/prelude_cl.inc
 # programs that load generated code export the library to it
 WHOLE_LIB = -rdynamic -Wl,--whole-archive $(BUILD)/libtl.a -Wl,--no-whole-archive
 
@@ -27,6 +27,13 @@ all: $(BUILD)/libtl.a $(BUILD)/libtl.so $(BUILD)/tl $(BUILD)/examples/engine_tou
 # src/core/scalar.h: constant folding and the interpreter use them) and also pasted,
 # as text, in front of every generated kernel: one source for both.
 build/gen/kernel_prelude.inc: src/core/scalar.h src/codegen/kernel_prelude.h
+	@mkdir -p $(dir $@)
+	cat $^ | grep -v 'tl-prelude: dropped' | \
+	  sed -e 's/\\/\\\\/g' -e 's/"/\\"/g' -e 's/^/"/' -e 's/$$/\\n"/' > $@
+
+# the same scalar semantics in front of every OpenCL C kernel, after a few lines that
+# give OpenCL's names for C's (src/codegen/prelude_cl.h)
+build/gen/prelude_cl.inc: src/codegen/prelude_cl.h src/core/scalar.h
 	@mkdir -p $(dir $@)
 	cat $^ | grep -v 'tl-prelude: dropped' | \
 	  sed -e 's/\\/\\\\/g' -e 's/"/\\"/g' -e 's/^/"/' -e 's/$$/\\n"/' > $@

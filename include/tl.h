@@ -60,7 +60,7 @@ typedef enum {
   TL_ERR_RANGE,    /* a slice, index or size out of range */
   TL_ERR_COMPILER, /* the C compiler is missing or failed */
   TL_ERR_CACHE,    /* the kernel cache directory cannot be used */
-  TL_ERR_BACKEND,  /* unknown backend name */
+  TL_ERR_BACKEND,  /* unknown backend name, or a backend that cannot run here */
   TL_ERR_NOMEM,    /* out of memory */
   TL_ERR_INTERNAL, /* a bug in TL: please report it */
   TL_ERR_IO,       /* a file cannot be opened, read, written or replaced */
@@ -69,9 +69,10 @@ typedef enum {
 
 /* ---- context ---------------------------------------------------------------
  * One context holds all engine state: node tables, kernel cache, thread pool.
- * Environment: TL_BACKEND (cpu|interp), TL_CACHE_DIR, TL_CC, TL_CFLAGS,
+ * Environment: TL_BACKEND (cpu|interp: tl_set_backend), TL_CACHE_DIR, TL_CC, TL_CFLAGS,
  * TL_THREADS, TL_DEBUG=1 (print generated kernels to stderr), TL_DOT_DIR (tl_set_dot_dir).
- * NULL when out of memory or TL_BACKEND names no backend: tl_last_error(NULL) says which. */
+ * NULL when out of memory or TL_BACKEND names no backend that can run here:
+ * tl_last_error(NULL) says which. */
 TL_API tl_ctx *tl_init(void);
 /* Frees everything, tensors still held included: no handle may be used after it. */
 TL_API void tl_shutdown(tl_ctx *ctx);
@@ -80,8 +81,19 @@ TL_API void tl_shutdown(tl_ctx *ctx);
 TL_API const char *tl_last_error(const tl_ctx *ctx);
 TL_API tl_status tl_last_status(const tl_ctx *ctx);
 TL_API void tl_clear_error(tl_ctx *ctx);
-TL_API tl_status tl_set_backend(tl_ctx *ctx, const char *name); /* "cpu" or "interp" */
+/* Backends: "cpu" (compiled C kernels, the default) or "interp" (the reference
+ * interpreter). tl_set_backend: later realizes run there; TL_ERR_BACKEND, with the
+ * reason in tl_last_error(ctx), for a name that is unknown ("unknown backend 'x'
+ * (expected cpu or interp)") or a backend that cannot run here ("backend 'opencl' is
+ * not available: ..."); the context's backend is then unchanged, never another. */
+TL_API tl_status tl_set_backend(tl_ctx *ctx, const char *name);
 TL_API const char *tl_backend_name(const tl_ctx *ctx);
+/* the same check with no context: TL_OK, or TL_ERR_BACKEND and tl_last_error(NULL) */
+TL_API tl_status tl_backend_usable(const char *name);
+/* Every backend this build knows, usable here or not (`tl devices`): the name of the
+ * index-th from 0, or NULL past the last; *about: a line saying what it is;
+ * *unavailable: NULL when it can run here, else why not. */
+TL_API const char *tl_backend_info(int index, const char **about, const char **unavailable);
 TL_API tl_status tl_set_cache_dir(tl_ctx *ctx, const char *path);
 TL_API tl_status tl_set_compiler(tl_ctx *ctx, const char *cc); /* a cc path, or "tcc" for libtcc */
 /* Pictures: every realize from now on writes DIR/realize-0001.dot, -0002, ... (Graphviz

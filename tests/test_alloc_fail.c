@@ -459,3 +459,34 @@ TEST(alloc_fail_core_helpers) {
   CHECK(b.oom);
   CHECK(tl_strbuf_take(&b) == NULL);
 }
+
+/* tl_init, then choosing interp and cpu again and setting the compiler: each
+ * allocation failing in turn gives NULL with "init: out of memory" (TL_ERR_NOMEM, not
+ * a backend error), or TL_ERR_NOMEM from the call that could not allocate, and the
+ * context keeps the backend it had */
+TEST(alloc_fail_backend_choice) {
+  long n = 0;
+  for (bool more = true; more; ) {
+    n++;
+    tl_clear_error(NULL);
+    alloc_arm(n);
+    tl_ctx *ctx = tl_init();
+    tl_status st1 = ctx ? tl_set_backend(ctx, "interp") : TL_OK;
+    const char *after1 = ctx ? tl_backend_name(ctx) : NULL;
+    tl_status st2 = ctx ? tl_set_compiler(ctx, "cc") : TL_OK;
+    alloc_disarm();
+    more = atomic_load(&alloc_failed);
+    if (!ctx) {
+      CHECK_INT(tl_last_status(NULL), TL_ERR_NOMEM);
+      CHECK_STR(tl_last_error(NULL), "init: out of memory");
+      continue;
+    }
+    CHECK(st1 == TL_OK || st1 == TL_ERR_NOMEM);
+    CHECK_STR(after1, st1 ? "cpu" : "interp");
+    CHECK(st2 == TL_OK || st2 == TL_ERR_NOMEM);
+    if (st1 || st2) CHECK_CONTAINS(tl_last_error(ctx), "out of memory");
+    TEST_SHUTDOWN(ctx);
+  }
+  CHECK(n > 3);
+  tl_clear_error(NULL);
+}

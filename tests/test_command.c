@@ -75,9 +75,10 @@ static void result_free(result *r) {
   } while (0)
 
 static const char usage_text[] =
-    "usage: tl run [--emit-c] [--mem-stats] [--dot DIR] [--max-tuples N] PROG.tl [ARGS...]\n"
+    "usage: tl run [--emit-c] [--mem-stats] [--dot DIR] [--max-tuples N] [--backend NAME] PROG.tl [ARGS...]\n"
     "       tl build [--max-tuples N] PROG.tl -o EXE\n"
     "       tl check PROG.tl\n"
+    "       tl devices\n"
     "       tl help\n"
     "\n"
     "  run    compile PROG.tl and run it; ARGS go to the program\n"
@@ -87,8 +88,12 @@ static const char usage_text[] =
     "                        (Graphviz: dot -Tpng); DIR is created if missing (not its parent)\n"
     "           --max-tuples N  the most tuples one Datalog relation may hold, 1 to 2147483647\n"
     "                        (default 50000000): past it, the query is a run-time error\n"
+    "           --backend NAME  run the program's tensors on backend NAME (cpu, interp;\n"
+    "                        instead of TL_BACKEND's); one that cannot run here is an\n"
+    "                        error (exit 1) before anything runs\n"
     "  build  compile PROG.tl into the standalone executable EXE (--max-tuples N: its limit)\n"
     "  check  report every error in PROG.tl without running it\n"
+    "  devices  list every backend, whether it can run here, and why not\n"
     "\n"
     "exit status: 0 success, 1 the program failed or did not compile, 2 bad command line\n"
     "             (a --dot DIR that cannot be created or written included)\n";
@@ -113,7 +118,7 @@ TEST(command_unknown) {
   result_free(&r);
 }
 
-#define RUN_USAGE "usage: tl run [--emit-c] [--mem-stats] [--dot DIR] [--max-tuples N] PROG.tl [ARGS...]\n"
+#define RUN_USAGE "usage: tl run [--emit-c] [--mem-stats] [--dot DIR] [--max-tuples N] [--backend NAME] PROG.tl [ARGS...]\n"
 
 /* a wrong command line: what is wrong and the command's usage line, exit 2 */
 TEST(command_usage_errors) {
@@ -121,15 +126,15 @@ TEST(command_usage_errors) {
     char *argv[6];
     const char *err;
   } cases[] = {
-      {{"build/tl", "run"}, "tl: run: missing the program file\nusage: tl run [--emit-c] [--mem-stats] [--dot DIR] [--max-tuples N] PROG.tl [ARGS...]\n"},
+      {{"build/tl", "run"}, "tl: run: missing the program file\nusage: tl run [--emit-c] [--mem-stats] [--dot DIR] [--max-tuples N] [--backend NAME] PROG.tl [ARGS...]\n"},
       {{"build/tl", "run", "--emit-c"},
-       "tl: run: missing the program file\nusage: tl run [--emit-c] [--mem-stats] [--dot DIR] [--max-tuples N] PROG.tl [ARGS...]\n"},
+       "tl: run: missing the program file\nusage: tl run [--emit-c] [--mem-stats] [--dot DIR] [--max-tuples N] [--backend NAME] PROG.tl [ARGS...]\n"},
       {{"build/tl", "run", "--bogus", "x.tl"},
-       "tl: run: unknown option '--bogus'\nusage: tl run [--emit-c] [--mem-stats] [--dot DIR] [--max-tuples N] PROG.tl [ARGS...]\n"},
+       "tl: run: unknown option '--bogus'\nusage: tl run [--emit-c] [--mem-stats] [--dot DIR] [--max-tuples N] [--backend NAME] PROG.tl [ARGS...]\n"},
       {{"build/tl", "run", "-o", "exe", "x.tl"},
-       "tl: run: unknown option '-o'\nusage: tl run [--emit-c] [--mem-stats] [--dot DIR] [--max-tuples N] PROG.tl [ARGS...]\n"},
+       "tl: run: unknown option '-o'\nusage: tl run [--emit-c] [--mem-stats] [--dot DIR] [--max-tuples N] [--backend NAME] PROG.tl [ARGS...]\n"},
       {{"build/tl", "run", "--dot"},
-       "tl: run: --dot needs a directory\nusage: tl run [--emit-c] [--mem-stats] [--dot DIR] [--max-tuples N] PROG.tl [ARGS...]\n"},
+       "tl: run: --dot needs a directory\nusage: tl run [--emit-c] [--mem-stats] [--dot DIR] [--max-tuples N] [--backend NAME] PROG.tl [ARGS...]\n"},
       {{"build/tl", "check"}, "tl: check: missing the program file\nusage: tl check PROG.tl\n"},
       {{"build/tl", "check", "a.tl", "b.tl"}, "tl: check: unexpected argument 'b.tl'\nusage: tl check PROG.tl\n"},
       {{"build/tl", "check", "--mem-stats", "a.tl"}, "tl: check: unknown option '--mem-stats'\nusage: tl check PROG.tl\n"},
@@ -147,6 +152,12 @@ TEST(command_usage_errors) {
       {{"build/tl", "build", "--max-tuples", "x.tl", "-o"},
        "tl: build: --max-tuples needs a number from 1 to 2147483647\nusage: tl build [--max-tuples N] PROG.tl -o EXE\n"},
       {{"build/tl", "check", "--max-tuples", "5", "x.tl"}, "tl: check: unknown option '--max-tuples'\nusage: tl check PROG.tl\n"},
+      {{"build/tl", "run", "--backend"}, "tl: run: --backend needs a name (tl devices lists them)\n" RUN_USAGE},
+      {{"build/tl", "run", "--backend", "", "x.tl"}, "tl: run: --backend needs a name (tl devices lists them)\n" RUN_USAGE},
+      {{"build/tl", "run", "--backend", "gpu", "x.tl"},
+       "tl: run: --backend: unknown backend 'gpu' (expected cpu or interp)\n" RUN_USAGE},
+      {{"build/tl", "build", "--backend", "cpu", "x.tl"},
+       "tl: build: unknown option '--backend'\nusage: tl build [--max-tuples N] PROG.tl -o EXE\n"},
   };
   for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
     result r = run(cases[i].argv, NULL);
@@ -453,6 +464,11 @@ TEST(command_environment_values) {
   unsetenv("TL_BACKEND");
   CHECK_RUN(r, 1, "", "tl: TL_BACKEND: unknown backend 'bogus' (expected cpu or interp)\n");
   result_free(&r);
+  setenv("TL_BACKEND", "opencl", 1); /* known, but it cannot run here */
+  r = run((char *[]){"build/tl", "run", "tests/lang/lib/exit_code.tl", NULL}, NULL);
+  unsetenv("TL_BACKEND");
+  CHECK_RUN(r, 1, "", "tl: TL_BACKEND: backend 'opencl' is not available: not built yet\n");
+  result_free(&r);
   setenv("TL_THREADS", "abc", 1);
   setenv("TL_DEBUG", "x", 1);
   setenv("TL_PROFILE", "yes", 1);
@@ -508,4 +524,64 @@ TEST(command_check_warnings) {
   CHECK_RUN(r, 0, "", want ? want : "(missing)");
   free(want);
   result_free(&r);
+}
+
+/* tl devices: every backend the build knows, whether it can run here and why not */
+TEST(command_devices) {
+  result r = run((char *[]){"build/tl", "devices", NULL}, NULL);
+  CHECK_RUN(r, 0,
+            "cpu: available (C kernels built by cc or libtcc, run on a thread pool)\n"
+            "interp: available (the reference interpreter: the graph evaluated node by node, in double precision)\n"
+            "opencl: not available (not built yet)\n"
+            "cuda: not available (not built yet)\n",
+            "");
+  result_free(&r);
+  r = run((char *[]){"build/tl", "devices", "cpu", NULL}, NULL);
+  CHECK_RUN(r, 2, "", "tl: devices: unexpected argument 'cpu'\nusage: tl devices\n");
+  result_free(&r);
+}
+
+/* tl run --backend NAME runs the program there, over TL_BACKEND's choice; TL_PROFILE's
+ * lines name the backend that ran each kernel (interp: each realize). exit_code.tl
+ * prints ones([4]).sum() = 4 and exits with 3. */
+TEST(command_backend_flag) {
+  char *saved_profile = tl_test_env_save("TL_PROFILE"), *saved_backend = tl_test_env_save("TL_BACKEND");
+  /* a backend the build knows that cannot run here: exit 1 before anything runs, as
+   * TL_BACKEND's (LANGUAGE.md 12) */
+  result r = run((char *[]){"build/tl", "run", "--backend", "opencl", "tests/lang/lib/exit_code.tl", NULL}, NULL);
+  CHECK_RUN(r, 1, "", "tl: run: --backend: backend 'opencl' is not available: not built yet\n");
+  result_free(&r);
+  setenv("TL_PROFILE", "1", 1);
+  setenv("TL_BACKEND", "interp", 1);
+  r = run((char *[]){"build/tl", "run", "--backend", "cpu", "tests/lang/lib/exit_code.tl", NULL}, NULL);
+  CHECK_INT(r.status, 3);
+  CHECK_STR(r.out, "held\n4.0\n");
+  CHECK_CONTAINS(r.err, "tl profile: realize 0 kernel 0 on cpu: ");
+  CHECK_CONTAINS(r.err, " ms, 1 args, output f32 [1 elements]\n"); /* ones: a constant, no input */
+  CHECK(!strstr(r.err, "interp"));
+  result_free(&r);
+  unsetenv("TL_BACKEND");
+  r = run((char *[]){"build/tl", "run", "--backend", "interp", "tests/lang/lib/exit_code.tl", NULL}, NULL);
+  CHECK_INT(r.status, 3);
+  CHECK_STR(r.out, "held\n4.0\n");
+  CHECK_CONTAINS(r.err, "tl profile: realize 0 on interp: ");
+  CHECK_CONTAINS(r.err, " ms, output f32 [1 elements]\n");
+  CHECK(!strstr(r.err, "on cpu"));
+  result_free(&r);
+  tl_test_env_restore("TL_PROFILE", saved_profile);
+  tl_test_env_restore("TL_BACKEND", saved_backend);
+}
+
+/* TL_DEBUG=1 lists each kernel as the backend rendered it, from the kernel's own text
+ * on (the render's body: not the prelude pasted before it) */
+TEST(command_debug_lists_kernel_bodies) {
+  char *saved = tl_test_env_save("TL_DEBUG");
+  setenv("TL_DEBUG", "1", 1);
+  result r = run((char *[]){"build/tl", "run", "tests/lang/lib/exit_code.tl", NULL}, NULL);
+  CHECK_INT(r.status, 3);
+  CHECK(!strncmp(r.err, "--- kernel 0 ---\nvoid TL_UNIT(tl_kernel)(void *const *bufs, tl_i64 begin, tl_i64 end) {\n",
+                 strlen("--- kernel 0 ---\nvoid TL_UNIT(tl_kernel)(void *const *bufs, tl_i64 begin, tl_i64 end) {\n")));
+  CHECK(!strstr(r.err, "typedef")); /* the prelude's types stay out */
+  result_free(&r);
+  tl_test_env_restore("TL_DEBUG", saved);
 }

@@ -11,6 +11,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "codegen/render_cl.h"
+#include "core/scalar.h"
 #include "runtime/cl_driver.h"
 #include "test.h"
 
@@ -301,4 +303,110 @@ TEST(opencl_unusable_cache_directory_still_builds) {
   CHECK_INT(s.builds, 1);
   unsetenv("TL_CACHE_DIR");
   unlink(path);
+}
+
+/* The OpenCL prelude computes every scalar as the host does, bit for bit: Philox
+ * uniforms (f32 and f64) for the same (seed, stream, index), tl_expf and tl_erff,
+ * saturating float-to-integer casts, NaN-aware max, integer division, remainder and
+ * power with their edge cases, over special values and a sweep. */
+static const char *scalars_src =
+    "__kernel void scalars(__global const float *xf, __global const double *xd, __global const long *a,\n"
+    "                      __global const long *b, __global uint *u32, __global ulong *u64) {\n"
+    "  int i = get_global_id(0);\n"
+    "  u32[8 * i + 0] = as_uint(tl_uniform_f32(0x1234567890abcdefUL, 7, i));\n"
+    "  u64[4 * i + 0] = as_ulong(tl_uniform_f64(42, 0xffffffffffUL, (long)i * 1000003));\n"
+    "  u32[8 * i + 1] = as_uint(tl_expf(xf[i]));\n"
+    "  u32[8 * i + 2] = as_uint(tl_erff(xf[i]));\n"
+    "  u32[8 * i + 3] = (uint)tl_f32_to_i32(xf[i]);\n"
+    "  u32[8 * i + 4] = (uint)tl_f64_to_i32(xd[i]);\n"
+    "  u32[8 * i + 5] = as_uint(tl_max_f32(xf[i], xf[(i + 1) % get_global_size(0)]));\n"
+    "  u32[8 * i + 6] = (uint)tl_idiv_i32((int)a[i], (int)b[i]);\n"
+    "  u32[8 * i + 7] = (uint)tl_mod_i32((int)a[i], (int)b[i]);\n"
+    "  u64[4 * i + 1] = (ulong)tl_f32_to_i64(xf[i]) ^ (ulong)tl_f64_to_i64(xd[i]) * 3;\n"
+    "  u64[4 * i + 2] = (ulong)tl_idiv_i64(a[i], b[i]) ^ (ulong)tl_mod_i64(a[i], b[i]) * 5;\n"
+    "  u64[4 * i + 3] = (ulong)tl_pow_i64(a[i] % 7, b[i] % 23);\n"
+    "}\n";
+
+static uint32_t f32_bits(float f) {
+  uint32_t u;
+  memcpy(&u, &f, 4);
+  return u;
+}
+static uint64_t f64_bits(double d) {
+  uint64_t u;
+  memcpy(&u, &d, 8);
+  return u;
+}
+
+TEST(opencl_prelude_computes_scalars_as_the_host) {
+  tl_cl *cl = open_or_explain();
+  if (!cl) return;
+  if (!tl_cl_get_caps(cl)->has_f64) {
+    printf("  the device has no fp64: the prelude check needs it\n");
+    tl_cl_close(cl);
+    return;
+  }
+  enum { N = 4096, SPECIAL = 24 };
+  static const float fs[SPECIAL] = {0.0f, -0.0f, 1.0f, -1.0f, 0.5f, 88.7f, 88.73f, -87.0f, -103.9f, -104.5f,
+                                    2147483520.0f, 2147483648.0f, -2147483648.0f, -2147483904.0f, 1e-40f, -3.9f,
+                                    3.95f, 0.89f, 0.91f, 1e30f, -1e30f, 9.3e18f, 0, 0};
+  float *xf = malloc(sizeof *xf * N);
+  double *xd = malloc(sizeof *xd * N);
+  int64_t *a = malloc(sizeof *a * N), *b = malloc(sizeof *b * N);
+  uint32_t *u32 = malloc(sizeof *u32 * 8 * N);
+  uint64_t *u64 = malloc(sizeof *u64 * 4 * N);
+  uint64_t s = 99;
+  for (int i = 0; i < N; i++) {
+    s = s * 6364136223846793005ull + 1442695040888963407ull;
+    xf[i] = i < SPECIAL - 2 ? fs[i] : (float)((double)(int64_t)(s >> 11) / 9007199254740992.0 * 60.0 - 30.0);
+    xd[i] = i < SPECIAL - 2 ? (double)fs[i] * 1.0000001 : (double)(int64_t)s / 4e9;
+    a[i] = (int64_t)(s >> 3) - (int64_t)(s >> 5) * (i % 3);
+    b[i] = i % 5 == 0 ? 0 : i % 7 == 0 ? -1 : (int64_t)(s % 1000) - 500;
+  }
+  float nan = (float)(0.0 / 0.0), inf = (float)(1e308 * 10.0);
+  xf[SPECIAL - 2] = nan;
+  xf[SPECIAL - 1] = inf;
+  xd[SPECIAL - 2] = (double)nan;
+  xd[SPECIAL - 1] = -(double)inf;
+  a[0] = INT64_MIN, b[0] = -1; /* wraps, as the host's */
+  char *src = malloc(strlen(tl_render_cl_prelude()) + strlen(scalars_src) + 1);
+  strcpy(src, tl_render_cl_prelude());
+  strcat(src, scalars_src);
+  tl_error err = {0};
+  tl_cl_kernel *k = NULL;
+  tl_cl_buf *bxf = NULL, *bxd = NULL, *ba = NULL, *bb = NULL, *bu32 = NULL, *bu64 = NULL;
+  CHECK_INT(tl_cl_kernel_get(cl, src, "scalars", &k, &err), TL_OK);
+  if (!k) printf("  %s\n", err.msg);
+  int ok = k && tl_cl_alloc(cl, sizeof *xf * N, &bxf, &err) == TL_OK && tl_cl_alloc(cl, sizeof *xd * N, &bxd, &err) == TL_OK &&
+           tl_cl_alloc(cl, sizeof *a * N, &ba, &err) == TL_OK && tl_cl_alloc(cl, sizeof *b * N, &bb, &err) == TL_OK &&
+           tl_cl_alloc(cl, sizeof *u32 * 8 * N, &bu32, &err) == TL_OK &&
+           tl_cl_alloc(cl, sizeof *u64 * 4 * N, &bu64, &err) == TL_OK &&
+           tl_cl_write(cl, bxf, 0, xf, sizeof *xf * N, &err) == TL_OK &&
+           tl_cl_write(cl, bxd, 0, xd, sizeof *xd * N, &err) == TL_OK &&
+           tl_cl_write(cl, ba, 0, a, sizeof *a * N, &err) == TL_OK && tl_cl_write(cl, bb, 0, b, sizeof *b * N, &err) == TL_OK;
+  tl_cl_arg args[6] = {{TL_CL_ARG_BUF, bxf, NULL, 0}, {TL_CL_ARG_BUF, bxd, NULL, 0}, {TL_CL_ARG_BUF, ba, NULL, 0},
+                       {TL_CL_ARG_BUF, bb, NULL, 0}, {TL_CL_ARG_BUF, bu32, NULL, 0}, {TL_CL_ARG_BUF, bu64, NULL, 0}};
+  size_t global = N;
+  ok = ok && tl_cl_launch(cl, k, 6, args, 1, &global, NULL, &err) == TL_OK &&
+       tl_cl_read(cl, bu32, 0, u32, sizeof *u32 * 8 * N, &err) == TL_OK &&
+       tl_cl_read(cl, bu64, 0, u64, sizeof *u64 * 4 * N, &err) == TL_OK;
+  CHECK(ok);
+  int bad = 0;
+  for (int i = 0; ok && i < N && bad < 10; i++) {
+    uint32_t w32[8] = {f32_bits(tl_uniform_f32(0x1234567890abcdefULL, 7, i)), f32_bits(tl_expf(xf[i])),
+                       f32_bits(tl_erff(xf[i])), (uint32_t)tl_f32_to_i32(xf[i]), (uint32_t)tl_f64_to_i32(xd[i]),
+                       f32_bits(tl_max_f32(xf[i], xf[(i + 1) % N])), (uint32_t)tl_idiv_i32((tl_i32)a[i], (tl_i32)b[i]),
+                       (uint32_t)tl_mod_i32((tl_i32)a[i], (tl_i32)b[i])};
+    uint64_t w64[4] = {f64_bits(tl_uniform_f64(42, 0xffffffffffULL, (tl_i64)i * 1000003)),
+                       (uint64_t)tl_f32_to_i64(xf[i]) ^ (uint64_t)tl_f64_to_i64(xd[i]) * 3,
+                       (uint64_t)tl_idiv_i64(a[i], b[i]) ^ (uint64_t)tl_mod_i64(a[i], b[i]) * 5,
+                       (uint64_t)tl_pow_i64(a[i] % 7, b[i] % 23)};
+    for (int j = 0; j < 8; j++)
+      if (u32[8 * i + j] != w32[j] && bad++ < 10) printf("  i %d (x %g) column %d: device %08x host %08x\n", i, (double)xf[i], j, u32[8 * i + j], w32[j]);
+    for (int j = 0; j < 4; j++)
+      if (u64[4 * i + j] != w64[j] && bad++ < 10) printf("  i %d column64 %d: device %016llx host %016llx\n", i, j, (unsigned long long)u64[4 * i + j], (unsigned long long)w64[j]);
+  }
+  CHECK_INT(bad, 0);
+  free(src), free(xf), free(xd), free(a), free(b), free(u32), free(u64);
+  CHECK_INT(tl_cl_close(cl), 6); /* the six buffers, freed by the close */
 }

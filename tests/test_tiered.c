@@ -97,7 +97,7 @@ static tl_stats rerun_on(const char *dir, const float *x, const values *want) {
 }
 
 /* does this program carry libtcc (tier 1)? */
-static int has_tier1(tl_ctx *ctx) { return ctx->compiler && ctx->compiler->tcc_ok && ctx->compiler->tiered; }
+static int has_tier1(tl_ctx *ctx) { return tl_backend_cpu_compiler(ctx->be) && tl_backend_cpu_compiler(ctx->be)->tcc_ok && tl_backend_cpu_compiler(ctx->be)->tiered; }
 
 enum { KERNELS = 3 }; /* softmax, the GEMM, the row sums */
 
@@ -117,12 +117,12 @@ TEST(tiered_tier1_then_tier2_same_results) {
   } else {
     CHECK_INT(s.kernels_compiled, KERNELS);
     CHECK_INT(s.kernels_tier1, KERNELS); /* each ran libtcc's code first */
-    tl_compiler_wait(ctx->compiler);
+    tl_compiler_wait(tl_backend_cpu_compiler(ctx->be));
     s = tl_get_stats(ctx);
     CHECK_INT(s.kernels_tier2, KERNELS);
     CHECK_INT(s.kernel_swaps, KERNELS);
     CHECK(s.compile_batches >= 1 && s.compile_batches <= KERNELS);
-    CHECK_INT(tl_compiler_get_stats(ctx->compiler).tier2_failed, 0);
+    CHECK_INT(tl_compiler_get_stats(tl_backend_cpu_compiler(ctx->be)).tier2_failed, 0);
     uint64_t replays = s.realize_replays;
     CHECK_INT(compute(ctx, x, &v2), 0); /* replayed: the plans hold the swapped code */
     CHECK_INT(tl_get_stats(ctx).realize_replays, replays + 3);
@@ -339,8 +339,8 @@ TEST(tiered_failed_tier2_keeps_tier1) {
   if (has_tier1(ctx)) {
     CHECK_INT(st, TL_OK);
     check_values(&v, &want);
-    tl_compiler_wait(ctx->compiler);
-    tl_compiler_stats cs = tl_compiler_get_stats(ctx->compiler);
+    tl_compiler_wait(tl_backend_cpu_compiler(ctx->be));
+    tl_compiler_stats cs = tl_compiler_get_stats(tl_backend_cpu_compiler(ctx->be));
     CHECK_INT(cs.tier2_failed, KERNELS);
     CHECK_INT(cs.swaps, 0);
     CHECK_INT(compute(ctx, x, &v), 0); /* still libtcc's code, still right */

@@ -20,9 +20,10 @@
 extern char **environ;
 
 static const char usage_text[] =
-    "usage: tl run [--emit-c] [--mem-stats] [--dot DIR] [--max-tuples N] PROG.tl [ARGS...]\n"
+    "usage: tl run [--emit-c] [--mem-stats] [--dot DIR] [--max-tuples N] [--backend NAME] PROG.tl [ARGS...]\n"
     "       tl build [--max-tuples N] PROG.tl -o EXE\n"
     "       tl check PROG.tl\n"
+    "       tl devices\n"
     "       tl help\n"
     "\n"
     "  run    compile PROG.tl and run it; ARGS go to the program\n"
@@ -32,15 +33,19 @@ static const char usage_text[] =
     "                        (Graphviz: dot -Tpng); DIR is created if missing (not its parent)\n"
     "           --max-tuples N  the most tuples one Datalog relation may hold, 1 to 2147483647\n"
     "                        (default 50000000): past it, the query is a run-time error\n"
+    "           --backend NAME  run the program's tensors on backend NAME (cpu, interp;\n"
+    "                        instead of TL_BACKEND's); one that cannot run here is an\n"
+    "                        error (exit 1) before anything runs\n"
     "  build  compile PROG.tl into the standalone executable EXE (--max-tuples N: its limit)\n"
     "  check  report every error in PROG.tl without running it\n"
+    "  devices  list every backend, whether it can run here, and why not\n"
     "\n"
     "exit status: 0 success, 1 the program failed or did not compile, 2 bad command line\n"
     "             (a --dot DIR that cannot be created or written included)\n";
 
 typedef enum { CMD_RUN, CMD_BUILD, CMD_CHECK } command;
 static const char *const cmd_usage[] = {
-    [CMD_RUN] = "tl run [--emit-c] [--mem-stats] [--dot DIR] [--max-tuples N] PROG.tl [ARGS...]",
+    [CMD_RUN] = "tl run [--emit-c] [--mem-stats] [--dot DIR] [--max-tuples N] [--backend NAME] PROG.tl [ARGS...]",
     [CMD_BUILD] = "tl build [--max-tuples N] PROG.tl -o EXE",
     [CMD_CHECK] = "tl check PROG.tl",
 };
@@ -160,6 +165,24 @@ static int build(const char *path, const char *src, size_t len, const char *out,
   return rc;
 }
 
+/* whether the build knows a backend of that name (usable here or not) */
+static bool known_backend(const char *name) {
+  const char *n;
+  for (int i = 0; (n = tl_backend_info(i, NULL, NULL)); i++)
+    if (!strcmp(n, name)) return true;
+  return false;
+}
+
+/* tl devices: every backend this build knows, usable here or not and why */
+static int devices(void) {
+  const char *name, *about, *why;
+  for (int i = 0; (name = tl_backend_info(i, &about, &why)); i++) {
+    if (why) printf("%s: not available (%s)\n", name, why);
+    else printf("%s: available (%s)\n", name, about);
+  }
+  return 0;
+}
+
 int main(int argc, char **argv) {
   if (argc < 2) {
     fputs(usage_text, stderr);
@@ -170,6 +193,13 @@ int main(int argc, char **argv) {
     fputs(usage_text, stdout);
     return 0;
   }
+  if (!strcmp(name, "devices")) {
+    if (argc > 2) {
+      fprintf(stderr, "tl: devices: unexpected argument '%s'\nusage: tl devices\n", argv[2]);
+      return 2;
+    }
+    return devices();
+  }
   command cmd;
   if (!strcmp(name, "run")) cmd = CMD_RUN;
   else if (!strcmp(name, "build")) cmd = CMD_BUILD;
@@ -178,7 +208,7 @@ int main(int argc, char **argv) {
     fprintf(stderr, "tl: unknown command '%s'\nrun 'tl help' for usage\n", name);
     return 2;
   }
-  const char *path = NULL, *out = NULL, *dot_dir = NULL;
+  const char *path = NULL, *out = NULL, *dot_dir = NULL, *backend = NULL;
   bool emit_c = false, mem_stats = false, options_done = false;
   long long max_tuples = 0;
   int i = 2;
@@ -191,6 +221,17 @@ int main(int argc, char **argv) {
       else if (cmd == CMD_RUN && !strcmp(a, "--dot")) {
         if (i >= argc || !argv[i][0]) return bad_usage(cmd, "--dot needs a directory");
         dot_dir = argv[i++];
+      }
+      else if (cmd == CMD_RUN && !strcmp(a, "--backend")) {
+        if (i >= argc || !argv[i][0]) return bad_usage(cmd, "--backend needs a name (tl devices lists them)");
+        backend = argv[i++];
+        /* a name that is no backend is a wrong command line; one that cannot run here
+         * fails the run (exit 1), as TL_BACKEND's does, before anything runs */
+        if (tl_backend_usable(backend)) {
+          if (!known_backend(backend)) return bad_usage(cmd, "--backend: %s", tl_last_error(NULL));
+          fprintf(stderr, "tl: run: --backend: %s\n", tl_last_error(NULL));
+          return 1;
+        }
       }
       else if (cmd != CMD_CHECK && !strcmp(a, "--max-tuples")) {
         if (i >= argc || !(max_tuples = max_tuples_arg(argv[i])))
@@ -225,7 +266,7 @@ int main(int argc, char **argv) {
     rc = c ? 0 : 1;
     free(c);
   } else { /* the program's argv[0] is its file, then ARGS */
-    tl_lang_run_options o = {.out = stdout, .err = stderr, .mem_stats = mem_stats, .dot_dir = dot_dir, .argc = argc - i + 1, .argv = argv + i - 1, .max_tuples = max_tuples};
+    tl_lang_run_options o = {.out = stdout, .err = stderr, .mem_stats = mem_stats, .dot_dir = dot_dir, .backend = backend, .argc = argc - i + 1, .argv = argv + i - 1, .max_tuples = max_tuples};
     rc = tl_lang_run_source(path, src, len, &o);
   }
   free(src);

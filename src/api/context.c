@@ -15,8 +15,6 @@
 #include "core/shapetracker.h"
 #include "graph/rewrite.h"
 
-static char *dup_or_null(const char *s) { return s ? strdup(s) : NULL; }
-
 /* The message of the last call in this thread that failed with no context to record
  * it in (tl_cat(0, NULL), tl_sgd over no parameters, tl_init itself): the one state
  * outside a context, per thread, read with tl_last_error(NULL). */
@@ -52,16 +50,16 @@ static bool env_switch(const char *name, unsigned bit) {
   return false;
 }
 
-/* The environment's settings. An unknown TL_BACKEND is an error (tl_init fails): the
- * program would run somewhere it was not asked to (LANGUAGE.md §12: never a silent fall
- * back); the other variables change no result, so a bad value is a warning. */
+/* The environment's settings. A TL_BACKEND that is unknown or cannot run here is an
+ * error (tl_init fails): the program would run somewhere it was not asked to
+ * (LANGUAGE.md §12: never a silent fall back); the other variables change no result,
+ * so a bad value is a warning. */
 static tl_status read_env(tl_ctx *ctx) {
   const char *b = getenv("TL_BACKEND");
-  if (b && *b && strcmp(b, "cpu") && strcmp(b, "interp")) {
-    tl_api_fail_orphan(TL_ERR_BACKEND, "TL_BACKEND: unknown backend '%s' (expected cpu or interp)", b);
-    return TL_ERR_BACKEND;
-  }
-  ctx->backend = b && !strcmp(b, "interp") ? TL_BACKEND_INTERP : TL_BACKEND_CPU;
+  tl_status st = tl_set_backend(ctx, b && *b ? b : "cpu");
+  if (st == TL_ERR_BACKEND) tl_api_fail_orphan(st, "TL_BACKEND: %s", ctx->err.msg);
+  else if (st) tl_api_fail_orphan(st, "init: out of memory");
+  if (st) return st;
   if (tl_pool_env_threads() < 0)
     env_warn(1, "tl: TL_THREADS: '%s' is not understood (expected a positive number of threads): "
                 "one per core instead\n", getenv("TL_THREADS"));
@@ -71,6 +69,12 @@ static tl_status read_env(tl_ctx *ctx) {
   return TL_OK;
 }
 
+static void free_backends(tl_ctx *ctx) {
+  for (int i = 0; i < TL_API_MAX_BACKENDS; i++) tl_backend_fini(&ctx->backends[i]);
+  free((char *)ctx->opts.cc);
+  free((char *)ctx->opts.cache_dir);
+}
+
 tl_ctx *tl_init(void) {
   tl_ctx *ctx = calloc(1, sizeof *ctx);
   if (!ctx) {
@@ -78,6 +82,7 @@ tl_ctx *tl_init(void) {
     return NULL;
   }
   if (read_env(ctx)) {
+    free_backends(ctx);
     free(ctx);
     return NULL;
   }
@@ -106,11 +111,7 @@ void tl_shutdown(tl_ctx *ctx) {
             ctx->graph.live || ctx->mem.live_buffers ? " (a bug in TL: please report it)" : "");
   tl_graph_free(&ctx->graph);
   tl_mem_release_cache(&ctx->mem);
-  tl_replay_cache_free(&ctx->replay);
-  if (ctx->compiler) tl_compiler_destroy(ctx->compiler);
-  if (ctx->pool) tl_pool_destroy(ctx->pool);
-  free(ctx->cc);
-  free(ctx->cache_dir);
+  free_backends(ctx);
   free(ctx->dot_dir);
   free(ctx);
 }
@@ -125,44 +126,75 @@ tl_status tl_last_status(const tl_ctx *ctx) {
 }
 void tl_clear_error(tl_ctx *ctx) { tl_error_clear(ctx ? &ctx->err : &orphan_err); }
 
+/* Chooses the backend later realizes run on; its instance (and so its compiled kernels
+ * and recorded realizes) stays with the context when another is chosen. */
 tl_status tl_set_backend(tl_ctx *ctx, const char *name) {
   if (!ctx) return TL_ERR_ARG;
-  if (name && !strcmp(name, "cpu")) ctx->backend = TL_BACKEND_CPU;
-  else if (name && !strcmp(name, "interp")) ctx->backend = TL_BACKEND_INTERP;
-  else
-    return tl_error_set(&ctx->err, TL_ERR_BACKEND, "unknown backend '%s' (expected cpu or interp)",
-                        name ? name : "(null)");
+  tl_status st = tl_backend_check(name, &ctx->err);
+  if (st) return st;
+  int k = 0;
+  while (tl_backend_get(k) != tl_backend_find(name)) k++;
+  if (k >= TL_API_MAX_BACKENDS) /* ctx->backends is indexed as the table */
+    return tl_error_set(&ctx->err, TL_ERR_INTERNAL, "backend '%s': more backends than a context keeps", name);
+  if (!ctx->backends[k].i && !tl_backend_init(&ctx->backends[k], tl_backend_get(k), &ctx->opts))
+    return tl_error_set(&ctx->err, TL_ERR_INTERNAL, "backend '%s' is not the table's", name);
+  ctx->be = &ctx->backends[k];
   return TL_OK;
 }
 
-const char *tl_backend_name(const tl_ctx *ctx) {
-  return ctx && ctx->backend == TL_BACKEND_INTERP ? "interp" : "cpu";
+tl_backend *tl_api_backend_of(tl_ctx *ctx, const tl_buffer *b) {
+  tl_backend *be = b->backend ? &ctx->backends[b->backend - 1] : NULL;
+  return be && be->i ? be : ctx->be;
+}
+
+const char *tl_backend_name(const tl_ctx *ctx) { return ctx && ctx->be ? ctx->be->i->name : "cpu"; }
+
+tl_status tl_backend_usable(const char *name) {
+  tl_error e = {0};
+  tl_status st = tl_backend_check(name, &e);
+  if (st) tl_api_fail_orphan(st, "%s", e.msg);
+  return st;
+}
+
+const char *tl_backend_info(int index, const char **about, const char **unavailable) {
+  const tl_backend_i *i = tl_backend_get(index);
+  if (about) *about = i ? i->about : NULL;
+  if (unavailable) *unavailable = i && i->unavailable ? i->unavailable() : NULL;
+  return i ? i->name : NULL;
+}
+
+/* the settings changed: every backend drops what it made from the old ones (its
+ * compiler, and the recorded realizes whose kernels that compiler built) */
+static tl_status reconfigure(tl_ctx *ctx) {
+  for (int i = 0; i < TL_API_MAX_BACKENDS; i++)
+    if (ctx->backends[i].i) tl_backend_reconfigure(&ctx->backends[i]);
+  return TL_OK;
 }
 
 void tl_api_set_optimized_only(tl_ctx *ctx) {
-  ctx->optimized_only = true;
-  if (ctx->compiler) tl_compiler_set_tiered(ctx->compiler, 0);
+  ctx->opts.optimized_only = true;
+  reconfigure(ctx);
 }
 
-static tl_status reset_compiler(tl_ctx *ctx) {
-  tl_replay_clear(&ctx->replay); /* its kernels are the old compiler's */
-  if (ctx->compiler) tl_compiler_destroy(ctx->compiler);
-  ctx->compiler = NULL; /* recreated, with the new settings, on the next realize */
-  return TL_OK;
+/* a copy of s into *slot (NULL stays NULL); false when out of memory */
+static bool set_string(const char **slot, const char *s) {
+  char *copy = s ? strdup(s) : NULL;
+  if (s && !copy) return false;
+  free((char *)*slot);
+  *slot = copy;
+  return true;
 }
 
 tl_status tl_set_cache_dir(tl_ctx *ctx, const char *path) {
   if (!ctx) return TL_ERR_ARG;
-  free(ctx->cache_dir);
-  ctx->cache_dir = dup_or_null(path);
-  return reset_compiler(ctx);
+  if (!set_string(&ctx->opts.cache_dir, path)) return tl_error_set(&ctx->err, TL_ERR_NOMEM, "set_cache_dir: out of memory");
+  return reconfigure(ctx);
 }
 
 tl_status tl_set_compiler(tl_ctx *ctx, const char *cc) {
   if (!ctx) return TL_ERR_ARG;
-  free(ctx->cc);
-  ctx->cc = dup_or_null(cc);
-  return reset_compiler(ctx);
+  if (!set_string(&ctx->opts.cc, cc)) return tl_error_set(&ctx->err, TL_ERR_NOMEM, "set_compiler: out of memory");
+  return reconfigure(ctx);
 }
 
 tl_status tl_set_dot_dir(tl_ctx *ctx, const char *dir) {
@@ -177,7 +209,7 @@ tl_status tl_set_dot_dir(tl_ctx *ctx, const char *dir) {
     return tl_error_set(&ctx->err, TL_ERR_IO, "dot directory '%s' is not a directory", dir);
   if (access(dir, W_OK | X_OK))
     return tl_error_set(&ctx->err, TL_ERR_IO, "dot directory '%s' is not writable: %s", dir, strerror(errno));
-  if (!(ctx->dot_dir = dup_or_null(dir))) return tl_error_set(&ctx->err, TL_ERR_NOMEM, "set_dot_dir: out of memory");
+  if (!(ctx->dot_dir = strdup(dir))) return tl_error_set(&ctx->err, TL_ERR_NOMEM, "set_dot_dir: out of memory");
   ctx->dot_count = 0;
   return TL_OK;
 }
@@ -192,21 +224,12 @@ tl_stats tl_get_stats(const tl_ctx *ctx) {
   tl_stats s = {0};
   if (!ctx) return s;
   s = ctx->stats;
-  if (ctx->compiler) {
-    tl_compiler_stats c = tl_compiler_get_stats(ctx->compiler);
-    s.kernels_compiled += c.compiled;
-    s.disk_cache_hits += c.disk_hits;
-    s.mem_cache_hits += c.mem_hits;
-    s.disk_cache_rejects += c.disk_rejects;
-    s.cache_dir_repairs += c.dir_repairs;
-    s.kernel_cache_fallback = c.fallback;
-    s.kernels_tier1 = c.tier1;
-    s.kernels_tier2 = c.tier2;
-    s.kernel_swaps = c.swaps;
-    s.compile_batches = c.batches;
+  for (int i = 0; i < TL_API_MAX_BACKENDS; i++) {
+    const tl_backend *be = &ctx->backends[i];
+    if (be->i && be->i->stats) be->i->stats(be, &s);
+    s.replay_plans += (uint64_t)be->replay.count;
   }
   s.live_nodes = ctx->graph.live;
-  s.replay_plans = (uint64_t)ctx->replay.count;
   s.live_buffers = ctx->mem.live_buffers;
   s.peak_bytes = ctx->mem.peak_bytes;
   s.buffer_frees = ctx->mem.frees;
@@ -362,20 +385,32 @@ static bool check_dtype(tl_ctx *ctx, const char *what, tl_dtype d) {
 }
 
 tl_buffer *tl_api_buffer_new(tl_ctx *ctx, const char *what, tl_dtype dtype, int64_t numel) {
+  return tl_api_buffer_on(ctx, ctx->be, what, dtype, numel);
+}
+
+tl_buffer *tl_api_buffer_on(tl_ctx *ctx, tl_backend *be, const char *what, tl_dtype dtype, int64_t numel) {
   size_t esize = tl_dtype_size(dtype);
   /* a legal count may still exceed size_t (32-bit) or the memory there is */
-  tl_buffer *b = numel >= 0 && (uint64_t)numel <= SIZE_MAX / esize ? tl_buffer_new(dtype, numel, &ctx->mem) : NULL;
-  if (!b)
-    tl_error_set(&ctx->err, TL_ERR_NOMEM, "%s: out of memory for a buffer of %lld %s elements (%llu bytes)", what,
-                 (long long)numel, tl_dtype_name(dtype), (unsigned long long)numel * esize); /* numel <= 2^40 */
+  tl_buffer *b =
+      numel >= 0 && (uint64_t)numel <= SIZE_MAX / esize ? be->i->buffer_alloc(be, dtype, numel, &ctx->mem) : NULL;
+  if (!b) tl_api_buffer_fail(ctx, what, dtype, numel);
   return b;
+}
+
+tl_status tl_api_buffer_fail(tl_ctx *ctx, const char *what, tl_dtype dtype, int64_t numel) {
+  return tl_error_set(&ctx->err, TL_ERR_NOMEM, "%s: out of memory for a buffer of %lld %s elements (%llu bytes)",
+                      what, (long long)numel, tl_dtype_name(dtype),
+                      (unsigned long long)numel * tl_dtype_size(dtype)); /* numel <= 2^40 */
 }
 
 static tl_uop *buffer_node(tl_ctx *ctx, const char *what, tl_dtype dtype, int ndim, const int64_t *shape,
                            const void *data) {
   tl_buffer *b = tl_api_buffer_new(ctx, what, dtype, tl_shape_numel(ndim, shape));
   if (!b) return NULL;
-  if (data && b->nbytes) memcpy(b->data, data, b->nbytes);
+  if (data && b->nbytes && ctx->be->i->copy_from_host(ctx->be, b, 0, data, b->nbytes, &ctx->err)) {
+    tl_buffer_release(b);
+    return NULL;
+  }
   tl_arg arg = {.p = b};
   tl_uop *u = tl_uop_make(&ctx->graph, TL_OP_BUFFER, dtype, 0, NULL, arg, 0, ndim, shape);
   tl_buffer_release(b); /* the node holds it now */

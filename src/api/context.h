@@ -4,11 +4,9 @@
 
 #include "core/error.h"
 #include "graph/build.h"
-#include "runtime/compiler.h"
-#include "runtime/replay.h"
-#include "runtime/threadpool.h"
+#include "runtime/backend.h"
 
-typedef enum { TL_BACKEND_CPU, TL_BACKEND_INTERP } tl_backend;
+enum { TL_API_MAX_BACKENDS = 8 }; /* instances a context keeps: one per backend used */
 
 /* The head of every handle's memory. Handles live in slabs freed only by tl_shutdown,
  * so a stale handle still points at readable memory; the pointer given out carries
@@ -59,12 +57,10 @@ struct tl_scope {
 struct tl_ctx {
   tl_error err;
   tl_graph graph;          /* the tensor graph, refcounted */
-  tl_backend backend;
-  tl_compiler *compiler;   /* created on first use */
-  char *cc, *cache_dir;    /* compiler settings (NULL: environment/defaults) */
-  bool optimized_only;     /* kernels from cc only, never libtcc's tier 1 (tl build executables) */
-  tl_pool *pool;           /* created on first use */
-  tl_replay_cache replay;  /* realizes by graph structure: their kernels (of `compiler`) */
+  tl_backend *be;          /* the backend realizes run on (runtime/backend.h) */
+  tl_backend backends[TL_API_MAX_BACKENDS]; /* an instance per backend used (i NULL: not yet), as
+                                              the table orders them */
+  tl_backend_opts opts;    /* settings every backend reads (their strings owned here) */
   uint64_t seed, rand_calls;
   tl_stats stats;
   tl_mem mem;
@@ -115,8 +111,14 @@ bool tl_api_shape_fits(tl_ctx *ctx, const char *what, int ndim, const int64_t *s
 bool tl_api_shape_fits_infer(tl_ctx *ctx, const char *what, int ndim, const int64_t *shape);
 /* The same for a count that is not a shape yet (arange's), described by `counted`. */
 bool tl_api_count_fits(tl_ctx *ctx, const char *what, const char *counted, double count);
-/* tl_buffer_new, or NULL and an out-of-memory error naming the size. */
+/* The instance of the backend that made b (the context's backend when none did). */
+tl_backend *tl_api_backend_of(tl_ctx *ctx, const tl_buffer *b);
+/* A buffer of the context's backend, or NULL and an out-of-memory error naming the size. */
 tl_buffer *tl_api_buffer_new(tl_ctx *ctx, const char *what, tl_dtype dtype, int64_t numel);
+/* its out-of-memory error (TL_ERR_NOMEM) */
+tl_status tl_api_buffer_fail(tl_ctx *ctx, const char *what, tl_dtype dtype, int64_t numel);
+/* The same on backend be. */
+tl_buffer *tl_api_buffer_on(tl_ctx *ctx, tl_backend *be, const char *what, tl_dtype dtype, int64_t numel);
 /* Records a failure that has no context to go to (no tensor given): tl_last_error(NULL). */
 void tl_api_fail_orphan(tl_status st, const char *fmt, ...) TL_PRINTF(2, 3);
 /* Normalizes a possibly negative axis; false (and an error) when out of range. */

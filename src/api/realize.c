@@ -1,6 +1,8 @@
-/* realize.c — running graphs: rewrite, schedule, lower, render, compile, execute
- * (cpu), recording each realize for replay by graph structure (runtime/replay.h) and
- * replaying it; or interpret (interp); reading results back; printing; DOT. */
+/* realize.c — running graphs on the context's backend (runtime/backend.h): rewrite,
+ * schedule and lower, then the backend plans, renders, compiles and launches each
+ * kernel, and each realize is recorded for replay by graph structure
+ * (runtime/replay.h) and replayed; or the backend evaluates the graph itself. Reading
+ * results back; printing; DOT. */
 #include <errno.h>
 #include <inttypes.h>
 #include <stdint.h>
@@ -12,15 +14,11 @@
 #include "api/context.h"
 #include "autograd/autograd.h"
 #include "codegen/lower.h"
-#include "codegen/render_c.h"
 #include "core/format.h"
 #include "core/hash.h"
 #include "core/shapetracker.h"
 #include "core/strbuf.h"
 #include "core/vec.h"
-#include "runtime/interp.h"
-#include "runtime/kernel.h"
-#include "runtime/replay.h"
 #include "sched/planner.h"
 #include "sched/schedule.h"
 
@@ -29,36 +27,30 @@ static const tl_ruleset *const graph_rules[] = {&tl_rules_fallback, &tl_rules_fo
 
 static tl_status dot_realize(tl_ctx *ctx, const tl_uop *root, const tl_schedule *sched);
 
-static tl_status ensure_runtime(tl_ctx *ctx) {
-  if (!ctx->compiler) {
-    ctx->compiler = tl_compiler_create(ctx->cc, NULL, ctx->cache_dir, &ctx->err);
-    if (!ctx->compiler) return ctx->err.status;
-    if (ctx->optimized_only) tl_compiler_set_tiered(ctx->compiler, 0);
-  }
-  if (!ctx->pool && !(ctx->pool = tl_pool_create(0)))
-    return tl_error_set(&ctx->err, TL_ERR_NOMEM, "out of memory starting the thread pool");
-  return TL_OK;
-}
-
 static tl_buffer *arg_buffer(tl_uop *node, const tl_schedule *s, tl_buffer **outs) {
   if (node->op == TL_OP_BUFFER) return node->arg.p;
   int k = tl_schedule_kernel_of(s, node);
   return k ? outs[k - 1] : NULL;
 }
 
-/* runs a compiled kernel on bound arguments (the one place kernels run: both paths) */
-static tl_status exec_kernel(tl_ctx *ctx, int index, const tl_kernel *k, const tl_kernel_arg *args,
+static double ms_since(const struct timespec *t0) {
+  struct timespec t1;
+  clock_gettime(CLOCK_MONOTONIC, &t1);
+  return (double)(t1.tv_sec - t0->tv_sec) * 1e3 + (double)(t1.tv_nsec - t0->tv_nsec) / 1e6;
+}
+
+/* runs a compiled kernel on bound arguments (the one place kernels run: both paths);
+ * TL_PROFILE's line names the backend that ran it */
+static tl_status exec_kernel(tl_ctx *ctx, tl_backend *be, int index, const tl_kernel *k, const tl_kernel_arg *args,
                              const uint64_t *words, int64_t out_numel) {
-  struct timespec t0, t1;
+  struct timespec t0;
   if (ctx->profile) clock_gettime(CLOCK_MONOTONIC, &t0);
-  tl_status st = tl_kernel_exec(k, ctx->pool, k->nargs, args, k->nwords ? words : NULL, &ctx->err);
+  tl_status st = be->i->launch(be, k, args, k->nwords ? words : NULL, &ctx->err);
   if (!st) ctx->stats.kernels_run++;
-  if (!st && ctx->profile) {
-    clock_gettime(CLOCK_MONOTONIC, &t1);
-    double ms = (double)(t1.tv_sec - t0.tv_sec) * 1e3 + (double)(t1.tv_nsec - t0.tv_nsec) / 1e6;
-    fprintf(stderr, "tl profile: realize %" PRIu64 " kernel %d: %.3f ms, %d args, output %s [%lld elements]\n",
-            ctx->stats.realizes, index, ms, k->nargs, tl_dtype_name(k->arg_dtype[0]), (long long)out_numel);
-  }
+  if (!st && ctx->profile && !(st = be->i->synchronize(be, &ctx->err)))
+    fprintf(stderr, "tl profile: realize %" PRIu64 " kernel %d on %s: %.3f ms, %d args, output %s [%lld elements]\n",
+            ctx->stats.realizes, index, be->i->name, ms_since(&t0), k->nargs, tl_dtype_name(k->arg_dtype[0]),
+            (long long)out_numel);
   return st;
 }
 
@@ -71,19 +63,20 @@ static uint64_t *stream_words(tl_ctx *ctx, int nwords, uint64_t *stack, int nsta
 
 /* The kernels' output buffers: the last one its own, since it outlives the realize; the
  * others views into one arena at the planned offsets. */
-static tl_status make_outputs(tl_ctx *ctx, const tl_replay_kernel *ks, int n, size_t arena_bytes,
+static tl_status make_outputs(tl_ctx *ctx, tl_backend *be, const tl_replay_kernel *ks, int n, size_t arena_bytes,
                               size_t naive_bytes, tl_buffer **outs) {
   ctx->stats.plan_arena_bytes = arena_bytes;
   ctx->stats.plan_naive_bytes = naive_bytes;
   ctx->stats.arena_bytes_total += arena_bytes;
   tl_status st = TL_OK;
   tl_buffer *arena = NULL;
-  if (arena_bytes && !(arena = tl_buffer_new(TL_BOOL, (int64_t)arena_bytes, &ctx->mem)))
+  if (arena_bytes && !(arena = be->i->buffer_alloc(be, TL_BOOL, (int64_t)arena_bytes, &ctx->mem)))
     st = tl_error_set(&ctx->err, TL_ERR_NOMEM, "realize: out of memory for a %zu-byte arena", arena_bytes);
   for (int i = 0; !st && i < n; i++) {
     if (i + 1 == n || !arena) { /* no arena: every intermediate is empty (a size-0 axis) */
-      outs[i] = tl_api_buffer_new(ctx, "realize", ks[i].out_dtype, ks[i].out_numel);
-      st = outs[i] ? TL_OK : ctx->err.status;
+      /* a planned size fits (tl_api_shape_fits): only memory can run out */
+      outs[i] = be->i->buffer_alloc(be, ks[i].out_dtype, ks[i].out_numel, &ctx->mem);
+      st = outs[i] ? TL_OK : tl_api_buffer_fail(ctx, "realize", ks[i].out_dtype, ks[i].out_numel);
     } else if (!(outs[i] = tl_buffer_view(arena, ks[i].out_offset, ks[i].out_dtype, ks[i].out_numel))) {
       st = tl_error_set(&ctx->err, TL_ERR_NOMEM, "realize: out of memory for a view into the arena");
     }
@@ -120,25 +113,26 @@ static tl_status plan_outputs(tl_ctx *ctx, const tl_schedule *s, tl_lowered *low
   return st;
 }
 
-/* Renders kernel i and requests its code into rk->k (compiled by the flush that
- * follows the requests of the whole schedule: one batch), and records where each of its arguments
- * and streams comes from in terms of the key's leaves (false in *replayable when one
- * cannot be said: then the realize is not recorded). */
-static tl_status compile_kernel(tl_ctx *ctx, int index, const tl_schedule *s, tl_lowered *low, tl_replay_kernel *rk,
-                                bool *replayable) {
-  char *src = tl_render_c(low, "tl_kernel");
+/* The backend plans kernel i onto its device, renders it and requests its code into
+ * rk->k (compiled by the flush that follows the requests of the whole schedule: one
+ * batch); records where each of its arguments and streams comes from in terms of the
+ * key's leaves (false in *replayable when one cannot be said: then the realize is not
+ * recorded). */
+static tl_status compile_kernel(tl_ctx *ctx, tl_backend *be, int index, const tl_schedule *s, tl_lowered *low,
+                                tl_replay_kernel *rk, bool *replayable) {
   tl_kernel *k = &rk->k;
   snprintf(k->name, sizeof k->name, "k%d", index);
-  tl_status st = src ? TL_OK : tl_error_set(&ctx->err, TL_ERR_NOMEM, "out of memory rendering a kernel");
-  if (!st && ctx->debug) fprintf(stderr, "--- kernel %d ---\n%s", index, strstr(src, "\nvoid TL_UNIT(tl_kernel)") + 1);
-  if (!st) st = tl_compiler_request(ctx->compiler, src, "tl_kernel", &k->code, &ctx->err);
+  tl_status st = be->i->plan(be, low, k, &ctx->err);
+  if (st) return st;
+  const char *body = NULL;
+  char *src = be->i->render(be, low, k, &body);
+  st = src ? TL_OK : tl_error_set(&ctx->err, TL_ERR_NOMEM, "out of memory rendering a kernel");
+  if (!st && ctx->debug) fprintf(stderr, "--- kernel %d ---\n%s", index, body);
+  if (!st) st = be->i->compile(be, src, k, &ctx->err);
   free(src);
   if (st) return st;
   k->nargs = low->nargs;
   k->nwords = 2 * low->nrng;
-  k->work = low->work;
-  int64_t inner = low->inner_work > 0 ? low->inner_work : 1;
-  k->min_chunk = 32768 / inner > 0 ? 32768 / inner : 1;
   rk->arg[0] = (tl_replay_arg){-1 - index, 0};
   for (int i = 0; i < low->nargs; i++) {
     tl_uop *node = low->args[i];
@@ -149,7 +143,7 @@ static tl_status compile_kernel(tl_ctx *ctx, int index, const tl_schedule *s, tl
     rk->arg[i].skip = skip;
     if (i == 0) continue;
     if (node->op == TL_OP_BUFFER) { /* as arg_buffer binds it */
-      rk->arg[i].from = tl_replay_leaf(&ctx->replay, node);
+      rk->arg[i].from = tl_replay_leaf(&be->replay, node);
       if (rk->arg[i].from < 0) *replayable = false;
     } else {
       int kernel = tl_schedule_kernel_of(s, node);
@@ -160,13 +154,13 @@ static tl_status compile_kernel(tl_ctx *ctx, int index, const tl_schedule *s, tl
   if (low->nrng && *replayable && !(rk->streams = calloc((size_t)low->nrng, sizeof *rk->streams)))
     *replayable = false;
   for (int j = 0; *replayable && j < low->nrng; j++)
-    if (!tl_replay_stream_of(&ctx->replay, low->rng[j], &rk->streams[j])) *replayable = false;
+    if (!tl_replay_stream_of(&be->replay, low->rng[j], &rk->streams[j])) *replayable = false;
   return TL_OK;
 }
 
 /* Lowers, plans, compiles and runs the schedule; keeps what it did as the plan of the
  * current key when `record` (see replay.h). */
-static tl_status run_schedule(tl_ctx *ctx, const tl_schedule *s, tl_buffer **outs, bool record) {
+static tl_status run_schedule(tl_ctx *ctx, tl_backend *be, const tl_schedule *s, tl_buffer **outs, bool record) {
   int n = s->nkernels, lowered = 0;
   tl_lowered *low = calloc((size_t)n, sizeof *low);
   tl_replay *rp = calloc(1, sizeof *rp); /* filled in as it goes, kept if `record` */
@@ -181,9 +175,9 @@ static tl_status run_schedule(tl_ctx *ctx, const tl_schedule *s, tl_buffer **out
     if (st) break;
   }
   if (!st) st = plan_outputs(ctx, s, low, rp);
-  if (!st) st = make_outputs(ctx, rp->kernels, n, rp->arena_bytes, rp->naive_bytes, outs);
-  for (int i = 0; !st && i < n; i++) st = compile_kernel(ctx, i, s, &low[i], &rp->kernels[i], &record);
-  if (!st) st = tl_compiler_flush(ctx->compiler, &ctx->err);
+  if (!st) st = make_outputs(ctx, be, rp->kernels, n, rp->arena_bytes, rp->naive_bytes, outs);
+  for (int i = 0; !st && i < n; i++) st = compile_kernel(ctx, be, i, s, &low[i], &rp->kernels[i], &record);
+  if (!st) st = be->i->flush(be, &ctx->err);
   for (int i = 0; !st && i < n; i++) {
     tl_replay_kernel *rk = &rp->kernels[i];
     tl_kernel_arg args[TL_KERNEL_MAX_ARGS];
@@ -200,22 +194,22 @@ static tl_status run_schedule(tl_ctx *ctx, const tl_schedule *s, tl_buffer **out
       words[2 * j] = low[i].rng[j]->arg.u;
       words[2 * j + 1] = (uint64_t)low[i].rng[j]->arg2;
     }
-    if (!st) st = exec_kernel(ctx, i, &rk->k, args, words, rk->out_numel);
+    if (!st) st = exec_kernel(ctx, be, i, &rk->k, args, words, rk->out_numel);
     if (words != stack) free(words);
   }
   for (int i = 0; i < lowered; i++) tl_lowered_free(&low[i]);
   free(low);
-  if (!st && record) tl_replay_put(&ctx->replay, rp);
+  if (!st && record) tl_replay_put(&be->replay, rp);
   else tl_replay_free(rp);
   return st;
 }
 
 /* A realize of a graph whose structure was realized before: the same kernels on this
  * graph's buffers and streams (its leaves, in key order). */
-static tl_buffer *run_replay(tl_ctx *ctx, const tl_replay *rp, tl_uop *const *leaves) {
+static tl_buffer *run_replay(tl_ctx *ctx, tl_backend *be, const tl_replay *rp, tl_uop *const *leaves) {
   int n = rp->nkernels;
   tl_buffer *stack_outs[8] = {0}, **outs = n <= 8 ? stack_outs : calloc((size_t)n, sizeof *outs);
-  tl_status st = outs ? make_outputs(ctx, rp->kernels, n, rp->arena_bytes, rp->naive_bytes, outs)
+  tl_status st = outs ? make_outputs(ctx, be, rp->kernels, n, rp->arena_bytes, rp->naive_bytes, outs)
                       : tl_error_set(&ctx->err, TL_ERR_NOMEM, "out of memory");
   for (int i = 0; !st && i < n; i++) {
     const tl_replay_kernel *rk = &rp->kernels[i];
@@ -235,7 +229,7 @@ static tl_buffer *run_replay(tl_ctx *ctx, const tl_replay *rp, tl_uop *const *le
       words[2 * j] = l->arg.u;
       words[2 * j + 1] = (uint64_t)l->arg2 + rk->streams[j].delta;
     }
-    if (!st) st = exec_kernel(ctx, i, &rk->k, args, words, rk->out_numel);
+    if (!st) st = exec_kernel(ctx, be, i, &rk->k, args, words, rk->out_numel);
     if (words != stack) free(words);
   }
   tl_buffer *result = NULL;
@@ -256,13 +250,14 @@ static tl_uop *strip_reshape(tl_uop *r) {
   return r;
 }
 
-static tl_buffer *realize_cpu(tl_ctx *ctx, tl_uop *u) {
-  if (ensure_runtime(ctx)) return NULL;
+/* a kernel backend's realize: replayed when its structure was realized before, else
+ * the full path */
+static tl_buffer *realize_kernels(tl_ctx *ctx, tl_backend *be, tl_uop *u) {
   /* DOT pictures and TL_DEBUG's kernel listings come from the full path */
-  bool keyed = !ctx->dot_dir && !ctx->debug && tl_replay_key(&ctx->replay, u);
-  if (!keyed) tl_replay_forget(&ctx->replay);
-  const tl_replay *rp = keyed ? tl_replay_find(&ctx->replay) : NULL;
-  if (rp) return run_replay(ctx, rp, ctx->replay.leaves.data);
+  bool keyed = !ctx->dot_dir && !ctx->debug && tl_replay_key(&be->replay, u);
+  if (!keyed) tl_replay_forget(&be->replay);
+  const tl_replay *rp = keyed ? tl_replay_find(&be->replay) : NULL;
+  if (rp) return run_replay(ctx, be, rp, be->replay.leaves.data);
   tl_graph *g = &ctx->graph;
   size_t mark = tl_graph_mark(g);
   tl_uop *r = tl_rewrite_graph(g, u, graph_rules, 4);
@@ -279,7 +274,7 @@ static tl_buffer *realize_cpu(tl_ctx *ctx, tl_uop *u) {
   } else {
     tl_buffer **outs = calloc((size_t)s.nkernels, sizeof *outs);
     tl_status st = outs ? dot_realize(ctx, r, &s) : tl_error_set(&ctx->err, TL_ERR_NOMEM, "out of memory");
-    if (!st) st = run_schedule(ctx, &s, outs, keyed);
+    if (!st) st = run_schedule(ctx, be, &s, outs, keyed);
     if (!st) {
       result = outs[s.nkernels - 1];
       tl_buffer_retain(result);
@@ -297,9 +292,22 @@ static tl_buffer *realize_cpu(tl_ctx *ctx, tl_uop *u) {
  * deeper and the C stack is safe whatever the user builds. */
 enum { MAX_REALIZE_DEPTH = 512 };
 
+/* a backend that evaluates graphs itself (eval) is given the graph as it is; TL_PROFILE
+ * gives it one line per realize */
+static tl_buffer *eval_graph(tl_ctx *ctx, tl_backend *be, tl_uop *u) {
+  struct timespec t0;
+  if (ctx->profile) clock_gettime(CLOCK_MONOTONIC, &t0);
+  tl_buffer *b = dot_realize(ctx, u, NULL) ? NULL : be->i->eval(be, u, &ctx->mem, &ctx->err);
+  if (b && ctx->profile)
+    fprintf(stderr, "tl profile: realize %" PRIu64 " on %s: %.3f ms, output %s [%lld elements]\n", ctx->stats.realizes,
+            be->i->name, ms_since(&t0), tl_dtype_name(b->dtype), (long long)b->numel);
+  return b;
+}
+
 static tl_buffer *realize_node(tl_ctx *ctx, tl_uop *u) {
-  if (ctx->backend != TL_BACKEND_INTERP) return realize_cpu(ctx, u);
-  return dot_realize(ctx, u, NULL) ? NULL : tl_interp_eval(u, &ctx->mem, &ctx->err);
+  tl_backend *be = ctx->be;
+  if (!be->ready && tl_backend_prepare(be, &ctx->err)) return NULL;
+  return be->i->eval ? eval_graph(ctx, be, u) : realize_kernels(ctx, be, u);
 }
 
 /* Realizes, bottom-up, the node about MAX_REALIZE_DEPTH above the bottom of the
@@ -535,8 +543,9 @@ tl_status tl_to_host(tl_tensor *t, void *dst, size_t nbytes) {
   if (need && !dst) return tl_error_set(&ctx->err, TL_ERR_ARG, "to_host: destination is NULL");
   tl_status st = realize_tensor(t);
   if (st) return st;
-  if (need) memcpy(dst, ((tl_buffer *)t->u->arg.p)->data, need);
-  return TL_OK;
+  const tl_buffer *b = t->u->arg.p;
+  tl_backend *be = tl_api_backend_of(ctx, b);
+  return be->i->copy_to_host(be, dst, b, 0, need, &ctx->err);
 }
 
 const void *tl_data(tl_tensor *t) {
@@ -549,9 +558,13 @@ const void *tl_data(tl_tensor *t) {
 static void *unshare(tl_ctx *ctx, tl_tensor *t) {
   tl_uop *u = t->u;
   const tl_buffer *old = u->arg.p;
-  tl_buffer *b = tl_api_buffer_new(ctx, "data_mut", (tl_dtype)u->dtype, tl_uop_numel(u));
+  tl_backend *be = tl_api_backend_of(ctx, old); /* the copy stays where the values are */
+  tl_buffer *b = tl_api_buffer_on(ctx, be, "data_mut", (tl_dtype)u->dtype, tl_uop_numel(u));
   if (!b) return NULL;
-  memcpy(b->data, old->data, old->nbytes);
+  if (be->i->copy(be, b, old, old->nbytes, &ctx->err)) {
+    tl_buffer_release(b);
+    return NULL;
+  }
   size_t mark = tl_graph_mark(&ctx->graph);
   tl_arg arg = {.p = b};
   tl_uop *n = tl_uop_make(&ctx->graph, TL_OP_BUFFER, (tl_dtype)u->dtype, 0, NULL, arg, 0, u->ndim, u->shape);

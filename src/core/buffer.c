@@ -94,6 +94,7 @@ tl_buffer *tl_buffer_view(tl_buffer *owner, size_t offset, tl_dtype dtype, int64
   b->data = (char *)owner->data + offset;
   b->mem = owner->mem;
   b->owner = owner;
+  b->backend = owner->backend;
   tl_buffer_retain(owner);
   return b;
 }

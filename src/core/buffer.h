@@ -27,7 +27,9 @@ void tl_mem_release_cache(tl_mem *m); /* frees the cached blocks */
 
 struct tl_buffer {
   int32_t refs;
-  tl_dtype dtype;
+  uint8_t dtype;   /* a tl_dtype (a byte, so that `backend` fits beside it) */
+  uint8_t backend; /* the backend that made it: 1 + its index in runtime/backend.c's
+                      table (a view: its owner's); 0: made outside one */
   int64_t numel;
   size_t nbytes;
   void *data;

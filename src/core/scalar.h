@@ -7,6 +7,24 @@
 #ifndef TL_CORE_SCALAR_H
 #define TL_CORE_SCALAR_H
 
+#ifdef TL_SCALAR_OPENCL /* OpenCL C (codegen/prelude_cl.h): its own names for the same things */
+typedef long tl_i64;
+typedef ulong tl_u64;
+typedef int tl_i32;
+typedef uint tl_u32;
+typedef uchar tl_bool;
+#define expf exp /* OpenCL's math builtins are overloaded: exp(float) is a float */
+#define logf log
+#define sqrtf sqrt
+#define sinf sin
+#define cosf cos
+#define tanhf tanh
+#define powf pow
+#define fmodf fmod
+#define fabsf fabs
+#define log1pf log1p
+#define TL_INF_F32 INFINITY
+#else
 typedef long long tl_i64;
 typedef unsigned long long tl_u64;
 typedef int tl_i32;
@@ -17,6 +35,8 @@ float expf(float), logf(float), sqrtf(float), sinf(float), cosf(float), tanhf(fl
     powf(float, float), fmodf(float, float), fabsf(float), log1pf(float);
 double exp(double), log(double), sqrt(double), sin(double), cos(double), tanh(double),
     pow(double, double), fmod(double, double), fabs(double), erf(double), log1p(double);
+#define TL_INF_F32 ((float)(1e308 * 10.0))
+#endif
 
 /* Tier-1 kernels (libtcc, runtime/tiered.c) are compiled with TL_SCALAR_HOST: the
  * costly functions below are then the library's own builds of this very text
@@ -37,6 +57,13 @@ double tl_uniform_f64(tl_u64, tl_u64, tl_i64);
 /* Bit-level helpers: a select written with an all-ones/all-zeros mask is not a branch,
  * so loops using it vectorize under strict IEEE semantics (-ftrapping-math), where a
  * compiler will not turn a ?: guarding floating-point work into a vector select. */
+#ifdef TL_SCALAR_OPENCL
+static inline tl_u32 tl_f32_bits(float f) { return as_uint(f); }
+static inline float tl_bits_f32(tl_u32 u) { return as_float(u); }
+static inline double tl_blend_f64(tl_u64 mask, double a, double b) {
+  return as_double((as_ulong(a) & mask) | (as_ulong(b) & ~mask));
+}
+#else
 #ifdef __TINYC__
 void *memcpy(void *, const void *, unsigned long);
 #define __builtin_memcpy memcpy
@@ -51,9 +78,6 @@ static inline float tl_bits_f32(tl_u32 u) {
   __builtin_memcpy(&f, &u, 4);
   return f;
 }
-static inline float tl_blend_f32(tl_u32 mask, float a, float b) {
-  return tl_bits_f32((tl_f32_bits(a) & mask) | (tl_f32_bits(b) & ~mask));
-}
 static inline double tl_blend_f64(tl_u64 mask, double a, double b) {
   tl_u64 x, y;
   __builtin_memcpy(&x, &a, 8);
@@ -61,6 +85,10 @@ static inline double tl_blend_f64(tl_u64 mask, double a, double b) {
   x = (x & mask) | (y & ~mask);
   __builtin_memcpy(&a, &x, 8);
   return a;
+}
+#endif
+static inline float tl_blend_f32(tl_u32 mask, float a, float b) {
+  return tl_bits_f32((tl_f32_bits(a) & mask) | (tl_f32_bits(b) & ~mask));
 }
 /* c ? a : b and max for floats, as blends (same results as the selects). tcc
  * vectorizes nothing and inlines nothing: there they are the selects themselves, as
@@ -129,7 +157,7 @@ static inline float tl_expf(float x) {
   tl_i32 k1 = k / 2, k2 = k - k1; /* both in [-75, 64]: normal powers of two */
   float y = p * tl_bits_f32((tl_u32)(k1 + 127) << 23) * tl_bits_f32((tl_u32)(k2 + 127) << 23);
   tl_u32 over = 0u - (tl_u32)(x > 88.72283f);
-  y = tl_blend_f32(over, (float)(1e308 * 10.0), y);
+  y = tl_blend_f32(over, TL_INF_F32, y);
   return tl_blend_f32(0u - (tl_u32)(x != x), x, y);
 }
 

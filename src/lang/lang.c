@@ -71,6 +71,11 @@ int tl_lang_exec(tl_program_fn fn, const char *path, const tl_lang_run_options *
     return 1;
   }
   if (o->optimized_only) tl_api_set_optimized_only(ctx);
+  if (o->backend && tl_set_backend(ctx, o->backend)) { /* cannot start: exit 1, before the program runs */
+    fprintf(o->err, "tl: run: --backend: %s\n", tl_last_error(ctx));
+    tl_shutdown(ctx);
+    return 1;
+  }
   if (o->dot_dir && tl_set_dot_dir(ctx, o->dot_dir)) { /* before the program runs: exit 2 */
     fprintf(o->err, "tl: run: --dot: %s\n", tl_last_error(ctx));
     tl_shutdown(ctx);

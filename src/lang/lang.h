@@ -18,6 +18,7 @@ typedef struct {
   bool mem_stats;  /* print the memory statistics at exit (to out) */
   bool optimized_only; /* kernels from cc only, no libtcc tier (tl build executables) */
   const char *dot_dir; /* not NULL: tl_set_dot_dir (tl run --dot DIR) */
+  const char *backend; /* not NULL: tl_set_backend (tl run --backend NAME) */
   int argc;
   char **argv;
   struct tl_stats_out *stats; /* not NULL: the engine's statistics at exit land here */
