@@ -1286,6 +1286,7 @@ static bool top_stmt_ahead(parser *p) {
   case TL_TOK_MINUS: case TL_TOK_NOT: case TL_TOK_QUESTION: case TL_TOK_TRUE: case TL_TOK_FALSE: return true;
   case TL_TOK_IDENT: {
     if (tl_parse_const_ahead(p)) return false; /* `const N: i64 = 4;`, an item */
+    if (peek_at(p, 1)->kind == TL_TOK_FN) return false; /* `extern fn`, `async fn`: items, refused there */
     if (peek_at(p, 1)->kind != TL_TOK_LPAREN) return true;
     tl_lparse lp = logic_at(p);
     if (tl_lparse_fact_ahead(&lp)) return false;
@@ -1308,6 +1309,43 @@ static bool top_stmt_ahead(parser *p) {
   }
   default: return false;
   }
+}
+
+/* beside `fn main`, a top-level `let NAME: T = value;` (the seed language's global) is
+ * `static NAME: T = value;`: immutable, typed, a constant expression, seen by every
+ * function. Those leave *stmts and become items after cur (returned: the last item);
+ * a `let mut` or an untyped one is reported here, and the other statements stay */
+static tl_ast_item *lets_as_statics(parser *p, tl_node **stmts, tl_ast_item *cur) {
+  tl_node **link = stmts;
+  while (*link) {
+    tl_node *st = *link;
+    if (st->kind != TL_N_LET || !st->name || st->is_mut || !st->type || !st->rhs) {
+      if (st->kind == TL_N_LET && st->name && (st->is_mut || !st->type || !st->rhs)) {
+        tl_diag_error(p->diag, st->line, st->col,
+                      "a top-level `let` beside `fn main` is a constant: it needs a type and a value, and cannot be `mut`");
+        tl_diag_hint(p->diag, "write `let %s: T = value;` (TL has no mutable globals), or move it into `main`", st->name);
+        *link = st->next; /* reported: not again as a statement */
+        continue;
+      }
+      link = &st->next;
+      continue;
+    }
+    tl_ast_item *it = tl_arena_alloc(p->arena, sizeof *it);
+    if (!it) {
+      tl_diag_oom(p->diag, st->line, st->col, "out of memory");
+      return cur;
+    }
+    it->kind = TL_ITEM_CONST;
+    it->line = st->line;
+    it->col = st->col;
+    it->name = st->name;
+    it->type = st->type;
+    it->value = st->rhs;
+    it->is_static = true;
+    cur = cur->next = it;
+    *link = st->next;
+  }
+  return cur;
 }
 
 // program = (item | stmt)*   -- statements outside any function run in order, as the
@@ -1337,9 +1375,12 @@ int tl_parse(const tl_token *tokens, int n, tl_diag *diag, tl_arena *arena, tl_p
     if (it && it->kind == TL_ITEM_FN && it->name && !strcmp(it->name, "main") && !main_fn) main_fn = it;
   }
   if (script.next && main_fn) {
-    tl_node *first = script.next;
-    tl_diag_error(diag, first->line, first->col, "a file with `fn main` cannot also have statements outside functions");
-    tl_diag_hint(diag, "move them into `main` (line %d), or remove `fn main` to run them as a script", main_fn->line);
+    cur = lets_as_statics(&p, &script.next, cur);
+    if (script.next) {
+      tl_node *first = script.next;
+      tl_diag_error(diag, first->line, first->col, "a file with `fn main` cannot also have statements outside functions");
+      tl_diag_hint(diag, "move them into `main` (line %d), or remove `fn main` to run them as a script", main_fn->line);
+    }
   } else if (script.next) { /* the statements are the body of `fn main()` */
     tl_ast_item *it = tl_arena_alloc(arena, sizeof *it);
     tl_fn *f = tl_arena_alloc(arena, sizeof *f);

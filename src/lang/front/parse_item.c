@@ -340,6 +340,10 @@ static void const_item(parser *p, tl_ast_item *it) {
   tl_parse_expect(p, TL_TOK_SEMI, "';' after the value");
 }
 
+static bool word_is(parser *p, const tl_token *t, const char *w) {
+  return t->kind == TL_TOK_IDENT && t->len == strlen(w) && !memcmp(p->diag->src + t->offset, w, t->len);
+}
+
 // item = fn | struct | impl | enum | trait | const | a fact, rule or declaration
 static tl_ast_item *item(parser *p) {
   const tl_token *t = peek(p);
@@ -359,6 +363,28 @@ static tl_ast_item *item(parser *p) {
   case TL_TOK_TRAIT: it->kind = TL_ITEM_TRAIT; impl_item(p, it); return it;
   case TL_TOK_RELATION: case TL_TOK_MOD: case TL_TOK_USE: return tl_parse_logic_item(p, it);
   case TL_TOK_IDENT:
+    if (peek_at(p, 1)->kind == TL_TOK_FN && word_is(p, t, "async")) { /* reported; the fn is checked as a plain one */
+      tl_diag_error(p->diag, t->line, t->col, "`async fn` is not supported: TL has no async functions or futures");
+      tl_diag_hint(p->diag, "remove `async` (and `.await`): TL runs one thread, so the call just runs");
+      next(p);
+      it->kind = TL_ITEM_FN;
+      it->fn = fn(p);
+      it->name = it->fn->name;
+      return it;
+    }
+    if (peek_at(p, 1)->kind == TL_TOK_FN && word_is(p, t, "extern")) { /* reported, then skipped to its ';' */
+      tl_diag_error(p->diag, t->line, t->col, "`extern fn` is not supported: TL cannot call foreign (C) functions");
+      tl_diag_hint(p->diag, "define the function in TL, or use a built-in (docs/language.md)");
+      for (int depth = 0; !at(p, TL_TOK_EOF); next(p)) {
+        if (at(p, TL_TOK_LPAREN) || at(p, TL_TOK_LBRACE)) depth++;
+        if ((at(p, TL_TOK_RPAREN) || at(p, TL_TOK_RBRACE)) && depth > 0) depth--;
+        if (at(p, TL_TOK_SEMI) && !depth) {
+          next(p);
+          break;
+        }
+      }
+      return NULL;
+    }
     if (tl_parse_const_ahead(p)) {
       const_item(p, it);
       return it;
