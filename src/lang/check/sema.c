@@ -529,6 +529,9 @@ static tl_ty *check_index(sema *s, tl_node *n, tl_ty *need, tl_ty *expect) {
   if (t->rank >= 0 && nargs > t->rank) {
     tl_sema_error(s, n, "too many indices: the tensor has %d ax%s, indexed with %d", t->rank, t->rank == 1 ? "is" : "es",
                nargs);
+    if (t->rank == 0) /* e.g. `v.argmax(0)[0]`: torch's argmax(dim) of a 1-D tensor is 0-d too */
+      tl_diag_hint(s->diag, "a 0-d tensor (a reduction such as `argmax(0)` of a 1-D tensor) holds one number: "
+                            "read it with `.item()` or `as i64`, not `[0]`");
     return TY_ERR;
   }
   tl_ty *elem = t->dtype < 0 ? flex_type(need, expect) : tl_ty_of_dtype(t->dtype);
