@@ -764,12 +764,17 @@ TEST(parse_script_statements) {
 }
 
 TEST(parse_script_and_main_is_an_error) {
-  CHECK_ERRORS("fn main() { }\nlet y = 2;\n", 1,
+  CHECK_ERRORS("fn main() { }\nprint(2);\n", 1,
                "t.tl:2:1: error: a file with `fn main` cannot also have statements outside functions\n"
-               "let y = 2;\n"
+               "print(2);\n"
                "^\n"
                "  hint: move them into `main` (line 1), or remove `fn main` to run them as a script\n",
                "(fn main () (block))\n");
+}
+
+/* beside `fn main`, a typed immutable top-level `let` is a `static` item (after the others) */
+TEST(parse_top_level_let_is_static) {
+  CHECK_FILE("let Y: i64 = 2;\nfn main() { }\n", "(fn main () (block))\n(static Y i64 2)\n");
 }
 
 TEST(parse_tuples) {
