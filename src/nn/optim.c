@@ -10,7 +10,6 @@
 #include <math.h>
 #include <stdarg.h>
 #include <stdlib.h>
-#include <string.h>
 
 #include "tl.h"
 /* Only for ctx->err: tl.h offers no way to set an error from outside src/api. */
@@ -28,10 +27,12 @@ struct tl_optimizer {
   tl_tensor **params; /* retained */
   tl_tensor **m, **v; /* state, NULL until the first step: momentum buffer in m */
   tl_scope *state;    /* owns everything in m and v */
-  /* this step's Adam factors, per dtype (0 f32, 1 f64), made once and shared by every
-   * parameter: one input of the step's kernel instead of two per parameter */
-  tl_tensor *step_factor[2][2];
 };
+
+/* one step's Adam factors, per dtype (0 f32, 1 f64) and factor, made on first use in
+ * the step's scope and shared by every parameter: one input of the step's kernel
+ * instead of two per parameter */
+typedef tl_tensor *tl_optim_factors[2][2];
 
 static tl_status tl_optim_fail(tl_ctx *ctx, tl_status st, const char *fmt, ...) TL_PRINTF(3, 4);
 static tl_status tl_optim_fail(tl_ctx *ctx, tl_status st, const char *fmt, ...) {
@@ -192,25 +193,26 @@ static tl_tensor *tl_optim_sgd_target(tl_optimizer *o, int i, tl_tensor *p, tl_t
 /* A factor that changes every step, as data: a constant would be compiled into the
  * kernel, and every step would compile new kernels. In p's dtype, so nothing promotes;
  * made once per step and dtype (which: 0 or 1, the factor), in the step's scope. */
-static tl_tensor *tl_optim_step_scalar(tl_optimizer *o, tl_tensor *p, int which, double value) {
+static tl_tensor *tl_optim_step_scalar(tl_optim_factors f, tl_tensor *p, int which, double value) {
   int wide = tl_get_dtype(p) == TL_F64;
-  tl_tensor **slot = &o->step_factor[wide][which];
+  tl_tensor **slot = &f[wide][which];
   if (*slot) return *slot;
-  float f = (float)value;
-  return *slot = tl_from_data(tl_context(p), wide ? TL_F64 : TL_F32, 0, NULL, wide ? (const void *)&value : &f);
+  float narrow = (float)value;
+  return *slot = tl_from_data(tl_context(p), wide ? TL_F64 : TL_F32, 0, NULL, wide ? (const void *)&value : &narrow);
 }
 
 /* Adam: m = b1*m + (1-b1)g; v = b2*v + (1-b2)g^2 (zeros at first);
  * p -= lr * (m / (1 - b1^t)) / (sqrt(v / (1 - b2^t)) + eps) */
-static tl_tensor *tl_optim_adam_target(tl_optimizer *o, int i, tl_tensor *p, tl_tensor *g, tl_tensor **state) {
+static tl_tensor *tl_optim_adam_target(tl_optimizer *o, int i, tl_tensor *p, tl_tensor *g, tl_tensor **state,
+                                       tl_optim_factors f) {
   tl_tensor *gm = tl_mul_scalar(g, 1 - o->beta1), *gv = tl_mul_scalar(tl_mul(g, g), 1 - o->beta2);
   tl_tensor *m = o->m[i] ? tl_add(tl_mul_scalar(o->m[i], o->beta1), gm) : gm;
   tl_tensor *v = o->v[i] ? tl_add(tl_mul_scalar(o->v[i], o->beta2), gv) : gv;
   state[0] = m;
   state[1] = v;
   double bc1 = 1 - pow(o->beta1, (double)o->t), bc2 = 1 - pow(o->beta2, (double)o->t);
-  tl_tensor *denom = tl_add_scalar(tl_sqrt(tl_mul(v, tl_optim_step_scalar(o, p, 0, 1 / bc2))), o->eps);
-  tl_tensor *update = tl_mul(tl_div(m, denom), tl_optim_step_scalar(o, p, 1, o->lr / bc1));
+  tl_tensor *denom = tl_add_scalar(tl_sqrt(tl_mul(v, tl_optim_step_scalar(f, p, 0, 1 / bc2))), o->eps);
+  tl_tensor *update = tl_mul(tl_div(m, denom), tl_optim_step_scalar(f, p, 1, o->lr / bc1));
   /* AdamW decays the parameter itself, before the update, instead of the gradient */
   if (o->kind == TL_OPT_ADAMW) p = tl_mul_scalar(p, 1 - o->lr * o->weight_decay);
   return tl_sub(p, update);
@@ -218,12 +220,12 @@ static tl_tensor *tl_optim_adam_target(tl_optimizer *o, int i, tl_tensor *p, tl_
 
 /* Parameter i's update (tl_assign: the parameter's new value, lazy) and its new state
  * (momentum, or Adam's m and v) into state[0..*nstate), tensors of the current scope. */
-static tl_status tl_optim_build_param(tl_optimizer *o, int i, tl_tensor **state, int *nstate) {
+static tl_status tl_optim_build_param(tl_optimizer *o, int i, tl_tensor **state, int *nstate, tl_optim_factors f) {
   tl_tensor *p = o->params[i], *g = tl_grad(p);
   if (g && o->weight_decay != 0 && o->kind != TL_OPT_ADAMW) g = tl_add(g, tl_mul_scalar(p, o->weight_decay));
   tl_tensor *target = !g ? NULL
                       : o->kind == TL_OPT_SGD ? tl_optim_sgd_target(o, i, p, g, state)
-                                              : tl_optim_adam_target(o, i, p, g, state);
+                                              : tl_optim_adam_target(o, i, p, g, state, f);
   *nstate = o->kind == TL_OPT_SGD ? (o->momentum != 0) : 2;
   bool made = target != NULL;
   for (int k = 0; k < *nstate; k++) made = made && state[k];
@@ -235,13 +237,13 @@ static tl_status tl_optim_build_param(tl_optimizer *o, int i, tl_tensor **state,
 static tl_status tl_optim_step_all(tl_optimizer *o) {
   tl_scope *s = tl_scope_begin(o->ctx, o->name);
   if (!s) return tl_optim_status(o->ctx);
-  memset(o->step_factor, 0, sizeof o->step_factor); /* the last step's went with its scope */
+  tl_optim_factors factors = {{NULL, NULL}, {NULL, NULL}};
   tl_tensor **all = malloc(sizeof *all * (size_t)(3 * o->n));
   int *nstate = malloc(sizeof *nstate * (size_t)o->n), count = 0;
   tl_status st = all && nstate ? TL_OK : tl_optim_fail(o->ctx, TL_ERR_NOMEM, "out of memory");
   for (int i = 0; st == TL_OK && i < o->n; i++) {
     tl_tensor *state[2] = {NULL, NULL};
-    st = tl_optim_build_param(o, i, state, &nstate[i]);
+    st = tl_optim_build_param(o, i, state, &nstate[i], factors);
     for (int k = 0; st == TL_OK && k < nstate[i]; k++) all[count++] = state[k];
     if (st == TL_OK) all[count++] = o->params[i];
   }

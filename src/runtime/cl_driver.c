@@ -90,22 +90,18 @@ typedef struct {
 
 /* ---- the driver ----------------------------------------------------------------------- */
 static const char *const build_options = "-cl-std=CL1.2";
-typedef struct cl_kernel_entry {
-  struct cl_kernel_entry *next;
+struct tl_cl_kernel { /* a program's kernel, as tl_cl_kernel_get hands it out */
+  struct tl_cl_kernel *next;
   char *name;
   cl_handle kernel;
-} cl_kernel_entry;
+};
 
 typedef struct cl_program_entry {
   struct cl_program_entry *next;
   char *source;
   cl_handle program;
-  cl_kernel_entry *kernels;
+  tl_cl_kernel *kernels;
 } cl_program_entry;
-
-struct tl_cl_kernel { /* what tl_cl_kernel_get hands out: a kernel entry */
-  cl_kernel_entry e;
-};
 
 struct tl_cl_buf {
   cl_handle mem;
@@ -261,7 +257,7 @@ uint64_t tl_cl_close(tl_cl *cl) {
   while (cl->live) tl_cl_free(cl, cl->live);
   for (cl_program_entry *p = cl->programs, *pn; p; p = pn) {
     pn = p->next;
-    for (cl_kernel_entry *k = p->kernels, *kn; k; k = kn) {
+    for (tl_cl_kernel *k = p->kernels, *kn; k; k = kn) {
       kn = k->next;
       cl->api.clReleaseKernel(k->kernel);
       free(k->name);
@@ -564,12 +560,12 @@ tl_status tl_cl_kernel_get(tl_cl *cl, const char *source, const char *name, tl_c
   cl_program_entry *p = NULL;
   tl_status st = program_get(cl, source, &p, err);
   if (st) return st;
-  for (cl_kernel_entry *k = p->kernels; k; k = k->next)
+  for (tl_cl_kernel *k = p->kernels; k; k = k->next)
     if (!strcmp(k->name, name)) {
-      *out = (tl_cl_kernel *)k;
+      *out = k;
       return TL_OK;
     }
-  cl_kernel_entry *k = calloc(1, sizeof(tl_cl_kernel));
+  tl_cl_kernel *k = calloc(1, sizeof *k);
   if (!k || !(k->name = strdup(name))) {
     free(k);
     return tl_error_set(err, TL_ERR_NOMEM, "opencl: out of memory");
@@ -584,7 +580,7 @@ tl_status tl_cl_kernel_get(tl_cl *cl, const char *source, const char *name, tl_c
   }
   k->next = p->kernels;
   p->kernels = k;
-  *out = (tl_cl_kernel *)k;
+  *out = k;
   return TL_OK;
 }
 
@@ -593,21 +589,21 @@ tl_status tl_cl_launch(tl_cl *cl, tl_cl_kernel *k, int nargs, const tl_cl_arg *a
   if (dims < 1 || dims > 3) return tl_error_set(err, TL_ERR_ARG, "opencl: a launch has 1 to 3 axes, not %d", dims);
   for (int i = 0; i < nargs; i++) {
     const tl_cl_arg *a = &args[i];
-    cl_int rc = a->kind == TL_CL_ARG_BUF     ? cl->api.clSetKernelArg(k->e.kernel, (cl_uint)i, sizeof(cl_handle), &a->buf->mem)
-                : a->kind == TL_CL_ARG_VALUE ? cl->api.clSetKernelArg(k->e.kernel, (cl_uint)i, a->size, a->value)
-                                             : cl->api.clSetKernelArg(k->e.kernel, (cl_uint)i, a->size, NULL);
+    cl_int rc = a->kind == TL_CL_ARG_BUF     ? cl->api.clSetKernelArg(k->kernel, (cl_uint)i, sizeof(cl_handle), &a->buf->mem)
+                : a->kind == TL_CL_ARG_VALUE ? cl->api.clSetKernelArg(k->kernel, (cl_uint)i, a->size, a->value)
+                                             : cl->api.clSetKernelArg(k->kernel, (cl_uint)i, a->size, NULL);
     if (rc != CL_SUCCESS) {
       char what[96];
-      snprintf(what, sizeof what, "argument %d of kernel `%s`", i, k->e.name);
+      snprintf(what, sizeof what, "argument %d of kernel `%s`", i, k->name);
       return cl_fail(err, rc, what);
     }
   }
   for (int d = 0; d < dims; d++)
     if (global[d] == 0) return TL_OK; /* nothing to run */
-  cl_int rc = cl->api.clEnqueueNDRangeKernel(cl->queue, k->e.kernel, (cl_uint)dims, NULL, global, local, 0, NULL, NULL);
+  cl_int rc = cl->api.clEnqueueNDRangeKernel(cl->queue, k->kernel, (cl_uint)dims, NULL, global, local, 0, NULL, NULL);
   if (rc != CL_SUCCESS) {
     char what[96];
-    snprintf(what, sizeof what, "launching kernel `%s`", k->e.name);
+    snprintf(what, sizeof what, "launching kernel `%s`", k->name);
     return cl_fail(err, rc, what);
   }
   return TL_OK;
