@@ -139,6 +139,13 @@ typedef struct {
   uint64_t plan_arena_bytes; /* last realize: the arena holding its intermediates */
   uint64_t plan_naive_bytes; /* last realize: the intermediates' sizes added up */
   uint64_t arena_bytes_total; /* all realizes: arena bytes planned, added up */
+  /* device memory (backends whose buffers live on a device: opencl); the buffers and
+   * bytes above count them too, as tensors see them */
+  uint64_t device_buffers;   /* device allocations live (the cache's included) */
+  uint64_t device_bytes;     /* their bytes */
+  uint64_t device_peak_bytes; /* the most device bytes live at once */
+  uint64_t device_allocs;    /* device allocations made, all told (a steady loop adds none) */
+  uint64_t device_cached_bytes; /* freed device memory kept for reuse */
 } tl_stats;
 TL_API tl_stats tl_get_stats(const tl_ctx *ctx);
 /* Returns the buffer memory cached for reuse to the system. */
