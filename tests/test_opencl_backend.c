@@ -58,7 +58,7 @@ static void read_f64(tl_tensor *t, double *out, int64_t n) {
 
 /* relu(A B + bias) for shapes with partial tiles on every side, K not a multiple of the
  * tile, batched with a broadcast operand; f32 and f64; against a double loop */
-TEST(opencl_gemm_edge_tiles_and_epilogue) {
+static void gemm_edge_tiles(void) {
   tl_ctx *ctx = opencl_ctx();
   if (!ctx) return;
   static const int64_t shapes[][4] = {{1, 1, 1, 1}, {1, 17, 33, 5}, {1, 64, 64, 64}, {1, 100, 3, 257}, {3, 7, 19, 16},
@@ -92,6 +92,17 @@ TEST(opencl_gemm_edge_tiles_and_epilogue) {
       free(a), free(b), free(bias), free(got);
     }
   TEST_SHUTDOWN(ctx);
+}
+
+/* both GEMM kernels, whatever the device: a CPU's (vectors in registers) and a GPU's
+ * (tiles in local memory, barriers), TL_OPENCL_TARGET choosing */
+TEST(opencl_gemm_edge_tiles_and_epilogue) {
+  char *saved = tl_test_env_save("TL_OPENCL_TARGET");
+  setenv("TL_OPENCL_TARGET", "cpu", 1);
+  gemm_edge_tiles();
+  setenv("TL_OPENCL_TARGET", "gpu", 1);
+  gemm_edge_tiles();
+  tl_test_env_restore("TL_OPENCL_TARGET", saved);
 }
 
 /* softmax and layer norm over rows of 1, 3, 1000 and 4097 elements: one kernel reduces
@@ -307,5 +318,37 @@ TEST(opencl_save_and_load) {
   CHECK_INT(tl_to_host(tl_add(y, y), got, sizeof got), TL_OK);
   for (int i = 0; i < 5; i++) CHECK_NEAR(got[i], 3.0 * i, 0);
   unlink(path);
+  TEST_SHUTDOWN(ctx);
+}
+
+/* t.to(name) copies values between backends; t.device() says where they are */
+TEST(opencl_to_and_device) {
+  tl_ctx *ctx = opencl_ctx();
+  if (!ctx) return;
+  float v[4] = {1, -2, 3, -4};
+  int64_t n = 4;
+  tl_tensor *dev = tl_from_data(ctx, TL_F32, 1, &n, v);
+  CHECK_STR(tl_device(dev), "opencl");
+  tl_tensor *lazy = tl_mul_scalar(dev, 2);
+  CHECK_STR(tl_device(lazy), "opencl"); /* where it will be computed */
+  tl_tensor *host = tl_to(lazy, "cpu");
+  CHECK(host != NULL);
+  CHECK_STR(tl_device(host), "cpu");
+  CHECK_INT(tl_set_backend(ctx, "cpu"), TL_OK);
+  float got[4];
+  CHECK_INT(tl_to_host(tl_abs(host), got, sizeof got), TL_OK); /* computed on cpu */
+  CHECK(got[0] == 2 && got[1] == 4 && got[3] == 8);
+  tl_tensor *back = tl_to(tl_add_scalar(host, 1), "opencl");
+  CHECK_STR(tl_device(back), "opencl");
+  CHECK_INT(tl_set_backend(ctx, "opencl"), TL_OK);
+  CHECK_INT(tl_to_host(tl_mul(back, dev), got, sizeof got), TL_OK);
+  CHECK(got[0] == 3 && got[1] == 6 && got[2] == 21 && got[3] == 28);
+  CHECK(tl_to(back, "opencl") != NULL); /* already there: shared */
+  CHECK(tl_to(back, "tpu") == NULL);
+  CHECK_CONTAINS(tl_last_error(ctx), "unknown backend 'tpu'");
+  tl_tensor *p = tl_from_data(ctx, TL_F32, 1, &n, v);
+  tl_set_requires_grad(p, 1);
+  CHECK(tl_to(p, "cpu") == NULL);
+  CHECK_STR(tl_last_error(ctx), "to: a tensor that requires grad cannot move between backends yet (detach() it first)");
   TEST_SHUTDOWN(ctx);
 }

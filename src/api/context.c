@@ -128,17 +128,26 @@ void tl_clear_error(tl_ctx *ctx) { tl_error_clear(ctx ? &ctx->err : &orphan_err)
 
 /* Chooses the backend later realizes run on; its instance (and so its compiled kernels
  * and recorded realizes) stays with the context when another is chosen. */
-tl_status tl_set_backend(tl_ctx *ctx, const char *name) {
-  if (!ctx) return TL_ERR_ARG;
-  tl_status st = tl_backend_check(name, &ctx->err);
-  if (st) return st;
+tl_backend *tl_api_backend_named(tl_ctx *ctx, const char *name) {
+  if (tl_backend_check(name, &ctx->err)) return NULL;
   int k = 0;
   while (tl_backend_get(k) != tl_backend_find(name)) k++;
-  if (k >= TL_API_MAX_BACKENDS) /* ctx->backends is indexed as the table */
-    return tl_error_set(&ctx->err, TL_ERR_INTERNAL, "backend '%s': more backends than a context keeps", name);
-  if (!ctx->backends[k].i && !tl_backend_init(&ctx->backends[k], tl_backend_get(k), &ctx->opts))
-    return tl_error_set(&ctx->err, TL_ERR_INTERNAL, "backend '%s' is not the table's", name);
-  ctx->be = &ctx->backends[k];
+  if (k >= TL_API_MAX_BACKENDS) { /* ctx->backends is indexed as the table */
+    tl_error_set(&ctx->err, TL_ERR_INTERNAL, "backend '%s': more backends than a context keeps", name);
+    return NULL;
+  }
+  if (!ctx->backends[k].i && !tl_backend_init(&ctx->backends[k], tl_backend_get(k), &ctx->opts)) {
+    tl_error_set(&ctx->err, TL_ERR_INTERNAL, "backend '%s' is not the table's", name);
+    return NULL;
+  }
+  return &ctx->backends[k];
+}
+
+tl_status tl_set_backend(tl_ctx *ctx, const char *name) {
+  if (!ctx) return TL_ERR_ARG;
+  tl_backend *be = tl_api_backend_named(ctx, name);
+  if (!be) return ctx->err.status;
+  ctx->be = be;
   return TL_OK;
 }
 

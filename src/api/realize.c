@@ -559,6 +559,50 @@ tl_status tl_to_host(tl_tensor *t, void *dst, size_t nbytes) {
   return be->i->copy_to_host(be, dst, b, 0, need, &ctx->err);
 }
 
+const char *tl_device(tl_tensor *t) {
+  if (!(t = tl_api_tensor(t, "device"))) return NULL;
+  tl_ctx *ctx = t->slot.ctx;
+  /* a value not computed yet is computed where realizes run: the context's backend */
+  return t->u->op == TL_OP_BUFFER ? tl_api_backend_of(ctx, t->u->arg.p)->i->name : ctx->be->i->name;
+}
+
+/* A copy of t's values in the memory of the backend `name`, through host memory. */
+tl_tensor *tl_to(tl_tensor *t, const char *name) {
+  if (!(t = tl_api_tensor(t, "to"))) return NULL;
+  tl_ctx *ctx = t->slot.ctx;
+  tl_backend *to = tl_api_backend_named(ctx, name);
+  if (!to) return NULL;
+  if (t->ag) {
+    tl_error_set(&ctx->err, TL_ERR_ARG, "to: a tensor that requires grad cannot move between backends yet (detach() it first)");
+    return NULL;
+  }
+  if (realize_tensor(t)) return NULL;
+  size_t mark = tl_graph_mark(&ctx->graph);
+  const tl_uop *u = t->u;
+  tl_buffer *b = u->arg.p;
+  tl_backend *from = tl_api_backend_of(ctx, b);
+  if (from == to) return tl_api_wrap(ctx, "to", t->u, mark); /* the same values, shared */
+  tl_buffer *nb = tl_api_buffer_on(ctx, to, "to", (tl_dtype)u->dtype, tl_uop_numel(u));
+  void *tmp = nb && b->nbytes ? malloc(b->nbytes) : NULL;
+  tl_status st = !nb ? ctx->err.status
+                 : b->nbytes && !tmp ? tl_error_set(&ctx->err, TL_ERR_NOMEM, "to: out of memory")
+                                     : TL_OK;
+  if (!st && b->nbytes) st = from->i->copy_to_host(from, tmp, b, 0, b->nbytes, &ctx->err);
+  if (!st && b->nbytes) st = to->i->copy_from_host(to, nb, 0, tmp, b->nbytes, &ctx->err);
+  free(tmp);
+  tl_uop *n = NULL;
+  if (!st) {
+    tl_arg arg = {.p = nb};
+    n = tl_uop_make(&ctx->graph, TL_OP_BUFFER, (tl_dtype)u->dtype, 0, NULL, arg, 0, u->ndim, u->shape);
+  }
+  if (nb) tl_buffer_release(nb); /* the node holds it */
+  if (st) {
+    tl_graph_release_to(&ctx->graph, mark);
+    return NULL;
+  }
+  return tl_api_wrap(ctx, "to", n, mark);
+}
+
 const void *tl_data(tl_tensor *t) {
   if (!(t = tl_api_tensor(t, "data")) || realize_tensor(t)) return NULL;
   return tl_api_host_data(t->slot.ctx, t->u->arg.p, false);

@@ -218,8 +218,15 @@ static void loop_head(tl_strbuf *s, const tl_dialect *d, const tl_stmt *st) {
 }
 
 void tl_cstyle_block(tl_strbuf *s, const tl_dialect *d, const tl_block *b, int depth) {
-  for (int i = 0; i < b->n; i++) {
-    const tl_stmt *st = b->items[i];
+  for (int i = 0; i < b->n; i++) tl_cstyle_stmt(s, d, b->items[i], depth);
+}
+
+void tl_cstyle_loop_end(tl_strbuf *s, const tl_dialect *d, const tl_stmt *loop, int depth) {
+  max_nan_fixup(s, d, loop, depth);
+}
+
+void tl_cstyle_stmt(tl_strbuf *s, const tl_dialect *d, const tl_stmt *st, int depth) {
+  {
     const tl_uop *u = st->u;
     indent(s, depth);
     switch (st->kind) {

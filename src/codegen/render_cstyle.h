@@ -27,5 +27,9 @@ void tl_cstyle_expression(tl_strbuf *s, const tl_dialect *d, const tl_uop *u);
 /* a block's statements, indented `depth` levels; buffers are b0 (the output) .. bN,
  * random streams rkJ and rsJ */
 void tl_cstyle_block(tl_strbuf *s, const tl_dialect *d, const tl_block *b, int depth);
+/* one statement of a block (a loop with its body) */
+void tl_cstyle_stmt(tl_strbuf *s, const tl_dialect *d, const tl_stmt *st, int depth);
+/* what follows a loop's closing brace: a float max it updated becomes NaN if it saw one */
+void tl_cstyle_loop_end(tl_strbuf *s, const tl_dialect *d, const tl_stmt *loop, int depth);
 
 #endif

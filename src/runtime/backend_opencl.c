@@ -18,6 +18,7 @@ enum { DEV_CACHE_SLOTS = 64 };
 
 typedef struct {
   tl_cl *cl;
+  tl_cl_target target; /* the device's kind, or TL_OPENCL_TARGET's (tests run a GPU's kernels on PoCL) */
   /* freed device blocks, oldest first: reused by a request of the same size class */
   tl_cl_buf *cached[DEV_CACHE_SLOTS];
   size_t cached_bytes;
@@ -64,7 +65,14 @@ static tl_status cl_prepare(tl_backend *be, tl_error *err) {
   if (!be->state && !(be->state = calloc(1, sizeof(cl_state))))
     return tl_error_set(err, TL_ERR_NOMEM, "out of memory starting the opencl backend");
   cl_state *s = state(be);
-  return s->cl ? TL_OK : tl_cl_open(&s->cl, err);
+  if (s->cl) return TL_OK;
+  tl_status st = tl_cl_open(&s->cl, err);
+  if (st) return st;
+  const char *forced = getenv("TL_OPENCL_TARGET");
+  s->target.cpu = forced && !strcmp(forced, "gpu") ? false
+                  : forced && !strcmp(forced, "cpu") ? true
+                                                     : tl_cl_get_caps(s->cl)->is_cpu != 0;
+  return TL_OK;
 }
 
 static void release_cache(cl_state *s) {
@@ -227,15 +235,15 @@ static void *cl_host_view(tl_backend *be, tl_buffer *b, bool write, tl_error *er
 
 /* ---- kernels ---- */
 static tl_status cl_plan(tl_backend *be, const tl_lowered *low, tl_kernel *k, tl_error *err) {
-  (void)be, (void)err;
+  (void)err;
   k->work = low->work;
-  tl_render_cl_grid(low, &k->grid_dims, k->grid, k->group);
+  tl_render_cl_grid(low, &state(be)->target, &k->grid_dims, k->grid, k->group);
   return TL_OK;
 }
 
 static char *cl_render(tl_backend *be, const tl_lowered *low, const tl_kernel *k, const char **body) {
-  (void)be, (void)k;
-  char *src = tl_render_cl(low);
+  (void)k;
+  char *src = tl_render_cl(low, &state(be)->target);
   const char *fn = src ? strstr(src, "\n__kernel ") : NULL;
   *body = fn ? fn + 1 : src;
   return src;
@@ -286,7 +294,7 @@ static tl_status cl_launch(tl_backend *be, const tl_kernel *k, const tl_kernel_a
   }
   for (int j = 0; j < k->nwords && n < (int)(sizeof cargs / sizeof cargs[0]); j++)
     cargs[n++] = (tl_cl_arg){.kind = TL_CL_ARG_VALUE, .value = &words[j], .size = sizeof words[j]};
-  tl_status st = tl_cl_launch(s->cl, k->device_code, n, cargs, k->grid_dims, k->grid, k->group, err);
+  tl_status st = tl_cl_launch(s->cl, k->device_code, n, cargs, k->grid_dims, k->grid, k->group[0] ? k->group : NULL, err);
   if (!st && k->nargs) tl_buffer_root(args[0].buf)->copies = TL_COPY_DEVICE;
   return st;
 }
