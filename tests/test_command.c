@@ -590,6 +590,15 @@ TEST(command_backend_flag) {
   CHECK_CONTAINS(r.err, " ms, output f32 [1 elements]\n");
   CHECK(!strstr(r.err, "on cpu"));
   result_free(&r);
+  if (tl_backend_usable("opencl") == TL_OK) { /* the same program on the OpenCL device, its kernels named so */
+    r = run((char *[]){"build/tl", "run", "--backend", "opencl", "tests/lang/lib/exit_code.tl", NULL}, NULL);
+    CHECK_INT(r.status, 3);
+    CHECK_STR(r.out, "held\n4.0\n");
+    CHECK_CONTAINS(r.err, "tl profile: realize 0 kernel 0 on opencl: ");
+    CHECK(!strstr(r.err, "on cpu"));
+    result_free(&r);
+  }
+  tl_clear_error(NULL);
   tl_test_env_restore("TL_PROFILE", saved_profile);
   tl_test_env_restore("TL_BACKEND", saved_backend);
 }

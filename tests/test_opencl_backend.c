@@ -269,6 +269,7 @@ TEST(opencl_training_loop_allocates_nothing_after_warm_up) {
   }
   CHECK(last < first); /* it learns */
   CHECK_INT((int)(tl_get_stats(ctx).device_allocs - allocs_after_warmup), 0);
+  CHECK(tl_get_stats(ctx).realize_replays > 10); /* the steps after the first replay its kernels */
   tl_optimizer_free(opt);
   tl_scope_free(model);
   tl_stats st = tl_get_stats(ctx);
