@@ -20,6 +20,7 @@ static const struct {
 } methods[] = {
     {"is_some", 'O'}, {"is_none", 'O'}, {"is_ok", 'R'}, {"is_err", 'R'}, {"unwrap", 'B'}, {"expect", 'B'},
     {"unwrap_or", 'B'}, {"ok_or", 'O'}, {"ok", 'R'}, {"err", 'R'}, {"map", 'B'}, {"and_then", 'B'}, {"map_err", 'R'},
+    {"unwrap_or_else", 'B'}, {"unwrap_err", 'R'}, {"expect_err", 'R'},
 };
 
 
@@ -227,8 +228,8 @@ tl_ty *tl_sema_option_method(sema *s, tl_node *n, tl_ty *t) {
     for (size_t i = 0; i < sizeof methods / sizeof methods[0]; i++)
       if (methods[i].of == 'B' || methods[i].of == t->st->generic) tl_suggest_add(&g, methods[i].name);
     tl_suggest_hint(&g, s->diag, "");
-    tl_diag_hint(s->diag, t->st->generic == 'O' ? "an Option has is_some, is_none, unwrap, expect, unwrap_or, ok_or, map and and_then"
-                                                : "a Result has is_ok, is_err, unwrap, expect, unwrap_or, ok, err, map, and_then and map_err");
+    tl_diag_hint(s->diag, t->st->generic == 'O' ? "an Option has is_some, is_none, unwrap, expect, unwrap_or, unwrap_or_else, ok_or, map and and_then"
+                                                : "a Result has is_ok, is_err, unwrap, expect, unwrap_or, unwrap_or_else, unwrap_err, expect_err, ok, err, map, and_then and map_err");
     tl_sema_check_rest(s, n->args);
     return TY_ERR;
   }
@@ -243,6 +244,13 @@ tl_ty *tl_sema_option_method(sema *s, tl_node *n, tl_ty *t) {
     return tl_sema_arity(s, n, name, 1) && arg(s, n->args, TY_STR_T, "`expect` message")->kind != TY_ERROR ? value : TY_ERR;
   if (!strcmp(name, "unwrap_or"))
     return tl_sema_arity(s, n, name, 1) && arg(s, n->args, value, "`unwrap_or` default")->kind != TY_ERROR ? value : TY_ERR;
+  if (!strcmp(name, "unwrap_or_else")) { /* Option's closure takes nothing, Result's the error */
+    if (!tl_sema_arity(s, n, name, 1)) return TY_ERR;
+    return tl_sema_closure_expect(s, n->args, &err, err ? 1 : 0, value)->kind == TY_ERROR ? TY_ERR : value;
+  }
+  if (!strcmp(name, "unwrap_err")) return tl_sema_arity(s, n, name, 0) ? err : TY_ERR;
+  if (!strcmp(name, "expect_err"))
+    return tl_sema_arity(s, n, name, 1) && arg(s, n->args, TY_STR_T, "`expect_err` message")->kind != TY_ERROR ? err : TY_ERR;
   if (!strcmp(name, "ok_or")) {
     if (!tl_sema_arity(s, n, name, 1)) return TY_ERR;
     tl_ty *e = arg(s, n->args, NULL, "");
