@@ -39,6 +39,8 @@ static const method_entry tensor_methods[] = {
     {"mse_loss", B_MSE_LOSS, ARGS_VALUE}, {"cross_entropy", B_CROSS_ENTROPY, ARGS_VALUE},
     {"float", B_TO_DTYPE, ARGS_NONE}, {"double", B_TO_DTYPE, ARGS_NONE}, {"long", B_TO_DTYPE, ARGS_NONE},
     {"int", B_TO_DTYPE, ARGS_NONE}, {"bool", B_TO_DTYPE, ARGS_NONE},
+    {"prod", B_PROD, ARGS_OPT_DIM}, {"cumsum", B_CUMSUM, ARGS_DIM}, {"expand", B_EXPAND, ARGS_SHAPE},
+    {"flip", B_FLIP, ARGS_DIM}, {"dot", B_MATMUL, ARGS_VALUE},
 };
 
 static const method_entry *find_method(const char *name) {
@@ -638,6 +640,8 @@ static tl_ty *check_tensor_method(sema *s, tl_node *n, tl_ty *t, const method_en
   case B_CLAMP: return elementwise_ty(s, n->lhs, elementwise_ty(s, n->lhs, t, a, a->ty), a->next, a->next->ty);
   case B_SUM: case B_MEAN: case B_MAX: case B_MIN: return reduce_result(s, t, a != NULL, m->id == B_SUM);
   case B_SUMALL: return reduce_result(s, t, false, true);
+  case B_PROD: return reduce_result(s, t, a != NULL, false);
+  case B_CUMSUM: return tl_sema_tensor(s, t->dtype == TL_BOOL ? TL_I64 : t->dtype, t->rank); /* counts, as torch's */
   case B_ARGMAX: case B_ARGMIN: return tl_sema_tensor(s, TL_I64, t->rank > 0 ? t->rank - 1 : -1);
   case B_TRANSPOSE: case B_PERMUTE: case B_SOFTMAX: case B_LOG_SOFTMAX: return t;
   case B_UNSQUEEZE: return tl_sema_tensor(s, t->dtype, t->rank >= 0 ? t->rank + 1 : -1);

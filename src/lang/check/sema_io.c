@@ -2,7 +2,7 @@
  * them (LANGUAGE.md §5): Tensor::save(t, path), Tensor::load(path [, name]),
  * Param::save(model, path), Param::load(model, path), Tensor::clear_grads(),
  * Tensor::manual_seed(n), and the
- * methods zeros_like ones_like tril triu masked_fill slice to_i64 to_f32 print
+ * methods zeros_like ones_like tril triu masked_fill slice to_i64 to_f32 print (display)
  * detach(requires_grad). The code for them is in gen_io.c, the run time in rt_io.c. */
 #include <string.h>
 
@@ -208,7 +208,7 @@ tl_ty *tl_sema_io_method(sema *s, tl_node *n, tl_ty *t) {
     n->len = (size_t)(m[3] == 'i' ? TL_I64 : TL_F32);
     return arity(s, n, m, 0, 0) ? tl_sema_tensor(s, (int)n->len, t->rank) : TY_ERR;
   }
-  if (!strcmp(m, "print")) {
+  if (!strcmp(m, "print") || !strcmp(m, "display")) { /* display: the seed's spelling */
     n->ival = B_TENSOR_PRINT;
     return arity(s, n, m, 0, 0) ? TY_UNIT_T : TY_ERR;
   }

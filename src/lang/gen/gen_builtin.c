@@ -323,6 +323,7 @@ static cv gen_ctor(gen *g, tl_node *n) {
 static int reduce_code(tl_builtin id) {
   switch (id) {
   case B_SUM: return TLRT_RED_SUM;
+  case B_PROD: return TLRT_RED_PROD;
   case B_MEAN: return TLRT_RED_MEAN;
   case B_MAX: return TLRT_RED_MAX;
   case B_MIN: return TLRT_RED_MIN;
@@ -361,9 +362,12 @@ static cv gen_tensor_method(gen *g, tl_node *n, tl_builtin id) {
                                      tl_ty_scalar_dtype(a, a->ty), hi, tl_ty_scalar_dtype(a->next, a->next->ty), l));
   }
   case B_SUMALL: return tensor_temp(g, n, tl_gen_fmt(g, "tlrt_reduce(R, %d, %s, 0, 0, %s)", TLRT_RED_SUM, t.c, l));
-  case B_SUM: case B_MEAN: case B_MAX: case B_MIN: case B_ARGMAX: case B_ARGMIN: case B_SOFTMAX: case B_LOG_SOFTMAX:
+  case B_SUM: case B_MEAN: case B_MAX: case B_MIN: case B_ARGMAX: case B_ARGMIN: case B_SOFTMAX: case B_LOG_SOFTMAX: case B_PROD:
     return tensor_temp(g, n, tl_gen_fmt(g, "tlrt_reduce(R, %d, %s, %d, %s, %s)", reduce_code(id), t.c, a != NULL,
                                      a ? tl_gen_expr(g, a).c : "0", l));
+  case B_CUMSUM: return tensor_temp(g, n, tl_gen_fmt(g, "tlrt_cumsum(R, %s, %s, %s)", t.c, tl_gen_expr(g, a).c, l));
+  case B_FLIP: return tensor_temp(g, n, tl_gen_fmt(g, "tlrt_flip(R, %s, %s, %s)", t.c, tl_gen_expr(g, a).c, l));
+  case B_EXPAND: return tensor_temp(g, n, tl_gen_fmt(g, "tlrt_expand(R, %s, %s, %s)", t.c, tl_gen_shape_arg(g, a, n->ty), l));
   case B_RESHAPE: return tensor_temp(g, n, tl_gen_fmt(g, "tlrt_reshape(R, %s, %s, %s)", t.c, tl_gen_shape_arg(g, a, n->ty), l));
   case B_TRANSPOSE: {
     const char *d0 = tl_gen_expr(g, a).c, *d1 = tl_gen_expr(g, a->next).c;

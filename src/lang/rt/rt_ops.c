@@ -99,6 +99,7 @@ tl_tensor *tlrt_reduce(tlrt *R, int op, tl_tensor *a, int has_dim, int64_t dim, 
   case TLRT_RED_ARGMAX: return CHECK(tl_argmax(a, ax, 0));
   case TLRT_RED_ARGMIN: return CHECK(tl_argmin(a, ax, 0));
   case TLRT_RED_SOFTMAX: return CHECK(tl_softmax(a, ax));
+  case TLRT_RED_PROD: return CHECK(tl_prod(a, nall, all, 0));
   default: return CHECK(tl_log_softmax(a, ax));
   }
 }
@@ -199,6 +200,36 @@ tl_tensor *tlrt_permute(tlrt *R, tl_tensor *a, int n, const int64_t *dims, int l
 
 tl_tensor *tlrt_unsqueeze(tlrt *R, tl_tensor *a, int64_t d, int line, int col) {
   return CHECK(tl_unsqueeze(a, axis_arg(R, a, d, true, line, col)));
+}
+
+tl_tensor *tlrt_expand(tlrt *R, tl_tensor *a, int ndim, const int64_t *dims, int line, int col) {
+  return CHECK(tl_expand(a, ndim, dims));
+}
+
+tl_tensor *tlrt_flip(tlrt *R, tl_tensor *a, int64_t d, int line, int col) {
+  int ax = axis_arg(R, a, d, false, line, col);
+  return CHECK(tl_flip(a, 1, &ax));
+}
+
+/* cumsum along axis ax as a product with the upper-triangular ones U (U[j][i] = j <= i):
+ * the engine's matmul and its gradient give the running sums and theirs (O(n^2) per row,
+ * fine for the lengths programs scan). Integers go through f64, exact up to 2^53. */
+tl_tensor *tlrt_cumsum(tlrt *R, tl_tensor *a, int64_t d, int line, int col) {
+  int ax = axis_arg(R, a, d, false, line, col), last = tl_ndim(a) - 1;
+  tl_dtype dt = tl_get_dtype(a), work = dt == TL_F32 || dt == TL_F64 ? dt : TL_F64;
+  int64_t n = tl_dim(a, ax);
+  tl_ctx *ctx = tl_context(a);
+  tl_tensor *idx = CHECK(tl_arange(ctx, TL_I64, 0, (double)n, 1));
+  tl_tensor *col_v = CHECK(tl_reshape(idx, 2, (int64_t[]){n, 1})), *row_v = CHECK(tl_reshape(idx, 2, (int64_t[]){1, n}));
+  tl_tensor *le = CHECK(tl_le(col_v, row_v)), *u = CHECK(tl_cast(le, work));
+  tl_tensor *x = work == dt ? tlrt_tensor_retain(R, a) : CHECK(tl_cast(a, work));
+  tl_tensor *xt = ax == last ? tlrt_tensor_retain(R, x) : CHECK(tl_transpose(x, ax, last));
+  tl_tensor *y = CHECK(tl_matmul(xt, u));
+  tl_tensor *yt = ax == last ? tlrt_tensor_retain(R, y) : CHECK(tl_transpose(y, ax, last));
+  tl_tensor *r = work == dt ? tlrt_tensor_retain(R, yt) : CHECK(tl_cast(yt, dt == TL_BOOL ? TL_I64 : dt));
+  tl_tensor *tmp[] = {idx, col_v, row_v, le, u, x, xt, y, yt};
+  for (size_t i = 0; i < sizeof tmp / sizeof tmp[0]; i++) tl_release(tmp[i]);
+  return r;
 }
 
 tl_tensor *tlrt_squeeze(tlrt *R, tl_tensor *a, int64_t d, int line, int col) {

@@ -18,7 +18,7 @@ enum { /* unary ops */
 };
 enum { /* reductions and friends */
   TLRT_RED_SUM, TLRT_RED_MEAN, TLRT_RED_MAX, TLRT_RED_MIN, TLRT_RED_ARGMAX, TLRT_RED_ARGMIN, TLRT_RED_SOFTMAX,
-  TLRT_RED_LOG_SOFTMAX
+  TLRT_RED_LOG_SOFTMAX, TLRT_RED_PROD
 };
 enum { TLRT_NEW_ZEROS, TLRT_NEW_ONES, TLRT_NEW_FULL, TLRT_NEW_RANDN, TLRT_NEW_RAND };
 
@@ -62,6 +62,10 @@ TL_API tl_tensor *tlrt_reshape(tlrt *R, tl_tensor *a, int ndim, const int64_t *d
 TL_API tl_tensor *tlrt_transpose(tlrt *R, tl_tensor *a, int64_t d0, int64_t d1, int line, int col);
 TL_API tl_tensor *tlrt_permute(tlrt *R, tl_tensor *a, int n, const int64_t *dims, int line, int col);
 TL_API tl_tensor *tlrt_unsqueeze(tlrt *R, tl_tensor *a, int64_t d, int line, int col);
+TL_API tl_tensor *tlrt_expand(tlrt *R, tl_tensor *a, int ndim, const int64_t *dims, int line, int col);
+TL_API tl_tensor *tlrt_flip(tlrt *R, tl_tensor *a, int64_t d, int line, int col);
+/* running sums along d (torch's cumsum; bool counts as i64), with autograd */
+TL_API tl_tensor *tlrt_cumsum(tlrt *R, tl_tensor *a, int64_t d, int line, int col);
 TL_API tl_tensor *tlrt_squeeze(tlrt *R, tl_tensor *a, int64_t d, int line, int col);
 TL_API tl_tensor *tlrt_shape_of(tlrt *R, tl_tensor *a);
 TL_API tl_tensor *tlrt_matmul(tlrt *R, tl_tensor *a, tl_tensor *b, int line, int col);
