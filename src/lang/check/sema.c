@@ -18,7 +18,7 @@
 const char *tl_ty_name(const tl_ty *t, char *buf, size_t size) {
   /* an error type is never the subject of a message (tl_sema_mismatch says nothing about
    * one); where one is part of a type named anyway, it is shown as unknown, `_` */
-  static const char *const names[] = {"_", "()", "bool", "i32", "i64", "f32", "f64", "char", "String",
+  static const char *const names[] = {"_", "()", "bool", "i32", "i64", "u8", "f32", "f64", "char", "String",
                                       "Tensor", "", "Range", "fn"};
   if (tl_ty_is_tuple(t)) tl_sema_tuple_name(t, buf, size);
   else if (t->kind == TY_FN) tl_sema_fn_name(t, buf, size);
@@ -136,7 +136,7 @@ tl_ty *tl_sema_resolve_type(sema *s, const tl_type *t) {
   static const struct {
     const char *name;
     tl_ty *ty;
-  } scalars[] = {{"i64", TY_I64_T}, {"i32", TY_I32_T}, {"f32", TY_F32_T}, {"f64", TY_F64_T},
+  } scalars[] = {{"i64", TY_I64_T}, {"i32", TY_I32_T}, {"u8", TY_U8_T}, {"f32", TY_F32_T}, {"f64", TY_F64_T},
                  {"bool", TY_BOOL_T}, {"char", TY_CHAR_T}, {"String", TY_STR_T}};
   if (t->is_tuple) return tl_sema_tuple_resolve(s, t);
   tl_ty *g = tl_sema_generic_resolve(s, t); /* T, Self, Pair<i64, f64>, `i64<f32>` (sema_generic.c) */
@@ -241,6 +241,10 @@ static tl_ty *check_literal(sema *s, tl_node *n, tl_ty *expect) {
   case TL_N_INT:
     if (expect && expect->kind == TY_I32 && (n->ival > INT32_MAX || n->ival < INT32_MIN)) {
       tl_sema_error(s, n, "literal %lld does not fit in i32", (long long)n->ival);
+      return TY_ERR;
+    }
+    if (expect && expect->kind == TY_U8 && (n->ival > 255 || n->ival < 0)) {
+      tl_sema_error(s, n, "literal %lld does not fit in u8 (0..=255)", (long long)n->ival);
       return TY_ERR;
     }
     if (expect && (tl_ty_is_numeric(expect))) return expect;
@@ -472,7 +476,7 @@ static tl_ty *check_unary(sema *s, tl_node *n, tl_ty *expect, bool hint_only) {
   tl_ty *t = expr_as(s, n->lhs, n->op == TL_TOK_NOT && !int_not ? TY_BOOL_T : expect, need);
   if (t->kind == TY_ERROR) return t;
   if (n->op == TL_TOK_NOT && tl_ty_is_int(t) && !s->compr_depth) return t; /* bitwise not, Rust's `!` on integers */
-  if (n->op == TL_TOK_MINUS && (tl_ty_is_numeric(t) || t->kind == TY_TENSOR)) return t;
+  if (n->op == TL_TOK_MINUS && t->kind != TY_U8 && (tl_ty_is_numeric(t) || t->kind == TY_TENSOR)) return t; /* u8: Rust's error */
   if (n->op == TL_TOK_NOT && (t->kind == TY_BOOL || (t->kind == TY_TENSOR && (t->dtype == TL_BOOL || t->dtype < 0))))
     return t->kind == TY_TENSOR ? tl_sema_tensor(s, TL_BOOL, t->rank) : t;
   char b[64];

@@ -754,6 +754,22 @@ static tl_ty *arith_method(sema *s, tl_node *n, tl_ty *t) {
   return NULL;
 }
 
+/* `x.clone()` on a value that is not a tensor (whose clone is its own method) and whose
+ * type has no `clone` of its own: every value is copied on assignment (copy-on-write),
+ * so Rust's clone is the value itself; n becomes its receiver */
+static bool plain_clone(sema *s, tl_node *n, const tl_ty *t) {
+  if (strcmp(n->name, "clone") || n->args || t->kind == TY_TENSOR || tl_ty_is_iter(t)) return false;
+  if (t->kind == TY_STRUCT && !t->st->generic && !t->st->is_tuple) {
+    char name[256];
+    snprintf(name, sizeof name, "%s::clone", t->st->name);
+    if (tl_sema_find_fn(s, name)) return false;
+  }
+  tl_node *next = n->next; /* n's place in its list stays */
+  *n = *n->lhs;
+  n->next = next;
+  return true;
+}
+
 tl_ty *tl_sema_method(sema *s, tl_node *n) {
   tl_ty *t = tl_sema_expr(s, n->lhs, NULL);
   n->ival = B_NONE;
@@ -763,6 +779,7 @@ tl_ty *tl_sema_method(sema *s, tl_node *n) {
       if (a->kind != TL_N_CLOSURE) tl_sema_expr(s, a, NULL);
     return TY_ERR;
   }
+  if (plain_clone(s, n, t)) return t;
   tl_ty *iter = tl_sema_iter_method(s, n, t); /* iter, map, sort_by, cmp... (sema_iter.c) */
   if (iter) return iter;
   tl_ty *opt = tl_sema_option_method(s, n, t); /* unwrap, is_some... (sema_option.c) */

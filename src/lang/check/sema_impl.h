@@ -192,6 +192,7 @@ void tl_sema_annotate(sema *s);
  * arithmetic and math), it is retyped as a 0-d tensor computed from views; else false */
 bool tl_sema_grad_promote(sema *s, tl_node *n);
 tl_ty *tl_sema_option_type(sema *s, tl_ty *t); /* Option<t> (sema_option.c) */
+tl_ty *tl_sema_option_result_type(sema *s, tl_ty *t, tl_ty *e); /* Result<t, e> */
 tl_ty *tl_sema_tuple_of(sema *s, tl_ty **elems, int n); /* (elems...) (sema_tuple.c) */
 /* sema_generic.c: generic fns, structs, enums and their impls, monomorphized: each use
  * with new type arguments makes an instance (a tl_fninfo or tl_struct_info of its own,

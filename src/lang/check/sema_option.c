@@ -96,6 +96,7 @@ static tl_ty *type_of(sema *s, tl_ty *t, tl_ty *e) {
 }
 
 tl_ty *tl_sema_option_type(sema *s, tl_ty *t) { return type_of(s, t, NULL); }
+tl_ty *tl_sema_option_result_type(sema *s, tl_ty *t, tl_ty *e) { return type_of(s, t, e); }
 
 tl_ty *tl_sema_option_resolve(sema *s, const tl_type *t) {
   bool result = !strcmp(t->name, "Result");

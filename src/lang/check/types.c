@@ -6,14 +6,14 @@
 
 /* indexed by kind (the TENSOR and STRUCT slots are unused: those are made per use) */
 #define BASIC(k) [k] = {.kind = k, .dtype = -1, .rank = -1}
-tl_ty tl_ty_basic[TY_RANGE + 1] = {BASIC(TY_ERROR), BASIC(TY_UNIT), BASIC(TY_BOOL), BASIC(TY_I32), BASIC(TY_I64),
+tl_ty tl_ty_basic[TY_RANGE + 1] = {BASIC(TY_ERROR), BASIC(TY_UNIT), BASIC(TY_BOOL), BASIC(TY_I32), BASIC(TY_I64), BASIC(TY_U8),
                                 BASIC(TY_F32),   BASIC(TY_F64),  BASIC(TY_CHAR), BASIC(TY_STR), BASIC(TY_RANGE)};
 
 bool tl_ty_is_refcounted(const tl_ty *t) {
   return t->kind == TY_STR || t->kind == TY_TENSOR || t->kind == TY_STRUCT || t->kind == TY_FN;
 }
 bool tl_ty_is_tuple(const tl_ty *t) { return t->kind == TY_STRUCT && t->st && t->st->is_tuple; }
-bool tl_ty_is_int(const tl_ty *t) { return t->kind == TY_I32 || t->kind == TY_I64; }
+bool tl_ty_is_int(const tl_ty *t) { return t->kind == TY_I32 || t->kind == TY_I64 || t->kind == TY_U8; }
 bool tl_ty_is_float(const tl_ty *t) { return t->kind == TY_F32 || t->kind == TY_F64; }
 bool tl_ty_is_numeric(const tl_ty *t) { return tl_ty_is_int(t) || tl_ty_is_float(t); }
 

@@ -17,6 +17,7 @@ typedef enum {
   TY_BOOL,
   TY_I32,
   TY_I64,
+  TY_U8, /* Rust's byte: no tensor dtype, a scalar and a Vec<u8> element */
   TY_F32,
   TY_F64,
   TY_CHAR,
@@ -261,6 +262,7 @@ extern tl_ty tl_ty_basic[TY_RANGE + 1];
 #define TY_UNIT_T (&tl_ty_basic[TY_UNIT])
 #define TY_BOOL_T (&tl_ty_basic[TY_BOOL])
 #define TY_I32_T (&tl_ty_basic[TY_I32])
+#define TY_U8_T (&tl_ty_basic[TY_U8])
 #define TY_I64_T (&tl_ty_basic[TY_I64])
 #define TY_F32_T (&tl_ty_basic[TY_F32])
 #define TY_F64_T (&tl_ty_basic[TY_F64])

@@ -82,7 +82,9 @@ tl_type *tl_parse_type(parser *p) {
   next(p);
   const tl_token *d = peek(p);
   ty->dtype = tl_parse_ident(p, "a dtype");
-  if (!is_dtype(ty->dtype)) tl_parse_fail_at(p, d, "unknown dtype '%s': expected bool, i32, i64, f32 or f64", ty->dtype);
+  if (!is_dtype(ty->dtype) && !strcmp(ty->dtype, "u8")) /* bytes are Vec<u8>: the engine has no u8 tensors */
+    tl_parse_fail_at(p, d, "there are no u8 tensors: keep bytes in a Vec<u8>, or use i32 or i64 (convert with `as`)");
+  else if (!is_dtype(ty->dtype)) tl_parse_fail_at(p, d, "unknown dtype '%s': expected bool, i32, i64, f32 or f64", ty->dtype);
   if (consume(p, TL_TOK_COMMA)) ty->rank = tl_parse_expect(p, TL_TOK_INT, "a rank (an integer)")->v.i;
   tl_parse_expect(p, TL_TOK_GT, "'>' after the tensor's dtype and rank");
   return ty;

@@ -259,9 +259,9 @@ static cv vec_method(gen *g, tl_node *n, int m) {
   }
   case VEC_SORT: case VEC_REVERSE: case VEC_CLEAR: {
     const char *p = mut_place(g, n->lhs, true);
-    static const char codes[][2] = {{TY_I64, 'i'}, {TY_I32, 'I'}, {TY_F32, 'f'}, {TY_F64, 'd'}, {TY_BOOL, 'b'}, {TY_CHAR, 'c'}, {TY_STR, 's'}};
+    static const char codes[][2] = {{TY_I64, 'i'}, {TY_I32, 'I'}, {TY_F32, 'f'}, {TY_F64, 'd'}, {TY_BOOL, 'b'}, {TY_CHAR, 'c'}, {TY_STR, 's'}, {TY_U8, 'u'}};
     char code = 's';
-    for (int i = 0; i < 7; i++)
+    for (int i = 0; i < 8; i++)
       if (codes[i][0] == (char)e->kind) code = codes[i][1];
     if (m == VEC_SORT) tl_gen_emit(g, "tlrt_vec_sort(R, %s, '%c');", p, code);
     else if (m == VEC_REVERSE) tl_gen_emit(g, "tlrt_vec_reverse(%s);", p);

@@ -176,12 +176,18 @@ static inline int32_t tl__shift32(tlrt *R, int32_t a, int64_t b, int left, int l
     tlrt_fail(R, line, col, "attempt to shift %s by %lld, outside 0..31", left ? "left" : "right", (long long)b);
   return left ? (int32_t)((uint32_t)a << b) : a >> b;
 }
-/* float -> integer saturates and NaN gives 0, as Rust's `as` */
-static inline int64_t tl__f2i(double x, int is32) {
-  double lo = is32 ? -2147483648.0 : -9223372036854775808.0, hi = is32 ? 2147483647.0 : 9223372036854775807.0;
+static inline uint8_t tl__shift8(tlrt *R, uint8_t a, int64_t b, int left, int line, int col) {
+  if (__builtin_expect(b < 0 || b > 7, 0))
+    tlrt_fail(R, line, col, "attempt to shift %s by %lld, outside 0..7", left ? "left" : "right", (long long)b);
+  return left ? (uint8_t)(a << b) : (uint8_t)(a >> b);
+}
+/* float -> integer saturates and NaN gives 0, as Rust's `as`; kind 0 i64, 1 i32, 2 u8 */
+static inline int64_t tl__f2i(double x, int kind) {
+  double lo = kind == 2 ? 0.0 : kind ? -2147483648.0 : -9223372036854775808.0,
+         hi = kind == 2 ? 255.0 : kind ? 2147483647.0 : 9223372036854775807.0;
   if (x != x) return 0;
-  if (x <= lo) return is32 ? INT32_MIN : INT64_MIN;
-  if (x >= hi) return is32 ? INT32_MAX : INT64_MAX;
+  if (x <= lo) return kind == 2 ? 0 : kind ? INT32_MIN : INT64_MIN;
+  if (x >= hi) return kind == 2 ? 255 : kind ? INT32_MAX : INT64_MAX;
   return (int64_t)x;
 }
 

@@ -143,6 +143,7 @@ static int cmp_of(char c, const void *a, const void *b) {
   case 'f': { float x = *(const float *)a, y = *(const float *)b; return (x > y) - (x < y); }
   case 'd': { double x = *(const double *)a, y = *(const double *)b; return (x > y) - (x < y); }
   case 'b': return (int)*(const bool *)a - (int)*(const bool *)b;
+  case 'u': return (int)*(const uint8_t *)a - (int)*(const uint8_t *)b;
   case 'c': { uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b; return (x > y) - (x < y); }
   default: return tlrt_str_cmp(*(tlrt_str *const *)a, *(tlrt_str *const *)b);
   }

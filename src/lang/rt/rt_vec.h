@@ -40,7 +40,7 @@ TL_API void tlrt_vec_remove_at(tlrt *R, tlrt_vec *v, int64_t i, void *out, int l
 TL_API void *tlrt_vec_insert_at(tlrt *R, tlrt_vec *v, int64_t i, int line, int col);
 TL_API void tlrt_vec_clear(tlrt *R, tlrt_vec *v);
 TL_API void tlrt_vec_reverse(tlrt_vec *v);
-/* sort ascending by cmp ('i' i64, 'I' i32, 'f' f32, 'd' f64, 'b' bool, 'c' char,
+/* sort ascending by cmp ('i' i64, 'I' i32, 'u' u8, 'f' f32, 'd' f64, 'b' bool, 'c' char,
  * 's' String); stable */
 TL_API void tlrt_vec_sort(tlrt *R, tlrt_vec *v, char cmp);
 /* sort_by / sort_by_key: stable, ordered by cmp (< 0, 0, > 0) given ctx and two elements'
@@ -101,6 +101,18 @@ TL_API void tlrt_map_clear(tlrt *R, tlrt_map *m);
  * into the prelude before this header) */
 TL_API uint64_t tlrt_hash_bytes(const void *p, size_t n);
 TL_API uint64_t tlrt_hash_str(const tlrt_str *s);
+
+/* ---- byte buffers (rt_bytes.c): Vec<u8> ---- */
+/* a String's UTF-8 bytes */
+TL_API tlrt_vec *tlrt_str_to_bytes(tlrt *R, const tlrt_str *s, int line, int col);
+/* a file's bytes: a failure is a run-time error, or (err not NULL) NULL with *err saying why */
+TL_API tlrt_vec *tlrt_file_read_bytes(tlrt *R, const tlrt_str *path, int line, int col);
+TL_API tlrt_vec *tlrt_file_read_bytes_or(tlrt *R, const tlrt_str *path, tlrt_str **err, int line, int col);
+/* write_bytes: a failure is a run-time error; write_bytes_ok: false on a failure */
+TL_API void tlrt_file_write_bytes(tlrt *R, const tlrt_str *path, const tlrt_vec *bytes, int line, int col);
+TL_API bool tlrt_file_write_bytes_ok(tlrt *R, const tlrt_str *path, const tlrt_vec *bytes, int line, int col);
+/* a Vec<i64> of Unicode scalar values as a String; another number is a run-time error */
+TL_API tlrt_str *tlrt_str_from_codes(tlrt *R, const tlrt_vec *codes, int line, int col);
 
 /* after an error (tlrt_free_all): the buffers of a Vec or HashMap object o, if it is one */
 TL_API void tlrt_vec_free_buffers(tlrt_obj *o);

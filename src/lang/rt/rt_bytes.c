@@ -1,0 +1,120 @@
+/* rt_bytes.c — byte buffers of compiled TL programs (rt_vec.h, LANGUAGE.md §10): a
+ * Vec<u8> from a String or a file, into a file; a String from char codes. */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "core/strbuf.h"
+#include "lang/rt/rt_vec.h"
+
+/* n bytes as a new Vec<u8> */
+static tlrt_vec *bytes_vec(tlrt *R, const void *p, int64_t n, const char *what, int line, int col) {
+  tlrt_vec *v = tlrt_vec_new(R, 1, TLRT_EK_PLAIN, n, what, line, col);
+  if (n) memcpy(v->data, p, (size_t)n);
+  v->len = n;
+  return v;
+}
+
+tlrt_vec *tlrt_str_to_bytes(tlrt *R, const tlrt_str *s, int line, int col) {
+  return bytes_vec(R, s->data, s->len, "to_bytes", line, col);
+}
+
+/* the path as a C string, or a message in *err (NULL: a run-time error instead) */
+static const char *c_path(tlrt *R, const tlrt_str *path, tlrt_str **err, int line, int col) {
+  if (!memchr(path->data, 0, (size_t)path->len)) return path->data;
+  if (err) *err = tlrt_str_new(R, "a file name holds a NUL character", -1);
+  else tlrt_fail(R, line, col, "a file name holds a NUL character");
+  return NULL;
+}
+
+/* the whole file at p: 0, or the errno of the failure (EISDIR for a directory) */
+static int read_whole(const char *p, tl_strbuf *out) {
+  FILE *f = fopen(p, "rb");
+  if (!f) return errno ? errno : EIO;
+  struct stat st;
+  int bad = fstat(fileno(f), &st) == 0 && S_ISDIR(st.st_mode) ? EISDIR : 0;
+  if (!bad && !tl_strbuf_read(out, f)) bad = errno ? errno : EIO;
+  if (!bad && out->oom) bad = ENOMEM;
+  fclose(f);
+  return bad;
+}
+
+/* File::read_bytes (err NULL: a failure is a run-time error) and File::read_binary (err:
+ * NULL comes back and *err says why) */
+tlrt_vec *tlrt_file_read_bytes_or(tlrt *R, const tlrt_str *path, tlrt_str **err, int line, int col) {
+  const char *p = c_path(R, path, err, line, col);
+  if (!p) return NULL;
+  tl_strbuf text = {0};
+  int bad = read_whole(p, &text);
+  if (bad) {
+    tl_strbuf_free(&text);
+    char msg[600];
+    snprintf(msg, sizeof msg, "cannot read %.500s: %s", p, strerror(bad));
+    if (!err) tlrt_fail(R, line, col, "%s", msg);
+    *err = tlrt_str_new(R, msg, -1);
+    return NULL;
+  }
+  tlrt_vec *v = bytes_vec(R, text.data, (int64_t)text.len, "File::read_bytes", line, col);
+  tl_strbuf_free(&text);
+  return v;
+}
+
+tlrt_vec *tlrt_file_read_bytes(tlrt *R, const tlrt_str *path, int line, int col) {
+  return tlrt_file_read_bytes_or(R, path, NULL, line, col);
+}
+
+/* 0 or the errno of the failure */
+static int write_whole(const char *p, const tlrt_vec *v) {
+  FILE *f = fopen(p, "wb");
+  if (!f) return errno ? errno : EIO;
+  size_t put = v->len ? fwrite(v->data, 1, (size_t)v->len, f) : 0;
+  int bad = put != (size_t)v->len ? (errno ? errno : EIO) : 0;
+  if (fclose(f) && !bad) bad = errno ? errno : EIO;
+  return bad;
+}
+
+void tlrt_file_write_bytes(tlrt *R, const tlrt_str *path, const tlrt_vec *bytes, int line, int col) {
+  const char *p = c_path(R, path, NULL, line, col);
+  int bad = write_whole(p, bytes);
+  if (bad) tlrt_fail(R, line, col, "cannot write %s: %s", p, strerror(bad));
+}
+
+bool tlrt_file_write_bytes_ok(tlrt *R, const tlrt_str *path, const tlrt_vec *bytes, int line, int col) {
+  tlrt_str *err = NULL;
+  const char *p = c_path(R, path, &err, line, col);
+  if (!p) {
+    tlrt_release(R, err);
+    return false;
+  }
+  return write_whole(p, bytes) == 0;
+}
+
+/* String::from_chars(codes): each i64 a Unicode scalar value, UTF-8 encoded */
+tlrt_str *tlrt_str_from_codes(tlrt *R, const tlrt_vec *codes, int line, int col) {
+  const int64_t *c = codes->data;
+  tl_strbuf b = {0};
+  for (int64_t i = 0; i < codes->len; i++) {
+    int64_t u = c[i];
+    if (u < 0 || u > 0x10FFFF || (u >= 0xD800 && u <= 0xDFFF)) {
+      tl_strbuf_free(&b);
+      tlrt_fail(R, line, col, "String::from_chars: element %" PRId64 " is %" PRId64 ", not a character code", i, u);
+    }
+    char e[4];
+    int n = u < 0x80 ? 1 : u < 0x800 ? 2 : u < 0x10000 ? 3 : 4;
+    if (n == 1) e[0] = (char)u;
+    else {
+      for (int k = n - 1; k > 0; k--, u >>= 6) e[k] = (char)(0x80 | (u & 0x3F));
+      e[0] = (char)((n == 2 ? 0xC0 : n == 3 ? 0xE0 : 0xF0) | u);
+    }
+    tl_strbuf_putn(&b, e, (size_t)n);
+  }
+  if (b.oom) {
+    tl_strbuf_free(&b);
+    tlrt_fail(R, line, col, "out of memory in String::from_chars");
+  }
+  tlrt_str *s = tlrt_str_new(R, b.data ? b.data : "", (int64_t)b.len);
+  tl_strbuf_free(&b);
+  return s;
+}
