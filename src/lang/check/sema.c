@@ -323,13 +323,6 @@ static tl_ty *binary_tensor(sema *s, tl_node *n, tl_ty *l, tl_ty *r) {
     rank = t->rank;
   }
   int dt = tl_ty_binary_dtype(n->lhs, l, n->rhs, r);
-  if (n->op == TL_TOK_PERCENT && (dt == TL_F32 || dt == TL_F64)) {
-    tl_sema_error(s, n, "`%%` on tensors needs integer tensors");
-    if ((l->kind == TY_TENSOR && l->dtype >= 0 && !tl_dtype_is_float((tl_dtype)l->dtype)) ||
-        (r->kind == TY_TENSOR && r->dtype >= 0 && !tl_dtype_is_float((tl_dtype)r->dtype)))
-      tl_diag_hint(s->diag, "an integer tensor with a float computes in float");
-    return TY_ERR;
-  }
   bool cmp = n->op == TL_TOK_LT || n->op == TL_TOK_GT || n->op == TL_TOK_LE || n->op == TL_TOK_GE ||
              n->op == TL_TOK_EQ || n->op == TL_TOK_NE;
   return tl_sema_tensor(s, cmp ? TL_BOOL : dt, rank);

@@ -20,6 +20,25 @@ static int axis_arg(tlrt *R, tl_tensor *t, int64_t d, bool extra, int line, int 
   return (int)(d < 0 ? d + nd : d);
 }
 
+/* a % b on floats: C's fmod and Rust's `%` (the sign of a), as the engine's integer
+ * remainder truncates too: a - b * trunc(a / b), trunc through i64 where |a / b| < 2^52
+ * (a larger float is whole already; the cast is off the gradient's path, so d/da is 1
+ * and d/db is -trunc(a / b), fmod's own); an infinite b leaves a, as fmod does */
+static tl_tensor *float_mod(tlrt *R, tl_tensor *a, tl_tensor *b, int line, int col) {
+  tl_tensor *q = CHECK(tl_div(a, b));
+  tl_dtype dt = tl_get_dtype(q);
+  tl_tensor *qd = CHECK(tl_detach(q)), *qi = CHECK(tl_cast(qd, TL_I64)), *qt = CHECK(tl_cast(qi, dt));
+  tl_tensor *aq = CHECK(tl_abs(qd)), *lim = CHECK(tl_scalar(R->ctx, dt, 4503599627370496.0));
+  tl_tensor *small = CHECK(tl_lt(aq, lim)), *tq = CHECK(tl_where(small, qt, qd));
+  tl_tensor *bt = CHECK(tl_mul(b, tq)), *r0 = CHECK(tl_sub(a, bt));
+  tl_tensor *ab = CHECK(tl_abs(b)), *inf = CHECK(tl_scalar(R->ctx, dt, INFINITY)), *binf = CHECK(tl_eq(ab, inf));
+  tl_tensor *af = tl_get_dtype(a) == dt ? tlrt_tensor_retain(R, a) : CHECK(tl_cast(a, dt));
+  tl_tensor *r = CHECK(tl_where(binf, af, r0));
+  tl_tensor *tmp[] = {q, qd, qi, qt, aq, lim, small, tq, bt, r0, ab, inf, binf, af};
+  for (size_t i = 0; i < sizeof tmp / sizeof tmp[0]; i++) tl_release(tmp[i]);
+  return r;
+}
+
 tl_tensor *tlrt_binop(tlrt *R, int op, tl_tensor *a, tl_tensor *b, int line, int col) {
   typedef tl_tensor *(*bin)(tl_tensor *, tl_tensor *);
   static const bin fns[] = {tl_add, tl_sub, tl_mul, tl_div, tl_mod, tl_lt, tl_gt,
@@ -36,6 +55,7 @@ tl_tensor *tlrt_binop(tlrt *R, int op, tl_tensor *a, tl_tensor *b, int line, int
     for (int i = 0; i < 4; i++) tl_release(garbage[i]);
     if (any != 0) tlrt_fail(R, line, col, op == TLRT_OP_DIV ? "integer division by zero" : "integer remainder by zero");
   }
+  if (op == TLRT_OP_MOD && tl_dtype_is_float(tl_dtype_promote(tl_get_dtype(a), tl_get_dtype(b)))) return float_mod(R, a, b, line, col);
   return CHECK(fns[op](a, b));
 }
 
