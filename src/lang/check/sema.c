@@ -691,9 +691,23 @@ static tl_ty *branches_join(sema *s, tl_node *n, tl_ty *a, tl_ty *b) {
   return j;
 }
 
+/* `if t > 0.5 { .. }` on a bool tensor of one element reads that element, as PyTorch's
+ * `if` does (bool(t)): the condition becomes `t.item()` (a run-time error unless the
+ * tensor has exactly one element) */
+static bool tensor_cond(sema *s, tl_node *cond, const tl_ty *c) {
+  if (c->kind != TY_TENSOR || c->dtype != TL_BOOL || c->rank > 0) return false;
+  tl_node *inner = tl_arena_alloc(s->arena, sizeof *inner);
+  if (!inner) return false;
+  *inner = *cond;
+  inner->next = NULL;
+  *cond = (tl_node){.kind = TL_N_METHOD, .line = inner->line, .col = inner->col, .name = "item", .lhs = inner,
+                    .next = cond->next, .ival = B_ITEM, .ty = TY_BOOL_T};
+  return true;
+}
+
 static tl_ty *check_if(sema *s, tl_node *n, tl_ty *expect, bool hint_only) {
   tl_ty *c = tl_sema_expr(s, n->cond, TY_BOOL_T);
-  if (!tl_sema_ty_fits(TY_BOOL_T, c)) {
+  if (!tl_sema_ty_fits(TY_BOOL_T, c) && !tensor_cond(s, n->cond, c)) {
     tl_sema_mismatch(s, n->cond, "`if` condition", TY_BOOL_T, c);
     if (c->kind == TY_TENSOR) tl_diag_hint(s->diag, "read a one-element tensor with `.item()`");
   }
@@ -1046,7 +1060,7 @@ static void check_loop(sema *s, tl_node *n) {
   n->ival = 0;                /* check_jump's marks, made again */
   if (n->kind == TL_N_WHILE) {
     tl_ty *c = tl_sema_expr(s, n->cond, TY_BOOL_T);
-    if (!tl_sema_ty_fits(TY_BOOL_T, c)) {
+    if (!tl_sema_ty_fits(TY_BOOL_T, c) && !tensor_cond(s, n->cond, c)) {
       tl_sema_mismatch(s, n->cond, "`while` condition", TY_BOOL_T, c);
       if (c->kind == TY_TENSOR) tl_diag_hint(s->diag, "read a one-element tensor with `.item()`");
     }
