@@ -8,7 +8,7 @@
 
 /* kind: 'f' a free function, 'p' a path call, 'm' a String method (the receiver goes
  * first), 'v' a path that is a value (cfn: a C string literal, the String it is). args and ret: b bool, i i64, s String, u unit (ret), f f32, d f64, c char,
- * B Vec<u8>, I Vec<i64>, R (ret) Result<Vec<u8>, String> (cfn then takes a String ** before the place).
+ * B Vec<u8>, I Vec<i64>, S Vec<String>, R (ret) Result<Vec<u8>, String> (cfn then takes a String ** before the place).
  * loc: the run-time function takes the call's line and column (it can fail). */
 static const tl_sys_entry rows[] = {
     {"assert", 'f', "tlrt_assert", "bs", 'u', true},
@@ -33,6 +33,9 @@ static const tl_sys_entry rows[] = {
     {"File::write_binary", 'p', "tlrt_file_write_bytes_ok", "sB", 'b', true},
     {"to_bytes", 'm', "tlrt_str_to_bytes", "", 'B', true},
     {"into_bytes", 'm', "tlrt_str_to_bytes", "", 'B', true},
+    {"index_of", 'm', "tlrt_str_index_of", "s", 'i', false},
+    {"split", 'm', "tlrt_str_split", "s", 'S', true},
+    {"lines", 'm', "tlrt_str_lines", "", 'S', true},
     {"char_at", 'm', "tlrt_str_char_at", "i", 'c', true},
     {"contains", 'm', "tlrt_str_contains", "s", 'b', false},
     {"substring", 'm', "tlrt_str_substring", "ii", 's', true},
@@ -63,6 +66,7 @@ static tl_ty *sema_sys_type(sema *s, char c) {
   switch (c) {
   case 'B': return tl_sema_vec_type(s, TY_U8_T);
   case 'I': return tl_sema_vec_type(s, TY_I64_T);
+  case 'S': return tl_sema_vec_type(s, TY_STR_T);
   case 'R': return tl_sema_option_result_type(s, tl_sema_vec_type(s, TY_U8_T), TY_STR_T);
   case 'b': return TY_BOOL_T;
   case 'i': return TY_I64_T;

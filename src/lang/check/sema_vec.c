@@ -175,7 +175,9 @@ static const struct {
     {"contains", 'V', 1, false, VEC_CONTAINS}, {"sort", 'V', 0, true, VEC_SORT}, {"reverse", 'V', 0, true, VEC_REVERSE},
     {"clear", 'V', 0, true, VEC_CLEAR}, {"to_tensor", 'V', 0, false, VEC_TO_TENSOR}, {"get", 'V', 1, false, VEC_GET},
     {"first", 'V', 0, false, VEC_FIRST}, {"last", 'V', 0, false, VEC_LAST}, {"capacity", 'V', 0, false, VEC_CAPACITY},
-    {"set", 'V', 2, true, VEC_SET},
+    {"set", 'V', 2, true, VEC_SET}, {"extend", 'V', 1, true, VEC_EXTEND},
+    {"truncate", 'V', 1, true, VEC_TRUNCATE}, {"swap", 'V', 2, true, VEC_SWAP}, {"index_of", 'V', 1, false, VEC_INDEX_OF},
+    {"slice", 'V', 2, false, VEC_SLICE}, {"join", 'V', 1, false, VEC_JOIN}, {"dedup", 'V', 0, true, VEC_DEDUP},
     {"insert", 'M', 2, true, MAP_INSERT}, {"get", 'M', 1, false, MAP_GET}, {"contains_key", 'M', 1, false, MAP_CONTAINS_KEY},
     {"remove", 'M', 1, true, MAP_REMOVE}, {"len", 'M', 0, false, MAP_LEN}, {"is_empty", 'M', 0, false, MAP_IS_EMPTY},
     {"keys", 'M', 0, false, MAP_KEYS}, {"values", 'M', 0, false, MAP_VALUES}, {"clear", 'M', 0, true, MAP_CLEAR},
@@ -310,6 +312,26 @@ tl_ty *tl_sema_vec_method(sema *s, tl_node *n, tl_ty *t) {
     }
     return mark(n, m, TY_UNIT_T);
   case VEC_REVERSE: case VEC_CLEAR: case MAP_CLEAR: return mark(n, m, TY_UNIT_T);
+  case VEC_EXTEND: arg_of(s, a, t, "`extend` argument"); return mark(n, m, TY_UNIT_T); /* a Vec: its elements copied */
+  case VEC_TRUNCATE: tl_sema_expect_i64(s, a, "length"); return mark(n, m, TY_UNIT_T);
+  case VEC_SWAP: case VEC_SLICE:
+    tl_sema_expect_i64(s, a, m == VEC_SWAP ? "index" : "start");
+    tl_sema_expect_i64(s, a->next, m == VEC_SWAP ? "index" : "end");
+    return mark(n, m, m == VEC_SWAP ? TY_UNIT_T : t);
+  case VEC_JOIN:
+    if (e->kind != TY_STR) {
+      tl_sema_error(s, n, "`join` joins a Vec<String>, not %s", tl_ty_name(t, b, sizeof b));
+      return TY_ERR;
+    }
+    arg_of(s, a, TY_STR_T, "`join` separator");
+    return mark(n, m, TY_STR_T);
+  case VEC_INDEX_OF: case VEC_DEDUP:
+    if (!tl_sema_vec_eq_ok(e)) {
+      tl_sema_error(s, n, "`%s` compares elements with `==`, which %s does not have", n->name, tl_ty_name(e, b, sizeof b));
+      return TY_ERR;
+    }
+    if (m == VEC_INDEX_OF) arg_of(s, a, e, "`index_of` argument");
+    return mark(n, m, m == VEC_INDEX_OF ? TY_I64_T : TY_UNIT_T);
   case VEC_TO_TENSOR:
     if (tl_ty_dtype(e) < 0) {
       tl_sema_error(s, n, "`to_tensor` needs a Vec of f32, f64, i64, i32 or bool, not %s", tl_ty_name(t, b, sizeof b));

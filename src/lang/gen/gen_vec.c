@@ -257,6 +257,54 @@ static cv vec_method(gen *g, tl_node *n, int m) {
     tl_gen_emit(g, "tlrt_vec_remove_at(R, %s, %s, &%s, %d, %d);", p, ix, out, n->line, n->col);
     return tl_ty_is_refcounted(e) ? tl_gen_adopt_temp(g, out, e) : tl_gen_scalar(out, e);
   }
+  case VEC_EXTEND: { /* the other's elements copied; its length read first (`v.extend(v)`) */
+    cv src = tl_gen_expr(g, a);
+    const char *s = tl_gen_new_temp(g, t, tl_gen_take(g, src)); /* held: the write may replace a shared buffer */
+    const char *p = mut_place(g, n->lhs, true);
+    tl_gen_emit(g, "for (int64_t i = 0, k = %s->len; i < k; i++) {", s);
+    g->indent++;
+    const char *x = tl_gen_fmt(g, "t%d", ++g->ntmp); /* read before the slot: a push may move s's buffer when s is v */
+    tl_gen_emit(g, "%s %s = %s;", tl_gen_ctype(g, e), x, copy(g, e, elem(g, e, tl_gen_fmt(g, "%s->data", s), "i")));
+    tl_gen_emit(g, "*(%s *)tlrt_vec_push_slot(R, %s, %d, %d) = %s;", tl_gen_ctype(g, e), p, n->line, n->col, x);
+    g->indent--;
+    tl_gen_emit(g, "}");
+    return tl_gen_scalar("0", TY_UNIT_T);
+  }
+  case VEC_TRUNCATE: { /* Rust's: a length at or past len changes nothing */
+    const char *k = tl_gen_new_temp(g, TY_I64_T, tl_gen_expr(g, a).c);
+    const char *p = mut_place(g, n->lhs, true);
+    tl_gen_emit(g, "if (%s < 0) tlrt_fail(R, %d, %d, \"truncate: negative length %%lld\", (long long)%s);", k, n->line, n->col, k);
+    tl_gen_emit(g, "while (%s->len > %s) {", p, k);
+    g->indent++;
+    tl_gen_emit(g, "%s->len--;", p);
+    if (tl_ty_is_refcounted(e)) tl_gen_emit(g, "%s", tl_gen_release_call(g, e, elem(g, e, tl_gen_fmt(g, "%s->data", p), tl_gen_fmt(g, "%s->len", p))));
+    g->indent--;
+    tl_gen_emit(g, "}");
+    return tl_gen_scalar("0", TY_UNIT_T);
+  }
+  case VEC_SWAP: {
+    const char *i = tl_gen_new_temp(g, TY_I64_T, tl_gen_expr(g, a).c), *j = tl_gen_new_temp(g, TY_I64_T, tl_gen_expr(g, a->next).c);
+    const char *p = mut_place(g, n->lhs, true);
+    const char *x = elem(g, e, tl_gen_fmt(g, "%s->data", p), tl_gen_fmt(g, "tlrt_vec_ix(R, %s, %s, %d, %d)", p, i, n->line, n->col));
+    const char *y = elem(g, e, tl_gen_fmt(g, "%s->data", p), tl_gen_fmt(g, "tlrt_vec_ix(R, %s, %s, %d, %d)", p, j, n->line, n->col));
+    const char *tmp = tl_gen_fmt(g, "t%d", ++g->ntmp);
+    tl_gen_emit(g, "{ %s %s = %s; %s = %s; %s = %s; }", tl_gen_ctype(g, e), tmp, x, x, y, y, tmp);
+    return tl_gen_scalar("0", TY_UNIT_T);
+  }
+  case VEC_DEDUP: { /* consecutive equal elements: the first kept, the others released */
+    const char *p = mut_place(g, n->lhs, true);
+    const char *w = tl_gen_new_temp(g, TY_I64_T, tl_gen_fmt(g, "%s->len ? 1 : 0", p));
+    const char *d = tl_gen_fmt(g, "%s->data", p);
+    tl_gen_emit(g, "for (int64_t i = 1; i < %s->len; i++) {", p);
+    g->indent++;
+    tl_gen_emit(g, "if (%s) { %s }", eq_expr(g, e, elem(g, e, d, "i"), elem(g, e, d, tl_gen_fmt(g, "%s - 1", w))),
+                tl_ty_is_refcounted(e) ? tl_gen_release_call(g, e, elem(g, e, d, "i")) : "");
+    tl_gen_emit(g, "else %s = %s;", elem(g, e, d, tl_gen_fmt(g, "%s++", w)), elem(g, e, d, "i"));
+    g->indent--;
+    tl_gen_emit(g, "}");
+    tl_gen_emit(g, "%s->len = %s;", p, w);
+    return tl_gen_scalar("0", TY_UNIT_T);
+  }
   case VEC_SORT: case VEC_REVERSE: case VEC_CLEAR: {
     const char *p = mut_place(g, n->lhs, true);
     static const char codes[][2] = {{TY_I64, 'i'}, {TY_I32, 'I'}, {TY_F32, 'f'}, {TY_F64, 'd'}, {TY_BOOL, 'b'}, {TY_CHAR, 'c'}, {TY_STR, 's'}, {TY_U8, 'u'}};
@@ -286,6 +334,23 @@ static cv vec_method(gen *g, tl_node *n, int m) {
   case VEC_LEN: return tl_gen_scalar(tl_gen_fmt(g, "(%s)->len", x.c), TY_I64_T);
   case VEC_CAPACITY: return tl_gen_scalar(tl_gen_fmt(g, "(%s)->cap", x.c), TY_I64_T); /* at least len, as Rust's */
   case VEC_IS_EMPTY: return tl_gen_scalar(tl_gen_fmt(g, "((%s)->len == 0)", x.c), TY_BOOL_T);
+  case VEC_JOIN: return tl_gen_temp_value(g, TY_STR_T, tl_gen_fmt(g, "tlrt_vec_join(R, %s, %s, %d, %d)", x.c, tl_gen_expr(g, a).c, n->line, n->col));
+  case VEC_SLICE: { /* the seed language's v.slice(start, end): clamped to 0..len, a copy */
+    const char *lo = tl_gen_new_temp(g, TY_I64_T, tl_gen_expr(g, a).c), *hi = tl_gen_new_temp(g, TY_I64_T, tl_gen_expr(g, a->next).c);
+    tl_gen_emit(g, "if (%s < 0) %s = 0; if (%s > %s->len) %s = %s->len; if (%s < %s) %s = %s;", lo, lo, hi, x.c, hi, x.c, hi, lo, hi, lo);
+    cv v = new_vec(g, n, t, tl_gen_fmt(g, "%s - %s", hi, lo), "slice", n);
+    tl_gen_emit(g, "for (int64_t i = %s; i < %s; i++) %s = %s;", lo, hi, elem(g, e, tl_gen_fmt(g, "%s->data", v.c), tl_gen_fmt(g, "i - %s", lo)),
+                copy(g, e, elem(g, e, tl_gen_fmt(g, "%s->data", x.c), "i")));
+    tl_gen_emit(g, "%s->len = %s - %s;", v.c, hi, lo);
+    return v;
+  }
+  case VEC_INDEX_OF: { /* the seed language's: the first equal element's index, or -1 */
+    cv y = tl_gen_expr(g, a);
+    const char *res = tl_gen_new_temp(g, TY_I64_T, "-1");
+    tl_gen_emit(g, "for (int64_t i = 0; i < %s->len; i++)", x.c);
+    tl_gen_emit(g, "  if (%s) { %s = i; break; }", eq_expr(g, e, elem(g, e, tl_gen_fmt(g, "%s->data", x.c), "i"), y.c), res);
+    return tl_gen_scalar(res, TY_I64_T);
+  }
   default: { /* contains */
     cv y = tl_gen_expr(g, a);
     const char *res = tl_gen_new_temp(g, TY_BOOL_T, "false");

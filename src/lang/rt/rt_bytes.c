@@ -91,6 +91,77 @@ bool tlrt_file_write_bytes_ok(tlrt *R, const tlrt_str *path, const tlrt_vec *byt
   return write_whole(p, bytes) == 0;
 }
 
+tlrt_str *tlrt_vec_join(tlrt *R, const tlrt_vec *v, const tlrt_str *sep, int line, int col) {
+  tlrt_str *const *s = v->data;
+  tl_strbuf b = {0};
+  for (int64_t i = 0; i < v->len; i++) {
+    if (i) tl_strbuf_putn(&b, sep->data, (size_t)sep->len);
+    tl_strbuf_putn(&b, s[i]->data, (size_t)s[i]->len);
+  }
+  if (b.oom) {
+    tl_strbuf_free(&b);
+    tlrt_fail(R, line, col, "out of memory in join");
+  }
+  tlrt_str *r = tlrt_str_new(R, b.data ? b.data : "", (int64_t)b.len);
+  tl_strbuf_free(&b);
+  return r;
+}
+
+/* the byte offset of sub's first match at or after from, or -1 */
+static int64_t find_from(const tlrt_str *s, const tlrt_str *sub, int64_t from) {
+  for (int64_t i = from; i + sub->len <= s->len; i++)
+    if (!memcmp(s->data + i, sub->data, (size_t)sub->len)) return i;
+  return -1;
+}
+
+int64_t tlrt_str_index_of(tlrt *R, const tlrt_str *s, const tlrt_str *sub) {
+  (void)R;
+  return find_from(s, sub, 0);
+}
+
+static void push_str(tlrt *R, tlrt_vec *v, const char *p, int64_t n, int line, int col) {
+  *(tlrt_str **)tlrt_vec_push_slot(R, v, line, col) = tlrt_str_new(R, p, n);
+}
+
+/* Rust's split(sep) collected: every piece, empty ones too; an empty sep splits
+ * around each character, with an empty piece at both ends */
+tlrt_vec *tlrt_str_split(tlrt *R, const tlrt_str *s, const tlrt_str *sep, int line, int col) {
+  tlrt_vec *v = tlrt_vec_new(R, sizeof(tlrt_str *), TLRT_EK_OBJ, 0, "split", line, col);
+  if (!sep->len) {
+    push_str(R, v, "", 0, line, col);
+    for (int64_t i = 0; i < s->len;) {
+      unsigned char c = (unsigned char)s->data[i];
+      int64_t n = c < 0x80 ? 1 : c < 0xE0 ? 2 : c < 0xF0 ? 3 : 4;
+      if (n > s->len - i) n = s->len - i;
+      push_str(R, v, s->data + i, n, line, col);
+      i += n;
+    }
+    push_str(R, v, "", 0, line, col);
+    return v;
+  }
+  int64_t at = 0, k;
+  while ((k = find_from(s, sep, at)) >= 0) {
+    push_str(R, v, s->data + at, k - at, line, col);
+    at = k + sep->len;
+  }
+  push_str(R, v, s->data + at, s->len - at, line, col);
+  return v;
+}
+
+/* Rust's lines() collected: split at \n, a \r before it dropped, no piece after a last \n */
+tlrt_vec *tlrt_str_lines(tlrt *R, const tlrt_str *s, int line, int col) {
+  tlrt_vec *v = tlrt_vec_new(R, sizeof(tlrt_str *), TLRT_EK_OBJ, 0, "lines", line, col);
+  int64_t at = 0;
+  while (at < s->len) {
+    const char *nl = memchr(s->data + at, '\n', (size_t)(s->len - at));
+    int64_t end = nl ? nl - s->data : s->len, cut = end;
+    if (cut > at && s->data[cut - 1] == '\r') cut--;
+    push_str(R, v, s->data + at, cut - at, line, col);
+    at = end + 1;
+  }
+  return v;
+}
+
 /* String::from_chars(codes): each i64 a Unicode scalar value, UTF-8 encoded */
 tlrt_str *tlrt_str_from_codes(tlrt *R, const tlrt_vec *codes, int line, int col) {
   const int64_t *c = codes->data;

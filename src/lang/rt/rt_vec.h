@@ -102,6 +102,9 @@ TL_API void tlrt_map_clear(tlrt *R, tlrt_map *m);
 TL_API uint64_t tlrt_hash_bytes(const void *p, size_t n);
 TL_API uint64_t tlrt_hash_str(const tlrt_str *s);
 
+/* a Vec<String>'s elements with sep between them */
+TL_API tlrt_str *tlrt_vec_join(tlrt *R, const tlrt_vec *v, const tlrt_str *sep, int line, int col);
+
 /* ---- byte buffers (rt_bytes.c): Vec<u8> ---- */
 /* a String's UTF-8 bytes */
 TL_API tlrt_vec *tlrt_str_to_bytes(tlrt *R, const tlrt_str *s, int line, int col);
@@ -111,6 +114,11 @@ TL_API tlrt_vec *tlrt_file_read_bytes_or(tlrt *R, const tlrt_str *path, tlrt_str
 /* write_bytes: a failure is a run-time error; write_bytes_ok: false on a failure */
 TL_API void tlrt_file_write_bytes(tlrt *R, const tlrt_str *path, const tlrt_vec *bytes, int line, int col);
 TL_API bool tlrt_file_write_bytes_ok(tlrt *R, const tlrt_str *path, const tlrt_vec *bytes, int line, int col);
+/* s.index_of(sub): the byte offset of the first match, -1 when none (the seed's) */
+TL_API int64_t tlrt_str_index_of(tlrt *R, const tlrt_str *s, const tlrt_str *sub);
+/* s.split(sep) and s.lines() as Rust's, collected into a Vec<String> */
+TL_API tlrt_vec *tlrt_str_split(tlrt *R, const tlrt_str *s, const tlrt_str *sep, int line, int col);
+TL_API tlrt_vec *tlrt_str_lines(tlrt *R, const tlrt_str *s, int line, int col);
 /* a Vec<i64> of Unicode scalar values as a String; another number is a run-time error */
 TL_API tlrt_str *tlrt_str_from_codes(tlrt *R, const tlrt_vec *codes, int line, int col);
 
