@@ -65,7 +65,7 @@ static bool ordered(const tl_ty *t) {
 static bool orderable(const tl_ty *t) { return ordered(t) || tl_ty_is_float(t); }
 
 static const char *const iter_methods =
-    "map, filter, enumerate, zip, rev, take, skip, collect, sum, count, fold, min, max, any, all";
+    "map, filter, enumerate, zip, rev, take, skip, collect, sum, count, fold, reduce, min, max, any, all";
 
 /* ---- Vec and HashMap: iter, sort_by, sort_by_key ---- */
 
@@ -167,6 +167,7 @@ static const struct {
     {"map", IT_MAP, 1}, {"filter", IT_FILTER, 1}, {"enumerate", IT_ENUMERATE, 0}, {"zip", IT_ZIP, 1}, {"rev", IT_REV, 0},
     {"take", IT_TAKE, 1}, {"skip", IT_SKIP, 1}, {"collect", IT_COLLECT, 0}, {"sum", IT_SUM, 0}, {"count", IT_COUNT, 0},
     {"fold", IT_FOLD, 2}, {"min", IT_MIN, 0}, {"max", IT_MAX, 0}, {"any", IT_ANY, 1}, {"all", IT_ALL, 1},
+    {"reduce", IT_REDUCE, 1},
 };
 
 static tl_ty *chain_method(sema *s, tl_node *n, tl_ty *t) {
@@ -238,6 +239,11 @@ static tl_ty *chain_method(sema *s, tl_node *n, tl_ty *t) {
       return TY_ERR;
     }
     return mark(n, m, tl_sema_option_type(s, e));
+  case IT_REDUCE: { /* reduce(|acc, x| ..): None when empty, else the first element folded with the rest */
+    tl_ty *ps[2] = {e, e};
+    f = tl_sema_closure_expect(s, a, ps, 2, e);
+    return f->kind == TY_ERROR ? TY_ERR : mark(n, m, tl_sema_option_type(s, e));
+  }
   default: { /* fold(init, |acc, x| ..) */
     /* a literal start takes a numeric element's type: `fold(0.0, ..)` over f64 */
     tl_ty *init = tl_ty_is_numeric(e) && e->kind != TY_TENSOR ? tl_sema_expr_hint(s, a, e) : tl_sema_expr(s, a, NULL);

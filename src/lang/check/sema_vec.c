@@ -232,6 +232,23 @@ static tl_ty *iter_spelling(sema *s, tl_node *n) {
   return tl_sema_method(s, n);
 }
 
+/* `v.reduce(f)` (the seed language's) is `v.iter().reduce(f).expect(..)`: the element
+ * itself, an empty Vec a run-time error */
+static tl_ty *reduce_spelling(sema *s, tl_node *n) {
+  if (strcmp(n->name, "reduce")) return NULL;
+  static const char msg[] = "reduce of an empty Vec";
+  tl_node *it = tl_arena_alloc(s->arena, sizeof *it), *red = tl_arena_alloc(s->arena, sizeof *red),
+          *text = tl_arena_alloc(s->arena, sizeof *text);
+  if (!it || !red || !text) return TY_ERR;
+  *text = (tl_node){.kind = TL_N_STR, .line = n->line, .col = n->col, .str = msg, .len = sizeof msg - 1};
+  *it = (tl_node){.kind = TL_N_METHOD, .line = n->line, .col = n->col, .name = "iter", .lhs = n->lhs};
+  *red = (tl_node){.kind = TL_N_METHOD, .line = n->line, .col = n->col, .name = "reduce", .lhs = it, .args = n->args};
+  n->name = "expect";
+  n->lhs = red;
+  n->args = text;
+  return tl_sema_method(s, n);
+}
+
 /* `m.entries()` (the seed language's) is `m.iter().collect()`: a Vec of (key, value) */
 static tl_ty *entries_spelling(sema *s, tl_node *n) {
   if (strcmp(n->name, "entries")) return NULL;
@@ -260,6 +277,7 @@ tl_ty *tl_sema_vec_method(sema *s, tl_node *n, tl_ty *t) {
   while (i < sizeof methods / sizeof methods[0] && (methods[i].of != of || strcmp(methods[i].name, n->name))) i++;
   if (i == sizeof methods / sizeof methods[0]) {
     tl_ty *chain = of == 'V' ? iter_spelling(s, n) : entries_spelling(s, n);
+    if (!chain && of == 'V') chain = reduce_spelling(s, n);
     if (chain) return chain;
     unknown_method(s, n, t, of);
     return TY_ERR;
