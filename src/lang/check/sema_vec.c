@@ -20,32 +20,34 @@ static tl_ty *erase(sema *s, tl_ty *t) {
   return t;
 }
 
-/* the Vec (kind 'V', b NULL) or HashMap struct of these type arguments, made on first use */
-static tl_ty *intern(sema *s, char kind, tl_ty *a, tl_ty *b) {
+/* the Vec (kind 'V', b NULL; flavor 'D' a VecDeque) or HashMap struct of these type
+ * arguments, made on first use */
+static tl_ty *intern_as(sema *s, char kind, char flavor, tl_ty *a, tl_ty *b) {
   a = erase(s, a);
   b = erase(s, b);
   int count = 0;
   for (tl_struct_info *st = s->out->structs; st; st = st->next) {
     if (st->generic != 'V' && st->generic != 'M') continue;
     count++;
-    if (st->generic == kind && tl_sema_ty_same_erased(st->targs[0], a) && tl_sema_ty_same_erased(st->targs[1], b)) return tl_sema_struct_ty(s, st);
+    if (st->generic == kind && st->flavor == flavor && tl_sema_ty_same_erased(st->targs[0], a) && tl_sema_ty_same_erased(st->targs[1], b))
+      return tl_sema_struct_ty(s, st);
   }
   tl_struct_info *st = tl_arena_alloc(s->arena, sizeof *st);
   char *cname = tl_arena_alloc(s->arena, 24), *name = tl_arena_alloc(s->arena, 300);
   if (!st || !cname || !name) return TY_ERR;
   char x[128], y[128];
   snprintf(cname, 24, "tlv_%d", count);
-  if (kind == 'V') snprintf(name, 300, "Vec<%s>", a ? tl_ty_name(a, x, sizeof x) : "_");
+  if (kind == 'V') snprintf(name, 300, "%s<%s>", flavor == 'D' ? "VecDeque" : "Vec", a ? tl_ty_name(a, x, sizeof x) : "_");
   else snprintf(name, 300, "HashMap<%s, %s>", a ? tl_ty_name(a, x, sizeof x) : "_", b ? tl_ty_name(b, y, sizeof y) : "_");
-  *st = (tl_struct_info){.name = name, .cname = cname, .generic = kind, .targs = {a, b}};
+  *st = (tl_struct_info){.name = name, .cname = cname, .generic = kind, .flavor = flavor, .targs = {a, b}};
   tl_struct_info **tail = &s->out->structs; /* after the structs its elements may name */
   while (*tail) tail = &(*tail)->next;
   *tail = st;
   return tl_sema_struct_ty(s, st);
 }
 
+static tl_ty *intern(sema *s, char kind, tl_ty *a, tl_ty *b) { return intern_as(s, kind, 0, a, b); }
 tl_ty *tl_sema_vec_type(sema *s, tl_ty *elem) { return intern(s, 'V', elem, NULL); }
-static tl_ty *map_type(sema *s, tl_ty *k, tl_ty *v) { return intern(s, 'M', k, v); }
 static tl_ty *elem_of(const tl_ty *t) { return t->st->targs[0]; }
 static bool known(const tl_ty *t) { return t->st->targs[0] != NULL; }
 
@@ -80,13 +82,13 @@ static bool check_key(sema *s, int line, int col, tl_ty *k) {
 }
 
 tl_ty *tl_sema_vec_resolve(sema *s, const tl_type *t) {
-  bool map = !strcmp(t->name, "HashMap");
-  if (!tl_sema_type_arity(s, t, map ? 2 : 1, map ? "write `HashMap<K, V>`: `HashMap<String, i64>`" : "write `Vec<T>`: `Vec<i64>`"))
+  bool map = !strcmp(t->name, "HashMap"), deque = !strcmp(t->name, "VecDeque");
+  if (!tl_sema_type_arity(s, t, map ? 2 : 1, map ? "write `HashMap<K, V>`: `HashMap<String, i64>`" : deque ? "write `VecDeque<T>`: `VecDeque<i64>`" : "write `Vec<T>`: `Vec<i64>`"))
     return TY_ERR;
   tl_ty *a = tl_sema_resolve_type(s, t->elems), *b = map ? tl_sema_resolve_type(s, t->elems->next) : NULL;
   bool ok = elem_ok(s, t->elems->line, t->elems->col, a);
   if (map) ok = ok && check_key(s, t->elems->line, t->elems->col, a) && elem_ok(s, t->elems->next->line, t->elems->next->col, b);
-  return ok ? intern(s, map ? 'M' : 'V', a, b) : TY_ERR;
+  return ok ? intern_as(s, map ? 'M' : 'V', deque ? 'D' : 0, a, b) : TY_ERR;
 }
 
 /* ---- calls ---- */
@@ -99,7 +101,9 @@ static tl_ty *mark(tl_node *n, int m, tl_ty *t) {
 
 tl_ty *tl_sema_vec_path_call(sema *s, tl_node *n, tl_ty *expect) {
   const char *p = n->lhs->name;
-  bool vec_new = !strcmp(p, "Vec::new"), cap = !strcmp(p, "Vec::with_capacity"), map_new = !strcmp(p, "HashMap::new");
+  bool deque = !strcmp(p, "VecDeque::new") || !strcmp(p, "VecDeque::with_capacity");
+  bool vec_new = !strcmp(p, "Vec::new") || !strcmp(p, "VecDeque::new"), map_new = !strcmp(p, "HashMap::new");
+  bool cap = !strcmp(p, "Vec::with_capacity") || !strcmp(p, "VecDeque::with_capacity");
   bool from = !strcmp(p, "Tensor::from_vec");
   if (!vec_new && !cap && !map_new && !from) return NULL;
   if (tl_sema_find_fn(s, p)) return NULL;
@@ -127,7 +131,10 @@ tl_ty *tl_sema_vec_path_call(sema *s, tl_node *n, tl_ty *expect) {
   if (!tl_sema_arity(s, n, p, cap ? 1 : 0)) return TY_ERR;
   if (cap) tl_sema_expect_i64(s, n->args, "capacity");
   char kind = map_new ? 'M' : 'V';
-  tl_ty *t = expect && expect->kind == TY_STRUCT && expect->st && expect->st->generic == kind ? expect : intern(s, kind, NULL, NULL);
+  char flavor = deque ? 'D' : 0;
+  tl_ty *t = expect && expect->kind == TY_STRUCT && expect->st && expect->st->generic == kind && expect->st->flavor == flavor
+                 ? expect
+                 : intern_as(s, kind, flavor, NULL, NULL);
   return mark(n, map_new ? MAP_NEW : cap ? VEC_WITH_CAPACITY : VEC_NEW, t);
 }
 
@@ -165,7 +172,7 @@ static bool infer(sema *s, tl_node *recv, tl_ty *t) {
 
 static const struct {
   const char *name;
-  char of;   /* 'V' Vec, 'M' HashMap */
+  char of;   /* 'V' Vec (and VecDeque), 'D' VecDeque only, 'M' HashMap */
   int nargs;
   bool mut;  /* changes its receiver */
   int id;
@@ -178,6 +185,8 @@ static const struct {
     {"set", 'V', 2, true, VEC_SET}, {"extend", 'V', 1, true, VEC_EXTEND},
     {"truncate", 'V', 1, true, VEC_TRUNCATE}, {"swap", 'V', 2, true, VEC_SWAP}, {"index_of", 'V', 1, false, VEC_INDEX_OF},
     {"slice", 'V', 2, false, VEC_SLICE}, {"join", 'V', 1, false, VEC_JOIN}, {"dedup", 'V', 0, true, VEC_DEDUP},
+    {"push_back", 'D', 1, true, VEC_PUSH}, {"push_front", 'D', 1, true, VEC_PUSH_FRONT}, {"pop_back", 'D', 0, true, VEC_POP},
+    {"pop_front", 'D', 0, true, VEC_POP_FRONT}, {"front", 'D', 0, false, VEC_FIRST}, {"back", 'D', 0, false, VEC_LAST},
     {"insert", 'M', 2, true, MAP_INSERT}, {"get", 'M', 1, false, MAP_GET}, {"contains_key", 'M', 1, false, MAP_CONTAINS_KEY},
     {"remove", 'M', 1, true, MAP_REMOVE}, {"len", 'M', 0, false, MAP_LEN}, {"is_empty", 'M', 0, false, MAP_IS_EMPTY},
     {"keys", 'M', 0, false, MAP_KEYS}, {"values", 'M', 0, false, MAP_VALUES}, {"clear", 'M', 0, true, MAP_CLEAR},
@@ -274,7 +283,10 @@ tl_ty *tl_sema_vec_method(sema *s, tl_node *n, tl_ty *t) {
   char of = tl_ty_is_vec(t) ? 'V' : tl_ty_is_map(t) ? 'M' : 0;
   if (!of) return NULL;
   size_t i = 0;
-  while (i < sizeof methods / sizeof methods[0] && (methods[i].of != of || strcmp(methods[i].name, n->name))) i++;
+  bool deque = of == 'V' && t->st->flavor == 'D';
+  while (i < sizeof methods / sizeof methods[0] &&
+         ((methods[i].of != of && !(deque && methods[i].of == 'D')) || strcmp(methods[i].name, n->name)))
+    i++;
   if (i == sizeof methods / sizeof methods[0]) {
     tl_ty *chain = of == 'V' ? iter_spelling(s, n) : entries_spelling(s, n);
     if (!chain && of == 'V') chain = reduce_spelling(s, n);
@@ -287,23 +299,23 @@ tl_ty *tl_sema_vec_method(sema *s, tl_node *n, tl_ty *t) {
   int m = methods[i].id;
   tl_node *a = n->args;
   if (!known(t)) { /* a Vec<_> or HashMap<_, _>: push and insert tell the types */
-    if (m == VEC_PUSH || m == MAP_INSERT || m == VEC_INSERT) {
+    if (m == VEC_PUSH || m == MAP_INSERT || m == VEC_INSERT || m == VEC_PUSH_FRONT) {
       tl_ty *x = tl_sema_expr(s, m == VEC_INSERT ? a->next : a, NULL);
       tl_ty *y = m == MAP_INSERT ? tl_sema_expr(s, a->next, NULL) : NULL;
       if (m == VEC_INSERT) tl_sema_expect_i64(s, a, "index");
       if (x->kind != TY_ERROR && (!y || y->kind != TY_ERROR)) {
         if (!elem_ok(s, a->line, a->col, x)) return TY_ERR;
         if (m == MAP_INSERT && !check_key(s, a->line, a->col, x)) return TY_ERR;
-        infer(s, n->lhs, of == 'V' ? tl_sema_vec_type(s, x) : map_type(s, x, y));
+        infer(s, n->lhs, intern_as(s, of, t->st->flavor, x, of == 'V' ? NULL : y));
       }
     } else tl_sema_check_rest(s, n->args);
-    return mark(n, m, m == VEC_LEN || m == MAP_LEN || m == VEC_CAPACITY ? TY_I64_T : m == VEC_IS_EMPTY || m == MAP_IS_EMPTY ? TY_BOOL_T : m == VEC_PUSH || m == VEC_INSERT ? TY_UNIT_T : TY_ERR);
+    return mark(n, m, m == VEC_LEN || m == MAP_LEN || m == VEC_CAPACITY ? TY_I64_T : m == VEC_IS_EMPTY || m == MAP_IS_EMPTY ? TY_BOOL_T : m == VEC_PUSH || m == VEC_INSERT || m == VEC_PUSH_FRONT ? TY_UNIT_T : TY_ERR);
   }
   tl_ty *e = t->st->targs[0], *v = t->st->targs[1];
   char b[128];
   switch (m) {
-  case VEC_PUSH: arg_of(s, a, e, "`push` argument"); return mark(n, m, TY_UNIT_T);
-  case VEC_POP: case VEC_FIRST: case VEC_LAST: return mark(n, m, tl_sema_option_type(s, e));
+  case VEC_PUSH: case VEC_PUSH_FRONT: arg_of(s, a, e, m == VEC_PUSH ? "`push` argument" : "`push_front` argument"); return mark(n, m, TY_UNIT_T);
+  case VEC_POP: case VEC_FIRST: case VEC_LAST: case VEC_POP_FRONT: return mark(n, m, tl_sema_option_type(s, e));
   case VEC_GET: tl_sema_expect_i64(s, a, "index"); return mark(n, m, tl_sema_option_type(s, e));
   case VEC_SET: /* the seed language's `v.set(i, x)`, Rust's `v[i] = x` */
     tl_sema_expect_i64(s, a, "index");

@@ -240,6 +240,25 @@ static cv vec_method(gen *g, tl_node *n, int m) {
     tl_gen_emit(g, "*%s = %s;", ptr, val);
     return tl_gen_scalar("0", TY_UNIT_T);
   }
+  case VEC_PUSH_FRONT: { /* a VecDeque's, over a Vec: the elements move up one */
+    const char *val = value_now(g, a);
+    const char *p = mut_place(g, n->lhs, true);
+    tl_gen_emit(g, "*(%s *)tlrt_vec_insert_at(R, %s, 0, %d, %d) = %s;", tl_gen_ctype(g, e), p, n->line, n->col, val);
+    return tl_gen_scalar("0", TY_UNIT_T);
+  }
+  case VEC_POP_FRONT: {
+    const char *p = mut_place(g, n->lhs, true);
+    cv o = new_option(g, r);
+    const char *out = tl_gen_fmt(g, "t%d", ++g->ntmp);
+    tl_gen_emit(g, "if (%s->len) {", p);
+    g->indent++;
+    tl_gen_emit(g, "%s %s;", tl_gen_ctype(g, e), out);
+    tl_gen_emit(g, "tlrt_vec_remove_at(R, %s, 0, &%s, %d, %d);", p, out, n->line, n->col);
+    set_some(g, o, out);
+    g->indent--;
+    tl_gen_emit(g, "}");
+    return o;
+  }
   case VEC_INSERT: {
     cv i = tl_gen_expr(g, a);
     const char *ix = tl_gen_new_temp(g, TY_I64_T, i.c);
