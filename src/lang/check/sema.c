@@ -157,7 +157,7 @@ tl_ty *tl_sema_resolve_type(sema *s, const tl_type *t) {
   }
   if (!strcmp(t->name, "Option") || !strcmp(t->name, "Result")) return tl_sema_option_resolve(s, t);
   if (!strcmp(t->name, "fn")) return tl_sema_fn_resolve(s, t); /* sema_closure.c */
-  if (!strcmp(t->name, "Vec") || !strcmp(t->name, "HashMap") || !strcmp(t->name, "VecDeque"))
+  if (!strcmp(t->name, "Vec") || !strcmp(t->name, "HashMap") || !strcmp(t->name, "VecDeque") || !strcmp(t->name, "HashSet"))
     return tl_sema_vec_resolve(s, t); /* sema_vec.c */
   tl_struct_info *st = find_struct(s, t->name);
   if (!st) {
@@ -1021,6 +1021,8 @@ static void check_for(sema *s, tl_node *n) {
     if (t->kind == TY_RANGE) {
       if (!h->lhs || !h->rhs) tl_sema_error(s, h, "a `for` range needs both ends: `a..b`");
       it = TY_I64_T;
+    } else if (tl_ty_is_map(t) && t->st->flavor == 'S' && t->st->targs[0]) {
+      it = tl_sema_vec_for(s, tl_sema_set_elems(s, h, t)); /* over a copy of its elements */
     } else if (tl_ty_is_vec(t) || tl_ty_is_map(t)) {
       it = tl_sema_vec_for(s, t); /* sema_vec.c */
     } else if (tl_ty_is_iter(t)) {

@@ -177,6 +177,7 @@ tl_ty *tl_sema_vec_lit(sema *s, tl_node *n, tl_ty *expect);
 tl_ty *tl_sema_vec_method(sema *s, tl_node *n, tl_ty *t);
 tl_ty *tl_sema_vec_index(sema *s, tl_node *n, tl_ty *t);
 tl_ty *tl_sema_vec_for(sema *s, tl_ty *t); /* the loop variable's type */
+tl_ty *tl_sema_set_elems(sema *s, tl_node *h, tl_ty *t); /* h, a HashSet, made h.keys() */
 tl_ty *tl_sema_vec_compare(sema *s, tl_node *n, tl_ty *l, tl_ty *r);
 bool tl_sema_vec_eq_ok(const tl_ty *t); /* has `==` */
 bool tl_sema_vec_fits(const tl_ty *want, const tl_ty *have); /* Vec<_> fits any Vec */

@@ -70,6 +70,8 @@ static const char *const iter_methods =
 /* ---- Vec and HashMap: iter, sort_by, sort_by_key ---- */
 
 static tl_ty *vec_method(sema *s, tl_node *n, tl_ty *t) {
+  if (tl_ty_is_map(t) && t->st->flavor == 'S' && t->st->targs[0] && !strcmp(n->name, "iter"))
+    t = tl_sema_set_elems(s, n->lhs, t); /* a HashSet's iter is over a copy of its elements */
   bool vec = tl_ty_is_vec(t);
   int m = !strcmp(n->name, "iter") ? IT_ITER : vec && !strcmp(n->name, "sort_by") ? IT_SORT_BY
         : vec && !strcmp(n->name, "sort_by_key") ? IT_SORT_BY_KEY : -1;

@@ -38,6 +38,7 @@ static tl_ty *intern_as(sema *s, char kind, char flavor, tl_ty *a, tl_ty *b) {
   char x[128], y[128];
   snprintf(cname, 24, "tlv_%d", count);
   if (kind == 'V') snprintf(name, 300, "%s<%s>", flavor == 'D' ? "VecDeque" : "Vec", a ? tl_ty_name(a, x, sizeof x) : "_");
+  else if (flavor == 'S') snprintf(name, 300, "HashSet<%s>", a ? tl_ty_name(a, x, sizeof x) : "_");
   else snprintf(name, 300, "HashMap<%s, %s>", a ? tl_ty_name(a, x, sizeof x) : "_", b ? tl_ty_name(b, y, sizeof y) : "_");
   *st = (tl_struct_info){.name = name, .cname = cname, .generic = kind, .flavor = flavor, .targs = {a, b}};
   tl_struct_info **tail = &s->out->structs; /* after the structs its elements may name */
@@ -82,6 +83,11 @@ static bool check_key(sema *s, int line, int col, tl_ty *k) {
 }
 
 tl_ty *tl_sema_vec_resolve(sema *s, const tl_type *t) {
+  if (!strcmp(t->name, "HashSet")) {
+    if (!tl_sema_type_arity(s, t, 1, "write `HashSet<T>`: `HashSet<i64>`")) return TY_ERR;
+    tl_ty *k = tl_sema_resolve_type(s, t->elems);
+    return elem_ok(s, t->elems->line, t->elems->col, k) && check_key(s, t->elems->line, t->elems->col, k) ? intern_as(s, 'M', 'S', k, TY_BOOL_T) : TY_ERR;
+  }
   bool map = !strcmp(t->name, "HashMap"), deque = !strcmp(t->name, "VecDeque");
   if (!tl_sema_type_arity(s, t, map ? 2 : 1, map ? "write `HashMap<K, V>`: `HashMap<String, i64>`" : deque ? "write `VecDeque<T>`: `VecDeque<i64>`" : "write `Vec<T>`: `Vec<i64>`"))
     return TY_ERR;
@@ -102,7 +108,8 @@ static tl_ty *mark(tl_node *n, int m, tl_ty *t) {
 tl_ty *tl_sema_vec_path_call(sema *s, tl_node *n, tl_ty *expect) {
   const char *p = n->lhs->name;
   bool deque = !strcmp(p, "VecDeque::new") || !strcmp(p, "VecDeque::with_capacity");
-  bool vec_new = !strcmp(p, "Vec::new") || !strcmp(p, "VecDeque::new"), map_new = !strcmp(p, "HashMap::new");
+  bool set = !strcmp(p, "HashSet::new");
+  bool vec_new = !strcmp(p, "Vec::new") || !strcmp(p, "VecDeque::new"), map_new = !strcmp(p, "HashMap::new") || set;
   bool cap = !strcmp(p, "Vec::with_capacity") || !strcmp(p, "VecDeque::with_capacity");
   bool from = !strcmp(p, "Tensor::from_vec");
   if (!vec_new && !cap && !map_new && !from) return NULL;
@@ -131,7 +138,7 @@ tl_ty *tl_sema_vec_path_call(sema *s, tl_node *n, tl_ty *expect) {
   if (!tl_sema_arity(s, n, p, cap ? 1 : 0)) return TY_ERR;
   if (cap) tl_sema_expect_i64(s, n->args, "capacity");
   char kind = map_new ? 'M' : 'V';
-  char flavor = deque ? 'D' : 0;
+  char flavor = deque ? 'D' : set ? 'S' : 0;
   tl_ty *t = expect && expect->kind == TY_STRUCT && expect->st && expect->st->generic == kind && expect->st->flavor == flavor
                  ? expect
                  : intern_as(s, kind, flavor, NULL, NULL);
@@ -172,7 +179,7 @@ static bool infer(sema *s, tl_node *recv, tl_ty *t) {
 
 static const struct {
   const char *name;
-  char of;   /* 'V' Vec (and VecDeque), 'D' VecDeque only, 'M' HashMap */
+  char of;   /* 'V' Vec (and VecDeque), 'D' VecDeque only, 'M' HashMap, 'S' HashSet */
   int nargs;
   bool mut;  /* changes its receiver */
   int id;
@@ -190,6 +197,9 @@ static const struct {
     {"insert", 'M', 2, true, MAP_INSERT}, {"get", 'M', 1, false, MAP_GET}, {"contains_key", 'M', 1, false, MAP_CONTAINS_KEY},
     {"remove", 'M', 1, true, MAP_REMOVE}, {"len", 'M', 0, false, MAP_LEN}, {"is_empty", 'M', 0, false, MAP_IS_EMPTY},
     {"keys", 'M', 0, false, MAP_KEYS}, {"values", 'M', 0, false, MAP_VALUES}, {"clear", 'M', 0, true, MAP_CLEAR},
+    {"insert", 'S', 1, true, SET_INSERT}, {"contains", 'S', 1, false, MAP_CONTAINS_KEY}, {"remove", 'S', 1, true, SET_REMOVE},
+    {"len", 'S', 0, false, MAP_LEN}, {"is_empty", 'S', 0, false, MAP_IS_EMPTY}, {"clear", 'S', 0, true, MAP_CLEAR},
+    {"$elems", '$', 0, false, MAP_KEYS}, /* tl_sema_set_elems's node, checked again: no program can name it */
 };
 
 /* the hint of an unknown method: the names of the type's methods */
@@ -206,7 +216,7 @@ static void unknown_method(sema *s, tl_node *n, tl_ty *t, char of) {
   static const char *const chains[] = {"iter", "map", "filter", "enumerate", "zip", "any", "all", "fold"}; /* iter_spelling */
   for (size_t i = 0; i < (of == 'V' ? 8u : 1u); i++) tl_suggest_add(&g, chains[i]);
   tl_suggest_hint(&g, s->diag, "");
-  tl_diag_hint(s->diag, "the methods of %s are: %s, %s", of == 'V' ? "Vec" : "HashMap", names,
+  tl_diag_hint(s->diag, "the methods of %s are: %s, %s", of == 'V' ? "Vec" : of == 'S' ? "HashSet" : "HashMap", names,
                of == 'V' ? "iter, sort_by, sort_by_key, map, filter, enumerate, zip, any, all, fold" : "iter"); /* sema_iter.c's */
   tl_sema_check_rest(s, n->args);
 }
@@ -280,12 +290,13 @@ tl_ty *tl_sema_vec_method(sema *s, tl_node *n, tl_ty *t) {
     }
     return mark(n, VEC_FROM_TENSOR, tl_sema_vec_type(s, tl_ty_of_dtype(t->dtype)));
   }
-  char of = tl_ty_is_vec(t) ? 'V' : tl_ty_is_map(t) ? 'M' : 0;
+  char of = tl_ty_is_vec(t) ? 'V' : tl_ty_is_map(t) ? (t->st->flavor == 'S' ? 'S' : 'M') : 0;
   if (!of) return NULL;
   size_t i = 0;
   bool deque = of == 'V' && t->st->flavor == 'D';
   while (i < sizeof methods / sizeof methods[0] &&
-         ((methods[i].of != of && !(deque && methods[i].of == 'D')) || strcmp(methods[i].name, n->name)))
+         ((methods[i].of != of && !(deque && methods[i].of == 'D') && !(of == 'S' && methods[i].of == '$')) ||
+          strcmp(methods[i].name, n->name)))
     i++;
   if (i == sizeof methods / sizeof methods[0]) {
     tl_ty *chain = of == 'V' ? iter_spelling(s, n) : entries_spelling(s, n);
@@ -299,17 +310,17 @@ tl_ty *tl_sema_vec_method(sema *s, tl_node *n, tl_ty *t) {
   int m = methods[i].id;
   tl_node *a = n->args;
   if (!known(t)) { /* a Vec<_> or HashMap<_, _>: push and insert tell the types */
-    if (m == VEC_PUSH || m == MAP_INSERT || m == VEC_INSERT || m == VEC_PUSH_FRONT) {
+    if (m == VEC_PUSH || m == MAP_INSERT || m == VEC_INSERT || m == VEC_PUSH_FRONT || m == SET_INSERT) {
       tl_ty *x = tl_sema_expr(s, m == VEC_INSERT ? a->next : a, NULL);
       tl_ty *y = m == MAP_INSERT ? tl_sema_expr(s, a->next, NULL) : NULL;
       if (m == VEC_INSERT) tl_sema_expect_i64(s, a, "index");
       if (x->kind != TY_ERROR && (!y || y->kind != TY_ERROR)) {
         if (!elem_ok(s, a->line, a->col, x)) return TY_ERR;
-        if (m == MAP_INSERT && !check_key(s, a->line, a->col, x)) return TY_ERR;
-        infer(s, n->lhs, intern_as(s, of, t->st->flavor, x, of == 'V' ? NULL : y));
+        if ((m == MAP_INSERT || m == SET_INSERT) && !check_key(s, a->line, a->col, x)) return TY_ERR;
+        infer(s, n->lhs, intern_as(s, of == 'V' ? 'V' : 'M', t->st->flavor, x, of == 'V' ? NULL : of == 'S' ? TY_BOOL_T : y));
       }
     } else tl_sema_check_rest(s, n->args);
-    return mark(n, m, m == VEC_LEN || m == MAP_LEN || m == VEC_CAPACITY ? TY_I64_T : m == VEC_IS_EMPTY || m == MAP_IS_EMPTY ? TY_BOOL_T : m == VEC_PUSH || m == VEC_INSERT || m == VEC_PUSH_FRONT ? TY_UNIT_T : TY_ERR);
+    return mark(n, m, m == VEC_LEN || m == MAP_LEN || m == VEC_CAPACITY ? TY_I64_T : m == VEC_IS_EMPTY || m == MAP_IS_EMPTY ? TY_BOOL_T : m == VEC_PUSH || m == VEC_INSERT || m == VEC_PUSH_FRONT ? TY_UNIT_T : m == SET_INSERT ? TY_BOOL_T : TY_ERR);
   }
   tl_ty *e = t->st->targs[0], *v = t->st->targs[1];
   char b[128];
@@ -373,6 +384,7 @@ tl_ty *tl_sema_vec_method(sema *s, tl_node *n, tl_ty *t) {
     arg_of(s, a->next, v, "`insert` value");
     return mark(n, m, tl_sema_option_type(s, v));
   case MAP_GET: arg_of(s, a, e, "`get` key"); return mark(n, m, tl_sema_option_type(s, v));
+  case SET_INSERT: case SET_REMOVE: arg_of(s, a, e, m == SET_INSERT ? "`insert` element" : "`remove` element"); return mark(n, m, TY_BOOL_T);
   case MAP_CONTAINS_KEY: arg_of(s, a, e, "`contains_key` key"); return mark(n, m, TY_BOOL_T);
   case MAP_REMOVE: arg_of(s, a, e, "`remove` key"); return mark(n, m, tl_sema_option_type(s, v));
   case MAP_KEYS: return mark(n, m, tl_sema_vec_type(s, e));
@@ -402,6 +414,19 @@ tl_ty *tl_sema_vec_index(sema *s, tl_node *n, tl_ty *t) {
     tl_diag_hint(s->diag, tl_ty_is_numeric(i) ? "convert it: `v[i as i64]`" : "index with an integer: `v[0]`");
   }
   return elem_of(t);
+}
+
+/* a HashSet's elements, in insertion order, as iter() and `for` see them: h becomes
+ * `h.keys()`, a Vec copied from the set */
+tl_ty *tl_sema_set_elems(sema *s, tl_node *h, tl_ty *t) {
+  tl_node *inner = tl_arena_alloc(s->arena, sizeof *inner);
+  if (!inner) return TY_ERR;
+  *inner = *h;
+  inner->next = NULL;
+  tl_ty *v = tl_sema_vec_type(s, t->st->targs[0]);
+  *h = (tl_node){.kind = TL_N_METHOD, .line = inner->line, .col = inner->col, .name = "$elems", .lhs = inner, .next = h->next,
+                 .ival = B_VEC, .len = MAP_KEYS, .ty = v};
+  return v;
 }
 
 tl_ty *tl_sema_vec_for(sema *s, tl_ty *t) {

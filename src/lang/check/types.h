@@ -142,7 +142,8 @@ struct tl_struct_info {
                         HashMap<K, V> (sema_vec.c: no fields, a run-time tlrt_vec/tlrt_map);
                         0 otherwise */
   struct tl_ty *targs[2]; /* 'V': T (NULL: not inferred yet); 'M': K and V */
-  char flavor;       /* 'V': 'D' a VecDeque (a Vec with its deque methods); 0 otherwise */
+  char flavor;       /* 'V': 'D' a VecDeque (a Vec with its deque methods); 'M': 'S' a HashSet
+                        (a map of its elements to true); 0 otherwise */
   int nvariants;
   tl_variant_info *variants;
   int nfields;
@@ -239,7 +240,7 @@ enum { VEC_PUSH, VEC_POP, VEC_LEN, VEC_IS_EMPTY, VEC_INSERT, VEC_REMOVE, VEC_CON
        VEC_CLEAR, VEC_TO_TENSOR, VEC_NEW, VEC_WITH_CAPACITY, VEC_FROM_TENSOR,
        MAP_INSERT, MAP_GET, MAP_CONTAINS_KEY, MAP_REMOVE, MAP_LEN, MAP_IS_EMPTY, MAP_KEYS, MAP_VALUES, MAP_NEW, VEC_GET, VEC_FIRST, VEC_LAST, VEC_CAPACITY, VEC_SET, MAP_CLEAR,
        VEC_COUNT, VEC_EXTEND, VEC_TRUNCATE, VEC_SWAP, VEC_INDEX_OF, VEC_SLICE, VEC_JOIN, VEC_DEDUP,
-       VEC_PUSH_FRONT, VEC_POP_FRONT };
+       VEC_PUSH_FRONT, VEC_POP_FRONT, SET_INSERT, SET_REMOVE };
 /* node->len of a B_ITER call (sema_iter.c) */
 enum { IT_ITER, IT_MAP, IT_FILTER, IT_ENUMERATE, IT_ZIP, IT_REV, IT_TAKE, IT_SKIP, IT_COLLECT, IT_SUM, IT_COUNT, IT_FOLD,
        IT_MIN, IT_MAX, IT_ANY, IT_ALL, IT_SORT_BY, IT_SORT_BY_KEY, IT_CMP, IT_PARTIAL_CMP, IT_ORD_REVERSE, IT_COLLECT_MAP, IT_STR_CHARS, IT_REDUCE };

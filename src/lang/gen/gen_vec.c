@@ -75,7 +75,7 @@ void tl_gen_vec_functions(gen *g, const tl_struct_info *st, tl_strbuf *out) {
     g->indent++;
     tl_gen_emit(g, "if (i) tlrt_fmt_text(R, \", \", 2);");
     fmt_debug(g, k, elem(g, k, vec ? "p->data" : "p->keys", "i"));
-    if (!vec) {
+    if (!vec && st->flavor != 'S') { /* a HashSet prints its elements only: {1, 2} */
       tl_gen_emit(g, "tlrt_fmt_text(R, \": \", 2);");
       fmt_debug(g, v, elem(g, v, "p->vals", "i"));
     }
@@ -386,6 +386,30 @@ static cv map_method(gen *g, tl_node *n, int m) {
   if (m == MAP_CLEAR) {
     tl_gen_emit(g, "tlrt_map_clear(R, %s);", mut_place(g, n->lhs, false));
     return tl_gen_scalar("0", TY_UNIT_T);
+  }
+  if (m == SET_INSERT || m == SET_REMOVE) { /* true when the element was new / was there */
+    const char *key = tl_gen_fmt(g, "t%d", ++g->ntmp);
+    if (m == SET_INSERT) tl_gen_emit(g, "%s %s = %s;", tl_gen_ctype(g, k), key, tl_gen_take(g, tl_gen_expr(g, a)));
+    else key = key_var(g, a, k);
+    const char *p = mut_place(g, n->lhs, false);
+    const char *e = tl_gen_fmt(g, "t%d", ++g->ntmp), *res = tl_gen_new_temp(g, TY_BOOL_T, "false");
+    if (m == SET_INSERT) {
+      const char *found = tl_gen_fmt(g, "t%d", ++g->ntmp);
+      tl_gen_emit(g, "bool %s;", found);
+      tl_gen_emit(g, "int64_t %s = tlrt_map_slot(R, %s, &%s, &%s, %d, %d);", e, p, key, found, n->line, n->col);
+      tl_gen_emit(g, "if (%s) { %s }", found, tl_ty_is_refcounted(k) ? tl_gen_release_call(g, k, key) : ""); /* the old one stays */
+      tl_gen_emit(g, "else { %s = true; %s = true; }", elem(g, v, tl_gen_fmt(g, "%s->vals", p), e), res);
+      return tl_gen_scalar(res, TY_BOOL_T);
+    }
+    tl_gen_emit(g, "int64_t %s = tlrt_map_find(%s, &%s);", e, p, key);
+    tl_gen_emit(g, "if (%s >= 0) {", e);
+    g->indent++;
+    if (tl_ty_is_refcounted(k)) tl_gen_emit(g, "%s", tl_gen_release_call(g, k, elem(g, k, tl_gen_fmt(g, "%s->keys", p), e)));
+    tl_gen_emit(g, "tlrt_map_remove_at(R, %s, %s);", p, e);
+    tl_gen_emit(g, "%s = true;", res);
+    g->indent--;
+    tl_gen_emit(g, "}");
+    return tl_gen_scalar(res, TY_BOOL_T);
   }
   if (m == MAP_INSERT || m == MAP_REMOVE) {
     const char *key;
