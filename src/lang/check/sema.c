@@ -808,7 +808,13 @@ tl_ty *tl_sema_expr(sema *s, tl_node *n, tl_ty *expect) {
     break;
   case TL_N_FIELD: t = check_field(s, n); break;
   case TL_N_INDEX: t = check_index(s, n, need, expect); break;
-  case TL_N_ARRAY: t = n->name ? tl_sema_vec_lit(s, n, expect) : check_array(s, n, expect); break; /* vec![..] */
+  case TL_N_ARRAY:
+    if (!n->name && tl_ty_is_vec(expect)) { /* `let a: [i64; 3] = [1, 2, 3]`: an array is a Vec (§11) */
+      n->name = "[..]"; /* an ARRAY with a name is a Vec literal */
+      n->ival = 0;
+    }
+    t = n->name ? tl_sema_vec_lit(s, n, expect) : check_array(s, n, expect); /* vec![..] */
+    break;
   case TL_N_TUPLE: t = tl_sema_tuple_expr(s, n, expect, hint); break;
   case TL_N_STRUCT_LIT:
     if (!tl_sema_generic_rename(s, n, expect)) { /* Pair { a: 1, b: 2.0 } (sema_generic.c) */

@@ -160,7 +160,7 @@ tl_ty *tl_sema_vec_lit(sema *s, tl_node *n, tl_ty *expect) {
     if (!e) {
       if (!elem_ok(s, a->line, a->col, t)) return TY_ERR;
       e = t;
-    } else if (!tl_sema_ty_fits(e, t)) tl_sema_mismatch(s, a, "`vec!` element", e, t);
+    } else if (!tl_sema_ty_fits(e, t)) tl_sema_mismatch(s, a, strcmp(n->name, "vec!") ? "array element" : "`vec!` element", e, t);
     else if (!want) e = tl_sema_join(s, e, t) ? tl_sema_join(s, e, t) : e;
   }
   return expect && tl_ty_is_vec(expect) && known(expect) ? expect : tl_sema_vec_type(s, e);

@@ -76,6 +76,18 @@ tl_type *tl_parse_type(parser *p) {
     return ty->elems && !ty->elems->next && !comma ? ty->elems : ty;
   }
   if (consume(p, TL_TOK_FN)) return fn_type(p, ty);
+  if (consume(p, TL_TOK_LBRACKET)) { /* Rust's array `[T; N]` and slice `[T]`: a Vec<T> (rank: N, or -1) */
+    tl_parse_enter(p);
+    ty->name = "Vec";
+    ty->elems = tl_parse_type(p);
+    if (consume(p, TL_TOK_SEMI)) {
+      ty->rank = tl_parse_expect(p, TL_TOK_INT, "the array's length (an integer)")->v.i;
+      if (ty->rank < 0) tl_parse_fail_at(p, peek(p), "an array's length is not negative");
+    }
+    tl_parse_expect(p, TL_TOK_RBRACKET, "']' after the array's element type and length");
+    p->depth--;
+    return ty;
+  }
   ty->name = tl_parse_ident(p, "a type");
   if (!at(p, TL_TOK_LT)) return ty;
   if (strcmp(ty->name, "Tensor")) return tl_parse_generic_args(p, ty); /* the checker counts them */
