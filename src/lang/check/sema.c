@@ -354,6 +354,44 @@ static tl_ty *operand_expect(const tl_node *n, tl_ty *expect, bool hint_only, bo
 
 /* n, its left operand's type `l_done` when a chain has checked it already (NULL:
  * checked here) */
+/* `a + b` on a struct of the program with the operator's method (`impl Add for V`, or any
+ * `fn add(self, o: V)`): n becomes the call `a.add(b)`; `a != b` is `!a.eq(b)`. NULL
+ * when the type has no such method */
+static tl_ty *operator_call(sema *s, tl_node *n, const tl_ty *l) {
+  static const struct {
+    tl_tok_kind op;
+    const char *name;
+  } ops[] = {{TL_TOK_PLUS, "add"}, {TL_TOK_MINUS, "sub"}, {TL_TOK_STAR, "mul"}, {TL_TOK_SLASH, "div"},
+             {TL_TOK_PERCENT, "rem"}, {TL_TOK_EQ, "eq"}, {TL_TOK_NE, "eq"}};
+  if (l->kind != TY_STRUCT || l->st->generic || l->st->is_tuple) return NULL;
+  const char *name = NULL;
+  for (size_t i = 0; i < sizeof ops / sizeof ops[0]; i++)
+    if (ops[i].op == n->op) name = ops[i].name;
+  char full[300];
+  if (!name || snprintf(full, sizeof full, "%s::%s", l->st->name, name) >= (int)sizeof full) return NULL;
+  tl_fninfo *f = tl_sema_find_fn(s, full);
+  if (!f || !f->self) return NULL;
+  tl_node *call = n;
+  if (n->op == TL_TOK_NE) { /* n becomes `!call` */
+    call = tl_arena_alloc(s->arena, sizeof *call);
+    if (!call) return TY_ERR;
+    *call = *n;
+    call->next = NULL;
+    *n = (tl_node){.kind = TL_N_UNARY, .op = TL_TOK_NOT, .line = n->line, .col = n->col, .lhs = call, .next = n->next};
+  }
+  tl_node *rhs = call->rhs;
+  rhs->next = NULL;
+  call->kind = TL_N_METHOD;
+  call->name = name;
+  call->args = rhs;
+  call->rhs = NULL;
+  tl_ty *t = tl_sema_method(s, call);
+  call->ty = t;
+  if (call == n) return t;
+  if (t->kind != TY_BOOL) return t->kind == TY_ERROR ? t : (tl_sema_error(s, call, "`eq` must return bool for `!=`"), TY_ERR);
+  return TY_BOOL_T;
+}
+
 static tl_ty *check_binary_at(sema *s, tl_node *n, tl_ty *expect, bool hint_only, tl_ty *l_done) {
   tl_tok_kind op = n->op;
   bool need;
@@ -375,6 +413,8 @@ static tl_ty *check_binary_at(sema *s, tl_node *n, tl_ty *expect, bool hint_only
     r = expr_as(s, n->rhs, l->kind == TY_TENSOR ? tl_ty_of_dtype(l->dtype) : l, need);
   }
   if (l->kind == TY_ERROR || r->kind == TY_ERROR) return TY_ERR;
+  tl_ty *over = operator_call(s, n, l);
+  if (over) return over;
   /* a flexible read beside a tensor took that tensor's element type as a hint: a float
    * read beside an integer tensor would be truncated, so it reads as f64 (exactly) */
   if (l->kind == TY_TENSOR && tl_sema_is_flex_read(n->rhs)) r = n->rhs->ty = TY_F64_T;
@@ -470,6 +510,17 @@ static tl_ty *check_unary(sema *s, tl_node *n, tl_ty *expect, bool hint_only) {
   tl_ty *t = expr_as(s, n->lhs, n->op == TL_TOK_NOT && !int_not ? TY_BOOL_T : expect, need);
   if (t->kind == TY_ERROR) return t;
   if (n->op == TL_TOK_NOT && tl_ty_is_int(t) && !s->compr_depth) return t; /* bitwise not, Rust's `!` on integers */
+  if (t->kind == TY_STRUCT && !t->st->generic && !t->st->is_tuple) { /* `-v` with `impl Neg for V`: `v.neg()` */
+    char full[300];
+    snprintf(full, sizeof full, "%s::%s", t->st->name, n->op == TL_TOK_MINUS ? "neg" : "not");
+    tl_fninfo *f = tl_sema_find_fn(s, full);
+    if (f && f->self) {
+      n->kind = TL_N_METHOD;
+      n->name = n->op == TL_TOK_MINUS ? "neg" : "not";
+      n->args = NULL;
+      return tl_sema_method(s, n);
+    }
+  }
   if (n->op == TL_TOK_MINUS && t->kind != TY_U8 && (tl_ty_is_numeric(t) || t->kind == TY_TENSOR)) return t; /* u8: Rust's error */
   if (n->op == TL_TOK_NOT && (t->kind == TY_BOOL || (t->kind == TY_TENSOR && (t->dtype == TL_BOOL || t->dtype < 0))))
     return t->kind == TY_TENSOR ? tl_sema_tensor(s, TL_BOOL, t->rank) : t;

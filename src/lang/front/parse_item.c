@@ -130,10 +130,8 @@ static tl_param *param(parser *p) {
   }
   pa->name = tl_parse_ident(p, "a parameter name");
   tl_parse_expect(p, TL_TOK_COLON, "':' and the parameter's type");
-  if (consume(p, TL_TOK_AMP)) {
-    tl_parse_expect(p, TL_TOK_MUT, "'mut' after '&'");
-    pa->by_ref = true;
-  }
+  if (consume(p, TL_TOK_AMP)) /* `&mut T`: the caller's variable; `&T` is a borrow, as a plain `T` is */
+    pa->by_ref = consume(p, TL_TOK_MUT);
   pa->type = tl_parse_type(p);
   return pa;
 }
@@ -315,6 +313,10 @@ static tl_fn *guarded_fn(parser *p) {
   return f;
 }
 
+static bool word_is(parser *p, const tl_token *t, const char *w) {
+  return t->kind == TL_TOK_IDENT && t->len == strlen(w) && !memcmp(p->diag->src + t->offset, w, t->len);
+}
+
 // impl = "impl" tparams? type ("for" type)? "{" fn* "}"
 // trait = "trait" ident "{" fn* "}"   -- a method without a body ends in ';'
 static void impl_item(parser *p, tl_ast_item *it) {
@@ -333,6 +335,14 @@ static void impl_item(parser *p, tl_ast_item *it) {
   tl_parse_expect(p, TL_TOK_LBRACE, "'{' and the methods");
   tl_fn **tail = &it->methods; /* linked as they come: a broken impl keeps them */
   while (!at(p, TL_TOK_RBRACE) && !at(p, TL_TOK_EOF)) {
+    if (word_is(p, peek(p), "type")) { /* an associated type, `type Output = V;`: read, not kept (the
+                                          methods write their types) */
+      next(p);
+      tl_parse_ident(p, "the associated type's name");
+      if (consume(p, TL_TOK_ASSIGN)) tl_parse_type(p);
+      tl_parse_expect(p, TL_TOK_SEMI, "';' after the associated type");
+      continue;
+    }
     tl_fn *f = guarded_fn(p);
     if (f) *tail = f, tail = &f->next;
   }
@@ -354,9 +364,6 @@ static void const_item(parser *p, tl_ast_item *it) {
   tl_parse_expect(p, TL_TOK_SEMI, "';' after the value");
 }
 
-static bool word_is(parser *p, const tl_token *t, const char *w) {
-  return t->kind == TL_TOK_IDENT && t->len == strlen(w) && !memcmp(p->diag->src + t->offset, w, t->len);
-}
 
 // item = fn | struct | impl | enum | trait | const | a fact, rule or declaration
 static tl_ast_item *item(parser *p) {
