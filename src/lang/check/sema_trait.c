@@ -355,6 +355,17 @@ void tl_sema_trait_impl(sema *s, tl_ast_item *it) {
       return;
     }
     for (tl_fn *m = it->methods; m; m = m->next) declare_for(s, m, self->st, NULL);
+    if (!strcmp(it->trait, "Display") && !self->st->is_enum) { /* the seed's form: `fn to_string(&self) -> String` */
+      char full[300];
+      snprintf(full, sizeof full, "%s::to_string", self->st->name);
+      tl_fninfo *f = tl_sema_find_fn(s, full);
+      if (f && f->self && !f->partial && f->nparams == 0 && f->ret->kind == TY_STR && f->params[0]->kind == VAR_PARAM)
+        self->st->display = f;
+      else if (!f) {
+        tl_diag_error(s->diag, it->line, it->col, "`impl Display` here needs `fn to_string(&self) -> String`");
+        tl_diag_hint(s->diag, "`{}` prints what it returns (Rust's `fmt` with `write!` is not there yet)");
+      }
+    }
     return;
   }
   if (!tr) {

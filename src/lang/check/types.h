@@ -142,6 +142,8 @@ struct tl_struct_info {
                         HashMap<K, V> (sema_vec.c: no fields, a run-time tlrt_vec/tlrt_map);
                         0 otherwise */
   struct tl_ty *targs[2]; /* 'V': T (NULL: not inferred yet); 'M': K and V */
+  struct tl_fninfo *display; /* a struct's `impl Display` `to_string(&self) -> String`: what `{}`
+                                prints (gen.c); NULL: its Debug form */
   char flavor;       /* 'V': 'D' a VecDeque (a Vec with its deque methods); 'M': 'S' a HashSet
                         (a map of its elements to true); 0 otherwise */
   int nvariants;

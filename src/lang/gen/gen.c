@@ -1135,8 +1135,17 @@ static void gen_struct(gen *g, const tl_struct_info *st, tl_strbuf *out) {
     tl_gen_enum_fmt(g, st, out);
     return;
   }
-  /* printing: P { x: 1.0, y: 2.0 } */
+  /* printing: P { x: 1.0, y: 2.0 }; under `{}`, an `impl Display`'s to_string */
+  if (st->display) {
+    gen_signature(g, out, st->display);
+    tl_strbuf_puts(out, ";\n");
+  }
   tl_strbuf_printf(out, "static void %s__fmt(tlrt *R, struct %s *p, bool dbg) {\n  (void)dbg;\n", c, c);
+  if (st->display) /* the text so far kept aside: to_string may format text of its own */
+    tl_strbuf_printf(out, "  if (!dbg) {\n    tlrt_str *before = tlrt_fmt_take(R), *s = %s(p);\n    tlrt_fmt_begin(R);\n"
+                          "    tlrt_fmt_str(R, before);\n    tlrt_fmt_str(R, s);\n    tlrt_release(R, before);\n    tlrt_release(R, s);\n"
+                          "    return;\n  }\n",
+                     st->display->cname);
   const char *shown = st->generic_of ? st->generic_of : st->name; /* `Pair { .. }`, as Rust's Debug */
   tl_strbuf_printf(out, "  tlrt_fmt_text(R, \"%s { \", %zu);\n", shown, strlen(shown) + 3);
   tl_strbuf *saved = g->out;
