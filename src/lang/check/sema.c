@@ -157,7 +157,8 @@ tl_ty *tl_sema_resolve_type(sema *s, const tl_type *t) {
   }
   if (!strcmp(t->name, "Option") || !strcmp(t->name, "Result")) return tl_sema_option_resolve(s, t);
   if (!strcmp(t->name, "fn")) return tl_sema_fn_resolve(s, t); /* sema_closure.c */
-  if (!strcmp(t->name, "Vec") || !strcmp(t->name, "HashMap") || !strcmp(t->name, "VecDeque") || !strcmp(t->name, "HashSet"))
+  if (!strcmp(t->name, "Vec") || !strcmp(t->name, "HashMap") || !strcmp(t->name, "VecDeque") || !strcmp(t->name, "HashSet") ||
+      !strcmp(t->name, "BTreeMap"))
     return tl_sema_vec_resolve(s, t); /* sema_vec.c */
   tl_struct_info *st = find_struct(s, t->name);
   if (!st) {

@@ -39,6 +39,7 @@ static tl_ty *intern_as(sema *s, char kind, char flavor, tl_ty *a, tl_ty *b) {
   snprintf(cname, 24, "tlv_%d", count);
   if (kind == 'V') snprintf(name, 300, "%s<%s>", flavor == 'D' ? "VecDeque" : "Vec", a ? tl_ty_name(a, x, sizeof x) : "_");
   else if (flavor == 'S') snprintf(name, 300, "HashSet<%s>", a ? tl_ty_name(a, x, sizeof x) : "_");
+  else if (flavor == 'B') snprintf(name, 300, "BTreeMap<%s, %s>", a ? tl_ty_name(a, x, sizeof x) : "_", b ? tl_ty_name(b, y, sizeof y) : "_");
   else snprintf(name, 300, "HashMap<%s, %s>", a ? tl_ty_name(a, x, sizeof x) : "_", b ? tl_ty_name(b, y, sizeof y) : "_");
   *st = (tl_struct_info){.name = name, .cname = cname, .generic = kind, .flavor = flavor, .targs = {a, b}};
   tl_struct_info **tail = &s->out->structs; /* after the structs its elements may name */
@@ -88,13 +89,13 @@ tl_ty *tl_sema_vec_resolve(sema *s, const tl_type *t) {
     tl_ty *k = tl_sema_resolve_type(s, t->elems);
     return elem_ok(s, t->elems->line, t->elems->col, k) && check_key(s, t->elems->line, t->elems->col, k) ? intern_as(s, 'M', 'S', k, TY_BOOL_T) : TY_ERR;
   }
-  bool map = !strcmp(t->name, "HashMap"), deque = !strcmp(t->name, "VecDeque");
+  bool btree = !strcmp(t->name, "BTreeMap"), map = !strcmp(t->name, "HashMap") || btree, deque = !strcmp(t->name, "VecDeque");
   if (!tl_sema_type_arity(s, t, map ? 2 : 1, map ? "write `HashMap<K, V>`: `HashMap<String, i64>`" : deque ? "write `VecDeque<T>`: `VecDeque<i64>`" : "write `Vec<T>`: `Vec<i64>`"))
     return TY_ERR;
   tl_ty *a = tl_sema_resolve_type(s, t->elems), *b = map ? tl_sema_resolve_type(s, t->elems->next) : NULL;
   bool ok = elem_ok(s, t->elems->line, t->elems->col, a);
   if (map) ok = ok && check_key(s, t->elems->line, t->elems->col, a) && elem_ok(s, t->elems->next->line, t->elems->next->col, b);
-  return ok ? intern_as(s, map ? 'M' : 'V', deque ? 'D' : 0, a, b) : TY_ERR;
+  return ok ? intern_as(s, map ? 'M' : 'V', deque ? 'D' : btree ? 'B' : 0, a, b) : TY_ERR;
 }
 
 /* ---- calls ---- */
@@ -108,8 +109,8 @@ static tl_ty *mark(tl_node *n, int m, tl_ty *t) {
 tl_ty *tl_sema_vec_path_call(sema *s, tl_node *n, tl_ty *expect) {
   const char *p = n->lhs->name;
   bool deque = !strcmp(p, "VecDeque::new") || !strcmp(p, "VecDeque::with_capacity");
-  bool set = !strcmp(p, "HashSet::new");
-  bool vec_new = !strcmp(p, "Vec::new") || !strcmp(p, "VecDeque::new"), map_new = !strcmp(p, "HashMap::new") || set;
+  bool set = !strcmp(p, "HashSet::new"), btree = !strcmp(p, "BTreeMap::new");
+  bool vec_new = !strcmp(p, "Vec::new") || !strcmp(p, "VecDeque::new"), map_new = !strcmp(p, "HashMap::new") || set || btree;
   bool cap = !strcmp(p, "Vec::with_capacity") || !strcmp(p, "VecDeque::with_capacity");
   bool from = !strcmp(p, "Tensor::from_vec");
   if (!vec_new && !cap && !map_new && !from) return NULL;
@@ -138,7 +139,7 @@ tl_ty *tl_sema_vec_path_call(sema *s, tl_node *n, tl_ty *expect) {
   if (!tl_sema_arity(s, n, p, cap ? 1 : 0)) return TY_ERR;
   if (cap) tl_sema_expect_i64(s, n->args, "capacity");
   char kind = map_new ? 'M' : 'V';
-  char flavor = deque ? 'D' : set ? 'S' : 0;
+  char flavor = deque ? 'D' : set ? 'S' : btree ? 'B' : 0;
   tl_ty *t = expect && expect->kind == TY_STRUCT && expect->st && expect->st->generic == kind && expect->st->flavor == flavor
                  ? expect
                  : intern_as(s, kind, flavor, NULL, NULL);

@@ -145,7 +145,8 @@ struct tl_struct_info {
   struct tl_fninfo *display; /* a struct's `impl Display` `to_string(&self) -> String`: what `{}`
                                 prints (gen.c); NULL: its Debug form */
   char flavor;       /* 'V': 'D' a VecDeque (a Vec with its deque methods); 'M': 'S' a HashSet
-                        (a map of its elements to true); 0 otherwise */
+                        (a map of its elements to true), 'B' a BTreeMap (kept in key order); 0
+                        otherwise */
   int nvariants;
   tl_variant_info *variants;
   int nfields;

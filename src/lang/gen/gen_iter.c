@@ -297,6 +297,7 @@ static void collect_pair(gen *g, const tl_ty *mt, const char *m, elem e, const t
   g->indent--;
   tl_gen_emit(g, "}");
   tl_gen_emit(g, "%s = %s;", val, take(g, (elem){tl_gen_fmt(g, "%s->f_1", e.c), v, false}));
+  if (mt->st->flavor == 'B') tl_gen_emit(g, "if (!%s) tlrt_map_place_sorted(R, %s, %s, %s__kcmp);", found, m, slot, mt->st->cname);
   drop(g, e);
 }
 

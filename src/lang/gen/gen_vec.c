@@ -60,6 +60,20 @@ static void fmt_debug(gen *g, const tl_ty *t, const char *c) {
   tl_gen_fmt_value(g, (cv){.c = c, .ty = (tl_ty *)t, .temp = -1}, -1, NULL, "1");
 }
 
+/* the order of two keys (< 0, 0, > 0): numbers, bools, chars, Strings, and tuples of
+ * them field by field (a BTreeMap's keys are HashMap keys, no floats among them) */
+static const char *key_cmp(gen *g, const tl_ty *t, const char *a, const char *b) {
+  if (t->kind == TY_STR) return tl_gen_fmt(g, "tlrt_str_cmp(%s, %s)", a, b);
+  if (t->kind != TY_STRUCT) return tl_gen_fmt(g, "((%s > %s) - (%s < %s))", a, b, a, b);
+  const char *r = "0";
+  for (int i = t->st->nfields - 1; i >= 0; i--) {
+    const char *f = t->st->fields[i].name;
+    const char *c = key_cmp(g, t->st->fields[i].ty, tl_gen_fmt(g, "%s->f_%s", a, f), tl_gen_fmt(g, "%s->f_%s", b, f));
+    r = i == t->st->nfields - 1 ? c : tl_gen_fmt(g, "(%s ? %s : %s)", c, c, r);
+  }
+  return r;
+}
+
 /* printing [1, 2, 3] and {"a": 1, "b": 2}; ==; a map's key hash and equality */
 void tl_gen_vec_functions(gen *g, const tl_struct_info *st, tl_strbuf *out) {
   const char *c = st->cname;
@@ -93,6 +107,14 @@ void tl_gen_vec_functions(gen *g, const tl_struct_info *st, tl_strbuf *out) {
     tl_gen_emit(g, "  if (!%s) return false;", eq_expr(g, k, elem(g, k, "a->data", "i"), elem(g, k, "b->data", "i")));
     tl_gen_emit(g, "return true;");
     g->indent = 0;
+    tl_gen_emit(g, "}");
+  }
+  if (!vec && k && st->flavor == 'B') { /* a BTreeMap's key order */
+    const char *kt = tl_gen_ctype(g, k);
+    tl_gen_emit(g, "static int %s__kcmp(const void *a, const void *b) {", c);
+    tl_gen_emit(g, "  %s x = *(%s const *)a;", kt, kt);
+    tl_gen_emit(g, "  %s y = *(%s const *)b;", kt, kt);
+    tl_gen_emit(g, "  return %s;", key_cmp(g, k, "x", "y"));
     tl_gen_emit(g, "}");
   }
   if (!vec && k) {
@@ -432,6 +454,7 @@ static cv map_method(gen *g, tl_node *n, int m) {
       g->indent--;
       tl_gen_emit(g, "}");
       tl_gen_emit(g, "%s = %s;", elem(g, v, tl_gen_fmt(g, "%s->vals", p), e), val);
+      if (t->st->flavor == 'B') tl_gen_emit(g, "if (!%s) tlrt_map_place_sorted(R, %s, %s, %s__kcmp);", found, p, e, t->st->cname);
       return o;
     }
     tl_gen_emit(g, "int64_t %s = tlrt_map_find(%s, &%s);", e, p, key);

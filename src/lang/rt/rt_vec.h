@@ -94,6 +94,10 @@ TL_API int64_t tlrt_map_slot(tlrt *R, tlrt_map *m, const void *key, bool *found,
 /* entry i removed (its key and value already released or moved out by the caller); the
  * later entries keep their order */
 TL_API void tlrt_map_remove_at(tlrt *R, tlrt_map *m, int64_t i);
+/* a BTreeMap's new entry e (the last) moved to its place in key order (cmp: < 0, 0, > 0);
+ * O(len), the later entries moved up and the table rebuilt */
+typedef int (*tlrt_kcmp_fn)(const void *a, const void *b);
+TL_API void tlrt_map_place_sorted(tlrt *R, tlrt_map *m, int64_t e, tlrt_kcmp_fn cmp);
 /* every entry released; the map keeps its memory */
 TL_API void tlrt_map_clear(tlrt *R, tlrt_map *m);
 /* a key's hash, ready for a slot (the library's FNV-1a and finalizer); a struct's
