@@ -559,6 +559,16 @@ static tl_ty *check_range(sema *s, tl_node *n) {
 static tl_ty *check_index(sema *s, tl_node *n, tl_ty *need, tl_ty *expect) {
   tl_ty *t = tl_sema_expr(s, n->lhs, NULL);
   if (tl_ty_is_vec(t) || tl_ty_is_map(t)) return tl_sema_vec_index(s, n, t); /* sema_vec.c */
+  if (t->kind == TY_STRUCT && !t->st->generic && !t->st->is_tuple && n->args && !n->args->next) {
+    char full[300]; /* `m[i]` with `impl Index for M` (or any `fn index(&self, i)`): `m.index(i)` */
+    snprintf(full, sizeof full, "%s::index", t->st->name);
+    tl_fninfo *f = tl_sema_find_fn(s, full);
+    if (f && f->self) {
+      n->kind = TL_N_METHOD;
+      n->name = "index";
+      return tl_sema_method(s, n);
+    }
+  }
   int nint = 0, nargs = 0;
   for (tl_node *a = n->args; a; a = a->next, nargs++) {
     if (a->kind == TL_N_RANGE) {

@@ -208,6 +208,19 @@ tl_ty *tl_sema_io_method(sema *s, tl_node *n, tl_ty *t) {
     n->len = (size_t)(m[3] == 'i' ? TL_I64 : TL_F32);
     return arity(s, n, m, 0, 0) ? tl_sema_tensor(s, (int)n->len, t->rank) : TY_ERR;
   }
+  if (!strcmp(m, "dropout")) { /* torch's F.dropout(x, p, training = true) */
+    n->ival = B_DROPOUT;
+    if (!arity(s, n, m, 1, 2)) return TY_ERR;
+    tl_ty *p = tl_sema_expr(s, a, TY_F64_T);
+    if (!tl_ty_is_numeric(p) && p->kind != TY_ERROR) tl_sema_mismatch(s, a, "dropout probability", TY_F64_T, p);
+    if (a->next) expect_bool(s, a->next, "training");
+    if (t->dtype >= 0 && t->dtype != TL_F32 && t->dtype != TL_F64) {
+      char b[64];
+      tl_sema_error(s, n, "`dropout` needs a float tensor, not %s", tl_ty_name(t, b, sizeof b));
+      return TY_ERR;
+    }
+    return t;
+  }
   if (!strcmp(m, "print") || !strcmp(m, "display")) { /* display: the seed's spelling */
     n->ival = B_TENSOR_PRINT;
     return arity(s, n, m, 0, 0) ? TY_UNIT_T : TY_ERR;

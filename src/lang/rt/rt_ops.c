@@ -391,6 +391,12 @@ static tl_tensor *softplus(tlrt *R, tl_tensor *x, tl_tensor *zero, int line, int
   return r;
 }
 
+tl_tensor *tlrt_dropout(tlrt *R, tl_tensor *x, double p, bool training, int line, int col) {
+  if (!(p >= 0.0 && p <= 1.0)) tlrt_fail(R, line, col, "dropout probability %g is outside 0..1", p);
+  if (p == 1.0 && training) return CHECK(tl_mul_scalar(x, 0.0)); /* torch's: all zero, no 1/0 */
+  return CHECK(tl_dropout(x, p, training));
+}
+
 tl_tensor *tlrt_activation(tlrt *R, int kind, tl_tensor *x, double k, int line, int col) {
   tl_tensor *zero = CHECK(tl_scalar(R->ctx, tl_get_dtype(x), 0)), *r;
   if (kind == 3 || kind == 4) { /* hardsigmoid: min(max(x + 3, 0), 6) / 6; hardswish: x times that */

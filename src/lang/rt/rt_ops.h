@@ -94,6 +94,9 @@ TL_API tl_tensor *tlrt_sum_axes(tlrt *R, tl_tensor *t, uint64_t mask, int line, 
 /* kind 0 x.leaky_relu(k): x where x > 0, else k x; 1 x.elu(k): else k (exp(x) - 1); 2 x.mish():
  * x tanh(softplus(x)); 3 x.hardsigmoid(): min(max(x + 3, 0), 6) / 6; 4 x.hardswish(): x times that;
  * pred.l1_loss(target): mean |pred - target|; bce_loss: tl_binary_cross_entropy */
+/* torch's dropout: training zeroes each element with probability p (0 <= p <= 1) and
+ * scales the rest by 1/(1-p); not training, x itself */
+TL_API tl_tensor *tlrt_dropout(tlrt *R, tl_tensor *x, double p, bool training, int line, int col);
 TL_API tl_tensor *tlrt_activation(tlrt *R, int kind, tl_tensor *x, double k, int line, int col);
 TL_API tl_tensor *tlrt_bce_loss(tlrt *R, tl_tensor *prob, tl_tensor *target, int line, int col);
 TL_API tl_tensor *tlrt_l1_loss(tlrt *R, tl_tensor *pred, tl_tensor *target, int line, int col);
