@@ -40,7 +40,7 @@ static const method_entry tensor_methods[] = {
     {"float", B_TO_DTYPE, ARGS_NONE}, {"double", B_TO_DTYPE, ARGS_NONE}, {"long", B_TO_DTYPE, ARGS_NONE},
     {"int", B_TO_DTYPE, ARGS_NONE}, {"bool", B_TO_DTYPE, ARGS_NONE},
     {"prod", B_PROD, ARGS_OPT_DIM}, {"cumsum", B_CUMSUM, ARGS_DIM}, {"expand", B_EXPAND, ARGS_SHAPE},
-    {"flip", B_FLIP, ARGS_DIM}, {"dot", B_MATMUL, ARGS_VALUE},
+    {"flip", B_FLIP, ARGS_DIM}, {"dot", B_MATMUL, ARGS_VALUE}, {"broadcast_to", B_EXPAND, ARGS_SHAPE},
 };
 
 static const method_entry *find_method(const char *name) {

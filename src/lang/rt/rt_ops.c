@@ -391,6 +391,29 @@ static tl_tensor *softplus(tlrt *R, tl_tensor *x, tl_tensor *zero, int line, int
   return r;
 }
 
+tl_tensor *tlrt_pad_last(tlrt *R, tl_tensor *x, int64_t before, int64_t after, double value, int line, int col) {
+  int nd = tl_ndim(x);
+  if (nd == 0) tlrt_fail(R, line, col, "pad: a 0-d tensor has no axis to pad");
+  if (before < 0 || after < 0) tlrt_fail(R, line, col, "pad: the padding (%lld, %lld) is negative", (long long)before, (long long)after);
+  int64_t lo[TL_MAX_DIMS] = {0}, hi[TL_MAX_DIMS] = {0};
+  lo[nd - 1] = before;
+  hi[nd - 1] = after;
+  return CHECK(tl_pad(x, lo, hi, value));
+}
+
+tl_tensor *tlrt_norm(tlrt *R, tl_tensor *x, double p, int line, int col) {
+  if (!(p > 0) || isinf(p)) tlrt_fail(R, line, col, "norm: the order %g is not a positive finite number", p);
+  tl_tensor *a = CHECK(tl_abs(x)), *q = p == 1.0 ? tlrt_tensor_retain(R, a) : CHECK(tl_pow_scalar(a, p));
+  int all[TL_MAX_DIMS];
+  for (int i = 0; i < TL_MAX_DIMS; i++) all[i] = i;
+  tl_tensor *s = CHECK(tl_sum(q, tl_ndim(q), all, 0));
+  tl_tensor *r = p == 1.0 ? tlrt_tensor_retain(R, s) : CHECK(tl_pow_scalar(s, 1.0 / p));
+  tl_release(a);
+  tl_release(q);
+  tl_release(s);
+  return r;
+}
+
 tl_tensor *tlrt_dropout(tlrt *R, tl_tensor *x, double p, bool training, int line, int col) {
   if (!(p >= 0.0 && p <= 1.0)) tlrt_fail(R, line, col, "dropout probability %g is outside 0..1", p);
   if (p == 1.0 && training) return CHECK(tl_mul_scalar(x, 0.0)); /* torch's: all zero, no 1/0 */

@@ -94,6 +94,10 @@ TL_API tl_tensor *tlrt_sum_axes(tlrt *R, tl_tensor *t, uint64_t mask, int line, 
 /* kind 0 x.leaky_relu(k): x where x > 0, else k x; 1 x.elu(k): else k (exp(x) - 1); 2 x.mish():
  * x tanh(softplus(x)); 3 x.hardsigmoid(): min(max(x + 3, 0), 6) / 6; 4 x.hardswish(): x times that;
  * pred.l1_loss(target): mean |pred - target|; bce_loss: tl_binary_cross_entropy */
+/* torch's F.pad(x, (before, after), value) on the last axis (no negative padding) and
+ * norm(p) = (sum |x|^p)^(1/p) over every element, p > 0 */
+TL_API tl_tensor *tlrt_pad_last(tlrt *R, tl_tensor *x, int64_t before, int64_t after, double value, int line, int col);
+TL_API tl_tensor *tlrt_norm(tlrt *R, tl_tensor *x, double p, int line, int col);
 /* torch's dropout: training zeroes each element with probability p (0 <= p <= 1) and
  * scales the rest by 1/(1-p); not training, x itself */
 TL_API tl_tensor *tlrt_dropout(tlrt *R, tl_tensor *x, double p, bool training, int line, int col);
