@@ -219,6 +219,20 @@ static tl_ty *arg(sema *s, tl_node *a, tl_ty *want, const char *what) {
   return t;
 }
 
+/* a closure without a written result type whose value is `Ok(..)` or `Err(..)` (also
+ * `Result::Ok(..)`): TL infers those from context only, and and_then's is the Result */
+static bool is_result_ctor(const tl_node *v, int depth) {
+  while (v && v->kind == TL_N_BLOCK) v = v->value;
+  if (v && v->kind == TL_N_IF && depth < 64) /* either branch */
+    return is_result_ctor(v->then, depth + 1) || (v->els && is_result_ctor(v->els, depth + 1));
+  if (!v || v->kind != TL_N_CALL) return false;
+  const char *name = v->lhs->kind == TL_N_IDENT || v->lhs->kind == TL_N_PATH ? v->lhs->name : NULL;
+  if (name && !strncmp(name, "Result::", 8)) name += 8;
+  return name && (!strcmp(name, "Ok") || !strcmp(name, "Err"));
+}
+
+static bool gives_result_ctor(const tl_node *c) { return c->kind == TL_N_CLOSURE && !c->type && c->body && is_result_ctor(c->body, 0); }
+
 tl_ty *tl_sema_option_method(sema *s, tl_node *n, tl_ty *t) {
   if (!tl_ty_is_option(t) && !tl_ty_is_result(t)) return NULL;
   int m = find_method(n->name, t->st->generic);
@@ -265,7 +279,9 @@ tl_ty *tl_sema_option_method(sema *s, tl_node *n, tl_ty *t) {
   }
   if (!strcmp(name, "and_then")) { /* and_then(|v| ..): the closure gives the whole result, of the same kind */
     if (!tl_sema_arity(s, n, name, 1)) return TY_ERR;
-    tl_ty *f = tl_sema_closure_expect(s, n->args, &value, 1, NULL);
+    /* `|v| Ok(v * 3)`: Ok's payload type is taken to be v's, the error type the receiver's */
+    tl_ty *guess = err && gives_result_ctor(n->args) ? type_of(s, value, err) : NULL;
+    tl_ty *f = tl_sema_closure_expect(s, n->args, &value, 1, guess);
     if (f->kind == TY_ERROR) return TY_ERR;
     tl_ty *r = f->fn_ret;
     bool fits = err ? tl_ty_is_result(r) && tl_sema_ty_fits(err, r->st->fields[1].ty) : tl_ty_is_option(r);
