@@ -8,7 +8,8 @@
 
 /* kind: 'f' a free function, 'p' a path call, 'm' a String method (the receiver goes
  * first), 'v' a path that is a value (cfn: a C string literal, the String it is). args and ret: b bool, i i64, s String, u unit (ret), f f32, d f64, c char,
- * B Vec<u8>, I Vec<i64>, S Vec<String>, R (ret) Result<Vec<u8>, String> (cfn then takes a String ** before the place).
+ * B Vec<u8>, I Vec<i64>, S Vec<String>, R (ret) Result<Vec<u8>, String>, T (ret) Result<String, String> (for R and T
+ * cfn takes a String ** before the place).
  * loc: the run-time function takes the call's line and column (it can fail). */
 static const tl_sys_entry rows[] = {
     {"assert", 'f', "tlrt_assert", "bs", 'u', true},
@@ -27,6 +28,8 @@ static const tl_sys_entry rows[] = {
     {"File::exists", 'p', "tlrt_file_exists", "s", 'b', false},
     {"String::from_int", 'p', "tlrt_str_from_int", "i", 's', false},
     {"String::from_chars", 'p', "tlrt_str_from_codes", "I", 's', true},
+    {"String::from_utf8", 'p', "tlrt_str_from_utf8_or", "B", 'T', true},
+    {"String::from_utf8_lossy", 'p', "tlrt_str_from_utf8_lossy", "B", 's', true},
     {"File::read_bytes", 'p', "tlrt_file_read_bytes", "s", 'B', true},
     {"File::read_binary", 'p', "tlrt_file_read_bytes_or", "s", 'R', true},
     {"File::write_bytes", 'p', "tlrt_file_write_bytes", "sB", 'u', true},
@@ -68,6 +71,7 @@ static tl_ty *sema_sys_type(sema *s, char c) {
   case 'I': return tl_sema_vec_type(s, TY_I64_T);
   case 'S': return tl_sema_vec_type(s, TY_STR_T);
   case 'R': return tl_sema_option_result_type(s, tl_sema_vec_type(s, TY_U8_T), TY_STR_T);
+  case 'T': return tl_sema_option_result_type(s, TY_STR_T, TY_STR_T);
   case 'b': return TY_BOOL_T;
   case 'i': return TY_I64_T;
   case 's': return TY_STR_T;

@@ -27,7 +27,7 @@ cv tl_gen_sys_call(gen *g, tl_node *n) {
   if (e->kind == 'm') tl_strbuf_printf(&b, ", %s", tl_gen_expr(g, n->lhs).c);
   for (tl_node *a = n->args; a; a = a->next) tl_strbuf_printf(&b, ", %s", tl_gen_expr(g, a).c);
   const char *err = NULL;
-  if (e->ret == 'R') { /* a Result: the value, or NULL and the error's String */
+  if (e->ret == 'R' || e->ret == 'T') { /* a Result: the value, or NULL and the error's String */
     err = tl_gen_fmt(g, "t%d", ++g->ntmp);
     tl_gen_emit(g, "tlrt_str *%s = NULL;", err);
     tl_strbuf_printf(&b, ", &%s", err);

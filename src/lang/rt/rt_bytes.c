@@ -162,6 +162,53 @@ tlrt_vec *tlrt_str_lines(tlrt *R, const tlrt_str *s, int line, int col) {
   return v;
 }
 
+/* the length of the valid UTF-8 sequence at p (n bytes left), 0 when it is not one
+ * (overlong forms, surrogates and code points past 0x10FFFF are not) */
+static int utf8_len(const unsigned char *p, int64_t n) {
+  if (p[0] < 0x80) return 1;
+  int k = p[0] >= 0xC2 && p[0] <= 0xDF ? 2 : p[0] >= 0xE0 && p[0] <= 0xEF ? 3 : p[0] >= 0xF0 && p[0] <= 0xF4 ? 4 : 0;
+  if (!k || k > n) return 0;
+  for (int i = 1; i < k; i++)
+    if ((p[i] & 0xC0) != 0x80) return 0;
+  if (k == 3 && ((p[0] == 0xE0 && p[1] < 0xA0) || (p[0] == 0xED && p[1] >= 0xA0))) return 0;
+  if (k == 4 && ((p[0] == 0xF0 && p[1] < 0x90) || (p[0] == 0xF4 && p[1] >= 0x90))) return 0;
+  return k;
+}
+
+tlrt_str *tlrt_str_from_utf8_or(tlrt *R, const tlrt_vec *bytes, tlrt_str **err, int line, int col) {
+  (void)line, (void)col;
+  const unsigned char *p = bytes->data;
+  for (int64_t i = 0; i < bytes->len;) {
+    int k = utf8_len(p + i, bytes->len - i);
+    if (!k) {
+      char msg[96];
+      snprintf(msg, sizeof msg, "invalid utf-8 sequence at byte %" PRId64, i);
+      *err = tlrt_str_new(R, msg, -1);
+      return NULL;
+    }
+    i += k;
+  }
+  return tlrt_str_new(R, bytes->len ? (const char *)p : "", bytes->len);
+}
+
+tlrt_str *tlrt_str_from_utf8_lossy(tlrt *R, const tlrt_vec *bytes, int line, int col) {
+  const unsigned char *p = bytes->data;
+  tl_strbuf b = {0};
+  for (int64_t i = 0; i < bytes->len;) {
+    int k = utf8_len(p + i, bytes->len - i);
+    if (k) tl_strbuf_putn(&b, (const char *)p + i, (size_t)k);
+    else tl_strbuf_puts(&b, "\xEF\xBF\xBD"); /* U+FFFD for each bad byte (Rust groups some; one each is simpler) */
+    i += k ? k : 1;
+  }
+  if (b.oom) {
+    tl_strbuf_free(&b);
+    tlrt_fail(R, line, col, "out of memory in String::from_utf8_lossy");
+  }
+  tlrt_str *s = tlrt_str_new(R, b.data ? b.data : "", (int64_t)b.len);
+  tl_strbuf_free(&b);
+  return s;
+}
+
 /* String::from_chars(codes): each i64 a Unicode scalar value, UTF-8 encoded */
 tlrt_str *tlrt_str_from_codes(tlrt *R, const tlrt_vec *codes, int line, int col) {
   const int64_t *c = codes->data;

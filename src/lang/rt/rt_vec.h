@@ -123,6 +123,10 @@ TL_API int64_t tlrt_str_index_of(tlrt *R, const tlrt_str *s, const tlrt_str *sub
 /* s.split(sep) and s.lines() as Rust's, collected into a Vec<String> */
 TL_API tlrt_vec *tlrt_str_split(tlrt *R, const tlrt_str *s, const tlrt_str *sep, int line, int col);
 TL_API tlrt_vec *tlrt_str_lines(tlrt *R, const tlrt_str *s, int line, int col);
+/* String::from_utf8(bytes): the String, or NULL and *err naming the first bad byte;
+ * from_utf8_lossy: each bad byte as U+FFFD */
+TL_API tlrt_str *tlrt_str_from_utf8_or(tlrt *R, const tlrt_vec *bytes, tlrt_str **err, int line, int col);
+TL_API tlrt_str *tlrt_str_from_utf8_lossy(tlrt *R, const tlrt_vec *bytes, int line, int col);
 /* a Vec<i64> of Unicode scalar values as a String; another number is a run-time error */
 TL_API tlrt_str *tlrt_str_from_codes(tlrt *R, const tlrt_vec *codes, int line, int col);
 
