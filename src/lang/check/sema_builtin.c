@@ -191,22 +191,15 @@ static int count_placeholders(sema *s, tl_node *fmt) {
       return -1;
     }
     if (c != '{') continue;
-    size_t j = i + 1;
-    if (j + 1 < fmt->len && fmt->str[j] == ':' && fmt->str[j + 1] == '?') j += 2; /* `{:?}`: Debug */
-    else if (j < fmt->len && fmt->str[j] == ':') {
-      if (j + 1 >= fmt->len || fmt->str[j + 1] != '.') goto bad;
-      j += 2;
-      size_t d = j;
-      while (j < fmt->len && fmt->str[j] >= '0' && fmt->str[j] <= '9') j++;
-      if (j == d || j - d > 2) goto bad;
-    }
-    if (j >= fmt->len || fmt->str[j] != '}') goto bad;
+    size_t j;
+    tl_fmt_spec spec;
+    if (!tl_fmt_spec_read(fmt->str, fmt->len, i, &j, &spec)) goto bad; /* {:?}, {:.3}, {:>8}, {:08.3}... (types.c) */
     i = j;
     k++;
   }
   return k;
 bad:
-  tl_sema_error(s, fmt, "bad placeholder in format string: use `{}`, `{:?}` or `{:.N}`");
+  tl_sema_error(s, fmt, "bad placeholder in format string: use `{}`, `{:?}`, `{:.N}` or a width `{:>8}` `{:<5}` `{:^6}` `{:08.3}`");
   return -1;
 }
 

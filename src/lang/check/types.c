@@ -53,6 +53,32 @@ int tl_ty_scalar_dtype(const tl_node *n, const tl_ty *ty) {
   return m->kind == TL_N_INT ? TL_I64 : tl_ty_dtype(ty);
 }
 
+bool tl_fmt_spec_read(const char *s, size_t len, size_t i, size_t *end, tl_fmt_spec *out) {
+  *out = (tl_fmt_spec){.prec = -1, .fill = ' '};
+  size_t j = i + 1;
+  if (j < len && s[j] == ':') {
+    j++;
+    if (j + 1 < len && s[j] != '}' && (s[j + 1] == '<' || s[j + 1] == '>' || s[j + 1] == '^') && (unsigned char)s[j] < 0x80)
+      out->fill = s[j], out->align = s[j + 1], j += 2;
+    else if (j < len && (s[j] == '<' || s[j] == '>' || s[j] == '^')) out->align = s[j++];
+    if (j < len && s[j] == '0') out->zero = true, j++;
+    for (int d = 0; j < len && s[j] >= '0' && s[j] <= '9'; j++, d++) {
+      if (d >= 3) return false; /* a width under 1000 */
+      out->width = out->width * 10 + (s[j] - '0');
+    }
+    if (j < len && s[j] == '.') {
+      size_t d = ++j;
+      out->prec = 0;
+      for (; j < len && s[j] >= '0' && s[j] <= '9'; j++) out->prec = out->prec * 10 + (s[j] - '0');
+      if (j == d || j - d > 2) return false;
+    }
+    if (j < len && s[j] == '?') out->debug = true, j++;
+  }
+  if (j >= len || s[j] != '}') return false;
+  *end = j;
+  return true;
+}
+
 /* the dtype two tensors of dtypes a and b compute in, as torch promotes (LANGUAGE.md
  * §3): the wider along bool < i32 < i64 < f32 < f64; -1 when a dtype it depends on is
  * not known here */

@@ -290,4 +290,14 @@ int tl_ty_promote_dtypes(int a, int b);
 int tl_ty_scalar_dtype(const tl_node *n, const tl_ty *ty);
 /* the dtype of l (op) r where one of them is a tensor (ln, rn: their nodes) */
 int tl_ty_binary_dtype(const tl_node *ln, const tl_ty *l, const tl_node *rn, const tl_ty *r);
+
+/* a format placeholder's spec, Rust's subset `{:[[fill]align][0][width][.prec][?]}`
+ * (align < > ^; 0: zeros after the sign); read from s[i] = '{' to its '}' (*end);
+ * false when malformed. width 0: none; prec -1: none; align 0: the type's own */
+typedef struct {
+  int width, prec;
+  char align, fill;
+  bool zero, debug;
+} tl_fmt_spec;
+bool tl_fmt_spec_read(const char *s, size_t len, size_t i, size_t *end, tl_fmt_spec *out);
 #endif

@@ -83,14 +83,16 @@ static cv gen_print(gen *g, tl_node *n) {
       }
       if (c != '{') continue;
       emit_text(g, s + start, i - start);
-      int prec = -1;
-      size_t j = i + 1;
-      bool debug = s[j] == ':' && s[j + 1] == '?'; /* `{:?}`: strings and chars quoted and escaped */
-      if (s[j] == ':') {
-        prec = debug ? -1 : atoi(s + j + 2);
-        while (s[j] != '}') j++;
+      size_t j = i;
+      tl_fmt_spec sp;
+      tl_fmt_spec_read(s, fmt->len, i, &j, &sp); /* checked by sema */
+      const char *at = sp.width ? tl_gen_new_temp(g, TY_I64_T, "(int64_t)R->fmt_len") : NULL;
+      if (arg < k) print_value(g, vals[arg], dtypes[arg], sp.prec, vals[arg].node, sp.debug ? "1" : "0"); /* `{:?}`: quoted */
+      if (at && arg < k) { /* padded to the width: numbers right, the rest left, unless aligned */
+        bool num = tl_ty_is_numeric(vals[arg].ty) || dtypes[arg];
+        char align = sp.align ? sp.align : num ? '>' : '<';
+        tl_gen_emit(g, "tlrt_fmt_pad(R, (size_t)%s, %d, '%c', %d, %d);", at, sp.width, align, (unsigned char)sp.fill, sp.zero && num && !sp.align);
       }
-      if (arg < k) print_value(g, vals[arg], dtypes[arg], prec, vals[arg].node, debug ? "1" : "0");
       arg++;
       i = j;
       start = j + 1;
