@@ -119,8 +119,28 @@ tl_ty *tl_sema_sys_call(sema *s, tl_node *n, const char *name) {
   return NULL;
 }
 
+/* `s.parse::<T>()`: Rust's, a Result<T, String> for T a number or bool (the error says
+ * why the text is not one) */
+static tl_ty *check_parse(sema *s, tl_node *n) {
+  n->ival = B_STR_PARSE;
+  if (!tl_sema_arity(s, n, "parse", 0)) return TY_ERR;
+  if (!n->type || n->type->next) {
+    tl_sema_error(s, n, "`parse` needs its type written: `s.parse::<i64>()`");
+    return TY_ERR;
+  }
+  tl_ty *to = tl_sema_resolve_type(s, n->type);
+  if (to->kind == TY_ERROR) return TY_ERR;
+  if (!tl_ty_is_numeric(to) && to->kind != TY_BOOL) {
+    char b[64];
+    tl_sema_error(s, n, "`parse` reads numbers and bools, not %s", tl_ty_name(to, b, sizeof b));
+    return TY_ERR;
+  }
+  return tl_sema_option_result_type(s, to, TY_STR_T);
+}
+
 tl_ty *tl_sema_sys_method(sema *s, tl_node *n, tl_ty *t) {
   if (t->kind != TY_STR) return NULL;
+  if (!strcmp(n->name, "parse")) return check_parse(s, n);
   for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++)
     if (rows[i].kind == 'm' && !strcmp(rows[i].name, n->name)) return check(s, n, i);
   return NULL;

@@ -193,6 +193,8 @@ typedef enum {
   B_MSE_LOSS, B_CROSS_ENTROPY,
   /* strings */
   B_STR_LEN,
+  /* s.parse::<T>() (sema_sys.c, gen_sys.c): a Result<T, String> */
+  B_STR_PARSE,
   /* x.is_nan(), is_infinite() (the seed's is_inf), is_finite() on a float: node->len 0, 1, 2 */
   B_FLOAT_TEST,
   /* tensor files and more tensor methods (sema_io.c, gen_io.c, rt_io.c): B_IO_FIRST..B_IO_LAST */

@@ -642,6 +642,14 @@ static tl_node *postfix(parser *p) {
         continue;
       }
       m->name = tl_parse_ident(p, "a field or method name after '.'");
+      if (at(p, TL_TOK_COLONCOLON) && peek_at(p, 1)->kind == TL_TOK_LT) { /* turbofish: `.parse::<i64>()` */
+        next(p);
+        tl_type *holder = tl_parse_alloc(p, sizeof *holder);
+        holder->rank = -1;
+        tl_parse_generic_args(p, holder);
+        m->type = holder->elems;
+        if (!at(p, TL_TOK_LPAREN)) tl_parse_unexpected(p, "'(' after the method's type arguments");
+      }
       if (consume(p, TL_TOK_LPAREN)) {
         m->kind = TL_N_METHOD;
         m->args = args(p, TL_TOK_RPAREN, "',' or ')' in the arguments");

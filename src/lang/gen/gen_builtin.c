@@ -429,6 +429,7 @@ cv tl_gen_builtin_call(gen *g, tl_node *n) {
     static const char *const fn[] = {"isnan", "isinf", "isfinite"};
     return tl_gen_scalar(tl_gen_fmt(g, "(%s(%s) != 0)", fn[n->len], tl_gen_expr(g, n->lhs).c), TY_BOOL_T);
   }
+  if (id == B_STR_PARSE) return tl_gen_str_parse(g, n); /* gen_sys.c */
   if (id == B_STR_LEN) return tl_gen_scalar(tl_gen_fmt(g, "(%s)->len", tl_gen_expr(g, n->lhs).c), TY_I64_T);
   if (n->kind == TL_N_CALL) { /* free math: abs(x), max(a, b) */
     cv x = tl_gen_grad_operand(g, n->args, n->ty->kind == TY_TENSOR);

@@ -15,6 +15,21 @@ static cv result_of(gen *g, tl_ty *t, const char *call, const char *err) {
   return r;
 }
 
+cv tl_gen_str_parse(gen *g, tl_node *n) {
+  cv x = tl_gen_expr(g, n->lhs);
+  tl_ty *t = n->ty, *v = t->st->fields[0].ty;
+  char kind = v->kind == TY_I32 ? 'I' : v->kind == TY_U8 ? 'u' : v->kind == TY_F32 ? 'f' : v->kind == TY_F64 ? 'd' : v->kind == TY_BOOL ? 'b' : 'i';
+  const char *i = tl_gen_fmt(g, "t%d", ++g->ntmp), *f = tl_gen_fmt(g, "t%d", ++g->ntmp), *err = tl_gen_fmt(g, "t%d", ++g->ntmp);
+  tl_gen_emit(g, "int64_t %s = 0; double %s = 0; tlrt_str *%s = NULL;", i, f, err);
+  const char *ok = tl_gen_new_temp(g, TY_BOOL_T, tl_gen_fmt(g, "tlrt_str_parse(R, %s, '%c', &%s, &%s, &%s)", x.c, kind, i, f, err));
+  const tl_struct_info *st = t->st;
+  cv r = tl_gen_temp_value(g, t, tl_gen_fmt(g, "tlrt_obj_new(R, sizeof(struct %s), %s__drop)", st->cname, st->cname));
+  tl_gen_emit(g, "if (%s) { %s->tag = 0; %s->f_%s = (%s)%s; }", ok, r.c, r.c, st->fields[0].name, tl_gen_ctype(g, v),
+              kind == 'f' || kind == 'd' ? f : i);
+  tl_gen_emit(g, "else { %s->tag = 1; %s->f_%s = %s; }", r.c, r.c, st->fields[1].name, err);
+  return r;
+}
+
 cv tl_gen_sys_call(gen *g, tl_node *n) {
   const tl_sys_entry *e = n->sys;
   if (!e) {

@@ -3,6 +3,7 @@
 #include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 
@@ -207,6 +208,43 @@ tlrt_str *tlrt_str_from_utf8_lossy(tlrt *R, const tlrt_vec *bytes, int line, int
   tlrt_str *s = tlrt_str_new(R, b.data ? b.data : "", (int64_t)b.len);
   tl_strbuf_free(&b);
   return s;
+}
+
+bool tlrt_str_parse(tlrt *R, const tlrt_str *s, char kind, int64_t *i, double *f, tlrt_str **err) {
+  char buf[64], msg[160];
+  bool range = false; /* digits, but too many for the type */
+  const char *what = kind == 'b' ? "a bool" : kind == 'f' || kind == 'd' ? "a number" : "an integer";
+  bool ok = s->len > 0 && (size_t)s->len < sizeof buf && !memchr(s->data, 0, (size_t)s->len);
+  if (ok) memcpy(buf, s->data, (size_t)s->len), buf[s->len] = '\0';
+  if (ok && kind == 'b') {
+    ok = !strcmp(buf, "true") || !strcmp(buf, "false");
+    *i = buf[0] == 't';
+  } else if (ok && (kind == 'f' || kind == 'd')) { /* Rust's from_str: no spaces, no hex */
+    for (int64_t k = 0; ok && k < s->len; k++)
+      if (strchr(" \t\n\r\v\fxXpP", buf[k])) ok = false;
+    char *end = NULL;
+    *f = ok ? (kind == 'f' ? (double)strtof(buf, &end) : strtod(buf, &end)) : 0;
+    ok = ok && end == buf + s->len;
+  } else if (ok) { /* an optional sign, then digits, in range */
+    const char *p = buf;
+    bool neg = *p == '-' || *p == '+' ? *p++ == '-' : false;
+    ok = *p != '\0' && !(neg && kind == 'u');
+    uint64_t v = 0, lim = kind == 'u' ? 255 : kind == 'I' ? (neg ? 2147483648u : 2147483647u) : neg ? (uint64_t)INT64_MAX + 1 : (uint64_t)INT64_MAX;
+    for (; ok && *p; p++) {
+      unsigned d = (unsigned)(*p - '0');
+      ok = *p >= '0' && *p <= '9';
+      range = ok && v > (lim - d) / 10;
+      ok = ok && !range;
+      if (ok) v = v * 10 + d;
+    }
+    *i = neg ? (int64_t)(0 - v) : (int64_t)v;
+  }
+  if (ok) return true;
+  const char *type = kind == 'u' ? "u8" : kind == 'I' ? "i32" : "i64";
+  if (range) snprintf(msg, sizeof msg, "`%.*s` is out of range for %s", (int)(s->len > 80 ? 80 : s->len), s->data, type);
+  else snprintf(msg, sizeof msg, "`%.*s` is not %s", (int)(s->len > 80 ? 80 : s->len), s->data, what);
+  *err = tlrt_str_new(R, msg, -1);
+  return false;
 }
 
 /* String::from_chars(codes): each i64 a Unicode scalar value, UTF-8 encoded */

@@ -123,6 +123,9 @@ TL_API int64_t tlrt_str_index_of(tlrt *R, const tlrt_str *s, const tlrt_str *sub
 /* s.split(sep) and s.lines() as Rust's, collected into a Vec<String> */
 TL_API tlrt_vec *tlrt_str_split(tlrt *R, const tlrt_str *s, const tlrt_str *sep, int line, int col);
 TL_API tlrt_vec *tlrt_str_lines(tlrt *R, const tlrt_str *s, int line, int col);
+/* s.parse::<T>(): kind 'i' i64, 'I' i32, 'u' u8, 'f' f32, 'd' f64, 'b' bool; the value in
+ * *i or *f, or false and *err saying why */
+TL_API bool tlrt_str_parse(tlrt *R, const tlrt_str *s, char kind, int64_t *i, double *f, tlrt_str **err);
 /* String::from_utf8(bytes): the String, or NULL and *err naming the first bad byte;
  * from_utf8_lossy: each bad byte as U+FFFD */
 TL_API tlrt_str *tlrt_str_from_utf8_or(tlrt *R, const tlrt_vec *bytes, tlrt_str **err, int line, int col);
