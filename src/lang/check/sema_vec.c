@@ -200,7 +200,7 @@ static const struct {
     {"keys", 'M', 0, false, MAP_KEYS}, {"values", 'M', 0, false, MAP_VALUES}, {"clear", 'M', 0, true, MAP_CLEAR},
     {"insert", 'S', 1, true, SET_INSERT}, {"contains", 'S', 1, false, MAP_CONTAINS_KEY}, {"remove", 'S', 1, true, SET_REMOVE},
     {"len", 'S', 0, false, MAP_LEN}, {"is_empty", 'S', 0, false, MAP_IS_EMPTY}, {"clear", 'S', 0, true, MAP_CLEAR},
-    {"$elems", '$', 0, false, MAP_KEYS}, /* tl_sema_set_elems's node, checked again: no program can name it */
+    {"$elems", '$', 0, false, MAP_KEYS}, {"$range", '$', 1, false, VEC_RANGE}, /* the nodes of tl_sema_set_elems and v[a..b], checked again: no program can name them */
 };
 
 /* the hint of an unknown method: the names of the type's methods */
@@ -296,7 +296,7 @@ tl_ty *tl_sema_vec_method(sema *s, tl_node *n, tl_ty *t) {
   size_t i = 0;
   bool deque = of == 'V' && t->st->flavor == 'D';
   while (i < sizeof methods / sizeof methods[0] &&
-         ((methods[i].of != of && !(deque && methods[i].of == 'D') && !(of == 'S' && methods[i].of == '$')) ||
+         ((methods[i].of != of && !(deque && methods[i].of == 'D') && methods[i].of != '$') ||
           strcmp(methods[i].name, n->name)))
     i++;
   if (i == sizeof methods / sizeof methods[0]) {
@@ -340,6 +340,7 @@ tl_ty *tl_sema_vec_method(sema *s, tl_node *n, tl_ty *t) {
     arg_of(s, a->next, e, "`insert` element");
     return mark(n, m, TY_UNIT_T);
   case VEC_REMOVE: tl_sema_expect_i64(s, a, "index"); return mark(n, m, e);
+  case VEC_RANGE: return tl_sema_vec_index(s, n, t); /* checked again */
   case VEC_CONTAINS:
     if (!tl_sema_vec_eq_ok(e)) {
       tl_sema_error(s, n, "`contains` compares elements with `==`, which %s does not have", tl_ty_name(e, b, sizeof b));
@@ -396,6 +397,15 @@ tl_ty *tl_sema_vec_method(sema *s, tl_node *n, tl_ty *t) {
 /* v[i] (an i64 index) and m[k] (a key): the element, a copy */
 tl_ty *tl_sema_vec_index(sema *s, tl_node *n, tl_ty *t) {
   char b[128];
+  if (tl_ty_is_vec(t) && n->args && !n->args->next && n->args->kind == TL_N_RANGE) { /* `v[a..b]`: a copy of those */
+    tl_node *r = n->args;
+    if (r->lhs) tl_sema_expect_i64(s, r->lhs, "slice start");
+    if (r->rhs) tl_sema_expect_i64(s, r->rhs, "slice end");
+    r->ty = TY_RANGE_T;
+    n->kind = TL_N_METHOD; /* the node is a call from here on: not a place */
+    n->name = "$range";
+    return mark(n, VEC_RANGE, t);
+  }
   if (tl_ast_count(n->args) != 1 || n->args->kind == TL_N_RANGE) {
     tl_sema_error(s, n, "a %s is indexed with one %s", tl_ty_is_vec(t) ? "Vec" : "HashMap", tl_ty_is_vec(t) ? "integer" : "key");
     tl_sema_check_rest(s, n->args);

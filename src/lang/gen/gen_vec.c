@@ -385,6 +385,18 @@ static cv vec_method(gen *g, tl_node *n, int m) {
     tl_gen_emit(g, "%s->len = %s - %s;", v.c, hi, lo);
     return v;
   }
+  case VEC_RANGE: { /* v[a..b], Rust's bounds: 0 <= a <= b <= len, else an error */
+    tl_node *rg = a;
+    const char *lo = tl_gen_new_temp(g, TY_I64_T, rg->lhs ? tl_gen_expr(g, rg->lhs).c : "0");
+    const char *hi = tl_gen_new_temp(g, TY_I64_T, rg->rhs ? tl_gen_expr(g, rg->rhs).c : tl_gen_fmt(g, "%s->len", x.c));
+    tl_gen_emit(g, "if (%s < 0 || %s > %s || %s > %s->len) tlrt_fail(R, %d, %d, \"range %%lld..%%lld is out of bounds for a Vec of length %%lld\", "
+                   "(long long)%s, (long long)%s, (long long)%s->len);", lo, lo, hi, hi, x.c, n->line, n->col, lo, hi, x.c);
+    cv v = new_vec(g, n, t, tl_gen_fmt(g, "%s - %s", hi, lo), "slice", n);
+    tl_gen_emit(g, "for (int64_t i = %s; i < %s; i++) %s = %s;", lo, hi, elem(g, e, tl_gen_fmt(g, "%s->data", v.c), tl_gen_fmt(g, "i - %s", lo)),
+                copy(g, e, elem(g, e, tl_gen_fmt(g, "%s->data", x.c), "i")));
+    tl_gen_emit(g, "%s->len = %s - %s;", v.c, hi, lo);
+    return v;
+  }
   case VEC_INDEX_OF: { /* the seed language's: the first equal element's index, or -1 */
     cv y = tl_gen_expr(g, a);
     const char *res = tl_gen_new_temp(g, TY_I64_T, "-1");
