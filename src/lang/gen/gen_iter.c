@@ -333,6 +333,11 @@ static cv consume(gen *g, tl_node *n) {
     closure_arg(g, &f, n->args->next);
     break;
   }
+  case IT_POSITION:
+    closure_arg(g, &f, n->args);
+    acc = tl_gen_new_temp(g, TY_I64_T, "0");
+    have = tl_gen_new_temp(g, TY_BOOL_T, "false");
+    break;
   case IT_REDUCE:
     closure_arg(g, &f, n->args);
     acc = tmp(g);
@@ -365,6 +370,13 @@ static cv consume(gen *g, tl_node *n) {
     if (tl_ty_is_refcounted(n->ty)) tl_gen_emit(g, "%s", tl_gen_release_call(g, n->ty, acc));
     tl_gen_emit(g, "%s = %s;", acc, r.c);
     drop(g, e);
+    break;
+  }
+  case IT_POSITION: {
+    const char *b = tl_gen_new_temp(g, TY_BOOL_T, call(g, &f, &e.c, 1));
+    drop(g, e);
+    tl_gen_emit(g, "if (%s) { %s = true; break; }", b, have);
+    tl_gen_emit(g, "%s++;", acc);
     break;
   }
   case IT_REDUCE: {
@@ -400,7 +412,7 @@ static cv consume(gen *g, tl_node *n) {
   switch (m) {
   case IT_COLLECT: case IT_COLLECT_MAP: return out;
   case IT_FOLD: return tl_ty_is_refcounted(n->ty) ? tl_gen_adopt_temp(g, acc, n->ty) : tl_gen_scalar(acc, n->ty);
-  case IT_MIN: case IT_MAX: case IT_REDUCE: return option_of(g, n->ty, have, acc);
+  case IT_MIN: case IT_MAX: case IT_REDUCE: case IT_POSITION: return option_of(g, n->ty, have, acc);
   default: return tl_gen_scalar(acc, n->ty);
   }
 }
