@@ -192,7 +192,7 @@ static const struct {
     {"first", 'V', 0, false, VEC_FIRST}, {"last", 'V', 0, false, VEC_LAST}, {"capacity", 'V', 0, false, VEC_CAPACITY},
     {"set", 'V', 2, true, VEC_SET}, {"extend", 'V', 1, true, VEC_EXTEND},
     {"truncate", 'V', 1, true, VEC_TRUNCATE}, {"swap", 'V', 2, true, VEC_SWAP}, {"index_of", 'V', 1, false, VEC_INDEX_OF},
-    {"slice", 'V', 2, false, VEC_SLICE}, {"join", 'V', 1, false, VEC_JOIN}, {"dedup", 'V', 0, true, VEC_DEDUP},
+    {"slice", 'V', 2, false, VEC_SLICE}, {"join", 'V', 1, false, VEC_JOIN}, {"dedup", 'V', 0, true, VEC_DEDUP}, {"retain", 'V', 1, true, VEC_RETAIN},
     {"push_back", 'D', 1, true, VEC_PUSH}, {"push_front", 'D', 1, true, VEC_PUSH_FRONT}, {"pop_back", 'D', 0, true, VEC_POP},
     {"pop_front", 'D', 0, true, VEC_POP_FRONT}, {"front", 'D', 0, false, VEC_FIRST}, {"back", 'D', 0, false, VEC_LAST},
     {"insert", 'M', 2, true, MAP_INSERT}, {"get", 'M', 1, false, MAP_GET}, {"contains_key", 'M', 1, false, MAP_CONTAINS_KEY},
@@ -357,6 +357,8 @@ tl_ty *tl_sema_vec_method(sema *s, tl_node *n, tl_ty *t) {
   case VEC_REVERSE: case VEC_CLEAR: case MAP_CLEAR: return mark(n, m, TY_UNIT_T);
   case VEC_EXTEND: arg_of(s, a, t, "`extend` argument"); return mark(n, m, TY_UNIT_T); /* a Vec: its elements copied */
   case VEC_TRUNCATE: tl_sema_expect_i64(s, a, "length"); return mark(n, m, TY_UNIT_T);
+  case VEC_RETAIN: /* retain(|x| ..): the elements it holds for stay, in order */
+    return tl_sema_closure_expect(s, a, &e, 1, TY_BOOL_T)->kind == TY_ERROR ? TY_ERR : mark(n, m, TY_UNIT_T);
   case VEC_SWAP: case VEC_SLICE:
     tl_sema_expect_i64(s, a, m == VEC_SWAP ? "index" : "start");
     tl_sema_expect_i64(s, a->next, m == VEC_SWAP ? "index" : "end");

@@ -332,6 +332,21 @@ static cv vec_method(gen *g, tl_node *n, int m) {
     tl_gen_emit(g, "{ %s %s = %s; %s = %s; %s = %s; }", tl_gen_ctype(g, e), tmp, x, x, y, y, tmp);
     return tl_gen_scalar("0", TY_UNIT_T);
   }
+  case VEC_RETAIN: { /* the closure sees each element (borrowed); the others are released */
+    cv f = tl_gen_expr(g, a);
+    const char *fn = tl_gen_new_temp(g, f.ty, tl_gen_take(g, f)); /* held: the Vec's write comes next */
+    const char *p = mut_place(g, n->lhs, true);
+    const char *w = tl_gen_new_temp(g, TY_I64_T, "0");
+    const char *d = tl_gen_fmt(g, "%s->data", p), *x = elem(g, e, d, "i");
+    tl_gen_emit(g, "for (int64_t i = 0; i < %s->len; i++) {", p);
+    g->indent++;
+    tl_gen_emit(g, "if (%s) %s = %s;", tl_gen_closure_call_expr(g, fn, &x, 1, f.ty), elem(g, e, d, tl_gen_fmt(g, "%s++", w)), x);
+    if (tl_ty_is_refcounted(e)) tl_gen_emit(g, "else %s", tl_gen_release_call(g, e, x));
+    g->indent--;
+    tl_gen_emit(g, "}");
+    tl_gen_emit(g, "%s->len = %s;", p, w);
+    return tl_gen_scalar("0", TY_UNIT_T);
+  }
   case VEC_DEDUP: { /* consecutive equal elements: the first kept, the others released */
     const char *p = mut_place(g, n->lhs, true);
     const char *w = tl_gen_new_temp(g, TY_I64_T, tl_gen_fmt(g, "%s->len ? 1 : 0", p));
