@@ -247,6 +247,16 @@ tl_ty *tl_sema_io_method(sema *s, tl_node *n, tl_ty *t) {
     }
     return t;
   }
+  if (!strcmp(m, "device")) { /* the backend holding its values: "cpu", "opencl", "cuda" (LANGUAGE.md 12) */
+    n->ival = B_DEVICE;
+    return arity(s, n, m, 0, 0) ? TY_STR_T : TY_ERR;
+  }
+  if (!strcmp(m, "to")) { /* t.to("cpu"): a copy on that backend */
+    n->ival = B_TO_DEVICE;
+    if (!arity(s, n, m, 1, 1)) return TY_ERR;
+    expect_string(s, a, "backend name");
+    return tl_sema_tensor(s, t->dtype, t->rank);
+  }
   if (!strcmp(m, "print") || !strcmp(m, "display")) { /* display: the seed's spelling */
     n->ival = B_TENSOR_PRINT;
     return arity(s, n, m, 0, 0) ? TY_UNIT_T : TY_ERR;

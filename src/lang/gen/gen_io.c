@@ -124,6 +124,9 @@ cv tl_gen_io_call(gen *g, tl_node *n) {
     const char *s = tl_gen_new_temp(g, TY_I64_T, tl_gen_expr(g, a).c), *len = tl_gen_new_temp(g, TY_I64_T, tl_gen_expr(g, a->next).c);
     return tl_gen_temp_value(g, n->ty, tl_gen_fmt(g, "tlrt_slice_len(R, %s, %s, %s, %s)", t.c, s, len, l));
   }
+  case B_DEVICE: return tl_gen_temp_value(g, n->ty, tl_gen_fmt(g, "tlrt_device(R, %s, %s)", t.c, l));
+  case B_TO_DEVICE:
+    return tl_gen_temp_value(g, n->ty, tl_gen_fmt(g, "tlrt_to_device(R, %s, %s, %s)", t.c, tl_gen_expr(g, a).c, l));
   case B_TENSOR_PRINT:
     tl_gen_emit(g, "tlrt_fmt_begin(R);");
     tl_gen_fmt_value(g, t, -1, n->lhs, "0");

@@ -117,6 +117,8 @@ TL_API tl_tensor *tlrt_expand_to(tlrt *R, tl_tensor *t, int ndim, const int64_t 
 TL_API void tlrt_tensor_save(tlrt *R, tl_tensor *t, const tlrt_str *path, int line, int col);
 /* name NULL: a .npy file, or a .safetensors file holding exactly one tensor */
 TL_API tl_tensor *tlrt_tensor_load(tlrt *R, const tlrt_str *path, const tlrt_str *name, int line, int col);
+TL_API tlrt_str *tlrt_device(tlrt *R, tl_tensor *t, int line, int col);
+TL_API tl_tensor *tlrt_to_device(tlrt *R, tl_tensor *t, const tlrt_str *name, int line, int col);
 /* a model's tensor fields by dotted name: saved as one .safetensors file; loaded into
  * the fields (each field's handle replaced), every name and shape checked first */
 TL_API void tlrt_params_save(tlrt *R, const tlrt_str *path, int n, const char *const *names, tl_tensor *const *ts,
