@@ -11,6 +11,17 @@
 #include "lang/rt/rt_vec.h"
 
 /* n bytes as a new Vec<u8> */
+/* the text built in b as a new String (b freed), or the run-time error naming `what` */
+static tlrt_str *take_text(tlrt *R, tl_strbuf *b, const char *what, int line, int col) {
+  if (b->oom) {
+    tl_strbuf_free(b);
+    tlrt_fail(R, line, col, "out of memory in %s", what);
+  }
+  tlrt_str *r = tlrt_str_new(R, b->data ? b->data : "", (int64_t)b->len);
+  tl_strbuf_free(b);
+  return r;
+}
+
 static tlrt_vec *bytes_vec(tlrt *R, const void *p, int64_t n, const char *what, int line, int col) {
   tlrt_vec *v = tlrt_vec_new(R, 1, TLRT_EK_PLAIN, n, what, line, col);
   if (n) memcpy(v->data, p, (size_t)n);
@@ -99,13 +110,7 @@ tlrt_str *tlrt_vec_join(tlrt *R, const tlrt_vec *v, const tlrt_str *sep, int lin
     if (i) tl_strbuf_putn(&b, sep->data, (size_t)sep->len);
     tl_strbuf_putn(&b, s[i]->data, (size_t)s[i]->len);
   }
-  if (b.oom) {
-    tl_strbuf_free(&b);
-    tlrt_fail(R, line, col, "out of memory in join");
-  }
-  tlrt_str *r = tlrt_str_new(R, b.data ? b.data : "", (int64_t)b.len);
-  tl_strbuf_free(&b);
-  return r;
+  return take_text(R, &b, "join", line, col);
 }
 
 /* the byte offset of sub's first match at or after from, or -1 */
@@ -201,13 +206,7 @@ tlrt_str *tlrt_str_from_utf8_lossy(tlrt *R, const tlrt_vec *bytes, int line, int
     else tl_strbuf_puts(&b, "\xEF\xBF\xBD"); /* U+FFFD for each bad byte (Rust groups some; one each is simpler) */
     i += k ? k : 1;
   }
-  if (b.oom) {
-    tl_strbuf_free(&b);
-    tlrt_fail(R, line, col, "out of memory in String::from_utf8_lossy");
-  }
-  tlrt_str *s = tlrt_str_new(R, b.data ? b.data : "", (int64_t)b.len);
-  tl_strbuf_free(&b);
-  return s;
+  return take_text(R, &b, "String::from_utf8_lossy", line, col);
 }
 
 bool tlrt_str_parse(tlrt *R, const tlrt_str *s, char kind, int64_t *i, double *f, tlrt_str **err) {
@@ -266,11 +265,5 @@ tlrt_str *tlrt_str_from_codes(tlrt *R, const tlrt_vec *codes, int line, int col)
     }
     tl_strbuf_putn(&b, e, (size_t)n);
   }
-  if (b.oom) {
-    tl_strbuf_free(&b);
-    tlrt_fail(R, line, col, "out of memory in String::from_chars");
-  }
-  tlrt_str *s = tlrt_str_new(R, b.data ? b.data : "", (int64_t)b.len);
-  tl_strbuf_free(&b);
-  return s;
+  return take_text(R, &b, "String::from_chars", line, col);
 }
