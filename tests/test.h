@@ -8,6 +8,8 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "tl.h"
+
 typedef void (*tl_test_fn)(void);
 typedef void (*tl_test_arg_fn)(void *arg);
 void tl_test_register(const char *name, tl_test_fn fn, const char *file);
@@ -36,6 +38,10 @@ void tl_test_shutdown(tl_ctx *ctx, const char *file, int line);
 
 /* an environment variable's value (a copy, or NULL when unset), and putting it back
  * (frees the copy): tests that change TL_* settings restore the caller's */
+/* test_cuda.c: every kernel of t's schedule rendered as CUDA C and compiled by NVRTC
+ * for sm_90 (a failure is a test failure naming `what`); returns the kernels compiled,
+ * -1 when this machine has no NVRTC */
+int tl_test_cuda_compile(tl_tensor *t, const char *what);
 char *tl_test_env_save(const char *name);
 void tl_test_env_restore(const char *name, char *saved);
 

@@ -67,6 +67,14 @@ static int compile_schedule(tl_nvrtc *n, tl_tensor *handle, const char *what) {
   return compiled;
 }
 
+int tl_test_cuda_compile(tl_tensor *t, const char *what) {
+  static tl_nvrtc *n; /* one per test process */
+  static bool tried;
+  tl_error err = {0};
+  if (!tried) tried = true, tl_nvrtc_open(&n, &err);
+  return n ? compile_schedule(n, t, what) : -1;
+}
+
 TEST(cuda_every_kind_of_kernel_compiles_with_nvrtc) {
   tl_nvrtc *n = NULL;
   tl_error err = {0};

@@ -465,7 +465,11 @@ static int realize_decoy(tl_ctx *ctx, uint64_t seed, int mode, char *why, size_t
 }
 
 static uint64_t replays; /* of the real graphs, over a shard */
-static const char *diff_backend = "cpu"; /* the kernel backend compared to interp */
+static const char *diff_backend = "cpu";
+/* TL_DIFF_CUDA_COMPILE (make test-cuda-compile): each graph's kernels are also rendered
+ * as CUDA C and compiled by NVRTC */
+static bool cuda_compile;
+__attribute__((constructor)) static void read_cuda_compile(void) { cuda_compile = getenv("TL_DIFF_CUDA_COMPILE") != NULL; } /* the kernel backend compared to interp */
 static const char *cpu_compiler; /* not NULL: tl_set_compiler on the cpu backend */
 
 /* Builds the graph of `seed` and realizes it (as f64) on `backend`; the generator is
@@ -494,6 +498,7 @@ static int eval_graph(uint64_t seed, int mode, const char *backend, double **out
     snprintf(why, whylen, "a max, min, argmax or argmin over an empty axis did not fail with its message");
     bad = 1;
   } else {
+    if (cuda_compile && !strcmp(backend, "cpu")) tl_test_cuda_compile(w, "a differential graph"); /* fails the test itself */
     *n = tl_numel(w);
     *dt = g.used_f32 && tl_get_dtype(t) == TL_F64 ? TL_F32 : tl_get_dtype(t);
     *out = malloc(sizeof(double) * (size_t)(*n ? *n : 1));
