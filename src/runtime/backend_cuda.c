@@ -24,6 +24,7 @@ static void stats_cu(void *dev, tl_stats *st) {
   tl_cuda_stats c = tl_cuda_get_stats(dev);
   st->kernels_compiled += c.builds;
   st->mem_cache_hits += c.module_hits;
+  st->disk_cache_hits += c.disk_hits;
   st->device_buffers += c.live_buffers;
   st->device_bytes += c.live_bytes;
   st->device_peak_bytes += c.peak_bytes;

@@ -122,7 +122,6 @@ struct tl_cl {
   cl_program_entry *programs;
   tl_cl_buf *live;
   char *cache_dir; /* program binaries on disk (NULL: not kept) */
-  unsigned tmp_seq;
 };
 
 /* what an OpenCL error code means, for messages */
@@ -412,11 +411,7 @@ static void open_cache(tl_cl *cl) {
   }
 }
 
-typedef struct {
-  char base[4096], bin[4200], sum[4200], lock[4200];
-} entry_paths;
-
-static bool entry_paths_of(const tl_cl *cl, const char *source, entry_paths *p) {
+static bool entry_paths_of(const tl_cl *cl, const char *source, tl_blob_paths *p) {
   tl_hash128 h;
   uint64_t key[2];
   tl_hash128_init(&h);
@@ -428,48 +423,17 @@ static bool entry_paths_of(const tl_cl *cl, const char *source, entry_paths *p) 
   tl_hash128_str(&h, cl->caps.version);
   tl_hash128_str(&h, cl->caps.driver);
   tl_hash128_final(&h, key);
-  int n = snprintf(p->base, sizeof p->base, "%s/%016llx%016llx", cl->cache_dir, (unsigned long long)key[0],
-                   (unsigned long long)key[1]);
-  if (n < 0 || (size_t)n >= sizeof p->base) return false;
-  snprintf(p->bin, sizeof p->bin, "%s.clbin", p->base);
-  snprintf(p->sum, sizeof p->sum, "%s.sum", p->base);
-  snprintf(p->lock, sizeof p->lock, "%s.lock", p->base);
-  return true;
-}
-
-/* the verified entry's bytes (malloc'd), or NULL */
-static unsigned char *read_entry(const char *path, size_t *len) {
-  struct stat st;
-  tl_entry_state why;
-  int fd = tl_entry_open_checked(path, &st, &why);
-  if (fd < 0) return NULL;
-  unsigned char *data = st.st_size > 0 ? malloc((size_t)st.st_size) : NULL;
-  size_t got = 0;
-  while (data && got < (size_t)st.st_size) {
-    ssize_t n = read(fd, data + got, (size_t)st.st_size - got);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) break;
-    got += (size_t)n;
-  }
-  close(fd);
-  if (data && got == (size_t)st.st_size) {
-    *len = got;
-    return data;
-  }
-  free(data);
-  return NULL;
+  return tl_blob_paths_of(cl->cache_dir, key, "clbin", p);
 }
 
 /* a program built from the entry's binary, or NULL (no entry, or one the driver refused) */
-static cl_handle program_from_entry(tl_cl *cl, const entry_paths *p, tl_entry_state *why) {
-  *why = tl_entry_verify(p->bin, p->sum);
-  if (*why != TL_ENTRY_OK) return NULL;
+static cl_handle program_from_entry(tl_cl *cl, const tl_blob_paths *p, tl_entry_state *why) {
   size_t len = 0;
-  unsigned char *bin = read_entry(p->bin, &len);
+  unsigned char *bin = tl_blob_read(p, &len, why);
+  if (!bin) return NULL;
   cl_int status = CL_SUCCESS, rc = CL_SUCCESS;
   const unsigned char *bins[1] = {bin};
-  cl_handle program = bin ? cl->api.clCreateProgramWithBinary(cl->context, 1, &cl->device, &len, bins, &status, &rc)
-                          : NULL;
+  cl_handle program = cl->api.clCreateProgramWithBinary(cl->context, 1, &cl->device, &len, bins, &status, &rc);
   free(bin);
   if (program && (status != CL_SUCCESS || cl->api.clBuildProgram(program, 1, &cl->device, build_options, NULL,
                                                                   NULL) != CL_SUCCESS)) {
@@ -480,29 +444,15 @@ static cl_handle program_from_entry(tl_cl *cl, const entry_paths *p, tl_entry_st
   return program;
 }
 
-/* writes the built program's binary as the entry (private names, the .sum first, the
- * binary renamed last); failures leave no entry and are not errors */
-static void store_entry(tl_cl *cl, cl_handle program, const entry_paths *p) {
+/* keeps the built program's binary as the entry (failures leave none and are not errors) */
+static void store_entry(tl_cl *cl, cl_handle program, const tl_blob_paths *p) {
   size_t len = 0;
   if (cl->api.clGetProgramInfo(program, CL_PROGRAM_BINARY_SIZES, sizeof len, &len, NULL) != CL_SUCCESS || !len) return;
   unsigned char *bin = malloc(len);
-  if (!bin || cl->api.clGetProgramInfo(program, CL_PROGRAM_BINARIES, sizeof bin, &bin, NULL) != CL_SUCCESS) {
-    free(bin);
-    return;
-  }
-  char tmp[4300], tmp_sum[4300];
-  unsigned seq = cl->tmp_seq++;
-  snprintf(tmp, sizeof tmp, "%s.clbin.%ld.%u.tmp", p->base, (long)getpid(), seq);
-  snprintf(tmp_sum, sizeof tmp_sum, "%s.sum.%ld.%u.tmp", p->base, (long)getpid(), seq);
-  uint64_t sum = 0, size = 0;
-  int ok = tl_entry_write_new_file(tmp, bin, len, 0600) == 0;
-  free(bin);
-  if (ok && tl_entry_checksum_file(tmp, &sum, &size) == 0 && tl_entry_write_sum(tmp_sum, p->sum, p->bin, size, sum) == 0 &&
-      rename(tmp, p->bin) == 0) {
+  if (bin && cl->api.clGetProgramInfo(program, CL_PROGRAM_BINARIES, sizeof bin, &bin, NULL) == CL_SUCCESS &&
+      tl_blob_store(p, bin, len))
     cl->stats.disk_stores++;
-    return;
-  }
-  unlink(tmp);
+  free(bin);
 }
 
 /* the program from the disk cache, else built from the source and stored; under the
@@ -510,7 +460,7 @@ static void store_entry(tl_cl *cl, cl_handle program, const entry_paths *p) {
 static tl_status program_build(tl_cl *cl, const char *source, cl_handle *out, tl_error *err);
 
 static tl_status program_cached(tl_cl *cl, const char *source, cl_handle *out, tl_error *err) {
-  entry_paths p;
+  tl_blob_paths p;
   if (!cl->cache_dir || !entry_paths_of(cl, source, &p)) return program_build(cl, source, out, err);
   tl_entry_state why;
   if ((*out = program_from_entry(cl, &p, &why))) {
@@ -523,7 +473,7 @@ static tl_status program_cached(tl_cl *cl, const char *source, cl_handle *out, t
     cl->stats.disk_hits++;
   } else {
     if (why != TL_ENTRY_MISSING) { /* damaged, foreign or refused: replaced */
-      unlink(p.bin);
+      unlink(p.data);
       unlink(p.sum);
       cl->stats.disk_rejects++;
     }

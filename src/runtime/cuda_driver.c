@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "core/hash_mix.h"
+#include "runtime/disk_entry.h"
 
 typedef int CUresult;
 typedef int CUdevice;
@@ -98,6 +99,7 @@ struct tl_cuda {
   size_t total_mem;
   int max_threads, shared_bytes;
   cu_module *modules;
+  char *cache_dir; /* PTX kept on disk (NULL: not kept) */
 };
 
 struct tl_nvrtc {
@@ -228,8 +230,58 @@ tl_status tl_cuda_open(tl_cuda **out, tl_error *err) {
     tl_cuda_close(c);
     return st;
   }
+  char *dir = NULL;
+  tl_error e = {0};
+  int repaired = 0;
+  if (tl_entry_default_dir(&dir) == TL_OK && dir && tl_entry_check_private_dir(dir, "kernel cache directory", &repaired, &e) == TL_OK)
+    c->cache_dir = dir;
+  else
+    free(dir);
   *out = c;
   return TL_OK;
+}
+
+/* src's PTX: from the kernel cache directory (keyed by the source, the GPU's compute
+ * capability and NVRTC's version; checked as the C kernels' entries are), else
+ * compiled by NVRTC and kept there, under the entry's lock */
+static tl_status ptx_of(tl_cuda *c, const char *src, char **ptx, tl_error *err) {
+  tl_hash128 h;
+  uint64_t key[2];
+  char v[64];
+  snprintf(v, sizeof v, "%d.%d %d.%d", c->cc_major, c->cc_minor, c->nvrtc->major, c->nvrtc->minor);
+  tl_hash128_init(&h);
+  tl_hash128_str(&h, "tl-cuda-ptx-1");
+  tl_hash128_str(&h, src);
+  tl_hash128_str(&h, v);
+  tl_hash128_final(&h, key);
+  tl_blob_paths p;
+  if (!c->cache_dir || !tl_blob_paths_of(c->cache_dir, key, "ptx", &p))
+    return tl_nvrtc_ptx(c->nvrtc, src, c->cc_major, c->cc_minor, ptx, err);
+  size_t len = 0;
+  tl_entry_state why;
+  int fd = -1;
+  unsigned char *blob = tl_blob_read(&p, &len, &why);
+  if (!blob) {
+    fd = tl_entry_take_lock(p.lock);
+    blob = tl_blob_read(&p, &len, &why); /* its builder held the lock */
+  }
+  tl_status st = TL_OK;
+  if (blob && (*ptx = malloc(len + 1))) {
+    memcpy(*ptx, blob, len);
+    (*ptx)[len] = 0;
+    c->stats.disk_hits++;
+  } else if (!blob) {
+    st = tl_nvrtc_ptx(c->nvrtc, src, c->cc_major, c->cc_minor, ptx, err);
+    if (!st) {
+      c->stats.builds++;
+      tl_blob_store(&p, *ptx, strlen(*ptx));
+    }
+  } else {
+    st = tl_error_set(err, TL_ERR_NOMEM, "cuda: out of memory");
+  }
+  free(blob);
+  tl_entry_drop_lock(fd);
+  return st;
 }
 
 uint64_t tl_cuda_close(tl_cuda *c) {
@@ -244,6 +296,7 @@ uint64_t tl_cuda_close(tl_cuda *c) {
   if (c->context) c->api.cuDevicePrimaryCtxRelease_v2(c->device);
   tl_nvrtc_close(c->nvrtc);
   if (c->lib) dlclose(c->lib);
+  free(c->cache_dir);
   free(c);
   return live;
 }
@@ -325,9 +378,8 @@ tl_status tl_cuda_kernel(tl_cuda *c, const char *src, void **fn, tl_error *err) 
       return TL_OK;
     }
   char *ptx = NULL;
-  tl_status st = tl_nvrtc_ptx(c->nvrtc, src, c->cc_major, c->cc_minor, &ptx, err);
+  tl_status st = ptx_of(c, src, &ptx, err);
   if (st) return st;
-  c->stats.builds++;
   cu_module *m = calloc(1, sizeof *m);
   CUresult rc = CUDA_SUCCESS;
   if (!m || !(m->source = malloc(len + 1))) {

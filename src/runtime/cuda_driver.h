@@ -1,6 +1,7 @@
 /* cuda_driver.h — the CUDA driver under the cuda backend: libcuda.so.1 and NVRTC loaded
  * at run time (dlopen: no build-time dependency), the first GPU, its buffers, kernels
- * compiled from CUDA C by NVRTC (once per process) and launched.
+ * compiled from CUDA C by NVRTC (once per process; their PTX kept in the kernel cache
+ * directory) and launched.
  * in: CUDA C source, sizes, host bytes; out: device buffers, results, and errors that
  * say what failed: "not available" with the reason, NVRTC's log, device out-of-memory
  * as TL_ERR_NOMEM. NVRTC alone (tl_nvrtc_*) works without a GPU: the tests compile
@@ -21,6 +22,7 @@ typedef struct tl_nvrtc tl_nvrtc;
 
 typedef struct {
   uint64_t builds, module_hits; /* kernels compiled by NVRTC; found already loaded */
+  uint64_t disk_hits;           /* PTX found in the kernel cache directory */
   uint64_t live_buffers, live_bytes, peak_bytes, allocs;
 } tl_cuda_stats;
 

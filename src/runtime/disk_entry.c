@@ -12,6 +12,7 @@
 
 #include <dirent.h>
 #include <errno.h>
+#include <stdatomic.h>
 #include <fcntl.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -331,4 +332,52 @@ tl_status tl_entry_check_private_dir(const char *dir, const char *what, int *rep
   if (access(dir, W_OK | X_OK) != 0)
     return tl_error_set(err, TL_ERR_CACHE, "%s '%s' is not writable: %s", what, dir, strerror(errno));
   return TL_OK;
+}
+
+/* ---- blobs ---- */
+bool tl_blob_paths_of(const char *dir, const uint64_t key[2], const char *ext, tl_blob_paths *p) {
+  int n = snprintf(p->base, sizeof p->base, "%s/%016llx%016llx", dir, (unsigned long long)key[0],
+                   (unsigned long long)key[1]);
+  if (n < 0 || (size_t)n >= sizeof p->base) return false;
+  snprintf(p->data, sizeof p->data, "%s.%s", p->base, ext);
+  snprintf(p->sum, sizeof p->sum, "%s.sum", p->base);
+  snprintf(p->lock, sizeof p->lock, "%s.lock", p->base);
+  return true;
+}
+
+unsigned char *tl_blob_read(const tl_blob_paths *p, size_t *len, tl_entry_state *why) {
+  if ((*why = tl_entry_verify(p->data, p->sum)) != TL_ENTRY_OK) return NULL;
+  struct stat st;
+  int fd = tl_entry_open_checked(p->data, &st, why);
+  if (fd < 0) return NULL;
+  unsigned char *data = st.st_size > 0 ? malloc((size_t)st.st_size) : NULL;
+  size_t got = 0;
+  while (data && got < (size_t)st.st_size) {
+    ssize_t n = read(fd, data + got, (size_t)st.st_size - got);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) break;
+    got += (size_t)n;
+  }
+  close(fd);
+  if (data && got == (size_t)st.st_size) {
+    *len = got;
+    return data;
+  }
+  free(data);
+  *why = TL_ENTRY_SIZE;
+  return NULL;
+}
+
+bool tl_blob_store(const tl_blob_paths *p, const void *data, size_t len) {
+  static atomic_uint seq; /* private names: threads of one process store at once */
+  unsigned k = atomic_fetch_add(&seq, 1);
+  char tmp[4300], tmp_sum[4300];
+  snprintf(tmp, sizeof tmp, "%s.%ld.%u.tmp", p->data, (long)getpid(), k);
+  snprintf(tmp_sum, sizeof tmp_sum, "%s.%ld.%u.tmp", p->sum, (long)getpid(), k);
+  uint64_t sum = 0, size = 0;
+  if (tl_entry_write_new_file(tmp, data, len, 0600) == 0 && tl_entry_checksum_file(tmp, &sum, &size) == 0 &&
+      tl_entry_write_sum(tmp_sum, p->sum, p->data, size, sum) == 0 && rename(tmp, p->data) == 0)
+    return true;
+  unlink(tmp);
+  return false;
 }

@@ -5,6 +5,7 @@
 #ifndef TL_RUNTIME_DISK_ENTRY_H
 #define TL_RUNTIME_DISK_ENTRY_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/stat.h>
@@ -60,5 +61,18 @@ int tl_entry_write_all(int fd, const void *data, size_t n);
  * private names and atomic renames keep that correct, only perhaps built twice) */
 int tl_entry_take_lock(const char *lock);
 void tl_entry_drop_lock(int fd);
+
+/* A blob: bytes a driver made from a key (an OpenCL program's binary, a kernel's PTX),
+ * kept as <dir>/<key>.EXT beside <key>.sum, checked as every entry is. */
+typedef struct {
+  char base[4096], data[4200], sum[4200], lock[4200];
+} tl_blob_paths;
+/* the paths of key's blob (ext: "clbin", "ptx"); false when dir is too long */
+bool tl_blob_paths_of(const char *dir, const uint64_t key[2], const char *ext, tl_blob_paths *p);
+/* the verified blob's bytes (malloc'd), or NULL with *why */
+unsigned char *tl_blob_read(const tl_blob_paths *p, size_t *len, tl_entry_state *why);
+/* writes the blob (private names, the .sum first, the data renamed last): true when
+ * stored; a failure leaves no entry and is not an error */
+bool tl_blob_store(const tl_blob_paths *p, const void *data, size_t len);
 
 #endif
