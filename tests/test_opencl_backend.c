@@ -110,7 +110,7 @@ TEST(opencl_gemm_edge_tiles_and_epilogue) {
 
 /* softmax and layer norm over rows of 1, 3, 1000 and 4097 elements: one kernel reduces
  * each row; against double loops */
-TEST(opencl_softmax_and_layer_norm_of_odd_sizes) {
+static void softmax_and_layer_norm(void) {
   tl_ctx *ctx = opencl_ctx();
   if (!ctx) return;
   static const int64_t widths[] = {1, 3, 1000, 4097};
@@ -136,6 +136,16 @@ TEST(opencl_softmax_and_layer_norm_of_odd_sizes) {
     free(x), free(sm), free(ln);
   }
   TEST_SHUTDOWN(ctx);
+}
+
+/* a CPU's groups of 64 and a GPU's of 256, TL_OPENCL_TARGET choosing */
+TEST(opencl_softmax_and_layer_norm_of_odd_sizes) {
+  char *saved = tl_test_env_save("TL_OPENCL_TARGET");
+  setenv("TL_OPENCL_TARGET", "cpu", 1);
+  softmax_and_layer_norm();
+  setenv("TL_OPENCL_TARGET", "gpu", 1);
+  softmax_and_layer_norm();
+  tl_test_env_restore("TL_OPENCL_TARGET", saved);
 }
 
 /* the same program on opencl and on the interpreter: conv2d with padding and stride,

@@ -68,8 +68,12 @@ static bool shareable(const tl_block *b, bool *reduces) {
   return true;
 }
 
-static bool group_mode(const tl_lowered *l) {
-  if (l->gemm || l->scatter || l->inner_work < TL_GPU_GROUP) return false;
+/* work-items in a group: a CPU device (PoCL) runs them as loops, 64 keep its trees
+ * short; a GPU wants more threads a block to hide memory latency */
+static int group_size(const tl_gpu_target *t) { return t->cpu ? TL_GPU_GROUP : TL_GPU_GROUP_GPU; }
+
+static bool group_mode(const tl_lowered *l, int gs) {
+  if (l->gemm || l->scatter || l->inner_work < gs) return false;
   bool reduces = false;
   if (!has_parallel_loop(l->root)) return shareable(l->root, &reduces) && reduces;
   for (int i = 0; i < l->root->n; i++) {
@@ -103,14 +107,14 @@ static void note_accs(const tl_block *b, bool *dtypes, bool *nan) {
   }
 }
 
-static void group_arrays(tl_strbuf *s, const tl_lowered *l) {
+static void group_arrays(tl_strbuf *s, const tl_lowered *l, int gs) {
   bool dtypes[TL_NDTYPES] = {false}, nan = false;
   if (!has_parallel_loop(l->root)) note_accs(l->root, dtypes, &nan);
   for (int i = 0; i < l->root->n; i++)
     if (l->root->items[i]->kind == TL_STMT_LOOP) note_accs(l->root->items[i]->body, dtypes, &nan);
   for (int t = 0; t < TL_NDTYPES; t++)
-    if (dtypes[t]) tl_strbuf_printf(s, "  TL_SHARED %s tl_red_%s[%d];\n", tl_cstyle_ctype(t), red_name(t), TL_GPU_GROUP);
-  if (nan) tl_strbuf_printf(s, "  TL_SHARED int tl_red_nan[%d];\n", TL_GPU_GROUP);
+    if (dtypes[t]) tl_strbuf_printf(s, "  TL_SHARED %s tl_red_%s[%d];\n", tl_cstyle_ctype(t), red_name(t), gs);
+  if (nan) tl_strbuf_printf(s, "  TL_SHARED int tl_red_nan[%d];\n", gs);
 }
 
 static void indent(tl_strbuf *s, int depth) {
@@ -118,7 +122,7 @@ static void indent(tl_strbuf *s, int depth) {
 }
 
 /* every work-item's partial value of acc, combined: all of them end with the total */
-static void combine(tl_strbuf *s, const tl_stmt *acc, int depth) {
+static void combine(tl_strbuf *s, const tl_stmt *acc, int depth, int gs) {
   long long id = (long long)acc->u->arg.i;
   const char *r = red_name(acc->u->dtype);
   bool nan = acc->reduce_op == TL_OP_RMAX && tl_dtype_is_float(acc->u->dtype);
@@ -129,7 +133,7 @@ static void combine(tl_strbuf *s, const tl_stmt *acc, int depth) {
   indent(s, depth);
   tl_strbuf_printf(s, "TL_BARRIER();\n");
   indent(s, depth);
-  tl_strbuf_printf(s, "for (int tl_s = %d; tl_s > 0; tl_s >>= 1) {\n", TL_GPU_GROUP / 2);
+  tl_strbuf_printf(s, "for (int tl_s = %d; tl_s > 0; tl_s >>= 1) {\n", gs / 2);
   indent(s, depth + 1);
   tl_strbuf_printf(s, "if (tl_lid < tl_s) { %s x = tl_red_%s[tl_lid], y = tl_red_%s[tl_lid + tl_s]; tl_red_%s[tl_lid] = %s;%s }\n",
                    tl_cstyle_ctype(acc->u->dtype), r, r, r, op, nan ? " tl_red_nan[tl_lid] |= tl_red_nan[tl_lid + tl_s];" : "");
@@ -144,7 +148,7 @@ static void combine(tl_strbuf *s, const tl_stmt *acc, int depth) {
   tl_strbuf_puts(s, "TL_BARRIER();\n");
 }
 
-static void group_body(tl_strbuf *s, const tl_block *b, int depth) {
+static void group_body(tl_strbuf *s, const tl_block *b, int depth, int gs) {
   for (int i = 0; i < b->n; i++) {
     const tl_stmt *st = b->items[i];
     if (st->kind == TL_STMT_STORE) {
@@ -156,13 +160,12 @@ static void group_body(tl_strbuf *s, const tl_block *b, int depth) {
     } else if (st->kind == TL_STMT_LOOP) {
       long long r = (long long)st->u->arg.i;
       indent(s, depth);
-      tl_strbuf_printf(s, "for (tl_i64 r%lld = tl_lid; r%lld < %lldL; r%lld += %d) {\n", r, r, (long long)st->u->arg2, r,
-                       TL_GPU_GROUP);
+      tl_strbuf_printf(s, "for (tl_i64 r%lld = tl_lid; r%lld < %lldL; r%lld += %d) {\n", r, r, (long long)st->u->arg2, r, gs);
       tl_cstyle_block(s, &cl_grid, st->body, depth + 1);
       indent(s, depth);
       tl_strbuf_puts(s, "}\n");
       for (int j = 0; j < i; j++)
-        if (b->items[j]->kind == TL_STMT_ACC && updates(st->body, b->items[j]->u)) combine(s, b->items[j], depth);
+        if (b->items[j]->kind == TL_STMT_ACC && updates(st->body, b->items[j]->u)) combine(s, b->items[j], depth, gs);
       tl_cstyle_loop_end(s, &cl_grid, st, depth);
     } else {
       tl_cstyle_stmt(s, &cl_grid, st, depth);
@@ -170,11 +173,11 @@ static void group_body(tl_strbuf *s, const tl_block *b, int depth) {
   }
 }
 
-static void group_kernel(tl_strbuf *s, const tl_lowered *l) {
-  group_arrays(s, l);
+static void group_kernel(tl_strbuf *s, const tl_lowered *l, int gs) {
+  group_arrays(s, l, gs);
   tl_strbuf_puts(s, "  const tl_i64 tl_grp = TL_GRP(0);\n  const int tl_lid = TL_LID(0);\n");
   if (!has_parallel_loop(l->root)) {
-    group_body(s, l->root, 1);
+    group_body(s, l->root, 1, gs);
     return;
   }
   for (int i = 0; i < l->root->n; i++) {
@@ -185,7 +188,7 @@ static void group_kernel(tl_strbuf *s, const tl_lowered *l) {
     }
     /* the grid is the range: every group has a turn, and every work-item reaches every barrier */
     tl_strbuf_printf(s, "  {\n    const tl_i64 r%lld = tl_grp;\n", (long long)st->u->arg.i);
-    group_body(s, st->body, 2);
+    group_body(s, st->body, 2, gs);
     tl_strbuf_puts(s, "  }\n");
   }
 }
@@ -215,12 +218,13 @@ void tl_render_gpu_grid(const tl_lowered *l, const tl_gpu_target *t, int *dims, 
   }
   int64_t work = l->scatter ? l->scatter->rows * l->scatter->d : l->work > 0 ? l->work : 1;
   *dims = 1;
-  if (group_mode(l)) { /* a work-group an iteration */
-    local[0] = TL_GPU_GROUP;
-    global[0] = (size_t)work * TL_GPU_GROUP;
+  int gs = group_size(t);
+  if (group_mode(l, gs)) { /* a work-group an iteration */
+    local[0] = (size_t)gs;
+    global[0] = (size_t)work * (size_t)gs;
     return;
   }
-  local[0] = (size_t)(work < TL_GPU_GROUP ? work : TL_GPU_GROUP);
+  local[0] = (size_t)(work < gs ? work : gs);
   global[0] = (size_t)round_up(work, (int64_t)local[0]);
 }
 
@@ -374,8 +378,8 @@ char *tl_render_gpu(const tl_lowered *l, const tl_gpu_target *target) {
     gemm_cpu_body(&s, l);
   } else if (l->gemm) {
     gemm_body(&s, l);
-  } else if (group_mode(l)) {
-    group_kernel(&s, l);
+  } else if (group_mode(l, group_size(target))) {
+    group_kernel(&s, l, group_size(target));
   } else {
     tl_strbuf_puts(&s, "  const tl_i64 tl_gid = TL_GID(0);\n");
     if (l->scatter) {

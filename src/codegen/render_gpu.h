@@ -11,7 +11,8 @@
 #include "codegen/lower.h"
 
 enum {
-  TL_GPU_GROUP = 64, /* work-items in a group of an elementwise or reduction kernel */
+  TL_GPU_GROUP = 64, /* work-items in a group of an elementwise or reduction kernel (a CPU device) */
+  TL_GPU_GROUP_GPU = 256, /* ... on a GPU */
   TL_GPU_TILE = 16,  /* a GEMM work-group is TILE x TILE work-items */
   TL_GPU_REG = 4,    /* each computes REG x REG elements of C */
   TL_GPU_CPU_ROWS = 8 /* on a CPU a work-item computes ROWS rows of one vector of C */
