@@ -396,8 +396,8 @@ TL_API tl_status tl_realize_many(int n, tl_tensor *const *ts);
 TL_API const char *tl_device(tl_tensor *t);
 /* A new tensor with t's values in the memory of the backend `name` (computing t first;
  * a handle sharing t's values when they are there already). An unknown or unusable
- * backend is TL_ERR_BACKEND; a tensor that requires grad is an error for now (detach
- * it first). */
+ * backend is TL_ERR_BACKEND. The gradient flows back through it: the gradient is
+ * computed on the copy's backend and copied to t's. */
 TL_API tl_tensor *tl_to(tl_tensor *t, const char *name);
 /* Copies the values, row-major, into dst (nbytes must equal numel * dtype size). */
 TL_API tl_status tl_to_host(tl_tensor *t, void *dst, size_t nbytes);

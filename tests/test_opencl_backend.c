@@ -360,9 +360,35 @@ TEST(opencl_to_and_device) {
   CHECK(tl_to(back, "opencl") != NULL); /* already there: shared */
   CHECK(tl_to(back, "tpu") == NULL);
   CHECK_CONTAINS(tl_last_error(ctx), "unknown backend 'tpu'");
-  tl_tensor *p = tl_from_data(ctx, TL_F32, 1, &n, v);
-  tl_set_requires_grad(p, 1);
-  CHECK(tl_to(p, "cpu") == NULL);
-  CHECK_STR(tl_last_error(ctx), "to: a tensor that requires grad cannot move between backends yet (detach() it first)");
+  TEST_SHUTDOWN(ctx);
+}
+
+/* the gradient flows back through to(): a parameter on the cpu, used on the device,
+ * gets on the cpu the gradient sum(tanh(w)^2)' = 2 tanh(w) (1 - tanh(w)^2), twice over
+ * (it is used twice: once moved, once as a moved and scaled copy) */
+TEST(opencl_gradient_through_to) {
+  tl_ctx *ctx = opencl_ctx();
+  if (!ctx) return;
+  CHECK_INT(tl_set_backend(ctx, "cpu"), TL_OK);
+  double v[5] = {-1.5, -0.2, 0, 0.7, 2};
+  int64_t n = 5;
+  tl_tensor *w = tl_from_data(ctx, TL_F64, 1, &n, v);
+  tl_set_requires_grad(w, 1);
+  CHECK_INT(tl_set_backend(ctx, device()), TL_OK);
+  tl_tensor *wd = tl_to(w, device());
+  CHECK_STR(tl_device(wd), device());
+  tl_tensor *t = tl_tanh(wd), *loss = tl_add(tl_sum(tl_mul(t, t), 0, NULL, 0), tl_sum(tl_mul_scalar(tl_mul(t, t), 1), 0, NULL, 0));
+  CHECK_INT(tl_backward(loss, NULL), TL_OK);
+  tl_tensor *g = tl_grad(w);
+  CHECK(g != NULL);
+  if (!g) return;
+  CHECK_STR(tl_device(g), "cpu");
+  CHECK_INT(tl_set_backend(ctx, "cpu"), TL_OK);
+  double got[5];
+  CHECK_INT(tl_to_host(g, got, sizeof got), TL_OK);
+  for (int i = 0; i < 5; i++) {
+    double th = tanh(v[i]);
+    CHECK_NEAR(got[i], 2 * 2 * th * (1 - th * th), 1e-12);
+  }
   TEST_SHUTDOWN(ctx);
 }

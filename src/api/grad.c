@@ -175,6 +175,10 @@ static tl_status propagate(tl_ctx *ctx, tl_ag_list *order, tl_ag_list *leaves) {
       if (!tl_ag_list_add(leaves, n)) return tl_error_set(&ctx->err, TL_ERR_NOMEM, "backward: out of memory");
       continue;
     }
+    if (n->op == TL_AG_TO) { /* computed where it is, then moved to the input's backend */
+      tl_status st = tl_api_move_grad(ctx, n);
+      if (st) return st;
+    }
     /* a gradient read by several rules is computed once */
     if (tl_ag_inputs_needing_grad(n) > 1) {
       tl_uop *value = n->grad;

@@ -32,6 +32,9 @@ typedef enum {
   TL_AG_CAT,        /* p[0]: axis; n inputs */
   TL_AG_MATMUL,
   TL_AG_GATHER,     /* inputs: table, indices (no gradient) */
+  TL_AG_TO,         /* a copy into another backend's memory: p[0] the input's backend, p[1] the
+                       output's (1 + their index in the table). The gradient passes as it is;
+                       the API moves it back (api/grad.c) */
 } tl_ag_op;
 
 /* reduction kinds recorded by TL_AG_REDUCE (the API's, before lowering) */

@@ -326,6 +326,7 @@ bool tl_ag_input_grads(tl_graph *gr, tl_error *err, const tl_ag_node *n, tl_uop 
   case TL_AG_SOFTMAX: grads[0] = to_input(&r, softmax_grad(&r, g), 0); break;
   case TL_AG_CAT: cat_grads(&r, g, grads); break;
   case TL_AG_MATMUL: matmul_grad(&r, g, &grads[0], &grads[1]); break;
+  case TL_AG_TO: grads[0] = g; break; /* moved to the input's backend by the API, before */
   case TL_AG_GATHER: /* each picked row's gradient goes back to its row; the indices take none */
     if (n->in[0].fn) grads[0] = tl_build_scatter_add(gr, g, n->in[1].value, n->in[0].shape[0]);
     break;
