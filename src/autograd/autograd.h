@@ -32,6 +32,7 @@ typedef enum {
   TL_AG_CAT,        /* p[0]: axis; n inputs */
   TL_AG_MATMUL,
   TL_AG_GATHER,     /* inputs: table, indices (no gradient) */
+  TL_AG_CONV2D,     /* inputs: x, w; p: sh, sw, ph, pw (graph/build.h: tl_build_conv2d) */
 } tl_ag_op;
 
 /* reduction kinds recorded by TL_AG_REDUCE (the API's, before lowering) */
