@@ -56,9 +56,9 @@ static void conv_reference(const tl_conv_desc *d, const double *x, const double 
     for (int64_t i = 0; i < na; i++) ta[i] = (T)a[i];                                             \
     for (int64_t i = 0; i < nb; i++) tb[i] = (T)b[i];                                             \
     for (int64_t i = 0; i < nout; i++) out[i] = (T)12345; /* the routine writes every element */ \
-    int64_t kk = d.kh * d.kw, cols = mode == 0 ? d.oh * d.ow : mode == 1 ? d.c : d.c * kk;        \
+    int64_t kk = d.kh * d.kw, cols = mode == 0 ? d.oh * d.ow : mode == 1 ? d.c : mode == 3 ? d.o : d.c * kk; \
     d.mode = mode;                                                                                \
-    d.unit = mode == 1 ? conv_pick(1, cols > 1 ? cols : 1) : 32 * conv_pick(1, 9);               \
+    d.unit = mode & 1 ? conv_pick(1, cols > 1 ? cols : 1) : 32 * conv_pick(1, 9);                \
     d.units = (cols + d.unit - 1) / d.unit;                                                       \
     d.units = d.units ? d.units : 1;                                                              \
     int64_t work = mode == 2 ? d.units : d.n * d.units;                                           \
@@ -92,9 +92,11 @@ static void conv_check_shape(tl_conv_desc d) {
   for (int64_t i = 0; i < ny; i++) g[i] = (double)conv_pick(-16, 16) / 8;
   conv_reference(&d, x, w, g, y, dx, dw);
   for (int f64 = 0; f64 < 2; f64++)
-    for (int mode = 0; mode < 3; mode++) {
-      const double *a = mode == 0 ? x : g, *b = mode == 2 ? x : w, *want = mode == 0 ? y : mode == 1 ? dx : dw;
-      int64_t na = mode == 0 ? nx : ny, nb = mode == 2 ? nx : nw, nout = mode == 0 ? ny : mode == 1 ? nx : nw;
+    for (int mode = 0; mode < 4; mode++) { /* mode 3: the forward at stride 1 only */
+      if (mode == 3 && (d.sh != 1 || d.sw != 1)) continue;
+      int fwd = mode == 0 || mode == 3;
+      const double *a = fwd ? x : g, *b = mode == 2 ? x : w, *want = fwd ? y : mode == 1 ? dx : dw;
+      int64_t na = fwd ? nx : ny, nb = mode == 2 ? nx : nw, nout = fwd ? ny : mode == 1 ? nx : nw;
       int64_t bad = f64 ? conv_run_f64(d, mode, a, b, want, na, nb, nout) : conv_run_f32(d, mode, a, b, want, na, nb, nout);
       if (bad >= 0)
         tl_test_fail(__FILE__, __LINE__,
@@ -130,8 +132,9 @@ CONV_TEST(conv_prelude_edges) {
 CONV_TEST(conv_prelude_random) {
   for (int i = 0; i < 40; i++) {
     tl_conv_desc d = {0};
+    int unit_stride = i % 2; /* half at stride 1, where the forward also runs as mode 3 */
     d.n = conv_pick(1, 3), d.c = conv_pick(1, 24), d.o = conv_pick(1, 20);
-    d.kh = conv_pick(1, 4), d.kw = conv_pick(1, 4), d.sh = conv_pick(1, 3), d.sw = conv_pick(1, 3);
+    d.kh = conv_pick(1, 4), d.kw = conv_pick(1, 4), d.sh = unit_stride ? 1 : conv_pick(1, 3), d.sw = unit_stride ? 1 : conv_pick(1, 3);
     d.ph = conv_pick(0, 3), d.pw = conv_pick(0, 3);
     d.h = conv_pick(d.kh > 2 * d.ph ? d.kh - 2 * d.ph : 1, 19);
     d.w = conv_pick(d.kw > 2 * d.pw ? d.kw - 2 * d.pw : 1, 23);

@@ -8,9 +8,11 @@
  *           g [o, P] in tiles of pixels kept in cache, each added into dx at its window
  *           (col2im of the tile, in cache); each unit owns its channels' planes of dx;
  *   mode 2, dw [o, c, kh, kw]: C = sum over images of g [o, P] times B[p, (c,ki,kj)] = x
- *           at the window of p, B's columns gathered contiguous, then transposed.
- * The parallel range counts units: mode 0, pixel tiles of one image; mode 1, channel
- * blocks of one image (both batch-major); mode 2, tiles of dw's columns (each sums over
+ *           at the window of p, B's columns gathered contiguous, then transposed;
+ *   mode 3, y at stride 1 (the lowering's choice for mode 0 there): as mode 1, with
+ *           T = W [(o,ki,kj), c] times x [c, Q], each row added into y at its window.
+ * The parallel range counts units: mode 0, pixel tiles of one image; modes 1 and 3,
+ * blocks of output channels of one image (both batch-major); mode 2, tiles of dw's columns (each sums over
  * every image). Compiled where TL_CONV is defined (its kernels), after the GEMM. */
 #if defined(TL_CONV) && defined(TL_GEMM) && !defined(TL_KERNEL_PRELUDE_CONV)
 #define TL_KERNEL_PRELUDE_CONV
@@ -137,21 +139,41 @@ static inline void tl_conv_valid(tl_i64 X0, tl_i64 s, tl_i64 len, tl_i64 sw, tl_
         for (tl_i64 j = 0; j < NR; j++) dst[k * NR + j] = tmp[j * kc + k];                        \
     }                                                                                             \
   }                                                                                               \
-  /* mode 1, channels [c0, c1) of one image: dx's planes zeroed, then per tile of nb      \
-   * pixels T = W^T g (rows (c, ki, kj)), each row added into dx at its window */             \
-  static void tl_conv_dx_##S(const tl_conv_desc *d, T *dx, const T *gi, const T *w, tl_i64 c0, tl_i64 c1, T *pb, \
-                             T *pa, T *tile, tl_i64 nb) {                                         \
+  /* Modes 1 and 3, output channels [c0, c1) of one image: their planes zeroed, then per   \
+   * tile of nb source pixels T = A src (rows (c, ki, kj) of the block, depth the source's  \
+   * channels), each row added into the output at its window: mode 1, dx from g (A = W^T,  \
+   * g's pixel (y, x) lands at (y*sh + ki - ph, x*sw + kj - pw)); mode 3, y from x at      \
+   * stride 1 (A = W's rows (o, ki, kj), x's pixel (y, x) lands at (y + ph - ki, x + pw - kj)). */ \
+  static void tl_conv_scatter_##S(const tl_conv_desc *d, T *out, const T *src, const T *w, tl_i64 c0, tl_i64 c1, \
+                                  T *pb, T *pa, T *tile, tl_i64 nb) {                             \
     enum { NR = 2 * TL_GEMM_VBYTES / sizeof(T) };                                                 \
-    tl_i64 kk = d->kh * d->kw, P = d->oh * d->ow, Q = d->h * d->w, m = (c1 - c0) * kk, K = d->o;  \
-    for (tl_i64 i = c0 * Q; i < c1 * Q; i++) dx[i] = 0;                                           \
+    int fwd = d->mode == 3;                                                                       \
+    tl_i64 kk = d->kh * d->kw, m = (c1 - c0) * kk, K = fwd ? d->c : d->o;                         \
+    tl_i64 sh_ = fwd ? d->h : d->oh, sw_ = fwd ? d->w : d->ow, dh = fwd ? d->oh : d->h, dw_ = fwd ? d->ow : d->w; \
+    tl_i64 P = sh_ * sw_, D = dh * dw_, s = fwd ? -1 : 1, ys = fwd ? 1 : d->sh, xs = fwd ? 1 : d->sw; \
+    tl_i64 yo = fwd ? d->ph : -d->ph, xo = fwd ? d->pw : -d->pw;                                  \
+    for (tl_i64 i = c0 * D; i < c1 * D; i++) out[i] = 0;                                          \
     for (tl_i64 jc = 0; K > 0 && jc < P; jc += nb) {                                              \
       tl_i64 nc = tl_gemm_min(nb, P - jc);                                                        \
       for (tl_i64 pc = 0, step = tl_gemm_kstep(K); pc < K; pc += step) {                          \
         tl_i64 kc = tl_gemm_min(step, K - pc);                                                    \
-        tl_pack_b_##S(gi + pc * P + jc, P, 1, kc, nc, pb);                                        \
+        tl_pack_b_##S(src + pc * P + jc, P, 1, kc, nc, pb);                                       \
         for (tl_i64 ic = 0; ic < m; ic += TL_GEMM_MC) {                                           \
           tl_i64 mc = tl_gemm_min(TL_GEMM_MC, m - ic);                                            \
-          tl_pack_a_##S(w + c0 * kk + ic + pc * d->c * kk, 1, d->c * kk, mc, kc, pa);             \
+          if (!fwd) {                                                                             \
+            tl_pack_a_##S(w + c0 * kk + ic + pc * d->c * kk, 1, d->c * kk, mc, kc, pa);           \
+          } else { /* row (o, q) of W at depth c: w[(o*C + c)*kk + q] */                         \
+            T *dst = pa;                                                                          \
+            for (tl_i64 ir = 0; ir < mc; ir += TL_GEMM_MR, dst += TL_GEMM_MR * kc) {              \
+              tl_i64 off[TL_GEMM_MR], h = tl_gemm_min(TL_GEMM_MR, mc - ir);                       \
+              for (tl_i64 i = 0; i < TL_GEMM_MR; i++) {                                           \
+                tl_i64 r = ic + ir + (i < h ? i : 0);                                             \
+                off[i] = ((c0 + r / kk) * d->c + pc) * kk + r % kk;                               \
+              }                                                                                   \
+              for (tl_i64 k = 0; k < kc; k++)                                                     \
+                for (tl_i64 i = 0; i < TL_GEMM_MR; i++) dst[k * TL_GEMM_MR + i] = i < h ? w[off[i] + k * kk] : (T)0; \
+            }                                                                                     \
+          }                                                                                       \
           for (tl_i64 jr = 0; jr < nc; jr += NR)                                                  \
             for (tl_i64 ir = 0; ir < mc; ir += TL_GEMM_MR)                                        \
               tl_ukr_##S(kc, pa + ir * kc, 1, TL_GEMM_MR, pb + jr * kc, NR, tile + (ic + ir) * nb + jr, nb, \
@@ -160,19 +182,19 @@ static inline void tl_conv_valid(tl_i64 X0, tl_i64 s, tl_i64 len, tl_i64 sw, tl_
       }                                                                                           \
       for (tl_i64 r = 0; r < m; r++) {                                                            \
         tl_i64 c = c0 + r / kk, q = r % kk, ki = q / d->kw, kj = q - ki * d->kw;                  \
-        T *plane = dx + c * Q;                                                                    \
+        T *plane = out + c * D;                                                                   \
         for (tl_i64 p = jc; p < jc + nc;) {                                                       \
-          tl_i64 y = p / d->ow, x = p - y * d->ow, len = tl_gemm_min(jc + nc - p, d->ow - x), lo, hi; \
-          tl_i64 Y = y * d->sh + ki - d->ph, X0 = x * d->sw + kj - d->pw;                         \
-          const T *s = tile + r * nb + (p - jc);                                                  \
+          tl_i64 y = p / sw_, x = p - y * sw_, len = tl_gemm_min(jc + nc - p, sw_ - x), lo, hi;   \
+          tl_i64 Y = y * ys + s * ki + yo, X0 = x * xs + s * kj + xo;                             \
+          const T *v = tile + r * nb + (p - jc);                                                  \
           p += len;                                                                               \
-          if (Y < 0 || Y >= d->h) continue;                                                       \
-          tl_conv_valid(X0, d->sw, len, d->w, &lo, &hi);                                          \
-          T *o = plane + Y * d->w + X0;                                                           \
-          if (d->sw == 1)                                                                         \
-            for (tl_i64 t = lo; t < hi; t++) o[t] += s[t];                                        \
+          if (Y < 0 || Y >= dh) continue;                                                         \
+          tl_conv_valid(X0, xs, len, dw_, &lo, &hi);                                              \
+          T *o = plane + Y * dw_ + X0;                                                            \
+          if (xs == 1)                                                                            \
+            for (tl_i64 t = lo; t < hi; t++) o[t] += v[t];                                        \
           else                                                                                    \
-            for (tl_i64 t = lo; t < hi; t++) o[t * d->sw] += s[t];                                \
+            for (tl_i64 t = lo; t < hi; t++) o[t * xs] += v[t];                                   \
         }                                                                                         \
       }                                                                                           \
     }                                                                                             \
@@ -213,7 +235,7 @@ static inline void tl_conv_valid(tl_i64 X0, tl_i64 s, tl_i64 len, tl_i64 sw, tl_
     tl_conv_geo g;                                                                                \
     tl_conv_geometry(d, &g);                                                                      \
     tl_i64 kk = d->kh * d->kw, P = d->oh * d->ow, Q = d->h * d->w;                                \
-    tl_i64 mt = d->mode == 1 ? d->unit * kk : 0; /* mode 1: the tile's rows and columns */       \
+    tl_i64 mt = d->mode & 1 ? d->unit * kk : 0; /* modes 1, 3: the tile's rows and columns */    \
     tl_i64 nb = mt ? tl_gemm_min(256, tl_gemm_min(NC, ((tl_i64)1 << 16) / mt / 32 * 32)) : 0;    \
     nb = mt && nb < 32 ? 32 : nb;                                                                 \
     if (begin >= end) return;                                                                     \
@@ -230,10 +252,11 @@ static inline void tl_conv_valid(tl_i64 X0, tl_i64 s, tl_i64 len, tl_i64 sw, tl_
           for (tl_i64 j = n0; j < n1; j++) out[i * ncols + j] = 0;                                \
       for (tl_i64 im = 0; im < d->n; im++)                                                        \
         tl_conv_rect_##S(d, &g, a + im * d->o * P, b + im * d->c * Q, out, m, ncols, P, n0, n1, im > 0, pb, pa); \
-    } else if (d->mode == 1) { /* channel blocks of one image */                                 \
+    } else if (d->mode == 1 || d->mode == 3) { /* blocks of output channels of one image */     \
+      tl_i64 oc = d->mode == 1 ? d->c : d->o, op = d->mode == 1 ? Q : P, ip = d->mode == 1 ? d->o * P : d->c * Q; \
       for (tl_i64 t = begin; t < end; t++) {                                                      \
-        tl_i64 im = t / d->units, c0 = (t - im * d->units) * d->unit, c1 = tl_gemm_min(d->c, c0 + d->unit); \
-        tl_conv_dx_##S(d, out + im * d->c * Q, a + im * d->o * P, b, c0, c1, pb, pa, tile, nb);   \
+        tl_i64 im = t / d->units, c0 = (t - im * d->units) * d->unit, c1 = tl_gemm_min(oc, c0 + d->unit); \
+        tl_conv_scatter_##S(d, out + im * oc * op, a + im * ip, b, c0, c1, pb, pa, tile, nb);    \
       }                                                                                           \
     } else { /* pixel tiles of one image */                                                       \
       tl_i64 m = d->o, kdepth = d->c * kk;                                                        \

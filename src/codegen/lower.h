@@ -57,7 +57,8 @@ typedef struct tl_scatter_plan {
 } tl_scatter_plan;
 
 /* A CONV2D run by the prelude's implicit GEMM (tl_conv_run_*, kernel_prelude_conv.h):
- * the fields of its tl_conv_desc; the parallel range counts its units. */
+ * the fields of its tl_conv_desc (mode: the node's, or 3 for its forward at stride 1);
+ * the parallel range counts its units. */
 typedef struct tl_conv_plan {
   int slot_a, slot_b; /* the sources' argument slots */
   int mode;
