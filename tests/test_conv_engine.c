@@ -155,3 +155,25 @@ TEST(conv2d_backward_stores_no_columns) {
   }
   TEST_SHUTDOWN(ctx);
 }
+
+/* x f32 and w f64 (no CONV2D: the windows-and-matmul form, promoted to f64) */
+TEST(conv2d_mixed_dtypes) {
+  tl_ctx *ctx = tl_init();
+  engine_case p = {2, 3, 6, 5, 4, 3, 2, 2, 1, 1, 0};
+  int64_t OH = eng_oh(&p), OW = eng_ow(&p), nx = p.n * p.c * p.h * p.w, nw = p.o * p.c * p.kh * p.kw;
+  int64_t ny = p.n * p.o * OH * OW;
+  double *x = malloc(sizeof(double) * (size_t)nx), *w = malloc(sizeof(double) * (size_t)nw);
+  double *g = calloc((size_t)ny, sizeof(double)), *y = malloc(sizeof(double) * (size_t)ny);
+  double *dx = malloc(sizeof(double) * (size_t)nx), *dw = malloc(sizeof(double) * (size_t)nw);
+  for (int64_t i = 0; i < nx; i++) x[i] = eng_value();
+  for (int64_t i = 0; i < nw; i++) w[i] = eng_value();
+  eng_reference(&p, x, w, g, y, dx, dw);
+  TL_SCOPE(ctx, s) {
+    tl_tensor *ty = tl_conv2d(eng_tensor(ctx, TL_F32, p.n, p.c, p.h, p.w, x),
+                              eng_tensor(ctx, TL_F64, p.o, p.c, p.kh, p.kw, w), NULL, p.sh, p.sw, p.ph, p.pw);
+    CHECK(ty && tl_get_dtype(ty) == TL_F64);
+    eng_expect(ctx, "y", &p, TL_F64, ty, y, ny);
+  }
+  free(x), free(w), free(g), free(y), free(dx), free(dw);
+  TEST_SHUTDOWN(ctx);
+}

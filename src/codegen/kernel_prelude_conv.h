@@ -69,7 +69,7 @@ static inline void tl_conv_valid(tl_i64 X0, tl_i64 s, tl_i64 len, tl_i64 sw, tl_
   }                                                                                               \
   /* B panels (mode 0): rows k0.. (ch, ki, kj) of the window, columns j0.. (pixels), \
    * NR a panel, k-major, zero past nc */                                                         \
-  static void tl_conv_pack_win_##S(const tl_conv_geo *g, const T *src, tl_i64 k0, tl_i64 kc, tl_i64 j0, tl_i64 nc, \
+  static inline void tl_conv_pack_win_##S(const tl_conv_geo *g, const T *src, tl_i64 k0, tl_i64 kc, tl_i64 j0, tl_i64 nc, \
                                    T *dst) {                                                      \
     enum { NR = 2 * TL_GEMM_VBYTES / sizeof(T) };                                                 \
     for (tl_i64 jr = 0; jr < nc; jr += NR, dst += NR * kc) {                                      \
@@ -107,7 +107,7 @@ static inline void tl_conv_valid(tl_i64 X0, tl_i64 s, tl_i64 len, tl_i64 sw, tl_
   /* B panels (mode 2): rows = pixels k0.. of the image, columns j0.. (c, ki, kj). Each  \
    * column is gathered contiguous (runs along rows copy whole) into tmp [NR][kc], then   \
    * the panel is tmp transposed, in 8 x 8 (f32) or 4 x 4 (f64) register blocks. */          \
-  static void tl_conv_pack_cols_##S(const tl_conv_geo *g, const T *src, tl_i64 k0, tl_i64 kc, tl_i64 j0, tl_i64 nc, \
+  static inline void tl_conv_pack_cols_##S(const tl_conv_geo *g, const T *src, tl_i64 k0, tl_i64 kc, tl_i64 j0, tl_i64 nc, \
                                     T *dst, T *tmp) {                                             \
     enum { NR = 2 * TL_GEMM_VBYTES / sizeof(T) };                                                 \
     tl_i64 kk = g->kh * g->kw;                                                                    \
@@ -144,7 +144,7 @@ static inline void tl_conv_valid(tl_i64 X0, tl_i64 s, tl_i64 len, tl_i64 sw, tl_
    * channels), each row added into the output at its window: mode 1, dx from g (A = W^T,  \
    * g's pixel (y, x) lands at (y*sh + ki - ph, x*sw + kj - pw)); mode 3, y from x at      \
    * stride 1 (A = W's rows (o, ki, kj), x's pixel (y, x) lands at (y + ph - ki, x + pw - kj)). */ \
-  static void tl_conv_scatter_##S(const tl_conv_desc *d, T *out, const T *src, const T *w, tl_i64 c0, tl_i64 c1, \
+  static inline void tl_conv_scatter_##S(const tl_conv_desc *d, T *out, const T *src, const T *w, tl_i64 c0, tl_i64 c1, \
                                   T *pb, T *pa, T *tile, tl_i64 nb) {                             \
     enum { NR = 2 * TL_GEMM_VBYTES / sizeof(T) };                                                 \
     int fwd = d->mode == 3;                                                                       \
@@ -200,7 +200,7 @@ static inline void tl_conv_valid(tl_i64 X0, tl_i64 s, tl_i64 len, tl_i64 sw, tl_
     }                                                                                             \
   }                                                                                               \
   /* modes 0, 2: C[0:m, n0:n1) (+)= A B over the depth [0, kdepth) of one image; pb, pa: workspace */    \
-  static void tl_conv_rect_##S(const tl_conv_desc *d, const tl_conv_geo *g, const T *A, const T *src, T *C, \
+  static inline void tl_conv_rect_##S(const tl_conv_desc *d, const tl_conv_geo *g, const T *A, const T *src, T *C, \
                                tl_i64 m, tl_i64 ldc, tl_i64 kdepth, tl_i64 n0, tl_i64 n1, int add, T *pb, T *pa) { \
     enum { NR = 2 * TL_GEMM_VBYTES / sizeof(T), NC = TL_GEMM_NC_BYTES / sizeof(T) };              \
     tl_i64 kwin = d->mode == 2 ? 0 : kdepth; /* the A operand's row length (modes 0, 2) */     \
@@ -230,7 +230,7 @@ static inline void tl_conv_valid(tl_i64 X0, tl_i64 s, tl_i64 len, tl_i64 sw, tl_
     }                                                                                             \
   }                                                                                               \
   /* units [begin, end): out the output; a, b the sources (mode 0: x, w; 1: g, w; 2: g, x) */ \
-  static void tl_conv_run_##S(const tl_conv_desc *d, T *out, const T *a, const T *b, tl_i64 begin, tl_i64 end) { \
+  static inline void tl_conv_run_##S(const tl_conv_desc *d, T *out, const T *a, const T *b, tl_i64 begin, tl_i64 end) { \
     enum { NR = 2 * TL_GEMM_VBYTES / sizeof(T), NC = TL_GEMM_NC_BYTES / sizeof(T) };              \
     tl_conv_geo g;                                                                                \
     tl_conv_geometry(d, &g);                                                                      \
