@@ -107,13 +107,14 @@ bench-peers:
 	rm -f $(BUILD)/peers/tried
 	$(MAKE) $(BUILD)/peers/tried
 
-bench: $(BUILD)/bench/bench_engine $(BUILD)/bench/bench_mem $(BUILD)/bench/bench_train $(BUILD)/bench/bench_lang $(BUILD)/tl $(BUILD)/bench/bench_logic $(BUILD)/bench/bench_lib $(BUILD)/peers/tried
+bench: $(BUILD)/bench/bench_engine $(BUILD)/bench/bench_mem $(BUILD)/bench/bench_train $(BUILD)/bench/bench_lang $(BUILD)/tl $(BUILD)/bench/bench_logic $(BUILD)/bench/bench_lib $(BUILD)/bench/bench_backends $(BUILD)/peers/tried
 	TL_PEER_PYTHON=$(BUILD)/peers/bin/python $(BUILD)/bench/bench_engine
 	$(BUILD)/bench/bench_mem
 	TL_PEER_PYTHON=$(BUILD)/peers/bin/python $(BUILD)/bench/bench_train
 	$(BUILD)/bench/bench_lang $(BUILD)/tl $(BUILD)/bench
 	$(BUILD)/bench/bench_logic ../shared $(BUILD)/bench/datalog
 	$(BUILD)/bench/bench_lib
+	$(BUILD)/bench/bench_backends
 
 clean:
 	rm -rf build

@@ -139,6 +139,13 @@ typedef struct {
   uint64_t plan_arena_bytes; /* last realize: the arena holding its intermediates */
   uint64_t plan_naive_bytes; /* last realize: the intermediates' sizes added up */
   uint64_t arena_bytes_total; /* all realizes: arena bytes planned, added up */
+  /* device memory (backends whose buffers live on a device: opencl); the buffers and
+   * bytes above count them too, as tensors see them */
+  uint64_t device_buffers;   /* device allocations live (the cache's included) */
+  uint64_t device_bytes;     /* their bytes */
+  uint64_t device_peak_bytes; /* the most device bytes live at once */
+  uint64_t device_allocs;    /* device allocations made, all told (a steady loop adds none) */
+  uint64_t device_cached_bytes; /* freed device memory kept for reuse */
 } tl_stats;
 TL_API tl_stats tl_get_stats(const tl_ctx *ctx);
 /* Returns the buffer memory cached for reuse to the system. */
@@ -384,6 +391,14 @@ TL_API tl_status tl_realize(tl_tensor *t);
  * parameter of a model and its optimizer state in one pass). Each result is as
  * tl_realize's. NULL entries are an error. */
 TL_API tl_status tl_realize_many(int n, tl_tensor *const *ts);
+/* The backend whose memory holds t's values ("cpu", "opencl"; a value not computed yet:
+ * the context's backend, where it will be). */
+TL_API const char *tl_device(tl_tensor *t);
+/* A new tensor with t's values in the memory of the backend `name` (computing t first;
+ * a handle sharing t's values when they are there already). An unknown or unusable
+ * backend is TL_ERR_BACKEND; a tensor that requires grad is an error for now (detach
+ * it first). */
+TL_API tl_tensor *tl_to(tl_tensor *t, const char *name);
 /* Copies the values, row-major, into dst (nbytes must equal numel * dtype size). */
 TL_API tl_status tl_to_host(tl_tensor *t, void *dst, size_t nbytes);
 /* Reads the single element of a tensor of numel 1 as a double. */
@@ -395,7 +410,10 @@ TL_API const void *tl_data(tl_tensor *t);
  * handle or graph holding t's node, or another node holding its buffer), t first moves
  * to a copy of its own (copy-on-write), so a write is seen through this handle only (by
  * every holder of the handle: see tl_handle_refs). A unique tensor is not copied. NULL
- * and an error for a tensor that requires grad: its history reads the old values. */
+ * and an error for a tensor that requires grad: its history reads the old values.
+ * On a device backend (opencl) both return a host copy of the device's memory: writes
+ * through it reach the device before the next realize reads t, so write before that,
+ * and call tl_data_mut again to write after it. */
 TL_API void *tl_data_mut(tl_tensor *t);
 
 /* ---- printing and graphs: strings are malloc'd, free them with tl_free ---------- */

@@ -159,11 +159,14 @@ TEST(command_usage_errors) {
       {{"build/tl", "build", "--backend", "cpu", "x.tl"},
        "tl: build: unknown option '--backend'\nusage: tl build [--max-tuples N] PROG.tl -o EXE\n"},
   };
+  char *saved = tl_test_env_save("TL_OPENCL_LIB");
+  setenv("TL_OPENCL_LIB", "/nonexistent/libOpenCL.so.1", 1); /* the usable backends: cpu and interp */
   for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
     result r = run(cases[i].argv, NULL);
     CHECK_RUN(r, 2, "", cases[i].err);
     result_free(&r);
   }
+  tl_test_env_restore("TL_OPENCL_LIB", saved);
 }
 
 /* files that cannot be programs: exit 1 with the reason (a directory used to read as
@@ -460,14 +463,16 @@ TEST(command_tcc_without_headers) {
  * naming the variable and its values, and the program runs */
 TEST(command_environment_values) {
   setenv("TL_BACKEND", "bogus", 1);
+  setenv("TL_OPENCL_LIB", "/nonexistent/libOpenCL.so.1", 1); /* the usable backends: cpu and interp */
   result r = run((char *[]){"build/tl", "run", "tests/lang/lib/exit_code.tl", NULL}, NULL);
   unsetenv("TL_BACKEND");
+  unsetenv("TL_OPENCL_LIB");
   CHECK_RUN(r, 1, "", "tl: TL_BACKEND: unknown backend 'bogus' (expected cpu or interp)\n");
   result_free(&r);
-  setenv("TL_BACKEND", "opencl", 1); /* known, but it cannot run here */
+  setenv("TL_BACKEND", "cuda", 1); /* known, but it cannot run here */
   r = run((char *[]){"build/tl", "run", "tests/lang/lib/exit_code.tl", NULL}, NULL);
   unsetenv("TL_BACKEND");
-  CHECK_RUN(r, 1, "", "tl: TL_BACKEND: backend 'opencl' is not available: not built yet\n");
+  CHECK_RUN(r, 1, "", "tl: TL_BACKEND: backend 'cuda' is not available: not built yet\n");
   result_free(&r);
   setenv("TL_THREADS", "abc", 1);
   setenv("TL_DEBUG", "x", 1);
@@ -528,17 +533,27 @@ TEST(command_check_warnings) {
 
 /* tl devices: every backend the build knows, whether it can run here and why not */
 TEST(command_devices) {
+  char *saved = tl_test_env_save("TL_OPENCL_LIB");
+  setenv("TL_OPENCL_LIB", "/nonexistent/libOpenCL.so.1", 1); /* as on a machine without OpenCL */
   result r = run((char *[]){"build/tl", "devices", NULL}, NULL);
   CHECK_RUN(r, 0,
             "cpu: available (C kernels built by cc or libtcc, run on a thread pool)\n"
             "interp: available (the reference interpreter: the graph evaluated node by node, in double precision)\n"
-            "opencl: not available (not built yet)\n"
+            "opencl: not available (cannot load /nonexistent/libOpenCL.so.1: install pocl-opencl-icd, or a GPU's "
+            "OpenCL driver)\n"
             "cuda: not available (not built yet)\n",
             "");
+  result_free(&r);
+  unsetenv("TL_OPENCL_LIB");
+  r = run((char *[]){"build/tl", "devices", NULL}, NULL); /* where OpenCL runs: what it found */
+  if (tl_backend_usable("opencl") == TL_OK) CHECK_CONTAINS(r.out, "\nopencl: available (");
+  else CHECK_CONTAINS(r.out, "\nopencl: not available (");
+  tl_clear_error(NULL);
   result_free(&r);
   r = run((char *[]){"build/tl", "devices", "cpu", NULL}, NULL);
   CHECK_RUN(r, 2, "", "tl: devices: unexpected argument 'cpu'\nusage: tl devices\n");
   result_free(&r);
+  tl_test_env_restore("TL_OPENCL_LIB", saved);
 }
 
 /* tl run --backend NAME runs the program there, over TL_BACKEND's choice; TL_PROFILE's
@@ -548,8 +563,15 @@ TEST(command_backend_flag) {
   char *saved_profile = tl_test_env_save("TL_PROFILE"), *saved_backend = tl_test_env_save("TL_BACKEND");
   /* a backend the build knows that cannot run here: exit 1 before anything runs, as
    * TL_BACKEND's (LANGUAGE.md 12) */
-  result r = run((char *[]){"build/tl", "run", "--backend", "opencl", "tests/lang/lib/exit_code.tl", NULL}, NULL);
-  CHECK_RUN(r, 1, "", "tl: run: --backend: backend 'opencl' is not available: not built yet\n");
+  result r = run((char *[]){"build/tl", "run", "--backend", "cuda", "tests/lang/lib/exit_code.tl", NULL}, NULL);
+  CHECK_RUN(r, 1, "", "tl: run: --backend: backend 'cuda' is not available: not built yet\n");
+  result_free(&r);
+  setenv("TL_OPENCL_LIB", "/nonexistent/libOpenCL.so.1", 1); /* no OpenCL platform */
+  r = run((char *[]){"build/tl", "run", "--backend", "opencl", "tests/lang/lib/exit_code.tl", NULL}, NULL);
+  unsetenv("TL_OPENCL_LIB");
+  CHECK_RUN(r, 1, "",
+            "tl: run: --backend: backend 'opencl' is not available: cannot load /nonexistent/libOpenCL.so.1: install "
+            "pocl-opencl-icd, or a GPU's OpenCL driver\n");
   result_free(&r);
   setenv("TL_PROFILE", "1", 1);
   setenv("TL_BACKEND", "interp", 1);
@@ -568,6 +590,15 @@ TEST(command_backend_flag) {
   CHECK_CONTAINS(r.err, " ms, output f32 [1 elements]\n");
   CHECK(!strstr(r.err, "on cpu"));
   result_free(&r);
+  if (tl_backend_usable("opencl") == TL_OK) { /* the same program on the OpenCL device, its kernels named so */
+    r = run((char *[]){"build/tl", "run", "--backend", "opencl", "tests/lang/lib/exit_code.tl", NULL}, NULL);
+    CHECK_INT(r.status, 3);
+    CHECK_STR(r.out, "held\n4.0\n");
+    CHECK_CONTAINS(r.err, "tl profile: realize 0 kernel 0 on opencl: ");
+    CHECK(!strstr(r.err, "on cpu"));
+    result_free(&r);
+  }
+  tl_clear_error(NULL);
   tl_test_env_restore("TL_PROFILE", saved_profile);
   tl_test_env_restore("TL_BACKEND", saved_backend);
 }

@@ -9,7 +9,8 @@
  * result that is 0 on one backend and 3.8e-44 on the other differs. Every graph is
  * seeded; a mismatch prints the seed, and `TL_DIFF_SEED=N build/tests/tl_tests
  * diff_random_graphs` (TL_DIFF_CAST_SEED, diff_random_casts; TL_DIFF_GATHER_SEED,
- * diff_random_gathers; TL_DIFF_SPECIAL_SEED, diff_special_values) replays one graph. */
+ * diff_random_gathers; TL_DIFF_SPECIAL_SEED, diff_special_values) replays one graph.
+ * A fifth of each set also runs on opencl against the interpreter (diff_opencl_*). */
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -463,6 +464,7 @@ static int realize_decoy(tl_ctx *ctx, uint64_t seed, int mode, char *why, size_t
 }
 
 static uint64_t replays; /* of the real graphs, over a shard */
+static _Thread_local const char *diff_backend = "cpu"; /* the kernel backend compared to interp */
 static const char *cpu_compiler; /* not NULL: tl_set_compiler on the cpu backend */
 
 /* Builds the graph of `seed` and realizes it (as f64) on `backend`; the generator is
@@ -475,7 +477,7 @@ static int eval_graph(uint64_t seed, int mode, const char *backend, double **out
   if (!g.ctx) return 1;
   tl_set_backend(g.ctx, backend);
   if (cpu_compiler) tl_set_compiler(g.ctx, cpu_compiler);
-  if (!strcmp(backend, "cpu") && realize_decoy(g.ctx, seed, mode, why, whylen)) {
+  if (strcmp(backend, "interp") && realize_decoy(g.ctx, seed, mode, why, whylen)) {
     tl_shutdown(g.ctx);
     return 1;
   }
@@ -530,15 +532,15 @@ static int run_graph(uint64_t seed, int mode, char *why, size_t whylen) {
   int64_t n = 0, n2 = 0;
   tl_dtype dt = TL_F32;
   int bad = eval_graph(seed, mode, "interp", &want, &n, &dt, why, whylen) ||
-            eval_graph(seed, mode, "cpu", &got, &n2, &dt, why, whylen);
+            eval_graph(seed, mode, diff_backend, &got, &n2, &dt, why, whylen);
   if (!bad && n != n2) {
     snprintf(why, whylen, "sizes differ: %lld and %lld", (long long)n, (long long)n2);
     bad = 1;
   }
   for (int64_t i = 0; i < n && !bad; i++)
     if (!(mode == SPECIAL ? close_special(dt, got[i], want[i]) : close_enough(dt, got[i], want[i]))) {
-      snprintf(why, whylen, "element %lld of %lld (dtype %s): cpu %.9g, interp %.9g", (long long)i,
-               (long long)n, tl_dtype_name(dt), got[i], want[i]);
+      snprintf(why, whylen, "element %lld of %lld (dtype %s): %s %.9g, interp %.9g", (long long)i,
+               (long long)n, tl_dtype_name(dt), diff_backend, got[i], want[i]);
       bad = 1;
     }
   free(want);
@@ -594,6 +596,34 @@ DIFF_SHARD(4)
 DIFF_SHARD(5)
 DIFF_SHARD(6)
 DIFF_SHARD(7)
+
+/* The same graphs on opencl (PoCL in CI: every line of the device path runs): kernels
+ * from the OpenCL renderer, device buffers, replay. The seeds are the cpu shards'. */
+static void run_opencl_shard(int shard, int n, int mode) {
+  if (tl_backend_usable("opencl") != TL_OK) {
+    printf("  opencl is not available here: %s\n", tl_last_error(NULL));
+    tl_clear_error(NULL);
+    return;
+  }
+  diff_backend = "opencl";
+  run_shard(shard, n, mode);
+  diff_backend = "cpu";
+}
+/* a fifth of each set: PoCL builds a kernel in about 0.7 s (LLVM), the cpu's cc in
+ * 0.04 (batched), so the whole suite would be most of CI's time */
+#define DIFF_OPENCL_SHARD(k)                                                  \
+  TEST(diff_opencl_random_graphs_##k) { run_opencl_shard(k, NGRAPHS / 5, PLAIN); } \
+  TEST(diff_opencl_random_casts_##k) { run_opencl_shard(k, NCAST_GRAPHS / 5, CASTS); } \
+  TEST(diff_opencl_random_gathers_##k) { run_opencl_shard(k, NGATHER_GRAPHS / 5, GATHERS); } \
+  TEST(diff_opencl_special_values_##k) { run_opencl_shard(k, NSPECIAL_GRAPHS / 5, SPECIAL); }
+DIFF_OPENCL_SHARD(0)
+DIFF_OPENCL_SHARD(1)
+DIFF_OPENCL_SHARD(2)
+DIFF_OPENCL_SHARD(3)
+DIFF_OPENCL_SHARD(4)
+DIFF_OPENCL_SHARD(5)
+DIFF_OPENCL_SHARD(6)
+DIFF_OPENCL_SHARD(7)
 
 /* Tiered compilation runs a kernel's libtcc build first, then cc's (runtime/tiered.c).
  * The two agree to the differential tolerance, not bit for bit: cc contracts a * b + c

@@ -17,7 +17,7 @@
 
 static int programs; /* registered at start-up */
 
-static void run_one(const char *path) {
+static void run_one(const char *path, const char *backend) {
   size_t len;
   char *src = tl_lang_read_file(path, &len, stderr);
   if (!src) {
@@ -44,7 +44,7 @@ static void run_one(const char *path) {
   }
   if (!strncmp(src, "// tl-exit:", 11)) want_code = atoi(src + 11);
   tl_lang_run_options o = {.out = fo, .err = fe, .mem_stats = strstr(src, "// tl-args: --mem-stats") == src, .stats = &st,
-                           .argc = argc, .argv = argv};
+                           .argc = argc, .argv = argv, .backend = backend};
   int rc = tl_lang_run_source(path, src, len, &o);
   if (rc == 0 && (st.live_tensors || st.live_objects)) { /* every program that ends well ends with nothing live */
     tl_test_fail(__FILE__, __LINE__, "%s: %llu tensors and %llu objects live at exit", path, st.live_tensors,
@@ -65,7 +65,28 @@ static void run_one(const char *path) {
   free(src);
 }
 
-static void run_golden(void *path) { run_one(path); }
+static void run_golden(void *path) { run_one(path, NULL); }
+
+/* the engine's programs (tensor, autograd, nn) on opencl too: the same output (PoCL in
+ * CI); each builds its kernels with the OpenCL driver, so only these directories */
+static void run_golden_opencl(void *path) {
+  if (tl_backend_usable("opencl") != TL_OK) {
+    printf("  opencl is not available here: %s\n", tl_last_error(NULL));
+    tl_clear_error(NULL);
+    return;
+  }
+  run_one(path, "opencl");
+}
+
+static bool on_opencl_too(const char *rel, const char *path, const char *head) {
+  static const char *const dirs[] = {"tensor/", "autograd/", "nn/"};
+  bool engine = false;
+  for (size_t i = 0; i < sizeof dirs / sizeof dirs[0]; i++) engine |= !strncmp(rel, dirs[i], strlen(dirs[i]));
+  if (!engine || !strncmp(head, "// tl-args", 10)) return false; /* --mem-stats counts what the backend made */
+  char err[1100];
+  snprintf(err, sizeof err, "%.*s.err", (int)(strlen(path) - 3), path);
+  return access(err, F_OK) != 0; /* diagnostics are the compiler's, the same on any backend */
+}
 
 /* Each program is a test of its own (lang_golden/DIR/NAME), so the runner spreads
  * them over the cores; TL_LANG_TESTS=DIR registers another tree instead. */
@@ -87,6 +108,12 @@ static int register_program(const char *path, const struct stat *st, int flag, s
   sprintf(name, "lang_golden/%.*s", (int)(strlen(rel) - 3), rel);
   tl_test_register_arg(name, run_golden, copy, __FILE__);
   programs++;
+  if (on_opencl_too(rel, path, head)) {
+    char *name2 = malloc(strlen(rel) + 24), *copy2 = strdup(path); /* the runner frees each */
+    if (!name2 || !copy2) return 1;
+    sprintf(name2, "lang_golden_opencl/%.*s", (int)(strlen(rel) - 3), rel);
+    tl_test_register_arg(name2, run_golden_opencl, copy2, __FILE__);
+  }
   return 0;
 }
 

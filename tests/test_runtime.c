@@ -54,8 +54,8 @@ static int64_t run_add(tl_kernel_fn fn, tl_pool *pool, int64_t n) {
   for (int64_t i = 0; i < n; i++) x[i] = (float)i, y[i] = 0.5f * (float)(i % 97);
   tl_kernel k = {.name = "k_add", .fn = fn, .nargs = 3, .work = n, .min_chunk = 1024};
   for (int i = 0; i < 3; i++) k.arg_dtype[i] = TL_F32, k.arg_min_bytes[i] = (size_t)n * 4;
-  tl_kernel_arg args[3] = {{o, (size_t)n * 4, TL_F32}, {x, (size_t)n * 4, TL_F32},
-                           {y, (size_t)n * 4, TL_F32}};
+  tl_kernel_arg args[3] = {{o, (size_t)n * 4, TL_F32, NULL, 0}, {x, (size_t)n * 4, TL_F32, NULL, 0},
+                           {y, (size_t)n * 4, TL_F32, NULL, 0}};
   tl_error err = {0};
   int64_t bad = tl_kernel_exec(&k, pool, 3, args, NULL, &err) == TL_OK ? 0 : n;
   for (int64_t i = 0; i < n && !bad; i++) bad += o[i] != x[i] + y[i];
@@ -501,15 +501,15 @@ TEST(rt_kernel_exec_validation) {
   int32_t ints[100];
   tl_kernel k = {.name = "k3", .fn = touch_fn, .nargs = 3, .work = 100, .min_chunk = 1};
   for (int i = 0; i < 3; i++) k.arg_dtype[i] = TL_F32, k.arg_min_bytes[i] = 400;
-  tl_kernel_arg args[3] = {{out, 400, TL_F32}, {in, 400, TL_F32}, {in, 400, TL_F32}};
+  tl_kernel_arg args[3] = {{out, 400, TL_F32, NULL, 0}, {in, 400, TL_F32, NULL, 0}, {in, 400, TL_F32, NULL, 0}};
   tl_error err = {0};
   atomic_store(&exec_calls, 0);
   CHECK_INT(tl_kernel_exec(&k, NULL, 2, args, NULL, &err), TL_ERR_ARG);
   CHECK_CONTAINS(err.msg, "kernel k3: called with 2 arguments, expects 3");
-  args[2] = (tl_kernel_arg){ints, 400, TL_I32};
+  args[2] = (tl_kernel_arg){ints, 400, TL_I32, NULL, 0};
   CHECK_INT(tl_kernel_exec(&k, NULL, 3, args, NULL, &err), TL_ERR_ARG);
   CHECK_STR(err.msg, "kernel k3: argument 2 has dtype i32, expected f32");
-  args[2] = (tl_kernel_arg){in, 400, TL_F32};
+  args[2] = (tl_kernel_arg){in, 400, TL_F32, NULL, 0};
   args[1].nbytes = 100;
   CHECK_INT(tl_kernel_exec(&k, NULL, 3, args, NULL, &err), TL_ERR_ARG);
   CHECK_STR(err.msg, "kernel k3: argument 1 has 100 bytes, needs 400");

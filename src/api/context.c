@@ -128,23 +128,38 @@ void tl_clear_error(tl_ctx *ctx) { tl_error_clear(ctx ? &ctx->err : &orphan_err)
 
 /* Chooses the backend later realizes run on; its instance (and so its compiled kernels
  * and recorded realizes) stays with the context when another is chosen. */
-tl_status tl_set_backend(tl_ctx *ctx, const char *name) {
-  if (!ctx) return TL_ERR_ARG;
-  tl_status st = tl_backend_check(name, &ctx->err);
-  if (st) return st;
+tl_backend *tl_api_backend_named(tl_ctx *ctx, const char *name) {
+  if (tl_backend_check(name, &ctx->err)) return NULL;
   int k = 0;
   while (tl_backend_get(k) != tl_backend_find(name)) k++;
-  if (k >= TL_API_MAX_BACKENDS) /* ctx->backends is indexed as the table */
-    return tl_error_set(&ctx->err, TL_ERR_INTERNAL, "backend '%s': more backends than a context keeps", name);
-  if (!ctx->backends[k].i && !tl_backend_init(&ctx->backends[k], tl_backend_get(k), &ctx->opts))
-    return tl_error_set(&ctx->err, TL_ERR_INTERNAL, "backend '%s' is not the table's", name);
-  ctx->be = &ctx->backends[k];
+  if (k >= TL_API_MAX_BACKENDS) { /* ctx->backends is indexed as the table */
+    tl_error_set(&ctx->err, TL_ERR_INTERNAL, "backend '%s': more backends than a context keeps", name);
+    return NULL;
+  }
+  if (!ctx->backends[k].i && !tl_backend_init(&ctx->backends[k], tl_backend_get(k), &ctx->opts)) {
+    tl_error_set(&ctx->err, TL_ERR_INTERNAL, "backend '%s' is not the table's", name);
+    return NULL;
+  }
+  return &ctx->backends[k];
+}
+
+tl_status tl_set_backend(tl_ctx *ctx, const char *name) {
+  if (!ctx) return TL_ERR_ARG;
+  tl_backend *be = tl_api_backend_named(ctx, name);
+  if (!be) return ctx->err.status;
+  ctx->be = be;
   return TL_OK;
 }
 
 tl_backend *tl_api_backend_of(tl_ctx *ctx, const tl_buffer *b) {
   tl_backend *be = b->backend ? &ctx->backends[b->backend - 1] : NULL;
   return be && be->i ? be : ctx->be;
+}
+
+void *tl_api_host_data(tl_ctx *ctx, tl_buffer *b, bool write) {
+  tl_backend *be = tl_api_backend_of(ctx, b);
+  if (!be->i->host_view) return b->data;
+  return be->i->host_view(be, b, write, &ctx->err);
 }
 
 const char *tl_backend_name(const tl_ctx *ctx) { return ctx && ctx->be ? ctx->be->i->name : "cpu"; }
@@ -158,8 +173,10 @@ tl_status tl_backend_usable(const char *name) {
 
 const char *tl_backend_info(int index, const char **about, const char **unavailable) {
   const tl_backend_i *i = tl_backend_get(index);
-  if (about) *about = i ? i->about : NULL;
-  if (unavailable) *unavailable = i && i->unavailable ? i->unavailable() : NULL;
+  const char *why = i && i->unavailable ? i->unavailable() : NULL;
+  const char *found = i && !why && i->found ? i->found() : NULL;
+  if (about) *about = found ? found : i ? i->about : NULL;
+  if (unavailable) *unavailable = why;
   return i ? i->name : NULL;
 }
 
@@ -390,6 +407,7 @@ tl_buffer *tl_api_buffer_new(tl_ctx *ctx, const char *what, tl_dtype dtype, int6
 
 tl_buffer *tl_api_buffer_on(tl_ctx *ctx, tl_backend *be, const char *what, tl_dtype dtype, int64_t numel) {
   size_t esize = tl_dtype_size(dtype);
+  if (!be->ready && tl_backend_prepare(be, &ctx->err)) return NULL; /* a device's memory needs its driver */
   /* a legal count may still exceed size_t (32-bit) or the memory there is */
   tl_buffer *b =
       numel >= 0 && (uint64_t)numel <= SIZE_MAX / esize ? be->i->buffer_alloc(be, dtype, numel, &ctx->mem) : NULL;
@@ -461,9 +479,9 @@ tl_tensor *tl_arange(tl_ctx *ctx, tl_dtype dtype, double start, double stop, dou
   int64_t n = span > 0 ? (int64_t)span : 0;
   size_t mark = tl_graph_mark(&ctx->graph);
   tl_uop *u = buffer_node(ctx, "arange", dtype, 1, &n, NULL);
-  if (u)
-    for (int64_t i = 0; i < n; i++)
-      tl_dtype_write(((tl_buffer *)u->arg.p)->data, dtype, i, start + (double)i * step);
+  void *data = u && n ? tl_api_host_data(ctx, u->arg.p, true) : NULL;
+  if (u && n && !data) u = NULL; /* the node goes with the graph's mark */
+  for (int64_t i = 0; data && i < n; i++) tl_dtype_write(data, dtype, i, start + (double)i * step);
   return tl_api_wrap(ctx, "arange", u, mark);
 }
 
@@ -473,8 +491,9 @@ tl_tensor *tl_eye(tl_ctx *ctx, tl_dtype dtype, int64_t n) {
   if (!check_dtype(ctx, "eye", dtype) || !check_shape(ctx, "eye", 2, shape)) return NULL;
   size_t mark = tl_graph_mark(&ctx->graph);
   tl_uop *u = buffer_node(ctx, "eye", dtype, 2, shape, NULL);
-  if (u) {
-    void *data = ((tl_buffer *)u->arg.p)->data;
+  void *data = u && n ? tl_api_host_data(ctx, u->arg.p, true) : NULL;
+  if (u && n && !data) u = NULL;
+  if (data) {
     memset(data, 0, (size_t)(n * n) * tl_dtype_size(dtype));
     for (int64_t i = 0; i < n; i++) tl_dtype_write(data, dtype, i * n + i, 1);
   }

@@ -117,6 +117,12 @@ bool tl_api_shape_fits_infer(tl_ctx *ctx, const char *what, int ndim, const int6
 bool tl_api_count_fits(tl_ctx *ctx, const char *what, const char *counted, double count);
 /* The instance of the backend that made b (the context's backend when none did). */
 tl_backend *tl_api_backend_of(tl_ctx *ctx, const tl_buffer *b);
+/* the context's instance of the backend `name` (made when first asked), or NULL with
+ * the reason (unknown, or cannot run here) in ctx's error */
+tl_backend *tl_api_backend_named(tl_ctx *ctx, const char *name);
+/* b's bytes in host memory, to read or to write (a device backend's buffer: its host
+ * copy, brought up to date; see backend.h host_view), or NULL with ctx's error set */
+void *tl_api_host_data(tl_ctx *ctx, tl_buffer *b, bool write);
 /* A buffer of the context's backend, or NULL and an out-of-memory error naming the size. */
 tl_buffer *tl_api_buffer_new(tl_ctx *ctx, const char *what, tl_dtype dtype, int64_t numel);
 /* its out-of-memory error (TL_ERR_NOMEM) */

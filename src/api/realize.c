@@ -54,6 +54,22 @@ static tl_status exec_kernel(tl_ctx *ctx, tl_backend *be, int index, const tl_ke
   return st;
 }
 
+/* a kernel's argument: b from byte `skip` on (host memory: its address; a device
+ * buffer: the backend finds it through buf and offset); b must be where be runs */
+static tl_status bind_arg(tl_ctx *ctx, tl_backend *be, tl_kernel_arg *a, tl_buffer *b, size_t skip) {
+  tl_backend *home = b ? tl_api_backend_of(ctx, b) : be;
+  /* host memory serves every backend whose buffers are host memory; a device's only its own */
+  if (home != be && (home->i->host_view || be->i->host_view))
+    return tl_error_set(&ctx->err, TL_ERR_BACKEND, "operands on different backends: %s and %s (move one with .to(\"%s\"))",
+                        be->i->name, home->i->name, be->i->name);
+  a->data = b && b->data ? (char *)b->data + skip : NULL;
+  a->nbytes = b && b->nbytes > skip ? b->nbytes - skip : 0;
+  a->dtype = b ? (tl_dtype)b->dtype : TL_F32;
+  a->buf = b;
+  a->offset = skip;
+  return TL_OK;
+}
+
 /* the random streams' keys and counter words, or NULL and an error */
 static uint64_t *stream_words(tl_ctx *ctx, int nwords, uint64_t *stack, int nstack) {
   uint64_t *w = nwords <= nstack ? stack : malloc((size_t)nwords * sizeof *w);
@@ -184,9 +200,7 @@ static tl_status run_schedule(tl_ctx *ctx, tl_backend *be, const tl_schedule *s,
     for (int a = 0; !st && a < low[i].nargs; a++) {
       tl_buffer *b = a == 0 ? outs[i] : arg_buffer(low[i].args[a], s, outs);
       size_t skip = rk->arg[a].skip;
-      args[a].data = b ? (char *)b->data + skip : NULL;
-      args[a].nbytes = b && b->nbytes > skip ? b->nbytes - skip : 0;
-      args[a].dtype = b ? b->dtype : TL_F32;
+      st = bind_arg(ctx, be, &args[a], b, skip);
     }
     uint64_t stack[16], *words = st ? NULL : stream_words(ctx, rk->k.nwords, stack, 16);
     if (!st && !words) st = ctx->err.status;
@@ -214,13 +228,10 @@ static tl_buffer *run_replay(tl_ctx *ctx, tl_backend *be, const tl_replay *rp, t
   for (int i = 0; !st && i < n; i++) {
     const tl_replay_kernel *rk = &rp->kernels[i];
     tl_kernel_arg args[TL_KERNEL_MAX_ARGS];
-    for (int a = 0; a < rk->k.nargs; a++) {
+    for (int a = 0; !st && a < rk->k.nargs; a++) {
       int from = rk->arg[a].from;
       tl_buffer *b = from >= 0 ? leaves[from]->arg.p : outs[-1 - from];
-      size_t skip = rk->arg[a].skip;
-      args[a].data = (char *)b->data + skip;
-      args[a].nbytes = b->nbytes > skip ? b->nbytes - skip : 0;
-      args[a].dtype = b->dtype;
+      st = bind_arg(ctx, be, &args[a], b, rk->arg[a].skip);
     }
     uint64_t stack[16], *words = stream_words(ctx, rk->k.nwords, stack, 16);
     if (!words) st = ctx->err.status;
@@ -548,9 +559,53 @@ tl_status tl_to_host(tl_tensor *t, void *dst, size_t nbytes) {
   return be->i->copy_to_host(be, dst, b, 0, need, &ctx->err);
 }
 
+const char *tl_device(tl_tensor *t) {
+  if (!(t = tl_api_tensor(t, "device"))) return NULL;
+  tl_ctx *ctx = t->slot.ctx;
+  /* a value not computed yet is computed where realizes run: the context's backend */
+  return t->u->op == TL_OP_BUFFER ? tl_api_backend_of(ctx, t->u->arg.p)->i->name : ctx->be->i->name;
+}
+
+/* A copy of t's values in the memory of the backend `name`, through host memory. */
+tl_tensor *tl_to(tl_tensor *t, const char *name) {
+  if (!(t = tl_api_tensor(t, "to"))) return NULL;
+  tl_ctx *ctx = t->slot.ctx;
+  tl_backend *to = tl_api_backend_named(ctx, name);
+  if (!to) return NULL;
+  if (t->ag) {
+    tl_error_set(&ctx->err, TL_ERR_ARG, "to: a tensor that requires grad cannot move between backends yet (detach() it first)");
+    return NULL;
+  }
+  if (realize_tensor(t)) return NULL;
+  size_t mark = tl_graph_mark(&ctx->graph);
+  const tl_uop *u = t->u;
+  tl_buffer *b = u->arg.p;
+  tl_backend *from = tl_api_backend_of(ctx, b);
+  if (from == to) return tl_api_wrap(ctx, "to", t->u, mark); /* the same values, shared */
+  tl_buffer *nb = tl_api_buffer_on(ctx, to, "to", (tl_dtype)u->dtype, tl_uop_numel(u));
+  void *tmp = nb && b->nbytes ? malloc(b->nbytes) : NULL;
+  tl_status st = !nb ? ctx->err.status
+                 : b->nbytes && !tmp ? tl_error_set(&ctx->err, TL_ERR_NOMEM, "to: out of memory")
+                                     : TL_OK;
+  if (!st && b->nbytes) st = from->i->copy_to_host(from, tmp, b, 0, b->nbytes, &ctx->err);
+  if (!st && b->nbytes) st = to->i->copy_from_host(to, nb, 0, tmp, b->nbytes, &ctx->err);
+  free(tmp);
+  tl_uop *n = NULL;
+  if (!st) {
+    tl_arg arg = {.p = nb};
+    n = tl_uop_make(&ctx->graph, TL_OP_BUFFER, (tl_dtype)u->dtype, 0, NULL, arg, 0, u->ndim, u->shape);
+  }
+  if (nb) tl_buffer_release(nb); /* the node holds it */
+  if (st) {
+    tl_graph_release_to(&ctx->graph, mark);
+    return NULL;
+  }
+  return tl_api_wrap(ctx, "to", n, mark);
+}
+
 const void *tl_data(tl_tensor *t) {
   if (!(t = tl_api_tensor(t, "data")) || realize_tensor(t)) return NULL;
-  return ((tl_buffer *)t->u->arg.p)->data;
+  return tl_api_host_data(t->slot.ctx, t->u->arg.p, false);
 }
 
 /* Moves t alone onto a copy of its buffer: a new BUFFER node, so the old node (and
@@ -576,7 +631,7 @@ static void *unshare(tl_ctx *ctx, tl_tensor *t) {
   tl_graph_release_to(&ctx->graph, mark);
   tl_buffer_release(b); /* the node holds it */
   if (!n) tl_error_set(&ctx->err, TL_ERR_NOMEM, "data_mut: out of memory");
-  return n ? b->data : NULL;
+  return n ? tl_api_host_data(ctx, b, true) : NULL;
 }
 
 void *tl_data_mut(tl_tensor *t) {
@@ -590,7 +645,7 @@ void *tl_data_mut(tl_tensor *t) {
   tl_buffer *b = t->u->arg.p;
   /* other handles, graphs or autograd records holding the node, or other nodes (views
    * realized into the same memory) holding the buffer, would see the write */
-  if (t->u->refs == 1 && b->refs == 1 && !b->owner) return b->data;
+  if (t->u->refs == 1 && b->refs == 1 && !b->owner) return tl_api_host_data(ctx, b, true);
   return unshare(ctx, t);
 }
 
@@ -601,7 +656,9 @@ tl_status tl_item(tl_tensor *t, double *out) {
                         (long long)tl_uop_numel(t->u));
   tl_status st = realize_tensor(t);
   if (st) return st;
-  if (out) *out = tl_dtype_read(((tl_buffer *)t->u->arg.p)->data, (tl_dtype)t->u->dtype, 0);
+  const void *data = tl_api_host_data(t->slot.ctx, t->u->arg.p, false);
+  if (!data) return t->slot.ctx->err.status;
+  if (out) *out = tl_dtype_read(data, (tl_dtype)t->u->dtype, 0);
   return TL_OK;
 }
 
@@ -610,7 +667,9 @@ char *tl_format(tl_tensor *t) { return tl_format_precision(t, 8); }
 char *tl_format_precision(tl_tensor *t, int precision) {
   if (!(t = tl_api_tensor(t, "format")) || realize_tensor(t)) return NULL;
   const tl_uop *u = t->u;
-  char *s = tl_format_array_precision(((tl_buffer *)u->arg.p)->data, (tl_dtype)u->dtype, u->ndim, u->shape, precision);
+  const void *data = tl_api_host_data(t->slot.ctx, u->arg.p, false);
+  if (!data) return NULL;
+  char *s = tl_format_array_precision(data, (tl_dtype)u->dtype, u->ndim, u->shape, precision);
   if (!s) tl_error_set(&t->slot.ctx->err, TL_ERR_NOMEM, "format: out of memory");
   return s;
 }

@@ -459,6 +459,10 @@ size_t tl_mem_report(tl_ctx *ctx, FILE *out) {
             st.buffer_cache_hits, mib(st.cached_bytes));
     fprintf(out, "  arenas: last %.2f MiB for %.2f MiB of intermediates, %.2f MiB planned in all\n",
             mib(st.plan_arena_bytes), mib(st.plan_naive_bytes), mib(st.arena_bytes_total));
+    if (st.device_allocs)
+      fprintf(out, "  device: %" PRIu64 " buffers, %.2f MiB, %.2f MiB peak, %" PRIu64 " allocations, %.2f MiB cached\n",
+              st.device_buffers, mib(st.device_bytes), mib(st.device_peak_bytes), st.device_allocs,
+              mib(st.device_cached_bytes));
   }
   for (tl_scope *s = ctx->scopes; s; s = s->next) {
     if (s != ctx->root) {

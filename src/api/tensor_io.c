@@ -133,12 +133,12 @@ static tl_tensor *read_tensor(const io_ctx *io, const in_file *f, tl_dtype dtype
   int64_t numel = tl_shape_numel(ndim, shape);
   tl_buffer *b = tl_api_buffer_new(ctx, what, dtype, numel);
   if (!b) return NULL;
-  if (!read_at(io, f, b->data, b->nbytes, off)) {
+  uint8_t *v = b->nbytes ? tl_api_host_data(ctx, b, true) : b->data;
+  if ((b->nbytes && !v) || !read_at(io, f, v, b->nbytes, off)) {
     tl_buffer_release(b);
     return NULL;
   }
   if (dtype == TL_BOOL) { /* a file may hold any non-zero byte for true; kernels expect 1 */
-    uint8_t *v = b->data;
     for (size_t i = 0; i < b->nbytes; i++) v[i] = v[i] != 0;
   }
   size_t mark = tl_graph_mark(&ctx->graph);
@@ -578,11 +578,12 @@ tl_status tl_save_npy(tl_tensor *h, const char *path) {
   p[6] = (unsigned char)version;
   p[7] = 0;
   for (size_t i = 0; i < pre - 8; i++) p[8 + i] = (unsigned char)(hlen >> (8 * i));
-  const tl_buffer *b = u->arg.p;
   uint64_t nbytes = (uint64_t)tl_uop_numel(u) * tl_dtype_size(dtype);
+  const void *data = tl_api_host_data(ctx, u->arg.p, false);
+  if (!data) return ctx->err.status;
   out_file w;
   if (!out_open(&io, &w)) return ctx->err.status;
-  if (!out_write(&io, &w, p, pre) || !out_write(&io, &w, hdr, hlen) || !out_write(&io, &w, b->data, nbytes))
+  if (!out_write(&io, &w, p, pre) || !out_write(&io, &w, hdr, hlen) || !out_write(&io, &w, data, nbytes))
     return ctx->err.status;
   return out_commit(&io, &w);
 }
@@ -1223,8 +1224,9 @@ tl_status tl_save_safetensors(tl_ctx *ctx, const char *path, int n, const char *
   tl_strbuf_free(&s);
   for (int i = 0; ok && i < n; i++) {
     const tl_uop *u = tl_api_tensor(tensors[i], "save_safetensors")->u;
-    ok = out_write(&io, &w, ((const tl_buffer *)u->arg.p)->data,
-                   (uint64_t)tl_uop_numel(u) * tl_dtype_size((tl_dtype)u->dtype));
+    const void *data = tl_api_host_data(ctx, u->arg.p, false);
+    if (!data) out_abort(&w);
+    ok = data && out_write(&io, &w, data, (uint64_t)tl_uop_numel(u) * tl_dtype_size((tl_dtype)u->dtype));
   }
   return ok ? out_commit(&io, &w) : ctx->err.status;
 }

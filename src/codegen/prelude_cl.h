@@ -10,3 +10,8 @@
  * an FMA would change the last bits of exp, erf and the polynomials */
 #pragma OPENCL FP_CONTRACT OFF
 #define TL_SCALAR_OPENCL 1
+/* tanh is +-1 in f32 past |x| = 13 ln 2, where the exact value is within half an ulp
+ * of 1, and the host's libm says so; an OpenCL tanh may be an ulp short there (PoCL's
+ * gives 0.99999994 at 100, and mish(100) would print 99.99999). scalar.h names it for
+ * tanhf. */
+static inline float tl_cl_tanhf(float x) { return fabs(x) >= 9.0110f ? copysign(1.0f, x) : tanh(x); }

@@ -8,7 +8,7 @@
 /* ---- buffers -------------------------------------------------------------- */
 /* Size classes: powers of two from 64 bytes to 1 MiB, then multiples of 64 KiB, so a
  * freed block serves any later request of its class. */
-static size_t size_class(size_t n) {
+size_t tl_mem_size_class(size_t n) {
   if (n <= 64) return 64;
   if (n <= ((size_t)1 << 20)) {
     size_t c = 64;
@@ -63,7 +63,7 @@ tl_buffer *tl_buffer_new(tl_dtype dtype, int64_t numel, tl_mem *mem) {
   tl_buffer *b = calloc(1, sizeof *b);
   if (!b) return NULL;
   size_t nbytes = (size_t)numel * tl_dtype_size(dtype);
-  size_t alloc = size_class(nbytes);
+  size_t alloc = tl_mem_size_class(nbytes);
   b->data = mem_alloc(mem, alloc);
   if (!b->data) {
     free(b);
@@ -91,7 +91,8 @@ tl_buffer *tl_buffer_view(tl_buffer *owner, size_t offset, tl_dtype dtype, int64
   b->dtype = dtype;
   b->numel = numel;
   b->nbytes = nbytes;
-  b->data = (char *)owner->data + offset;
+  b->data = owner->data ? (char *)owner->data + offset : NULL; /* device memory: none */
+  b->offset = owner->offset + offset;
   b->mem = owner->mem;
   b->owner = owner;
   b->backend = owner->backend;
@@ -110,6 +111,7 @@ void tl_buffer_release(tl_buffer *b) {
   }
   b->mem->live_buffers--;
   b->mem->live_bytes -= b->nbytes;
-  mem_free(b->mem, b->data, b->alloc_size);
+  if (b->dev_free) b->dev_free(b);
+  else mem_free(b->mem, b->data, b->alloc_size);
   free(b);
 }

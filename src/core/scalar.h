@@ -18,7 +18,7 @@ typedef uchar tl_bool;
 #define sqrtf sqrt
 #define sinf sin
 #define cosf cos
-#define tanhf tanh
+#define tanhf tl_cl_tanhf /* codegen/prelude_cl.h */
 #define powf pow
 #define fmodf fmod
 #define fabsf fabs

@@ -10,12 +10,10 @@
 /* Backends still to come: in the table so that `tl devices` lists them and choosing
  * one says why it cannot run, rather than "unknown". They fill nothing but their name. */
 static const char *not_built(void) { return "not built yet"; }
-static const tl_backend_i opencl_stub = {.name = "opencl", .about = "OpenCL C kernels on an OpenCL device",
-                                         .unavailable = not_built};
 static const tl_backend_i cuda_stub = {.name = "cuda", .about = "CUDA C kernels on an NVIDIA GPU",
                                        .unavailable = not_built};
 
-static const tl_backend_i *const table[] = {&tl_backend_cpu, &tl_backend_interp, &opencl_stub, &cuda_stub};
+static const tl_backend_i *const table[] = {&tl_backend_cpu, &tl_backend_interp, &tl_backend_opencl, &cuda_stub};
 enum { NTABLE = (int)(sizeof table / sizeof table[0]) };
 
 int tl_backend_count(void) { return NTABLE; }

@@ -50,6 +50,8 @@ typedef struct tl_backend_i {
   const char *about; /* one line for `tl devices` */
   /* NULL when it can run on this machine, else why not */
   const char *(*unavailable)(void);
+  /* what it found here, for `tl devices` (the platform and device); NULL: its about */
+  const char *(*found)(void);
 
   /* ---- the instance (one per context and backend) ---- */
   /* makes its device state (compiler, pool, queue) on first use; called before every
@@ -67,6 +69,11 @@ typedef struct tl_backend_i {
   tl_status (*copy_from_host)(tl_backend *be, tl_buffer *dst, size_t off, const void *src, size_t n, tl_error *err);
   tl_status (*copy_to_host)(tl_backend *be, void *dst, const tl_buffer *src, size_t off, size_t n, tl_error *err);
   tl_status (*copy)(tl_backend *be, tl_buffer *dst, const tl_buffer *src, size_t n, tl_error *err);
+  /* the buffer's bytes in host memory (NULL for a backend whose buffers are host
+   * memory: b->data). To read: brought from the device when the host copy is stale.
+   * To write: the device copy is stale from then on, and sent again before the next
+   * launch reads it; so writes through the pointer must come before that launch. */
+  void *(*host_view)(tl_backend *be, tl_buffer *b, bool write, tl_error *err);
 
   /* ---- kernels (NULL for a backend that evaluates graphs: eval) ---- */
   /* how the lowered kernel maps onto the device: fills k's work split (cpu: the
@@ -129,7 +136,7 @@ tl_status tl_backend_host_to(tl_backend *be, void *dst, const tl_buffer *src, si
 tl_status tl_backend_host_copy(tl_backend *be, tl_buffer *dst, const tl_buffer *src, size_t n, tl_error *err);
 
 /* the first implementations */
-extern const tl_backend_i tl_backend_cpu, tl_backend_interp;
+extern const tl_backend_i tl_backend_cpu, tl_backend_interp, tl_backend_opencl;
 /* tests: the cpu instance's compiler (NULL before its first realize, or for another
  * backend) */
 tl_compiler *tl_backend_cpu_compiler(const tl_backend *be);

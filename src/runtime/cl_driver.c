@@ -13,6 +13,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "core/hash_mix.h"
 #include "runtime/disk_entry.h"
 
 /* ---- the OpenCL 1.2 subset TL uses (values from the Khronos headers) ---------------- */
@@ -33,6 +34,7 @@ enum {
   CL_PLATFORM_NOT_FOUND_KHR = -1001,
   CL_PLATFORM_VERSION = 0x0901,
   CL_PLATFORM_NAME = 0x0902,
+  CL_DEVICE_TYPE = 0x1000,
   CL_DEVICE_MAX_WORK_GROUP_SIZE = 0x1004,
   CL_DEVICE_MAX_MEM_ALLOC_SIZE = 0x1010,
   CL_DEVICE_GLOBAL_MEM_SIZE = 0x101F,
@@ -89,7 +91,8 @@ typedef struct {
 } cl_api;
 
 /* ---- the driver ----------------------------------------------------------------------- */
-static const char *const build_options = "-cl-std=CL1.2";
+/* -w: a driver prints its compiler's warnings on the program's stderr (PoCL does) */
+static const char *const build_options = "-cl-std=CL1.2 -w";
 struct tl_cl_kernel { /* a program's kernel, as tl_cl_kernel_get hands it out */
   struct tl_cl_kernel *next;
   char *name;
@@ -98,6 +101,7 @@ struct tl_cl_kernel { /* a program's kernel, as tl_cl_kernel_get hands it out */
 
 typedef struct cl_program_entry {
   struct cl_program_entry *next;
+  uint64_t hash; /* of the source: most lookups compare this alone */
   char *source;
   cl_handle program;
   tl_cl_kernel *kernels;
@@ -209,6 +213,7 @@ static void read_caps(tl_cl *cl, cl_handle platform) {
   size_t wg = 0;
   c->max_work_group = cl->api.clGetDeviceInfo(cl->device, CL_DEVICE_MAX_WORK_GROUP_SIZE, sizeof wg, &wg, NULL) == CL_SUCCESS ? wg : 1;
   c->local_bytes = info_u64(cl, CL_DEVICE_LOCAL_MEM_SIZE);
+  c->is_cpu = (info_u64(cl, CL_DEVICE_TYPE) & CL_DEVICE_TYPE_CPU) != 0;
   c->global_bytes = info_u64(cl, CL_DEVICE_GLOBAL_MEM_SIZE);
   c->max_alloc = info_u64(cl, CL_DEVICE_MAX_MEM_ALLOC_SIZE);
   size_t n = 0;
@@ -530,19 +535,23 @@ static tl_status program_cached(tl_cl *cl, const char *source, cl_handle *out, t
 }
 
 static tl_status program_get(tl_cl *cl, const char *source, cl_program_entry **out, tl_error *err) {
+  size_t len = strlen(source);
+  /* every kernel starts with the same prelude: comparing sources alone would read it
+   * again for each program kept */
+  uint64_t hash = tl_hash_final(tl_hash_bytes(TL_HASH_INIT, source, len));
   for (cl_program_entry *p = cl->programs; p; p = p->next)
-    if (!strcmp(p->source, source)) {
+    if (p->hash == hash && !strcmp(p->source, source)) {
       cl->stats.program_hits++;
       *out = p;
       return TL_OK;
     }
   cl_program_entry *p = calloc(1, sizeof *p);
-  size_t len = strlen(source);
   if (!p || !(p->source = malloc(len + 1))) {
     free(p);
     return tl_error_set(err, TL_ERR_NOMEM, "opencl: out of memory");
   }
   memcpy(p->source, source, len + 1);
+  p->hash = hash;
   tl_status st = program_cached(cl, source, &p->program, err);
   if (st) {
     free(p->source);

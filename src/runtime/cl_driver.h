@@ -26,6 +26,7 @@ typedef struct {
   uint64_t global_bytes;   /* the device's memory */
   uint64_t max_alloc;      /* the largest single buffer */
   int has_f64, has_f16;    /* cl_khr_fp64 / cl_khr_fp16 */
+  int is_cpu;              /* the device is the host's CPU (PoCL) */
 } tl_cl_caps;
 
 typedef struct {

@@ -187,8 +187,13 @@ static tl_buffer *eval_conv(interp *I, tl_uop *u, tl_buffer *a, tl_buffer *b) {
 
 static tl_buffer *compute(interp *I, tl_uop *u) {
   if (u->op == TL_OP_BUFFER) {
-    tl_buffer_retain(u->arg.p);
-    return u->arg.p;
+    tl_buffer *b = u->arg.p;
+    if (!b->data && b->nbytes) { /* a device backend's: the caller brings it to the host */
+      tl_error_set(I->err, TL_ERR_BACKEND, "interp: an operand is in a device backend's memory (move it with .to(\"interp\"))");
+      return NULL;
+    }
+    tl_buffer_retain(b);
+    return b;
   }
   if (u->op == TL_OP_SINK) return eval_sink(I, u);
   tl_buffer *src[3] = {NULL, NULL, NULL}, *out = NULL;

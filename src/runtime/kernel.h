@@ -24,12 +24,18 @@ typedef struct tl_kernel {
   size_t arg_min_bytes[TL_KERNEL_MAX_ARGS]; /* bytes the kernel may touch */
   int64_t work;                       /* outer-loop iterations: [0, work) */
   int64_t min_chunk;                  /* see tl_pool_run */
+  /* a device backend's plan and code (runtime/backend.h) */
+  int grid_dims;                      /* 1..3 axes of work-items */
+  size_t grid[3], group[3];           /* work-items along each axis, and per work-group */
+  void *device_code;                  /* the backend's kernel (the driver owns it) */
 } tl_kernel;
 
 typedef struct tl_kernel_arg {
-  void *data;
+  void *data;     /* host memory (NULL for a device buffer: buf and offset say where) */
   size_t nbytes;
   tl_dtype dtype;
+  struct tl_buffer *buf; /* the buffer bound (a device backend's launch reads it) */
+  size_t offset;         /* bytes from buf's start */
 } tl_kernel_arg;
 
 /* Validates nargs, every pointer, dtype and size against the kernel's metadata;

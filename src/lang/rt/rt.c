@@ -843,4 +843,7 @@ void tlrt_print_mem_stats(tlrt *R, FILE *out) {
                " cow_clones=%" PRIu64 "\n",
           o->objects_live, o->objects_created, o->retains, o->releases, o->cow_clones);
   fprintf(out, "mem: bytes live=%" PRIu64 " peak=%" PRIu64 "\n", e.live_bytes, e.peak_bytes);
+  if (e.device_allocs) /* a device backend's memory (opencl) */
+    fprintf(out, "mem: device buffers=%" PRIu64 " bytes=%" PRIu64 " peak=%" PRIu64 " allocations=%" PRIu64 "\n",
+            e.device_buffers, e.device_bytes, e.device_peak_bytes, e.device_allocs);
 }
