@@ -12,14 +12,16 @@
  *   mode 3, y at stride 1 (the lowering's choice for mode 0 there): as mode 1, with
  *           T = W [(o,ki,kj), c] times x [c, Q], each row added into y at its window.
  * The parallel range counts units: mode 0, pixel tiles of one image; modes 1 and 3,
- * blocks of output channels of one image (both batch-major); mode 2, tiles of dw's columns (each sums over
- * every image). Compiled where TL_CONV is defined (its kernels), after the GEMM. */
+ * blocks of output channels of one image (both batch-major); mode 2, tiles of dw's
+ * columns (each sums over every image). Compiled where TL_CONV is defined (its
+ * kernels), after the GEMM. */
 #if defined(TL_CONV) && defined(TL_GEMM) && !defined(TL_KERNEL_PRELUDE_CONV)
 #define TL_KERNEL_PRELUDE_CONV
 typedef struct tl_conv_desc {
   tl_i64 n, c, h, w, o, kh, kw, oh, ow, sh, sw, ph, pw;
   int mode;
-  tl_i64 unit, units; /* pixels (modes 0, 1) or columns (mode 2) a unit; units an image (mode 2: in all) */
+  tl_i64 unit, units; /* a unit: mode 0 pixels, modes 1 and 3 channels, mode 2 columns;
+                         units an image (mode 2: in all) */
 } tl_conv_desc;
 
 /* Where a gathered value comes from: plane ch of x (SH x SW), row Y = y*sh + ki - ph,
@@ -59,12 +61,11 @@ static inline void tl_conv_valid(tl_i64 X0, tl_i64 s, tl_i64 len, tl_i64 sw, tl_
                                          T *dst, tl_i64 ds) {                                     \
     tl_i64 X0 = x0 * g->sw + kj - g->pw, lo, hi;                                                  \
     tl_conv_valid(X0, g->sw, len, g->SW, &lo, &hi);                                               \
-    const T *s = row + X0;                                                                        \
     for (tl_i64 t = 0; t < lo; t++) dst[t * ds] = 0;                                              \
     if (g->sw == 1 && ds == 1)                                                                    \
-      for (tl_i64 t = lo; t < hi; t++) dst[t] = s[t];                                             \
+      for (tl_i64 t = lo; t < hi; t++) dst[t] = row[X0 + t];                                      \
     else                                                                                          \
-      for (tl_i64 t = lo; t < hi; t++) dst[t * ds] = s[t * g->sw];                                \
+      for (tl_i64 t = lo; t < hi; t++) dst[t * ds] = row[X0 + t * g->sw];                         \
     for (tl_i64 t = hi; t < len; t++) dst[t * ds] = 0;                                            \
   }                                                                                               \
   /* B panels (mode 0): rows k0.. (ch, ki, kj) of the window, columns j0.. (pixels), \
@@ -190,11 +191,11 @@ static inline void tl_conv_valid(tl_i64 X0, tl_i64 s, tl_i64 len, tl_i64 sw, tl_
           p += len;                                                                               \
           if (Y < 0 || Y >= dh) continue;                                                         \
           tl_conv_valid(X0, xs, len, dw_, &lo, &hi);                                              \
-          T *o = plane + Y * dw_ + X0;                                                            \
+          T *o = plane + Y * dw_; /* column X0 + t * xs, X0 maybe negative */                     \
           if (xs == 1)                                                                            \
-            for (tl_i64 t = lo; t < hi; t++) o[t] += v[t];                                        \
+            for (tl_i64 t = lo; t < hi; t++) o[X0 + t] += v[t];                                   \
           else                                                                                    \
-            for (tl_i64 t = lo; t < hi; t++) o[t * xs] += v[t];                                   \
+            for (tl_i64 t = lo; t < hi; t++) o[X0 + t * xs] += v[t];                              \
         }                                                                                         \
       }                                                                                           \
     }                                                                                             \
