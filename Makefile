@@ -16,7 +16,7 @@ SRC      := $(wildcard src/*/*.c) $(wildcard src/lang/*/*.c)
 OBJ      := $(SRC:%.c=$(BUILD)/obj/%.o)
 TEST_SRC := $(wildcard tests/*.c) $(wildcard tests/fuzz/fuzz_*.c)
 TEST_OBJ := $(TEST_SRC:%.c=$(BUILD)/obj/%.o)
-GEN      := build/gen/kernel_prelude.inc build/gen/lang_prelude.inc build/gen/prelude_cl.inc
+GEN      := build/gen/kernel_prelude.inc build/gen/lang_prelude.inc build/gen/prelude_cl.inc build/gen/prelude_cuda.inc
 # programs that load generated code export the library to it
 WHOLE_LIB = -rdynamic -Wl,--whole-archive $(BUILD)/libtl.a -Wl,--no-whole-archive
 
@@ -34,6 +34,12 @@ build/gen/kernel_prelude.inc: src/core/scalar.h src/codegen/kernel_prelude.h src
 # the same scalar semantics in front of every OpenCL C kernel, after a few lines that
 # give OpenCL's names for C's (src/codegen/prelude_cl.h)
 build/gen/prelude_cl.inc: src/codegen/prelude_cl.h src/core/scalar.h
+	@mkdir -p $(dir $@)
+	cat $^ | grep -v 'tl-prelude: dropped' | \
+	  sed -e 's/\\/\\\\/g' -e 's/"/\\"/g' -e 's/^/"/' -e 's/$$/\\n"/' > $@
+
+# and in front of every CUDA C kernel (src/codegen/prelude_cuda.h)
+build/gen/prelude_cuda.inc: src/codegen/prelude_cuda.h src/core/scalar.h
 	@mkdir -p $(dir $@)
 	cat $^ | grep -v 'tl-prelude: dropped' | \
 	  sed -e 's/\\/\\\\/g' -e 's/"/\\"/g' -e 's/^/"/' -e 's/$$/\\n"/' > $@
@@ -191,11 +197,11 @@ check-numpy: $(BUILD)/check_numpy
 # TL_TIERED=0: kernels are cc's only; memcheck flags libtcc's code (tier 1) for reading
 # float spill slots only partly written (the values are right: diff_tier1_matches_tier2
 # and the suite under ASan run tier 1).
-# The OpenCL driver's tests run PoCL, whose LLVM memcheck flags on its own (they run
-# natively and under ASan).
+# The device backends' tests (opencl, diff_device, golden_device, cuda) run PoCL and NVRTC, whose LLVM and
+# compiler memcheck flags on their own (they run natively and under ASan).
 test-valgrind: $(BUILD)/tests/tl_tests build/tl $(BUILD)/tl $(BUILD)/libtl.so
 	TL_TIERED=0 TL_CFLAGS="-O2 -fno-math-errno" valgrind --quiet --error-exitcode=1 --leak-check=full --errors-for-leak-kinds=definite \
-	  $(BUILD)/tests/tl_tests -diff_random -deep_chains -grad_random -train_mlp -training_loop -alloc_fail -opencl
+	  $(BUILD)/tests/tl_tests -diff_random -deep_chains -grad_random -train_mlp -training_loop -alloc_fail -opencl -diff_device -golden_device -cuda
 
 # Fuzzing with AFL++ (Debian package afl++): `make fuzz FUZZ_SECONDS=600` builds the
 # library and one binary per harness of tests/fuzz with afl-clang-fast (ASan and UBSan

@@ -1,10 +1,11 @@
-/* bench_backends.c — the opencl backend beside the cpu backend on the same workloads,
+/* bench_backends.c — a device backend (opencl; TL_BENCH_DEVICE=cuda on a GPU) beside
+ * the cpu backend on the same workloads,
  * in the same process and thread count: a fused elementwise chain over 16M floats, a
  * row softmax of 4096 x 4096, a 1024^3 matmul and a training step of an MLP
  * 784-256-256-10 (batch 128, cross-entropy, Adam). Each workload runs in rounds, cpu
  * then opencl (BENCH_ROUNDS), after warm-ups on both (kernels built, buffers cached);
  * a line reports the medians and the median of the rounds' ratios:
- *   bench: opencl_NAME cl_ms=X cpu_ms=Y ratio=Y/X threads=N rounds=R   (ratio > 1: opencl faster)
+ *   bench: DEVICE_NAME dev_ms=X cpu_ms=Y ratio=Y/X threads=N rounds=R   (ratio > 1: the device faster)
  * On PoCL the "device" is this CPU: the ratio measures the path (PoCL's code, the
  * launches, the copies), not a GPU. Without an OpenCL platform it says so and exits 0. */
 #include <math.h>
@@ -89,13 +90,14 @@ static double time_it(side *s, int k) {
 
 int main(int argc, char **argv) {
   static const char *const names[] = {"fused_chain_16M", "softmax_4096", "matmul_1024", "train_step_mlp"};
-  if (tl_backend_usable("opencl") != TL_OK) {
-    printf("bench: opencl not available: %s\n", tl_last_error(NULL));
+  const char *dev = getenv("TL_BENCH_DEVICE") ? getenv("TL_BENCH_DEVICE") : "opencl";
+  if (tl_backend_usable(dev) != TL_OK) {
+    printf("bench: %s not available: %s\n", dev, tl_last_error(NULL));
     return 0;
   }
   side cpu, cl;
   make_side(&cpu, "cpu");
-  make_side(&cl, "opencl");
+  make_side(&cl, dev);
   int rounds = bench_rounds();
   for (int k = 0; k < 4; k++) {
     if (argc > 1 && strcmp(argv[1], names[k]) && strcmp(argv[1], "all")) continue;
@@ -106,7 +108,7 @@ int main(int argc, char **argv) {
       g[i] = time_it(&cl, k);
       r[i] = c[i] / g[i];
     }
-    printf("bench: opencl_%s cl_ms=%.3f cpu_ms=%.3f ratio=%.2f threads=%d rounds=%d\n", names[k], median_of(g, rounds),
+    printf("bench: %s_%s dev_ms=%.3f cpu_ms=%.3f ratio=%.2f threads=%d rounds=%d\n", dev, names[k], median_of(g, rounds),
            median_of(c, rounds), median_of(r, rounds), bench_threads(), rounds);
     fflush(stdout);
   }

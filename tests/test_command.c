@@ -462,6 +462,7 @@ TEST(command_tcc_without_headers) {
  * naming the backends); a value of another variable that is not understood is said,
  * naming the variable and its values, and the program runs */
 TEST(command_environment_values) {
+  setenv("TL_CUDA_LIB", "/nonexistent/libcuda.so.1", 1); /* as on a machine without a GPU (each test is a process) */
   setenv("TL_BACKEND", "bogus", 1);
   setenv("TL_OPENCL_LIB", "/nonexistent/libOpenCL.so.1", 1); /* the usable backends: cpu and interp */
   result r = run((char *[]){"build/tl", "run", "tests/lang/lib/exit_code.tl", NULL}, NULL);
@@ -472,7 +473,7 @@ TEST(command_environment_values) {
   setenv("TL_BACKEND", "cuda", 1); /* known, but it cannot run here */
   r = run((char *[]){"build/tl", "run", "tests/lang/lib/exit_code.tl", NULL}, NULL);
   unsetenv("TL_BACKEND");
-  CHECK_RUN(r, 1, "", "tl: TL_BACKEND: backend 'cuda' is not available: not built yet\n");
+  CHECK_RUN(r, 1, "", "tl: TL_BACKEND: backend 'cuda' is not available: libcuda.so.1 not found: no NVIDIA driver\n");
   result_free(&r);
   setenv("TL_THREADS", "abc", 1);
   setenv("TL_DEBUG", "x", 1);
@@ -533,6 +534,7 @@ TEST(command_check_warnings) {
 
 /* tl devices: every backend the build knows, whether it can run here and why not */
 TEST(command_devices) {
+  setenv("TL_CUDA_LIB", "/nonexistent/libcuda.so.1", 1); /* as on a machine without a GPU (each test is a process) */
   char *saved = tl_test_env_save("TL_OPENCL_LIB");
   setenv("TL_OPENCL_LIB", "/nonexistent/libOpenCL.so.1", 1); /* as on a machine without OpenCL */
   result r = run((char *[]){"build/tl", "devices", NULL}, NULL);
@@ -541,7 +543,7 @@ TEST(command_devices) {
             "interp: available (the reference interpreter: the graph evaluated node by node, in double precision)\n"
             "opencl: not available (cannot load /nonexistent/libOpenCL.so.1: install pocl-opencl-icd, or a GPU's "
             "OpenCL driver)\n"
-            "cuda: not available (not built yet)\n",
+            "cuda: not available (libcuda.so.1 not found: no NVIDIA driver)\n",
             "");
   result_free(&r);
   unsetenv("TL_OPENCL_LIB");
@@ -560,11 +562,12 @@ TEST(command_devices) {
  * lines name the backend that ran each kernel (interp: each realize). exit_code.tl
  * prints ones([4]).sum() = 4 and exits with 3. */
 TEST(command_backend_flag) {
+  setenv("TL_CUDA_LIB", "/nonexistent/libcuda.so.1", 1); /* as on a machine without a GPU (each test is a process) */
   char *saved_profile = tl_test_env_save("TL_PROFILE"), *saved_backend = tl_test_env_save("TL_BACKEND");
   /* a backend the build knows that cannot run here: exit 1 before anything runs, as
    * TL_BACKEND's (LANGUAGE.md 12) */
   result r = run((char *[]){"build/tl", "run", "--backend", "cuda", "tests/lang/lib/exit_code.tl", NULL}, NULL);
-  CHECK_RUN(r, 1, "", "tl: run: --backend: backend 'cuda' is not available: not built yet\n");
+  CHECK_RUN(r, 1, "", "tl: run: --backend: backend 'cuda' is not available: libcuda.so.1 not found: no NVIDIA driver\n");
   result_free(&r);
   setenv("TL_OPENCL_LIB", "/nonexistent/libOpenCL.so.1", 1); /* no OpenCL platform */
   r = run((char *[]){"build/tl", "run", "--backend", "opencl", "tests/lang/lib/exit_code.tl", NULL}, NULL);

@@ -10,7 +10,8 @@
  * seeded; a mismatch prints the seed, and `TL_DIFF_SEED=N build/tests/tl_tests
  * diff_random_graphs` (TL_DIFF_CAST_SEED, diff_random_casts; TL_DIFF_GATHER_SEED,
  * diff_random_gathers; TL_DIFF_SPECIAL_SEED, diff_special_values) replays one graph.
- * A fifth of each set also runs on opencl against the interpreter (diff_opencl_*). */
+ * A fifth of each set also runs on opencl (or TL_TEST_DEVICE) against the interpreter
+ * (diff_device_*). */
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -464,7 +465,7 @@ static int realize_decoy(tl_ctx *ctx, uint64_t seed, int mode, char *why, size_t
 }
 
 static uint64_t replays; /* of the real graphs, over a shard */
-static _Thread_local const char *diff_backend = "cpu"; /* the kernel backend compared to interp */
+static const char *diff_backend = "cpu"; /* the kernel backend compared to interp */
 static const char *cpu_compiler; /* not NULL: tl_set_compiler on the cpu backend */
 
 /* Builds the graph of `seed` and realizes it (as f64) on `backend`; the generator is
@@ -597,33 +598,38 @@ DIFF_SHARD(5)
 DIFF_SHARD(6)
 DIFF_SHARD(7)
 
-/* The same graphs on opencl (PoCL in CI: every line of the device path runs): kernels
- * from the OpenCL renderer, device buffers, replay. The seeds are the cpu shards'. */
-static void run_opencl_shard(int shard, int n, int mode) {
-  if (tl_backend_usable("opencl") != TL_OK) {
-    printf("  opencl is not available here: %s\n", tl_last_error(NULL));
+/* The same graphs on a device backend: opencl (PoCL in CI: every line of the device
+ * path runs), or the one TL_TEST_DEVICE names (cuda on a GPU): kernels from the GPU
+ * renderer, device buffers, replay. The seeds are the cpu shards'. TL_DIFF_FRACTION=1
+ * runs every graph (a GPU builds kernels fast). */
+static void run_device_shard(int shard, int n, int mode) {
+  const char *device = getenv("TL_TEST_DEVICE") ? getenv("TL_TEST_DEVICE") : "opencl";
+  if (tl_backend_usable(device) != TL_OK) {
+    printf("  %s is not available here: %s\n", device, tl_last_error(NULL));
     tl_clear_error(NULL);
     return;
   }
-  diff_backend = "opencl";
-  run_shard(shard, n, mode);
+  const char *f = getenv("TL_DIFF_FRACTION");
+  int fraction = f && atoi(f) > 0 ? atoi(f) : 5;
+  diff_backend = device;
+  run_shard(shard, n / fraction, mode);
   diff_backend = "cpu";
 }
 /* a fifth of each set: PoCL builds a kernel in about 0.7 s (LLVM), the cpu's cc in
  * 0.04 (batched), so the whole suite would be most of CI's time */
-#define DIFF_OPENCL_SHARD(k)                                                  \
-  TEST(diff_opencl_random_graphs_##k) { run_opencl_shard(k, NGRAPHS / 5, PLAIN); } \
-  TEST(diff_opencl_random_casts_##k) { run_opencl_shard(k, NCAST_GRAPHS / 5, CASTS); } \
-  TEST(diff_opencl_random_gathers_##k) { run_opencl_shard(k, NGATHER_GRAPHS / 5, GATHERS); } \
-  TEST(diff_opencl_special_values_##k) { run_opencl_shard(k, NSPECIAL_GRAPHS / 5, SPECIAL); }
-DIFF_OPENCL_SHARD(0)
-DIFF_OPENCL_SHARD(1)
-DIFF_OPENCL_SHARD(2)
-DIFF_OPENCL_SHARD(3)
-DIFF_OPENCL_SHARD(4)
-DIFF_OPENCL_SHARD(5)
-DIFF_OPENCL_SHARD(6)
-DIFF_OPENCL_SHARD(7)
+#define DIFF_DEVICE_SHARD(k)                                                  \
+  TEST(diff_device_random_graphs_##k) { run_device_shard(k, NGRAPHS, PLAIN); } \
+  TEST(diff_device_random_casts_##k) { run_device_shard(k, NCAST_GRAPHS, CASTS); } \
+  TEST(diff_device_random_gathers_##k) { run_device_shard(k, NGATHER_GRAPHS, GATHERS); } \
+  TEST(diff_device_special_values_##k) { run_device_shard(k, NSPECIAL_GRAPHS, SPECIAL); }
+DIFF_DEVICE_SHARD(0)
+DIFF_DEVICE_SHARD(1)
+DIFF_DEVICE_SHARD(2)
+DIFF_DEVICE_SHARD(3)
+DIFF_DEVICE_SHARD(4)
+DIFF_DEVICE_SHARD(5)
+DIFF_DEVICE_SHARD(6)
+DIFF_DEVICE_SHARD(7)
 
 /* Tiered compilation runs a kernel's libtcc build first, then cc's (runtime/tiered.c).
  * The two agree to the differential tolerance, not bit for bit: cc contracts a * b + c

@@ -67,18 +67,20 @@ static void run_one(const char *path, const char *backend) {
 
 static void run_golden(void *path) { run_one(path, NULL); }
 
-/* the engine's programs (tensor, autograd, nn) on opencl too: the same output (PoCL in
- * CI); each builds its kernels with the OpenCL driver, so only these directories */
-static void run_golden_opencl(void *path) {
-  if (tl_backend_usable("opencl") != TL_OK) {
-    printf("  opencl is not available here: %s\n", tl_last_error(NULL));
+/* the engine's programs (tensor, autograd, nn) on a device backend too, opencl or the
+ * one TL_TEST_DEVICE names: the same output (PoCL in CI); each builds its kernels with
+ * the device's compiler, so only these directories */
+static void run_golden_device(void *path) {
+  const char *device = getenv("TL_TEST_DEVICE") ? getenv("TL_TEST_DEVICE") : "opencl";
+  if (tl_backend_usable(device) != TL_OK) {
+    printf("  %s is not available here: %s\n", device, tl_last_error(NULL));
     tl_clear_error(NULL);
     return;
   }
-  run_one(path, "opencl");
+  run_one(path, device);
 }
 
-static bool on_opencl_too(const char *rel, const char *path, const char *head) {
+static bool on_device_too(const char *rel, const char *path, const char *head) {
   static const char *const dirs[] = {"tensor/", "autograd/", "nn/"};
   bool engine = false;
   for (size_t i = 0; i < sizeof dirs / sizeof dirs[0]; i++) engine |= !strncmp(rel, dirs[i], strlen(dirs[i]));
@@ -108,11 +110,11 @@ static int register_program(const char *path, const struct stat *st, int flag, s
   sprintf(name, "lang_golden/%.*s", (int)(strlen(rel) - 3), rel);
   tl_test_register_arg(name, run_golden, copy, __FILE__);
   programs++;
-  if (on_opencl_too(rel, path, head)) {
+  if (on_device_too(rel, path, head)) {
     char *name2 = malloc(strlen(rel) + 24), *copy2 = strdup(path); /* the runner frees each */
     if (!name2 || !copy2) return 1;
-    sprintf(name2, "lang_golden_opencl/%.*s", (int)(strlen(rel) - 3), rel);
-    tl_test_register_arg(name2, run_golden_opencl, copy2, __FILE__);
+    sprintf(name2, "lang_golden_device/%.*s", (int)(strlen(rel) - 3), rel);
+    tl_test_register_arg(name2, run_golden_device, copy2, __FILE__);
   }
   return 0;
 }

@@ -11,7 +11,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "codegen/render_cl.h"
+#include "codegen/render_gpu.h"
 #include "core/scalar.h"
 #include "runtime/cl_driver.h"
 #include "test.h"
@@ -369,8 +369,8 @@ TEST(opencl_prelude_computes_scalars_as_the_host) {
   xd[SPECIAL - 2] = (double)nan;
   xd[SPECIAL - 1] = -(double)inf;
   a[0] = INT64_MIN, b[0] = -1; /* wraps, as the host's */
-  char *src = malloc(strlen(tl_render_cl_prelude()) + strlen(scalars_src) + 1);
-  strcpy(src, tl_render_cl_prelude());
+  char *src = malloc(strlen(tl_render_gpu_prelude(TL_GPU_OPENCL)) + strlen(scalars_src) + 1);
+  strcpy(src, tl_render_gpu_prelude(TL_GPU_OPENCL));
   strcat(src, scalars_src);
   tl_error err = {0};
   tl_cl_kernel *k = NULL;

@@ -14,15 +14,18 @@
 #include "test.h"
 #include "tl.h"
 
-/* a context on opencl, or NULL (printed) when this machine has no OpenCL platform */
+/* the device backend under test: opencl, or the one TL_TEST_DEVICE names (cuda on a GPU) */
+static const char *device(void) { return getenv("TL_TEST_DEVICE") ? getenv("TL_TEST_DEVICE") : "opencl"; }
+
+/* a context on the device, or NULL (printed) when this machine has none */
 static tl_ctx *opencl_ctx(void) {
-  if (tl_backend_usable("opencl") != TL_OK) {
-    printf("  opencl is not available here: %s\n", tl_last_error(NULL));
+  if (tl_backend_usable(device()) != TL_OK) {
+    printf("  %s is not available here: %s\n", device(), tl_last_error(NULL));
     tl_clear_error(NULL);
     return NULL;
   }
   tl_ctx *ctx = tl_init();
-  if (ctx && tl_set_backend(ctx, "opencl") != TL_OK) {
+  if (ctx && tl_set_backend(ctx, device()) != TL_OK) {
     tl_test_fail(__FILE__, __LINE__, "tl_set_backend(opencl): %s", tl_last_error(ctx));
     tl_shutdown(ctx);
     return NULL;
@@ -178,7 +181,7 @@ TEST(opencl_conv_pool_and_gradients_match_the_interpreter) {
   tl_shutdown(probe);
   enum { CAP = 4096 };
   double *want = malloc(sizeof(double) * CAP), *got = malloc(sizeof(double) * CAP);
-  int n = conv_program("interp", want, CAP), m = conv_program("opencl", got, CAP);
+  int n = conv_program("interp", want, CAP), m = conv_program(device(), got, CAP);
   CHECK(n > 400);
   CHECK_INT(m, n);
   for (int i = 0; i < n && m == n; i++) CHECK_NEAR(got[i], want[i], 1e-10 * (1 + fabs(want[i])));

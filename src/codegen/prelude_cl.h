@@ -10,6 +10,17 @@
  * an FMA would change the last bits of exp, erf and the polynomials */
 #pragma OPENCL FP_CONTRACT OFF
 #define TL_SCALAR_OPENCL 1
+/* the words of render_gpu.c's kernels, in OpenCL C */
+#define TL_KERNEL __kernel
+#define TL_GLOBAL __global
+#define TL_SHARED __local
+#define TL_BARRIER() barrier(CLK_LOCAL_MEM_FENCE)
+#define TL_GID(d) ((long)get_global_id(d))
+#define TL_LID(d) ((int)get_local_id(d))
+#define TL_GRP(d) ((long)get_group_id(d))
+#define TL_GROUP_SIZE(x, y) __attribute__((reqd_work_group_size(x, y, 1)))
+#define TL_NAN NAN
+#define TL_INF INFINITY
 /* tanh is +-1 in f32 past |x| = 13 ln 2, where the exact value is within half an ulp
  * of 1, and the host's libm says so; an OpenCL tanh may be an ulp short there (PoCL's
  * gives 0.99999994 at 100, and mish(100) would print 99.99999). scalar.h names it for

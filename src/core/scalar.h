@@ -24,6 +24,13 @@ typedef uchar tl_bool;
 #define fabsf fabs
 #define log1pf log1p
 #define TL_INF_F32 INFINITY
+#elif defined(TL_SCALAR_CUDA) /* CUDA C++ (codegen/prelude_cuda.h): libm's names are its own */
+typedef long long tl_i64;
+typedef unsigned long long tl_u64;
+typedef int tl_i32;
+typedef unsigned int tl_u32;
+typedef unsigned char tl_bool;
+#define TL_INF_F32 __int_as_float(0x7f800000)
 #else
 typedef long long tl_i64;
 typedef unsigned long long tl_u64;
@@ -62,6 +69,13 @@ static inline tl_u32 tl_f32_bits(float f) { return as_uint(f); }
 static inline float tl_bits_f32(tl_u32 u) { return as_float(u); }
 static inline double tl_blend_f64(tl_u64 mask, double a, double b) {
   return as_double((as_ulong(a) & mask) | (as_ulong(b) & ~mask));
+}
+#elif defined(TL_SCALAR_CUDA)
+static inline tl_u32 tl_f32_bits(float f) { return __float_as_uint(f); }
+static inline float tl_bits_f32(tl_u32 u) { return __uint_as_float(u); }
+static inline double tl_blend_f64(tl_u64 mask, double a, double b) {
+  return __longlong_as_double((long long)(((tl_u64)__double_as_longlong(a) & mask) |
+                                          ((tl_u64)__double_as_longlong(b) & ~mask)));
 }
 #else
 #ifdef __TINYC__

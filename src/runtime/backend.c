@@ -1,19 +1,13 @@
 /* backend.c — the table of backends, choosing one by name, and instances. Adding a
- * backend: its tl_backend_i in a file of its own, one line in `table` below (a stub
- * until it runs). */
+ * backend: its tl_backend_i in a file of its own, one line in `table` below. */
 #include "runtime/backend.h"
 
 #include <stdlib.h>
 #include <string.h>
 
-
-/* Backends still to come: in the table so that `tl devices` lists them and choosing
- * one says why it cannot run, rather than "unknown". They fill nothing but their name. */
-static const char *not_built(void) { return "not built yet"; }
-static const tl_backend_i cuda_stub = {.name = "cuda", .about = "CUDA C kernels on an NVIDIA GPU",
-                                       .unavailable = not_built};
-
-static const tl_backend_i *const table[] = {&tl_backend_cpu, &tl_backend_interp, &tl_backend_opencl, &cuda_stub};
+/* every backend this build knows, whether or not it can run here (unavailable() says
+ * why not: `tl devices` lists them all) */
+static const tl_backend_i *const table[] = {&tl_backend_cpu, &tl_backend_interp, &tl_backend_opencl, &tl_backend_cuda};
 enum { NTABLE = (int)(sizeof table / sizeof table[0]) };
 
 int tl_backend_count(void) { return NTABLE; }

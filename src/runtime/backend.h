@@ -52,6 +52,7 @@ typedef struct tl_backend_i {
   const char *(*unavailable)(void);
   /* what it found here, for `tl devices` (the platform and device); NULL: its about */
   const char *(*found)(void);
+  const void *driver; /* a device backend's driver (runtime/gpu_driver.h; backend_gpu.c) */
 
   /* ---- the instance (one per context and backend) ---- */
   /* makes its device state (compiler, pool, queue) on first use; called before every
@@ -136,7 +137,7 @@ tl_status tl_backend_host_to(tl_backend *be, void *dst, const tl_buffer *src, si
 tl_status tl_backend_host_copy(tl_backend *be, tl_buffer *dst, const tl_buffer *src, size_t n, tl_error *err);
 
 /* the first implementations */
-extern const tl_backend_i tl_backend_cpu, tl_backend_interp, tl_backend_opencl;
+extern const tl_backend_i tl_backend_cpu, tl_backend_interp, tl_backend_opencl, tl_backend_cuda;
 /* tests: the cpu instance's compiler (NULL before its first realize, or for another
  * backend) */
 tl_compiler *tl_backend_cpu_compiler(const tl_backend *be);

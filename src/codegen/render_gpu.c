@@ -1,9 +1,12 @@
-/* render_cl.c — OpenCL C kernels from the loop AST, in the OpenCL dialect of
- * render_cstyle.c, after the OpenCL prelude (prelude_cl.h, then core/scalar.h: the
- * kernels compute every scalar as the C kernels and the interpreter do).
- * in: a lowered kernel; out: the source of one `__kernel void tl_kernel(...)` whose
- * work-items are the plan's grid (tl_render_cl_grid). */
-#include "render_cl.h"
+/* render_gpu.c — GPU kernels from the loop AST: one renderer for OpenCL C and CUDA C.
+ * The kernel's text is the same for both, in the C-style statements of
+ * render_cstyle.c and a few words each prelude defines for its language (TL_KERNEL,
+ * TL_GLOBAL, TL_SHARED, TL_BARRIER, TL_GID/TL_LID/TL_GRP, TL_GROUP_SIZE, TL_NAN,
+ * TL_INF: prelude_cl.h, prelude_cuda.h), in front of core/scalar.h, so every scalar
+ * is computed as the C kernels and the interpreter compute it.
+ * in: a lowered kernel and the device it is for; out: the source of one kernel
+ * `tl_kernel` and the grid it runs on. */
+#include "render_gpu.h"
 
 #include <stdio.h>
 #include <string.h>
@@ -13,13 +16,16 @@
 static const char prelude_cl_text[] =
 #include "prelude_cl.inc"
     ;
+static const char prelude_cuda_text[] =
+#include "prelude_cuda.inc"
+    ;
 
-const char *tl_render_cl_prelude(void) { return prelude_cl_text; }
+const char *tl_render_gpu_prelude(tl_gpu_lang lang) { return lang == TL_GPU_CUDA ? prelude_cuda_text : prelude_cl_text; }
 
 /* the parallel loop is the grid (one iteration a work-item); the GEMM epilogue runs
  * its row's columns [begin, end) */
-static const tl_dialect cl_grid = {.i64 = "L", .nan = "NAN", .inf = "INFINITY", .grid = true};
-static const tl_dialect cl_range = {.i64 = "L", .nan = "NAN", .inf = "INFINITY"};
+static const tl_dialect cl_grid = {.i64 = "L", .nan = "TL_NAN", .inf = "TL_INF", .grid = true};
+static const tl_dialect cl_range = {.i64 = "L", .nan = "TL_NAN", .inf = "TL_INF"};
 
 static int64_t round_up(int64_t n, int64_t m) { return (n + m - 1) / m * m; }
 
@@ -63,7 +69,7 @@ static bool shareable(const tl_block *b, bool *reduces) {
 }
 
 static bool group_mode(const tl_lowered *l) {
-  if (l->gemm || l->scatter || l->conv || l->inner_work < TL_CL_GROUP) return false;
+  if (l->gemm || l->scatter || l->conv || l->inner_work < TL_GPU_GROUP) return false;
   bool reduces = false;
   if (!has_parallel_loop(l->root)) return shareable(l->root, &reduces) && reduces;
   for (int i = 0; i < l->root->n; i++) {
@@ -103,8 +109,8 @@ static void group_arrays(tl_strbuf *s, const tl_lowered *l) {
   for (int i = 0; i < l->root->n; i++)
     if (l->root->items[i]->kind == TL_STMT_LOOP) note_accs(l->root->items[i]->body, dtypes, &nan);
   for (int t = 0; t < TL_NDTYPES; t++)
-    if (dtypes[t]) tl_strbuf_printf(s, "  __local %s tl_red_%s[%d];\n", tl_cstyle_ctype(t), red_name(t), TL_CL_GROUP);
-  if (nan) tl_strbuf_printf(s, "  __local int tl_red_nan[%d];\n", TL_CL_GROUP);
+    if (dtypes[t]) tl_strbuf_printf(s, "  TL_SHARED %s tl_red_%s[%d];\n", tl_cstyle_ctype(t), red_name(t), TL_GPU_GROUP);
+  if (nan) tl_strbuf_printf(s, "  TL_SHARED int tl_red_nan[%d];\n", TL_GPU_GROUP);
 }
 
 static void indent(tl_strbuf *s, int depth) {
@@ -121,21 +127,21 @@ static void combine(tl_strbuf *s, const tl_stmt *acc, int depth) {
   tl_strbuf_printf(s, "tl_red_%s[tl_lid] = acc%lld;%s\n", r, id, nan ? "" : "");
   if (nan) indent(s, depth), tl_strbuf_printf(s, "tl_red_nan[tl_lid] = nan%lld;\n", id);
   indent(s, depth);
-  tl_strbuf_printf(s, "barrier(CLK_LOCAL_MEM_FENCE);\n");
+  tl_strbuf_printf(s, "TL_BARRIER();\n");
   indent(s, depth);
-  tl_strbuf_printf(s, "for (int tl_s = %d; tl_s > 0; tl_s >>= 1) {\n", TL_CL_GROUP / 2);
+  tl_strbuf_printf(s, "for (int tl_s = %d; tl_s > 0; tl_s >>= 1) {\n", TL_GPU_GROUP / 2);
   indent(s, depth + 1);
   tl_strbuf_printf(s, "if (tl_lid < tl_s) { %s x = tl_red_%s[tl_lid], y = tl_red_%s[tl_lid + tl_s]; tl_red_%s[tl_lid] = %s;%s }\n",
                    tl_cstyle_ctype(acc->u->dtype), r, r, r, op, nan ? " tl_red_nan[tl_lid] |= tl_red_nan[tl_lid + tl_s];" : "");
   indent(s, depth + 1);
-  tl_strbuf_puts(s, "barrier(CLK_LOCAL_MEM_FENCE);\n");
+  tl_strbuf_puts(s, "TL_BARRIER();\n");
   indent(s, depth);
   tl_strbuf_puts(s, "}\n");
   indent(s, depth);
   tl_strbuf_printf(s, "acc%lld = tl_red_%s[0];%s\n", id, r, "");
   if (nan) indent(s, depth), tl_strbuf_printf(s, "nan%lld = tl_red_nan[0];\n", id);
   indent(s, depth);
-  tl_strbuf_puts(s, "barrier(CLK_LOCAL_MEM_FENCE);\n");
+  tl_strbuf_puts(s, "TL_BARRIER();\n");
 }
 
 static void group_body(tl_strbuf *s, const tl_block *b, int depth) {
@@ -151,7 +157,7 @@ static void group_body(tl_strbuf *s, const tl_block *b, int depth) {
       long long r = (long long)st->u->arg.i;
       indent(s, depth);
       tl_strbuf_printf(s, "for (tl_i64 r%lld = tl_lid; r%lld < %lldL; r%lld += %d) {\n", r, r, (long long)st->u->arg2, r,
-                       TL_CL_GROUP);
+                       TL_GPU_GROUP);
       tl_cstyle_block(s, &cl_grid, st->body, depth + 1);
       indent(s, depth);
       tl_strbuf_puts(s, "}\n");
@@ -166,7 +172,7 @@ static void group_body(tl_strbuf *s, const tl_block *b, int depth) {
 
 static void group_kernel(tl_strbuf *s, const tl_lowered *l) {
   group_arrays(s, l);
-  tl_strbuf_puts(s, "  const tl_i64 tl_grp = get_group_id(0);\n  const int tl_lid = get_local_id(0);\n");
+  tl_strbuf_puts(s, "  const tl_i64 tl_grp = TL_GRP(0);\n  const int tl_lid = TL_LID(0);\n");
   if (!has_parallel_loop(l->root)) {
     group_body(s, l->root, 1);
     return;
@@ -192,13 +198,13 @@ static int64_t conv_outputs(const tl_conv_plan *p) {
 /* elements of C's dtype in a 32-byte vector (AVX2's) */
 static int cpu_lanes(const tl_lowered *l) { return l->args[0]->dtype == TL_F32 ? 8 : 4; }
 
-void tl_render_cl_grid(const tl_lowered *l, const tl_cl_target *t, int *dims, size_t global[3], size_t local[3]) {
+void tl_render_gpu_grid(const tl_lowered *l, const tl_gpu_target *t, int *dims, size_t global[3], size_t local[3]) {
   for (int d = 0; d < 3; d++) global[d] = local[d] = 1;
   if (l->gemm && t->cpu) { /* a work-item per ROWS x lanes block of C */
     const tl_gemm_plan *g = l->gemm;
     *dims = 3;
     global[0] = (size_t)((g->n + cpu_lanes(l) - 1) / cpu_lanes(l));
-    global[1] = (size_t)((g->m + TL_CL_CPU_ROWS - 1) / TL_CL_CPU_ROWS);
+    global[1] = (size_t)((g->m + TL_GPU_CPU_ROWS - 1) / TL_GPU_CPU_ROWS);
     global[2] = (size_t)gemm_batches(g);
     local[0] = 0; /* the driver's choice */
     return;
@@ -206,21 +212,21 @@ void tl_render_cl_grid(const tl_lowered *l, const tl_cl_target *t, int *dims, si
   if (l->gemm) { /* tiles of C: (columns, rows, batches) */
     const tl_gemm_plan *g = l->gemm;
     *dims = 3;
-    global[0] = (size_t)(round_up(g->n, TL_CL_TILE * TL_CL_REG) / TL_CL_REG);
-    global[1] = (size_t)(round_up(g->m, TL_CL_TILE * TL_CL_REG) / TL_CL_REG);
+    global[0] = (size_t)(round_up(g->n, TL_GPU_TILE * TL_GPU_REG) / TL_GPU_REG);
+    global[1] = (size_t)(round_up(g->m, TL_GPU_TILE * TL_GPU_REG) / TL_GPU_REG);
     global[2] = (size_t)gemm_batches(g);
-    local[0] = local[1] = TL_CL_TILE;
+    local[0] = local[1] = TL_GPU_TILE;
     return;
   }
   int64_t work = l->scatter ? l->scatter->rows * l->scatter->d : l->conv ? conv_outputs(l->conv)
                 : l->work > 0 ? l->work : 1;
   *dims = 1;
   if (group_mode(l)) { /* a work-group an iteration */
-    local[0] = TL_CL_GROUP;
-    global[0] = (size_t)work * TL_CL_GROUP;
+    local[0] = TL_GPU_GROUP;
+    global[0] = (size_t)work * TL_GPU_GROUP;
     return;
   }
-  local[0] = (size_t)(work < TL_CL_GROUP ? work : TL_CL_GROUP);
+  local[0] = (size_t)(work < TL_GPU_GROUP ? work : TL_GPU_GROUP);
   global[0] = (size_t)round_up(work, (int64_t)local[0]);
 }
 
@@ -228,23 +234,23 @@ void tl_render_cl_grid(const tl_lowered *l, const tl_cl_target *t, int *dims, si
  * streams' keys and counters */
 static void params(tl_strbuf *s, const tl_lowered *l) {
   for (int i = 0; i < l->nargs; i++)
-    tl_strbuf_printf(s, "%s__global %s%s *g%d, ulong o%d", i ? ", " : "", i ? "const " : "",
+    tl_strbuf_printf(s, "%sTL_GLOBAL %s%s *g%d, tl_u64 o%d", i ? ", " : "", i ? "const " : "",
                      tl_cstyle_ctype(l->args[i]->dtype), i, i);
-  for (int j = 0; j < l->nrng; j++) tl_strbuf_printf(s, ", ulong rk%d, ulong rs%d", j, j);
+  for (int j = 0; j < l->nrng; j++) tl_strbuf_printf(s, ", tl_u64 rk%d, tl_u64 rs%d", j, j);
 }
 
 static void pointers(tl_strbuf *s, const tl_lowered *l) {
   for (int i = 0; i < l->nargs; i++) {
     const char *t = tl_cstyle_ctype(l->args[i]->dtype), *c = i ? "const " : "";
-    tl_strbuf_printf(s, "  __global %s%s *b%d = (__global %s%s *)((__global %schar *)g%d + o%d);\n", c, t, i, c, t, c,
+    tl_strbuf_printf(s, "  TL_GLOBAL %s%s *b%d = (TL_GLOBAL %s%s *)((TL_GLOBAL %schar *)g%d + o%d);\n", c, t, i, c, t, c,
                      i, i);
   }
 }
 
-/* the batch bi = get_global_id(2) as offsets into A, B and C, and the operands */
+/* the batch bi = TL_GID(2) as offsets into A, B and C, and the operands */
 static void gemm_operands(tl_strbuf *s, const tl_lowered *l) {
   const tl_gemm_plan *g = l->gemm;
-  tl_strbuf_printf(s, "  tl_i64 x = get_global_id(2), oa = %lldL, ob = %lldL, oc = 0, q;\n", (long long)g->off_a,
+  tl_strbuf_printf(s, "  tl_i64 x = TL_GID(2), oa = %lldL, ob = %lldL, oc = 0, q;\n", (long long)g->off_a,
                    (long long)g->off_b);
   tl_strbuf_puts(s, "  const tl_i64 bi = x;\n");
   for (int i = g->nbatch - 1; i >= 0; i--)
@@ -252,7 +258,7 @@ static void gemm_operands(tl_strbuf *s, const tl_lowered *l) {
                      (long long)g->bshape[i], (long long)g->bshape[i], (long long)g->bsa[i], (long long)g->bsb[i],
                      (long long)g->bsc[i]);
   const char *t = tl_cstyle_ctype(l->args[0]->dtype);
-  tl_strbuf_printf(s, "  __global const %s *A = b%d + oa, *B = b%d + ob;\n", t, g->slot_a, g->slot_b);
+  tl_strbuf_printf(s, "  TL_GLOBAL const %s *A = b%d + oa, *B = b%d + ob;\n", t, g->slot_a, g->slot_b);
 }
 
 /* On a CPU (PoCL runs a work-group as loops over its work-items, and vectorizes only
@@ -264,9 +270,9 @@ static void gemm_operands(tl_strbuf *s, const tl_lowered *l) {
 static void gemm_cpu_body(tl_strbuf *s, const tl_lowered *l) {
   const tl_gemm_plan *g = l->gemm;
   const char *t = tl_cstyle_ctype(l->args[0]->dtype);
-  int V = cpu_lanes(l), RR = TL_CL_CPU_ROWS;
+  int V = cpu_lanes(l), RR = TL_GPU_CPU_ROWS;
   long long M = g->m, N = g->n, K = g->k, sam = g->sam, sak = g->sak, sbk = g->sbk, sbn = g->sbn;
-  tl_strbuf_printf(s, "  const tl_i64 n0 = (tl_i64)get_global_id(0) * %d, mb = (tl_i64)get_global_id(1) * %d;\n", V, RR);
+  tl_strbuf_printf(s, "  const tl_i64 n0 = (tl_i64)TL_GID(0) * %d, mb = (tl_i64)TL_GID(1) * %d;\n", V, RR);
   gemm_operands(s, l);
   tl_strbuf_printf(s, "  const int full = n0 + %d <= %lldL%s;\n", V, N, sbn == 1 ? "" : " && 0");
   for (int i = 0; i < RR; i++)
@@ -282,7 +288,7 @@ static void gemm_cpu_body(tl_strbuf *s, const tl_lowered *l) {
   for (int i = 0; i < RR; i++) {
     tl_strbuf_printf(s, "  if (mb + %d < %lldL) {\n", i, M);
     tl_strbuf_printf(s, "    const tl_i64 m = mb + %d, begin = n0, end = n0 + %d < %lldL ? n0 + %d : %lldL;\n", i, V, N, V, N);
-    tl_strbuf_printf(s, "    __global %s *cr = b0 + oc + m * %lldL;\n", t, (long long)g->ldc);
+    tl_strbuf_printf(s, "    TL_GLOBAL %s *cr = b0 + oc + m * %lldL;\n", t, (long long)g->ldc);
     tl_strbuf_printf(s, "    if (full) vstore%d(c%d, 0, cr + n0);\n    else {\n", V, i);
     for (int j = 0; j < V; j++) tl_strbuf_printf(s, "      if (n0 + %d < %lldL) cr[n0 + %d] = c%d.s%x;\n", j, N, j, i, j);
     tl_strbuf_puts(s, "    }\n");
@@ -304,11 +310,11 @@ static void gemm_cpu_body(tl_strbuf *s, const tl_lowered *l) {
 static void gemm_body(tl_strbuf *s, const tl_lowered *l) {
   const tl_gemm_plan *g = l->gemm;
   const char *t = tl_cstyle_ctype(l->args[0]->dtype);
-  enum { T = TL_CL_TILE, R = TL_CL_REG, BL = TL_CL_TILE * TL_CL_REG };
+  enum { T = TL_GPU_TILE, R = TL_GPU_REG, BL = TL_GPU_TILE * TL_GPU_REG };
   long long M = g->m, N = g->n, K = g->k;
-  tl_strbuf_printf(s, "  __local %s As[%d][%d], Bs[%d][%d];\n", t, T, BL + 1, T, BL);
-  tl_strbuf_printf(s, "  const int lx = get_local_id(0), ly = get_local_id(1), li = ly * %d + lx;\n", T);
-  tl_strbuf_printf(s, "  const tl_i64 m0 = (tl_i64)get_group_id(1) * %d, n0 = (tl_i64)get_group_id(0) * %d;\n", BL, BL);
+  tl_strbuf_printf(s, "  TL_SHARED %s As[%d][%d], Bs[%d][%d];\n", t, T, BL + 1, T, BL);
+  tl_strbuf_printf(s, "  const int lx = TL_LID(0), ly = TL_LID(1), li = ly * %d + lx;\n", T);
+  tl_strbuf_printf(s, "  const tl_i64 m0 = (tl_i64)TL_GRP(1) * %d, n0 = (tl_i64)TL_GRP(0) * %d;\n", BL, BL);
   gemm_operands(s, l);
   tl_strbuf_printf(s, "  %s acc[%d][%d];\n  for (int i = 0; i < %d; i++)\n    for (int j = 0; j < %d; j++) acc[i][j] = 0;\n",
                    t, R, R, R, R);
@@ -324,7 +330,7 @@ static void gemm_body(tl_strbuf *s, const tl_lowered *l) {
                       "    }\n",
                    BL * T, T * T, T, T, M, K, (long long)g->sam, (long long)g->sak, BL, BL, K, N, (long long)g->sbk,
                    (long long)g->sbn);
-  tl_strbuf_printf(s, "    barrier(CLK_LOCAL_MEM_FENCE);\n"
+  tl_strbuf_printf(s, "    TL_BARRIER();\n"
                       "    for (int kk = 0; kk < %d; kk++) {\n"
                       "      %s a[%d], b[%d];\n"
                       "      for (int i = 0; i < %d; i++) a[i] = As[kk][ly + %d * i];\n"
@@ -332,7 +338,7 @@ static void gemm_body(tl_strbuf *s, const tl_lowered *l) {
                       "      for (int i = 0; i < %d; i++)\n"
                       "        for (int j = 0; j < %d; j++) acc[i][j] = fma(a[i], b[j], acc[i][j]);\n"
                       "    }\n"
-                      "    barrier(CLK_LOCAL_MEM_FENCE);\n  }\n",
+                      "    TL_BARRIER();\n  }\n",
                    T, t, R, R, R, T, R, T, R, R);
   tl_strbuf_printf(s, "  for (int i = 0; i < %d; i++)\n    for (int j = 0; j < %d; j++) {\n", R, R);
   tl_strbuf_printf(s, "      const tl_i64 m = m0 + ly + %d * i, n = n0 + lx + %d * j;\n", T, T);
@@ -400,12 +406,12 @@ static void conv_body(tl_strbuf *s, const tl_lowered *l) {
   tl_strbuf_puts(s, "  b0[tl_gid] = acc;\n");
 }
 
-char *tl_render_cl(const tl_lowered *l, const tl_cl_target *target) {
+char *tl_render_gpu(const tl_lowered *l, const tl_gpu_target *target) {
   tl_strbuf s = {0};
-  tl_strbuf_puts(&s, prelude_cl_text);
-  tl_strbuf_puts(&s, "\n__kernel ");
+  tl_strbuf_puts(&s, tl_render_gpu_prelude(target->lang));
+  tl_strbuf_puts(&s, "\nTL_KERNEL ");
   if (l->gemm && !target->cpu)
-    tl_strbuf_printf(&s, "__attribute__((reqd_work_group_size(%d, %d, 1))) ", TL_CL_TILE, TL_CL_TILE);
+    tl_strbuf_printf(&s, "TL_GROUP_SIZE(%d, %d) ", TL_GPU_TILE, TL_GPU_TILE);
   tl_strbuf_puts(&s, "void tl_kernel(");
   params(&s, l);
   tl_strbuf_puts(&s, ") {\n");
@@ -417,7 +423,7 @@ char *tl_render_cl(const tl_lowered *l, const tl_cl_target *target) {
   } else if (group_mode(l)) {
     group_kernel(&s, l);
   } else {
-    tl_strbuf_puts(&s, "  const tl_i64 tl_gid = get_global_id(0);\n");
+    tl_strbuf_puts(&s, "  const tl_i64 tl_gid = TL_GID(0);\n");
     if (l->scatter) {
       scatter_body(&s, l);
     } else if (l->conv) {

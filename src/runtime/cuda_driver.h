@@ -1,0 +1,60 @@
+/* cuda_driver.h — the CUDA driver under the cuda backend: libcuda.so.1 and NVRTC loaded
+ * at run time (dlopen: no build-time dependency), the first GPU, its buffers, kernels
+ * compiled from CUDA C by NVRTC (once per process) and launched.
+ * in: CUDA C source, sizes, host bytes; out: device buffers, results, and errors that
+ * say what failed: "not available" with the reason, NVRTC's log, device out-of-memory
+ * as TL_ERR_NOMEM. NVRTC alone (tl_nvrtc_*) works without a GPU: the tests compile
+ * every kind of kernel for sm_90 on machines that have only the toolkit.
+ *
+ * Not thread-safe: one thread drives a tl_cuda at a time (the backend's realize). */
+#ifndef TL_RUNTIME_CUDA_DRIVER_H
+#define TL_RUNTIME_CUDA_DRIVER_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "core/error.h"
+
+typedef struct tl_cuda tl_cuda;
+typedef struct tl_cu_buf tl_cu_buf;
+typedef struct tl_nvrtc tl_nvrtc;
+
+typedef struct {
+  uint64_t builds, module_hits; /* kernels compiled by NVRTC; found already loaded */
+  uint64_t live_buffers, live_bytes, peak_bytes, allocs;
+} tl_cuda_stats;
+
+/* NVRTC (TL_NVRTC names the library; else the loader's path, then /usr/local/cuda) */
+tl_status tl_nvrtc_open(tl_nvrtc **out, tl_error *err);
+void tl_nvrtc_close(tl_nvrtc *n);
+/* src as PTX for compute capability major.minor (malloc'd); a failure is
+ * TL_ERR_COMPILER with NVRTC's log */
+tl_status tl_nvrtc_ptx(tl_nvrtc *n, const char *src, int cc_major, int cc_minor, char **ptx, tl_error *err);
+
+/* the first GPU (TL_CUDA_LIB names the driver library, for tests). Unavailable:
+ * TL_ERR_BACKEND, "cuda: not available (REASON)" */
+tl_status tl_cuda_open(tl_cuda **out, tl_error *err);
+uint64_t tl_cuda_close(tl_cuda *c); /* frees everything; returns the buffers still live */
+/* one line for `tl devices`, and the limits */
+void tl_cuda_describe(const tl_cuda *c, char *out, size_t cap, int *cc_major, int *cc_minor, int *max_threads,
+                      size_t *shared_bytes);
+tl_cuda_stats tl_cuda_get_stats(const tl_cuda *c);
+
+tl_status tl_cuda_alloc(tl_cuda *c, size_t bytes, tl_cu_buf **out, tl_error *err);
+void tl_cuda_free(tl_cuda *c, tl_cu_buf *b);
+size_t tl_cu_buf_size(const tl_cu_buf *b);
+const void *tl_cu_buf_handle(const tl_cu_buf *b); /* the CUdeviceptr's address: a launch parameter */
+tl_status tl_cuda_write(tl_cuda *c, tl_cu_buf *b, size_t off, const void *src, size_t n, tl_error *err);
+tl_status tl_cuda_read(tl_cuda *c, const tl_cu_buf *b, size_t off, void *dst, size_t n, tl_error *err);
+tl_status tl_cuda_copy(tl_cuda *c, const tl_cu_buf *src, size_t src_off, tl_cu_buf *dst, size_t dst_off, size_t n,
+                       tl_error *err);
+
+/* the function `tl_kernel` of src, compiled and loaded once per process */
+tl_status tl_cuda_kernel(tl_cuda *c, const char *src, void **fn, tl_error *err);
+/* runs fn with params (each argument's address) on global / local work-items a
+ * dimension (global a multiple of local); queued in order */
+tl_status tl_cuda_launch(tl_cuda *c, void *fn, int nargs, void **params, int dims, const size_t *global,
+                         const size_t *local, tl_error *err);
+tl_status tl_cuda_finish(tl_cuda *c, tl_error *err);
+
+#endif
