@@ -562,12 +562,9 @@ TEST(parse_error_types) {
                "");
 }
 
-TEST(parse_error_borrow_needs_mut) {
-  CHECK_ERRORS("fn f() { g(&v); }", 1,
-               "t.tl:1:13: error: expected 'mut' after '&' (only `&mut x` borrows), found identifier 'v'\n"
-               "fn f() { g(&v); }\n"
-               "            ^\n",
-               "(fn f () (block (error)))\n");
+/* Rust's `&v` and `*v` are v itself (every read borrows); `&mut v` stays a borrow */
+TEST(parse_shared_borrow_and_deref_are_the_value) {
+  CHECK_ERRORS("fn f() { g(&v, *w, &mut u); }", 0, "", "(fn f () (block (call g v w (&mut u))))\n");
 }
 
 /* ---- comprehension errors ---- */

@@ -18,7 +18,7 @@
 const char *tl_ty_name(const tl_ty *t, char *buf, size_t size) {
   /* an error type is never the subject of a message (tl_sema_mismatch says nothing about
    * one); where one is part of a type named anyway, it is shown as unknown, `_` */
-  static const char *const names[] = {"_", "()", "bool", "i32", "i64", "f32", "f64", "char", "String",
+  static const char *const names[] = {"_", "()", "bool", "i32", "i64", "u8", "f32", "f64", "char", "String",
                                       "Tensor", "", "Range", "fn"};
   if (tl_ty_is_tuple(t)) tl_sema_tuple_name(t, buf, size);
   else if (t->kind == TY_FN) tl_sema_fn_name(t, buf, size);
@@ -136,7 +136,7 @@ tl_ty *tl_sema_resolve_type(sema *s, const tl_type *t) {
   static const struct {
     const char *name;
     tl_ty *ty;
-  } scalars[] = {{"i64", TY_I64_T}, {"i32", TY_I32_T}, {"f32", TY_F32_T}, {"f64", TY_F64_T},
+  } scalars[] = {{"i64", TY_I64_T}, {"i32", TY_I32_T}, {"u8", TY_U8_T}, {"f32", TY_F32_T}, {"f64", TY_F64_T},
                  {"bool", TY_BOOL_T}, {"char", TY_CHAR_T}, {"String", TY_STR_T}};
   if (t->is_tuple) return tl_sema_tuple_resolve(s, t);
   tl_ty *g = tl_sema_generic_resolve(s, t); /* T, Self, Pair<i64, f64>, `i64<f32>` (sema_generic.c) */
@@ -157,7 +157,9 @@ tl_ty *tl_sema_resolve_type(sema *s, const tl_type *t) {
   }
   if (!strcmp(t->name, "Option") || !strcmp(t->name, "Result")) return tl_sema_option_resolve(s, t);
   if (!strcmp(t->name, "fn")) return tl_sema_fn_resolve(s, t); /* sema_closure.c */
-  if (!strcmp(t->name, "Vec") || !strcmp(t->name, "HashMap")) return tl_sema_vec_resolve(s, t); /* sema_vec.c */
+  if (!strcmp(t->name, "Vec") || !strcmp(t->name, "HashMap") || !strcmp(t->name, "VecDeque") || !strcmp(t->name, "HashSet") ||
+      !strcmp(t->name, "BTreeMap"))
+    return tl_sema_vec_resolve(s, t); /* sema_vec.c */
   tl_struct_info *st = find_struct(s, t->name);
   if (!st) {
     tl_diag_error(s->diag, t->line, t->col, "unknown type `%s`", t->name);
@@ -243,6 +245,10 @@ static tl_ty *check_literal(sema *s, tl_node *n, tl_ty *expect) {
       tl_sema_error(s, n, "literal %lld does not fit in i32", (long long)n->ival);
       return TY_ERR;
     }
+    if (expect && expect->kind == TY_U8 && (n->ival > 255 || n->ival < 0)) {
+      tl_sema_error(s, n, "literal %lld does not fit in u8 (0..=255)", (long long)n->ival);
+      return TY_ERR;
+    }
     if (expect && (tl_ty_is_numeric(expect))) return expect;
     if (expect && expect->kind == TY_TENSOR && (expect->dtype == TL_F32 || expect->dtype == TL_F64))
       return tl_ty_of_dtype(expect->dtype);
@@ -319,13 +325,6 @@ static tl_ty *binary_tensor(sema *s, tl_node *n, tl_ty *l, tl_ty *r) {
     rank = t->rank;
   }
   int dt = tl_ty_binary_dtype(n->lhs, l, n->rhs, r);
-  if (n->op == TL_TOK_PERCENT && (dt == TL_F32 || dt == TL_F64)) {
-    tl_sema_error(s, n, "`%%` on tensors needs integer tensors");
-    if ((l->kind == TY_TENSOR && l->dtype >= 0 && !tl_dtype_is_float((tl_dtype)l->dtype)) ||
-        (r->kind == TY_TENSOR && r->dtype >= 0 && !tl_dtype_is_float((tl_dtype)r->dtype)))
-      tl_diag_hint(s->diag, "an integer tensor with a float computes in float");
-    return TY_ERR;
-  }
   bool cmp = n->op == TL_TOK_LT || n->op == TL_TOK_GT || n->op == TL_TOK_LE || n->op == TL_TOK_GE ||
              n->op == TL_TOK_EQ || n->op == TL_TOK_NE;
   return tl_sema_tensor(s, cmp ? TL_BOOL : dt, rank);
@@ -356,6 +355,44 @@ static tl_ty *operand_expect(const tl_node *n, tl_ty *expect, bool hint_only, bo
 
 /* n, its left operand's type `l_done` when a chain has checked it already (NULL:
  * checked here) */
+/* `a + b` on a struct of the program with the operator's method (`impl Add for V`, or any
+ * `fn add(self, o: V)`): n becomes the call `a.add(b)`; `a != b` is `!a.eq(b)`. NULL
+ * when the type has no such method */
+static tl_ty *operator_call(sema *s, tl_node *n, const tl_ty *l) {
+  static const struct {
+    tl_tok_kind op;
+    const char *name;
+  } ops[] = {{TL_TOK_PLUS, "add"}, {TL_TOK_MINUS, "sub"}, {TL_TOK_STAR, "mul"}, {TL_TOK_SLASH, "div"},
+             {TL_TOK_PERCENT, "rem"}, {TL_TOK_EQ, "eq"}, {TL_TOK_NE, "eq"}};
+  if (l->kind != TY_STRUCT || l->st->generic || l->st->is_tuple) return NULL;
+  const char *name = NULL;
+  for (size_t i = 0; i < sizeof ops / sizeof ops[0]; i++)
+    if (ops[i].op == n->op) name = ops[i].name;
+  char full[300];
+  if (!name || snprintf(full, sizeof full, "%s::%s", l->st->name, name) >= (int)sizeof full) return NULL;
+  tl_fninfo *f = tl_sema_find_fn(s, full);
+  if (!f || !f->self) return NULL;
+  tl_node *call = n;
+  if (n->op == TL_TOK_NE) { /* n becomes `!call` */
+    call = tl_arena_alloc(s->arena, sizeof *call);
+    if (!call) return TY_ERR;
+    *call = *n;
+    call->next = NULL;
+    *n = (tl_node){.kind = TL_N_UNARY, .op = TL_TOK_NOT, .line = n->line, .col = n->col, .lhs = call, .next = n->next};
+  }
+  tl_node *rhs = call->rhs;
+  rhs->next = NULL;
+  call->kind = TL_N_METHOD;
+  call->name = name;
+  call->args = rhs;
+  call->rhs = NULL;
+  tl_ty *t = tl_sema_method(s, call);
+  call->ty = t;
+  if (call == n) return t;
+  if (t->kind != TY_BOOL) return t->kind == TY_ERROR ? t : (tl_sema_error(s, call, "`eq` must return bool for `!=`"), TY_ERR);
+  return TY_BOOL_T;
+}
+
 static tl_ty *check_binary_at(sema *s, tl_node *n, tl_ty *expect, bool hint_only, tl_ty *l_done) {
   tl_tok_kind op = n->op;
   bool need;
@@ -377,6 +414,8 @@ static tl_ty *check_binary_at(sema *s, tl_node *n, tl_ty *expect, bool hint_only
     r = expr_as(s, n->rhs, l->kind == TY_TENSOR ? tl_ty_of_dtype(l->dtype) : l, need);
   }
   if (l->kind == TY_ERROR || r->kind == TY_ERROR) return TY_ERR;
+  tl_ty *over = operator_call(s, n, l);
+  if (over) return over;
   /* a flexible read beside a tensor took that tensor's element type as a hint: a float
    * read beside an integer tensor would be truncated, so it reads as f64 (exactly) */
   if (l->kind == TY_TENSOR && tl_sema_is_flex_read(n->rhs)) r = n->rhs->ty = TY_F64_T;
@@ -472,7 +511,18 @@ static tl_ty *check_unary(sema *s, tl_node *n, tl_ty *expect, bool hint_only) {
   tl_ty *t = expr_as(s, n->lhs, n->op == TL_TOK_NOT && !int_not ? TY_BOOL_T : expect, need);
   if (t->kind == TY_ERROR) return t;
   if (n->op == TL_TOK_NOT && tl_ty_is_int(t) && !s->compr_depth) return t; /* bitwise not, Rust's `!` on integers */
-  if (n->op == TL_TOK_MINUS && (tl_ty_is_numeric(t) || t->kind == TY_TENSOR)) return t;
+  if (t->kind == TY_STRUCT && !t->st->generic && !t->st->is_tuple) { /* `-v` with `impl Neg for V`: `v.neg()` */
+    char full[300];
+    snprintf(full, sizeof full, "%s::%s", t->st->name, n->op == TL_TOK_MINUS ? "neg" : "not");
+    tl_fninfo *f = tl_sema_find_fn(s, full);
+    if (f && f->self) {
+      n->kind = TL_N_METHOD;
+      n->name = n->op == TL_TOK_MINUS ? "neg" : "not";
+      n->args = NULL;
+      return tl_sema_method(s, n);
+    }
+  }
+  if (n->op == TL_TOK_MINUS && t->kind != TY_U8 && (tl_ty_is_numeric(t) || t->kind == TY_TENSOR)) return t; /* u8: Rust's error */
   if (n->op == TL_TOK_NOT && (t->kind == TY_BOOL || (t->kind == TY_TENSOR && (t->dtype == TL_BOOL || t->dtype < 0))))
     return t->kind == TY_TENSOR ? tl_sema_tensor(s, TL_BOOL, t->rank) : t;
   char b[64];
@@ -509,6 +559,16 @@ static tl_ty *check_range(sema *s, tl_node *n) {
 static tl_ty *check_index(sema *s, tl_node *n, tl_ty *need, tl_ty *expect) {
   tl_ty *t = tl_sema_expr(s, n->lhs, NULL);
   if (tl_ty_is_vec(t) || tl_ty_is_map(t)) return tl_sema_vec_index(s, n, t); /* sema_vec.c */
+  if (t->kind == TY_STRUCT && !t->st->generic && !t->st->is_tuple && n->args && !n->args->next) {
+    char full[300]; /* `m[i]` with `impl Index for M` (or any `fn index(&self, i)`): `m.index(i)` */
+    snprintf(full, sizeof full, "%s::index", t->st->name);
+    tl_fninfo *f = tl_sema_find_fn(s, full);
+    if (f && f->self) {
+      n->kind = TL_N_METHOD;
+      n->name = "index";
+      return tl_sema_method(s, n);
+    }
+  }
   int nint = 0, nargs = 0;
   for (tl_node *a = n->args; a; a = a->next, nargs++) {
     if (a->kind == TL_N_RANGE) {
@@ -694,9 +754,23 @@ static tl_ty *branches_join(sema *s, tl_node *n, tl_ty *a, tl_ty *b) {
   return j;
 }
 
+/* `if t > 0.5 { .. }` on a bool tensor of one element reads that element, as PyTorch's
+ * `if` does (bool(t)): the condition becomes `t.item()` (a run-time error unless the
+ * tensor has exactly one element) */
+static bool tensor_cond(sema *s, tl_node *cond, const tl_ty *c) {
+  if (c->kind != TY_TENSOR || c->dtype != TL_BOOL || c->rank > 0) return false;
+  tl_node *inner = tl_arena_alloc(s->arena, sizeof *inner);
+  if (!inner) return false;
+  *inner = *cond;
+  inner->next = NULL;
+  *cond = (tl_node){.kind = TL_N_METHOD, .line = inner->line, .col = inner->col, .name = "item", .lhs = inner,
+                    .next = cond->next, .ival = B_ITEM, .ty = TY_BOOL_T};
+  return true;
+}
+
 static tl_ty *check_if(sema *s, tl_node *n, tl_ty *expect, bool hint_only) {
   tl_ty *c = tl_sema_expr(s, n->cond, TY_BOOL_T);
-  if (!tl_sema_ty_fits(TY_BOOL_T, c)) {
+  if (!tl_sema_ty_fits(TY_BOOL_T, c) && !tensor_cond(s, n->cond, c)) {
     tl_sema_mismatch(s, n->cond, "`if` condition", TY_BOOL_T, c);
     if (c->kind == TY_TENSOR) tl_diag_hint(s->diag, "read a one-element tensor with `.item()`");
   }
@@ -796,7 +870,13 @@ tl_ty *tl_sema_expr(sema *s, tl_node *n, tl_ty *expect) {
     break;
   case TL_N_FIELD: t = check_field(s, n); break;
   case TL_N_INDEX: t = check_index(s, n, need, expect); break;
-  case TL_N_ARRAY: t = n->name ? tl_sema_vec_lit(s, n, expect) : check_array(s, n, expect); break; /* vec![..] */
+  case TL_N_ARRAY:
+    if (!n->name && tl_ty_is_vec(expect)) { /* `let a: [i64; 3] = [1, 2, 3]`: an array is a Vec (§11) */
+      n->name = "[..]"; /* an ARRAY with a name is a Vec literal */
+      n->ival = 0;
+    }
+    t = n->name ? tl_sema_vec_lit(s, n, expect) : check_array(s, n, expect); /* vec![..] */
+    break;
   case TL_N_TUPLE: t = tl_sema_tuple_expr(s, n, expect, hint); break;
   case TL_N_STRUCT_LIT:
     if (!tl_sema_generic_rename(s, n, expect)) { /* Pair { a: 1, b: 2.0 } (sema_generic.c) */
@@ -1009,6 +1089,8 @@ static void check_for(sema *s, tl_node *n) {
     if (t->kind == TY_RANGE) {
       if (!h->lhs || !h->rhs) tl_sema_error(s, h, "a `for` range needs both ends: `a..b`");
       it = TY_I64_T;
+    } else if (tl_ty_is_map(t) && t->st->flavor == 'S' && t->st->targs[0]) {
+      it = tl_sema_vec_for(s, tl_sema_set_elems(s, h, t)); /* over a copy of its elements */
     } else if (tl_ty_is_vec(t) || tl_ty_is_map(t)) {
       it = tl_sema_vec_for(s, t); /* sema_vec.c */
     } else if (tl_ty_is_iter(t)) {
@@ -1049,7 +1131,7 @@ static void check_loop(sema *s, tl_node *n) {
   n->ival = 0;                /* check_jump's marks, made again */
   if (n->kind == TL_N_WHILE) {
     tl_ty *c = tl_sema_expr(s, n->cond, TY_BOOL_T);
-    if (!tl_sema_ty_fits(TY_BOOL_T, c)) {
+    if (!tl_sema_ty_fits(TY_BOOL_T, c) && !tensor_cond(s, n->cond, c)) {
       tl_sema_mismatch(s, n->cond, "`while` condition", TY_BOOL_T, c);
       if (c->kind == TY_TENSOR) tl_diag_hint(s->diag, "read a one-element tensor with `.item()`");
     }

@@ -39,6 +39,8 @@ static const method_entry tensor_methods[] = {
     {"mse_loss", B_MSE_LOSS, ARGS_VALUE}, {"cross_entropy", B_CROSS_ENTROPY, ARGS_VALUE},
     {"float", B_TO_DTYPE, ARGS_NONE}, {"double", B_TO_DTYPE, ARGS_NONE}, {"long", B_TO_DTYPE, ARGS_NONE},
     {"int", B_TO_DTYPE, ARGS_NONE}, {"bool", B_TO_DTYPE, ARGS_NONE},
+    {"prod", B_PROD, ARGS_OPT_DIM}, {"cumsum", B_CUMSUM, ARGS_DIM}, {"expand", B_EXPAND, ARGS_SHAPE},
+    {"flip", B_FLIP, ARGS_DIM}, {"dot", B_MATMUL, ARGS_VALUE}, {"broadcast_to", B_EXPAND, ARGS_SHAPE},
 };
 
 static const method_entry *find_method(const char *name) {
@@ -189,22 +191,15 @@ static int count_placeholders(sema *s, tl_node *fmt) {
       return -1;
     }
     if (c != '{') continue;
-    size_t j = i + 1;
-    if (j + 1 < fmt->len && fmt->str[j] == ':' && fmt->str[j + 1] == '?') j += 2; /* `{:?}`: Debug */
-    else if (j < fmt->len && fmt->str[j] == ':') {
-      if (j + 1 >= fmt->len || fmt->str[j + 1] != '.') goto bad;
-      j += 2;
-      size_t d = j;
-      while (j < fmt->len && fmt->str[j] >= '0' && fmt->str[j] <= '9') j++;
-      if (j == d || j - d > 2) goto bad;
-    }
-    if (j >= fmt->len || fmt->str[j] != '}') goto bad;
+    size_t j;
+    tl_fmt_spec spec;
+    if (!tl_fmt_spec_read(fmt->str, fmt->len, i, &j, &spec)) goto bad; /* {:?}, {:.3}, {:>8}, {:08.3}... (types.c) */
     i = j;
     k++;
   }
   return k;
 bad:
-  tl_sema_error(s, fmt, "bad placeholder in format string: use `{}`, `{:?}` or `{:.N}`");
+  tl_sema_error(s, fmt, "bad placeholder in format string: use `{}`, `{:?}`, `{:.N}` or a width `{:>8}` `{:<5}` `{:^6}` `{:08.3}`");
   return -1;
 }
 
@@ -638,6 +633,8 @@ static tl_ty *check_tensor_method(sema *s, tl_node *n, tl_ty *t, const method_en
   case B_CLAMP: return elementwise_ty(s, n->lhs, elementwise_ty(s, n->lhs, t, a, a->ty), a->next, a->next->ty);
   case B_SUM: case B_MEAN: case B_MAX: case B_MIN: return reduce_result(s, t, a != NULL, m->id == B_SUM);
   case B_SUMALL: return reduce_result(s, t, false, true);
+  case B_PROD: return reduce_result(s, t, a != NULL, false);
+  case B_CUMSUM: return tl_sema_tensor(s, t->dtype == TL_BOOL ? TL_I64 : t->dtype, t->rank); /* counts, as torch's */
   case B_ARGMAX: case B_ARGMIN: return tl_sema_tensor(s, TL_I64, t->rank > 0 ? t->rank - 1 : -1);
   case B_TRANSPOSE: case B_PERMUTE: case B_SOFTMAX: case B_LOG_SOFTMAX: return t;
   case B_UNSQUEEZE: return tl_sema_tensor(s, t->dtype, t->rank >= 0 ? t->rank + 1 : -1);
@@ -750,6 +747,22 @@ static tl_ty *arith_method(sema *s, tl_node *n, tl_ty *t) {
   return NULL;
 }
 
+/* `x.clone()` on a value that is not a tensor (whose clone is its own method) and whose
+ * type has no `clone` of its own: every value is copied on assignment (copy-on-write),
+ * so Rust's clone is the value itself; n becomes its receiver */
+static bool plain_clone(sema *s, tl_node *n, const tl_ty *t) {
+  if (strcmp(n->name, "clone") || n->args || t->kind == TY_TENSOR || tl_ty_is_iter(t)) return false;
+  if (t->kind == TY_STRUCT && !t->st->generic && !t->st->is_tuple) {
+    char name[256];
+    snprintf(name, sizeof name, "%s::clone", t->st->name);
+    if (tl_sema_find_fn(s, name)) return false;
+  }
+  tl_node *next = n->next; /* n's place in its list stays */
+  *n = *n->lhs;
+  n->next = next;
+  return true;
+}
+
 tl_ty *tl_sema_method(sema *s, tl_node *n) {
   tl_ty *t = tl_sema_expr(s, n->lhs, NULL);
   n->ival = B_NONE;
@@ -759,6 +772,7 @@ tl_ty *tl_sema_method(sema *s, tl_node *n) {
       if (a->kind != TL_N_CLOSURE) tl_sema_expr(s, a, NULL);
     return TY_ERR;
   }
+  if (plain_clone(s, n, t)) return t;
   tl_ty *iter = tl_sema_iter_method(s, n, t); /* iter, map, sort_by, cmp... (sema_iter.c) */
   if (iter) return iter;
   tl_ty *opt = tl_sema_option_method(s, n, t); /* unwrap, is_some... (sema_option.c) */

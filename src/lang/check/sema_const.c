@@ -57,6 +57,7 @@ static bool fail(sema *s, const tl_node *n, const char *msg) {
 static tl_ty *ty_of(tl_ty_kind k) {
   switch (k) {
   case TY_I32: return TY_I32_T;
+  case TY_U8: return TY_U8_T;
   case TY_I64: return TY_I64_T;
   case TY_F32: return TY_F32_T;
   case TY_F64: return TY_F64_T;
@@ -66,12 +67,13 @@ static tl_ty *ty_of(tl_ty_kind k) {
   }
 }
 
-static bool is_int(tl_ty_kind k) { return k == TY_I32 || k == TY_I64; }
+static bool is_int(tl_ty_kind k) { return k == TY_I32 || k == TY_I64 || k == TY_U8; }
 static bool is_float(tl_ty_kind k) { return k == TY_F32 || k == TY_F64; }
 
 /* v as an integer of kind k: false when it does not fit */
 static bool fits(cval *v, tl_ty_kind k) {
   v->kind = k;
+  if (k == TY_U8) return v->i >= 0 && v->i <= 255;
   return k != TY_I32 || (v->i >= INT32_MIN && v->i <= INT32_MAX);
 }
 
@@ -94,6 +96,7 @@ static const struct {
     {"f64::MIN_POSITIVE", TY_F64, DBL_MIN, 0},    {"f64::EPSILON", TY_F64, DBL_EPSILON, 0},
     {"i64::MAX", TY_I64, 0, INT64_MAX},           {"i64::MIN", TY_I64, 0, INT64_MIN},
     {"i32::MAX", TY_I32, 0, INT32_MAX},           {"i32::MIN", TY_I32, 0, INT32_MIN},
+    {"u8::MAX", TY_U8, 0, 255},                   {"u8::MIN", TY_U8, 0, 0},
 };
 
 /* the seed language's (and Rust's deprecated) calls for them: `F32::nan()`, `i64::max_value()` */
@@ -152,6 +155,7 @@ static bool literal(sema *s, tl_node *n, tl_ty_kind want, cval *out) {
       return true;
     }
     *out = (cval){.i = n->ival};
+    if (want == TY_U8) return fits(out, TY_U8) || fail(s, n, "the literal does not fit in u8 (0..=255)");
     return fits(out, want == TY_I32 ? TY_I32 : TY_I64) || fail(s, n, "the literal does not fit in i32");
   case TL_N_FLOAT:
     if (is_int(want)) return mismatch(s, n, want, TY_F32);
@@ -267,6 +271,7 @@ static bool cast(sema *s, tl_node *n, cval *out) {
     if (is_float(a.kind)) i = isnan(a.f) ? 0 : a.f >= 2147483647.0 ? INT32_MAX : a.f <= -2147483648.0 ? INT32_MIN : (int32_t)a.f;
     else i = (int32_t)(uint32_t)(uint64_t)i; /* wraps */
   }
+  if (to->kind == TY_U8) i = is_float(a.kind) ? (isnan(a.f) || a.f <= 0 ? 0 : a.f >= 255.0 ? 255 : (int64_t)a.f) : (uint8_t)(uint64_t)i;
   *out = (cval){.kind = to->kind, .i = i};
   return true;
 }

@@ -177,6 +177,7 @@ tl_ty *tl_sema_vec_lit(sema *s, tl_node *n, tl_ty *expect);
 tl_ty *tl_sema_vec_method(sema *s, tl_node *n, tl_ty *t);
 tl_ty *tl_sema_vec_index(sema *s, tl_node *n, tl_ty *t);
 tl_ty *tl_sema_vec_for(sema *s, tl_ty *t); /* the loop variable's type */
+tl_ty *tl_sema_set_elems(sema *s, tl_node *h, tl_ty *t); /* h, a HashSet, made h.keys() */
 tl_ty *tl_sema_vec_compare(sema *s, tl_node *n, tl_ty *l, tl_ty *r);
 bool tl_sema_vec_eq_ok(const tl_ty *t); /* has `==` */
 bool tl_sema_vec_fits(const tl_ty *want, const tl_ty *have); /* Vec<_> fits any Vec */
@@ -192,6 +193,7 @@ void tl_sema_annotate(sema *s);
  * arithmetic and math), it is retyped as a 0-d tensor computed from views; else false */
 bool tl_sema_grad_promote(sema *s, tl_node *n);
 tl_ty *tl_sema_option_type(sema *s, tl_ty *t); /* Option<t> (sema_option.c) */
+tl_ty *tl_sema_option_result_type(sema *s, tl_ty *t, tl_ty *e); /* Result<t, e> */
 tl_ty *tl_sema_tuple_of(sema *s, tl_ty **elems, int n); /* (elems...) (sema_tuple.c) */
 /* sema_generic.c: generic fns, structs, enums and their impls, monomorphized: each use
  * with new type arguments makes an instance (a tl_fninfo or tl_struct_info of its own,

@@ -2,7 +2,7 @@
  * them (LANGUAGE.md §5): Tensor::save(t, path), Tensor::load(path [, name]),
  * Param::save(model, path), Param::load(model, path), Tensor::clear_grads(),
  * Tensor::manual_seed(n), and the
- * methods zeros_like ones_like tril triu masked_fill slice to_i64 to_f32 print
+ * methods zeros_like ones_like tril triu masked_fill slice to_i64 to_f32 print (display)
  * detach(requires_grad). The code for them is in gen_io.c, the run time in rt_io.c. */
 #include <string.h>
 
@@ -208,7 +208,56 @@ tl_ty *tl_sema_io_method(sema *s, tl_node *n, tl_ty *t) {
     n->len = (size_t)(m[3] == 'i' ? TL_I64 : TL_F32);
     return arity(s, n, m, 0, 0) ? tl_sema_tensor(s, (int)n->len, t->rank) : TY_ERR;
   }
-  if (!strcmp(m, "print")) {
+  if (!strcmp(m, "pad")) { /* torch's F.pad(x, (before, after), value = 0): the last axis */
+    n->ival = B_PAD;
+    if (!arity(s, n, m, 2, 3)) return TY_ERR;
+    tl_sema_expect_i64(s, a, "padding before");
+    tl_sema_expect_i64(s, a->next, "padding after");
+    if (a->next->next) {
+      tl_ty *v = tl_sema_expr_hint(s, a->next->next, t->dtype == TL_F64 ? TY_F64_T : TY_F32_T);
+      if (!tl_ty_is_numeric(v) && v->kind != TY_ERROR) tl_sema_mismatch(s, a->next->next, "padding value", TY_F32_T, v);
+    }
+    if (t->rank == 0) tl_sema_error(s, n, "`pad` needs a tensor of at least 1 axis");
+    return t;
+  }
+  if (!strcmp(m, "norm")) { /* torch's norm(p = 2): (sum |x|^p)^(1/p) over every element */
+    n->ival = B_NORM;
+    if (!arity(s, n, m, 0, 1)) return TY_ERR;
+    if (a) {
+      tl_ty *v = tl_sema_expr_hint(s, a, TY_F64_T);
+      if (!tl_ty_is_numeric(v) && v->kind != TY_ERROR) tl_sema_mismatch(s, a, "norm order", TY_F64_T, v);
+    }
+    if (t->dtype >= 0 && t->dtype != TL_F32 && t->dtype != TL_F64) {
+      char b[64];
+      tl_sema_error(s, n, "`norm` needs a float tensor, not %s", tl_ty_name(t, b, sizeof b));
+      return TY_ERR;
+    }
+    return tl_sema_tensor(s, t->dtype, 0);
+  }
+  if (!strcmp(m, "dropout")) { /* torch's F.dropout(x, p, training = true) */
+    n->ival = B_DROPOUT;
+    if (!arity(s, n, m, 1, 2)) return TY_ERR;
+    tl_ty *p = tl_sema_expr(s, a, TY_F64_T);
+    if (!tl_ty_is_numeric(p) && p->kind != TY_ERROR) tl_sema_mismatch(s, a, "dropout probability", TY_F64_T, p);
+    if (a->next) expect_bool(s, a->next, "training");
+    if (t->dtype >= 0 && t->dtype != TL_F32 && t->dtype != TL_F64) {
+      char b[64];
+      tl_sema_error(s, n, "`dropout` needs a float tensor, not %s", tl_ty_name(t, b, sizeof b));
+      return TY_ERR;
+    }
+    return t;
+  }
+  if (!strcmp(m, "device")) { /* the backend holding its values: "cpu", "opencl", "cuda" (LANGUAGE.md 12) */
+    n->ival = B_DEVICE;
+    return arity(s, n, m, 0, 0) ? TY_STR_T : TY_ERR;
+  }
+  if (!strcmp(m, "to")) { /* t.to("cpu"): a copy on that backend */
+    n->ival = B_TO_DEVICE;
+    if (!arity(s, n, m, 1, 1)) return TY_ERR;
+    expect_string(s, a, "backend name");
+    return tl_sema_tensor(s, t->dtype, t->rank);
+  }
+  if (!strcmp(m, "print") || !strcmp(m, "display")) { /* display: the seed's spelling */
     n->ival = B_TENSOR_PRINT;
     return arity(s, n, m, 0, 0) ? TY_UNIT_T : TY_ERR;
   }

@@ -65,11 +65,13 @@ static bool ordered(const tl_ty *t) {
 static bool orderable(const tl_ty *t) { return ordered(t) || tl_ty_is_float(t); }
 
 static const char *const iter_methods =
-    "map, filter, enumerate, zip, rev, take, skip, collect, sum, count, fold, min, max, any, all";
+    "map, filter, enumerate, zip, rev, take, skip, collect, sum, count, fold, reduce, min, max, any, all, position";
 
 /* ---- Vec and HashMap: iter, sort_by, sort_by_key ---- */
 
 static tl_ty *vec_method(sema *s, tl_node *n, tl_ty *t) {
+  if (tl_ty_is_map(t) && t->st->flavor == 'S' && t->st->targs[0] && !strcmp(n->name, "iter"))
+    t = tl_sema_set_elems(s, n->lhs, t); /* a HashSet's iter is over a copy of its elements */
   bool vec = tl_ty_is_vec(t);
   int m = !strcmp(n->name, "iter") ? IT_ITER : vec && !strcmp(n->name, "sort_by") ? IT_SORT_BY
         : vec && !strcmp(n->name, "sort_by_key") ? IT_SORT_BY_KEY : -1;
@@ -167,6 +169,7 @@ static const struct {
     {"map", IT_MAP, 1}, {"filter", IT_FILTER, 1}, {"enumerate", IT_ENUMERATE, 0}, {"zip", IT_ZIP, 1}, {"rev", IT_REV, 0},
     {"take", IT_TAKE, 1}, {"skip", IT_SKIP, 1}, {"collect", IT_COLLECT, 0}, {"sum", IT_SUM, 0}, {"count", IT_COUNT, 0},
     {"fold", IT_FOLD, 2}, {"min", IT_MIN, 0}, {"max", IT_MAX, 0}, {"any", IT_ANY, 1}, {"all", IT_ALL, 1},
+    {"reduce", IT_REDUCE, 1}, {"position", IT_POSITION, 1},
 };
 
 static tl_ty *chain_method(sema *s, tl_node *n, tl_ty *t) {
@@ -189,7 +192,7 @@ static tl_ty *chain_method(sema *s, tl_node *n, tl_ty *t) {
   if (e->kind == TY_ERROR) return TY_ERR; /* reported where it came from */
   tl_node *a = n->args;
   tl_ty *f;
-  if ((m == IT_MAP || m == IT_FILTER || m == IT_ANY || m == IT_ALL) && pair_arity(s, a, e)) return TY_ERR;
+  if ((m == IT_MAP || m == IT_FILTER || m == IT_ANY || m == IT_ALL || m == IT_POSITION) && pair_arity(s, a, e)) return TY_ERR;
   switch (m) {
   case IT_MAP:
     f = tl_sema_closure_expect(s, a, &e, 1, NULL);
@@ -200,10 +203,10 @@ static tl_ty *chain_method(sema *s, tl_node *n, tl_ty *t) {
       return TY_ERR;
     }
     return mark(n, m, iter_type(s, f->fn_ret));
-  case IT_FILTER: case IT_ANY: case IT_ALL:
+  case IT_FILTER: case IT_ANY: case IT_ALL: case IT_POSITION:
     f = tl_sema_closure_expect(s, a, &e, 1, TY_BOOL_T);
     if (f->kind == TY_ERROR) return TY_ERR;
-    return mark(n, m, m == IT_FILTER ? t : TY_BOOL_T);
+    return mark(n, m, m == IT_FILTER ? t : m == IT_POSITION ? tl_sema_option_type(s, TY_I64_T) : TY_BOOL_T); /* position: the first match's index */
   case IT_ENUMERATE: {
     tl_ty *ie[2] = {TY_I64_T, e};
     return mark(n, m, iter_type(s, tl_sema_tuple_of(s, ie, 2)));
@@ -238,6 +241,11 @@ static tl_ty *chain_method(sema *s, tl_node *n, tl_ty *t) {
       return TY_ERR;
     }
     return mark(n, m, tl_sema_option_type(s, e));
+  case IT_REDUCE: { /* reduce(|acc, x| ..): None when empty, else the first element folded with the rest */
+    tl_ty *ps[2] = {e, e};
+    f = tl_sema_closure_expect(s, a, ps, 2, e);
+    return f->kind == TY_ERROR ? TY_ERR : mark(n, m, tl_sema_option_type(s, e));
+  }
   default: { /* fold(init, |acc, x| ..) */
     /* a literal start takes a numeric element's type: `fold(0.0, ..)` over f64 */
     tl_ty *init = tl_ty_is_numeric(e) && e->kind != TY_TENSOR ? tl_sema_expr_hint(s, a, e) : tl_sema_expr(s, a, NULL);

@@ -20,6 +20,7 @@ static const struct {
 } methods[] = {
     {"is_some", 'O'}, {"is_none", 'O'}, {"is_ok", 'R'}, {"is_err", 'R'}, {"unwrap", 'B'}, {"expect", 'B'},
     {"unwrap_or", 'B'}, {"ok_or", 'O'}, {"ok", 'R'}, {"err", 'R'}, {"map", 'B'}, {"and_then", 'B'}, {"map_err", 'R'},
+    {"unwrap_or_else", 'B'}, {"unwrap_err", 'R'}, {"expect_err", 'R'},
 };
 
 
@@ -95,6 +96,7 @@ static tl_ty *type_of(sema *s, tl_ty *t, tl_ty *e) {
 }
 
 tl_ty *tl_sema_option_type(sema *s, tl_ty *t) { return type_of(s, t, NULL); }
+tl_ty *tl_sema_option_result_type(sema *s, tl_ty *t, tl_ty *e) { return type_of(s, t, e); }
 
 tl_ty *tl_sema_option_resolve(sema *s, const tl_type *t) {
   bool result = !strcmp(t->name, "Result");
@@ -217,6 +219,20 @@ static tl_ty *arg(sema *s, tl_node *a, tl_ty *want, const char *what) {
   return t;
 }
 
+/* a closure without a written result type whose value is `Ok(..)` or `Err(..)` (also
+ * `Result::Ok(..)`): TL infers those from context only, and and_then's is the Result */
+static bool is_result_ctor(const tl_node *v, int depth) {
+  while (v && v->kind == TL_N_BLOCK) v = v->value;
+  if (v && v->kind == TL_N_IF && depth < 64) /* either branch */
+    return is_result_ctor(v->then, depth + 1) || (v->els && is_result_ctor(v->els, depth + 1));
+  if (!v || v->kind != TL_N_CALL) return false;
+  const char *name = v->lhs->kind == TL_N_IDENT || v->lhs->kind == TL_N_PATH ? v->lhs->name : NULL;
+  if (name && !strncmp(name, "Result::", 8)) name += 8;
+  return name && (!strcmp(name, "Ok") || !strcmp(name, "Err"));
+}
+
+static bool gives_result_ctor(const tl_node *c) { return c->kind == TL_N_CLOSURE && !c->type && c->body && is_result_ctor(c->body, 0); }
+
 tl_ty *tl_sema_option_method(sema *s, tl_node *n, tl_ty *t) {
   if (!tl_ty_is_option(t) && !tl_ty_is_result(t)) return NULL;
   int m = find_method(n->name, t->st->generic);
@@ -227,8 +243,8 @@ tl_ty *tl_sema_option_method(sema *s, tl_node *n, tl_ty *t) {
     for (size_t i = 0; i < sizeof methods / sizeof methods[0]; i++)
       if (methods[i].of == 'B' || methods[i].of == t->st->generic) tl_suggest_add(&g, methods[i].name);
     tl_suggest_hint(&g, s->diag, "");
-    tl_diag_hint(s->diag, t->st->generic == 'O' ? "an Option has is_some, is_none, unwrap, expect, unwrap_or, ok_or, map and and_then"
-                                                : "a Result has is_ok, is_err, unwrap, expect, unwrap_or, ok, err, map, and_then and map_err");
+    tl_diag_hint(s->diag, t->st->generic == 'O' ? "an Option has is_some, is_none, unwrap, expect, unwrap_or, unwrap_or_else, ok_or, map and and_then"
+                                                : "a Result has is_ok, is_err, unwrap, expect, unwrap_or, unwrap_or_else, unwrap_err, expect_err, ok, err, map, and_then and map_err");
     tl_sema_check_rest(s, n->args);
     return TY_ERR;
   }
@@ -243,6 +259,13 @@ tl_ty *tl_sema_option_method(sema *s, tl_node *n, tl_ty *t) {
     return tl_sema_arity(s, n, name, 1) && arg(s, n->args, TY_STR_T, "`expect` message")->kind != TY_ERROR ? value : TY_ERR;
   if (!strcmp(name, "unwrap_or"))
     return tl_sema_arity(s, n, name, 1) && arg(s, n->args, value, "`unwrap_or` default")->kind != TY_ERROR ? value : TY_ERR;
+  if (!strcmp(name, "unwrap_or_else")) { /* Option's closure takes nothing, Result's the error */
+    if (!tl_sema_arity(s, n, name, 1)) return TY_ERR;
+    return tl_sema_closure_expect(s, n->args, &err, err ? 1 : 0, value)->kind == TY_ERROR ? TY_ERR : value;
+  }
+  if (!strcmp(name, "unwrap_err")) return tl_sema_arity(s, n, name, 0) ? err : TY_ERR;
+  if (!strcmp(name, "expect_err"))
+    return tl_sema_arity(s, n, name, 1) && arg(s, n->args, TY_STR_T, "`expect_err` message")->kind != TY_ERROR ? err : TY_ERR;
   if (!strcmp(name, "ok_or")) {
     if (!tl_sema_arity(s, n, name, 1)) return TY_ERR;
     tl_ty *e = arg(s, n->args, NULL, "");
@@ -256,7 +279,9 @@ tl_ty *tl_sema_option_method(sema *s, tl_node *n, tl_ty *t) {
   }
   if (!strcmp(name, "and_then")) { /* and_then(|v| ..): the closure gives the whole result, of the same kind */
     if (!tl_sema_arity(s, n, name, 1)) return TY_ERR;
-    tl_ty *f = tl_sema_closure_expect(s, n->args, &value, 1, NULL);
+    /* `|v| Ok(v * 3)`: Ok's payload type is taken to be v's, the error type the receiver's */
+    tl_ty *guess = err && gives_result_ctor(n->args) ? type_of(s, value, err) : NULL;
+    tl_ty *f = tl_sema_closure_expect(s, n->args, &value, 1, guess);
     if (f->kind == TY_ERROR) return TY_ERR;
     tl_ty *r = f->fn_ret;
     bool fits = err ? tl_ty_is_result(r) && tl_sema_ty_fits(err, r->st->fields[1].ty) : tl_ty_is_option(r);

@@ -7,7 +7,9 @@
 #include "lang/check/sema_impl.h"
 
 /* kind: 'f' a free function, 'p' a path call, 'm' a String method (the receiver goes
- * first), 'v' a path that is a value (cfn: a C string literal, the String it is). args and ret: b bool, i i64, s String, u unit (ret), f f32, d f64, c char.
+ * first), 'v' a path that is a value (cfn: a C string literal, the String it is). args and ret: b bool, i i64, s String, u unit (ret), f f32, d f64, c char,
+ * B Vec<u8>, I Vec<i64>, S Vec<String>, R (ret) Result<Vec<u8>, String>, T (ret) Result<String, String> (for R and T
+ * cfn takes a String ** before the place).
  * loc: the run-time function takes the call's line and column (it can fail). */
 static const tl_sys_entry rows[] = {
     {"assert", 'f', "tlrt_assert", "bs", 'u', true},
@@ -25,6 +27,18 @@ static const tl_sys_entry rows[] = {
     {"File::write", 'p', "tlrt_file_write_ok", "ss", 'b', true},
     {"File::exists", 'p', "tlrt_file_exists", "s", 'b', false},
     {"String::from_int", 'p', "tlrt_str_from_int", "i", 's', false},
+    {"String::from_chars", 'p', "tlrt_str_from_codes", "I", 's', true},
+    {"String::from_utf8", 'p', "tlrt_str_from_utf8_or", "B", 'T', true},
+    {"String::from_utf8_lossy", 'p', "tlrt_str_from_utf8_lossy", "B", 's', true},
+    {"File::read_bytes", 'p', "tlrt_file_read_bytes", "s", 'B', true},
+    {"File::read_binary", 'p', "tlrt_file_read_bytes_or", "s", 'R', true},
+    {"File::write_bytes", 'p', "tlrt_file_write_bytes", "sB", 'u', true},
+    {"File::write_binary", 'p', "tlrt_file_write_bytes_ok", "sB", 'b', true},
+    {"to_bytes", 'm', "tlrt_str_to_bytes", "", 'B', true},
+    {"into_bytes", 'm', "tlrt_str_to_bytes", "", 'B', true},
+    {"index_of", 'm', "tlrt_str_index_of", "s", 'i', false},
+    {"split", 'm', "tlrt_str_split", "s", 'S', true},
+    {"lines", 'm', "tlrt_str_lines", "", 'S', true},
     {"char_at", 'm', "tlrt_str_char_at", "i", 'c', true},
     {"contains", 'm', "tlrt_str_contains", "s", 'b', false},
     {"substring", 'm', "tlrt_str_substring", "ii", 's', true},
@@ -51,8 +65,13 @@ static const tl_sys_entry rows[] = {
 
 const tl_sys_entry *tl_sema_sys_row(size_t i) { return i < sizeof rows / sizeof rows[0] ? &rows[i] : NULL; }
 
-static tl_ty *sema_sys_type(char c) {
+static tl_ty *sema_sys_type(sema *s, char c) {
   switch (c) {
+  case 'B': return tl_sema_vec_type(s, TY_U8_T);
+  case 'I': return tl_sema_vec_type(s, TY_I64_T);
+  case 'S': return tl_sema_vec_type(s, TY_STR_T);
+  case 'R': return tl_sema_option_result_type(s, tl_sema_vec_type(s, TY_U8_T), TY_STR_T);
+  case 'T': return tl_sema_option_result_type(s, TY_STR_T, TY_STR_T);
   case 'b': return TY_BOOL_T;
   case 'i': return TY_I64_T;
   case 's': return TY_STR_T;
@@ -82,7 +101,7 @@ static tl_ty *check(sema *s, tl_node *n, size_t row) {
   }
   int k = 0;
   for (tl_node *a = n->args; a; a = a->next, k++) {
-    tl_ty *want_ty = sema_sys_type(e->args[k]);
+    tl_ty *want_ty = sema_sys_type(s, e->args[k]);
     if (a->kind == TL_N_FIELD_INIT) {
       tl_sema_error(s, a, "`%s` has no argument named `%s`", shown, a->name);
       continue;
@@ -90,7 +109,7 @@ static tl_ty *check(sema *s, tl_node *n, size_t row) {
     tl_ty *t = tl_sema_expr(s, a, want_ty);
     if (!tl_sema_ty_fits(want_ty, t)) tl_sema_mismatch(s, a, "argument", want_ty, t);
   }
-  return sema_sys_type(e->ret);
+  return sema_sys_type(s, e->ret);
 }
 
 tl_ty *tl_sema_sys_call(sema *s, tl_node *n, const char *name) {
@@ -100,8 +119,28 @@ tl_ty *tl_sema_sys_call(sema *s, tl_node *n, const char *name) {
   return NULL;
 }
 
+/* `s.parse::<T>()`: Rust's, a Result<T, String> for T a number or bool (the error says
+ * why the text is not one) */
+static tl_ty *check_parse(sema *s, tl_node *n) {
+  n->ival = B_STR_PARSE;
+  if (!tl_sema_arity(s, n, "parse", 0)) return TY_ERR;
+  if (!n->type || n->type->next) {
+    tl_sema_error(s, n, "`parse` needs its type written: `s.parse::<i64>()`");
+    return TY_ERR;
+  }
+  tl_ty *to = tl_sema_resolve_type(s, n->type);
+  if (to->kind == TY_ERROR) return TY_ERR;
+  if (!tl_ty_is_numeric(to) && to->kind != TY_BOOL) {
+    char b[64];
+    tl_sema_error(s, n, "`parse` reads numbers and bools, not %s", tl_ty_name(to, b, sizeof b));
+    return TY_ERR;
+  }
+  return tl_sema_option_result_type(s, to, TY_STR_T);
+}
+
 tl_ty *tl_sema_sys_method(sema *s, tl_node *n, tl_ty *t) {
   if (t->kind != TY_STR) return NULL;
+  if (!strcmp(n->name, "parse")) return check_parse(s, n);
   for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++)
     if (rows[i].kind == 'm' && !strcmp(rows[i].name, n->name)) return check(s, n, i);
   return NULL;
@@ -159,7 +198,7 @@ tl_ty *tl_sema_sys_path_value(sema *s, tl_node *n) {
       n->ival = B_SYS;
       n->len = i;
       n->sys = &rows[i];
-      return sema_sys_type(rows[i].ret);
+      return sema_sys_type(s, rows[i].ret);
     }
   return NULL;
 }

@@ -332,8 +332,42 @@ static void generic_trait_impl(sema *s, tl_ast_item *it, gen_tmpl *tr) {
     if (st->generic_of == g->name) apply_generic(s, it, tr, st);
 }
 
+/* Rust's operator and formatting traits, which a program implements without declaring
+ * them: `impl Add for V { fn add(self, o: V) -> V }` gives V the method, and the
+ * operator calls it (sema.c); `to_string` or `fmt` of a Display impl prints `{}` */
+static bool std_trait(const char *name) {
+  static const char *const names[] = {"Add", "Sub", "Mul", "Div", "Rem", "Neg", "Not", "PartialEq", "Eq", "PartialOrd", "Ord",
+                                      "Display", "Debug", "Clone", "Copy", "Default", "Index", "Hash"};
+  for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
+    if (!strcmp(name, names[i])) return true;
+  return false;
+}
+
 void tl_sema_trait_impl(sema *s, tl_ast_item *it) {
   gen_tmpl *tr = tl_sema_gen_find(s, it->trait, 't');
+  if (!tr && std_trait(it->trait) && !it->tparams) { /* the methods become the type's own */
+    tl_ty *self = tl_sema_resolve_type(s, it->self_type);
+    if (self->kind == TY_ERROR) return;
+    if (self->kind != TY_STRUCT || self->st->generic || self->st->is_tuple) {
+      char b[128];
+      tl_diag_error(s->diag, it->self_type->line, it->self_type->col, "`impl %s` is for a struct or an enum of the program, not %s",
+                    it->trait, tl_ty_name(self, b, sizeof b));
+      return;
+    }
+    for (tl_fn *m = it->methods; m; m = m->next) declare_for(s, m, self->st, NULL);
+    if (!strcmp(it->trait, "Display") && !self->st->is_enum) { /* the seed's form: `fn to_string(&self) -> String` */
+      char full[300];
+      snprintf(full, sizeof full, "%s::to_string", self->st->name);
+      tl_fninfo *f = tl_sema_find_fn(s, full);
+      if (f && f->self && !f->partial && f->nparams == 0 && f->ret->kind == TY_STR && f->params[0]->kind == VAR_PARAM)
+        self->st->display = f;
+      else if (!f) {
+        tl_diag_error(s->diag, it->line, it->col, "`impl Display` here needs `fn to_string(&self) -> String`");
+        tl_diag_hint(s->diag, "`{}` prints what it returns (Rust's `fmt` with `write!` is not there yet)");
+      }
+    }
+    return;
+  }
   if (!tr) {
     unknown_trait(s, it->trait, it->line, it->col);
     return;

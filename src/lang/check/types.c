@@ -6,14 +6,14 @@
 
 /* indexed by kind (the TENSOR and STRUCT slots are unused: those are made per use) */
 #define BASIC(k) [k] = {.kind = k, .dtype = -1, .rank = -1}
-tl_ty tl_ty_basic[TY_RANGE + 1] = {BASIC(TY_ERROR), BASIC(TY_UNIT), BASIC(TY_BOOL), BASIC(TY_I32), BASIC(TY_I64),
+tl_ty tl_ty_basic[TY_RANGE + 1] = {BASIC(TY_ERROR), BASIC(TY_UNIT), BASIC(TY_BOOL), BASIC(TY_I32), BASIC(TY_I64), BASIC(TY_U8),
                                 BASIC(TY_F32),   BASIC(TY_F64),  BASIC(TY_CHAR), BASIC(TY_STR), BASIC(TY_RANGE)};
 
 bool tl_ty_is_refcounted(const tl_ty *t) {
   return t->kind == TY_STR || t->kind == TY_TENSOR || t->kind == TY_STRUCT || t->kind == TY_FN;
 }
 bool tl_ty_is_tuple(const tl_ty *t) { return t->kind == TY_STRUCT && t->st && t->st->is_tuple; }
-bool tl_ty_is_int(const tl_ty *t) { return t->kind == TY_I32 || t->kind == TY_I64; }
+bool tl_ty_is_int(const tl_ty *t) { return t->kind == TY_I32 || t->kind == TY_I64 || t->kind == TY_U8; }
 bool tl_ty_is_float(const tl_ty *t) { return t->kind == TY_F32 || t->kind == TY_F64; }
 bool tl_ty_is_numeric(const tl_ty *t) { return tl_ty_is_int(t) || tl_ty_is_float(t); }
 
@@ -51,6 +51,32 @@ int tl_ty_dtype(const tl_ty *t) {
 int tl_ty_scalar_dtype(const tl_node *n, const tl_ty *ty) {
   const tl_node *m = n->kind == TL_N_UNARY && n->op == TL_TOK_MINUS ? n->lhs : n;
   return m->kind == TL_N_INT ? TL_I64 : tl_ty_dtype(ty);
+}
+
+bool tl_fmt_spec_read(const char *s, size_t len, size_t i, size_t *end, tl_fmt_spec *out) {
+  *out = (tl_fmt_spec){.prec = -1, .fill = ' '};
+  size_t j = i + 1;
+  if (j < len && s[j] == ':') {
+    j++;
+    if (j + 1 < len && s[j] != '}' && (s[j + 1] == '<' || s[j + 1] == '>' || s[j + 1] == '^') && (unsigned char)s[j] < 0x80)
+      out->fill = s[j], out->align = s[j + 1], j += 2;
+    else if (j < len && (s[j] == '<' || s[j] == '>' || s[j] == '^')) out->align = s[j++];
+    if (j < len && s[j] == '0') out->zero = true, j++;
+    for (int d = 0; j < len && s[j] >= '0' && s[j] <= '9'; j++, d++) {
+      if (d >= 3) return false; /* a width under 1000 */
+      out->width = out->width * 10 + (s[j] - '0');
+    }
+    if (j < len && s[j] == '.') {
+      size_t d = ++j;
+      out->prec = 0;
+      for (; j < len && s[j] >= '0' && s[j] <= '9'; j++) out->prec = out->prec * 10 + (s[j] - '0');
+      if (j == d || j - d > 2) return false;
+    }
+    if (j < len && s[j] == '?') out->debug = true, j++;
+  }
+  if (j >= len || s[j] != '}') return false;
+  *end = j;
+  return true;
 }
 
 /* the dtype two tensors of dtypes a and b compute in, as torch promotes (LANGUAGE.md

@@ -17,6 +17,7 @@ typedef enum {
   TY_BOOL,
   TY_I32,
   TY_I64,
+  TY_U8, /* Rust's byte: no tensor dtype, a scalar and a Vec<u8> element */
   TY_F32,
   TY_F64,
   TY_CHAR,
@@ -141,6 +142,11 @@ struct tl_struct_info {
                         HashMap<K, V> (sema_vec.c: no fields, a run-time tlrt_vec/tlrt_map);
                         0 otherwise */
   struct tl_ty *targs[2]; /* 'V': T (NULL: not inferred yet); 'M': K and V */
+  struct tl_fninfo *display; /* a struct's `impl Display` `to_string(&self) -> String`: what `{}`
+                                prints (gen.c); NULL: its Debug form */
+  char flavor;       /* 'V': 'D' a VecDeque (a Vec with its deque methods); 'M': 'S' a HashSet
+                        (a map of its elements to true), 'B' a BTreeMap (kept in key order); 0
+                        otherwise */
   int nvariants;
   tl_variant_info *variants;
   int nfields;
@@ -180,19 +186,21 @@ typedef enum {
   /* reductions and shape */
   B_SUM, B_SUMALL, B_MEAN, B_MAX, B_MIN, B_ARGMAX, B_ARGMIN, B_SOFTMAX, B_LOG_SOFTMAX,
   B_RESHAPE, B_TRANSPOSE, B_PERMUTE, B_UNSQUEEZE, B_SQUEEZE, B_SHAPE, B_DIM, B_LEN,
-  B_NUMEL, B_MATMUL, B_ITEM, B_CLONE, B_CONTIGUOUS, B_TO_DTYPE,
+  B_NUMEL, B_MATMUL, B_ITEM, B_CLONE, B_CONTIGUOUS, B_TO_DTYPE, B_PROD, B_CUMSUM, B_EXPAND, B_FLIP,
   /* autograd */
   B_BACKWARD, B_GRAD, B_DETACH, B_ENABLE_GRAD, B_REQUIRES_GRAD, B_ZERO_GRAD,
   /* losses */
   B_MSE_LOSS, B_CROSS_ENTROPY,
   /* strings */
   B_STR_LEN,
+  /* s.parse::<T>() (sema_sys.c, gen_sys.c): a Result<T, String> */
+  B_STR_PARSE,
   /* x.is_nan(), is_infinite() (the seed's is_inf), is_finite() on a float: node->len 0, 1, 2 */
   B_FLOAT_TEST,
   /* tensor files and more tensor methods (sema_io.c, gen_io.c, rt_io.c): B_IO_FIRST..B_IO_LAST */
   B_TENSOR_SAVE, B_TENSOR_LOAD, B_PARAM_SAVE, B_PARAM_LOAD, B_CLEAR_GRADS, B_MANUAL_SEED, B_ZEROS_LIKE, B_ONES_LIKE,
   B_RAND_LIKE, B_RANDN_LIKE,
-  B_TRIL, B_TRIU, B_MASKED_FILL, B_WHERE, B_VAR, B_STD, B_LEAKY_RELU, B_L1_LOSS, B_ELU, B_MISH, B_HARDSIGMOID, B_HARDSWISH, B_BCE_LOSS, B_SLICE, B_SLICE_LEN, B_TENSOR_PRINT, B_DETACH_GRAD,
+  B_TRIL, B_TRIU, B_MASKED_FILL, B_WHERE, B_VAR, B_STD, B_LEAKY_RELU, B_L1_LOSS, B_ELU, B_MISH, B_HARDSIGMOID, B_HARDSWISH, B_BCE_LOSS, B_SLICE, B_SLICE_LEN, B_DROPOUT, B_PAD, B_NORM, B_TENSOR_PRINT, B_TO_DEVICE, B_DEVICE, B_DETACH_GRAD,
   /* layer methods (sema_nn.c, gen_nn.c, rt_nn.c): B_NN_FIRST..B_NN_LAST */
   B_CONV2D, B_CONV2D_BIAS, B_MAX_POOL2D, B_AVG_POOL2D, B_LAYER_NORM, B_EMBEDDING, B_ADAM_STEP,
   /* system calls and String methods (sema_sys.c, gen_sys.c, rt_sys.c): node->len is
@@ -230,15 +238,17 @@ typedef struct tl_sys_entry {
 } tl_sys_entry;
 
 /* node->len of a B_OPTION call: the method (sema_option.c) */
-enum { OPT_IS_SOME, OPT_IS_NONE, OPT_IS_OK, OPT_IS_ERR, OPT_UNWRAP, OPT_EXPECT, OPT_UNWRAP_OR, OPT_OK_OR, OPT_OK, OPT_ERR, OPT_MAP, OPT_AND_THEN, OPT_MAP_ERR };
+enum { OPT_IS_SOME, OPT_IS_NONE, OPT_IS_OK, OPT_IS_ERR, OPT_UNWRAP, OPT_EXPECT, OPT_UNWRAP_OR, OPT_OK_OR, OPT_OK, OPT_ERR, OPT_MAP, OPT_AND_THEN, OPT_MAP_ERR,
+       OPT_UNWRAP_OR_ELSE, OPT_UNWRAP_ERR, OPT_EXPECT_ERR };
 /* node->len of a B_VEC call: the Vec or HashMap method (sema_vec.c) */
 enum { VEC_PUSH, VEC_POP, VEC_LEN, VEC_IS_EMPTY, VEC_INSERT, VEC_REMOVE, VEC_CONTAINS, VEC_SORT, VEC_REVERSE,
        VEC_CLEAR, VEC_TO_TENSOR, VEC_NEW, VEC_WITH_CAPACITY, VEC_FROM_TENSOR,
        MAP_INSERT, MAP_GET, MAP_CONTAINS_KEY, MAP_REMOVE, MAP_LEN, MAP_IS_EMPTY, MAP_KEYS, MAP_VALUES, MAP_NEW, VEC_GET, VEC_FIRST, VEC_LAST, VEC_CAPACITY, VEC_SET, MAP_CLEAR,
-       VEC_COUNT };
+       VEC_COUNT, VEC_EXTEND, VEC_TRUNCATE, VEC_SWAP, VEC_INDEX_OF, VEC_SLICE, VEC_JOIN, VEC_DEDUP,
+       VEC_PUSH_FRONT, VEC_POP_FRONT, SET_INSERT, SET_REMOVE, VEC_RANGE, VEC_RETAIN };
 /* node->len of a B_ITER call (sema_iter.c) */
 enum { IT_ITER, IT_MAP, IT_FILTER, IT_ENUMERATE, IT_ZIP, IT_REV, IT_TAKE, IT_SKIP, IT_COLLECT, IT_SUM, IT_COUNT, IT_FOLD,
-       IT_MIN, IT_MAX, IT_ANY, IT_ALL, IT_SORT_BY, IT_SORT_BY_KEY, IT_CMP, IT_PARTIAL_CMP, IT_ORD_REVERSE, IT_COLLECT_MAP, IT_STR_CHARS };
+       IT_MIN, IT_MAX, IT_ANY, IT_ALL, IT_SORT_BY, IT_SORT_BY_KEY, IT_CMP, IT_PARTIAL_CMP, IT_ORD_REVERSE, IT_COLLECT_MAP, IT_STR_CHARS, IT_REDUCE, IT_POSITION };
 
 bool tl_ty_is_refcounted(const tl_ty *t); /* String, Tensor, struct, tuple */
 bool tl_ty_is_tuple(const tl_ty *t);
@@ -260,6 +270,7 @@ extern tl_ty tl_ty_basic[TY_RANGE + 1];
 #define TY_UNIT_T (&tl_ty_basic[TY_UNIT])
 #define TY_BOOL_T (&tl_ty_basic[TY_BOOL])
 #define TY_I32_T (&tl_ty_basic[TY_I32])
+#define TY_U8_T (&tl_ty_basic[TY_U8])
 #define TY_I64_T (&tl_ty_basic[TY_I64])
 #define TY_F32_T (&tl_ty_basic[TY_F32])
 #define TY_F64_T (&tl_ty_basic[TY_F64])
@@ -281,4 +292,14 @@ int tl_ty_promote_dtypes(int a, int b);
 int tl_ty_scalar_dtype(const tl_node *n, const tl_ty *ty);
 /* the dtype of l (op) r where one of them is a tensor (ln, rn: their nodes) */
 int tl_ty_binary_dtype(const tl_node *ln, const tl_ty *l, const tl_node *rn, const tl_ty *r);
+
+/* a format placeholder's spec, Rust's subset `{:[[fill]align][0][width][.prec][?]}`
+ * (align < > ^; 0: zeros after the sign); read from s[i] = '{' to its '}' (*end);
+ * false when malformed. width 0: none; prec -1: none; align 0: the type's own */
+typedef struct {
+  int width, prec;
+  char align, fill;
+  bool zero, debug;
+} tl_fmt_spec;
+bool tl_fmt_spec_read(const char *s, size_t len, size_t i, size_t *end, tl_fmt_spec *out);
 #endif

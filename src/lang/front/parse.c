@@ -642,6 +642,14 @@ static tl_node *postfix(parser *p) {
         continue;
       }
       m->name = tl_parse_ident(p, "a field or method name after '.'");
+      if (at(p, TL_TOK_COLONCOLON) && peek_at(p, 1)->kind == TL_TOK_LT) { /* turbofish: `.parse::<i64>()` */
+        next(p);
+        tl_type *holder = tl_parse_alloc(p, sizeof *holder);
+        holder->rank = -1;
+        tl_parse_generic_args(p, holder);
+        m->type = holder->elems;
+        if (!at(p, TL_TOK_LPAREN)) tl_parse_unexpected(p, "'(' after the method's type arguments");
+      }
       if (consume(p, TL_TOK_LPAREN)) {
         m->kind = TL_N_METHOD;
         m->args = args(p, TL_TOK_RPAREN, "',' or ')' in the arguments");
@@ -659,9 +667,18 @@ static tl_node *postfix(parser *p) {
   }
 }
 
-// unary = ("-" | "!" | "&" "mut") unary | postfix
+// unary = ("-" | "!" | "&" "mut") unary | ("&" | "*") unary | postfix
 static tl_node *unary(parser *p) {
   const tl_token *t = peek(p);
+  if ((t->kind == TL_TOK_AMP && peek_at(p, 1)->kind != TL_TOK_MUT) || t->kind == TL_TOK_STAR) {
+    /* Rust's `&x` and `*x` are x itself: every read of a value already borrows it, and a
+     * `&mut` parameter already names the caller's variable (`*p = v` writes it) */
+    tl_parse_enter(p);
+    next(p);
+    tl_node *n = unary(p);
+    p->depth--;
+    return n;
+  }
   if (t->kind != TL_TOK_MINUS && t->kind != TL_TOK_NOT && t->kind != TL_TOK_AMP) return postfix(p);
   if (t->kind == TL_TOK_MINUS && peek_at(p, 1)->kind == TL_TOK_INT && peek_at(p, 1)->v.i == INT64_MIN) {
     next(p); /* `-9223372036854775808`: i64::MIN itself, not the negation of a literal too large */
@@ -671,7 +688,7 @@ static tl_node *unary(parser *p) {
   }
   tl_parse_enter(p);
   next(p);
-  if (t->kind == TL_TOK_AMP) tl_parse_expect(p, TL_TOK_MUT, "'mut' after '&' (only `&mut x` borrows)");
+  if (t->kind == TL_TOK_AMP) next(p); /* `&mut` */
   tl_node *n = new_node(p, TL_N_UNARY, t);
   n->op = t->kind;
   n->lhs = unary(p);

@@ -76,13 +76,27 @@ tl_type *tl_parse_type(parser *p) {
     return ty->elems && !ty->elems->next && !comma ? ty->elems : ty;
   }
   if (consume(p, TL_TOK_FN)) return fn_type(p, ty);
+  if (consume(p, TL_TOK_LBRACKET)) { /* Rust's array `[T; N]` and slice `[T]`: a Vec<T> (rank: N, or -1) */
+    tl_parse_enter(p);
+    ty->name = "Vec";
+    ty->elems = tl_parse_type(p);
+    if (consume(p, TL_TOK_SEMI)) {
+      ty->rank = tl_parse_expect(p, TL_TOK_INT, "the array's length (an integer)")->v.i;
+      if (ty->rank < 0) tl_parse_fail_at(p, peek(p), "an array's length is not negative");
+    }
+    tl_parse_expect(p, TL_TOK_RBRACKET, "']' after the array's element type and length");
+    p->depth--;
+    return ty;
+  }
   ty->name = tl_parse_ident(p, "a type");
   if (!at(p, TL_TOK_LT)) return ty;
   if (strcmp(ty->name, "Tensor")) return tl_parse_generic_args(p, ty); /* the checker counts them */
   next(p);
   const tl_token *d = peek(p);
   ty->dtype = tl_parse_ident(p, "a dtype");
-  if (!is_dtype(ty->dtype)) tl_parse_fail_at(p, d, "unknown dtype '%s': expected bool, i32, i64, f32 or f64", ty->dtype);
+  if (!is_dtype(ty->dtype) && !strcmp(ty->dtype, "u8")) /* bytes are Vec<u8>: the engine has no u8 tensors */
+    tl_parse_fail_at(p, d, "there are no u8 tensors: keep bytes in a Vec<u8>, or use i32 or i64 (convert with `as`)");
+  else if (!is_dtype(ty->dtype)) tl_parse_fail_at(p, d, "unknown dtype '%s': expected bool, i32, i64, f32 or f64", ty->dtype);
   if (consume(p, TL_TOK_COMMA)) ty->rank = tl_parse_expect(p, TL_TOK_INT, "a rank (an integer)")->v.i;
   tl_parse_expect(p, TL_TOK_GT, "'>' after the tensor's dtype and rank");
   return ty;
@@ -116,10 +130,8 @@ static tl_param *param(parser *p) {
   }
   pa->name = tl_parse_ident(p, "a parameter name");
   tl_parse_expect(p, TL_TOK_COLON, "':' and the parameter's type");
-  if (consume(p, TL_TOK_AMP)) {
-    tl_parse_expect(p, TL_TOK_MUT, "'mut' after '&'");
-    pa->by_ref = true;
-  }
+  if (consume(p, TL_TOK_AMP)) /* `&mut T`: the caller's variable; `&T` is a borrow, as a plain `T` is */
+    pa->by_ref = consume(p, TL_TOK_MUT);
   pa->type = tl_parse_type(p);
   return pa;
 }
@@ -301,6 +313,10 @@ static tl_fn *guarded_fn(parser *p) {
   return f;
 }
 
+static bool word_is(parser *p, const tl_token *t, const char *w) {
+  return t->kind == TL_TOK_IDENT && t->len == strlen(w) && !memcmp(p->diag->src + t->offset, w, t->len);
+}
+
 // impl = "impl" tparams? type ("for" type)? "{" fn* "}"
 // trait = "trait" ident "{" fn* "}"   -- a method without a body ends in ';'
 static void impl_item(parser *p, tl_ast_item *it) {
@@ -319,6 +335,14 @@ static void impl_item(parser *p, tl_ast_item *it) {
   tl_parse_expect(p, TL_TOK_LBRACE, "'{' and the methods");
   tl_fn **tail = &it->methods; /* linked as they come: a broken impl keeps them */
   while (!at(p, TL_TOK_RBRACE) && !at(p, TL_TOK_EOF)) {
+    if (word_is(p, peek(p), "type")) { /* an associated type, `type Output = V;`: read, not kept (the
+                                          methods write their types) */
+      next(p);
+      tl_parse_ident(p, "the associated type's name");
+      if (consume(p, TL_TOK_ASSIGN)) tl_parse_type(p);
+      tl_parse_expect(p, TL_TOK_SEMI, "';' after the associated type");
+      continue;
+    }
     tl_fn *f = guarded_fn(p);
     if (f) *tail = f, tail = &f->next;
   }
@@ -340,9 +364,6 @@ static void const_item(parser *p, tl_ast_item *it) {
   tl_parse_expect(p, TL_TOK_SEMI, "';' after the value");
 }
 
-static bool word_is(parser *p, const tl_token *t, const char *w) {
-  return t->kind == TL_TOK_IDENT && t->len == strlen(w) && !memcmp(p->diag->src + t->offset, w, t->len);
-}
 
 // item = fn | struct | impl | enum | trait | const | a fact, rule or declaration
 static tl_ast_item *item(parser *p) {

@@ -88,6 +88,7 @@ const char *tl_gen_ctype(gen *g, const tl_ty *t) {
   switch (t->kind) {
   case TY_BOOL: return "bool";
   case TY_I32: return "int32_t";
+  case TY_U8: return "uint8_t";
   case TY_I64: return "int64_t";
   case TY_F32: return "float";
   case TY_F64: return "double";
@@ -217,6 +218,7 @@ static cv gen_literal(gen *g, tl_node *n) {
   case TL_N_INT:
     if (tl_ty_is_float(t)) return tl_gen_scalar(c_literal_float(g, (double)n->ival, t->kind == TY_F32), t);
     if (t->kind == TY_I32) return tl_gen_scalar(tl_gen_fmt(g, "((int32_t)%lld)", (long long)n->ival), t);
+    if (t->kind == TY_U8) return tl_gen_scalar(tl_gen_fmt(g, "((uint8_t)%lld)", (long long)n->ival), t);
     return tl_gen_scalar(tl_gen_fmt(g, "%lldLL", (long long)n->ival), t);
   case TL_N_FLOAT: return tl_gen_scalar(c_literal_float(g, n->fval, t->kind == TY_F32), t);
   case TL_N_BOOL: return tl_gen_scalar(n->ival ? "true" : "false", t);
@@ -306,12 +308,13 @@ cv tl_gen_binary_values(gen *g, tl_node *n, tl_tok_kind op, cv a, cv b) {
   if (isint && (op == TL_TOK_PLUS || op == TL_TOK_MINUS || op == TL_TOK_STAR))
     return tl_gen_scalar(int_arith(g, a.ty, tok_c(op), a.c, b.c), t);
   if (isint && (op == TL_TOK_SLASH || op == TL_TOK_PERCENT))
-    return tl_gen_scalar(tl_gen_fmt(g, "tl__%s%s(R, %s, %s, %d, %d)", op == TL_TOK_SLASH ? "div" : "mod",
-                              a.ty->kind == TY_I32 ? "32" : "64", a.c, b.c, n->line, n->col), t);
+    return tl_gen_scalar(tl_gen_fmt(g, "((%s)tl__%s%s(R, %s, %s, %d, %d))", tl_gen_ctype(g, t), op == TL_TOK_SLASH ? "div" : "mod",
+                              a.ty->kind == TY_I64 ? "64" : "32", a.c, b.c, n->line, n->col), t);
   if (op == TL_TOK_PERCENT) return tl_gen_scalar(tl_gen_fmt(g, "fmod%s(%s, %s)", a.ty->kind == TY_F32 ? "f" : "", a.c, b.c), t);
   if (op == TL_TOK_SHL || op == TL_TOK_SHR)
-    return tl_gen_scalar(tl_gen_fmt(g, "tl__shift%s(R, %s, (int64_t)(%s), %d, %d, %d)", a.ty->kind == TY_I32 ? "32" : "64", a.c,
-                                    b.c, op == TL_TOK_SHL, n->line, n->col), t);
+    return tl_gen_scalar(tl_gen_fmt(g, "((%s)tl__shift%s(R, %s, (int64_t)(%s), %d, %d, %d))", tl_gen_ctype(g, t),
+                                    a.ty->kind == TY_I32 ? "32" : a.ty->kind == TY_U8 ? "8" : "64", a.c, b.c, op == TL_TOK_SHL,
+                                    n->line, n->col), t);
   if (op == TL_TOK_AMP || op == TL_TOK_PIPE || op == TL_TOK_CARET) /* integers or bools (sema) */
     return tl_gen_scalar(tl_gen_fmt(g, "((%s)((%s) %s (%s)))", tl_gen_ctype(g, t), a.c,
                                     op == TL_TOK_AMP ? "&" : op == TL_TOK_PIPE ? "|" : "^", b.c), t);
@@ -457,7 +460,7 @@ static cv gen_cast(gen *g, tl_node *n) {
   if (a.ty->kind == TY_TENSOR)
     return tl_gen_temp_value(g, to, tl_gen_fmt(g, "tlrt_to_dtype(R, %s, %d, %d, %d)", a.c, to->dtype, n->line, n->col));
   if (tl_ty_is_float(a.ty) && tl_ty_is_int(to)) /* saturating, NaN -> 0, as Rust */
-    return tl_gen_scalar(tl_gen_fmt(g, "((%s)tl__f2i(%s, %s))", tl_gen_ctype(g, to), a.c, to->kind == TY_I32 ? "1" : "0"), to);
+    return tl_gen_scalar(tl_gen_fmt(g, "((%s)tl__f2i(%s, %s))", tl_gen_ctype(g, to), a.c, to->kind == TY_I32 ? "1" : to->kind == TY_U8 ? "2" : "0"), to);
   if (to->kind == TY_BOOL) return tl_gen_scalar(tl_gen_fmt(g, "(%s != 0)", a.c), to);
   return tl_gen_scalar(tl_gen_fmt(g, "((%s)%s)", tl_gen_ctype(g, to), a.c), to);
 }
@@ -525,7 +528,7 @@ static index_args index_list(gen *g, tl_node *args) {
  * read of a tensor whose dtype is unknown may meet floats, so it converts as `as` does
  * (saturating, NaN 0), never by C's undefined float-to-int */
 cv tl_gen_number_read(gen *g, const char *get, tl_ty *to, const tl_ty *t) {
-  if (tl_ty_is_int(to) && t->dtype < 0) get = tl_gen_fmt(g, "tl__f2i(%s, %d)", get, to->kind == TY_I32);
+  if (tl_ty_is_int(to) && t->dtype < 0) get = tl_gen_fmt(g, "tl__f2i(%s, %d)", get, to->kind == TY_I32 ? 1 : to->kind == TY_U8 ? 2 : 0);
   return tl_gen_temp_value(g, to, tl_gen_fmt(g, "(%s)%s", tl_gen_ctype(g, to), get));
 }
 
@@ -1132,8 +1135,17 @@ static void gen_struct(gen *g, const tl_struct_info *st, tl_strbuf *out) {
     tl_gen_enum_fmt(g, st, out);
     return;
   }
-  /* printing: P { x: 1.0, y: 2.0 } */
+  /* printing: P { x: 1.0, y: 2.0 }; under `{}`, an `impl Display`'s to_string */
+  if (st->display) {
+    gen_signature(g, out, st->display);
+    tl_strbuf_puts(out, ";\n");
+  }
   tl_strbuf_printf(out, "static void %s__fmt(tlrt *R, struct %s *p, bool dbg) {\n  (void)dbg;\n", c, c);
+  if (st->display) /* the text so far kept aside: to_string may format text of its own */
+    tl_strbuf_printf(out, "  if (!dbg) {\n    tlrt_str *before = tlrt_fmt_take(R), *s = %s(p);\n    tlrt_fmt_begin(R);\n"
+                          "    tlrt_fmt_str(R, before);\n    tlrt_fmt_str(R, s);\n    tlrt_release(R, before);\n    tlrt_release(R, s);\n"
+                          "    return;\n  }\n",
+                     st->display->cname);
   const char *shown = st->generic_of ? st->generic_of : st->name; /* `Pair { .. }`, as Rust's Debug */
   tl_strbuf_printf(out, "  tlrt_fmt_text(R, \"%s { \", %zu);\n", shown, strlen(shown) + 3);
   tl_strbuf *saved = g->out;

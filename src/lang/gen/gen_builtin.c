@@ -16,7 +16,7 @@ void tl_gen_fmt_value(gen *g, cv v, int prec, const tl_node *at, const char *dbg
   const char *c = v.c;
   bool plain = !strcmp(dbg, "0");
   switch (v.ty->kind) {
-  case TY_I32: case TY_I64: tl_gen_emit(g, "tlrt_fmt_i64(R, %s, %d);", c, prec); break;
+  case TY_I32: case TY_I64: case TY_U8: tl_gen_emit(g, "tlrt_fmt_i64(R, %s, %d);", c, prec); break;
   case TY_F32: tl_gen_emit(g, "tlrt_fmt_f32(R, %s, %d);", c, prec); break;
   case TY_F64: tl_gen_emit(g, "tlrt_fmt_f64(R, %s, %d);", c, prec); break;
   case TY_BOOL: tl_gen_emit(g, "tlrt_fmt_bool(R, %s);", c); break;
@@ -83,14 +83,16 @@ static cv gen_print(gen *g, tl_node *n) {
       }
       if (c != '{') continue;
       emit_text(g, s + start, i - start);
-      int prec = -1;
-      size_t j = i + 1;
-      bool debug = s[j] == ':' && s[j + 1] == '?'; /* `{:?}`: strings and chars quoted and escaped */
-      if (s[j] == ':') {
-        prec = debug ? -1 : atoi(s + j + 2);
-        while (s[j] != '}') j++;
+      size_t j = i;
+      tl_fmt_spec sp;
+      tl_fmt_spec_read(s, fmt->len, i, &j, &sp); /* checked by sema */
+      const char *at = sp.width ? tl_gen_new_temp(g, TY_I64_T, "(int64_t)R->fmt_len") : NULL;
+      if (arg < k) print_value(g, vals[arg], dtypes[arg], sp.prec, vals[arg].node, sp.debug ? "1" : "0"); /* `{:?}`: quoted */
+      if (at && arg < k) { /* padded to the width: numbers right, the rest left, unless aligned */
+        bool num = tl_ty_is_numeric(vals[arg].ty) || dtypes[arg];
+        char align = sp.align ? sp.align : num ? '>' : '<';
+        tl_gen_emit(g, "tlrt_fmt_pad(R, (size_t)%s, %d, '%c', %d, %d);", at, sp.width, align, (unsigned char)sp.fill, sp.zero && num && !sp.align);
       }
-      if (arg < k) print_value(g, vals[arg], dtypes[arg], prec, vals[arg].node, debug ? "1" : "0");
       arg++;
       i = j;
       start = j + 1;
@@ -220,7 +222,7 @@ static cv scalar_math(gen *g, tl_node *n, tl_builtin id, cv x, cv *y) {
     case B_MAXIMUM: return tl_gen_scalar(tl_gen_fmt(g, "((%s) > (%s) ? (%s) : (%s))", x.c, y->c, x.c, y->c), t);
     case B_MINIMUM: return tl_gen_scalar(tl_gen_fmt(g, "((%s) < (%s) ? (%s) : (%s))", x.c, y->c, x.c, y->c), t);
     case B_RELU: return tl_gen_scalar(tl_gen_fmt(g, "((%s) > 0 ? (%s) : 0)", x.c, x.c), t);
-    default: return tl_gen_scalar(tl_gen_fmt(g, "((%s)tl__f2i(pow((double)(%s), (double)(%s)), %d))", c, x.c, y->c, t->kind == TY_I32), t);
+    default: return tl_gen_scalar(tl_gen_fmt(g, "((%s)tl__f2i(pow((double)(%s), (double)(%s)), %d))", c, x.c, y->c, t->kind == TY_I32 ? 1 : t->kind == TY_U8 ? 2 : 0), t);
     }
   }
   switch (id) {
@@ -323,6 +325,7 @@ static cv gen_ctor(gen *g, tl_node *n) {
 static int reduce_code(tl_builtin id) {
   switch (id) {
   case B_SUM: return TLRT_RED_SUM;
+  case B_PROD: return TLRT_RED_PROD;
   case B_MEAN: return TLRT_RED_MEAN;
   case B_MAX: return TLRT_RED_MAX;
   case B_MIN: return TLRT_RED_MIN;
@@ -361,9 +364,12 @@ static cv gen_tensor_method(gen *g, tl_node *n, tl_builtin id) {
                                      tl_ty_scalar_dtype(a, a->ty), hi, tl_ty_scalar_dtype(a->next, a->next->ty), l));
   }
   case B_SUMALL: return tensor_temp(g, n, tl_gen_fmt(g, "tlrt_reduce(R, %d, %s, 0, 0, %s)", TLRT_RED_SUM, t.c, l));
-  case B_SUM: case B_MEAN: case B_MAX: case B_MIN: case B_ARGMAX: case B_ARGMIN: case B_SOFTMAX: case B_LOG_SOFTMAX:
+  case B_SUM: case B_MEAN: case B_MAX: case B_MIN: case B_ARGMAX: case B_ARGMIN: case B_SOFTMAX: case B_LOG_SOFTMAX: case B_PROD:
     return tensor_temp(g, n, tl_gen_fmt(g, "tlrt_reduce(R, %d, %s, %d, %s, %s)", reduce_code(id), t.c, a != NULL,
                                      a ? tl_gen_expr(g, a).c : "0", l));
+  case B_CUMSUM: return tensor_temp(g, n, tl_gen_fmt(g, "tlrt_cumsum(R, %s, %s, %s)", t.c, tl_gen_expr(g, a).c, l));
+  case B_FLIP: return tensor_temp(g, n, tl_gen_fmt(g, "tlrt_flip(R, %s, %s, %s)", t.c, tl_gen_expr(g, a).c, l));
+  case B_EXPAND: return tensor_temp(g, n, tl_gen_fmt(g, "tlrt_expand(R, %s, %s, %s)", t.c, tl_gen_shape_arg(g, a, n->ty), l));
   case B_RESHAPE: return tensor_temp(g, n, tl_gen_fmt(g, "tlrt_reshape(R, %s, %s, %s)", t.c, tl_gen_shape_arg(g, a, n->ty), l));
   case B_TRANSPOSE: {
     const char *d0 = tl_gen_expr(g, a).c, *d1 = tl_gen_expr(g, a->next).c;
@@ -423,6 +429,7 @@ cv tl_gen_builtin_call(gen *g, tl_node *n) {
     static const char *const fn[] = {"isnan", "isinf", "isfinite"};
     return tl_gen_scalar(tl_gen_fmt(g, "(%s(%s) != 0)", fn[n->len], tl_gen_expr(g, n->lhs).c), TY_BOOL_T);
   }
+  if (id == B_STR_PARSE) return tl_gen_str_parse(g, n); /* gen_sys.c */
   if (id == B_STR_LEN) return tl_gen_scalar(tl_gen_fmt(g, "(%s)->len", tl_gen_expr(g, n->lhs).c), TY_I64_T);
   if (n->kind == TL_N_CALL) { /* free math: abs(x), max(a, b) */
     cv x = tl_gen_grad_operand(g, n->args, n->ty->kind == TY_TENSOR);

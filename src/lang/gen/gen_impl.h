@@ -174,6 +174,7 @@ struct lf_program;
 void tl_gen_logic_program(const struct lf_program *P, tl_strbuf *out);
 /* gen_sys.c: a B_SYS call (assert, System::, File::, String methods...) */
 cv tl_gen_sys_call(gen *g, tl_node *n);
+cv tl_gen_str_parse(gen *g, tl_node *n); /* s.parse::<T>() */
 /* gen_compr.c */
 cv tl_gen_compr(gen *g, tl_node *n);
 cv tl_gen_compr_expr(gen *g, tl_node *n); /* an expression of a comprehension body: a tensor */

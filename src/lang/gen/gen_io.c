@@ -96,6 +96,16 @@ cv tl_gen_io_call(gen *g, tl_node *n) {
   case B_L1_LOSS: case B_BCE_LOSS:
     return tl_gen_temp_value(g, n->ty, tl_gen_fmt(g, "tlrt_%s(R, %s, %s, %s)", id == B_L1_LOSS ? "l1_loss" : "bce_loss", t.c,
                                                    tl_gen_expr(g, a).c, l));
+  case B_PAD: {
+    const char *lo = tl_gen_expr(g, a).c, *hi = tl_gen_expr(g, a->next).c;
+    const char *v = a->next->next ? tl_gen_expr(g, a->next->next).c : "0";
+    return tl_gen_temp_value(g, n->ty, tl_gen_fmt(g, "tlrt_pad_last(R, %s, %s, %s, (double)(%s), %s)", t.c, lo, hi, v, l));
+  }
+  case B_NORM:
+    return tl_gen_temp_value(g, n->ty, tl_gen_fmt(g, "tlrt_norm(R, %s, (double)(%s), %s)", t.c, a ? tl_gen_expr(g, a).c : "2.0", l));
+  case B_DROPOUT:
+    return tl_gen_temp_value(g, n->ty, tl_gen_fmt(g, "tlrt_dropout(R, %s, (double)(%s), %s, %s)", t.c, tl_gen_expr(g, a).c,
+                                                   a->next ? tl_gen_expr(g, a->next).c : "true", l));
   case B_VAR: case B_STD: {
     const char *dim = a ? tl_gen_new_temp(g, TY_I64_T, tl_gen_expr(g, a).c) : "0";
     return tl_gen_temp_value(g, n->ty, tl_gen_fmt(g, "tlrt_var(R, %s, %s, %s, %s, %s)", t.c, dim, a ? "false" : "true",
@@ -114,6 +124,9 @@ cv tl_gen_io_call(gen *g, tl_node *n) {
     const char *s = tl_gen_new_temp(g, TY_I64_T, tl_gen_expr(g, a).c), *len = tl_gen_new_temp(g, TY_I64_T, tl_gen_expr(g, a->next).c);
     return tl_gen_temp_value(g, n->ty, tl_gen_fmt(g, "tlrt_slice_len(R, %s, %s, %s, %s)", t.c, s, len, l));
   }
+  case B_DEVICE: return tl_gen_temp_value(g, n->ty, tl_gen_fmt(g, "tlrt_device(R, %s, %s)", t.c, l));
+  case B_TO_DEVICE:
+    return tl_gen_temp_value(g, n->ty, tl_gen_fmt(g, "tlrt_to_device(R, %s, %s, %s)", t.c, tl_gen_expr(g, a).c, l));
   case B_TENSOR_PRINT:
     tl_gen_emit(g, "tlrt_fmt_begin(R);");
     tl_gen_fmt_value(g, t, -1, n->lhs, "0");

@@ -297,6 +297,7 @@ static void collect_pair(gen *g, const tl_ty *mt, const char *m, elem e, const t
   g->indent--;
   tl_gen_emit(g, "}");
   tl_gen_emit(g, "%s = %s;", val, take(g, (elem){tl_gen_fmt(g, "%s->f_1", e.c), v, false}));
+  if (mt->st->flavor == 'B') tl_gen_emit(g, "if (!%s) tlrt_map_place_sorted(R, %s, %s, %s__kcmp);", found, m, slot, mt->st->cname);
   drop(g, e);
 }
 
@@ -332,6 +333,17 @@ static cv consume(gen *g, tl_node *n) {
     closure_arg(g, &f, n->args->next);
     break;
   }
+  case IT_POSITION:
+    closure_arg(g, &f, n->args);
+    acc = tl_gen_new_temp(g, TY_I64_T, "0");
+    have = tl_gen_new_temp(g, TY_BOOL_T, "false");
+    break;
+  case IT_REDUCE:
+    closure_arg(g, &f, n->args);
+    acc = tmp(g);
+    tl_gen_emit(g, "%s %s = 0;", tl_gen_ctype(g, et), acc);
+    have = tl_gen_new_temp(g, TY_BOOL_T, "false");
+    break;
   default: /* min, max */
     acc = tmp(g);
     tl_gen_emit(g, "%s %s = 0;", tl_gen_ctype(g, et), acc);
@@ -360,6 +372,26 @@ static cv consume(gen *g, tl_node *n) {
     drop(g, e);
     break;
   }
+  case IT_POSITION: {
+    const char *b = tl_gen_new_temp(g, TY_BOOL_T, call(g, &f, &e.c, 1));
+    drop(g, e);
+    tl_gen_emit(g, "if (%s) { %s = true; break; }", b, have);
+    tl_gen_emit(g, "%s++;", acc);
+    break;
+  }
+  case IT_REDUCE: {
+    tl_gen_emit(g, "if (!%s) { %s = %s; %s = true; }", have, acc, take(g, e), have);
+    tl_gen_emit(g, "else {");
+    g->indent++;
+    const char *args[2] = {acc, e.c};
+    elem r = call_value(g, &f, args, 2);
+    if (tl_ty_is_refcounted(et)) tl_gen_emit(g, "%s", tl_gen_release_call(g, et, acc));
+    tl_gen_emit(g, "%s = %s;", acc, r.c);
+    drop(g, e);
+    g->indent--;
+    tl_gen_emit(g, "}");
+    break;
+  }
   default: { /* min keeps the first of equal elements, max the last, as Rust's do */
     const char *c = cmp_expr(g, et, e.c, acc);
     tl_gen_emit(g, "if (!%s || %s %s 0) {", have, c, m == IT_MIN ? "<" : ">=");
@@ -380,7 +412,7 @@ static cv consume(gen *g, tl_node *n) {
   switch (m) {
   case IT_COLLECT: case IT_COLLECT_MAP: return out;
   case IT_FOLD: return tl_ty_is_refcounted(n->ty) ? tl_gen_adopt_temp(g, acc, n->ty) : tl_gen_scalar(acc, n->ty);
-  case IT_MIN: case IT_MAX: return option_of(g, n->ty, have, acc);
+  case IT_MIN: case IT_MAX: case IT_REDUCE: case IT_POSITION: return option_of(g, n->ty, have, acc);
   default: return tl_gen_scalar(acc, n->ty);
   }
 }

@@ -63,6 +63,32 @@ static void fail(gen *g, tl_node *n, const tl_struct_info *st, const char *x, co
   tl_gen_emit(g, "}");
 }
 
+/* unwrap_err, expect_err on Ok(v): the run-time error names v as Debug writes it */
+static void fail_ok(gen *g, tl_node *n, const tl_struct_info *st, const char *x, const char *msg) {
+  tl_gen_emit(g, "if (%s->tag == 0) {", x);
+  g->indent++;
+  tl_gen_emit(g, "tlrt_fmt_begin(R);");
+  if (msg) tl_gen_emit(g, "tlrt_fmt_str(R, %s);", msg);
+  else tl_gen_emit(g, "tlrt_fmt_text(R, \"called unwrap_err on an Ok value\", 32);");
+  tl_gen_emit(g, "tlrt_fmt_text(R, \": \", 2);");
+  fmt_payload(g, st->fields[0].ty, field(g, st, x, 0));
+  tl_gen_emit(g, "tlrt_fail(R, %d, %d, \"%%s\", tlrt_fmt_take(R)->data);", n->line, n->col);
+  g->indent--;
+  tl_gen_emit(g, "}");
+}
+
+/* unwrap_or_else(f): the value copied, or f() (Option) / f(e) (Result), f's result owned */
+static cv unwrap_or_else(gen *g, tl_node *n, const tl_struct_info *st, const char *x) {
+  cv f = tl_gen_expr(g, n->args);
+  tl_ty *t = n->ty;
+  const char *e = field(g, st, x, 1);
+  const char *r = tl_gen_fmt(g, "t%d", ++g->ntmp);
+  tl_gen_emit(g, "%s %s;", tl_gen_ctype(g, t), r);
+  tl_gen_emit(g, "if (%s->tag == %d) %s = %s;", x, ok_tag(st), r, copy(g, t, field(g, st, x, 0)));
+  tl_gen_emit(g, "else %s = %s;", r, tl_gen_closure_call_expr(g, f.c, &e, st->generic == 'R' ? 1 : 0, f.ty));
+  return tl_ty_is_refcounted(t) ? tl_gen_adopt_temp(g, r, t) : tl_gen_scalar(r, t);
+}
+
 /* a new Option or Result object of type t (its fields NULL or 0), an owned temporary */
 static cv make(gen *g, tl_ty *t) {
   return tl_gen_temp_value(g, t, tl_gen_fmt(g, "tlrt_obj_new(R, sizeof(struct %s), %s__drop)", t->st->cname, t->st->cname));
@@ -160,6 +186,12 @@ cv tl_gen_option_method(gen *g, tl_node *n) {
     const char *v = tl_gen_fmt(g, "%s->tag == %d ? %s : %s", x.c, ok_tag(st), copy(g, t, field(g, st, x.c, 0)), copy(g, t, d.c));
     return tl_ty_is_refcounted(t) ? tl_gen_temp_value(g, t, v) : tl_gen_scalar(tl_gen_new_temp(g, t, v), t);
   }
+  case OPT_UNWRAP_ERR: case OPT_EXPECT_ERR: {
+    fail_ok(g, n, st, x.c, m == OPT_EXPECT_ERR ? tl_gen_expr(g, n->args).c : NULL);
+    const char *v = copy(g, t, field(g, st, x.c, 1));
+    return tl_ty_is_refcounted(t) ? tl_gen_temp_value(g, t, v) : tl_gen_scalar(tl_gen_new_temp(g, t, v), t);
+  }
+  case OPT_UNWRAP_OR_ELSE: return unwrap_or_else(g, n, st, x.c);
   case OPT_MAP: return map(g, n, st, x.c);
   case OPT_AND_THEN: case OPT_MAP_ERR: return and_then_or_map_err(g, n, st, x.c, m == OPT_AND_THEN);
   default: return convert(g, n, st, x.c, m);

@@ -60,6 +60,20 @@ static void fmt_debug(gen *g, const tl_ty *t, const char *c) {
   tl_gen_fmt_value(g, (cv){.c = c, .ty = (tl_ty *)t, .temp = -1}, -1, NULL, "1");
 }
 
+/* the order of two keys (< 0, 0, > 0): numbers, bools, chars, Strings, and tuples of
+ * them field by field (a BTreeMap's keys are HashMap keys, no floats among them) */
+static const char *key_cmp(gen *g, const tl_ty *t, const char *a, const char *b) {
+  if (t->kind == TY_STR) return tl_gen_fmt(g, "tlrt_str_cmp(%s, %s)", a, b);
+  if (t->kind != TY_STRUCT) return tl_gen_fmt(g, "((%s > %s) - (%s < %s))", a, b, a, b);
+  const char *r = "0";
+  for (int i = t->st->nfields - 1; i >= 0; i--) {
+    const char *f = t->st->fields[i].name;
+    const char *c = key_cmp(g, t->st->fields[i].ty, tl_gen_fmt(g, "%s->f_%s", a, f), tl_gen_fmt(g, "%s->f_%s", b, f));
+    r = i == t->st->nfields - 1 ? c : tl_gen_fmt(g, "(%s ? %s : %s)", c, c, r);
+  }
+  return r;
+}
+
 /* printing [1, 2, 3] and {"a": 1, "b": 2}; ==; a map's key hash and equality */
 void tl_gen_vec_functions(gen *g, const tl_struct_info *st, tl_strbuf *out) {
   const char *c = st->cname;
@@ -75,7 +89,7 @@ void tl_gen_vec_functions(gen *g, const tl_struct_info *st, tl_strbuf *out) {
     g->indent++;
     tl_gen_emit(g, "if (i) tlrt_fmt_text(R, \", \", 2);");
     fmt_debug(g, k, elem(g, k, vec ? "p->data" : "p->keys", "i"));
-    if (!vec) {
+    if (!vec && st->flavor != 'S') { /* a HashSet prints its elements only: {1, 2} */
       tl_gen_emit(g, "tlrt_fmt_text(R, \": \", 2);");
       fmt_debug(g, v, elem(g, v, "p->vals", "i"));
     }
@@ -93,6 +107,14 @@ void tl_gen_vec_functions(gen *g, const tl_struct_info *st, tl_strbuf *out) {
     tl_gen_emit(g, "  if (!%s) return false;", eq_expr(g, k, elem(g, k, "a->data", "i"), elem(g, k, "b->data", "i")));
     tl_gen_emit(g, "return true;");
     g->indent = 0;
+    tl_gen_emit(g, "}");
+  }
+  if (!vec && k && st->flavor == 'B') { /* a BTreeMap's key order */
+    const char *kt = tl_gen_ctype(g, k);
+    tl_gen_emit(g, "static int %s__kcmp(const void *a, const void *b) {", c);
+    tl_gen_emit(g, "  %s x = *(%s const *)a;", kt, kt);
+    tl_gen_emit(g, "  %s y = *(%s const *)b;", kt, kt);
+    tl_gen_emit(g, "  return %s;", key_cmp(g, k, "x", "y"));
     tl_gen_emit(g, "}");
   }
   if (!vec && k) {
@@ -240,6 +262,25 @@ static cv vec_method(gen *g, tl_node *n, int m) {
     tl_gen_emit(g, "*%s = %s;", ptr, val);
     return tl_gen_scalar("0", TY_UNIT_T);
   }
+  case VEC_PUSH_FRONT: { /* a VecDeque's, over a Vec: the elements move up one */
+    const char *val = value_now(g, a);
+    const char *p = mut_place(g, n->lhs, true);
+    tl_gen_emit(g, "*(%s *)tlrt_vec_insert_at(R, %s, 0, %d, %d) = %s;", tl_gen_ctype(g, e), p, n->line, n->col, val);
+    return tl_gen_scalar("0", TY_UNIT_T);
+  }
+  case VEC_POP_FRONT: {
+    const char *p = mut_place(g, n->lhs, true);
+    cv o = new_option(g, r);
+    const char *out = tl_gen_fmt(g, "t%d", ++g->ntmp);
+    tl_gen_emit(g, "if (%s->len) {", p);
+    g->indent++;
+    tl_gen_emit(g, "%s %s;", tl_gen_ctype(g, e), out);
+    tl_gen_emit(g, "tlrt_vec_remove_at(R, %s, 0, &%s, %d, %d);", p, out, n->line, n->col);
+    set_some(g, o, out);
+    g->indent--;
+    tl_gen_emit(g, "}");
+    return o;
+  }
   case VEC_INSERT: {
     cv i = tl_gen_expr(g, a);
     const char *ix = tl_gen_new_temp(g, TY_I64_T, i.c);
@@ -257,11 +298,74 @@ static cv vec_method(gen *g, tl_node *n, int m) {
     tl_gen_emit(g, "tlrt_vec_remove_at(R, %s, %s, &%s, %d, %d);", p, ix, out, n->line, n->col);
     return tl_ty_is_refcounted(e) ? tl_gen_adopt_temp(g, out, e) : tl_gen_scalar(out, e);
   }
+  case VEC_EXTEND: { /* the other's elements copied; its length read first (`v.extend(v)`) */
+    cv src = tl_gen_expr(g, a);
+    const char *s = tl_gen_new_temp(g, t, tl_gen_take(g, src)); /* held: the write may replace a shared buffer */
+    const char *p = mut_place(g, n->lhs, true);
+    tl_gen_emit(g, "for (int64_t i = 0, k = %s->len; i < k; i++) {", s);
+    g->indent++;
+    const char *x = tl_gen_fmt(g, "t%d", ++g->ntmp); /* read before the slot: a push may move s's buffer when s is v */
+    tl_gen_emit(g, "%s %s = %s;", tl_gen_ctype(g, e), x, copy(g, e, elem(g, e, tl_gen_fmt(g, "%s->data", s), "i")));
+    tl_gen_emit(g, "*(%s *)tlrt_vec_push_slot(R, %s, %d, %d) = %s;", tl_gen_ctype(g, e), p, n->line, n->col, x);
+    g->indent--;
+    tl_gen_emit(g, "}");
+    return tl_gen_scalar("0", TY_UNIT_T);
+  }
+  case VEC_TRUNCATE: { /* Rust's: a length at or past len changes nothing */
+    const char *k = tl_gen_new_temp(g, TY_I64_T, tl_gen_expr(g, a).c);
+    const char *p = mut_place(g, n->lhs, true);
+    tl_gen_emit(g, "if (%s < 0) tlrt_fail(R, %d, %d, \"truncate: negative length %%lld\", (long long)%s);", k, n->line, n->col, k);
+    tl_gen_emit(g, "while (%s->len > %s) {", p, k);
+    g->indent++;
+    tl_gen_emit(g, "%s->len--;", p);
+    if (tl_ty_is_refcounted(e)) tl_gen_emit(g, "%s", tl_gen_release_call(g, e, elem(g, e, tl_gen_fmt(g, "%s->data", p), tl_gen_fmt(g, "%s->len", p))));
+    g->indent--;
+    tl_gen_emit(g, "}");
+    return tl_gen_scalar("0", TY_UNIT_T);
+  }
+  case VEC_SWAP: {
+    const char *i = tl_gen_new_temp(g, TY_I64_T, tl_gen_expr(g, a).c), *j = tl_gen_new_temp(g, TY_I64_T, tl_gen_expr(g, a->next).c);
+    const char *p = mut_place(g, n->lhs, true);
+    const char *x = elem(g, e, tl_gen_fmt(g, "%s->data", p), tl_gen_fmt(g, "tlrt_vec_ix(R, %s, %s, %d, %d)", p, i, n->line, n->col));
+    const char *y = elem(g, e, tl_gen_fmt(g, "%s->data", p), tl_gen_fmt(g, "tlrt_vec_ix(R, %s, %s, %d, %d)", p, j, n->line, n->col));
+    const char *tmp = tl_gen_fmt(g, "t%d", ++g->ntmp);
+    tl_gen_emit(g, "{ %s %s = %s; %s = %s; %s = %s; }", tl_gen_ctype(g, e), tmp, x, x, y, y, tmp);
+    return tl_gen_scalar("0", TY_UNIT_T);
+  }
+  case VEC_RETAIN: { /* the closure sees each element (borrowed); the others are released */
+    cv f = tl_gen_expr(g, a);
+    const char *fn = tl_gen_new_temp(g, f.ty, tl_gen_take(g, f)); /* held: the Vec's write comes next */
+    const char *p = mut_place(g, n->lhs, true);
+    const char *w = tl_gen_new_temp(g, TY_I64_T, "0");
+    const char *d = tl_gen_fmt(g, "%s->data", p), *x = elem(g, e, d, "i");
+    tl_gen_emit(g, "for (int64_t i = 0; i < %s->len; i++) {", p);
+    g->indent++;
+    tl_gen_emit(g, "if (%s) %s = %s;", tl_gen_closure_call_expr(g, fn, &x, 1, f.ty), elem(g, e, d, tl_gen_fmt(g, "%s++", w)), x);
+    if (tl_ty_is_refcounted(e)) tl_gen_emit(g, "else %s", tl_gen_release_call(g, e, x));
+    g->indent--;
+    tl_gen_emit(g, "}");
+    tl_gen_emit(g, "%s->len = %s;", p, w);
+    return tl_gen_scalar("0", TY_UNIT_T);
+  }
+  case VEC_DEDUP: { /* consecutive equal elements: the first kept, the others released */
+    const char *p = mut_place(g, n->lhs, true);
+    const char *w = tl_gen_new_temp(g, TY_I64_T, tl_gen_fmt(g, "%s->len ? 1 : 0", p));
+    const char *d = tl_gen_fmt(g, "%s->data", p);
+    tl_gen_emit(g, "for (int64_t i = 1; i < %s->len; i++) {", p);
+    g->indent++;
+    tl_gen_emit(g, "if (%s) { %s }", eq_expr(g, e, elem(g, e, d, "i"), elem(g, e, d, tl_gen_fmt(g, "%s - 1", w))),
+                tl_ty_is_refcounted(e) ? tl_gen_release_call(g, e, elem(g, e, d, "i")) : "");
+    tl_gen_emit(g, "else %s = %s;", elem(g, e, d, tl_gen_fmt(g, "%s++", w)), elem(g, e, d, "i"));
+    g->indent--;
+    tl_gen_emit(g, "}");
+    tl_gen_emit(g, "%s->len = %s;", p, w);
+    return tl_gen_scalar("0", TY_UNIT_T);
+  }
   case VEC_SORT: case VEC_REVERSE: case VEC_CLEAR: {
     const char *p = mut_place(g, n->lhs, true);
-    static const char codes[][2] = {{TY_I64, 'i'}, {TY_I32, 'I'}, {TY_F32, 'f'}, {TY_F64, 'd'}, {TY_BOOL, 'b'}, {TY_CHAR, 'c'}, {TY_STR, 's'}};
+    static const char codes[][2] = {{TY_I64, 'i'}, {TY_I32, 'I'}, {TY_F32, 'f'}, {TY_F64, 'd'}, {TY_BOOL, 'b'}, {TY_CHAR, 'c'}, {TY_STR, 's'}, {TY_U8, 'u'}};
     char code = 's';
-    for (int i = 0; i < 7; i++)
+    for (int i = 0; i < 8; i++)
       if (codes[i][0] == (char)e->kind) code = codes[i][1];
     if (m == VEC_SORT) tl_gen_emit(g, "tlrt_vec_sort(R, %s, '%c');", p, code);
     else if (m == VEC_REVERSE) tl_gen_emit(g, "tlrt_vec_reverse(%s);", p);
@@ -286,6 +390,35 @@ static cv vec_method(gen *g, tl_node *n, int m) {
   case VEC_LEN: return tl_gen_scalar(tl_gen_fmt(g, "(%s)->len", x.c), TY_I64_T);
   case VEC_CAPACITY: return tl_gen_scalar(tl_gen_fmt(g, "(%s)->cap", x.c), TY_I64_T); /* at least len, as Rust's */
   case VEC_IS_EMPTY: return tl_gen_scalar(tl_gen_fmt(g, "((%s)->len == 0)", x.c), TY_BOOL_T);
+  case VEC_JOIN: return tl_gen_temp_value(g, TY_STR_T, tl_gen_fmt(g, "tlrt_vec_join(R, %s, %s, %d, %d)", x.c, tl_gen_expr(g, a).c, n->line, n->col));
+  case VEC_SLICE: { /* the seed language's v.slice(start, end): clamped to 0..len, a copy */
+    const char *lo = tl_gen_new_temp(g, TY_I64_T, tl_gen_expr(g, a).c), *hi = tl_gen_new_temp(g, TY_I64_T, tl_gen_expr(g, a->next).c);
+    tl_gen_emit(g, "if (%s < 0) %s = 0; if (%s > %s->len) %s = %s->len; if (%s < %s) %s = %s;", lo, lo, hi, x.c, hi, x.c, hi, lo, hi, lo);
+    cv v = new_vec(g, n, t, tl_gen_fmt(g, "%s - %s", hi, lo), "slice", n);
+    tl_gen_emit(g, "for (int64_t i = %s; i < %s; i++) %s = %s;", lo, hi, elem(g, e, tl_gen_fmt(g, "%s->data", v.c), tl_gen_fmt(g, "i - %s", lo)),
+                copy(g, e, elem(g, e, tl_gen_fmt(g, "%s->data", x.c), "i")));
+    tl_gen_emit(g, "%s->len = %s - %s;", v.c, hi, lo);
+    return v;
+  }
+  case VEC_RANGE: { /* v[a..b], Rust's bounds: 0 <= a <= b <= len, else an error */
+    tl_node *rg = a;
+    const char *lo = tl_gen_new_temp(g, TY_I64_T, rg->lhs ? tl_gen_expr(g, rg->lhs).c : "0");
+    const char *hi = tl_gen_new_temp(g, TY_I64_T, rg->rhs ? tl_gen_expr(g, rg->rhs).c : tl_gen_fmt(g, "%s->len", x.c));
+    tl_gen_emit(g, "if (%s < 0 || %s > %s || %s > %s->len) tlrt_fail(R, %d, %d, \"range %%lld..%%lld is out of bounds for a Vec of length %%lld\", "
+                   "(long long)%s, (long long)%s, (long long)%s->len);", lo, lo, hi, hi, x.c, n->line, n->col, lo, hi, x.c);
+    cv v = new_vec(g, n, t, tl_gen_fmt(g, "%s - %s", hi, lo), "slice", n);
+    tl_gen_emit(g, "for (int64_t i = %s; i < %s; i++) %s = %s;", lo, hi, elem(g, e, tl_gen_fmt(g, "%s->data", v.c), tl_gen_fmt(g, "i - %s", lo)),
+                copy(g, e, elem(g, e, tl_gen_fmt(g, "%s->data", x.c), "i")));
+    tl_gen_emit(g, "%s->len = %s - %s;", v.c, hi, lo);
+    return v;
+  }
+  case VEC_INDEX_OF: { /* the seed language's: the first equal element's index, or -1 */
+    cv y = tl_gen_expr(g, a);
+    const char *res = tl_gen_new_temp(g, TY_I64_T, "-1");
+    tl_gen_emit(g, "for (int64_t i = 0; i < %s->len; i++)", x.c);
+    tl_gen_emit(g, "  if (%s) { %s = i; break; }", eq_expr(g, e, elem(g, e, tl_gen_fmt(g, "%s->data", x.c), "i"), y.c), res);
+    return tl_gen_scalar(res, TY_I64_T);
+  }
   default: { /* contains */
     cv y = tl_gen_expr(g, a);
     const char *res = tl_gen_new_temp(g, TY_BOOL_T, "false");
@@ -302,6 +435,30 @@ static cv map_method(gen *g, tl_node *n, int m) {
   if (m == MAP_CLEAR) {
     tl_gen_emit(g, "tlrt_map_clear(R, %s);", mut_place(g, n->lhs, false));
     return tl_gen_scalar("0", TY_UNIT_T);
+  }
+  if (m == SET_INSERT || m == SET_REMOVE) { /* true when the element was new / was there */
+    const char *key = tl_gen_fmt(g, "t%d", ++g->ntmp);
+    if (m == SET_INSERT) tl_gen_emit(g, "%s %s = %s;", tl_gen_ctype(g, k), key, tl_gen_take(g, tl_gen_expr(g, a)));
+    else key = key_var(g, a, k);
+    const char *p = mut_place(g, n->lhs, false);
+    const char *e = tl_gen_fmt(g, "t%d", ++g->ntmp), *res = tl_gen_new_temp(g, TY_BOOL_T, "false");
+    if (m == SET_INSERT) {
+      const char *found = tl_gen_fmt(g, "t%d", ++g->ntmp);
+      tl_gen_emit(g, "bool %s;", found);
+      tl_gen_emit(g, "int64_t %s = tlrt_map_slot(R, %s, &%s, &%s, %d, %d);", e, p, key, found, n->line, n->col);
+      tl_gen_emit(g, "if (%s) { %s }", found, tl_ty_is_refcounted(k) ? tl_gen_release_call(g, k, key) : ""); /* the old one stays */
+      tl_gen_emit(g, "else { %s = true; %s = true; }", elem(g, v, tl_gen_fmt(g, "%s->vals", p), e), res);
+      return tl_gen_scalar(res, TY_BOOL_T);
+    }
+    tl_gen_emit(g, "int64_t %s = tlrt_map_find(%s, &%s);", e, p, key);
+    tl_gen_emit(g, "if (%s >= 0) {", e);
+    g->indent++;
+    if (tl_ty_is_refcounted(k)) tl_gen_emit(g, "%s", tl_gen_release_call(g, k, elem(g, k, tl_gen_fmt(g, "%s->keys", p), e)));
+    tl_gen_emit(g, "tlrt_map_remove_at(R, %s, %s);", p, e);
+    tl_gen_emit(g, "%s = true;", res);
+    g->indent--;
+    tl_gen_emit(g, "}");
+    return tl_gen_scalar(res, TY_BOOL_T);
   }
   if (m == MAP_INSERT || m == MAP_REMOVE) {
     const char *key;
@@ -324,6 +481,7 @@ static cv map_method(gen *g, tl_node *n, int m) {
       g->indent--;
       tl_gen_emit(g, "}");
       tl_gen_emit(g, "%s = %s;", elem(g, v, tl_gen_fmt(g, "%s->vals", p), e), val);
+      if (t->st->flavor == 'B') tl_gen_emit(g, "if (!%s) tlrt_map_place_sorted(R, %s, %s, %s__kcmp);", found, p, e, t->st->cname);
       return o;
     }
     tl_gen_emit(g, "int64_t %s = tlrt_map_find(%s, &%s);", e, p, key);

@@ -278,6 +278,25 @@ static bool fmt_reserve(tlrt *R, size_t extra) {
   return tl_vec_grow(&R->fmt, &R->fmt_cap, need < 256 ? 256 : need, 1); /* a line's text: 256 bytes at first */
 }
 
+void tlrt_fmt_pad(tlrt *R, size_t from, int width, char align, int fill, int zero) {
+  size_t chars = 0;
+  for (size_t i = from; i < R->fmt_len; i++) chars += ((unsigned char)R->fmt[i] & 0xC0) != 0x80;
+  if (chars >= (size_t)width) return;
+  size_t pad = (size_t)width - chars;
+  if (!fmt_reserve(R, pad)) out_of_memory(R, R->fmt_len + pad + 1);
+  size_t at = from, before = pad; /* where the fill goes, and how much of it before the text */
+  char c = zero ? '0' : (char)fill;
+  if (zero) at += from < R->fmt_len && (R->fmt[from] == '-' || R->fmt[from] == '+');
+  else if (align == '<') before = 0;
+  else if (align == '^') before = pad / 2;
+  memmove(R->fmt + at + before, R->fmt + at, R->fmt_len - at);
+  memset(R->fmt + at, c, before);
+  R->fmt_len += before;
+  memset(R->fmt + R->fmt_len, c, pad - before);
+  R->fmt_len += pad - before;
+  R->fmt[R->fmt_len] = '\0';
+}
+
 void tlrt_fmt_begin(tlrt *R) {
   R->fmt_len = 0;
   if (R->fmt) R->fmt[0] = '\0';

@@ -116,6 +116,9 @@ TL_API int tlrt_str_cmp(const tlrt_str *a, const tlrt_str *b); /* -1, 0, 1 by by
  * keep a ".0" when integral (1.0, 0.1, 1e-07...); tensors print numpy-style. */
 TL_API void tlrt_fmt_begin(tlrt *R);
 TL_API void tlrt_fmt_text(tlrt *R, const char *s, size_t len);
+/* the text from byte `from` padded to width characters: align '<' '>' '^' with fill, or
+ * zeros after a sign (zero) */
+TL_API void tlrt_fmt_pad(tlrt *R, size_t from, int width, char align, int fill, int zero);
 TL_API void tlrt_fmt_i64(tlrt *R, int64_t v, int prec);
 TL_API void tlrt_fmt_f32(tlrt *R, float v, int prec);
 TL_API void tlrt_fmt_f64(tlrt *R, double v, int prec);

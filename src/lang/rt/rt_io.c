@@ -35,6 +35,17 @@ void tlrt_tensor_save(tlrt *R, tl_tensor *t, const tlrt_str *path, int line, int
   }
 }
 
+tlrt_str *tlrt_device(tlrt *R, tl_tensor *t, int line, int col) {
+  const char *d = tl_device(t);
+  if (!d) tlrt_fail(R, line, col, "device: %s", tl_last_error(R->ctx));
+  return tlrt_str_new(R, d, (int64_t)strlen(d));
+}
+
+tl_tensor *tlrt_to_device(tlrt *R, tl_tensor *t, const tlrt_str *name, int line, int col) {
+  if (memchr(name->data, 0, (size_t)name->len)) tlrt_fail(R, line, col, "to: the backend name holds a NUL byte");
+  return CHECK(tl_to(t, name->data));
+}
+
 tl_tensor *tlrt_tensor_load(tlrt *R, const tlrt_str *path, const tlrt_str *name, int line, int col) {
   int kind = file_kind(R, path, "Tensor::load", line, col);
   if (kind == 1) {

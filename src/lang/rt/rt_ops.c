@@ -20,6 +20,25 @@ static int axis_arg(tlrt *R, tl_tensor *t, int64_t d, bool extra, int line, int 
   return (int)(d < 0 ? d + nd : d);
 }
 
+/* a % b on floats: C's fmod and Rust's `%` (the sign of a), as the engine's integer
+ * remainder truncates too: a - b * trunc(a / b), trunc through i64 where |a / b| < 2^52
+ * (a larger float is whole already; the cast is off the gradient's path, so d/da is 1
+ * and d/db is -trunc(a / b), fmod's own); an infinite b leaves a, as fmod does */
+static tl_tensor *float_mod(tlrt *R, tl_tensor *a, tl_tensor *b, int line, int col) {
+  tl_tensor *q = CHECK(tl_div(a, b));
+  tl_dtype dt = tl_get_dtype(q);
+  tl_tensor *qd = CHECK(tl_detach(q)), *qi = CHECK(tl_cast(qd, TL_I64)), *qt = CHECK(tl_cast(qi, dt));
+  tl_tensor *aq = CHECK(tl_abs(qd)), *lim = CHECK(tl_scalar(R->ctx, dt, 4503599627370496.0));
+  tl_tensor *small = CHECK(tl_lt(aq, lim)), *tq = CHECK(tl_where(small, qt, qd));
+  tl_tensor *bt = CHECK(tl_mul(b, tq)), *r0 = CHECK(tl_sub(a, bt));
+  tl_tensor *ab = CHECK(tl_abs(b)), *inf = CHECK(tl_scalar(R->ctx, dt, INFINITY)), *binf = CHECK(tl_eq(ab, inf));
+  tl_tensor *af = tl_get_dtype(a) == dt ? tlrt_tensor_retain(R, a) : CHECK(tl_cast(a, dt));
+  tl_tensor *r = CHECK(tl_where(binf, af, r0));
+  tl_tensor *tmp[] = {q, qd, qi, qt, aq, lim, small, tq, bt, r0, ab, inf, binf, af};
+  for (size_t i = 0; i < sizeof tmp / sizeof tmp[0]; i++) tl_release(tmp[i]);
+  return r;
+}
+
 tl_tensor *tlrt_binop(tlrt *R, int op, tl_tensor *a, tl_tensor *b, int line, int col) {
   typedef tl_tensor *(*bin)(tl_tensor *, tl_tensor *);
   static const bin fns[] = {tl_add, tl_sub, tl_mul, tl_div, tl_mod, tl_lt, tl_gt,
@@ -36,6 +55,7 @@ tl_tensor *tlrt_binop(tlrt *R, int op, tl_tensor *a, tl_tensor *b, int line, int
     for (int i = 0; i < 4; i++) tl_release(garbage[i]);
     if (any != 0) tlrt_fail(R, line, col, op == TLRT_OP_DIV ? "integer division by zero" : "integer remainder by zero");
   }
+  if (op == TLRT_OP_MOD && tl_dtype_is_float(tl_dtype_promote(tl_get_dtype(a), tl_get_dtype(b)))) return float_mod(R, a, b, line, col);
   return CHECK(fns[op](a, b));
 }
 
@@ -99,6 +119,7 @@ tl_tensor *tlrt_reduce(tlrt *R, int op, tl_tensor *a, int has_dim, int64_t dim, 
   case TLRT_RED_ARGMAX: return CHECK(tl_argmax(a, ax, 0));
   case TLRT_RED_ARGMIN: return CHECK(tl_argmin(a, ax, 0));
   case TLRT_RED_SOFTMAX: return CHECK(tl_softmax(a, ax));
+  case TLRT_RED_PROD: return CHECK(tl_prod(a, nall, all, 0));
   default: return CHECK(tl_log_softmax(a, ax));
   }
 }
@@ -199,6 +220,36 @@ tl_tensor *tlrt_permute(tlrt *R, tl_tensor *a, int n, const int64_t *dims, int l
 
 tl_tensor *tlrt_unsqueeze(tlrt *R, tl_tensor *a, int64_t d, int line, int col) {
   return CHECK(tl_unsqueeze(a, axis_arg(R, a, d, true, line, col)));
+}
+
+tl_tensor *tlrt_expand(tlrt *R, tl_tensor *a, int ndim, const int64_t *dims, int line, int col) {
+  return CHECK(tl_expand(a, ndim, dims));
+}
+
+tl_tensor *tlrt_flip(tlrt *R, tl_tensor *a, int64_t d, int line, int col) {
+  int ax = axis_arg(R, a, d, false, line, col);
+  return CHECK(tl_flip(a, 1, &ax));
+}
+
+/* cumsum along axis ax as a product with the upper-triangular ones U (U[j][i] = j <= i):
+ * the engine's matmul and its gradient give the running sums and theirs (O(n^2) per row,
+ * fine for the lengths programs scan). Integers go through f64, exact up to 2^53. */
+tl_tensor *tlrt_cumsum(tlrt *R, tl_tensor *a, int64_t d, int line, int col) {
+  int ax = axis_arg(R, a, d, false, line, col), last = tl_ndim(a) - 1;
+  tl_dtype dt = tl_get_dtype(a), work = dt == TL_F32 || dt == TL_F64 ? dt : TL_F64;
+  int64_t n = tl_dim(a, ax);
+  tl_ctx *ctx = tl_context(a);
+  tl_tensor *idx = CHECK(tl_arange(ctx, TL_I64, 0, (double)n, 1));
+  tl_tensor *col_v = CHECK(tl_reshape(idx, 2, (int64_t[]){n, 1})), *row_v = CHECK(tl_reshape(idx, 2, (int64_t[]){1, n}));
+  tl_tensor *le = CHECK(tl_le(col_v, row_v)), *u = CHECK(tl_cast(le, work));
+  tl_tensor *x = work == dt ? tlrt_tensor_retain(R, a) : CHECK(tl_cast(a, work));
+  tl_tensor *xt = ax == last ? tlrt_tensor_retain(R, x) : CHECK(tl_transpose(x, ax, last));
+  tl_tensor *y = CHECK(tl_matmul(xt, u));
+  tl_tensor *yt = ax == last ? tlrt_tensor_retain(R, y) : CHECK(tl_transpose(y, ax, last));
+  tl_tensor *r = work == dt ? tlrt_tensor_retain(R, yt) : CHECK(tl_cast(yt, dt == TL_BOOL ? TL_I64 : dt));
+  tl_tensor *tmp[] = {idx, col_v, row_v, le, u, x, xt, y, yt};
+  for (size_t i = 0; i < sizeof tmp / sizeof tmp[0]; i++) tl_release(tmp[i]);
+  return r;
 }
 
 tl_tensor *tlrt_squeeze(tlrt *R, tl_tensor *a, int64_t d, int line, int col) {
@@ -338,6 +389,35 @@ static tl_tensor *softplus(tlrt *R, tl_tensor *x, tl_tensor *zero, int line, int
   tl_tensor *r = CHECK(tl_add(t[0], t[4]));
   for (int i = 0; i < 5; i++) tl_release(t[i]);
   return r;
+}
+
+tl_tensor *tlrt_pad_last(tlrt *R, tl_tensor *x, int64_t before, int64_t after, double value, int line, int col) {
+  int nd = tl_ndim(x);
+  if (nd == 0) tlrt_fail(R, line, col, "pad: a 0-d tensor has no axis to pad");
+  if (before < 0 || after < 0) tlrt_fail(R, line, col, "pad: the padding (%lld, %lld) is negative", (long long)before, (long long)after);
+  int64_t lo[TL_MAX_DIMS] = {0}, hi[TL_MAX_DIMS] = {0};
+  lo[nd - 1] = before;
+  hi[nd - 1] = after;
+  return CHECK(tl_pad(x, lo, hi, value));
+}
+
+tl_tensor *tlrt_norm(tlrt *R, tl_tensor *x, double p, int line, int col) {
+  if (!(p > 0) || isinf(p)) tlrt_fail(R, line, col, "norm: the order %g is not a positive finite number", p);
+  tl_tensor *a = CHECK(tl_abs(x)), *q = p == 1.0 ? tlrt_tensor_retain(R, a) : CHECK(tl_pow_scalar(a, p));
+  int all[TL_MAX_DIMS];
+  for (int i = 0; i < TL_MAX_DIMS; i++) all[i] = i;
+  tl_tensor *s = CHECK(tl_sum(q, tl_ndim(q), all, 0));
+  tl_tensor *r = p == 1.0 ? tlrt_tensor_retain(R, s) : CHECK(tl_pow_scalar(s, 1.0 / p));
+  tl_release(a);
+  tl_release(q);
+  tl_release(s);
+  return r;
+}
+
+tl_tensor *tlrt_dropout(tlrt *R, tl_tensor *x, double p, bool training, int line, int col) {
+  if (!(p >= 0.0 && p <= 1.0)) tlrt_fail(R, line, col, "dropout probability %g is outside 0..1", p);
+  if (p == 1.0 && training) return CHECK(tl_mul_scalar(x, 0.0)); /* torch's: all zero, no 1/0 */
+  return CHECK(tl_dropout(x, p, training));
 }
 
 tl_tensor *tlrt_activation(tlrt *R, int kind, tl_tensor *x, double k, int line, int col) {

@@ -18,7 +18,7 @@ enum { /* unary ops */
 };
 enum { /* reductions and friends */
   TLRT_RED_SUM, TLRT_RED_MEAN, TLRT_RED_MAX, TLRT_RED_MIN, TLRT_RED_ARGMAX, TLRT_RED_ARGMIN, TLRT_RED_SOFTMAX,
-  TLRT_RED_LOG_SOFTMAX
+  TLRT_RED_LOG_SOFTMAX, TLRT_RED_PROD
 };
 enum { TLRT_NEW_ZEROS, TLRT_NEW_ONES, TLRT_NEW_FULL, TLRT_NEW_RANDN, TLRT_NEW_RAND };
 
@@ -62,6 +62,10 @@ TL_API tl_tensor *tlrt_reshape(tlrt *R, tl_tensor *a, int ndim, const int64_t *d
 TL_API tl_tensor *tlrt_transpose(tlrt *R, tl_tensor *a, int64_t d0, int64_t d1, int line, int col);
 TL_API tl_tensor *tlrt_permute(tlrt *R, tl_tensor *a, int n, const int64_t *dims, int line, int col);
 TL_API tl_tensor *tlrt_unsqueeze(tlrt *R, tl_tensor *a, int64_t d, int line, int col);
+TL_API tl_tensor *tlrt_expand(tlrt *R, tl_tensor *a, int ndim, const int64_t *dims, int line, int col);
+TL_API tl_tensor *tlrt_flip(tlrt *R, tl_tensor *a, int64_t d, int line, int col);
+/* running sums along d (torch's cumsum; bool counts as i64), with autograd */
+TL_API tl_tensor *tlrt_cumsum(tlrt *R, tl_tensor *a, int64_t d, int line, int col);
 TL_API tl_tensor *tlrt_squeeze(tlrt *R, tl_tensor *a, int64_t d, int line, int col);
 TL_API tl_tensor *tlrt_shape_of(tlrt *R, tl_tensor *a);
 TL_API tl_tensor *tlrt_matmul(tlrt *R, tl_tensor *a, tl_tensor *b, int line, int col);
@@ -90,6 +94,13 @@ TL_API tl_tensor *tlrt_sum_axes(tlrt *R, tl_tensor *t, uint64_t mask, int line, 
 /* kind 0 x.leaky_relu(k): x where x > 0, else k x; 1 x.elu(k): else k (exp(x) - 1); 2 x.mish():
  * x tanh(softplus(x)); 3 x.hardsigmoid(): min(max(x + 3, 0), 6) / 6; 4 x.hardswish(): x times that;
  * pred.l1_loss(target): mean |pred - target|; bce_loss: tl_binary_cross_entropy */
+/* torch's F.pad(x, (before, after), value) on the last axis (no negative padding) and
+ * norm(p) = (sum |x|^p)^(1/p) over every element, p > 0 */
+TL_API tl_tensor *tlrt_pad_last(tlrt *R, tl_tensor *x, int64_t before, int64_t after, double value, int line, int col);
+TL_API tl_tensor *tlrt_norm(tlrt *R, tl_tensor *x, double p, int line, int col);
+/* torch's dropout: training zeroes each element with probability p (0 <= p <= 1) and
+ * scales the rest by 1/(1-p); not training, x itself */
+TL_API tl_tensor *tlrt_dropout(tlrt *R, tl_tensor *x, double p, bool training, int line, int col);
 TL_API tl_tensor *tlrt_activation(tlrt *R, int kind, tl_tensor *x, double k, int line, int col);
 TL_API tl_tensor *tlrt_bce_loss(tlrt *R, tl_tensor *prob, tl_tensor *target, int line, int col);
 TL_API tl_tensor *tlrt_l1_loss(tlrt *R, tl_tensor *pred, tl_tensor *target, int line, int col);
@@ -106,6 +117,8 @@ TL_API tl_tensor *tlrt_expand_to(tlrt *R, tl_tensor *t, int ndim, const int64_t 
 TL_API void tlrt_tensor_save(tlrt *R, tl_tensor *t, const tlrt_str *path, int line, int col);
 /* name NULL: a .npy file, or a .safetensors file holding exactly one tensor */
 TL_API tl_tensor *tlrt_tensor_load(tlrt *R, const tlrt_str *path, const tlrt_str *name, int line, int col);
+TL_API tlrt_str *tlrt_device(tlrt *R, tl_tensor *t, int line, int col);
+TL_API tl_tensor *tlrt_to_device(tlrt *R, tl_tensor *t, const tlrt_str *name, int line, int col);
 /* a model's tensor fields by dotted name: saved as one .safetensors file; loaded into
  * the fields (each field's handle replaced), every name and shape checked first */
 TL_API void tlrt_params_save(tlrt *R, const tlrt_str *path, int n, const char *const *names, tl_tensor *const *ts,
@@ -172,12 +185,18 @@ static inline int32_t tl__shift32(tlrt *R, int32_t a, int64_t b, int left, int l
     tlrt_fail(R, line, col, "attempt to shift %s by %lld, outside 0..31", left ? "left" : "right", (long long)b);
   return left ? (int32_t)((uint32_t)a << b) : a >> b;
 }
-/* float -> integer saturates and NaN gives 0, as Rust's `as` */
-static inline int64_t tl__f2i(double x, int is32) {
-  double lo = is32 ? -2147483648.0 : -9223372036854775808.0, hi = is32 ? 2147483647.0 : 9223372036854775807.0;
+static inline uint8_t tl__shift8(tlrt *R, uint8_t a, int64_t b, int left, int line, int col) {
+  if (__builtin_expect(b < 0 || b > 7, 0))
+    tlrt_fail(R, line, col, "attempt to shift %s by %lld, outside 0..7", left ? "left" : "right", (long long)b);
+  return left ? (uint8_t)(a << b) : (uint8_t)(a >> b);
+}
+/* float -> integer saturates and NaN gives 0, as Rust's `as`; kind 0 i64, 1 i32, 2 u8 */
+static inline int64_t tl__f2i(double x, int kind) {
+  double lo = kind == 2 ? 0.0 : kind ? -2147483648.0 : -9223372036854775808.0,
+         hi = kind == 2 ? 255.0 : kind ? 2147483647.0 : 9223372036854775807.0;
   if (x != x) return 0;
-  if (x <= lo) return is32 ? INT32_MIN : INT64_MIN;
-  if (x >= hi) return is32 ? INT32_MAX : INT64_MAX;
+  if (x <= lo) return kind == 2 ? 0 : kind ? INT32_MIN : INT64_MIN;
+  if (x >= hi) return kind == 2 ? 255 : kind ? INT32_MAX : INT64_MAX;
   return (int64_t)x;
 }
 

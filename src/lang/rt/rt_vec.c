@@ -143,6 +143,7 @@ static int cmp_of(char c, const void *a, const void *b) {
   case 'f': { float x = *(const float *)a, y = *(const float *)b; return (x > y) - (x < y); }
   case 'd': { double x = *(const double *)a, y = *(const double *)b; return (x > y) - (x < y); }
   case 'b': return (int)*(const bool *)a - (int)*(const bool *)b;
+  case 'u': return (int)*(const uint8_t *)a - (int)*(const uint8_t *)b;
   case 'c': { uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b; return (x > y) - (x < y); }
   default: return tlrt_str_cmp(*(tlrt_str *const *)a, *(tlrt_str *const *)b);
   }
@@ -282,6 +283,27 @@ void tlrt_map_remove_at(tlrt *R, tlrt_map *m, int64_t i) {
   memmove(v, v + m->vsz, (size_t)(m->len - i - 1) * (size_t)m->vsz);
   m->len--;
   map_rehash(R, m, m->tcap, 0, 0); /* the same size as before: no new memory */
+}
+
+void tlrt_map_place_sorted(tlrt *R, tlrt_map *m, int64_t e, tlrt_kcmp_fn cmp) {
+  size_t ks = (size_t)m->ksz, vs = (size_t)m->vsz;
+  char *k = m->keys, *v = m->vals;
+  int64_t lo = 0, hi = e; /* the first of 0..e-1 whose key is above entry e's */
+  while (lo < hi) {
+    int64_t mid = lo + (hi - lo) / 2;
+    if (cmp(k + (size_t)mid * ks, k + (size_t)e * ks) > 0) hi = mid;
+    else lo = mid + 1;
+  }
+  if (lo == e) return; /* the largest: already in place */
+  char kb[64], vb[64]; /* an element is at most a few words (a pointer, a number) */
+  if (ks > sizeof kb || vs > sizeof vb) return;
+  memcpy(kb, k + (size_t)e * ks, ks);
+  memcpy(vb, v + (size_t)e * vs, vs);
+  memmove(k + (size_t)(lo + 1) * ks, k + (size_t)lo * ks, (size_t)(e - lo) * ks);
+  memmove(v + (size_t)(lo + 1) * vs, v + (size_t)lo * vs, (size_t)(e - lo) * vs);
+  memcpy(k + (size_t)lo * ks, kb, ks);
+  memcpy(v + (size_t)lo * vs, vb, vs);
+  map_rehash(R, m, m->tcap, 0, 0); /* the entry numbers moved: the same size, no new memory */
 }
 
 void tlrt_map_clear(tlrt *R, tlrt_map *m) {

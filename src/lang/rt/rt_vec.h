@@ -40,7 +40,7 @@ TL_API void tlrt_vec_remove_at(tlrt *R, tlrt_vec *v, int64_t i, void *out, int l
 TL_API void *tlrt_vec_insert_at(tlrt *R, tlrt_vec *v, int64_t i, int line, int col);
 TL_API void tlrt_vec_clear(tlrt *R, tlrt_vec *v);
 TL_API void tlrt_vec_reverse(tlrt_vec *v);
-/* sort ascending by cmp ('i' i64, 'I' i32, 'f' f32, 'd' f64, 'b' bool, 'c' char,
+/* sort ascending by cmp ('i' i64, 'I' i32, 'u' u8, 'f' f32, 'd' f64, 'b' bool, 'c' char,
  * 's' String); stable */
 TL_API void tlrt_vec_sort(tlrt *R, tlrt_vec *v, char cmp);
 /* sort_by / sort_by_key: stable, ordered by cmp (< 0, 0, > 0) given ctx and two elements'
@@ -94,6 +94,10 @@ TL_API int64_t tlrt_map_slot(tlrt *R, tlrt_map *m, const void *key, bool *found,
 /* entry i removed (its key and value already released or moved out by the caller); the
  * later entries keep their order */
 TL_API void tlrt_map_remove_at(tlrt *R, tlrt_map *m, int64_t i);
+/* a BTreeMap's new entry e (the last) moved to its place in key order (cmp: < 0, 0, > 0);
+ * O(len), the later entries moved up and the table rebuilt */
+typedef int (*tlrt_kcmp_fn)(const void *a, const void *b);
+TL_API void tlrt_map_place_sorted(tlrt *R, tlrt_map *m, int64_t e, tlrt_kcmp_fn cmp);
 /* every entry released; the map keeps its memory */
 TL_API void tlrt_map_clear(tlrt *R, tlrt_map *m);
 /* a key's hash, ready for a slot (the library's FNV-1a and finalizer); a struct's
@@ -101,6 +105,33 @@ TL_API void tlrt_map_clear(tlrt *R, tlrt_map *m);
  * into the prelude before this header) */
 TL_API uint64_t tlrt_hash_bytes(const void *p, size_t n);
 TL_API uint64_t tlrt_hash_str(const tlrt_str *s);
+
+/* a Vec<String>'s elements with sep between them */
+TL_API tlrt_str *tlrt_vec_join(tlrt *R, const tlrt_vec *v, const tlrt_str *sep, int line, int col);
+
+/* ---- byte buffers (rt_bytes.c): Vec<u8> ---- */
+/* a String's UTF-8 bytes */
+TL_API tlrt_vec *tlrt_str_to_bytes(tlrt *R, const tlrt_str *s, int line, int col);
+/* a file's bytes: a failure is a run-time error, or (err not NULL) NULL with *err saying why */
+TL_API tlrt_vec *tlrt_file_read_bytes(tlrt *R, const tlrt_str *path, int line, int col);
+TL_API tlrt_vec *tlrt_file_read_bytes_or(tlrt *R, const tlrt_str *path, tlrt_str **err, int line, int col);
+/* write_bytes: a failure is a run-time error; write_bytes_ok: false on a failure */
+TL_API void tlrt_file_write_bytes(tlrt *R, const tlrt_str *path, const tlrt_vec *bytes, int line, int col);
+TL_API bool tlrt_file_write_bytes_ok(tlrt *R, const tlrt_str *path, const tlrt_vec *bytes, int line, int col);
+/* s.index_of(sub): the byte offset of the first match, -1 when none (the seed's) */
+TL_API int64_t tlrt_str_index_of(tlrt *R, const tlrt_str *s, const tlrt_str *sub);
+/* s.split(sep) and s.lines() as Rust's, collected into a Vec<String> */
+TL_API tlrt_vec *tlrt_str_split(tlrt *R, const tlrt_str *s, const tlrt_str *sep, int line, int col);
+TL_API tlrt_vec *tlrt_str_lines(tlrt *R, const tlrt_str *s, int line, int col);
+/* s.parse::<T>(): kind 'i' i64, 'I' i32, 'u' u8, 'f' f32, 'd' f64, 'b' bool; the value in
+ * *i or *f, or false and *err saying why */
+TL_API bool tlrt_str_parse(tlrt *R, const tlrt_str *s, char kind, int64_t *i, double *f, tlrt_str **err);
+/* String::from_utf8(bytes): the String, or NULL and *err naming the first bad byte;
+ * from_utf8_lossy: each bad byte as U+FFFD */
+TL_API tlrt_str *tlrt_str_from_utf8_or(tlrt *R, const tlrt_vec *bytes, tlrt_str **err, int line, int col);
+TL_API tlrt_str *tlrt_str_from_utf8_lossy(tlrt *R, const tlrt_vec *bytes, int line, int col);
+/* a Vec<i64> of Unicode scalar values as a String; another number is a run-time error */
+TL_API tlrt_str *tlrt_str_from_codes(tlrt *R, const tlrt_vec *codes, int line, int col);
 
 /* after an error (tlrt_free_all): the buffers of a Vec or HashMap object o, if it is one */
 TL_API void tlrt_vec_free_buffers(tlrt_obj *o);
