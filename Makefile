@@ -26,7 +26,7 @@ all: $(BUILD)/libtl.a $(BUILD)/libtl.so $(BUILD)/tl $(BUILD)/examples/engine_tou
 # The kernel prelude is C compiled into the library (the scalar semantics in
 # src/core/scalar.h: constant folding and the interpreter use them) and also pasted,
 # as text, in front of every generated kernel: one source for both.
-build/gen/kernel_prelude.inc: src/core/scalar.h src/codegen/kernel_prelude.h
+build/gen/kernel_prelude.inc: src/core/scalar.h src/codegen/kernel_prelude.h src/codegen/kernel_prelude_conv.h
 	@mkdir -p $(dir $@)
 	cat $^ | grep -v 'tl-prelude: dropped' | \
 	  sed -e 's/\\/\\\\/g' -e 's/"/\\"/g' -e 's/^/"/' -e 's/$$/\\n"/' > $@

@@ -99,6 +99,10 @@ tl_tensor *tl_api_wrap(tl_ctx *ctx, const char *what, tl_uop *u, size_t mark);
  * composite TL_AG_* (autograd.h), with its nin input handles and its parameters. */
 tl_tensor *tl_api_wrap_op(tl_ctx *ctx, const char *what, tl_uop *u, size_t mark, int op, int nin,
                           tl_tensor *const *ins, const int64_t *params, int nparams);
+/* One CONV2D node (graph/uop.h) of x [N, C, H, W] and w [O, C, kh, kw], one float
+ * dtype, strides and paddings below TL_CONV_PARAM_LIMIT, the kernel within the padded
+ * input: nn/conv.c checks all of it first. */
+tl_tensor *tl_api_conv2d(tl_tensor *x, tl_tensor *w, int64_t sh, int64_t sw, int64_t ph, int64_t pw);
 tl_tensor *tl_api_fail(tl_ctx *ctx, size_t mark, tl_status st, const char *fmt, ...) TL_PRINTF(4, 5);
 /* TL_MAX_NUMEL as messages give it */
 #define TL_API_LIMIT_TEXT "2^40 (1099511627776)"

@@ -395,3 +395,22 @@ tl_tensor *tl_gather_rows(tl_tensor *table, tl_tensor *indices) {
   return tl_api_wrap_op(ctx, "gather_rows", tl_build_gather(&ctx->graph, t, i), mark, TL_AG_GATHER, 2,
                         (tl_tensor *[]){table, indices}, NULL, 0);
 }
+
+/* ---- a convolution: one CONV2D node, whose gradients are CONV2D nodes too ------------- */
+tl_tensor *tl_api_conv2d(tl_tensor *x, tl_tensor *w, int64_t sh, int64_t sw, int64_t ph, int64_t pw) {
+  if (!x || !w || !(x = tl_api_tensor(x, "conv2d")) || !(w = tl_api_tensor(w, "conv2d"))) return NULL;
+  tl_ctx *ctx = x->slot.ctx;
+  size_t mark = tl_graph_mark(&ctx->graph);
+  tl_uop *a = x->u, *b = w->u;
+  if (w->slot.ctx != ctx || a->ndim != 4 || b->ndim != 4 || a->dtype != b->dtype || a->shape[1] != b->shape[1] ||
+      sh < 1 || sw < 1 || ph < 0 || pw < 0 || sh >= TL_CONV_PARAM_LIMIT || sw >= TL_CONV_PARAM_LIMIT ||
+      ph >= TL_CONV_PARAM_LIMIT || pw >= TL_CONV_PARAM_LIMIT || a->shape[2] + 2 * ph < b->shape[2] ||
+      a->shape[3] + 2 * pw < b->shape[3])
+    return tl_api_fail(ctx, mark, TL_ERR_INTERNAL, "conv2d: operands the caller should have checked");
+  int64_t shape[4] = {a->shape[0], b->shape[0], (a->shape[2] + 2 * ph - b->shape[2]) / sh + 1,
+                      (a->shape[3] + 2 * pw - b->shape[3]) / sw + 1};
+  if (!tl_api_shape_fits(ctx, "conv2d", 4, shape)) return NULL;
+  tl_conv_params p = {sh, sw, ph, pw};
+  return tl_api_wrap_op(ctx, "conv2d", tl_build_conv2d(&ctx->graph, 0, a, b, p, shape), mark, TL_AG_CONV2D, 2,
+                        (tl_tensor *[]){x, w}, (int64_t[]){sh, sw, ph, pw}, 4);
+}

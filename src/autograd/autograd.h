@@ -35,6 +35,7 @@ typedef enum {
   TL_AG_TO,         /* a copy into another backend's memory: p[0] the input's backend, p[1] the
                        output's (1 + their index in the table). The gradient passes as it is;
                        the API moves it back (api/grad.c) */
+  TL_AG_CONV2D,     /* inputs: x, w; p: sh, sw, ph, pw (graph/build.h: tl_build_conv2d) */
 } tl_ag_op;
 
 /* reduction kinds recorded by TL_AG_REDUCE (the API's, before lowering) */

@@ -300,6 +300,7 @@ unsigned tl_ag_reads(int op, const int64_t *p) {
   case TL_AG_SOFTMAX: return TL_READS_OUT;
   case TL_AG_MATMUL: return TL_READS_IN0 | TL_READS_IN1;
   case TL_AG_GATHER: return TL_READS_IN1;
+  case TL_AG_CONV2D: return TL_READS_IN0 | TL_READS_IN1;
   default: return 0; /* movement and cat read nothing */
   }
 }
@@ -317,6 +318,15 @@ static void cat_grads(rule *r, tl_uop *g, tl_uop **grads) {
   }
 }
 
+/* a convolution's gradients are the two adjoint convolutions (uop.h: CONV2D modes 1, 2) */
+static void conv_grads(rule *r, tl_uop *g, tl_uop **grads) {
+  const tl_ag_node *n = r->n;
+  tl_conv_params p = {n->p[0], n->p[1], n->p[2], n->p[3]};
+  tl_uop *x = n->in[0].value, *w = n->in[1].value;
+  if (n->in[0].fn) grads[0] = tl_build_conv2d(r->g, 1, g, w, p, n->in[0].shape);
+  if (n->in[1].fn) grads[1] = tl_build_conv2d(r->g, 2, g, x, p, n->in[1].shape);
+}
+
 bool tl_ag_input_grads(tl_graph *gr, tl_error *err, const tl_ag_node *n, tl_uop *grad, tl_uop **grads) {
   rule r = {gr, err, n, tl_build_cast(gr, grad, n->dtype), {NULL, NULL, NULL}, NULL, NULL};
   tl_uop *g = r.grad;
@@ -327,6 +337,7 @@ bool tl_ag_input_grads(tl_graph *gr, tl_error *err, const tl_ag_node *n, tl_uop 
   case TL_AG_CAT: cat_grads(&r, g, grads); break;
   case TL_AG_MATMUL: matmul_grad(&r, g, &grads[0], &grads[1]); break;
   case TL_AG_TO: grads[0] = g; break; /* moved to the input's backend by the API, before */
+  case TL_AG_CONV2D: conv_grads(&r, g, grads); break;
   case TL_AG_GATHER: /* each picked row's gradient goes back to its row; the indices take none */
     if (n->in[0].fn) grads[0] = tl_build_scatter_add(gr, g, n->in[1].value, n->in[0].shape[0]);
     break;

@@ -1,8 +1,8 @@
 /* kernel_prelude.h — the text every generated kernel starts with: core/scalar.h
  * (the scalar semantics, shared with constant folding and the interpreter), then the
  * scatter-add routine (compiled only in scatter kernels) and, for GEMM kernels only,
- * the GEMM routine below. The build pastes both files, in that
- * order, into build/gen/kernel_prelude.inc (Makefile); compiled into libtl, this
+ * the GEMM routine below, then the convolution over it (kernel_prelude_conv.h). The
+ * build pastes the three files, in that order, into build/gen/kernel_prelude.inc (Makefile); compiled into libtl, this
  * header includes core/scalar.h itself. */
 #include "core/scalar.h" /* tl-prelude: dropped from the pasted text */
 
@@ -490,3 +490,4 @@ TL_GEMM_RECT(double, f64)
 #endif
 #endif /* TL_GEMM */
 #endif /* TL_KERNEL_PRELUDE_GEMM_H */
+#include "codegen/kernel_prelude_conv.h" /* tl-prelude: dropped (pasted after this file) */

@@ -8,6 +8,7 @@
 #include "core/hash.h"
 #include "core/shapetracker.h"
 #include "core/vec.h"
+#include "graph/build.h" /* tl_conv_params_unpack */
 
 typedef struct memo_entry {
   const tl_uop *node, *guard;
@@ -693,6 +694,60 @@ static bool lower_scatter(lowerer *L, tl_uop *root) {
   return true;
 }
 
+/* ---- convolution ---------------------------------------------------------------------
+ * A CONV2D is the prelude's implicit GEMM over its two sources, buffers computed first
+ * (the scheduler). Mode 0 splits each image's output pixels into units of at most
+ * CONV_UNIT_PIXELS, equal, whole micro-tiles of either build (32 f32 columns); modes
+ * 1 and 3 (the forward at stride 1) each image's output channels into blocks; mode 2
+ * dw's columns (c, ki, kj) as mode 0 its pixels, each unit summing over every image. */
+enum { CONV_UNIT_PIXELS = 256, CONV_UNIT_ALIGN = 32, CONV_MIN_UNITS = 16 };
+
+static bool lower_conv(lowerer *L, tl_uop *root) {
+  if (root->op != TL_OP_CONV2D) return false;
+  tl_conv_plan *p = alloc(L, sizeof *p);
+  if (!p) return true;
+  tl_uop *a = root->src[0], *b = root->src[1];
+  if (!is_input(L, a) || !is_input(L, b)) {
+    tl_error_set(L->err, TL_ERR_INTERNAL, "lowering: a convolution's sources must be buffers");
+    L->failed = true;
+    return true;
+  }
+  tl_conv_params q = tl_conv_params_unpack(root->arg.i);
+  const tl_uop *x = root->arg2 == 0 ? a : root->arg2 == 1 ? root : b;  /* [n, c, h, w] */
+  const tl_uop *w = root->arg2 == 2 ? root : b;                        /* [o, c, kh, kw] */
+  const tl_uop *y = root->arg2 == 0 ? root : a;                        /* [n, o, oh, ow] */
+  p->slot_a = slot_of(L, a, 0);
+  p->slot_b = slot_of(L, b, 0);
+  p->mode = (int)root->arg2;
+  p->n = x->shape[0], p->c = x->shape[1], p->h = x->shape[2], p->w = x->shape[3];
+  p->o = w->shape[0], p->kh = w->shape[2], p->kw = w->shape[3], p->oh = y->shape[2], p->ow = y->shape[3];
+  p->sh = q.sh, p->sw = q.sw, p->ph = q.ph, p->pw = q.pw;
+  int64_t kk = p->kh * p->kw, pixels = p->oh * p->ow;
+  if (p->mode == 0 && p->sh == 1 && p->sw == 1) p->mode = 3; /* stride 1: as dx, in tiles (measured faster) */
+  if (p->mode & 1) { /* output channels a unit: a tile of (c, ki, kj) rows about MC high, smaller
+                        when the batch is small, so CONV_MIN_UNITS threads find work */
+    int64_t ch = p->mode == 1 ? p->c : p->o, most = TL_GEMM_MC / kk > 1 ? TL_GEMM_MC / kk : 1;
+    p->unit = ceil_div(ch * p->n, CONV_MIN_UNITS);
+    p->unit = p->unit < 1 ? 1 : p->unit > most ? most : p->unit;
+    p->units = ceil_div(ch, p->unit);
+  } else {
+    int64_t cols = p->mode == 0 ? pixels : p->c * kk;
+    int64_t tiles = p->mode == 2 ? ceil_div(cols, CONV_UNIT_ALIGN) : ceil_div(cols, CONV_UNIT_PIXELS);
+    if (tiles < 1) tiles = 1;
+    p->unit = CONV_UNIT_ALIGN * ceil_div(ceil_div(cols, tiles), CONV_UNIT_ALIGN);
+    if (p->unit < CONV_UNIT_ALIGN) p->unit = CONV_UNIT_ALIGN;
+    p->units = ceil_div(cols, p->unit);
+  }
+  if (p->units < 1) p->units = 1;
+  L->out->conv = p;
+  L->out->work = p->mode == 2 ? p->units : p->n * p->units;
+  int64_t per = p->mode == 0 ? p->o * p->unit * p->c * kk           /* multiply-adds a unit */
+                : p->mode == 1 ? p->unit * kk * pixels * p->o
+                : p->mode == 3 ? p->unit * kk * p->h * p->w * p->c : p->o * p->unit * p->n * pixels;
+  L->out->inner_work = per > 0 ? per : 1;
+  return true;
+}
+
 /* out[idx] = root(idx) in the innermost output loop */
 static void lower_store(lowerer *L, tl_uop *root, tl_uop **idx, tl_block *innermost) {
   tl_uop *v = value(L, root, idx, true_const(L));
@@ -981,7 +1036,7 @@ tl_status tl_lower_kernel(tl_uop *root, const tl_schedule *s, tl_lowered *out, t
   const tl_kernel_form *f = tl_schedule_form(s, root);
   if (!out->root) L->failed = true;
   else if (root->op == TL_OP_SINK) lower_sink(L, root);
-  else if (!lower_scatter(L, root) && (!f || !lower_gemm(L, root, f))) lower_loops(L, root);
+  else if (!lower_scatter(L, root) && !lower_conv(L, root) && (!f || !lower_gemm(L, root, f))) lower_loops(L, root);
   bool failed = L->failed || out->g.oom; /* a rule's node that could not be made: see rewrite.c */
   tl_hset_free(&L->memo);
   free(L);

@@ -56,9 +56,19 @@ typedef struct tl_scatter_plan {
   int64_t n, rows, d;
 } tl_scatter_plan;
 
+/* A CONV2D run by the prelude's implicit GEMM (tl_conv_run_*, kernel_prelude_conv.h):
+ * the fields of its tl_conv_desc (mode: the node's, or 3 for its forward at stride 1);
+ * the parallel range counts its units. */
+typedef struct tl_conv_plan {
+  int slot_a, slot_b; /* the sources' argument slots */
+  int mode;
+  int64_t n, c, h, w, o, kh, kw, oh, ow, sh, sw, ph, pw, unit, units;
+} tl_conv_plan;
+
 typedef struct tl_lowered {
   tl_graph g;          /* the kernel graph (arena) */
   tl_scatter_plan *scatter; /* not NULL: the kernel is this scatter-add (root is unused) */
+  tl_conv_plan *conv;  /* not NULL: the kernel is this convolution (root is unused) */
   tl_gemm_plan *gemm;  /* not NULL: the kernel is this GEMM; root then holds its
                           epilogue, if any (below) */
   /* The epilogue: the kernel's root is elementwise over the GEMM's sums (bias, relu,

@@ -62,9 +62,10 @@ char *tl_render_c(const tl_lowered *l, const char *fn_name) {
   /* file-scope names through TL_UNIT: the compiler renames them when it builds many
    * kernels in one translation unit (runtime/compiler.h) */
   tl_strbuf_puts(&s, "#ifndef TL_UNIT\n#define TL_UNIT(name) name\n#endif\n");
-  if (g) tl_strbuf_puts(&s, "#define TL_GEMM 1\n");
+  if (g || l->conv) tl_strbuf_puts(&s, "#define TL_GEMM 1\n");
+  if (l->conv) tl_strbuf_puts(&s, "#define TL_CONV 1\n");
   if (l->scatter) tl_strbuf_puts(&s, "#define TL_SCATTER 1\n");
-  const char *gemm = g ? NULL : strstr(prelude_text, GEMM_SECTION);
+  const char *gemm = g || l->conv ? NULL : strstr(prelude_text, GEMM_SECTION);
   tl_strbuf_putn(&s, prelude_text, gemm ? (size_t)(gemm - prelude_text) : sizeof prelude_text - 1);
   if (g) gemm_desc(&s, g);
   if (g && l->epilogue) { /* the store loop over one row of C (begin, end: its columns) */
@@ -82,6 +83,17 @@ char *tl_render_c(const tl_lowered *l, const char *fn_name) {
     tl_strbuf_printf(&s, "  tl_gemm_run_%s(&TL_UNIT(tl_gd), b%d + %lldLL, b%d + %lldLL, b0, begin, end, bufs, %s);\n",
                      l->args[0]->dtype == TL_F32 ? "f32" : "f64", g->slot_a, (long long)g->off_a, g->slot_b,
                      (long long)g->off_b, l->epilogue ? "TL_UNIT(tl_epi)" : "0");
+  } else if (l->conv) {
+    const tl_conv_plan *p = l->conv;
+    tl_strbuf_printf(&s,
+                     "  static const tl_conv_desc d = {%lldLL, %lldLL, %lldLL, %lldLL, %lldLL, %lldLL, %lldLL, %lldLL, "
+                     "%lldLL, %lldLL, %lldLL, %lldLL, %lldLL, %d, %lldLL, %lldLL};\n",
+                     (long long)p->n, (long long)p->c, (long long)p->h, (long long)p->w, (long long)p->o,
+                     (long long)p->kh, (long long)p->kw, (long long)p->oh, (long long)p->ow, (long long)p->sh,
+                     (long long)p->sw, (long long)p->ph, (long long)p->pw, p->mode, (long long)p->unit,
+                     (long long)p->units);
+    tl_strbuf_printf(&s, "  tl_conv_run_%s(&d, b0, b%d, b%d, begin, end);\n", l->args[0]->dtype == TL_F32 ? "f32" : "f64",
+                     p->slot_a, p->slot_b);
   } else if (l->scatter) {
     const tl_scatter_plan *p = l->scatter;
     tl_strbuf_printf(&s, "  tl_scatter_add_%s_%s(b0, b%d, b%d, %lldLL, %lldLL, %lldLL, begin, end);\n",

@@ -73,7 +73,7 @@ static bool shareable(const tl_block *b, bool *reduces) {
 static int group_size(const tl_gpu_target *t) { return t->cpu ? TL_GPU_GROUP : TL_GPU_GROUP_GPU; }
 
 static bool group_mode(const tl_lowered *l, int gs) {
-  if (l->gemm || l->scatter || l->inner_work < gs) return false;
+  if (l->gemm || l->scatter || l->conv || l->inner_work < gs) return false;
   bool reduces = false;
   if (!has_parallel_loop(l->root)) return shareable(l->root, &reduces) && reduces;
   for (int i = 0; i < l->root->n; i++) {
@@ -193,6 +193,11 @@ static void group_kernel(tl_strbuf *s, const tl_lowered *l, int gs) {
   }
 }
 
+/* the elements a CONV2D writes: y, dx or dw */
+static int64_t conv_outputs(const tl_conv_plan *p) {
+  return p->mode == 2 ? p->o * p->c * p->kh * p->kw : p->mode == 1 ? p->n * p->c * p->h * p->w : p->n * p->o * p->oh * p->ow;
+}
+
 /* elements of C's dtype in a 32-byte vector (AVX2's) */
 static int cpu_lanes(const tl_lowered *l) { return l->args[0]->dtype == TL_F32 ? 8 : 4; }
 
@@ -216,7 +221,8 @@ void tl_render_gpu_grid(const tl_lowered *l, const tl_gpu_target *t, int *dims, 
     local[0] = local[1] = TL_GPU_TILE;
     return;
   }
-  int64_t work = l->scatter ? l->scatter->rows * l->scatter->d : l->work > 0 ? l->work : 1;
+  int64_t work = l->scatter ? l->scatter->rows * l->scatter->d : l->conv ? conv_outputs(l->conv)
+                : l->work > 0 ? l->work : 1;
   *dims = 1;
   int gs = group_size(t);
   if (group_mode(l, gs)) { /* a work-group an iteration */
@@ -364,6 +370,46 @@ static void scatter_body(tl_strbuf *s, const tl_lowered *l) {
   tl_strbuf_puts(s, "  b0[tl_gid] = acc;\n");
 }
 
+/* A CONV2D (the CPU's implicit GEMM, kernel_prelude_conv.h) as its definition: a
+ * work-item per output element, summing its products in order */
+static void conv_body(tl_strbuf *s, const tl_lowered *l) {
+  const tl_conv_plan *p = l->conv;
+  const char *T = tl_cstyle_ctype(l->args[0]->dtype);
+  long long n = p->n, c = p->c, h = p->h, w = p->w, o = p->o, kh = p->kh, kw = p->kw, oh = p->oh, ow = p->ow;
+  tl_strbuf_printf(s, "  if (tl_gid >= %lldL) return;\n  %s acc = 0;\n", (long long)conv_outputs(p), T);
+  tl_strbuf_printf(s, "  const tl_i64 sh = %lldL, sw = %lldL, ph = %lldL, pw = %lldL;\n", (long long)p->sh,
+                   (long long)p->sw, (long long)p->ph, (long long)p->pw);
+  if (p->mode == 2) { /* dw[o, c, ki, kj] = sum over n, i, j of g[n, o, i, j] x[n, c, i*sh + ki - ph, ...] */
+    tl_strbuf_printf(s, "  const tl_i64 kj = tl_gid %% %lldL, ki = tl_gid / %lldL %% %lldL, c = tl_gid / %lldL %% %lldL, "
+                        "o = tl_gid / %lldL;\n", kw, kw, kh, kw * kh, c, kw * kh * c);
+    tl_strbuf_printf(s, "  for (tl_i64 n = 0; n < %lldL; n++)\n    for (tl_i64 i = 0; i < %lldL; i++)\n"
+                        "      for (tl_i64 j = 0; j < %lldL; j++) {\n", n, oh, ow);
+    tl_strbuf_printf(s, "        const tl_i64 y = i * sh + ki - ph, x = j * sw + kj - pw;\n"
+                        "        if (y >= 0 && y < %lldL && x >= 0 && x < %lldL)\n"
+                        "          acc += b%d[((n * %lldL + o) * %lldL + i) * %lldL + j] * b%d[((n * %lldL + c) * %lldL + y) * %lldL + x];\n"
+                        "      }\n", h, w, p->slot_a, o, oh, ow, p->slot_b, c, h, w);
+  } else if (p->mode == 1) { /* dx[n, c, y, x] = sum over o, ki, kj of g at the window's output, w */
+    tl_strbuf_printf(s, "  const tl_i64 x = tl_gid %% %lldL, y = tl_gid / %lldL %% %lldL, c = tl_gid / %lldL %% %lldL, "
+                        "n = tl_gid / %lldL;\n", w, w, h, w * h, c, w * h * c);
+    tl_strbuf_printf(s, "  for (tl_i64 o = 0; o < %lldL; o++)\n    for (tl_i64 ki = 0; ki < %lldL; ki++)\n"
+                        "      for (tl_i64 kj = 0; kj < %lldL; kj++) {\n", o, kh, kw);
+    tl_strbuf_printf(s, "        const tl_i64 i = y + ph - ki, j = x + pw - kj;\n"
+                        "        if (i >= 0 && j >= 0 && i %% sh == 0 && j %% sw == 0 && i / sh < %lldL && j / sw < %lldL)\n"
+                        "          acc += b%d[((n * %lldL + o) * %lldL + i / sh) * %lldL + j / sw] * b%d[((o * %lldL + c) * %lldL + ki) * %lldL + kj];\n"
+                        "      }\n", oh, ow, p->slot_a, o, oh, ow, p->slot_b, c, kh, kw);
+  } else { /* y[n, o, i, j] = sum over c, ki, kj of w x */
+    tl_strbuf_printf(s, "  const tl_i64 j = tl_gid %% %lldL, i = tl_gid / %lldL %% %lldL, o = tl_gid / %lldL %% %lldL, "
+                        "n = tl_gid / %lldL;\n", ow, ow, oh, ow * oh, o, ow * oh * o);
+    tl_strbuf_printf(s, "  for (tl_i64 c = 0; c < %lldL; c++)\n    for (tl_i64 ki = 0; ki < %lldL; ki++)\n"
+                        "      for (tl_i64 kj = 0; kj < %lldL; kj++) {\n", c, kh, kw);
+    tl_strbuf_printf(s, "        const tl_i64 y = i * sh + ki - ph, x = j * sw + kj - pw;\n"
+                        "        if (y >= 0 && y < %lldL && x >= 0 && x < %lldL)\n"
+                        "          acc += b%d[((o * %lldL + c) * %lldL + ki) * %lldL + kj] * b%d[((n * %lldL + c) * %lldL + y) * %lldL + x];\n"
+                        "      }\n", h, w, p->slot_b, c, kh, kw, p->slot_a, c, h, w);
+  }
+  tl_strbuf_puts(s, "  b0[tl_gid] = acc;\n");
+}
+
 char *tl_render_gpu(const tl_lowered *l, const tl_gpu_target *target) {
   tl_strbuf s = {0};
   tl_strbuf_puts(&s, tl_render_gpu_prelude(target->lang));
@@ -384,6 +430,8 @@ char *tl_render_gpu(const tl_lowered *l, const tl_gpu_target *target) {
     tl_strbuf_puts(&s, "  const tl_i64 tl_gid = TL_GID(0);\n");
     if (l->scatter) {
       scatter_body(&s, l);
+    } else if (l->conv) {
+      conv_body(&s, l);
     } else if (has_parallel_loop(l->root)) {
       tl_cstyle_block(&s, &cl_grid, l->root, 1);
     } else { /* no loop to spread: work-item 0 runs it */

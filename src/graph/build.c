@@ -161,3 +161,22 @@ tl_uop *tl_build_scatter_add(tl_graph *g, tl_uop *values, tl_uop *idx, int64_t r
   int64_t shape[2] = {rows, values->shape[values->ndim - 1]};
   return tl_uop_make(g, TL_OP_SCATTER_ADD, (tl_dtype)values->dtype, 2, src, none, 0, 2, shape);
 }
+
+/* ---- convolution: one CONV2D node per direction (uop.h), run by the prelude's
+ * implicit-GEMM routine (codegen/kernel_prelude_conv.h) ---------------------------------- */
+int64_t tl_conv_params_pack(tl_conv_params p) {
+  return (int64_t)((uint64_t)p.sh | (uint64_t)p.sw << 16 | (uint64_t)p.ph << 32 | (uint64_t)p.pw << 48);
+}
+
+tl_conv_params tl_conv_params_unpack(int64_t word) {
+  uint64_t w = (uint64_t)word;
+  return (tl_conv_params){(int64_t)(w & 0xffff), (int64_t)(w >> 16 & 0xffff), (int64_t)(w >> 32 & 0xffff),
+                          (int64_t)(w >> 48 & 0xffff)};
+}
+
+tl_uop *tl_build_conv2d(tl_graph *g, int mode, tl_uop *a, tl_uop *b, tl_conv_params p, const int64_t shape[4]) {
+  if (!a || !b) return NULL;
+  tl_uop *src[2] = {a, b};
+  tl_arg arg = {.i = tl_conv_params_pack(p)};
+  return tl_uop_make(g, TL_OP_CONV2D, (tl_dtype)a->dtype, 2, src, arg, mode, 4, shape);
+}

@@ -21,5 +21,14 @@ tl_uop *tl_build_matmul(tl_graph *g, tl_uop *a, tl_uop *b);
 tl_uop *tl_build_gather(tl_graph *g, tl_uop *table, tl_uop *idx);
 /* SCATTER_ADD: values [I..., D] added into the rows idx [I...] of a zero [rows, D] */
 tl_uop *tl_build_scatter_add(tl_graph *g, tl_uop *values, tl_uop *idx, int64_t rows);
+/* CONV2D (uop.h): strides and paddings, each below TL_CONV_PARAM_LIMIT, in one word */
+#define TL_CONV_PARAM_LIMIT 65536
+typedef struct tl_conv_params {
+  int64_t sh, sw, ph, pw;
+} tl_conv_params;
+int64_t tl_conv_params_pack(tl_conv_params p);
+tl_conv_params tl_conv_params_unpack(int64_t word);
+/* mode 0: y from (x, w); 1: dx from (g, w); 2: dw from (g, x); shape: the result's */
+tl_uop *tl_build_conv2d(tl_graph *g, int mode, tl_uop *a, tl_uop *b, tl_conv_params p, const int64_t shape[4]);
 
 #endif

@@ -32,6 +32,12 @@
  *   GATHER       src[0] a table [V, D]; out [I..., D] = table[idx[I...], :]
  *   SCATTER_ADD  src[0] values [I..., D]; out [V, D] = 0, out[idx[i], :] += values[i, :]
  *                (the adjoint of GATHER: its gradient w.r.t. the table)
+ * CONV2D: a 2-D convolution over NCHW tensors or one of its gradients (arg2: the mode,
+ *   arg.i: strides and paddings, tl_conv_params); both sources of one float dtype:
+ *   mode 0: x [N, C, H, W], w [O, C, kh, kw] -> y [N, O, OH, OW], y = sum over c, ki, kj
+ *           of w[o, c, ki, kj] x[n, c, oh*sh + ki - ph, ow*sw + kj - pw] (0 outside x);
+ *   mode 1: g [N, O, OH, OW], w -> dx [N, C, H, W] (the adjoint of mode 0 in x);
+ *   mode 2: g, x -> dw [O, C, kh, kw] (its adjoint in w).
  * SINK: several values of one dtype computed by one kernel into one buffer (see
  * tl_sink_layout). */
 

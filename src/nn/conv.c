@@ -7,14 +7,20 @@
  * sees; the kh * kw slices stacked give [N, C, kh, kw, OH, OW]. Convolution is then
  * one matmul of the kernel [O, C*kh*kw] with those columns [N, C*kh*kw, OH*OW]; max
  * and average pooling reduce the stacked windows. The slices and the stack are views
- * and pads summed, which the engine fuses into the kernel that reads them. */
+ * and pads summed, which the engine fuses into the kernel that reads them.
+ * Convolution itself is one CONV2D node (tl_api_conv2d), recorded with its own
+ * gradient rule: the prelude runs it and both gradients as implicit GEMMs, gathering
+ * the windows while it packs the GEMM's panels (codegen/kernel_prelude_conv.h); the
+ * windows-and-matmul form above remains for mixed dtypes and huge strides. */
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 
 #include "tl.h"
-/* Only for ctx->err: tl.h offers no way to set an error from outside src/api. */
+/* For ctx->err (tl.h offers no way to set an error from outside src/api) and the
+ * CONV2D node (tl_api_conv2d), which tl.h does not offer either. */
 #include "api/context.h"
+#include "graph/build.h"
 #include "nn/nn_internal.h"
 
 /* the most kernel rows or columns: tl_stack takes at most 256 tensors */
@@ -99,10 +105,16 @@ tl_tensor *tl_conv2d(tl_tensor *x, tl_tensor *w, tl_tensor *bias, int64_t stride
   int64_t n = tl_dim(x, 0), k = c * kh * kw;
   tl_scope *s = tl_scope_begin(ctx, "conv2d");
   if (!s) return NULL;
-  tl_tensor *win = tl_conv_windows(x, kh, kw, stride_h, stride_w, pad_h, pad_w, oh, ow);
-  tl_tensor *cols = tl_reshape(win, 3, (int64_t[]){n, k, oh * ow});
-  tl_tensor *y = tl_matmul(tl_reshape(w, 2, (int64_t[]){o, k}), cols); /* [N, O, OH*OW] */
-  y = tl_reshape(y, 4, (int64_t[]){n, o, oh, ow});
+  tl_tensor *y;
+  if (tl_get_dtype(x) == tl_get_dtype(w) && stride_h < TL_CONV_PARAM_LIMIT && stride_w < TL_CONV_PARAM_LIMIT &&
+      pad_h < TL_CONV_PARAM_LIMIT && pad_w < TL_CONV_PARAM_LIMIT) {
+    y = tl_api_conv2d(x, w, stride_h, stride_w, pad_h, pad_w); /* one node, implicit GEMM */
+  } else { /* mixed dtypes (promoted as matmul does) or huge strides: windows and a matmul */
+    tl_tensor *win = tl_conv_windows(x, kh, kw, stride_h, stride_w, pad_h, pad_w, oh, ow);
+    tl_tensor *cols = tl_reshape(win, 3, (int64_t[]){n, k, oh * ow});
+    y = tl_matmul(tl_reshape(w, 2, (int64_t[]){o, k}), cols); /* [N, O, OH*OW] */
+    y = tl_reshape(y, 4, (int64_t[]){n, o, oh, ow});
+  }
   if (bias) y = tl_add(y, tl_reshape(bias, 4, (int64_t[]){1, o, 1, 1}));
   return tl_nn_finish(ctx, s, y, "conv2d");
 }

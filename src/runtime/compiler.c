@@ -743,10 +743,12 @@ void *tl_compiler_tcc_state(tl_compiler *c) {
   for (size_t i = 0; i < sizeof unit_symbols / sizeof unit_symbols[0]; i++)
     t->add_symbol(s, unit_symbols[i].name, unit_symbols[i].fn);
   t->define_symbol(s, "TL_GEMM_HOST", "1"); /* GEMM kernels call the library's routine */
-  const void *gemm[2];
+  const void *gemm[TL_GEMM_HOST_FNS];
   tl_gemm_host_pick(gemm);
   t->add_symbol(s, "tl_gemm_host_f32", gemm[0]);
   t->add_symbol(s, "tl_gemm_host_f64", gemm[1]);
+  t->add_symbol(s, "tl_conv_host_f32", gemm[2]); /* and convolution kernels its convolution */
+  t->add_symbol(s, "tl_conv_host_f64", gemm[3]);
   t->define_symbol(s, "TL_SCALAR_HOST", "1"); /* and its builds of the costly scalar functions */
   size_t nhost;
   const tl_scalar_host_fn *host = tl_scalar_host_fns(&nhost);

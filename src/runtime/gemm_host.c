@@ -8,7 +8,7 @@
 
 #include "runtime/gemm_host_fns.h"
 
-void tl_gemm_host_pick(const void *fns[2]) {
+void tl_gemm_host_pick(const void **fns) {
   gemm_host_fill(fns);
 #ifdef TL_GEMM_HOST_AVX2
   __builtin_cpu_init();

@@ -11,7 +11,7 @@
 
 #include "runtime/gemm_host_fns.h"
 
-void tl_gemm_host_avx2(const void *fns[2]) { gemm_host_fill(fns); }
+void tl_gemm_host_avx2(const void **fns) { gemm_host_fill(fns); }
 
 #ifdef __clang__
 #pragma clang attribute pop

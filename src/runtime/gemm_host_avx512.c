@@ -12,7 +12,7 @@
 #define TL_GEMM_WIDE 1 /* clang's target attribute does not define __AVX512F__ */
 #include "runtime/gemm_host_fns.h"
 
-void tl_gemm_host_avx512(const void *fns[2]) { gemm_host_fill(fns); }
+void tl_gemm_host_avx512(const void **fns) { gemm_host_fill(fns); }
 
 #ifdef __clang__
 #pragma clang attribute pop

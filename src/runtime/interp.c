@@ -7,6 +7,7 @@
 #include "core/scalar.h"
 #include "core/hash.h"
 #include "core/shapetracker.h"
+#include "graph/build.h"
 #include "graph/rewrite.h"
 
 typedef struct {
@@ -147,6 +148,43 @@ static tl_buffer *eval_indexed(interp *I, tl_uop *u, tl_buffer *x, tl_buffer *id
   return out;
 }
 
+/* CONV2D straight from its definition (uop.h), each output a sum in double: mode 0
+ * y[n, o, i, j] = sum w[o, c, ki, kj] x[n, c, i*sh + ki - ph, j*sw + kj - pw]; modes 1
+ * and 2 add every such product into dx or dw instead */
+static tl_buffer *eval_conv(interp *I, tl_uop *u, tl_buffer *a, tl_buffer *b) {
+  tl_buffer *out = new_buf(I, u);
+  if (!out) return NULL;
+  int mode = (int)u->arg2;
+  tl_conv_params p = tl_conv_params_unpack(u->arg.i);
+  const int64_t *xs = mode == 0 ? u->src[0]->shape : mode == 1 ? u->shape : u->src[1]->shape;
+  const int64_t *ws = mode == 2 ? u->shape : u->src[1]->shape, *ys = mode == 0 ? u->shape : u->src[0]->shape;
+  double *acc = calloc((size_t)(out->numel ? out->numel : 1), sizeof *acc);
+  if (!acc) {
+    tl_buffer_release(out);
+    tl_error_set(I->err, TL_ERR_NOMEM, "interp: out of memory");
+    return NULL;
+  }
+  int64_t N = xs[0], C = xs[1], H = xs[2], W = xs[3], O = ws[0], KH = ws[2], KW = ws[3], OH = ys[2], OW = ys[3];
+  for (int64_t n = 0; n < N; n++)
+    for (int64_t o = 0; o < O; o++)
+      for (int64_t i = 0; i < OH; i++)
+        for (int64_t j = 0; j < OW; j++)
+          for (int64_t c = 0; c < C; c++)
+            for (int64_t ki = 0; ki < KH; ki++)
+              for (int64_t kj = 0; kj < KW; kj++) {
+                int64_t h = i * p.sh + ki - p.ph, wc = j * p.sw + kj - p.pw;
+                if (h < 0 || h >= H || wc < 0 || wc >= W) continue;
+                int64_t xi = ((n * C + c) * H + h) * W + wc, wi = ((o * C + c) * KH + ki) * KW + kj;
+                int64_t yi = ((n * O + o) * OH + i) * OW + j;
+                if (mode == 0) acc[yi] += get(b, wi).f * get(a, xi).f;
+                else if (mode == 1) acc[xi] += get(a, yi).f * get(b, wi).f;
+                else acc[wi] += get(a, yi).f * get(b, xi).f;
+              }
+  for (int64_t k = 0; k < out->numel; k++) set(out, k, (tl_value){.f = acc[k]});
+  free(acc);
+  return out;
+}
+
 static tl_buffer *compute(interp *I, tl_uop *u) {
   if (u->op == TL_OP_BUFFER) {
     tl_buffer *b = u->arg.p;
@@ -162,6 +200,7 @@ static tl_buffer *compute(interp *I, tl_uop *u) {
   for (int i = 0; i < u->nsrc; i++)
     if (!(src[i] = eval(I, u->src[i]))) return NULL;
   if (tl_op_kind(u->op) == 'R') return eval_reduce(I, u, src[0]);
+  if (u->op == TL_OP_CONV2D) return eval_conv(I, u, src[0], src[1]);
   if (tl_op_kind(u->op) == 'X') return eval_indexed(I, u, src[0], src[1]);
   if (!(out = new_buf(I, u))) return NULL;
   int64_t n = tl_uop_numel(u), idx[TL_MAX_DIMS];

@@ -142,7 +142,7 @@ static void visit(scheduler *s, tl_uop *u, const depths *dp, tl_uop *kroot) {
     mark_realize(s, u);
     return;
   }
-  if (u->op == TL_OP_SCATTER_ADD) { /* a routine over buffers (lower.c): its own kernel */
+  if (u->op == TL_OP_SCATTER_ADD || u->op == TL_OP_CONV2D) { /* a routine over buffers (lower.c): its own kernel */
     if (u != kroot) {
       mark_realize(s, u);
       return;

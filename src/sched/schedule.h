@@ -10,7 +10,7 @@
  * read through a view is realized. A computed node shared by several consumers, one
  * of them through a view, is realized so that no work is repeated per element.
  * A GATHER fuses like an elementwise op, its sources read as through a view; a
- * SCATTER_ADD is a kernel of its own whose sources are computed first. */
+ * SCATTER_ADD and CONV2D are kernels of their own whose sources are computed first. */
 #ifndef TL_SCHED_SCHEDULE_H
 #define TL_SCHED_SCHEDULE_H
 
