@@ -162,7 +162,7 @@ test-cuda-compile: $(BUILD)/tests/tl_tests
 .PHONY: test-asan test-valgrind test-tsan
 test-asan: build/tl
 	$(MAKE) BUILD=build/asan CC=$(ASAN_CC) OPT="$(ASAN_FLAGS)" build/asan/tests/tl_tests
-	ASAN_OPTIONS=detect_leaks=1 build/asan/tests/tl_tests
+	ASAN_OPTIONS=detect_leaks=1 LSAN_OPTIONS=suppressions=tests/lsan.supp build/asan/tests/tl_tests
 
 # The concurrency tests under ThreadSanitizer: contexts on several threads at once
 # (tests/test_threads.c), the kernel cache shared by threads and processes

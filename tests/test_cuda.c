@@ -111,6 +111,8 @@ TEST(cuda_every_kind_of_kernel_compiles_with_nvrtc) {
       {"random streams", tl_add(tl_rand(ctx, TL_F32, 2, sq), tl_randn(ctx, TL_F32, 2, sq))},
       {"casts", tl_cast(tl_mul_scalar(tl_cast(m, TL_F64), 1e10), TL_I32)},
       {"where and compare", tl_where(tl_gt(a, b), a, tl_neg(b))},
+      {"conv2d", tl_conv2d(tl_randn(ctx, TL_F32, 4, (int64_t[]){2, 3, 9, 8}), tl_randn(ctx, TL_F32, 4, (int64_t[]){4, 3, 3, 3}),
+                           NULL, 2, 1, 1, 1)},
   };
   int total = 0;
   for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {

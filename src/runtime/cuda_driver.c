@@ -143,11 +143,9 @@ tl_status tl_nvrtc_open(tl_nvrtc **out, tl_error *err) {
   return TL_OK;
 }
 
-void tl_nvrtc_close(tl_nvrtc *n) {
-  if (!n) return;
-  dlclose(n->lib);
-  free(n);
-}
+/* The library stays loaded (each open takes one more reference of the loader's): NVRTC
+ * keeps C++ runtime state in its static data, which unloading would strand. */
+void tl_nvrtc_close(tl_nvrtc *n) { free(n); }
 
 /* the compiler's log, its first lines, into the error (a kernel's source is long) */
 static tl_status compile_failed(tl_nvrtc *n, nvrtcProgram p, nvrtcResult rc, tl_error *err) {
