@@ -548,9 +548,8 @@ TEST(command_devices) {
   result_free(&r);
   unsetenv("TL_OPENCL_LIB");
   r = run((char *[]){"build/tl", "devices", NULL}, NULL); /* where OpenCL runs: what it found */
-  if (tl_backend_usable("opencl") == TL_OK) CHECK_CONTAINS(r.out, "\nopencl: available (");
+  if (strstr(r.out, "\nopencl: available (")) CHECK_CONTAINS(r.out, ", driver "); /* platform, device, version, driver */
   else CHECK_CONTAINS(r.out, "\nopencl: not available (");
-  tl_clear_error(NULL);
   result_free(&r);
   r = run((char *[]){"build/tl", "devices", "cpu", NULL}, NULL);
   CHECK_RUN(r, 2, "", "tl: devices: unexpected argument 'cpu'\nusage: tl devices\n");
@@ -593,7 +592,12 @@ TEST(command_backend_flag) {
   CHECK_CONTAINS(r.err, " ms, output f32 [1 elements]\n");
   CHECK(!strstr(r.err, "on cpu"));
   result_free(&r);
-  if (tl_backend_usable("opencl") == TL_OK) { /* the same program on the OpenCL device, its kernels named so */
+  /* the same program on the OpenCL device, where there is one (asked of `tl devices`: this
+   * process never loads an OpenCL platform, which valgrind's run would flag) */
+  r = run((char *[]){"build/tl", "devices", NULL}, NULL);
+  bool opencl = strstr(r.out, "\nopencl: available (") != NULL;
+  result_free(&r);
+  if (opencl) {
     r = run((char *[]){"build/tl", "run", "--backend", "opencl", "tests/lang/lib/exit_code.tl", NULL}, NULL);
     CHECK_INT(r.status, 3);
     CHECK_STR(r.out, "held\n4.0\n");
