@@ -1,11 +1,12 @@
 /* backend.h — the backend interface, in the manner of ggml's ggml_backend_i: one struct
- * of function pointers per backend (backend_cpu.c, backend_interp.c, the stubs of
- * backend.c), and nothing above it asks which backend it has.
+ * of function pointers per backend (backend_cpu.c, backend_interp.c, and the device
+ * backends backend_opencl.c and backend_cuda.c over backend_gpu.c), and nothing above
+ * it asks which backend it has.
  * in: a lowered kernel (codegen/lower.h) or a whole tensor graph; out: buffers of the
  * backend's memory holding the results.
  *
  * A backend runs graphs one of two ways, said by the pointers it fills:
- *  - kernels (cpu; opencl and cuda next): api/realize.c rewrites, schedules and lowers
+ *  - kernels (cpu, opencl, cuda): api/realize.c rewrites, schedules and lowers
  *    the graph, then for each kernel asks the backend to plan it onto the device,
  *    render it, compile it (requests, then one flush: cached), and launch it on bound
  *    buffers; replay (runtime/replay.h) keeps the backend's kernels per instance.
@@ -108,8 +109,8 @@ struct tl_backend {
   tl_replay_cache replay;
 };
 
-/* the table of backends this build knows, usable here or not: cpu, interp, then stubs
- * of those still to come (they say they are unavailable) */
+/* the table of backends this build knows, usable here or not: cpu, interp, opencl,
+ * cuda (a device backend without its driver says why it is unavailable) */
 int tl_backend_count(void);
 const tl_backend_i *tl_backend_get(int index);
 /* the backend of that name, or NULL */
