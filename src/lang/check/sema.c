@@ -1066,6 +1066,7 @@ static void check_let(sema *s, tl_node *n) {
     if (j) t = j;
   }
   n->var = tl_sema_declare(s, n, n->name, t, VAR_LOCAL, n->is_mut);
+  if (n->var) n->var->plain_let = true;
   if (n->var && !want) {
     n->var->let = n;
     n->ty = t;

@@ -683,9 +683,10 @@ static void check_receiver_writable(sema *s, tl_node *n) {
     return;
   }
   if (tl_sema_closure_written(s, n, r->var)) return; /* sema_closure.c */
-  if (!r->var->is_mut && r->var->kind != VAR_PARAM_REF) {
+  if (!tl_sema_may_change(s, n, r->var, n->name)) {
     tl_sema_error(s, n, "`%s` changes `%s`, which is not mutable", n->name, r->var->name);
-    tl_diag_hint(s->diag, "declare it mutable: `let mut %s`", r->var->name);
+    if (r->kind == TL_N_SELF) tl_diag_hint(s->diag, "take the receiver as `&mut self`");
+    else tl_diag_hint(s->diag, "declare it mutable: `let mut %s`", r->var->name);
   }
 }
 

@@ -277,5 +277,7 @@ int tl_sema_check_shape(sema *s, tl_node *a);
 /* method n changes its receiver (`v.push(x)`, `v.sort_by(f)`): it must be a mutable
  * variable (or a field or element of one), not a closure's captured copy */
 void tl_sema_receiver_mut(sema *s, tl_node *n);
+/* sema_lib.c: may `what` change `v`? (a plain `let` without `mut`: yes, with a warning) */
+bool tl_sema_may_change(sema *s, const tl_node *at, tl_var *v, const char *what);
 
 #endif

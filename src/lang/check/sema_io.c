@@ -54,7 +54,7 @@ static tl_ty *check_model(sema *s, tl_node *a, bool load) {
     if (r->kind != TL_N_IDENT && r->kind != TL_N_SELF) tl_sema_error(s, a, "`Param::load` writes its model: pass a variable");
     return t;
   }
-  if (!r->var->is_mut && r->var->kind != VAR_PARAM_REF) {
+  if (!tl_sema_may_change(s, a, r->var, "Param::load")) {
     tl_sema_error(s, a, "`Param::load` changes `%s`, which is not mutable", r->var->name);
     tl_diag_hint(s->diag, "declare it mutable: `let mut %s`", r->var->name);
   }

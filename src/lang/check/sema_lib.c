@@ -30,8 +30,23 @@ void tl_sema_receiver_mut(sema *s, tl_node *n) {
     return;
   }
   if (tl_sema_closure_written(s, n, r->var)) return; /* sema_closure.c */
-  if (!r->var->is_mut && r->var->kind != VAR_PARAM_REF) {
+  if (!tl_sema_may_change(s, n, r->var, n->name)) {
     tl_sema_error(s, n, "cannot borrow `%s` as mutable: `%s` changes it", r->var->name, n->name);
-    tl_diag_hint(s->diag, "declare it mutable: `let mut %s`", r->var->name);
+    if (r->kind == TL_N_SELF) tl_diag_hint(s->diag, "take the receiver as `&mut self`");
+    else tl_diag_hint(s->diag, "declare it mutable: `let mut %s`", r->var->name);
   }
+}
+
+/* The seed language's rule: its Vec, HashMap and structs were references, so a method
+ * changing one needed no `mut` on the variable. TL accepts that for a variable a plain
+ * `let` declared (it owns its value: a change reaches nobody else) with a warning, and
+ * takes the variable as mutable from there on. A parameter, `self` or a pattern's
+ * binding keeps Rust's error: it may borrow another variable's value. */
+bool tl_sema_may_change(sema *s, const tl_node *at, tl_var *v, const char *what) {
+  if (v->is_mut || v->kind == VAR_PARAM_REF) return true;
+  if (v->kind != VAR_LOCAL || !v->plain_let) return false;
+  tl_diag_warning(s->diag, at->line, at->col, "`%s` changes `%s`, which is not declared `mut` (accepted, as the seed language does)", what, v->name);
+  tl_diag_hint(s->diag, "declare it mutable: `let mut %s`", v->name);
+  v->is_mut = true;
+  return true;
 }

@@ -58,6 +58,7 @@ typedef struct tl_var {
   bool is_index;     /* a comprehension index variable */
   bool is_for;       /* a `for` loop's variable */
   bool captured;     /* a closure's copy of an outer variable (sema_closure.c) */
+  bool plain_let;    /* declared by `let name` (not a parameter or a pattern): owns its value */
   struct tl_node *gen;       /* index variable: its generator's range, or NULL when inferred */
   struct tl_node *range_src; /* ... inferred: the INDEX node whose axis gives its range */
   int range_axis;
