@@ -403,6 +403,19 @@ static bool named_requires_grad(sema *s, tl_node *n, const char *name, tl_node *
   return true;
 }
 
+/* `Tensor::stack(a, b, .., dim)` (the seed language's spelling) is `stack([a, b, ..],
+ * dim)`: the tensors before the last argument become one list */
+static bool tensors_then_dim(sema *s, tl_node *n) {
+  tl_node *list = tl_arena_alloc(s->arena, sizeof *list), *last = n->args;
+  if (!list) return false;
+  while (last->next->next) last = last->next;
+  tl_node *dim = last->next;
+  last->next = NULL;
+  *list = (tl_node){.kind = TL_N_ARRAY, .line = n->args->line, .col = n->args->col, .args = n->args, .next = dim};
+  n->args = list;
+  return true;
+}
+
 static tl_ty *check_tensor_ctor(sema *s, tl_node *n, tl_builtin id, const char *name) {
   n->ival = id;
   int got;
@@ -456,6 +469,9 @@ static tl_ty *check_tensor_ctor(sema *s, tl_node *n, tl_builtin id, const char *
     if (named) check_requires_grad(s, named);
     return tl_sema_tensor(s, TL_F32, 2);
   default: { /* cat, stack */
+    if (got >= 3 && !named && !tensors_then_dim(s, n)) return TY_ERR;
+    a = n->args;
+    got = tl_ast_count(a);
     if (!check_count(s, n, name, got, 1, 2)) return TY_ERR;
     int rank = -1, dtype = -1;
     check_tensor_list(s, a, &rank, &dtype);

@@ -21,6 +21,9 @@ static const tl_sys_entry rows[] = {
     {"System::memory_mb", 'p', "tlrt_sys_memory_mb", "", 'i', false},
     {"System::memory_bytes", 'p', "tlrt_sys_memory_bytes", "", 'i', false},
     {"Env::get", 'p', "tlrt_env_get", "s", 's', false},
+    {"Env::set", 'p', "tlrt_env_set", "ss", 'u', true},
+    {"Path::exists", 'p', "tlrt_file_exists", "s", 'b', false},
+    {"char_at", 'f', "tlrt_str_char_at", "si", 'c', true}, /* the seed's free function: s.char_at(i) */
     {"File::read_string", 'p', "tlrt_file_read", "s", 's', true},
     {"File::read", 'p', "tlrt_file_read", "s", 's', true},
     {"File::write_string", 'p', "tlrt_file_write", "ss", 'u', true},

@@ -64,6 +64,15 @@ tlrt_str *tlrt_env_get(tlrt *R, const tlrt_str *name) {
   return tlrt_str_new(R, v ? v : "", -1);
 }
 
+/* setenv for this process and the programs it starts; a name that is empty or holds
+ * `=` or NUL, or a value holding NUL, is an error (setenv would refuse or cut it) */
+void tlrt_env_set(tlrt *R, const tlrt_str *name, const tlrt_str *value, int line, int col) {
+  if (name->len == 0 || memchr(name->data, '=', (size_t)name->len) || memchr(name->data, 0, (size_t)name->len) ||
+      memchr(value->data, 0, (size_t)value->len))
+    tlrt_fail(R, line, col, "Env::set: the name must be non-empty without `=` or NUL, and the value without NUL");
+  if (setenv(name->data, value->data, 1) != 0) tlrt_fail(R, line, col, "Env::set: %s", strerror(errno));
+}
+
 int64_t tlrt_args_count(tlrt *R) { return R->argc > 0 ? R->argc : 0; }
 
 tlrt_str *tlrt_args_get(tlrt *R, int64_t i, int line, int col) {

@@ -16,6 +16,7 @@ TL_API _Noreturn void tlrt_sys_exit(tlrt *R, int64_t code, int line, int col);
 TL_API int64_t tlrt_sys_memory_mb(tlrt *R);                           /* resident set, MiB */
 TL_API int64_t tlrt_sys_memory_bytes(tlrt *R);                        /* resident set, bytes */
 TL_API tlrt_str *tlrt_env_get(tlrt *R, const tlrt_str *name);         /* "" when unset */
+TL_API void tlrt_env_set(tlrt *R, const tlrt_str *name, const tlrt_str *value, int line, int col);
 TL_API int64_t tlrt_args_count(tlrt *R);
 TL_API tlrt_str *tlrt_args_get(tlrt *R, int64_t i, int line, int col);
 TL_API tlrt_str *tlrt_file_read(tlrt *R, const tlrt_str *path, int line, int col);
