@@ -364,8 +364,8 @@ tl_ty *tl_sema_vec_method(sema *s, tl_node *n, tl_ty *t) {
     tl_sema_expect_i64(s, a->next, m == VEC_SWAP ? "index" : "end");
     return mark(n, m, m == VEC_SWAP ? TY_UNIT_T : t);
   case VEC_JOIN:
-    if (e->kind != TY_STR) {
-      tl_sema_error(s, n, "`join` joins a Vec<String>, not %s", tl_ty_name(t, b, sizeof b));
+    if (e->kind != TY_STR && !tl_ty_is_int(e)) { /* integers: the seed's, each as `{}` prints it */
+      tl_sema_error(s, n, "`join` joins a Vec<String> or a Vec of integers, not %s", tl_ty_name(t, b, sizeof b));
       return TY_ERR;
     }
     arg_of(s, a, TY_STR_T, "`join` separator");

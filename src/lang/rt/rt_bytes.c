@@ -103,12 +103,23 @@ bool tlrt_file_write_bytes_ok(tlrt *R, const tlrt_str *path, const tlrt_vec *byt
   return write_whole(p, bytes) == 0;
 }
 
+/* an integer element as `{}` prints it: the checker lets only u8, i32 and i64 (plain
+ * elements of 1, 4 and 8 bytes) and String reach join */
+static void put_int(tl_strbuf *b, const tlrt_vec *v, int64_t i) {
+  char num[24];
+  const char *p = (const char *)v->data + i * v->esz;
+  int64_t x = v->esz == 1 ? *(const uint8_t *)p : v->esz == 4 ? *(const int32_t *)p : *(const int64_t *)p;
+  int n = snprintf(num, sizeof num, "%" PRId64, x);
+  tl_strbuf_putn(b, num, (size_t)n);
+}
+
 tlrt_str *tlrt_vec_join(tlrt *R, const tlrt_vec *v, const tlrt_str *sep, int line, int col) {
   tlrt_str *const *s = v->data;
   tl_strbuf b = {0};
   for (int64_t i = 0; i < v->len; i++) {
     if (i) tl_strbuf_putn(&b, sep->data, (size_t)sep->len);
-    tl_strbuf_putn(&b, s[i]->data, (size_t)s[i]->len);
+    if (v->ekind == TLRT_EK_PLAIN) put_int(&b, v, i);
+    else tl_strbuf_putn(&b, s[i]->data, (size_t)s[i]->len);
   }
   return take_text(R, &b, "join", line, col);
 }
