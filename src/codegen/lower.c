@@ -33,6 +33,8 @@ typedef struct {
   struct {
     tl_uop *const *idx;
     tl_uop *off;
+    int ndim; /* the shape off was unflattened over: a node read at a prefix of idx */
+    const int64_t *shape; /* (a GATHER's indices) is another shape, not at off */
   } flat[8];
   int nflat;
 } lowerer;
@@ -140,15 +142,17 @@ static tl_uop *ic(lowerer *L, int64_t v) {
 static tl_uop *bin(lowerer *L, int op, tl_uop *a, tl_uop *b) { return tl_build_binary(&L->out->g, op, a, b); }
 static tl_uop *true_const(lowerer *L) { return tl_build_const(&L->out->g, TL_BOOL, 1); }
 
-/* the flat offset idx was unflattened from (lowerer.flat), or NULL */
-static tl_uop *flat_offset_of(const lowerer *L, tl_uop *const *idx) {
+/* the flat offset idx was unflattened from over this shape (lowerer.flat), or NULL */
+static tl_uop *flat_offset_of(const lowerer *L, tl_uop *const *idx, int ndim, const int64_t *shape) {
   for (int i = L->nflat - 1; i >= 0; i--)
-    if (L->flat[i].idx == idx) return L->flat[i].off;
+    if (L->flat[i].idx == idx)
+      return L->flat[i].ndim == ndim && !memcmp(L->flat[i].shape, shape, sizeof(int64_t) * (size_t)ndim) ? L->flat[i].off
+                                                                                                          : NULL;
   return NULL;
 }
 
 static tl_uop *linear_index(lowerer *L, int ndim, const int64_t *shape, tl_uop *const *idx) {
-  tl_uop *flat = flat_offset_of(L, idx); /* idx came from this offset over this shape */
+  tl_uop *flat = flat_offset_of(L, idx, ndim, shape); /* idx came from this offset over this shape */
   if (flat) return flat;
   int64_t strides[TL_MAX_DIMS];
   tl_shape_strides(ndim, shape, strides);
@@ -195,7 +199,7 @@ static tl_uop *view_index(lowerer *L, const tl_st *st, tl_uop *const *idx, tl_uo
   const tl_view *top = tl_st_top(st);
   memcpy(cur, idx, sizeof(tl_uop *) * (size_t)top->ndim);
   *valid = true_const(L);
-  tl_uop *flat = flat_offset_of(L, idx);
+  tl_uop *flat = flat_offset_of(L, idx, top->ndim, top->shape);
   for (int vi = st->nviews - 1; vi >= 0; vi--) {
     const tl_view *v = &st->views[vi];
     off = ic(L, vi == 0 && base ? 0 : v->offset);
@@ -441,7 +445,10 @@ static tl_uop *compute(lowerer *L, tl_uop *u, tl_uop *const *idx, tl_uop *guard)
     if (input) return load(L, src, base, off, g2);
     unflatten(L, off, src->ndim, src->shape, sidx);
     bool noted = L->nflat < (int)(sizeof L->flat / sizeof L->flat[0]);
-    if (noted) L->flat[L->nflat].idx = sidx, L->flat[L->nflat++].off = off;
+    if (noted) {
+      L->flat[L->nflat].idx = sidx, L->flat[L->nflat].ndim = src->ndim, L->flat[L->nflat].shape = src->shape;
+      L->flat[L->nflat++].off = off;
+    }
     v = value(L, src, sidx, g2);
     if (noted) L->nflat--;
     if (valid->op == TL_OP_CONST && valid->arg.i) return v;

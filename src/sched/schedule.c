@@ -92,6 +92,19 @@ static uint64_t state_key(const tl_uop *u, const depths *dp) {
  * block of C while it is in cache (lower.c), instead of in a kernel of their own that
  * reads C back. Only when nothing else needs the sum: no other reader of it, and its
  * view read by nothing but the elementwise nodes of this kernel. */
+/* whether u reads sum through nodes this kernel computes (a reduction of the sum's
+ * row, a view that moves its index): the epilogue runs on part of a row of C at a
+ * time, while other threads still compute the rest, so such a read would see columns
+ * not written yet. Too deep or out of memory: assumed to. */
+static bool reads_sum(const scheduler *s, const tl_uop *u, const tl_uop *sum, tl_ptrmap *seen, int depth) {
+  if (u == sum) return true;
+  if (is_leaf(u) || tl_ptrmap_get(&s->realize, u) || tl_ptrmap_get(seen, u)) return false;
+  if (depth > 4 * 512 || !tl_ptrmap_put(seen, u, (void *)(uintptr_t)u)) return true;
+  for (int i = 0; i < u->nsrc; i++)
+    if (reads_sum(s, u->src[i], sum, seen, depth + 1)) return true;
+  return false;
+}
+
 static void count_reads(scheduler *s, tl_uop *u, const tl_uop *sum, tl_ptrmap *seen, tl_uop **view, int *edges,
                         bool *ok, int depth) {
   if (!*ok || tl_ptrmap_get(seen, u)) return;
@@ -107,6 +120,10 @@ static void count_reads(scheduler *s, tl_uop *u, const tl_uop *sum, tl_ptrmap *s
       (*edges)++;
     } else if (tl_op_is_elementwise(c->op) && c->op != TL_OP_CONTIGUOUS && !tl_ptrmap_get(&s->realize, c)) {
       count_reads(s, c, sum, seen, view, edges, ok, depth + 1);
+    } else if (c->op != TL_OP_CONTIGUOUS) {
+      tl_ptrmap other = {0};
+      if (reads_sum(s, c, sum, &other, 0)) *ok = false; /* layer_norm's mean over C's row, say */
+      tl_ptrmap_free(&other);
     }
   }
 }
