@@ -1036,6 +1036,7 @@ static void check_let(sema *s, tl_node *n) {
     tl_sema_tuple_let(s, n);
     return;
   }
+  tl_sema_einsum_let(s, n); /* sema_einsum.c: a tensor equation over free index names */
   tl_ty *want = n->type ? tl_sema_resolve_type(s, n->type) : NULL;
   tl_ty *t;
   if (!n->rhs) {

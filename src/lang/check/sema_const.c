@@ -408,6 +408,8 @@ void tl_sema_const_check(sema *s, tl_program *prog) {
 }
 
 /* ---- uses ---- */
+bool tl_sema_const_exists(sema *s, const char *name) { return find(s, name) != NULL; }
+
 
 tl_ty *tl_sema_const_use(sema *s, tl_node *n) {
   sema_const *c = n->kind == TL_N_IDENT ? find(s, n->name) : assoc_const(s, n);

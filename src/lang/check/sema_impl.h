@@ -245,6 +245,9 @@ tl_ty *tl_sema_iter_collect_into(sema *s, tl_node *n, tl_ty *t, tl_ty *expect);
 void tl_sema_const_declare(sema *s, tl_ast_item *it, bool broken);
 void tl_sema_const_check(sema *s, tl_program *prog);
 tl_ty *tl_sema_const_use(sema *s, tl_node *n);
+bool tl_sema_const_exists(sema *s, const char *name);
+/* sema_einsum.c: `let C = A[i, j] * B[j, k];` with i, j, k free becomes a comprehension */
+bool tl_sema_einsum_let(sema *s, tl_node *let);
 /* `F32::nan()`, `i64::max_value()`: call n becomes the constant's literal; NULL if not one */
 tl_ty *tl_sema_const_call(sema *s, tl_node *n);
 tl_ty *tl_sema_const_type(const tl_node *n);

@@ -972,7 +972,29 @@ static tl_node *match_expr(parser *p) {
   return n;
 }
 
+// equation = "[" ident ("," ident)* "]" "=" expr ";"   -- after `let name`
+// The seed language's tensor equation `let C[i, k] = A[i, j] * B[j, k];` is the
+// comprehension `[i, k | { A[i, j] * B[j, k] }]`: the names are the output axes, the
+// others the body indexes with are summed, every range follows from the tensors.
+static tl_node *tensor_equation(parser *p, tl_node *n) {
+  tl_node *c = new_node(p, TL_N_COMPR, next(p)), head = {0}, *cur = &head;
+  do {
+    const tl_token *t = peek(p);
+    cur = cur->next = new_node(p, TL_N_IDENT, t);
+    cur->name = tl_parse_ident(p, "an axis name in `let name[i, j] = ..`");
+  } while (consume(p, TL_TOK_COMMA));
+  c->args = head.next;
+  tl_parse_expect(p, TL_TOK_RBRACKET, "']' after the tensor equation's axes");
+  tl_parse_expect(p, TL_TOK_ASSIGN, "'=' after `let name[axes]`");
+  c->body = new_node(p, TL_N_BLOCK, peek(p));
+  c->body->value = expr(p);
+  n->rhs = c;
+  tl_parse_expect(p, TL_TOK_SEMI, "';' after the expression");
+  return n;
+}
+
 // let = "let" "mut"? ident (":" type)? ("=" expr)? ";" | "let" pattern (":" type)? "=" expr ";"
+//     | "let" "mut"? ident equation
 static tl_node *let_stmt(parser *p) {
   tl_node *n = new_node(p, TL_N_LET, next(p));
   if (at(p, TL_TOK_LPAREN) || (at(p, TL_TOK_MUT) && peek_at(p, 1)->kind == TL_TOK_LPAREN)) {
@@ -990,6 +1012,7 @@ static tl_node *let_stmt(parser *p) {
   } else {
     n->is_mut = consume(p, TL_TOK_MUT);
     n->name = tl_parse_ident(p, "a variable name after 'let'");
+    if (at(p, TL_TOK_LBRACKET)) return tensor_equation(p, n);
   }
   if (consume(p, TL_TOK_COLON)) n->type = tl_parse_type(p);
   if (consume(p, TL_TOK_ASSIGN)) n->rhs = expr(p);
