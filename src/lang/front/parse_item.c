@@ -31,6 +31,10 @@ tl_type *tl_parse_generic_args(parser *p, tl_type *ty) {
   return ty;
 }
 
+static bool word_is(parser *p, const tl_token *t, const char *w) {
+  return t->kind == TL_TOK_IDENT && t->len == strlen(w) && !memcmp(p->diag->src + t->offset, w, t->len);
+}
+
 /* `fn(i64, f32) -> bool`, `fn()` (its result `()`), after the `fn` */
 static tl_type *fn_type(parser *p, tl_type *ty) {
   tl_parse_enter(p);
@@ -76,6 +80,14 @@ tl_type *tl_parse_type(parser *p) {
     return ty->elems && !ty->elems->next && !comma ? ty->elems : ty;
   }
   if (consume(p, TL_TOK_FN)) return fn_type(p, ty);
+  if (t->kind == TL_TOK_IMPL && peek_at(p, 2)->kind == TL_TOK_LPAREN &&
+      (word_is(p, peek_at(p, 1), "Fn") || word_is(p, peek_at(p, 1), "FnMut") || word_is(p, peek_at(p, 1), "FnOnce")))
+    t = (next(p), peek(p)); /* `impl Fn(i64) -> i64`: the same */
+  if (t->kind == TL_TOK_IDENT && peek_at(p, 1)->kind == TL_TOK_LPAREN &&
+      (word_is(p, t, "Fn") || word_is(p, t, "FnMut") || word_is(p, t, "FnOnce"))) {
+    next(p); /* Rust's closure traits (the seed's `f: Fn(i64) -> i64`) are the function type */
+    return fn_type(p, ty);
+  }
   if (consume(p, TL_TOK_LBRACKET)) { /* Rust's array `[T; N]` and slice `[T]`: a Vec<T> (rank: N, or -1) */
     tl_parse_enter(p);
     ty->name = "Vec";
@@ -311,10 +323,6 @@ static tl_fn *guarded_fn(parser *p) {
   tl_fn *f = fn(p);
   p->recover = outer;
   return f;
-}
-
-static bool word_is(parser *p, const tl_token *t, const char *w) {
-  return t->kind == TL_TOK_IDENT && t->len == strlen(w) && !memcmp(p->diag->src + t->offset, w, t->len);
 }
 
 // impl = "impl" tparams? type ("for" type)? "{" fn* "}"
