@@ -871,6 +871,32 @@ static tl_node *pattern_fields(parser *p, tl_node *n) {
 
 // one = lit ("..=" lit)? | "(" list ")" | path ("(" (list | ".." ")") | fields)? | ident "(" list ")"
 //     | ident fields | "mut"? ident
+/* at an ident followed by `<`: the index of the `::` after a balanced `<..>` of type
+ * words (the seed's pattern `Option<i64>::Some(v)`), else 0 */
+static int type_args_then_path(const parser *p) {
+  int depth = 0;
+  for (int i = p->pos + 1; i + 1 < p->n; i++) {
+    tl_tok_kind k = p->tok[i].kind;
+    if (k == TL_TOK_LT) depth++;
+    else if (k == TL_TOK_GT && --depth == 0) return p->tok[i + 1].kind == TL_TOK_COLONCOLON ? i + 1 : 0;
+    else if (k != TL_TOK_IDENT && k != TL_TOK_COMMA && k != TL_TOK_INT) return 0;
+  }
+  return 0;
+}
+
+/* `Option<i64>::Some`: the path without its type arguments (the scrutinee's type says them) */
+static tl_node *typed_path(parser *p, int colons) {
+  const tl_token *t = peek(p);
+  tl_node *n = new_node(p, TL_N_PATH, t);
+  const char *base = text_of(p, t);
+  p->pos = colons + 1;
+  const char *v = text_of(p, tl_parse_expect(p, TL_TOK_IDENT, "a variant after '::'"));
+  char *name = tl_parse_alloc(p, strlen(base) + strlen(v) + 3);
+  sprintf(name, "%s::%s", base, v);
+  n->name = name;
+  return n;
+}
+
 static tl_node *pattern_one(parser *p) {
   const tl_token *t = peek(p);
   tl_parse_enter(p);
@@ -892,8 +918,10 @@ static tl_node *pattern_one(parser *p) {
     n = new_node(p, TL_N_TUPLE, t);
     n->args = pattern_list(p, TL_TOK_RPAREN, "',' or ')' in the pattern", &comma);
     if (n->args && !n->args->next && !comma) n = n->args; /* `(a)` is a */
-  } else if (at(p, TL_TOK_IDENT) && (peek_at(p, 1)->kind == TL_TOK_COLONCOLON || peek_at(p, 1)->kind == TL_TOK_LPAREN)) {
-    n = path_or_ident(p); /* `E::B(..)`, or `Some(x)`, `Ok(v)`, `Err(e)` (the checker says which) */
+  } else if (at(p, TL_TOK_IDENT) && (peek_at(p, 1)->kind == TL_TOK_COLONCOLON || peek_at(p, 1)->kind == TL_TOK_LPAREN ||
+                                      (peek_at(p, 1)->kind == TL_TOK_LT && type_args_then_path(p)))) {
+    /* `E::B(..)`, or `Some(x)`, `Ok(v)`, `Err(e)` (the checker says which) */
+    n = peek_at(p, 1)->kind == TL_TOK_LT ? typed_path(p, type_args_then_path(p)) : path_or_ident(p);
     if (at(p, TL_TOK_LPAREN)) {
       tl_node *c = new_node(p, TL_N_CALL, next(p));
       c->lhs = n;
