@@ -1187,8 +1187,13 @@ static void sema_stmt(sema *s, tl_node *n) {
   }
   switch (n->kind) {
   case TL_N_LET: check_let(s, n); break;
-  case TL_N_ASSIGN: check_assign(s, n); break;
-  case TL_N_EXPR_STMT: tl_sema_expr(s, n->lhs, NULL); break;
+  case TL_N_ASSIGN: tl_sema_seed_assign(s, n), check_assign(s, n); break;
+  case TL_N_EXPR_STMT:
+    switch (tl_sema_seed_stmt(s, n)) { /* sema_seed.c: `t.fill_(v)` */
+    case 0: tl_sema_expr(s, n->lhs, NULL); break;
+    case 1: check_assign(s, n); break;
+    }
+    break;
   case TL_N_WHILE: case TL_N_LOOP: case TL_N_FOR:
     n->ty = NULL; /* a statement loop's break values are dropped */
     check_loop(s, n);

@@ -246,6 +246,10 @@ void tl_sema_const_declare(sema *s, tl_ast_item *it, bool broken);
 void tl_sema_const_check(sema *s, tl_program *prog);
 tl_ty *tl_sema_const_use(sema *s, tl_node *n);
 bool tl_sema_const_exists(sema *s, const char *name);
+/* sema_seed.c: `t.fill_(v)` becomes an assignment: 1 (st is now that ASSIGN), 2
+ * (reported), 0 (not such a statement) */
+int tl_sema_seed_stmt(sema *s, tl_node *st);
+void tl_sema_seed_assign(sema *s, tl_node *st);
 /* sema_einsum.c: `let C = A[i, j] * B[j, k];` with i, j, k free becomes a comprehension */
 bool tl_sema_einsum_let(sema *s, tl_node *let);
 /* `F32::nan()`, `i64::max_value()`: call n becomes the constant's literal; NULL if not one */
