@@ -1180,8 +1180,12 @@ int tl_lf_resolve(lf *L) {
         if (a->kind != LF_ARG_NAME) continue;
         if (smap_get(&L->ents, a->node->name) < 0) {
           char hint[200];
-          snprintf(hint, sizeof hint, "no fact mentions `%s` (a fact statement ends with `.`); a query variable is written `$%s`",
-                   a->node->name, a->node->name);
+          const char *nm = a->node->name;
+          if (nm[0] == '-' || (nm[0] >= '0' && nm[0] <= '9')) /* a float's entity (parse_logic.c) */
+            snprintf(hint, sizeof hint, "no fact mentions the value %s", nm);
+          else
+            snprintf(hint, sizeof hint, "no fact mentions `%s` (a fact statement ends with `.`); a query variable is written `$%s`",
+                     nm, nm);
           ERR(L, u->unit, a->node, hint, "unknown entity `%s`", a->node->name);
           continue;
         }

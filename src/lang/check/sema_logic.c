@@ -17,6 +17,7 @@
 #include "logic/logic_front.h"
 #include "lang/front/module.h"
 #include "lang/check/sema_impl.h"
+#include "lang/front/parse_logic.h"
 
 typedef struct {
   lf_use u;
@@ -194,7 +195,7 @@ static tl_ty *check_use(sema *s, tl_node *n) {
   for (tl_node *a = n->args; a; a = a->next, i++) {
     lf_arg *x = &ui->u.args[i];
     *x = (lf_arg){.kind = LF_ARG_ANY, .node = a, .col = -1}; /* what an argument in error stays */
-    tl_node *lit = a->kind == TL_N_UNARY && a->op == TL_TOK_MINUS && a->lhs->kind == TL_N_INT ? a->lhs : a;
+    tl_node *lit = a->kind == TL_N_UNARY && a->op == TL_TOK_MINUS && (a->lhs->kind == TL_N_INT || a->lhs->kind == TL_N_FLOAT) ? a->lhs : a;
     if (a->kind == TL_N_LVAR || (a->kind == TL_N_IDENT && !strcmp(a->name, "_"))) {
       if (fact) {
         tl_sema_error(s, a, "a fact's arguments are values: `%s%s` has none", a->kind == TL_N_LVAR ? "$" : "", a->name);
@@ -218,6 +219,14 @@ static tl_ty *check_use(sema *s, tl_node *n) {
     } else if (a->kind == TL_N_STR) { /* `"alice"`: the entity, as in a rule */
       if (!quoted_name(s, a)) continue;
       x->kind = LF_ARG_NAME;
+    } else if (lit->kind == TL_N_FLOAT || a->kind == TL_N_FLOAT) { /* `1.5`: the entity a fact's 1.5 is (parse_logic.c) */
+      char b[40];
+      tl_lparse_float_name(lit == a ? a->fval : -lit->fval, b);
+      char *name = tl_arena_alloc(s->arena, strlen(b) + 1);
+      if (!name) continue;
+      a->name = strcpy(name, b);
+      x->kind = LF_ARG_NAME;
+      a->ty = TY_I64_T;
     } else if (lit->kind == TL_N_INT) {
       x->kind = LF_ARG_NUM;
       x->v = lit == a ? a->ival : (int64_t)(0 - (uint64_t)lit->ival);

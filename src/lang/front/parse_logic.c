@@ -13,6 +13,7 @@
 
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #define MAX_DEPTH 200 /* as parse.c: deep input is an error, not a stack overflow */
@@ -115,6 +116,27 @@ static tl_node *quoted_entity(tl_lparse *lp) {
   return n;
 }
 
+/* `1.5` (the seed's weighted facts): the entity named by its shortest decimal form, so
+ * 1.5 and 1.50 are one entity; a value to match and print, not to compute with */
+void tl_lparse_float_name(double v, char b[40]) {
+  for (int prec = 1; prec <= 17; prec++) {
+    snprintf(b, 40, "%.*g", prec, v);
+    if (strtod(b, NULL) == v) break;
+  }
+  if (!strpbrk(b, ".eni")) strcat(b, ".0"); /* 2.0 stays a float's name, not the integer 2's */
+}
+
+static tl_node *float_entity(tl_lparse *lp, const tl_token *t, bool minus) {
+  char b[40];
+  tl_lparse_float_name(minus ? -t->v.f : t->v.f, b);
+  tl_node *n = node(lp, TL_N_IDENT, t);
+  char *s = alloc(lp, strlen(b) + 1);
+  strcpy(s, b);
+  n->name = s;
+  n->op = TL_TOK_STRING;
+  return n;
+}
+
 static tl_node *unary(tl_lparse *lp) {
   const tl_token *t = peek(lp);
   tl_node *n;
@@ -122,6 +144,10 @@ static tl_node *unary(tl_lparse *lp) {
   switch (t->kind) {
   case TL_TOK_MINUS:
     next(lp);
+    if (at(lp, TL_TOK_FLOAT)) {
+      n = float_entity(lp, next(lp), true);
+      break;
+    }
     if (at(lp, TL_TOK_INT)) { /* -3 is a constant, as in a fact */
       n = node(lp, TL_N_INT, t);
       n->ival = (int64_t)(0 - (uint64_t)next(lp)->v.i);
@@ -134,6 +160,8 @@ static tl_node *unary(tl_lparse *lp) {
   case TL_TOK_INT: n = node(lp, TL_N_INT, next(lp)); n->ival = t->v.i; break;
   case TL_TOK_IDENT: n = node(lp, TL_N_IDENT, next(lp)); n->name = text_of(lp, t); break;
   case TL_TOK_STRING: n = quoted_entity(lp); break;
+  case TL_TOK_FLOAT: n = float_entity(lp, next(lp), false); break;
+  case TL_TOK_TRUE: case TL_TOK_FALSE: n = node(lp, TL_N_INT, next(lp)); n->ival = t->kind == TL_TOK_TRUE; break;
   case TL_TOK_DOLLAR: n = lvar(lp); break;
   case TL_TOK_LPAREN:
     next(lp);
@@ -141,8 +169,7 @@ static tl_node *unary(tl_lparse *lp) {
     expect(lp, TL_TOK_RPAREN, "')'");
     break;
   default:
-    unexpected(lp, "a term (a name, an integer, `$x` or `_`)",
-               t->kind == TL_TOK_FLOAT ? "logic arguments are entities and integers" : NULL);
+    unexpected(lp, "a term (a name, a number, `$x` or `_`)", NULL);
   }
   lp->depth--;
   return n;

@@ -46,4 +46,8 @@ void tl_lparse_skip_item(tl_lparse *lp, int start);
 void tl_logic_dump_item(tl_strbuf *b, const tl_ast_item *it);
 void tl_logic_dump_node(tl_strbuf *b, const tl_node *n);
 
+/* a float constant's entity name in facts, rules and queries (the seed's weighted
+ * facts): its shortest decimal form that reads back the same, with `.0` if integral */
+void tl_lparse_float_name(double v, char b[40]);
+
 #endif
