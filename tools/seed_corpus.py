@@ -11,7 +11,10 @@ less those that need a downloaded model or data set (they mention
 File::download, ~/.llm/ models, a /Users/ path, or MNIST's files).
 A program passes when `tl run` exits 0 within the timeout, its stdout equals
 NAME.expected where that file ships, and every line of its `// STDOUT:`
-comments appears in its stdout, in order (as text: the seed's `print` writes
+comments appears in its stdout, in order. A program whose `// EXIT: N` line
+(the seed's own test harness, tests/integration.rs) expects N != 0 is an error
+test: it passes when `tl run` exits N (its `// STDERR:` lines are the seed's
+wording, not checked), and running to exit 0 is a failure (as text: the seed's `print` writes
 no newline, so one output line may hold several of them). Programs run with SEED_DIR as the working
 directory, since their data paths are relative to the repository's root.
 The last line is `N of M run`.
@@ -27,6 +30,7 @@ import sys
 NEEDS_DOWNLOAD = re.compile(r"File::download|\.llm/|/Users/|mnist")
 HAS_MAIN = re.compile(r"^\s*(pub\s+)?fn\s+main\s*\(", re.M)
 STDOUT_LINE = re.compile(r"^\s*//\s*STDOUT:\s?(.*)$")
+EXIT_LINE = re.compile(r"^\s*//\s*EXIT:\s*(-?\d+)\s*$", re.M)
 
 
 def corpus(seed):
@@ -77,6 +81,12 @@ def run_one(args, rel, text):
         return rel, False, "timeout (%gs)" % args.timeout
     out = p.stdout.decode("utf-8", "replace")
     err = p.stderr.decode("utf-8", "replace")
+    m = EXIT_LINE.search(text)
+    want_exit = int(m.group(1)) if m else 0
+    if want_exit != 0:  # an error test: the seed expects this exit status
+        if p.returncode == want_exit:
+            return rel, True, ""
+        return rel, False, "expected exit %d (an error test), got %d" % (want_exit, p.returncode)
     if p.returncode != 0:
         return rel, False, first_error(err, out, p.returncode)
     exp = os.path.join(seed, rel[:-3] + ".expected")
