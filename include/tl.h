@@ -315,8 +315,10 @@ TL_API tl_tensor *tl_matmul(tl_tensor *a, tl_tensor *b);
  * A tensor requiring grad records, in every operation it takes part in, what
  * backward needs. tl_backward builds the gradient graphs (lazy and fused like any
  * other graph) and adds them to the .grad of every leaf requiring grad; gradients
- * accumulate across calls until tl_zero_grad. Only leaves (tensors made by creation
- * functions, tl_detach or tl_assign, then tl_set_requires_grad) keep a gradient.
+ * accumulate across calls until tl_zero_grad. Leaves (tensors made by creation
+ * functions, tl_detach or tl_assign, then tl_set_requires_grad) keep a gradient, and
+ * so does a computed tensor that a live handle holds while tl_backward runs (torch's
+ * retain_grad, for every held tensor); the others free theirs once used.
  * Realizing a tensor never loses its history. Ties of max/min (reductions and
  * maximum/minimum) share the gradient equally among the tied elements.
  * Not differentiable (their outputs never require grad): comparisons, logical_not,
@@ -328,8 +330,8 @@ TL_API int tl_requires_grad(const tl_tensor *t);
 TL_API tl_tensor *tl_detach(tl_tensor *t); /* the same values, no history, not requiring grad */
 /* seed: d(out)/d(loss) with loss's shape; NULL for a loss of one element (seed 1). */
 TL_API tl_status tl_backward(tl_tensor *loss, tl_tensor *seed);
-/* A new handle to t's accumulated gradient (zeros before any backward). An error for a
- * tensor that does not require grad or is not a leaf. */
+/* A new handle to t's accumulated gradient (zeros before any backward reached it). An
+ * error for a tensor that does not require grad. */
 TL_API tl_tensor *tl_grad(tl_tensor *t);
 TL_API tl_status tl_zero_grad(tl_tensor *t);
 /* Off: operations record nothing (optimizer steps, evaluation). On by default. */

@@ -102,9 +102,13 @@ tl_tensor *tl_grad(tl_tensor *handle) {
   tl_tensor *t = tl_api_tensor(handle, "grad");
   if (!t) return NULL;
   tl_ctx *ctx = t->slot.ctx;
-  if (!is_leaf(ctx, t, "grad")) return NULL;
+  if (!t->ag) {
+    tl_error_set(&ctx->err, TL_ERR_ARG, "grad: the tensor does not require grad");
+    return NULL;
+  }
   size_t mark = tl_graph_mark(&ctx->graph);
-  tl_uop *g = t->ag->grad ? tl_graph_keep(&ctx->graph, t->ag->grad)
+  tl_uop *have = t->ag->op == TL_AG_LEAF ? t->ag->grad : t->ag->kept; /* a non-leaf: what it kept (tl_backward) */
+  tl_uop *g = have ? tl_graph_keep(&ctx->graph, have)
                           : tl_build_broadcast_to(&ctx->graph, tl_build_const(&ctx->graph, t->ag->dtype, 0), t->ag->ndim,
                                                 t->ag->shape);
   return tl_api_wrap(ctx, "grad", g, mark);
@@ -114,6 +118,11 @@ tl_status tl_zero_grad(tl_tensor *handle) {
   tl_tensor *t = tl_api_tensor(handle, "zero_grad");
   if (!t) return TL_ERR_ARG;
   tl_ctx *ctx = t->slot.ctx;
+  if (t->ag && t->ag->op != TL_AG_LEAF) { /* a non-leaf's kept gradient */
+    if (t->ag->kept) tl_uop_release(&ctx->graph, t->ag->kept);
+    t->ag->kept = NULL;
+    return TL_OK;
+  }
   if (!is_leaf(ctx, t, "zero_grad")) return ctx->err.status;
   if (t->ag->grad) tl_uop_release(&ctx->graph, t->ag->grad);
   t->ag->grad = NULL;
@@ -186,11 +195,24 @@ static tl_status propagate(tl_ctx *ctx, tl_ag_list *order, tl_ag_list *leaves) {
       tl_status st = tl_api_realize_node(ctx, value);
       if (st) return st;
     }
+    if (n->retain && !tl_ag_keep(&ctx->graph, n)) return tl_error_set(&ctx->err, TL_ERR_NOMEM, "backward: out of memory");
     if (!tl_ag_step(&ctx->graph, &ctx->err, n))
       return ctx->err.status ? ctx->err.status : tl_error_set(&ctx->err, TL_ERR_NOMEM, "backward: out of memory");
   }
   return TL_OK;
 }
+/* The non-leaves of this backward that a live handle holds keep their gradient (the
+ * seed language's `w.grad()` on `w = randn(..) * 0.1`; torch's retain_grad, for every
+ * tensor a variable holds): the rest free theirs after their step, as before. */
+static void mark_held(tl_ctx *ctx, const tl_ag_list *order) {
+  for (size_t k = 0; k < order->n; k++) order->v[k]->retain = false;
+  for (tl_scope *sc = ctx->scopes; sc; sc = sc->next)
+    for (tl_tensor *t = sc->tensors; t; t = t->next)
+      if (t->ag && t->ag->op != TL_AG_LEAF) t->ag->retain = true;
+  for (tl_tensor *t = ctx->escaped; t; t = t->next)
+    if (t->ag && t->ag->op != TL_AG_LEAF) t->ag->retain = true;
+}
+
 static tl_uop *seed_of(tl_ctx *ctx, const tl_tensor *loss, tl_tensor *seed_handle) {
   const tl_uop *l = loss->u;
   if (!seed_handle) {
@@ -230,6 +252,7 @@ tl_status tl_backward(tl_tensor *loss_handle, tl_tensor *seed_handle) {
   tl_ag_list order = {0}, leaves = {0};
   tl_status st = tl_ag_order(loss->ag, false, &order) ? TL_OK : tl_error_set(&ctx->err, TL_ERR_NOMEM, "backward: out of memory");
   if (!st) st = realize_saved(ctx, &order);
+  if (!st) mark_held(ctx, &order);
   bool was_disabled = ctx->grad_disabled;
   ctx->grad_disabled = true; /* gradients of gradients are not recorded */
   if (!st && !tl_ag_accumulate(&ctx->graph, loss->ag, seed)) st = tl_error_set(&ctx->err, TL_ERR_NOMEM, "backward: out of memory");
@@ -240,10 +263,13 @@ tl_status tl_backward(tl_tensor *loss_handle, tl_tensor *seed_handle) {
       tl_uop_release(&ctx->graph, order.v[k]->grad);
       order.v[k]->grad = NULL;
     }
-  tl_uop **grads = st ? NULL : malloc((leaves.n ? leaves.n : 1) * sizeof *grads);
+  tl_uop **grads = st ? NULL : malloc((leaves.n + order.n + 1) * sizeof *grads);
   if (!st && !grads) st = tl_error_set(&ctx->err, TL_ERR_NOMEM, "backward: out of memory");
-  for (size_t k = 0; !st && k < leaves.n; k++) grads[k] = leaves.v[k]->grad;
-  if (!st) st = tl_api_realize_nodes(ctx, leaves.n, grads); /* the leaves' gradients together */
+  size_t ng = 0;
+  for (size_t k = 0; !st && k < leaves.n; k++) grads[ng++] = leaves.v[k]->grad;
+  for (size_t k = 0; !st && k < order.n; k++) /* kept gradients too: no chain of sums grows over steps */
+    if (order.v[k]->op != TL_AG_LEAF && order.v[k]->retain && order.v[k]->kept) grads[ng++] = order.v[k]->kept;
+  if (!st) st = tl_api_realize_nodes(ctx, ng, grads); /* the leaves' gradients together */
   free(grads);
   ctx->grad_disabled = was_disabled;
   free(order.v);

@@ -68,6 +68,7 @@ void tl_ag_release(tl_graph *g, tl_ag_node *n) {
       }
       if (n->out) tl_uop_release(g, n->out);
       if (n->grad) tl_uop_release(g, n->grad);
+      if (n->kept) tl_uop_release(g, n->kept);
       free(n);
     }
     n = depth ? stack[--depth] : NULL;
@@ -169,6 +170,18 @@ bool tl_ag_accumulate(tl_graph *g, tl_ag_node *n, tl_uop *grad) {
   if (n->grad) tl_uop_release(g, n->grad);
   n->grad = grad;
   return true;
+}
+
+bool tl_ag_keep(tl_graph *g, tl_ag_node *n) {
+  size_t mark = tl_graph_mark(g); /* the sum's own builder reference goes at the end */
+  tl_uop *k = n->kept ? tl_build_binary(g, TL_OP_ADD, n->kept, n->grad) : n->grad;
+  if (k) {
+    tl_uop_retain(k);
+    if (n->kept) tl_uop_release(g, n->kept);
+    n->kept = k;
+  }
+  tl_graph_release_to(g, mark);
+  return k != NULL;
 }
 
 int tl_ag_inputs_needing_grad(const tl_ag_node *n) {

@@ -62,6 +62,8 @@ struct tl_ag_node {
   int64_t shape[TL_MAX_DIMS];
   int64_t p[2 * TL_MAX_DIMS + 2];
   bool saved;     /* every value saved by it and by the records under it is computed */
+  bool retain;    /* a non-leaf a handle holds while backward runs: keeps its gradient */
+  tl_uop *kept;   /* ... that gradient, accumulated over backward calls (tl_grad reads it) */
   tl_ag_input in[];
 };
 
@@ -98,6 +100,8 @@ bool tl_ag_history_values(tl_ag_node *root, tl_uop ***values, size_t *n);
 void tl_ag_mark_history_saved(tl_ag_node *root);
 /* n->grad += g (a new graph node; false: out of memory) */
 bool tl_ag_accumulate(tl_graph *g, tl_ag_node *n, tl_uop *grad);
+/* n->kept += n->grad (a retained non-leaf, before its step releases the gradient) */
+bool tl_ag_keep(tl_graph *g, tl_ag_node *n);
 /* how many of n's inputs take a gradient: over one, n->grad is read by several rules */
 int tl_ag_inputs_needing_grad(const tl_ag_node *n);
 /* One step of backward: the gradients of n's inputs from n->grad (grad_rules.c),

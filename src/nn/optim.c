@@ -14,6 +14,7 @@
 #include "tl.h"
 /* Only for ctx->err: tl.h offers no way to set an error from outside src/api. */
 #include "api/context.h"
+#include "autograd/autograd.h"
 
 typedef enum { TL_OPT_SGD, TL_OPT_ADAM, TL_OPT_ADAMW } tl_optim_kind;
 
@@ -45,16 +46,12 @@ static tl_status tl_optim_fail(tl_ctx *ctx, tl_status st, const char *fmt, ...) 
 
 /* ---- creation ------------------------------------------------------------------- */
 
-/* Only a leaf keeps a gradient, and there is no query for leafness: tl_grad, which
- * fails on anything else, is the test (its handle goes with the scope). */
-/* 1 a leaf, 0 not, -1 out of memory finding out (said in ctx) */
-static int tl_optim_is_leaf(tl_ctx *ctx, tl_tensor *p) {
-  tl_scope *s = tl_scope_begin(ctx, "optimizer_check");
-  if (!s) return -1;
-  tl_clear_error(ctx);
-  int leaf = tl_grad(p) != NULL ? 1 : tl_last_status(ctx) == TL_ERR_NOMEM ? -1 : 0;
-  tl_scope_end(s);
-  return leaf;
+/* 1 a leaf (its record is the autograd's leaf), 0 not (a computed tensor: a held one
+ * keeps a gradient too, but an optimizer steps leaves only) */
+static int tl_optim_is_leaf(tl_ctx *ctx, tl_tensor *handle) {
+  (void)ctx;
+  tl_tensor *p = tl_api_tensor(handle, "optimizer"); /* the handle is live: checked before */
+  return p && p->ag && p->ag->op == TL_AG_LEAF;
 }
 
 /* Parameter i must be a live leaf requiring grad, of ctx, listed once. */
