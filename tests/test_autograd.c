@@ -893,7 +893,7 @@ TEST(grad_nonleaf_kept) {
   check_values(tl_grad(y), (double[]){0, 0}, 2, 0);
   check_values(tl_grad(x), (double[]){21, 39}, 2, 1e-12); /* the leaf's is its own */
   CHECK_INT(tl_last_status(ctx), TL_OK);
-  tl_free(ctx);
+  TEST_SHUTDOWN(ctx);
 }
 
 TEST(grad_errors) {
