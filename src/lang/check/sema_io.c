@@ -143,10 +143,12 @@ tl_ty *tl_sema_io_method(sema *s, tl_node *n, tl_ty *t) {
    * binary_cross_entropy(target) (the seed's bce_loss) */
   bool leaky = !strcmp(m, "leaky_relu") || !strcmp(m, "elu"), hard = !strcmp(m, "hardsigmoid") || !strcmp(m, "hardswish");
   bool mish = !strcmp(m, "mish") || hard; /* no argument */
-  bool loss = !strcmp(m, "l1_loss") || !strcmp(m, "bce_loss") || !strcmp(m, "binary_cross_entropy");
+  bool loss = !strcmp(m, "l1_loss") || !strcmp(m, "bce_loss") || !strcmp(m, "binary_cross_entropy") ||
+              !strcmp(m, "nll_loss") || !strcmp(m, "kl_div_loss"); /* the last two: rt_nn.c */
   if (leaky || mish || loss) {
     n->ival = hard ? (m[4] == 's' && m[5] == 'i' ? B_HARDSIGMOID : B_HARDSWISH)
-              : m[0] == 'e' ? B_ELU : mish ? B_MISH : leaky ? B_LEAKY_RELU : m[0] == 'l' ? B_L1_LOSS : B_BCE_LOSS;
+              : m[0] == 'e' ? B_ELU : mish ? B_MISH : leaky ? B_LEAKY_RELU : m[0] == 'l' ? B_L1_LOSS
+              : m[0] == 'n' ? B_NLL_LOSS : m[0] == 'k' ? B_KL_DIV_LOSS : B_BCE_LOSS;
     if (!arity(s, n, m, leaky || mish ? 0 : 1, mish ? 0 : 1)) return TY_ERR;
     if (a && leaky) {
       tl_ty *v = tl_sema_expr(s, a, TY_F32_T);

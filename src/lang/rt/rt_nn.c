@@ -159,3 +159,55 @@ void tlrt_adam_step(tlrt *R, tl_tensor **p, tl_tensor *grad, tl_tensor **m, tl_t
   *m = m2;
   *v = v2;
 }
+
+/* -mean of x * w over every element, divided by count instead when count > 0 */
+static tl_tensor *neg_mean_product(tlrt *R, tl_tensor *x, tl_tensor *w, int64_t count, int line, int col) {
+  tl_tensor *prod = CHECK(tl_mul(x, w)); /* shapes that do not broadcast: the engine's message */
+  tl_tensor *sum = CHECK(tl_sum(prod, 0, NULL, 0));
+  int64_t n = count > 0 ? count : tl_numel(prod);
+  tl_tensor *r = tl_mul_scalar(sum, n > 0 ? -1.0 / (double)n : NAN); /* nothing to average: NaN, as torch */
+  tl_release(prod);
+  tl_release(sum);
+  return CHECK(r);
+}
+
+tl_tensor *tlrt_nll_loss(tlrt *R, tl_tensor *pred, tl_tensor *target, int line, int col) {
+  int nd = tl_ndim(pred);
+  if (nd < 1 || tl_ndim(target) != nd - 1) return neg_mean_product(R, pred, target, 0, line, col); /* the seed's */
+  int64_t c = tl_dim(pred, nd - 1);
+  tl_tensor *idx = tlrt_whole_indices(R, target, c, "nll_loss", "target", "class", line, col);
+  tl_tensor *col_idx = CHECK(tl_unsqueeze(idx, nd - 1));
+  tl_tensor *classes = CHECK(tl_arange(tl_context(pred), TL_I64, 0, (double)c, 1));
+  tl_tensor *hot = CHECK(tl_eq(col_idx, classes)); /* [.., C]: true at each row's class */
+  tl_tensor *w = CHECK(tl_cast(hot, tl_get_dtype(pred)));
+  tl_tensor *r = neg_mean_product(R, pred, w, tl_numel(target), line, col);
+  tl_release(idx);
+  tl_release(col_idx);
+  tl_release(classes);
+  tl_release(hot);
+  tl_release(w);
+  return r;
+}
+
+tl_tensor *tlrt_kl_div_loss(tlrt *R, tl_tensor *p, tl_tensor *q, int line, int col) {
+  const double eps = 1e-7;
+  tl_tensor *qe = CHECK(tl_add_scalar(q, eps)), *pe = CHECK(tl_add_scalar(p, eps));
+  tl_tensor *ratio = CHECK(tl_div(qe, pe)); /* shapes that do not broadcast: the engine's message */
+  tl_tensor *lg = CHECK(tl_log(ratio));
+  tl_tensor *term = CHECK(tl_mul(q, lg));
+  tl_tensor *floor_ = CHECK(tl_scalar(tl_context(q), tl_get_dtype(q), eps));
+  tl_tensor *keep = CHECK(tl_gt(q, floor_));
+  tl_tensor *zero = CHECK(tl_scalar(tl_context(q), tl_get_dtype(term), 0));
+  tl_tensor *kept = CHECK(tl_where(keep, term, zero));
+  tl_tensor *r = tl_mean(kept, 0, NULL, 0);
+  tl_release(qe);
+  tl_release(pe);
+  tl_release(ratio);
+  tl_release(lg);
+  tl_release(term);
+  tl_release(floor_);
+  tl_release(keep);
+  tl_release(zero);
+  tl_release(kept);
+  return CHECK(r);
+}

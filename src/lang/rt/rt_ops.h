@@ -104,6 +104,14 @@ TL_API tl_tensor *tlrt_dropout(tlrt *R, tl_tensor *x, double p, bool training, i
 TL_API tl_tensor *tlrt_activation(tlrt *R, int kind, tl_tensor *x, double k, int line, int col);
 TL_API tl_tensor *tlrt_bce_loss(tlrt *R, tl_tensor *prob, tl_tensor *target, int line, int col);
 TL_API tl_tensor *tlrt_l1_loss(tlrt *R, tl_tensor *pred, tl_tensor *target, int line, int col);
+/* pred.nll_loss(target) (rt_nn.c): torch's with class indices (pred [.., C], target
+ * its shape less the last axis, whole numbers in [0, C)): -mean of pred at them; the
+ * seed's with a target of pred's shape (one-hot or soft): -mean of pred * target over
+ * every element. p.kl_div_loss(q), the seed's (p and q probabilities, not torch's
+ * log-input kl_div): mean over every element of q ln((q + 1e-7) / (p + 1e-7)), 0 where
+ * q <= 1e-7. */
+TL_API tl_tensor *tlrt_nll_loss(tlrt *R, tl_tensor *pred, tl_tensor *target, int line, int col);
+TL_API tl_tensor *tlrt_kl_div_loss(tlrt *R, tl_tensor *p, tl_tensor *q, int line, int col);
 /* x.var(dim), x.std(dim) (all: over every element): torch's unbiased estimates, composed
  * of mean, sub, mul, sum (so autograd goes through) */
 TL_API tl_tensor *tlrt_var(tlrt *R, tl_tensor *x, int64_t dim, bool all, bool sd, int line, int col);
