@@ -222,6 +222,27 @@ tl_ty *tl_sema_io_method(sema *s, tl_node *n, tl_ty *t) {
     if (t->rank == 0) tl_sema_error(s, n, "`pad` needs a tensor of at least 1 axis");
     return t;
   }
+  if (!strncmp(m, "logical_", 8)) { /* torch's logical_and(b), logical_or(b), logical_not(): nonzero is true; bool */
+    bool not = !strcmp(m, "logical_not");
+    n->ival = B_LOGICAL;
+    n->len = not ? 2 : m[8] == 'a' ? 0 : 1;
+    if (!arity(s, n, m, not ? 0 : 1, not ? 0 : 1)) return TY_ERR;
+    tl_ty *b = a ? tl_sema_expr(s, a, NULL) : t;
+    if (b->kind != TY_TENSOR && b->kind != TY_ERROR) tl_sema_mismatch(s, a, "operand", tl_sema_tensor(s, -1, -1), b);
+    return tl_sema_tensor(s, TL_BOOL, b->kind == TY_TENSOR && b->rank >= 0 && t->rank >= 0 ? (b->rank > t->rank ? b->rank : t->rank) : -1);
+  }
+  if (!strcmp(m, "topk")) { /* torch's topk(k) values (the seed's): the k largest along the last axis, descending */
+    n->ival = B_TOPK;
+    if (!arity(s, n, m, 1, 1)) return TY_ERR;
+    tl_sema_expect_i64(s, a, "k");
+    if (t->dtype >= 0 && t->dtype != TL_F32 && t->dtype != TL_F64) {
+      char b[64];
+      tl_sema_error(s, n, "`topk` needs a float tensor, not %s", tl_ty_name(t, b, sizeof b));
+      return TY_ERR;
+    }
+    if (t->rank == 0) tl_sema_error(s, n, "`topk` needs a tensor of at least 1 axis");
+    return t;
+  }
   if (!strcmp(m, "norm")) { /* torch's norm(p = 2): (sum |x|^p)^(1/p) over every element */
     n->ival = B_NORM;
     if (!arity(s, n, m, 0, 1)) return TY_ERR;

@@ -93,6 +93,10 @@ cv tl_gen_io_call(gen *g, tl_node *n) {
     return tl_gen_temp_value(g, n->ty, tl_gen_fmt(g, "tlrt_activation(R, %d, %s, (double)(%s), %s)", id == B_LEAKY_RELU ? 0 : id == B_ELU ? 1 : id == B_MISH ? 2 : id == B_HARDSIGMOID ? 3 : 4,
                                                    t.c, k, l));
   }
+  case B_LOGICAL:
+    return tl_gen_temp_value(g, n->ty, tl_gen_fmt(g, "tlrt_logical(R, %d, %s, %s, %s)", (int)n->len, t.c, a ? tl_gen_expr(g, a).c : "NULL", l));
+  case B_TOPK:
+    return tl_gen_temp_value(g, n->ty, tl_gen_fmt(g, "tlrt_topk(R, %s, %s, %s)", t.c, tl_gen_expr(g, a).c, l));
   case B_L1_LOSS: case B_BCE_LOSS: case B_NLL_LOSS: case B_KL_DIV_LOSS:
     return tl_gen_temp_value(g, n->ty, tl_gen_fmt(g, "tlrt_%s(R, %s, %s, %s)", id == B_L1_LOSS ? "l1_loss" : id == B_NLL_LOSS ? "nll_loss"
                                                    : id == B_KL_DIV_LOSS ? "kl_div_loss" : "bce_loss", t.c, tl_gen_expr(g, a).c, l));

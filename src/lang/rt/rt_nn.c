@@ -6,6 +6,7 @@
 #include <math.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "lang/rt/rt_ops.h"
@@ -209,5 +210,85 @@ tl_tensor *tlrt_kl_div_loss(tlrt *R, tl_tensor *p, tl_tensor *q, int line, int c
   tl_release(keep);
   tl_release(zero);
   tl_release(kept);
+  return CHECK(r);
+}
+
+static tl_tensor *nonzero(tlrt *R, tl_tensor *a, int line, int col) {
+  tl_tensor *z = CHECK(tl_scalar(tl_context(a), tl_get_dtype(a), 0));
+  tl_tensor *r = tl_ne(a, z);
+  tl_release(z);
+  return CHECK(r);
+}
+
+tl_tensor *tlrt_logical(tlrt *R, int op, tl_tensor *a, tl_tensor *b, int line, int col) {
+  tl_tensor *na = nonzero(R, a, line, col);
+  if (op == 2) {
+    tl_tensor *r = tl_logical_not(na);
+    tl_release(na);
+    return CHECK(r);
+  }
+  tl_tensor *nb = nonzero(R, b, line, col);
+  tl_tensor *fixed = CHECK(tl_scalar(tl_context(a), TL_BOOL, op == 1)); /* and: false where a is; or: true */
+  tl_tensor *r = op == 0 ? tl_where(na, nb, fixed) : tl_where(na, fixed, nb); /* shapes: the engine's message */
+  tl_release(na);
+  tl_release(nb);
+  tl_release(fixed);
+  return CHECK(r);
+}
+
+/* one row's k largest (ties: the earlier first; a NaN only when nothing else is left),
+ * marked in w (k rows of n) */
+static void pick_top(const double *v, int64_t n, int64_t k, bool *used, double *w) {
+  memset(used, 0, (size_t)n * sizeof *used);
+  for (int64_t j = 0; j < k; j++) {
+    int64_t best = -1;
+    for (int64_t i = 0; i < n; i++)
+      if (!used[i] && (best < 0 || v[i] > v[best] || (isnan(v[best]) && !isnan(v[i])))) best = i;
+    used[best] = true;
+    w[j * n + best] = 1;
+  }
+}
+
+tl_tensor *tlrt_topk(tlrt *R, tl_tensor *x, int64_t k, int line, int col) {
+  int nd = tl_ndim(x);
+  int64_t n = nd > 0 ? tl_dim(x, nd - 1) : 0, rows = n > 0 ? tl_numel(x) / n : 0;
+  if (nd < 1 || k < 0 || k > n)
+    tlrt_fail(R, line, col, "topk: k is %lld, but the last axis has %lld elements", (long long)k, (long long)n);
+  if (rows > 0 && k > 0 && (double)rows * (double)k * (double)n > (double)(1 << 26))
+    tlrt_fail(R, line, col, "topk: %lld rows of %lld, k = %lld, is too large here (the picks are a one-hot product)",
+              (long long)rows, (long long)n, (long long)k);
+  tl_tensor *h = CHECK(tl_cast(x, TL_F64));
+  const double *v = rows ? tl_data(h) : NULL;
+  if (rows && !v) {
+    tl_release(h);
+    tlrt_check(R, NULL, line, col); /* the engine's message */
+  }
+  size_t cells = (size_t)(rows * k * n);
+  double *w = calloc(cells ? cells : 1, sizeof *w);
+  bool *used = malloc((size_t)(n ? n : 1) * sizeof *used);
+  if (!w || !used) {
+    free(w);
+    free(used);
+    tl_release(h);
+    tlrt_fail(R, line, col, "topk: out of memory");
+  }
+  for (int64_t r = 0; r < rows; r++) pick_top(v + r * n, n, k, used, w + r * k * n);
+  free(used);
+  tl_release(h);
+  int64_t shape[TL_MAX_DIMS + 1];
+  for (int i = 0; i < nd - 1; i++) shape[i] = tl_dim(x, i);
+  shape[nd - 1] = k;
+  shape[nd] = n;
+  tl_tensor *w64 = tl_from_data(tl_context(x), TL_F64, nd + 1, shape, w);
+  free(w);
+  tl_tensor *hot = CHECK(tl_cast(CHECK(w64), tl_get_dtype(x)));
+  tl_release(w64);
+  tl_tensor *xr = CHECK(tl_unsqueeze(x, nd - 1)); /* [.., 1, n] against [.., k, n] */
+  tl_tensor *prod = CHECK(tl_mul(xr, hot));
+  int axis = nd;
+  tl_tensor *r = tl_sum(prod, 1, &axis, 0);
+  tl_release(hot);
+  tl_release(xr);
+  tl_release(prod);
   return CHECK(r);
 }

@@ -112,6 +112,14 @@ TL_API tl_tensor *tlrt_l1_loss(tlrt *R, tl_tensor *pred, tl_tensor *target, int 
  * q <= 1e-7. */
 TL_API tl_tensor *tlrt_nll_loss(tlrt *R, tl_tensor *pred, tl_tensor *target, int line, int col);
 TL_API tl_tensor *tlrt_kl_div_loss(tlrt *R, tl_tensor *p, tl_tensor *q, int line, int col);
+/* torch's logical_and (op 0), logical_or (1) of a and b, logical_not (2) of a (b NULL):
+ * nonzero is true, the result bool (rt_nn.c) */
+TL_API tl_tensor *tlrt_logical(tlrt *R, int op, tl_tensor *a, tl_tensor *b, int line, int col);
+/* x.topk(k): the k largest values along the last axis, descending (ties: the earlier
+ * first), torch's values (the seed's topk); k outside 0..n is a run-time error. The
+ * positions are found on the host; the values are x times their one-hot rows, so a
+ * gradient goes back to the elements picked. */
+TL_API tl_tensor *tlrt_topk(tlrt *R, tl_tensor *x, int64_t k, int line, int col);
 /* x.var(dim), x.std(dim) (all: over every element): torch's unbiased estimates, composed
  * of mean, sub, mul, sum (so autograd goes through) */
 TL_API tl_tensor *tlrt_var(tlrt *R, tl_tensor *x, int64_t dim, bool all, bool sd, int line, int col);
