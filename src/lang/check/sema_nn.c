@@ -91,6 +91,37 @@ tl_ty *tl_sema_nn_method(sema *s, tl_node *n, tl_ty *t) {
     if (!float_receiver(s, n, t, m)) return TY_ERR;
     return t;
   }
+  /* torch's F.batch_norm(x, running_mean, running_var, weight, bias, training[, eps]),
+   * F.group_norm(x, groups, weight, bias, eps), F.instance_norm(x, weight, bias, eps):
+   * over axis 1's channels (rt_nn.c) */
+  int kind = !strcmp(m, "batch_norm") ? 0 : !strcmp(m, "group_norm") ? 1 : !strcmp(m, "instance_norm") ? 2 : -1;
+  if (kind >= 0) {
+    static const char *const shape[] = {"(running_mean, running_var, weight, bias, training) or (.., training, eps)",
+                                        "(groups, weight, bias, eps)", "(weight, bias, eps)"};
+    static const int least[] = {5, 4, 3}, most[] = {6, 4, 3};
+    n->ival = B_NORM_LAYER;
+    n->len = (size_t)kind;
+    if (!arity(s, n, m, least[kind], most[kind], shape[kind])) return TY_ERR;
+    static const char *const bn[] = {"running_mean", "running_var", "weight", "bias"}, *const wb[] = {"weight", "bias"};
+    if (kind == 1) {
+      tl_sema_expect_i64(s, a, "groups");
+      a = a->next;
+    }
+    for (int i = 0; i < (kind ? 2 : 4); i++, a = a->next) expect_tensor(s, a, kind ? wb[i] : bn[i], TL_F32);
+    if (kind == 0) {
+      tl_ty *tr = tl_sema_expr(s, a, TY_BOOL_T);
+      if (tr->kind != TY_BOOL && tr->kind != TY_ERROR) tl_sema_mismatch(s, a, "training", TY_BOOL_T, tr);
+      a = a->next;
+    }
+    if (a) {
+      tl_ty *e = tl_sema_expr_hint(s, a, TY_F32_T);
+      if (!tl_ty_is_numeric(e) && e->kind != TY_ERROR) tl_sema_mismatch(s, a, "eps", TY_F32_T, e);
+    }
+    if (t->rank >= 0 && t->rank < (kind == 0 ? 2 : 3))
+      tl_sema_error(s, n, "`%s` needs an [N, C, ..] tensor of at least %d axes, not %d", m, kind == 0 ? 2 : 3, t->rank);
+    if (!float_receiver(s, n, t, m)) return TY_ERR;
+    return t;
+  }
   if (!strcmp(m, "adam_step")) {
     n->ival = B_ADAM_STEP;
     if (!arity(s, n, m, 9, 9, "(grad, m, v, step, lr, beta1, beta2, eps, weight_decay)")) return TY_ERR;

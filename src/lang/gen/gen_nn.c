@@ -39,6 +39,26 @@ cv tl_gen_nn_call(gen *g, tl_node *n) {
     const char *w = tl_gen_expr(g, a).c, *b = tl_gen_expr(g, a->next).c, *eps = tl_gen_expr(g, a->next->next).c;
     return tl_gen_temp_value(g, n->ty, tl_gen_fmt(g, "tlrt_layer_norm(R, %s, %s, %s, (double)(%s), %s)", t.c, w, b, eps, l));
   }
+  case B_NORM_LAYER: { /* batch_norm (len 0), group_norm (1), instance_norm (2): rt_nn.c */
+    const char *rm = "NULL", *rv = "NULL", *k = "0", *eps = "1e-5";
+    if (n->len == 0) {
+      rm = tl_gen_expr(g, a).c;
+      rv = tl_gen_expr(g, a->next).c;
+      a = a->next->next;
+    } else if (n->len == 1) {
+      k = tl_gen_new_temp(g, TY_I64_T, tl_gen_expr(g, a).c);
+      a = a->next;
+    }
+    const char *w = tl_gen_expr(g, a).c, *b = tl_gen_expr(g, a->next).c;
+    a = a->next->next;
+    if (n->len == 0) {
+      k = tl_gen_fmt(g, "(int64_t)(%s)", tl_gen_expr(g, a).c);
+      a = a->next;
+    }
+    if (a) eps = tl_gen_expr(g, a).c;
+    return tl_gen_temp_value(g, n->ty, tl_gen_fmt(g, "tlrt_norm_layer(R, %d, %s, %s, %s, %s, %s, %s, (double)(%s), %s)", (int)n->len,
+                                                   t.c, rm, rv, w, b, k, eps, l));
+  }
   case B_EMBEDDING:
     return tl_gen_temp_value(g, n->ty, tl_gen_fmt(g, "tlrt_embedding(R, %s, %s, %s)", t.c, tl_gen_expr(g, a).c, l));
   default: tl_gen_fail(g, n, "unknown layer method"); return tl_gen_scalar("0", n->ty);

@@ -292,3 +292,85 @@ tl_tensor *tlrt_topk(tlrt *R, tl_tensor *x, int64_t k, int line, int col) {
   tl_release(prod);
   return CHECK(r);
 }
+
+/* p [C] as [1, C, 1, ..] against x of nd axes */
+static tl_tensor *per_channel(tlrt *R, tl_tensor *p, int nd, int64_t c, const char *what, int line, int col) {
+  if (tl_ndim(p) != 1 || tl_dim(p, 0) != c)
+    tlrt_fail(R, line, col, "%s: expected [%lld] (one per channel), got a tensor of %d axes", what, (long long)c, tl_ndim(p));
+  int64_t shape[TL_MAX_DIMS];
+  for (int i = 0; i < nd; i++) shape[i] = i == 1 ? c : 1;
+  return CHECK(tl_reshape(p, nd, shape));
+}
+
+/* (x - mean) / sqrt(var + eps) over the axes, the variance biased (torch's) */
+static tl_tensor *standardize(tlrt *R, tl_tensor *x, int na, const int *axes, double eps, int line, int col) {
+  tl_tensor *mean = CHECK(tl_mean(x, na, axes, 1));
+  tl_tensor *d = CHECK(tl_sub(x, mean));
+  tl_tensor *sq = CHECK(tl_mul(d, d));
+  tl_tensor *var = CHECK(tl_mean(sq, na, axes, 1));
+  tl_tensor *ve = CHECK(tl_add_scalar(var, eps));
+  tl_tensor *sd = CHECK(tl_sqrt(ve));
+  tl_tensor *r = tl_div(d, sd);
+  tl_release(mean);
+  tl_release(d);
+  tl_release(sq);
+  tl_release(var);
+  tl_release(ve);
+  tl_release(sd);
+  return CHECK(r);
+}
+
+static tl_tensor *normalized(tlrt *R, int kind, tl_tensor *x, tl_tensor *rm, tl_tensor *rv, int64_t k, double eps, int line,
+                             int col) {
+  int nd = tl_ndim(x), axes[TL_MAX_DIMS], na = 0;
+  int64_t c = tl_dim(x, 1);
+  if (kind == 0 && !k) { /* evaluation: the running statistics */
+    tl_tensor *m = per_channel(R, rm, nd, c, "batch_norm running_mean", line, col);
+    tl_tensor *v = per_channel(R, rv, nd, c, "batch_norm running_var", line, col);
+    tl_tensor *d = CHECK(tl_sub(x, m));
+    tl_tensor *ve = CHECK(tl_add_scalar(v, eps));
+    tl_tensor *sd = CHECK(tl_sqrt(ve));
+    tl_tensor *r = tl_div(d, sd);
+    tl_release(m);
+    tl_release(v);
+    tl_release(d);
+    tl_release(ve);
+    tl_release(sd);
+    return CHECK(r);
+  }
+  if (kind == 1) { /* [N, G, C / G * rest], over the last */
+    if (k <= 0 || c % k)
+      tlrt_fail(R, line, col, "group_norm: %lld groups do not divide %lld channels", (long long)k, (long long)c);
+    int64_t n0 = tl_dim(x, 0), g3[3] = {n0, k, n0 > 0 ? tl_numel(x) / (n0 * k) : 0}, shape[TL_MAX_DIMS];
+    for (int i = 0; i < nd; i++) shape[i] = tl_dim(x, i);
+    tl_tensor *xg = CHECK(tl_reshape(x, 3, g3));
+    int last = 2;
+    tl_tensor *s = standardize(R, xg, 1, &last, eps, line, col);
+    tl_tensor *r = tl_reshape(s, nd, shape);
+    tl_release(xg);
+    tl_release(s);
+    return CHECK(r);
+  }
+  for (int i = kind == 0 ? 0 : 2; i < nd; i++)
+    if (i != 1) axes[na++] = i; /* batch_norm training: all but the channels; instance_norm: after them */
+  return standardize(R, x, na, axes, eps, line, col);
+}
+
+tl_tensor *tlrt_norm_layer(tlrt *R, int kind, tl_tensor *x, tl_tensor *rm, tl_tensor *rv, tl_tensor *w, tl_tensor *b,
+                           int64_t k, double eps, int line, int col) {
+  static const char *const names[] = {"batch_norm", "group_norm", "instance_norm"};
+  int nd = tl_ndim(x);
+  if (nd < (kind == 0 ? 2 : 3))
+    tlrt_fail(R, line, col, "%s: needs an [N, C, ..] tensor of at least %d axes, not %d", names[kind], kind == 0 ? 2 : 3, nd);
+  int64_t c = tl_dim(x, 1);
+  tl_tensor *y = normalized(R, kind, x, rm, rv, k, eps, line, col);
+  tl_tensor *wc = per_channel(R, w, nd, c, kind == 0 ? "batch_norm weight" : kind == 1 ? "group_norm weight" : "instance_norm weight", line, col);
+  tl_tensor *bc = per_channel(R, b, nd, c, kind == 0 ? "batch_norm bias" : kind == 1 ? "group_norm bias" : "instance_norm bias", line, col);
+  tl_tensor *yw = CHECK(tl_mul(y, wc));
+  tl_tensor *r = tl_add(yw, bc);
+  tl_release(y);
+  tl_release(wc);
+  tl_release(bc);
+  tl_release(yw);
+  return CHECK(r);
+}

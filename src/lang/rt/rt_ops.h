@@ -166,6 +166,13 @@ TL_API tl_tensor *tlrt_layer_norm(tlrt *R, tl_tensor *x, tl_tensor *w, tl_tensor
 TL_API tl_tensor *tlrt_whole_indices(tlrt *R, tl_tensor *indices, int64_t n, const char *what, const char *index,
                                      const char *unit, int line, int col);
 TL_API tl_tensor *tlrt_embedding(tlrt *R, tl_tensor *indices, tl_tensor *weights, int line, int col);
+/* x [N, C, ..] normalized per channel of axis 1, then times weight and plus bias
+ * (each [C]): kind 0 batch_norm (k nonzero: training, with the batch's mean and biased
+ * variance over every axis but 1; else rm and rv, the running ones, which stay as they
+ * are: TL's tensors are values), 1 group_norm (k groups of C / k channels, over each
+ * group and the axes after 1), 2 instance_norm (over the axes after 1). torch's. */
+TL_API tl_tensor *tlrt_norm_layer(tlrt *R, int kind, tl_tensor *x, tl_tensor *rm, tl_tensor *rv, tl_tensor *w, tl_tensor *b,
+                                  int64_t k, double eps, int line, int col);
 /* p.adam_step(grad, m, v, step, lr, beta1, beta2, eps, weight_decay): one AdamW step
  * (decoupled decay; bias correction with t = step + 1, as the reference language);
  * *p, *m and *v are replaced by new realized leaves (*p requiring grad if it did) */
