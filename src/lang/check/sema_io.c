@@ -191,6 +191,17 @@ tl_ty *tl_sema_io_method(sema *s, tl_node *n, tl_ty *t) {
     }
     return tl_sema_tensor(s, dt, -1); /* the broadcast shape is known when it runs */
   }
+  int part = !strcmp(m, "narrow") ? 0 : !strcmp(m, "chunk") ? 1 : !strcmp(m, "split") ? 2 : -1;
+  if (part >= 0) { /* torch's narrow(dim, start, len); the seed's chunk(chunks, dim, i), split(size, dim, i): piece i */
+    static const char *const what[3][3] = {{"dim", "start", "len"}, {"chunks", "dim", "index"}, {"size", "dim", "index"}};
+    n->ival = B_PART;
+    n->len = (size_t)part;
+    if (!arity(s, n, m, 3, 3)) return TY_ERR;
+    int i = 0;
+    for (tl_node *e = a; e; e = e->next, i++) tl_sema_expect_i64(s, e, what[part][i]);
+    if (t->rank == 0) tl_sema_error(s, n, "`%s` needs a tensor of at least 1 axis", m);
+    return t;
+  }
   if (!strcmp(m, "slice")) {
     int got = tl_ast_count(a);
     if (got != 2 && got != 4) {

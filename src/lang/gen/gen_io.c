@@ -124,6 +124,11 @@ cv tl_gen_io_call(gen *g, tl_node *n) {
     for (int i = 0; i < 4; i++, a = a->next) v[i] = tl_gen_new_temp(g, TY_I64_T, tl_gen_expr(g, a).c);
     return tl_gen_temp_value(g, n->ty, tl_gen_fmt(g, "tlrt_slice(R, %s, %s, %s, %s, %s, %s)", t.c, v[0], v[1], v[2], v[3], l));
   }
+  case B_PART: {
+    const char *v[3];
+    for (int i = 0; i < 3; i++, a = a->next) v[i] = tl_gen_new_temp(g, TY_I64_T, tl_gen_expr(g, a).c);
+    return tl_gen_temp_value(g, n->ty, tl_gen_fmt(g, "tlrt_part(R, %s, %d, %s, %s, %s, %s)", t.c, (int)n->len, v[0], v[1], v[2], l));
+  }
   case B_SLICE_LEN: {
     const char *s = tl_gen_new_temp(g, TY_I64_T, tl_gen_expr(g, a).c), *len = tl_gen_new_temp(g, TY_I64_T, tl_gen_expr(g, a->next).c);
     return tl_gen_temp_value(g, n->ty, tl_gen_fmt(g, "tlrt_slice_len(R, %s, %s, %s, %s)", t.c, s, len, l));

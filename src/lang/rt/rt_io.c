@@ -251,6 +251,23 @@ tl_tensor *tlrt_slice(tlrt *R, tl_tensor *t, int64_t dim, int64_t start, int64_t
   return CHECK(tl_slice(t, ax, lo, hi, step));
 }
 
+tl_tensor *tlrt_part(tlrt *R, tl_tensor *t, int kind, int64_t a, int64_t b, int64_t c, int line, int col) {
+  static const char *const names[] = {"narrow", "chunk", "split"};
+  if (kind == 0) {
+    if (a < 0 || b < 0 || c < 0) tlrt_fail(R, line, col, "narrow: dim, start and len are not negative here");
+    return tlrt_slice(R, t, a, b, b + c, 1, line, col);
+  }
+  int nd = tl_ndim(t);
+  if (b < 0 || b >= nd) tlrt_fail(R, line, col, "%s: dim %lld is out of range for a tensor with %d axes", names[kind], (long long)b, nd);
+  int64_t n = tl_dim(t, (int)b);
+  if (a <= 0) tlrt_fail(R, line, col, "%s: the %s must be positive, not %lld", names[kind], kind == 1 ? "chunk count" : "size", (long long)a);
+  int64_t size = kind == 1 ? (n + a - 1) / a : a, start = c * size;
+  if (c < 0 || size == 0 || start >= n)
+    tlrt_fail(R, line, col, "%s: there is no piece %lld (%lld elements in pieces of %lld)", names[kind], (long long)c, (long long)n,
+              (long long)size);
+  return tlrt_slice(R, t, b, start, start + size < n ? start + size : n, 1, line, col);
+}
+
 tl_tensor *tlrt_slice_len(tlrt *R, tl_tensor *t, int64_t start, int64_t len, int line, int col) {
   if (tl_ndim(t) == 0) tlrt_fail(R, line, col, "slice: a 0-d tensor has no axis to slice");
   int64_t size = tl_dim(t, 0);

@@ -150,6 +150,10 @@ TL_API tl_tensor *tlrt_rand_like(tlrt *R, tl_tensor *t, bool normal, int line, i
 TL_API tl_tensor *tlrt_where_mask(tlrt *R, tl_tensor *cond, tl_tensor *a, tl_tensor *b, int line, int col);
 TL_API tl_tensor *tlrt_slice(tlrt *R, tl_tensor *t, int64_t dim, int64_t start, int64_t end, int64_t step, int line, int col);
 TL_API tl_tensor *tlrt_slice_len(tlrt *R, tl_tensor *t, int64_t start, int64_t len, int line, int col);
+/* kind 0: narrow(dim, start, len) (torch's); 1: chunk(chunks, dim, i), piece i of
+ * torch's chunk (pieces of ceil(n / chunks)); 2: split(size, dim, i), piece i of torch's
+ * split (pieces of size): the seed's spellings, one piece each */
+TL_API tl_tensor *tlrt_part(tlrt *R, tl_tensor *t, int kind, int64_t a, int64_t b, int64_t c, int line, int col);
 TL_API tl_tensor *tlrt_detach_grad(tlrt *R, tl_tensor *t, bool requires_grad, int line, int col);
 TL_API void tlrt_clear_grads(tlrt *R); /* every leaf's gradient back to none (zeros) */
 
