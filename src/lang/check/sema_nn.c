@@ -122,6 +122,40 @@ tl_ty *tl_sema_nn_method(sema *s, tl_node *n, tl_ty *t) {
     if (!float_receiver(s, n, t, m)) return TY_ERR;
     return t;
   }
+  if (!strcmp(m, "linear")) { /* torch's F.linear(x, weight [out, in], bias): x @ weight^T + bias */
+    n->ival = B_LINEAR;
+    if (!arity(s, n, m, 1, 2, "(weight) or (weight, bias)")) return TY_ERR;
+    expect_tensor(s, a, "weight", TL_F32);
+    if (a->next) expect_tensor(s, a->next, "bias", TL_F32);
+    if (t->rank == 0) tl_sema_error(s, n, "`linear` needs a tensor of at least 1 axis");
+    if (!float_receiver(s, n, t, m)) return TY_ERR;
+    return tl_sema_tensor(s, t->dtype, t->rank);
+  }
+  if (!strcmp(m, "conv1d")) { /* the seed's x.conv1d(weight [O, C, K], bias, stride, padding): torch's conv1d */
+    n->ival = B_CONV1D;
+    if (!arity(s, n, m, 4, 4, "(kernel, bias, stride, padding)")) return TY_ERR;
+    expect_tensor(s, a, "kernel", TL_F32);
+    expect_tensor(s, a->next, "bias", TL_F32);
+    tl_sema_expect_i64(s, a->next->next, "stride");
+    tl_sema_expect_i64(s, a->next->next->next, "padding");
+    if (t->rank >= 0 && t->rank != 3) tl_sema_error(s, n, "`conv1d` needs an [N, C, L] tensor of 3 axes, not %d", t->rank);
+    if (!float_receiver(s, n, t, m)) return TY_ERR;
+    return tl_sema_tensor(s, t->dtype, 3);
+  }
+  if (!strcmp(m, "interpolate") || !strcmp(m, "adaptive_avg_pool2d")) {
+    /* interpolate(oh, ow, mode): the seed's, 0 nearest (torch's), 1 bilinear with the
+     * corners aligned; adaptive_avg_pool2d(oh, ow): torch's */
+    bool interp = m[0] == 'i';
+    n->ival = B_RESAMPLE;
+    if (!arity(s, n, m, interp ? 3 : 2, interp ? 3 : 2, interp ? "(height, width, mode)" : "(height, width)")) return TY_ERR;
+    tl_sema_expect_i64(s, a, "height");
+    tl_sema_expect_i64(s, a->next, "width");
+    if (interp) tl_sema_expect_i64(s, a->next->next, "mode");
+    n->len = interp ? 0 : 1;
+    if (t->rank >= 0 && t->rank != 4) tl_sema_error(s, n, "`%s` needs an [N, C, H, W] tensor of 4 axes, not %d", m, t->rank);
+    if (!float_receiver(s, n, t, m)) return TY_ERR;
+    return tl_sema_tensor(s, t->dtype, 4);
+  }
   if (!strcmp(m, "adam_step")) {
     n->ival = B_ADAM_STEP;
     if (!arity(s, n, m, 9, 9, "(grad, m, v, step, lr, beta1, beta2, eps, weight_decay)")) return TY_ERR;

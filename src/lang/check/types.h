@@ -204,7 +204,7 @@ typedef enum {
   B_TRIL, B_TRIU, B_MASKED_FILL, B_WHERE, B_VAR, B_STD, B_LEAKY_RELU, B_L1_LOSS, B_ELU, B_MISH, B_HARDSIGMOID, B_HARDSWISH, B_BCE_LOSS, B_SLICE, B_SLICE_LEN, B_DROPOUT, B_PAD, B_NORM, B_TENSOR_PRINT, B_TO_DEVICE, B_DEVICE, B_DETACH_GRAD,
   B_NLL_LOSS, B_KL_DIV_LOSS, B_LOGICAL, B_TOPK, B_PART,
   /* layer methods (sema_nn.c, gen_nn.c, rt_nn.c): B_NN_FIRST..B_NN_LAST */
-  B_CONV2D, B_CONV2D_BIAS, B_MAX_POOL2D, B_AVG_POOL2D, B_LAYER_NORM, B_EMBEDDING, B_ADAM_STEP, B_NORM_LAYER,
+  B_CONV2D, B_CONV2D_BIAS, B_MAX_POOL2D, B_AVG_POOL2D, B_LAYER_NORM, B_EMBEDDING, B_ADAM_STEP, B_NORM_LAYER, B_LINEAR, B_CONV1D, B_RESAMPLE,
   /* system calls and String methods (sema_sys.c, gen_sys.c, rt_sys.c): node->len is
    * the row of sema_sys.c's table */
   B_SYS,
@@ -221,7 +221,7 @@ typedef enum {
 #define B_IO_FIRST B_TENSOR_SAVE
 #define B_IO_LAST B_PART
 #define B_NN_FIRST B_CONV2D
-#define B_NN_LAST B_NORM_LAYER
+#define B_NN_LAST B_RESAMPLE
 
 /* a loop's variables written inside it (loop->ref): realized every iteration */
 typedef struct tl_varlist {

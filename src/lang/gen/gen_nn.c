@@ -59,6 +59,20 @@ cv tl_gen_nn_call(gen *g, tl_node *n) {
     return tl_gen_temp_value(g, n->ty, tl_gen_fmt(g, "tlrt_norm_layer(R, %d, %s, %s, %s, %s, %s, %s, (double)(%s), %s)", (int)n->len,
                                                    t.c, rm, rv, w, b, k, eps, l));
   }
+  case B_LINEAR:
+    return tl_gen_temp_value(g, n->ty, tl_gen_fmt(g, "tlrt_linear(R, %s, %s, %s, %s)", t.c, tl_gen_expr(g, a).c,
+                                                   a->next ? tl_gen_expr(g, a->next).c : "NULL", l));
+  case B_CONV1D: {
+    const char *k = tl_gen_expr(g, a).c, *b = tl_gen_expr(g, a->next).c;
+    const char *stride = tl_gen_new_temp(g, TY_I64_T, tl_gen_expr(g, a->next->next).c);
+    const char *pad = tl_gen_new_temp(g, TY_I64_T, tl_gen_expr(g, a->next->next->next).c);
+    return tl_gen_temp_value(g, n->ty, tl_gen_fmt(g, "tlrt_conv1d(R, %s, %s, %s, %s, %s, %s)", t.c, k, b, stride, pad, l));
+  }
+  case B_RESAMPLE: {
+    const char *h = tl_gen_new_temp(g, TY_I64_T, tl_gen_expr(g, a).c), *w = tl_gen_new_temp(g, TY_I64_T, tl_gen_expr(g, a->next).c);
+    const char *mode = n->len ? "2" : tl_gen_new_temp(g, TY_I64_T, tl_gen_expr(g, a->next->next).c);
+    return tl_gen_temp_value(g, n->ty, tl_gen_fmt(g, "tlrt_resample(R, %s, %s, %s, %s, %s)", t.c, h, w, mode, l));
+  }
   case B_EMBEDDING:
     return tl_gen_temp_value(g, n->ty, tl_gen_fmt(g, "tlrt_embedding(R, %s, %s, %s)", t.c, tl_gen_expr(g, a).c, l));
   default: tl_gen_fail(g, n, "unknown layer method"); return tl_gen_scalar("0", n->ty);

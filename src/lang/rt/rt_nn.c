@@ -374,3 +374,77 @@ tl_tensor *tlrt_norm_layer(tlrt *R, int kind, tl_tensor *x, tl_tensor *rm, tl_te
   tl_release(yw);
   return CHECK(r);
 }
+
+tl_tensor *tlrt_linear(tlrt *R, tl_tensor *x, tl_tensor *w, tl_tensor *b, int line, int col) {
+  if (tl_ndim(w) != 2) tlrt_fail(R, line, col, "linear: the weight must be [out, in], not a tensor of %d axes", tl_ndim(w));
+  tl_tensor *wt = CHECK(tl_transpose(w, 0, 1));
+  tl_tensor *y = CHECK(tl_matmul(x, wt)); /* shapes that do not match: the engine's message */
+  tl_release(wt);
+  if (!b) return y;
+  tl_tensor *r = tl_add(y, b);
+  tl_release(y);
+  return CHECK(r);
+}
+
+tl_tensor *tlrt_conv1d(tlrt *R, tl_tensor *x, tl_tensor *w, tl_tensor *b, int64_t stride, int64_t pad, int line, int col) {
+  if (tl_ndim(x) != 3 || tl_ndim(w) != 3)
+    tlrt_fail(R, line, col, "conv1d: needs x [N, C, L] and a kernel [O, C, K], not tensors of %d and %d axes", tl_ndim(x), tl_ndim(w));
+  if (stride <= 0 || pad < 0) tlrt_fail(R, line, col, "conv1d: the stride must be positive and the padding not negative");
+  tl_tensor *x4 = CHECK(tl_unsqueeze(x, 2)), *w4 = CHECK(tl_unsqueeze(w, 2));
+  tl_tensor *y = tl_conv2d(x4, w4, b, 1, stride, 0, pad);
+  tl_release(x4);
+  tl_release(w4);
+  tl_tensor *r = tl_squeeze(CHECK(y), 2);
+  tl_release(y);
+  return CHECK(r);
+}
+
+/* [out, in] weights taking an axis of n to m: mode 0 nearest (src floor(i n / m)), 1
+ * linear with the ends aligned, 2 the mean of torch's adaptive bin [floor(i n / m),
+ * ceil((i + 1) n / m)) */
+static void axis_weights(int64_t mode, int64_t n, int64_t m, double *a) {
+  for (int64_t i = 0; i < m; i++) {
+    double *row = a + i * n;
+    if (mode == 0) row[i * n / m] = 1;
+    else if (mode == 1) {
+      double s = m > 1 ? (double)i * (double)(n - 1) / (double)(m - 1) : 0;
+      int64_t lo = (int64_t)floor(s), hi = lo + 1 < n ? lo + 1 : n - 1;
+      row[lo] += 1 - (s - (double)lo);
+      row[hi] += s - (double)lo;
+    } else {
+      int64_t lo = i * n / m, hi = ((i + 1) * n + m - 1) / m;
+      for (int64_t j = lo; j < hi; j++) row[j] = 1.0 / (double)(hi - lo);
+    }
+  }
+}
+
+static tl_tensor *weights_tensor(tlrt *R, tl_tensor *like, int64_t mode, int64_t n, int64_t m, int line, int col) {
+  double *a = calloc(n > 0 && m > 0 ? (size_t)(n * m) : 1, sizeof *a);
+  if (!a) tlrt_fail(R, line, col, "resample: out of memory");
+  axis_weights(mode, n, m, a);
+  int64_t shape[2] = {m, n};
+  tl_tensor *t = tl_from_data(tl_context(like), TL_F64, 2, shape, a);
+  free(a);
+  tl_tensor *r = tl_cast(CHECK(t), tl_get_dtype(like));
+  tl_release(t);
+  return CHECK(r);
+}
+
+tl_tensor *tlrt_resample(tlrt *R, tl_tensor *x, int64_t oh, int64_t ow, int64_t mode, int line, int col) {
+  const char *what = mode == 2 ? "adaptive_avg_pool2d" : "interpolate";
+  if (tl_ndim(x) != 4) tlrt_fail(R, line, col, "%s: needs an [N, C, H, W] tensor, not one of %d axes", what, tl_ndim(x));
+  if (mode < 0 || mode > 2) tlrt_fail(R, line, col, "interpolate: mode %lld: 0 is nearest, 1 bilinear", (long long)mode);
+  int64_t h = tl_dim(x, 2), w = tl_dim(x, 3);
+  if (oh <= 0 || ow <= 0 || oh > (1 << 16) || ow > (1 << 16) || h == 0 || w == 0 || (mode == 2 && (oh > h || ow > w)))
+    tlrt_fail(R, line, col, "%s: an output of %lld x %lld from %lld x %lld is out of range", what, (long long)oh, (long long)ow,
+              (long long)h, (long long)w);
+  tl_tensor *mh = weights_tensor(R, x, mode, h, oh, line, col), *mw = weights_tensor(R, x, mode, w, ow, line, col);
+  tl_tensor *rows = CHECK(tl_matmul(mh, x)); /* [oh, h] @ [N, C, h, w] */
+  tl_tensor *mwt = CHECK(tl_transpose(mw, 0, 1));
+  tl_tensor *r = tl_matmul(rows, mwt); /* .. @ [w, ow] */
+  tl_release(mh);
+  tl_release(mw);
+  tl_release(rows);
+  tl_release(mwt);
+  return CHECK(r);
+}

@@ -175,6 +175,14 @@ TL_API tl_tensor *tlrt_embedding(tlrt *R, tl_tensor *indices, tl_tensor *weights
  * variance over every axis but 1; else rm and rv, the running ones, which stay as they
  * are: TL's tensors are values), 1 group_norm (k groups of C / k channels, over each
  * group and the axes after 1), 2 instance_norm (over the axes after 1). torch's. */
+/* x.linear(w, b): x @ w^T + b (b may be NULL); x.conv1d(w [O, C, K], b, stride, padding)
+ * on x [N, C, L], as conv2d on one row; x.resample(oh, ow, mode) on [N, C, H, W]:
+ * mode 0 nearest (torch's interpolate), 1 bilinear with the corners aligned (the
+ * seed's), 2 torch's adaptive_avg_pool2d: each axis a weight matrix applied by matmul,
+ * so gradients flow (rt_nn.c) */
+TL_API tl_tensor *tlrt_linear(tlrt *R, tl_tensor *x, tl_tensor *w, tl_tensor *b, int line, int col);
+TL_API tl_tensor *tlrt_conv1d(tlrt *R, tl_tensor *x, tl_tensor *w, tl_tensor *b, int64_t stride, int64_t pad, int line, int col);
+TL_API tl_tensor *tlrt_resample(tlrt *R, tl_tensor *x, int64_t oh, int64_t ow, int64_t mode, int line, int col);
 TL_API tl_tensor *tlrt_norm_layer(tlrt *R, int kind, tl_tensor *x, tl_tensor *rm, tl_tensor *rv, tl_tensor *w, tl_tensor *b,
                                   int64_t k, double eps, int line, int col);
 /* p.adam_step(grad, m, v, step, lr, beta1, beta2, eps, weight_decay): one AdamW step
