@@ -158,6 +158,12 @@ TEST(cuda_every_kind_of_kernel_compiles_with_nvrtc) {
       {"random streams", tl_add(tl_rand(ctx, TL_F32, 2, sq), tl_randn(ctx, TL_F32, 2, sq))},
       {"casts", tl_cast(tl_mul_scalar(tl_cast(m, TL_F64), 1e10), TL_I32)},
       {"where and compare", tl_where(tl_gt(a, b), a, tl_neg(b))},
+      {"pooling", tl_add(tl_max_pool2d(tl_reshape(m, 4, (int64_t[]){1, 3, 11, 65}), 2, 3, 2, 3),
+                         tl_avg_pool2d(tl_reshape(m, 4, (int64_t[]){1, 3, 11, 65}), 2, 3, 2, 3))},
+      {"log_softmax, gelu, pad, flip, cat", tl_cat(2, (tl_tensor *[]){tl_log_softmax(tl_gelu(m), 0),
+                         tl_flip(tl_pad(m, (int64_t[]){0, 1}, (int64_t[]){0, 2}, -1.0), 1, (int[]){1})}, 1)},
+      {"cross-entropy", tl_cross_entropy(tl_slice(m, 0, 0, 6, 1), ids)},
+      {"embedding", tl_embedding(tl_slice(m, 0, 0, 8, 1), ids)},
       {"conv2d", tl_conv2d(tl_randn(ctx, TL_F32, 4, (int64_t[]){2, 3, 9, 8}), tl_randn(ctx, TL_F32, 4, (int64_t[]){4, 3, 3, 3}),
                            NULL, 2, 1, 1, 1)},
   };
