@@ -35,7 +35,7 @@ static bool has_tensor(const tl_struct_info *st, int depth) {
 
 static tl_ty *check_model(sema *s, tl_node *a, bool load) {
   tl_ty *t = tl_sema_expr(s, a, NULL);
-  if (t->kind == TY_ERROR) return t;
+  if (t->kind == TY_ERROR || (t->kind == TY_TENSOR && !load)) return t; /* a tensor: Tensor::save's (the seed's) */
   if (t->kind != TY_STRUCT) {
     char b[64];
     tl_sema_error(s, a, "`%s` needs a struct whose tensor fields are the parameters, not %s",
@@ -95,6 +95,7 @@ tl_ty *tl_sema_io_path_call(sema *s, tl_node *n) {
     n->ival = load ? B_PARAM_LOAD : B_PARAM_SAVE;
     if (!arity(s, n, p, 2, 2)) return TY_ERR;
     tl_ty *t = check_model(s, a, load);
+    if (t->kind == TY_TENSOR) n->ival = B_TENSOR_SAVE; /* `Param::save(t, path)` on one tensor */
     expect_string(s, a->next, "path");
     return t->kind == TY_ERROR ? TY_ERR : TY_UNIT_T;
   }
