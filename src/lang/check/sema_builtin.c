@@ -74,7 +74,7 @@ int tl_sema_check_shape(sema *s, tl_node *a) {
   /* a Vec<i64> of dims, as the seed language builds shapes: its length is the rank,
    * known when the program runs */
   if (tl_ty_is_vec(t) && t->st->targs[0] && t->st->targs[0]->kind == TY_I64) return -1;
-  if (t->kind != TY_TENSOR || (t->dtype >= 0 && t->dtype != TL_I64 && t->dtype != TL_I32)) {
+  if (t->kind != TY_TENSOR || t->dtype == TL_BOOL) { /* a float tensor holding whole numbers: the seed's (checked when it runs) */
     char b[64];
     tl_sema_error(s, a, "a shape is an array of integers like `[2, 3]` (or a Vec<i64>), not %s", tl_ty_name(t, b, sizeof b));
   }

@@ -812,13 +812,18 @@ tl_tensor *tlrt_scalar(tlrt *R, tl_dtype dt, double v) {
 int tlrt_shape(tlrt *R, tl_tensor *shape, int64_t *dims, int line, int col) {
   if (!shape) engine_fail(R, line, col);
   tl_dtype dt = tl_get_dtype(shape);
-  if ((dt != TL_I64 && dt != TL_I32) || tl_ndim(shape) > 1) tlrt_fail(R, line, col, "a shape must be a 1-D integer tensor");
+  bool fl = dt == TL_F32 || dt == TL_F64; /* the seed's float shape tensor: whole numbers */
+  if ((dt != TL_I64 && dt != TL_I32 && !fl) || tl_ndim(shape) > 1) tlrt_fail(R, line, col, "a shape must be a 1-D integer tensor");
   int64_t n = tl_numel(shape);
   if (n > TL_MAX_DIMS)
     tlrt_fail(R, line, col, "a shape has at most %d dims, this one has %" PRId64, TL_MAX_DIMS, n);
   const void *d = tl_data(shape);
   if (!d) engine_fail(R, line, col);
-  for (int i = 0; i < n; i++) dims[i] = read_i64(d, dt, i);
+  for (int i = 0; i < n; i++) {
+    double x = fl ? read_f64(d, dt, i) : 0;
+    if (fl && (x != floor(x) || fabs(x) > 9e15)) tlrt_fail(R, line, col, "a shape's sizes are whole numbers, not %g", x);
+    dims[i] = fl ? (int64_t)x : read_i64(d, dt, i);
+  }
   for (int i = 0; i < n; i++)
     if (dims[i] < 0) {
       char st[TL_SHAPE_TEXT_MAX];
