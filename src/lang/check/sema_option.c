@@ -233,8 +233,24 @@ static bool is_result_ctor(const tl_node *v, int depth) {
 
 static bool gives_result_ctor(const tl_node *c) { return c->kind == TL_N_CLOSURE && !c->type && c->body && is_result_ctor(c->body, 0); }
 
+/* `a.or(b)` (Rust's Option::or) on a variable `a` is `if a.is_some() { a } else { b }` */
+static tl_ty *or_spelling(sema *s, tl_node *n) {
+  if (!tl_sema_arity(s, n, "or", 1)) return TY_ERR;
+  tl_node *cond = tl_arena_alloc(s->arena, sizeof *cond), *a = tl_arena_alloc(s->arena, sizeof *a),
+          *then = tl_arena_alloc(s->arena, sizeof *then), *els = tl_arena_alloc(s->arena, sizeof *els);
+  if (!cond || !a || !then || !els) return TY_ERR;
+  *a = *n->lhs;
+  a->next = NULL;
+  *cond = (tl_node){.kind = TL_N_METHOD, .line = n->line, .col = n->col, .name = "is_some", .lhs = n->lhs};
+  *then = (tl_node){.kind = TL_N_BLOCK, .line = n->line, .col = n->col, .value = a};
+  *els = (tl_node){.kind = TL_N_BLOCK, .line = n->line, .col = n->col, .value = n->args};
+  *n = (tl_node){.kind = TL_N_IF, .line = n->line, .col = n->col, .cond = cond, .then = then, .els = els, .next = n->next};
+  return tl_sema_expr(s, n, NULL);
+}
+
 tl_ty *tl_sema_option_method(sema *s, tl_node *n, tl_ty *t) {
   if (!tl_ty_is_option(t) && !tl_ty_is_result(t)) return NULL;
+  if (!strcmp(n->name, "or") && t->st->generic == 'O' && n->lhs->kind == TL_N_IDENT) return or_spelling(s, n);
   int m = find_method(n->name, t->st->generic);
   if (m < 0) {
     tl_sema_error(s, n, "no method `%s` on `%s`", n->name, t->st->name);

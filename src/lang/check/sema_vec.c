@@ -269,6 +269,21 @@ static tl_ty *reduce_spelling(sema *s, tl_node *n) {
   return tl_sema_method(s, n);
 }
 
+/* `m.get_or_default(k, d)` (the seed language's) is `m.get(k).unwrap_or(d)` */
+static tl_ty *get_or_default_spelling(sema *s, tl_node *n) {
+  if (strcmp(n->name, "get_or_default")) return NULL;
+  if (!tl_sema_arity(s, n, "get_or_default", 2)) return TY_ERR;
+  tl_node *get = tl_arena_alloc(s->arena, sizeof *get);
+  if (!get) return TY_ERR;
+  tl_node *d = n->args->next;
+  n->args->next = NULL;
+  *get = (tl_node){.kind = TL_N_METHOD, .line = n->line, .col = n->col, .name = "get", .lhs = n->lhs, .args = n->args};
+  n->name = "unwrap_or";
+  n->lhs = get;
+  n->args = d;
+  return tl_sema_method(s, n);
+}
+
 /* `m.entries()` (the seed language's) is `m.iter().collect()`: a Vec of (key, value) */
 static tl_ty *entries_spelling(sema *s, tl_node *n) {
   if (strcmp(n->name, "entries")) return NULL;
@@ -302,6 +317,7 @@ tl_ty *tl_sema_vec_method(sema *s, tl_node *n, tl_ty *t) {
   if (i == sizeof methods / sizeof methods[0]) {
     tl_ty *chain = of == 'V' ? iter_spelling(s, n) : entries_spelling(s, n);
     if (!chain && of == 'V') chain = reduce_spelling(s, n);
+    if (!chain && of == 'M') chain = get_or_default_spelling(s, n);
     if (chain) return chain;
     unknown_method(s, n, t, of);
     return TY_ERR;
