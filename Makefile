@@ -268,3 +268,13 @@ $(BUILD)/tests/dist_check: tests/dist/dist_check.c $(BUILD)/libtl.a
 .PHONY: test-dist bench-dist
 test-dist: $(BUILD)/tests/dist_check $(BUILD)/tl
 	sh tests/dist/run.sh $(BUILD)
+
+# the MLP step at 1, 2 and 4 ranks and the all-reduce against MPI_Allreduce called
+# directly (bench/bench_dist.c, built with mpicc; docs/distributed.md has the figures)
+$(BUILD)/bench/bench_dist: bench/bench_dist.c $(BUILD)/libtl.a
+	@mkdir -p $(dir $@)
+	mpicc $(CFLAGS) -O3 -o $@ $< $(WHOLE_LIB) $(LDLIBS)
+
+bench-dist: $(BUILD)/bench/bench_dist
+	for np in 1 2 4; do OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 TL_THREADS=1 \
+	  mpirun --oversubscribe -np $$np $(BUILD)/bench/bench_dist || exit 1; done

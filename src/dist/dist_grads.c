@@ -3,13 +3,15 @@
  *
  * The gradients are realized together (one realize), then streamed, in the order given
  * and dtype by dtype, into a bucket of TL_DIST_BUCKET_MB (default 4 MiB, two of them):
- * a full bucket's in-place all-reduce (MPI_Iallreduce) runs while the next bucket is
- * packed, then its sums, scaled by 1/N, are written straight into the new gradients'
- * buffers. Memory stays bounded by the two buckets whatever the model's size, and the
+ * a full bucket is summed in place (MPI_Allreduce), then its sums, scaled by 1/N, are
+ * written straight into the new gradients' buffers. With TL_DIST_PIPELINE=1 a bucket's
+ * MPI_Iallreduce runs while the next is packed; on this machine that was slower (OpenMPI
+ * progresses a non-blocking collective only inside MPI calls), so it is off by default. A gradient of a bucket or more skips the bucket: MPI sums it from its own
+ * memory into its new buffer (two copies fewer). Memory stays bounded by the two buckets whatever the model's size, and the
  * number of MPI calls is the gradients' bytes over the bucket's, not one per tensor.
  * TL's backward realizes every leaf's gradient in one realize at its end, so there is
- * no moment when some buckets are ready while backward still runs: the overlap is with
- * the packing and unpacking only (docs/distributed.md measures it). */
+ * no moment when some buckets are ready while backward still runs: the only overlap
+ * possible is with the packing and unpacking (docs/distributed.md measures it). */
 #include <stdlib.h>
 #include <string.h>
 
@@ -57,8 +59,8 @@ static size_t bucket_bytes(void) {
     if (B.bytes < 64) B.bytes = 64; /* tiny buckets: for the tests of bucket boundaries */
   }
   if (B.pipeline < 0) {
-    const char *e = getenv("TL_DIST_PIPELINE");
-    B.pipeline = !(e && !strcmp(e, "0"));
+    const char *e = getenv("TL_DIST_PIPELINE"); /* off unless 1: measured slower here */
+    B.pipeline = e && !strcmp(e, "1");
   }
   return B.bytes;
 }
@@ -123,10 +125,26 @@ static tl_status add(stream *s, int p, int64_t n) {
   return TL_OK;
 }
 
+/* a gradient of a bucket or more: summed from its own memory into its new buffer (no
+ * packing, no unpacking), then scaled there */
+static tl_status direct(stream *s, int p, int64_t n) {
+  tl_status st = tl_mpi_allreduce(s->in[p], s->out[p], n, s->dt, TL_MPI_SUM_OP, s->err);
+  if (st) return st;
+  if (s->dt == TL_F32) {
+    float *f = s->out[p], k = (float)s->scale;
+    for (int64_t j = 0; j < n; j++) f[j] *= k;
+  } else {
+    double *f = s->out[p];
+    for (int64_t j = 0; j < n; j++) f[j] *= s->scale;
+  }
+  return TL_OK;
+}
+
 static tl_status reduce_dtype(stream *s, int n, tl_tensor *const *grads) {
   for (int i = 0; i < n; i++)
     if (tl_get_dtype(grads[i]) == s->dt) {
-      tl_status st = add(s, i, tl_numel(grads[i]));
+      int64_t numel = tl_numel(grads[i]);
+      tl_status st = numel >= s->cap ? direct(s, i, numel) : add(s, i, numel);
       if (st) return st;
     }
   bucket *last = &s->b[s->cur], *other = &s->b[s->cur ^ 1];

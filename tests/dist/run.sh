@@ -68,11 +68,13 @@ for np in 1 2 3 4; do
     want="ok $c"
     expect "np $np: C $c"
   done
-  # tiny buckets (tensors split across them), blocking and pipelined
-  for pl in 0 1; do
-    mp $np env TL_DIST_BUCKET_MB=0.00007 TL_DIST_PIPELINE=$pl "$B/tests/dist_check" grads
-    want="ok grads"
-    expect "np $np: C grads, 72-byte buckets, pipeline $pl"
+  # tiny buckets (tensors split across them, or sent directly), blocking and pipelined
+  for mb in 0.00007 0.0002; do
+    for pl in 0 1; do
+      mp $np env TL_DIST_BUCKET_MB=$mb TL_DIST_PIPELINE=$pl "$B/tests/dist_check" grads
+      want="ok grads"
+      expect "np $np: C grads, $mb MiB buckets, pipeline $pl"
+    done
   done
   mp $np "$B/tests/dist_check" mlp "$T/c_mlp$np.txt"
   want="ok mlp"
