@@ -91,7 +91,7 @@ static void bench_step(tl_ctx *ctx) {
 }
 
 static void bench_allreduce(tl_ctx *ctx) {
-  static const int64_t sizes[] = {1 << 14, 1 << 18, 1 << 22}; /* f32 elements: 64 KiB, 1 MiB, 16 MiB */
+  static const int64_t sizes[] = {1 << 14, 1 << 18, 1 << 20, 1 << 22}; /* f32: 64 KiB, 1, 4, 16 MiB */
   enum { ROUNDS = 9 };
   for (size_t z = 0; z < sizeof sizes / sizeof sizes[0]; z++) {
     int64_t n = sizes[z];

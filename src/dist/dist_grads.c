@@ -3,8 +3,9 @@
  *
  * The gradients are realized together (one realize), then streamed, in the order given
  * and dtype by dtype, into a bucket of TL_DIST_BUCKET_MB (default 4 MiB, two of them):
- * a full bucket is summed in place (MPI_Allreduce), then its sums, scaled by 1/N, are
- * written straight into the new gradients' buffers. With TL_DIST_PIPELINE=1 a bucket's
+ * a full bucket is summed in place (MPI_Allreduce), then its sums are copied into the
+ * new gradients' buffers, and each gradient becomes that buffer times 1/N, lazily (the
+ * scaling fuses into the optimizer's kernel). With TL_DIST_PIPELINE=1 a bucket's
  * MPI_Iallreduce runs while the next is packed; on this machine that was slower (OpenMPI
  * progresses a non-blocking collective only inside MPI calls), so it is off by default. A gradient of a bucket or more skips the bucket: MPI sums it from its own
  * memory into its new buffer (two copies fewer). Memory stays bounded by the two buckets whatever the model's size, and the
@@ -71,7 +72,6 @@ typedef struct {
   int64_t cap; /* elements per bucket */
   const void **in;
   void **out;
-  double scale;
   tl_error *err;
   bucket b[2];
   int cur;
@@ -84,22 +84,14 @@ static tl_status start(stream *s, bucket *b) {
   return tl_mpi_allreduce(NULL, b->buf, b->fill, s->dt, TL_MPI_SUM_OP, s->err);
 }
 
-/* waits for b's sums and writes them, scaled, into the gradients */
+/* waits for b's sums and copies them into the gradients' new buffers */
 static tl_status finish(stream *s, bucket *b) {
   if (!b->busy) return TL_OK;
   b->busy = false;
   tl_status st = B.pipeline ? tl_mpi_wait(&b->req, s->err) : TL_OK;
   for (int i = 0; i < b->nsegs && !st; i++) {
     const seg *g = &b->segs[i];
-    if (s->dt == TL_F32) {
-      const float *src = (const float *)b->buf + g->pos;
-      float *dst = (float *)s->out[g->param] + g->at, k = (float)s->scale;
-      for (int64_t j = 0; j < g->len; j++) dst[j] = src[j] * k;
-    } else {
-      const double *src = (const double *)b->buf + g->pos;
-      double *dst = (double *)s->out[g->param] + g->at;
-      for (int64_t j = 0; j < g->len; j++) dst[j] = src[j] * s->scale;
-    }
+    memcpy((char *)s->out[g->param] + g->at * s->es, b->buf + g->pos * s->es, (size_t)g->len * s->es);
   }
   b->nsegs = 0;
   b->fill = 0;
@@ -126,18 +118,9 @@ static tl_status add(stream *s, int p, int64_t n) {
 }
 
 /* a gradient of a bucket or more: summed from its own memory into its new buffer (no
- * packing, no unpacking), then scaled there */
+ * packing, no unpacking) */
 static tl_status direct(stream *s, int p, int64_t n) {
-  tl_status st = tl_mpi_allreduce(s->in[p], s->out[p], n, s->dt, TL_MPI_SUM_OP, s->err);
-  if (st) return st;
-  if (s->dt == TL_F32) {
-    float *f = s->out[p], k = (float)s->scale;
-    for (int64_t j = 0; j < n; j++) f[j] *= k;
-  } else {
-    double *f = s->out[p];
-    for (int64_t j = 0; j < n; j++) f[j] *= s->scale;
-  }
-  return TL_OK;
+  return tl_mpi_allreduce(s->in[p], s->out[p], n, s->dt, TL_MPI_SUM_OP, s->err);
 }
 
 static tl_status reduce_dtype(stream *s, int n, tl_tensor *const *grads) {
@@ -168,15 +151,21 @@ static void describe(int64_t *d, int n, tl_tensor *const *grads) {
   d[2] = (int64_t)(h >> 2);
 }
 
-/* after the sums: each parameter's gradient becomes its new tensor */
-static void install(int n, tl_tensor *const *params, tl_tensor *const *outs) {
+/* after the sums: each parameter's gradient becomes its sum times 1/N, lazily, so the
+ * scaling costs no pass of its own: it fuses into whatever reads the gradient next (the
+ * optimizer's step) */
+static tl_status install(int n, tl_tensor *const *params, tl_tensor *const *outs, double scale) {
   for (int i = 0; i < n; i++) {
-    tl_tensor *p = tl_api_tensor(params[i], "sync_grads"), *o = tl_api_tensor(outs[i], "sync_grads");
+    tl_tensor *mean = tl_mul_scalar(outs[i], scale);
+    if (!mean) return tl_last_status(tl_context(outs[i]));
+    tl_tensor *p = tl_api_tensor(params[i], "sync_grads"), *m = tl_api_tensor(mean, "sync_grads");
     tl_ctx *ctx = p->slot.ctx;
-    tl_uop_retain(o->u);
+    tl_uop_retain(m->u);
     if (p->ag->grad) tl_uop_release(&ctx->graph, p->ag->grad);
-    p->ag->grad = o->u;
+    p->ag->grad = m->u;
+    tl_release(mean);
   }
+  return TL_OK;
 }
 
 tl_status tl_dist_sync_grads_as(int n, tl_tensor *const *params, const char *what) {
@@ -229,13 +218,13 @@ tl_status tl_dist_sync_grads_as(int n, tl_tensor *const *params, const char *wha
     if (!B.mem) B.mem = malloc(2 * bytes);
     if (!B.mem) st = tl_error_set(&e, TL_ERR_NOMEM, "%s: out of memory for two buckets of %zu bytes", what, bytes);
     for (int k = 0; k < 2 && !st; k++) { /* f32, then f64 */
-      stream s = {.dt = k ? TL_F64 : TL_F32, .es = k ? 8 : 4, .in = in, .out = out, .scale = 1.0 / tl_mpi_size(),
-                  .err = &e};
+      stream s = {.dt = k ? TL_F64 : TL_F32, .es = k ? 8 : 4, .in = in, .out = out, .err = &e};
       s.cap = (int64_t)(bytes / s.es);
       for (int j = 0; j < 2; j++) s.b[j] = (bucket){.buf = B.mem + j * bytes, .segs = segs + j * ((size_t)n + 1)};
       st = reduce_dtype(&s, n, grads);
     }
-    if (!st) install(n, params, outs);
+    if (!st && install(n, params, outs, 1.0 / tl_mpi_size()))
+      st = tl_error_set(&e, tl_last_status(ctx), "%s: %s", what, tl_last_error(ctx));
   }
   for (int i = 0; i < n && grads; i++) {
     if (grads[i]) tl_release(grads[i]);
