@@ -7,6 +7,7 @@
  *   mlp OUT      data-parallel MLP training (SGD, momentum, sync in the optimizer);
  *                rank 0 writes the weights to OUT (mlp_ref.py compares with numpy)
  *   grads        sync_grads of f32 and f64 parameters, 0-d, without a gradient
+ *   cnn OUT      the same for a small CNN (conv 3x3 with bias, ReLU, linear); cnn_ref.py
  *   linreg       uneven shards of a consistent problem converge to the exact answer
  *   mismatch     shape, dtype, root and call mismatches: an error on every rank
  *   abort        the last rank fails (tl_dist_abort) while the others wait
@@ -182,6 +183,54 @@ static void check_mlp(tl_ctx *ctx, const char *out) {
   tl_release(X), tl_release(Y), tl_release(xs), tl_release(ys);
 }
 
+/* the CNN: x [12, 1, 5, 5], conv w [2, 1, 3, 3] + cb [2] padded 1, ReLU, flattened to
+ * [12, 50], linear W [50, 2] + b; the same numbers as cnn_ref.py */
+static tl_tensor *flat(tl_ctx *ctx, int ndim, const int64_t *shape, double (*f)(int64_t), int grad) {
+  int64_t n = 1;
+  for (int i = 0; i < ndim; i++) n *= shape[i];
+  float *v = malloc(sizeof(float) * (size_t)n);
+  for (int64_t i = 0; i < n; i++) v[i] = (float)f(i);
+  tl_tensor *t = tl_from_data(ctx, TL_F32, ndim, shape, v);
+  free(v);
+  if (grad) tl_set_requires_grad(t, 1);
+  return t;
+}
+static double cx(int64_t i) { return sin(0.37 * (double)i + 0.1); }
+static double cy(int64_t i) { return cos(0.7 * (double)(i / 2) - 1.1 * (double)(i % 2)); }
+static double cw(int64_t i) { return 0.2 * cos(0.9 * (double)i); }
+static double ccb(int64_t i) { return 0.05 * (double)i; }
+static double cW(int64_t i) { return 0.1 * sin(0.23 * (double)(i / 2) + 0.5 * (double)(i % 2)); }
+static double czero(int64_t i) { return 0 * (double)i; }
+
+static void check_cnn(tl_ctx *ctx, const char *out) {
+  tl_tensor *X = flat(ctx, 4, (int64_t[]){12, 1, 5, 5}, cx, 0), *Y = flat(ctx, 2, (int64_t[]){12, 2}, cy, 0);
+  tl_tensor *p[4] = {flat(ctx, 4, (int64_t[]){2, 1, 3, 3}, cw, 1), flat(ctx, 1, (int64_t[]){2}, ccb, 1),
+                     flat(ctx, 2, (int64_t[]){50, 2}, cW, 1), flat(ctx, 2, (int64_t[]){1, 2}, czero, 1)};
+  tl_tensor *xs = tl_dist_shard(X), *ys = tl_dist_shard(Y);
+  int64_t rows = tl_dim(xs, 0);
+  tl_optimizer *opt = tl_sgd(4, p, 0.05, 0.9, 0.0);
+  tl_optimizer_set_dist_sync(opt, 1);
+  for (int s = 0; s < 8; s++) {
+    tl_scope *sc = tl_scope_begin(ctx, "step");
+    tl_tensor *h = tl_relu(tl_conv2d(xs, p[0], p[1], 1, 1, 1, 1));
+    tl_tensor *o = tl_add(tl_matmul(tl_reshape(h, 2, (int64_t[]){rows, 50}), p[2]), p[3]);
+    CHECK(tl_backward(tl_mse_loss(o, ys), NULL) == TL_OK, "backward: %s", tl_last_error(ctx));
+    CHECK(tl_optimizer_step(opt) == TL_OK, "step: %s", tl_last_error(ctx));
+    tl_optimizer_zero_grad(opt);
+    tl_scope_end(sc);
+  }
+  FILE *f = R == 0 ? fopen(out, "w") : NULL;
+  for (int k = 0; f && k < 4; k++) {
+    for (int64_t i = 0; i < tl_numel(p[k]); i++) fprintf(f, "%.9g ", at(p[k], i));
+    fputc('\n', f);
+  }
+  if (f) fclose(f);
+  CHECK(R != 0 || f, "cannot write %s", out);
+  tl_optimizer_free(opt);
+  for (int k = 0; k < 4; k++) tl_release(p[k]);
+  tl_release(X), tl_release(Y), tl_release(xs), tl_release(ys);
+}
+
 /* y = 2 x0 - 3 x1 + 0.5 exactly, on 10 rows: any weighting of the shards has that
  * minimum, so uneven shards (10 over 3 or 4 ranks) converge to it too */
 static double lx(int i, int j) { return j == 0 ? 0.3 * i - 1.2 : cos(1.7 * i); }
@@ -284,6 +333,7 @@ int main(int argc, char **argv) {
   else if (!strcmp(what, "shard")) check_shard(ctx);
   else if (!strcmp(what, "mlp")) check_mlp(ctx, argc > 2 ? argv[2] : "mlp.txt");
   else if (!strcmp(what, "linreg")) check_linreg(ctx);
+  else if (!strcmp(what, "cnn")) check_cnn(ctx, argc > 2 ? argv[2] : "cnn.txt");
   else if (!strcmp(what, "grads")) check_grads(ctx);
   else if (!strcmp(what, "mismatch")) {
     if (N > 1) check_mismatch(ctx);

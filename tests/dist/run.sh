@@ -79,6 +79,9 @@ for np in 1 2 3 4; do
   mp $np "$B/tests/dist_check" mlp "$T/c_mlp$np.txt"
   want="ok mlp"
   expect "np $np: C mlp (optimizer syncs)"
+  mp $np "$B/tests/dist_check" cnn "$T/c_cnn$np.txt"
+  want="ok cnn"
+  expect "np $np: C cnn (conv, optimizer syncs)"
   mkdir -p "$T/files$np"
   mp $np "$B/tl" run "$D/collectives.tl" "$T/files$np"
   want="ok collectives $np"
@@ -90,6 +93,11 @@ for np in 1 2 3 4; do
 done
 for f in "$T"/c_mlp*.txt "$T"/tl_mlp*.txt; do
   if $PY "$D/mlp_ref.py" 15 "$f" >"$T/out" 2>"$T/err"; then ok "$(basename "$f") equals numpy's single process"
+  else bad "$(basename "$f") equals numpy's single process"; fi
+done
+
+for f in "$T"/c_cnn*.txt; do
+  if $PY "$D/cnn_ref.py" "$f" >"$T/out" 2>"$T/err"; then ok "$(basename "$f") equals numpy's single process"
   else bad "$(basename "$f") equals numpy's single process"; fi
 done
 
