@@ -10,6 +10,7 @@
  * thread calls MPI, the engine's workers never do) and is finalized at exit. */
 #include <dlfcn.h>
 #include <limits.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -62,10 +63,15 @@ int tl_mpi_env_rank(void) {
   return -1;
 }
 
-static tl_status fail(tl_error *err, tl_status st, const char *fmt, const char *a, const char *b) {
-  snprintf(M.msg, sizeof M.msg, fmt, a, b);
-  M.st = st;
-  return tl_error_set(err, st, "%s", M.msg);
+/* the start failed: kept, so every later call reports the same */
+static tl_status fail(tl_error *err, const char *fmt, ...) TL_PRINTF(2, 3);
+static tl_status fail(tl_error *err, const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(M.msg, sizeof M.msg, fmt, ap);
+  va_end(ap);
+  M.st = TL_ERR_BACKEND;
+  return tl_error_set(err, M.st, "%s", M.msg);
 }
 
 static void *sym(const char *name, bool *missing) {
@@ -135,26 +141,22 @@ tl_status tl_mpi_start(tl_error *err) {
     if (M.lib) dlclose(M.lib);
     M.lib = NULL;
     if (want == 1) return TL_OK; /* mpirun -np 1 on a machine without the library: alone */
-    char n[16];
-    snprintf(n, sizeof n, "%d", want);
-    return fail(err, TL_ERR_BACKEND, "launched as %s ranks, but MPI could not be loaded (%s): install OpenMPI or MPICH, or set TL_MPI_LIB", n,
-                why ? why : env);
+    return fail(err, "launched as %d ranks, but MPI could not be loaded (%s): install OpenMPI or MPICH, or set TL_MPI_LIB",
+                want, why ? why : env);
   }
   int already = 0, provided = 0;
   M.initialized(&already);
   if (!already && M.init_thread(NULL, NULL, TL_MPI_THREAD_SERIALIZED, &provided) != TL_MPI_SUCCESS)
-    return fail(err, TL_ERR_BACKEND, "MPI_Init_thread failed (%s)%s", M.lib_name, "");
+    return fail(err, "MPI_Init_thread failed (%s)", M.lib_name);
   if (!already && provided < TL_MPI_THREAD_FUNNELED)
-    return fail(err, TL_ERR_BACKEND, "%s gives no MPI_THREAD_FUNNELED support%s", M.lib_name, "");
+    return fail(err, "%s gives no MPI_THREAD_FUNNELED support", M.lib_name);
   M.running = true;
   if (!already) atexit(finalize_at_exit);
   call_comm_int(M.comm_rank, &M.rank);
   call_comm_int(M.comm_size, &M.size);
-  if (M.size != want) {
-    char a[400];
-    snprintf(a, sizeof a, "%d ranks but %s says %d", want, M.lib_name, M.size);
-    return fail(err, TL_ERR_BACKEND, "the launcher started %s: is it the launcher of this MPI library?%s", a, "");
-  }
+  if (M.size != want)
+    return fail(err, "the launcher started %d ranks but %s says %d: is it the launcher of this MPI library?", want,
+                M.lib_name, M.size);
   return TL_OK;
 }
 

@@ -10,7 +10,7 @@
 #include "lang/rt/rt_dist.h"
 
 static void start(tlrt *R, int line, int col) {
-  if (tl_dist_init() != TL_OK) tlrt_fail(R, line, col, "Dist: %s", tl_last_error(NULL));
+  if (tl_dist_init() != TL_OK) tlrt_fail(R, line, col, "%s", tl_last_error(NULL)); /* "dist: ..." */
 }
 
 int64_t tlrt_dist_rank(tlrt *R, int line, int col) {
