@@ -175,20 +175,14 @@ static tl_tensor *collective(tl_tensor *handle, int kind, int root, const char *
   } else { /* a sum of booleans is their "or" (MAX over 0 and 1) */
     st = tl_mpi_allreduce(in, out, n, dt, dt == TL_BOOL ? TL_MPI_MAX_OP : TL_MPI_SUM_OP, &ctx->err);
   }
-  if (!st && kind == 2 && tl_mpi_size() > 1) {
-    if (dt == TL_F32) {
-      float *f = out, k = 1.0f / (float)tl_mpi_size();
-      for (int64_t i = 0; i < n; i++) f[i] *= k;
-    } else {
-      double *f = out, k = 1.0 / tl_mpi_size();
-      for (int64_t i = 0; i < n; i++) f[i] *= k;
-    }
+  if (st || kind != 2 || tl_mpi_size() == 1) {
+    if (st) tl_release(r);
+    return st ? NULL : r;
   }
-  if (st) {
-    tl_release(r);
-    return NULL;
-  }
-  return r;
+  /* the mean: the sum times 1/N, lazily (it fuses into what reads it) */
+  tl_tensor *m = tl_mul_scalar(r, 1.0 / tl_mpi_size());
+  tl_release(r);
+  return m;
 }
 
 tl_tensor *tl_dist_all_reduce_as(tl_tensor *t, int mean, const char *what) {
