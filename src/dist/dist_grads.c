@@ -1,18 +1,20 @@
 /* dist_grads.c — tl_dist_sync_grads: every parameter's gradient replaced by its mean
- * over the ranks, through one flat buffer in buckets (LANGUAGE.md §13).
+ * over the ranks, in a few large all-reduces (LANGUAGE.md §13).
  *
- * The gradients are realized together (one realize), then streamed, in the order given
- * and dtype by dtype, into a bucket of TL_DIST_BUCKET_MB (default 4 MiB, two of them):
- * a full bucket is summed in place (MPI_Allreduce), then its sums are copied into the
- * new gradients' buffers, and each gradient becomes that buffer times 1/N, lazily (the
- * scaling fuses into the optimizer's kernel). With TL_DIST_PIPELINE=1 a bucket's
- * MPI_Iallreduce runs while the next is packed; on this machine that was slower (OpenMPI
- * progresses a non-blocking collective only inside MPI calls), so it is off by default. A gradient of a bucket or more skips the bucket: MPI sums it from its own
- * memory into its new buffer (two copies fewer). Memory stays bounded by the two buckets whatever the model's size, and the
- * number of MPI calls is the gradients' bytes over the bucket's, not one per tensor.
- * TL's backward realizes every leaf's gradient in one realize at its end, so there is
- * no moment when some buckets are ready while backward still runs: the only overlap
- * possible is with the packing and unpacking (docs/distributed.md measures it). */
+ * The gradients are realized together (one realize). Dtype by dtype, those of a bucket
+ * (TL_DIST_BUCKET_MB, default 4 MiB) or more are summed by MPI from their own memory
+ * into their new buffers; the others are packed, in the order given and never split,
+ * into buckets of at most that size: each bucket is a new tensor, summed in place, and
+ * each gradient packed in it becomes its piece of it (a view: nothing is copied back, and
+ * no staging memory is kept between calls). Either way the new gradient is the sum
+ * times 1/N, lazily: the scaling fuses into whatever reads it next (the optimizer's
+ * step). The MPI calls are the gradients' bytes over a bucket's, not one per tensor.
+ *
+ * TL's backward realizes every leaf's gradient in one realize at its end, so no bucket
+ * is ready while backward still runs; the only overlap left is with the packing. With
+ * TL_DIST_PIPELINE=1 a bucket's MPI_Iallreduce runs while the next is packed; here that
+ * measured slower (OpenMPI progresses a non-blocking collective only inside MPI calls),
+ * so it is off by default (docs/distributed.md). */
 #include <stdlib.h>
 #include <string.h>
 
@@ -22,35 +24,12 @@
 #include "dist/dist.h"
 #include "dist/dist_internal.h"
 
-typedef struct {
-  int param;
-  int64_t at, len, pos; /* elements [at, at + len) of the parameter, at pos in the bucket */
-} seg;
-
-typedef struct {
-  char *buf;
-  seg *segs;
-  int nsegs;
-  int64_t fill;
-  tl_mpi_request req;
-  bool busy;
-} bucket;
-
 static struct {
-  size_t bytes; /* each bucket's */
-  char *mem;    /* the two buckets */
+  size_t bytes; /* a bucket's */
   int pipeline; /* -1: not read yet */
-} B = {0, NULL, -1};
+} B = {0, -1};
 
-void tl_dist_grads_free(void) {
-  free(B.mem);
-  B.mem = NULL;
-}
-
-void tl_dist_set_bucket_bytes(size_t bytes) {
-  tl_dist_grads_free();
-  B.bytes = bytes < 64 ? 64 : bytes;
-}
+void tl_dist_set_bucket_bytes(size_t bytes) { B.bytes = bytes < 64 ? 64 : bytes; }
 
 static size_t bucket_bytes(void) {
   if (!B.bytes) {
@@ -67,74 +46,105 @@ static size_t bucket_bytes(void) {
 }
 
 typedef struct {
+  tl_ctx *ctx;
+  const char *what;
   tl_dtype dt;
   size_t es;
   int64_t cap; /* elements per bucket */
-  const void **in;
-  void **out;
+  tl_tensor *const *grads;
+  const void **in;  /* their values */
+  tl_tensor **outs; /* the new gradients (sums), made here */
+  const int *list;  /* the gradients that go through buckets, in order */
   tl_error *err;
-  bucket b[2];
-  int cur;
 } stream;
 
+/* a bucket: the gradients list[first..last), packed into a new tensor summed in place */
+typedef struct {
+  int first, last;
+  tl_tensor *sum;
+  tl_mpi_request req;
+  bool busy;
+} bucket;
+
+static tl_status engine_error(stream *s) {
+  return tl_error_set(s->err, tl_last_status(s->ctx), "%s: %s", s->what, tl_last_error(s->ctx));
+}
+
+/* packs b's gradients into a new tensor and starts its sum there */
 static tl_status start(stream *s, bucket *b) {
-  if (!b->fill) return TL_OK;
+  int64_t total = 0;
+  for (int k = b->first; k < b->last; k++) total += tl_numel(s->grads[s->list[k]]);
+  void *dst = NULL;
+  b->sum = tl_dist_new_output(s->ctx, s->what, s->dt, 1, &total, &dst);
+  if (!b->sum) return engine_error(s);
+  char *at = dst;
+  for (int k = b->first; k < b->last; k++) {
+    size_t nb = (size_t)tl_numel(s->grads[s->list[k]]) * s->es;
+    memcpy(at, s->in[s->list[k]], nb);
+    at += nb;
+  }
   b->busy = true;
-  if (B.pipeline) return tl_mpi_iallreduce_sum(b->buf, (int)b->fill, s->dt, &b->req, s->err);
-  return tl_mpi_allreduce(NULL, b->buf, b->fill, s->dt, TL_MPI_SUM_OP, s->err);
+  if (B.pipeline) return tl_mpi_iallreduce_sum(NULL, dst, (int)total, s->dt, &b->req, s->err);
+  return tl_mpi_allreduce(NULL, dst, total, s->dt, TL_MPI_SUM_OP, s->err);
 }
 
-/* waits for b's sums and copies them into the gradients' new buffers */
+/* waits for b's sums; each of its gradients becomes its piece of them (a view) */
 static tl_status finish(stream *s, bucket *b) {
-  if (!b->busy) return TL_OK;
-  b->busy = false;
-  tl_status st = B.pipeline ? tl_mpi_wait(&b->req, s->err) : TL_OK;
-  for (int i = 0; i < b->nsegs && !st; i++) {
-    const seg *g = &b->segs[i];
-    memcpy((char *)s->out[g->param] + g->at * s->es, b->buf + g->pos * s->es, (size_t)g->len * s->es);
+  tl_status st = b->busy && B.pipeline ? tl_mpi_wait(&b->req, s->err) : TL_OK;
+  int64_t pos = 0;
+  for (int k = b->first; k < b->last && b->busy && !st; k++) {
+    tl_tensor *g = s->grads[s->list[k]];
+    int64_t shape[TL_MAX_DIMS] = {0};
+    for (int a = 0; a < tl_ndim(g); a++) shape[a] = tl_dim(g, a);
+    tl_tensor *piece = tl_slice(b->sum, 0, pos, pos + tl_numel(g), 1);
+    tl_tensor *v = piece ? tl_reshape(piece, tl_ndim(g), shape) : NULL;
+    if (piece) tl_release(piece);
+    if (!v) st = engine_error(s);
+    s->outs[s->list[k]] = v;
+    pos += tl_numel(g);
   }
-  b->nsegs = 0;
-  b->fill = 0;
+  if (b->sum) tl_release(b->sum);
+  *b = (bucket){0};
   return st;
-}
-
-/* parameter p's n elements into the buckets, starting the all-reduce of each one filled */
-static tl_status add(stream *s, int p, int64_t n) {
-  for (int64_t at = 0; at < n;) {
-    bucket *b = &s->b[s->cur];
-    int64_t len = n - at < s->cap - b->fill ? n - at : s->cap - b->fill;
-    memcpy(b->buf + b->fill * s->es, (const char *)s->in[p] + at * s->es, (size_t)len * s->es);
-    b->segs[b->nsegs++] = (seg){p, at, len, b->fill};
-    b->fill += len;
-    at += len;
-    if (b->fill == s->cap) {
-      tl_status st = start(s, b);
-      s->cur ^= 1;
-      if (!st) st = finish(s, &s->b[s->cur]); /* the other bucket: done by now, or soon */
-      if (st) return st;
-    }
-  }
-  return TL_OK;
 }
 
 /* a gradient of a bucket or more: summed from its own memory into its new buffer (no
- * packing, no unpacking) */
-static tl_status direct(stream *s, int p, int64_t n) {
-  return tl_mpi_allreduce(s->in[p], s->out[p], n, s->dt, TL_MPI_SUM_OP, s->err);
+ * packing) */
+static tl_status direct(stream *s, int p) {
+  int64_t shape[TL_MAX_DIMS] = {0};
+  for (int k = 0; k < tl_ndim(s->grads[p]); k++) shape[k] = tl_dim(s->grads[p], k);
+  void *dst = NULL;
+  s->outs[p] = tl_dist_new_output(s->ctx, s->what, s->dt, tl_ndim(s->grads[p]), shape, &dst);
+  if (!s->outs[p]) return engine_error(s);
+  return tl_mpi_allreduce(s->in[p], dst, tl_numel(s->grads[p]), s->dt, TL_MPI_SUM_OP, s->err);
 }
 
-static tl_status reduce_dtype(stream *s, int n, tl_tensor *const *grads) {
-  for (int i = 0; i < n; i++)
-    if (tl_get_dtype(grads[i]) == s->dt) {
-      int64_t numel = tl_numel(grads[i]);
-      tl_status st = numel >= s->cap ? direct(s, i, numel) : add(s, i, numel);
-      if (st) return st;
+/* this dtype's gradients: the big ones directly, then the others in buckets, each
+ * bucket packed while the one before is summed (TL_DIST_PIPELINE=1) */
+static tl_status reduce_dtype(stream *s, int n, int *list) {
+  int m = 0;
+  tl_status st = TL_OK;
+  for (int i = 0; i < n && !st; i++)
+    if (tl_get_dtype(s->grads[i]) == s->dt) {
+      if (tl_numel(s->grads[i]) >= s->cap) st = direct(s, i);
+      else list[m++] = i;
     }
-  bucket *last = &s->b[s->cur], *other = &s->b[s->cur ^ 1];
-  tl_status st = start(s, last);
-  if (!st) st = finish(s, other);
-  if (!st) st = finish(s, last);
-  return st;
+  s->list = list;
+  bucket b[2] = {{0}, {0}};
+  int cur = 0;
+  for (int k = 0; k < m && !st;) {
+    int64_t fill = 0;
+    b[cur].first = k;
+    while (k < m && fill + tl_numel(s->grads[list[k]]) <= s->cap) fill += tl_numel(s->grads[list[k++]]);
+    b[cur].last = k;
+    st = start(s, &b[cur]);
+    cur ^= 1;
+    tl_status prev = finish(s, &b[cur]); /* the bucket before, summed meanwhile */
+    if (!st) st = prev;
+  }
+  tl_status last = finish(s, &b[cur ^ 1]);
+  finish(s, &b[cur]); /* nothing left there, or an error's leftovers */
+  return st ? st : last;
 }
 
 /* a summary every rank must share: the count, the elements, and a hash of the shapes */
@@ -182,9 +192,8 @@ tl_status tl_dist_sync_grads_as(int n, tl_tensor *const *params, const char *wha
   }
   tl_tensor **grads = calloc((size_t)n + 1, sizeof *grads), **outs = calloc((size_t)n + 1, sizeof *outs);
   const void **in = calloc((size_t)n + 1, sizeof *in);
-  void **out = calloc((size_t)n + 1, sizeof *out);
-  seg *segs = calloc(2 * ((size_t)n + 1), sizeof *segs);
-  if (!grads || !outs || !in || !out || !segs) st = tl_error_set(&e, TL_ERR_NOMEM, "%s: out of memory", what);
+  int *list = calloc((size_t)n + 1, sizeof *list);
+  if (!grads || !outs || !in || !list) st = tl_error_set(&e, TL_ERR_NOMEM, "%s: out of memory", what);
   tl_ctx *ctx = NULL;
   /* every parameter a leaf requiring grad, its gradient computed: else this rank fails */
   for (int i = 0; i < n && !st; i++) {
@@ -207,21 +216,13 @@ tl_status tl_dist_sync_grads_as(int n, tl_tensor *const *params, const char *wha
     tl_status ag = tl_dist_agree(d, what, &e);
     if (!st) st = ag;
   }
-  for (int i = 0; i < n && !st && tl_mpi_size() > 1; i++) {
-    int64_t shape[TL_MAX_DIMS];
-    for (int k = 0; k < tl_ndim(grads[i]); k++) shape[k] = tl_dim(grads[i], k);
-    outs[i] = tl_dist_new_output(ctx, what, tl_get_dtype(grads[i]), tl_ndim(grads[i]), shape, &out[i]);
-    if (!outs[i]) st = tl_error_set(&e, tl_last_status(ctx), "%s: %s", what, tl_last_error(ctx));
-  }
   if (!st && n && tl_mpi_size() > 1) {
     size_t bytes = bucket_bytes();
-    if (!B.mem) B.mem = malloc(2 * bytes);
-    if (!B.mem) st = tl_error_set(&e, TL_ERR_NOMEM, "%s: out of memory for two buckets of %zu bytes", what, bytes);
     for (int k = 0; k < 2 && !st; k++) { /* f32, then f64 */
-      stream s = {.dt = k ? TL_F64 : TL_F32, .es = k ? 8 : 4, .in = in, .out = out, .err = &e};
+      stream s = {.ctx = ctx, .what = what, .dt = k ? TL_F64 : TL_F32, .es = k ? 8 : 4, .grads = grads, .in = in,
+                  .outs = outs, .err = &e};
       s.cap = (int64_t)(bytes / s.es);
-      for (int j = 0; j < 2; j++) s.b[j] = (bucket){.buf = B.mem + j * bytes, .segs = segs + j * ((size_t)n + 1)};
-      st = reduce_dtype(&s, n, grads);
+      st = reduce_dtype(&s, n, list);
     }
     if (!st && install(n, params, outs, 1.0 / tl_mpi_size()))
       st = tl_error_set(&e, tl_last_status(ctx), "%s: %s", what, tl_last_error(ctx));
@@ -233,8 +234,7 @@ tl_status tl_dist_sync_grads_as(int n, tl_tensor *const *params, const char *wha
   free(grads);
   free(outs);
   free(in);
-  free(out);
-  free(segs);
+  free(list);
   if (st) {
     if (ctx) tl_error_set(&ctx->err, st, "%s", e.msg);
     tl_api_fail_orphan(st, "%s", e.msg);

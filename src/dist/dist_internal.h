@@ -29,15 +29,13 @@ typedef enum { TL_MPI_SUM_OP, TL_MPI_MAX_OP } tl_mpi_op;
 tl_status tl_mpi_allreduce(const void *in, void *out, int64_t count, tl_dtype dtype, tl_mpi_op op, tl_error *err);
 tl_status tl_mpi_bcast(void *buf, int64_t count, tl_dtype dtype, int root, tl_error *err);
 tl_status tl_mpi_barrier(tl_error *err);
-/* a non-blocking in-place sum (count < 2^31): *req to wait on */
+/* a non-blocking sum (count < 2^31; in == NULL: in place on out): *req to wait on */
 typedef struct { uintptr_t h; } tl_mpi_request;
-tl_status tl_mpi_iallreduce_sum(void *buf, int count, tl_dtype dtype, tl_mpi_request *req, tl_error *err);
+tl_status tl_mpi_iallreduce_sum(const void *in, void *out, int count, tl_dtype dtype, tl_mpi_request *req,
+                                tl_error *err);
 tl_status tl_mpi_wait(tl_mpi_request *req, tl_error *err);
 /* MPI_Abort(MPI_COMM_WORLD, code) when MPI runs; returns otherwise */
 void tl_mpi_abort(int code);
 double tl_mpi_wtime(void); /* seconds, MPI_Wtime or the monotonic clock */
-
-/* dist_grads.c: the bucket kept between calls, freed when MPI finalizes */
-void tl_dist_grads_free(void);
 
 #endif

@@ -115,7 +115,6 @@ static int call_comm_int(void *fn, int *out) {
 }
 
 static void finalize_at_exit(void) {
-  tl_dist_grads_free();
   if (!M.running) return;
   tl_error e = {0};
   if (!tl_dist_exit_agrees(&e)) { /* another rank waits in a collective: end the job, not hang */
@@ -226,20 +225,21 @@ tl_status tl_mpi_barrier(tl_error *err) {
   return rc == TL_MPI_SUCCESS ? TL_OK : mpi_failed(err, "MPI_Barrier", rc);
 }
 
-tl_status tl_mpi_iallreduce_sum(void *buf, int count, tl_dtype dtype, tl_mpi_request *req, tl_error *err) {
+tl_status tl_mpi_iallreduce_sum(const void *in, void *out, int count, tl_dtype dtype, tl_mpi_request *req,
+                                tl_error *err) {
   req->h = 0;
   if (!M.running) return TL_OK;
   uintptr_t t = mpi_type(dtype), o = M.h[TL_MPI_OP_SUM];
   int rc;
   if (M.mpich) {
     int r = 0;
-    rc = ((int (*)(const void *, void *, int, int, int, int, int *))M.iallreduce)(M.in_place, buf, count, (int)t, (int)o,
-                                                                               (int)M.h[TL_MPI_COMM_WORLD], &r);
+    rc = ((int (*)(const void *, void *, int, int, int, int, int *))M.iallreduce)(in ? in : M.in_place, out, count, (int)t,
+                                                                               (int)o, (int)M.h[TL_MPI_COMM_WORLD], &r);
     req->h = (uintptr_t)(unsigned)r;
   } else {
     void *r = NULL;
     rc = ((int (*)(const void *, void *, int, void *, void *, void *, void **))M.iallreduce)(
-        M.in_place, buf, count, (void *)t, (void *)o, (void *)M.h[TL_MPI_COMM_WORLD], &r);
+        in ? in : M.in_place, out, count, (void *)t, (void *)o, (void *)M.h[TL_MPI_COMM_WORLD], &r);
     req->h = (uintptr_t)r;
   }
   return rc == TL_MPI_SUCCESS ? TL_OK : mpi_failed(err, "MPI_Iallreduce", rc);
