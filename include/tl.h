@@ -482,8 +482,8 @@ TL_API tl_status tl_dist_barrier(void);
 TL_API tl_tensor *tl_dist_shard(tl_tensor *t);
 /* Replaces each parameter's gradient (a leaf requiring grad; none counts as zeros) by
  * its mean over the ranks: gradients smaller than a bucket are packed into buckets of
- * TL_DIST_BUCKET_MB MiB (default 4), one all-reduce per bucket, larger ones are summed
- * straight into their new buffers. N ranks on equal shards of a batch then step as one
+ * TL_DIST_BUCKET_MB MiB (default 4), one all-reduce each, and become views of them;
+ * larger ones are summed straight into their new buffers. N ranks on equal shards of a batch then step as one
  * process on the whole batch. Every rank passes the same parameters in the same order. */
 TL_API tl_status tl_dist_sync_grads(int n, tl_tensor *const *params);
 TL_API void tl_dist_set_bucket_bytes(size_t bytes);
