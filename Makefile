@@ -20,7 +20,7 @@ GEN      := build/gen/kernel_prelude.inc build/gen/lang_prelude.inc build/gen/pr
 # programs that load generated code export the library to it
 WHOLE_LIB = -rdynamic -Wl,--whole-archive $(BUILD)/libtl.a -Wl,--no-whole-archive
 
-.PHONY: all test bench bench-peers example clean
+.PHONY: all test bench bench-gpu bench-peers example clean
 all: $(BUILD)/libtl.a $(BUILD)/libtl.so $(BUILD)/tl $(BUILD)/examples/engine_tour $(BUILD)/examples/train_spirals
 
 # The kernel prelude is C compiled into the library (the scalar semantics in
@@ -122,6 +122,11 @@ bench: $(BUILD)/bench/bench_engine $(BUILD)/bench/bench_mem $(BUILD)/bench/bench
 	$(BUILD)/bench/bench_lib
 	$(BUILD)/bench/bench_backends
 
+# On an NVIDIA GPU: TL's cuda backend against torch eager on the same GPU (bench/bench_gpu.c);
+# bench/gpu_check.sh runs the suites on the GPU first. Without a GPU it says so.
+bench-gpu: $(BUILD)/bench/bench_gpu
+	$(BUILD)/bench/bench_gpu
+
 clean:
 	rm -rf build
 
@@ -152,9 +157,10 @@ install: $(BUILD)/tl $(BUILD)/libtl.a $(BUILD)/libtl.so
 # which gcc's does not.
 ASAN_FLAGS := -O1 -g -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined
 ASAN_CC    ?= $(if $(shell command -v clang),clang,$(CC))
-# Every kernel of the differential suite rendered as CUDA C and compiled by NVRTC for
-# sm_90 (the toolkit's NVRTC, found at run time; none: the tests say so and pass), as a
-# machine without a GPU can check the cuda backend's kernels
+# Every kernel of the differential suite rendered as CUDA C, compiled by NVRTC for sm_90
+# and its PTX assembled by ptxas (the toolkit's, found at run time: /usr/local/cuda, or
+# TL_NVRTC and TL_PTXAS; none: the tests say so and pass), as a machine without a GPU
+# can check the cuda backend's kernels
 .PHONY: test-cuda-compile
 test-cuda-compile: $(BUILD)/tests/tl_tests
 	TL_DIFF_CUDA_COMPILE=1 $(BUILD)/tests/tl_tests diff_random diff_special cuda

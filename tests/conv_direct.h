@@ -141,3 +141,21 @@ CONV_TEST(conv_prelude_random) {
     conv_check_shape(d);
   }
 }
+
+#ifdef CONV_MALLOC_HOOK
+/* without a workspace (its malloc refused: the kernel has no way to report it) the
+ * routine computes the same units by the definition: the edge shapes again */
+CONV_TEST(conv_prelude_without_workspace) {
+  static const int64_t cases[][11] = {
+      {1, 5, 13, 11, 7, 3, 3, 1, 1, 1, 1}, {2, 40, 18, 17, 9, 3, 3, 2, 2, 1, 1}, {2, 3, 23, 29, 33, 5, 2, 3, 1, 2, 0},
+      {2, 2, 6, 7, 3, 2, 2, 1, 1, 3, 2},   {2, 3, 7, 1, 2, 3, 1, 2, 1, 1, 0},
+  };
+  conv_malloc_fails = 1;
+  for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+    const int64_t *p = cases[i];
+    tl_conv_desc d = {p[0], p[1], p[2], p[3], p[4], p[5], p[6], 0, 0, p[7], p[8], p[9], p[10], 0, 0, 0};
+    conv_check_shape(d);
+  }
+  conv_malloc_fails = 0;
+}
+#endif

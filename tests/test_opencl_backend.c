@@ -7,6 +7,7 @@
  * here or against the reference interpreter (tl's `interp`). Every test says so and
  * passes when no OpenCL platform exists (the driver's tests check that message). */
 #include <math.h>
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -108,6 +109,78 @@ TEST(opencl_gemm_edge_tiles_and_epilogue) {
   tl_test_env_restore("TL_OPENCL_TARGET", saved);
 }
 
+/* the GPU's large f32 GEMM (128 x 128 blocks, double-buffered): C of 2100 x 2050 (partial
+ * blocks on both sides) with K = 37 (a partial step), A and B each plain or
+ * transposed (their contiguous axis K or M, N), and a batch of two; relu(A B + bias)
+ * against a double loop */
+static void large_gemm(int64_t B, int64_t M, int64_t K, int64_t N, bool at, bool bt) {
+  tl_ctx *ctx = opencl_ctx();
+  if (!ctx) return;
+  double *a = malloc(sizeof(double) * (size_t)(B * M * K)), *b = malloc(sizeof(double) * (size_t)(K * N));
+  double *bias = malloc(sizeof(double) * (size_t)N), *got = malloc(sizeof(double) * (size_t)(B * M * N));
+  /* a transposed operand is made [K, M] (or [N, K]) and viewed transposed: its values
+   * a[.., k, i] stand for A[i, k] */
+  tl_tensor *ta = random_tensor(ctx, TL_F32, 3, at ? (int64_t[]){B, K, M} : (int64_t[]){B, M, K}, a);
+  tl_tensor *tb = random_tensor(ctx, TL_F32, 2, bt ? (int64_t[]){N, K} : (int64_t[]){K, N}, b);
+  tl_tensor *tbias = random_tensor(ctx, TL_F32, 1, &N, bias);
+  tl_tensor *y = tl_relu(tl_add(tl_matmul(at ? tl_transpose(ta, 1, 2) : ta, bt ? tl_transpose(tb, 0, 1) : tb), tbias));
+  read_f64(y, got, B * M * N);
+  int bad = 0;
+  for (int64_t bi = 0; bi < B && !bad; bi++)
+    for (int64_t i = 0; i < M && !bad; i++)
+      for (int64_t j = 0; j < N && !bad; j++) {
+        double s = bias[j];
+        for (int64_t k = 0; k < K; k++)
+          s += a[bi * M * K + (at ? k * M + i : i * K + k)] * b[bt ? j * K + k : k * N + j];
+        double want = s > 0 ? s : 0, g = got[(bi * M + i) * N + j];
+        if (fabs(g - want) > 1e-5 * (1 + (double)K)) {
+          tl_test_fail(__FILE__, __LINE__, "%lldx%lldx%lldx%lld at=%d bt=%d: [%lld,%lld,%lld] = %.9g, want %.9g",
+                       (long long)B, (long long)M, (long long)K, (long long)N, at, bt, (long long)bi, (long long)i,
+                       (long long)j, g, want);
+          bad = 1;
+        }
+      }
+  free(a), free(b), free(bias), free(got);
+  TEST_SHUTDOWN(ctx);
+}
+
+TEST(opencl_large_gemm_blocks_on_a_gpu) {
+  char *saved = tl_test_env_save("TL_OPENCL_TARGET");
+  setenv("TL_OPENCL_TARGET", "gpu", 1);
+  for (int at = 0; at < 2; at++)
+    for (int bt = 0; bt < 2; bt++) large_gemm(1, 2100, 37, 2050, at, bt);
+  large_gemm(2, 1500, 9, 1400, false, false);
+  tl_test_env_restore("TL_OPENCL_TARGET", saved);
+}
+
+/* a GPU's large elementwise kernels take several elements a work-item, a grid apart:
+ * 200003 elements (not a multiple of the grid), and two outputs of different sizes
+ * from one kernel (its parallel range in parts); values by hand */
+TEST(opencl_large_elementwise_on_a_gpu) {
+  char *saved = tl_test_env_save("TL_OPENCL_TARGET");
+  setenv("TL_OPENCL_TARGET", "gpu", 1);
+  tl_ctx *ctx = opencl_ctx();
+  if (ctx) {
+    int64_t n = 200003, half = 100001;
+    tl_tensor *x = tl_arange(ctx, TL_F32, 0, (double)n, 1);
+    tl_tensor *y = tl_mul_scalar(tl_relu(tl_add_scalar(tl_mul_scalar(x, 2), -5)), 0.5);
+    tl_tensor *z = tl_add_scalar(tl_slice(x, 0, 0, half, 1), 1);
+    CHECK_INT(tl_realize_many(2, (tl_tensor *[]){y, z}), TL_OK);
+    float *got = malloc(sizeof(float) * (size_t)n);
+    CHECK_INT(tl_to_host(y, got, sizeof(float) * (size_t)n), TL_OK);
+    int bad = 0;
+    for (int64_t i = 0; i < n; i++) bad += got[i] != (i * 2 - 5 > 0 ? (float)(i * 2 - 5) * 0.5f : 0.0f);
+    CHECK_INT(bad, 0);
+    CHECK_INT(tl_to_host(z, got, sizeof(float) * (size_t)half), TL_OK);
+    bad = 0;
+    for (int64_t i = 0; i < half; i++) bad += got[i] != (float)(i + 1);
+    CHECK_INT(bad, 0);
+    free(got);
+    TEST_SHUTDOWN(ctx);
+  }
+  tl_test_env_restore("TL_OPENCL_TARGET", saved);
+}
+
 /* softmax and layer norm over rows of 1, 3, 1000 and 4097 elements: one kernel reduces
  * each row; against double loops */
 static void softmax_and_layer_norm(void) {
@@ -196,6 +269,59 @@ TEST(opencl_conv_pool_and_gradients_match_the_interpreter) {
   CHECK_INT(m, n);
   for (int i = 0; i < n && m == n; i++) CHECK_NEAR(got[i], want[i], 1e-10 * (1 + fabs(want[i])));
   free(want), free(got);
+}
+
+/* an f32 convolution forward, which a GPU runs as an implicit GEMM (64 filters x 128
+ * pixels a group): filters past a block (70), K = C kh kw not a multiple of the step
+ * (27, 40), pixels past a block, strides and paddings on each side; against a double
+ * loop */
+static void conv_forward_case(const int64_t *xs, const int64_t *ws, int sh, int sw, int ph, int pw) {
+  tl_ctx *ctx = opencl_ctx();
+  if (!ctx) return;
+  int64_t N = xs[0], C = xs[1], H = xs[2], W = xs[3], O = ws[0], KH = ws[2], KW = ws[3];
+  int64_t OH = (H + 2 * ph - KH) / sh + 1, OW = (W + 2 * pw - KW) / sw + 1, ny = N * O * OH * OW;
+  double *x = malloc(sizeof(double) * (size_t)(N * C * H * W)), *w = malloc(sizeof(double) * (size_t)(O * C * KH * KW));
+  double *got = malloc(sizeof(double) * (size_t)ny);
+  tl_tensor *tx = random_tensor(ctx, TL_F32, 4, xs, x), *tw = random_tensor(ctx, TL_F32, 4, ws, w);
+  read_f64(tl_conv2d(tx, tw, NULL, sh, sw, ph, pw), got, ny);
+  int bad = 0;
+  for (int64_t n = 0; n < N && !bad; n++)
+    for (int64_t o = 0; o < O && !bad; o++)
+      for (int64_t i = 0; i < OH && !bad; i++)
+        for (int64_t j = 0; j < OW && !bad; j++) {
+          double want = 0;
+          for (int64_t c = 0; c < C; c++)
+            for (int64_t ki = 0; ki < KH; ki++)
+              for (int64_t kj = 0; kj < KW; kj++) {
+                int64_t y = i * sh + ki - ph, xx = j * sw + kj - pw;
+                if (y >= 0 && y < H && xx >= 0 && xx < W)
+                  want += w[((o * C + c) * KH + ki) * KW + kj] * x[((n * C + c) * H + y) * W + xx];
+              }
+          double g = got[((n * O + o) * OH + i) * OW + j];
+          if (fabs(g - want) > 1e-5 * (1 + (double)(C * KH * KW))) {
+            tl_test_fail(__FILE__, __LINE__, "conv %lldx%lldx%lldx%lld * %lldx%lldx%lldx%lld: y[%lld,%lld,%lld,%lld] = %.9g, want %.9g",
+                         (long long)N, (long long)C, (long long)H, (long long)W, (long long)O, (long long)C, (long long)KH,
+                         (long long)KW, (long long)n, (long long)o, (long long)i, (long long)j, g, want);
+            bad = 1;
+          }
+        }
+  free(x), free(w), free(got);
+  TEST_SHUTDOWN(ctx);
+}
+
+static void conv_forward_cases(void) {
+  conv_forward_case((int64_t[]){2, 3, 9, 8}, (int64_t[]){70, 3, 3, 3}, 2, 1, 1, 1);
+  conv_forward_case((int64_t[]){3, 5, 17, 19}, (int64_t[]){6, 5, 2, 4}, 1, 1, 0, 2);
+  conv_forward_case((int64_t[]){1, 64, 14, 14}, (int64_t[]){64, 64, 3, 3}, 1, 1, 1, 1);
+}
+
+TEST(opencl_conv_forward_f32_on_both_targets) {
+  char *saved = tl_test_env_save("TL_OPENCL_TARGET");
+  setenv("TL_OPENCL_TARGET", "cpu", 1);
+  conv_forward_cases();
+  setenv("TL_OPENCL_TARGET", "gpu", 1);
+  conv_forward_cases();
+  tl_test_env_restore("TL_OPENCL_TARGET", saved);
 }
 
 /* realize_many writes several results in one kernel; rand draws the same Philox stream
@@ -342,9 +468,9 @@ TEST(opencl_to_and_device) {
   float v[4] = {1, -2, 3, -4};
   int64_t n = 4;
   tl_tensor *dev = tl_from_data(ctx, TL_F32, 1, &n, v);
-  CHECK_STR(tl_device(dev), "opencl");
+  CHECK_STR(tl_device(dev), device());
   tl_tensor *lazy = tl_mul_scalar(dev, 2);
-  CHECK_STR(tl_device(lazy), "opencl"); /* where it will be computed */
+  CHECK_STR(tl_device(lazy), device()); /* where it will be computed */
   tl_tensor *host = tl_to(lazy, "cpu");
   CHECK(host != NULL);
   CHECK_STR(tl_device(host), "cpu");
@@ -352,12 +478,12 @@ TEST(opencl_to_and_device) {
   float got[4];
   CHECK_INT(tl_to_host(tl_abs(host), got, sizeof got), TL_OK); /* computed on cpu */
   CHECK(got[0] == 2 && got[1] == 4 && got[3] == 8);
-  tl_tensor *back = tl_to(tl_add_scalar(host, 1), "opencl");
-  CHECK_STR(tl_device(back), "opencl");
-  CHECK_INT(tl_set_backend(ctx, "opencl"), TL_OK);
+  tl_tensor *back = tl_to(tl_add_scalar(host, 1), device());
+  CHECK_STR(tl_device(back), device());
+  CHECK_INT(tl_set_backend(ctx, device()), TL_OK);
   CHECK_INT(tl_to_host(tl_mul(back, dev), got, sizeof got), TL_OK);
   CHECK(got[0] == 3 && got[1] == 6 && got[2] == 21 && got[3] == 28);
-  CHECK(tl_to(back, "opencl") != NULL); /* already there: shared */
+  CHECK(tl_to(back, device()) != NULL); /* already there: shared */
   CHECK(tl_to(back, "tpu") == NULL);
   CHECK_CONTAINS(tl_last_error(ctx), "unknown backend 'tpu'");
   TEST_SHUTDOWN(ctx);

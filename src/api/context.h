@@ -137,9 +137,14 @@ bool tl_api_axis(tl_ctx *ctx, int ndim, int *axis, const char *what);
 tl_uop *tl_api_matmul(tl_ctx *ctx, tl_uop *a, tl_uop *b);
 /* realize.c: computes u and turns it into a buffer in place (constants stay). */
 tl_status tl_api_realize_node(tl_ctx *ctx, tl_uop *u);
-/* backward through a tl_to (TL_AG_TO): the gradient computed on the copy's backend and
- * copied to the input's */
+/* device.c: backward through a tl_to (TL_AG_TO): the gradient computed on the copy's
+ * backend and copied to the input's */
 tl_status tl_api_move_grad(tl_ctx *ctx, struct tl_ag_node *n);
+/* device.c: a new buffer of `to` holding b's bytes (b is from's), through host memory;
+ * NULL with ctx's error */
+tl_buffer *tl_api_copy_between(tl_ctx *ctx, tl_backend *from, tl_backend *to, const tl_buffer *b);
+/* device.c: a BUFFER node for b, shaped like `like` */
+tl_uop *tl_api_buffer_node(tl_ctx *ctx, tl_buffer *b, const tl_uop *like);
 /* realize.c: computes the nodes, in as few realizes as it can (tl_realize_many). */
 tl_status tl_api_realize_nodes(tl_ctx *ctx, size_t n, tl_uop *const *us);
 

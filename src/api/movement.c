@@ -1,5 +1,6 @@
 /* movement.c — views (reshape, permute, expand, shrink, pad, flip), slicing,
- * squeeze/unsqueeze, cat and stack. Every one only edits a shape tracker. */
+ * squeeze/unsqueeze, cat and stack, each only editing a shape tracker; and moves of
+ * values: contiguous copies, and tl_to between backends (device.c copies the bytes). */
 #include <stdlib.h>
 #include <string.h>
 
@@ -321,4 +322,42 @@ tl_tensor *tl_stack(int n, tl_tensor *const *ts, int axis) {
   if (made == n) r = tl_cat(n, tmp, axis);
   for (int i = 0; i < made; i++) tl_release(tmp[i]);
   return r;
+}
+
+tl_tensor *tl_contiguous(tl_tensor *a) {
+  if (!(a = tl_api_tensor(a, "contiguous"))) return NULL;
+  tl_ctx *ctx = a->slot.ctx;
+  size_t mark = tl_graph_mark(&ctx->graph);
+  return tl_api_wrap_op(ctx, "contiguous", tl_build_unary(&ctx->graph, TL_OP_CONTIGUOUS, a->u), mark, TL_OP_CONTIGUOUS,
+                        1, &a, NULL, 0);
+}
+
+const char *tl_device(tl_tensor *t) {
+  if (!(t = tl_api_tensor(t, "device"))) return NULL;
+  tl_ctx *ctx = t->slot.ctx;
+  /* a value not computed yet is computed where realizes run: the context's backend */
+  return t->u->op == TL_OP_BUFFER ? tl_api_backend_of(ctx, t->u->arg.p)->i->name : ctx->be->i->name;
+}
+
+/* A copy of t's values in the memory of the backend `name`, through host memory; its
+ * gradient goes back the same way (tl_api_move_grad). */
+tl_tensor *tl_to(tl_tensor *t, const char *name) {
+  if (!(t = tl_api_tensor(t, "to"))) return NULL;
+  tl_ctx *ctx = t->slot.ctx;
+  tl_backend *to = tl_api_backend_named(ctx, name);
+  if (!to || tl_realize(t)) return NULL;
+  size_t mark = tl_graph_mark(&ctx->graph);
+  tl_buffer *b = t->u->arg.p;
+  tl_backend *from = tl_api_backend_of(ctx, b);
+  if (from == to) return tl_api_wrap(ctx, "to", t->u, mark); /* the same values, shared */
+  tl_buffer *nb = tl_api_copy_between(ctx, from, to, b);
+  tl_uop *n = nb ? tl_api_buffer_node(ctx, nb, t->u) : NULL;
+  if (nb) tl_buffer_release(nb); /* the node holds it */
+  if (!n) {
+    if (nb) tl_error_set(&ctx->err, TL_ERR_NOMEM, "to: out of memory");
+    tl_graph_release_to(&ctx->graph, mark);
+    return NULL;
+  }
+  int64_t where[2] = {from->index + 1, to->index + 1};
+  return tl_api_wrap_op(ctx, "to", n, mark, TL_AG_TO, 1, &t, where, 2);
 }

@@ -536,14 +536,6 @@ tl_status tl_realize_many(int n, tl_tensor *const *ts) {
   return st;
 }
 
-tl_tensor *tl_contiguous(tl_tensor *a) {
-  if (!(a = tl_api_tensor(a, "contiguous"))) return NULL;
-  tl_ctx *ctx = a->slot.ctx;
-  size_t mark = tl_graph_mark(&ctx->graph);
-  return tl_api_wrap_op(ctx, "contiguous", tl_build_unary(&ctx->graph, TL_OP_CONTIGUOUS, a->u), mark, TL_OP_CONTIGUOUS,
-                        1, &a, NULL, 0);
-}
-
 tl_status tl_to_host(tl_tensor *t, void *dst, size_t nbytes) {
   if (!t || !(t = tl_api_tensor(t, "to_host"))) return TL_ERR_ARG;
   tl_ctx *ctx = t->slot.ctx;
@@ -557,75 +549,6 @@ tl_status tl_to_host(tl_tensor *t, void *dst, size_t nbytes) {
   const tl_buffer *b = t->u->arg.p;
   tl_backend *be = tl_api_backend_of(ctx, b);
   return be->i->copy_to_host(be, dst, b, 0, need, &ctx->err);
-}
-
-const char *tl_device(tl_tensor *t) {
-  if (!(t = tl_api_tensor(t, "device"))) return NULL;
-  tl_ctx *ctx = t->slot.ctx;
-  /* a value not computed yet is computed where realizes run: the context's backend */
-  return t->u->op == TL_OP_BUFFER ? tl_api_backend_of(ctx, t->u->arg.p)->i->name : ctx->be->i->name;
-}
-
-/* a new buffer of `to` holding b's bytes (b is from's), through host memory; NULL with
- * ctx's error */
-static tl_buffer *copy_between(tl_ctx *ctx, tl_backend *from, tl_backend *to, const tl_buffer *b) {
-  tl_buffer *nb = tl_api_buffer_on(ctx, to, "to", (tl_dtype)b->dtype, b->numel);
-  void *tmp = nb && b->nbytes ? malloc(b->nbytes) : NULL;
-  tl_status st = !nb ? ctx->err.status
-                 : b->nbytes && !tmp ? tl_error_set(&ctx->err, TL_ERR_NOMEM, "to: out of memory")
-                                     : TL_OK;
-  if (!st && b->nbytes) st = from->i->copy_to_host(from, tmp, b, 0, b->nbytes, &ctx->err);
-  if (!st && b->nbytes) st = to->i->copy_from_host(to, nb, 0, tmp, b->nbytes, &ctx->err);
-  free(tmp);
-  if (st && nb) tl_buffer_release(nb);
-  return st ? NULL : nb;
-}
-
-static tl_uop *buffer_node_of(tl_ctx *ctx, tl_buffer *b, const tl_uop *like) {
-  tl_arg arg = {.p = b};
-  return tl_uop_make(&ctx->graph, TL_OP_BUFFER, (tl_dtype)like->dtype, 0, NULL, arg, 0, like->ndim, like->shape);
-}
-
-/* A copy of t's values in the memory of the backend `name`, through host memory; its
- * gradient goes back the same way (tl_api_move_grad). */
-tl_tensor *tl_to(tl_tensor *t, const char *name) {
-  if (!(t = tl_api_tensor(t, "to"))) return NULL;
-  tl_ctx *ctx = t->slot.ctx;
-  tl_backend *to = tl_api_backend_named(ctx, name);
-  if (!to || realize_tensor(t)) return NULL;
-  size_t mark = tl_graph_mark(&ctx->graph);
-  tl_buffer *b = t->u->arg.p;
-  tl_backend *from = tl_api_backend_of(ctx, b);
-  if (from == to) return tl_api_wrap(ctx, "to", t->u, mark); /* the same values, shared */
-  tl_buffer *nb = copy_between(ctx, from, to, b);
-  tl_uop *n = nb ? buffer_node_of(ctx, nb, t->u) : NULL;
-  if (nb) tl_buffer_release(nb); /* the node holds it */
-  if (!n) {
-    if (nb) tl_error_set(&ctx->err, TL_ERR_NOMEM, "to: out of memory");
-    tl_graph_release_to(&ctx->graph, mark);
-    return NULL;
-  }
-  int64_t where[2] = {from->index + 1, to->index + 1};
-  return tl_api_wrap_op(ctx, "to", n, mark, TL_AG_TO, 1, &t, where, 2);
-}
-
-tl_status tl_api_move_grad(tl_ctx *ctx, tl_ag_node *n) {
-  tl_backend *input = &ctx->backends[n->p[0] - 1], *output = &ctx->backends[n->p[1] - 1], *current = ctx->be;
-  ctx->be = output; /* the gradient's values are where the copy was */
-  tl_status st = tl_api_realize_node(ctx, n->grad);
-  ctx->be = current;
-  if (st || n->grad->op != TL_OP_BUFFER) return st; /* a constant is anywhere */
-  size_t mark = tl_graph_mark(&ctx->graph);
-  tl_buffer *nb = copy_between(ctx, output, input, n->grad->arg.p);
-  tl_uop *moved = nb ? buffer_node_of(ctx, nb, n->grad) : NULL;
-  if (nb) tl_buffer_release(nb);
-  if (moved) {
-    tl_uop_retain(moved);
-    tl_uop_release(&ctx->graph, n->grad);
-    n->grad = moved;
-  }
-  tl_graph_release_to(&ctx->graph, mark);
-  return moved ? TL_OK : ctx->err.status ? ctx->err.status : tl_error_set(&ctx->err, TL_ERR_NOMEM, "backward: out of memory");
 }
 
 const void *tl_data(tl_tensor *t) {

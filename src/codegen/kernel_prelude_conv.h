@@ -17,6 +17,10 @@
  * kernels), after the GEMM. */
 #if defined(TL_CONV) && defined(TL_GEMM) && !defined(TL_KERNEL_PRELUDE_CONV)
 #define TL_KERNEL_PRELUDE_CONV
+/* the workspace's allocator (a test names one that fails) */
+#ifndef TL_CONV_MALLOC
+#define TL_CONV_MALLOC malloc
+#endif
 typedef struct tl_conv_desc {
   tl_i64 n, c, h, w, o, kh, kw, oh, ow, sh, sw, ph, pw;
   int mode;
@@ -230,6 +234,59 @@ static inline void tl_conv_valid(tl_i64 X0, tl_i64 s, tl_i64 len, tl_i64 sw, tl_
       }                                                                                           \
     }                                                                                             \
   }                                                                                               \
+  /* the same units by the definition, no workspace: what runs when none can be had */       \
+  static void tl_conv_direct_##S(const tl_conv_desc *d, T *out, const T *a, const T *b, tl_i64 begin, tl_i64 end) { \
+    tl_i64 kk = d->kh * d->kw, P = d->oh * d->ow, Q = d->h * d->w, K = d->c * kk;                \
+    for (tl_i64 t = begin; t < end; t++) {                                                        \
+      if (d->mode == 2) { /* dw's columns (c, ki, kj) [n0, n1): a = g, b = x */                   \
+        for (tl_i64 col = t * d->unit; col < tl_gemm_min(K, (t + 1) * d->unit); col++) {          \
+          tl_i64 c = col / kk, ki = col % kk / d->kw, kj = col % d->kw;                          \
+          for (tl_i64 o = 0; o < d->o; o++) {                                                     \
+            T s = 0;                                                                              \
+            for (tl_i64 im = 0; im < d->n; im++)                                                  \
+              for (tl_i64 p = 0; p < P; p++) {                                                    \
+                tl_i64 Y = p / d->ow * d->sh + ki - d->ph, X = p % d->ow * d->sw + kj - d->pw;    \
+                if (Y >= 0 && Y < d->h && X >= 0 && X < d->w)                                     \
+                  s += a[(im * d->o + o) * P + p] * b[(im * d->c + c) * Q + Y * d->w + X];         \
+              }                                                                                   \
+            out[o * K + col] = s;                                                                 \
+          }                                                                                       \
+        }                                                                                         \
+        continue;                                                                                 \
+      }                                                                                           \
+      tl_i64 im = t / d->units, u0 = (t - im * d->units) * d->unit;                               \
+      if (d->mode == 1) { /* dx's channels [u0, u0 + unit) of image im: a = g, b = w */           \
+        for (tl_i64 c = u0; c < tl_gemm_min(d->c, u0 + d->unit); c++)                             \
+          for (tl_i64 q = 0; q < Q; q++) {                                                        \
+            T s = 0;                                                                              \
+            for (tl_i64 o = 0; o < d->o; o++)                                                     \
+              for (tl_i64 ki = 0; ki < d->kh; ki++)                                               \
+                for (tl_i64 kj = 0; kj < d->kw; kj++) {                                           \
+                  tl_i64 i = q / d->w + d->ph - ki, j = q % d->w + d->pw - kj;                    \
+                  if (i >= 0 && j >= 0 && i % d->sh == 0 && j % d->sw == 0 && i / d->sh < d->oh && j / d->sw < d->ow) \
+                    s += a[(im * d->o + o) * P + i / d->sh * d->ow + j / d->sw] *                 \
+                         b[((o * d->c + c) * d->kh + ki) * d->kw + kj];                           \
+                }                                                                                 \
+            out[(im * d->c + c) * Q + q] = s;                                                     \
+          }                                                                                       \
+        continue;                                                                                 \
+      }                                                                                           \
+      /* y: mode 0 a tile of pixels, mode 3 a block of filters; a = x, b = w */                  \
+      tl_i64 o0 = d->mode == 3 ? u0 : 0, o1 = d->mode == 3 ? tl_gemm_min(d->o, u0 + d->unit) : d->o; \
+      tl_i64 p0 = d->mode == 3 ? 0 : u0, p1 = d->mode == 3 ? P : tl_gemm_min(P, u0 + d->unit);   \
+      for (tl_i64 o = o0; o < o1; o++)                                                            \
+        for (tl_i64 p = p0; p < p1; p++) {                                                        \
+          T s = 0;                                                                                \
+          for (tl_i64 col = 0; col < K; col++) {                                                  \
+            tl_i64 c = col / kk, ki = col % kk / d->kw, kj = col % d->kw;                        \
+            tl_i64 Y = p / d->ow * d->sh + ki - d->ph, X = p % d->ow * d->sw + kj - d->pw;        \
+            if (Y >= 0 && Y < d->h && X >= 0 && X < d->w)                                         \
+              s += b[o * K + col] * a[(im * d->c + c) * Q + Y * d->w + X];                        \
+          }                                                                                       \
+          out[(im * d->o + o) * P + p] = s;                                                       \
+        }                                                                                         \
+    }                                                                                             \
+  }                                                                                               \
   /* units [begin, end): out the output; a, b the sources (mode 0: x, w; 1: g, w; 2: g, x) */ \
   static inline void tl_conv_run_##S(const tl_conv_desc *d, T *out, const T *a, const T *b, tl_i64 begin, tl_i64 end) { \
     enum { NR = 2 * TL_GEMM_VBYTES / sizeof(T), NC = TL_GEMM_NC_BYTES / sizeof(T) };              \
@@ -242,8 +299,11 @@ static inline void tl_conv_valid(tl_i64 X0, tl_i64 s, tl_i64 len, tl_i64 sw, tl_
     if (begin >= end) return;                                                                     \
     /* packed B (KC x NC), packed A (MC x KC), mode 2's columns (NR x KC), mode 1's tile */     \
     tl_size ws = (tl_size)(TL_GEMM_KC * NC + TL_GEMM_MC * TL_GEMM_KC + NR * TL_GEMM_KC + mt * nb); \
-    void *raw = malloc(sizeof(T) * ws + 64);                                                      \
-    if (!raw) return; /* the kernel cannot report it: the output keeps its arena bytes */        \
+    void *raw = TL_CONV_MALLOC(sizeof(T) * ws + 64);                                              \
+    if (!raw) { /* no workspace (the kernel could not report it): the definition, slowly */      \
+      tl_conv_direct_##S(d, out, a, b, begin, end);                                               \
+      return;                                                                                     \
+    }                                                                                             \
     T *pb = (T *)(((tl_size)raw + 63) & ~(tl_size)63), *pa = pb + TL_GEMM_KC * NC;                \
     T *tile = pa + TL_GEMM_MC * TL_GEMM_KC + NR * TL_GEMM_KC;                                     \
     if (d->mode == 2) { /* columns [n0, n1) of dw, summed over every image */                   \

@@ -21,6 +21,10 @@
 #define TL_GROUP_SIZE(x, y) __attribute__((reqd_work_group_size(x, y, 1)))
 #define TL_NAN NAN
 #define TL_INF INFINITY
+#define TL_ALIGN16
+#define TL_LOAD4(p) vload4(0, (p))
+#define TL_RESTRICT restrict
+#define TL_UNROLL4
 /* tanh is +-1 in f32 past |x| = 13 ln 2, where the exact value is within half an ulp
  * of 1, and the host's libm says so; an OpenCL tanh may be an ulp short there (PoCL's
  * gives 0.99999994 at 100, and mish(100) would print 99.99999). scalar.h names it for

@@ -16,3 +16,8 @@
 #define TL_GROUP_SIZE(x, y) __launch_bounds__((x) * (y))
 #define TL_NAN __int_as_float(0x7fc00000)
 #define TL_INF __int_as_float(0x7f800000)
+#define TL_SHFL_XOR(x, o) __shfl_xor_sync(0xffffffffu, (x), (o))
+#define TL_ALIGN16 __align__(16)
+#define TL_LOAD4(p) (*(const float4 *)(p))
+#define TL_RESTRICT __restrict__
+#define TL_UNROLL4 _Pragma("unroll 4")

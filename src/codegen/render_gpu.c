@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "codegen/render_cstyle.h"
+#include "codegen/render_gpu_gemm.h"
 
 static const char prelude_cl_text[] =
 #include "prelude_cl.inc"
@@ -25,15 +26,9 @@ const char *tl_render_gpu_prelude(tl_gpu_lang lang) { return lang == TL_GPU_CUDA
 /* the parallel loop is the grid (one iteration a work-item); the GEMM epilogue runs
  * its row's columns [begin, end) */
 static const tl_dialect cl_grid = {.i64 = "L", .nan = "TL_NAN", .inf = "TL_INF", .grid = true};
-static const tl_dialect cl_range = {.i64 = "L", .nan = "TL_NAN", .inf = "TL_INF"};
 
 static int64_t round_up(int64_t n, int64_t m) { return (n + m - 1) / m * m; }
 
-static int64_t gemm_batches(const tl_gemm_plan *g) {
-  int64_t b = 1;
-  for (int i = 0; i < g->nbatch; i++) b *= g->bshape[i];
-  return b;
-}
 
 static bool has_parallel_loop(const tl_block *b) {
   for (int i = 0; i < b->n; i++)
@@ -122,13 +117,48 @@ static void indent(tl_strbuf *s, int depth) {
 }
 
 /* every work-item's partial value of acc, combined: all of them end with the total */
-static void combine(tl_strbuf *s, const tl_stmt *acc, int depth, int gs) {
+/* the same on a CUDA GPU: a warp's values combined by shuffles, then the warps' in
+ * order from shared memory; two barriers instead of one a tree level */
+static void combine_warps(tl_strbuf *s, const tl_stmt *acc, int depth, int gs, const char *op, bool nan) {
+  long long id = (long long)acc->u->arg.i;
+  const char *r = red_name(acc->u->dtype), *t = tl_cstyle_ctype(acc->u->dtype);
+  indent(s, depth);
+  tl_strbuf_printf(s, "{\n");
+  indent(s, depth + 1);
+  tl_strbuf_printf(s, "%s x = acc%lld, y;\n", t, id);
+  if (nan) indent(s, depth + 1), tl_strbuf_printf(s, "int n = nan%lld;\n", id);
+  indent(s, depth + 1);
+  tl_strbuf_printf(s, "for (int tl_o = 16; tl_o > 0; tl_o >>= 1) { y = TL_SHFL_XOR(x, tl_o); x = %s;%s }\n", op,
+                   nan ? " n |= TL_SHFL_XOR(n, tl_o);" : "");
+  indent(s, depth + 1);
+  tl_strbuf_printf(s, "if ((tl_lid & 31) == 0) { tl_red_%s[tl_lid >> 5] = x;%s }\n", r, nan ? " tl_red_nan[tl_lid >> 5] = n;" : "");
+  indent(s, depth + 1);
+  tl_strbuf_puts(s, "TL_BARRIER();\n");
+  indent(s, depth + 1);
+  tl_strbuf_printf(s, "x = tl_red_%s[0];%s\n", r, nan ? " n = tl_red_nan[0];" : "");
+  indent(s, depth + 1);
+  tl_strbuf_printf(s, "for (int tl_w = 1; tl_w < %d; tl_w++) { y = tl_red_%s[tl_w]; x = %s;%s }\n", gs / 32, r, op,
+                   nan ? " n |= tl_red_nan[tl_w];" : "");
+  indent(s, depth + 1);
+  tl_strbuf_printf(s, "acc%lld = x;\n", id);
+  if (nan) indent(s, depth + 1), tl_strbuf_printf(s, "nan%lld = n;\n", id);
+  indent(s, depth + 1);
+  tl_strbuf_puts(s, "TL_BARRIER();\n");
+  indent(s, depth);
+  tl_strbuf_puts(s, "}\n");
+}
+
+/* shuffles take 32- and 64-bit values */
+static bool warp_combines(const tl_stmt *acc, bool warps) { return warps && acc->u->dtype != TL_BOOL; }
+
+static void combine(tl_strbuf *s, const tl_stmt *acc, int depth, int gs, bool warps) {
   long long id = (long long)acc->u->arg.i;
   const char *r = red_name(acc->u->dtype);
   bool nan = acc->reduce_op == TL_OP_RMAX && tl_dtype_is_float(acc->u->dtype);
   const char *op = acc->reduce_op == TL_OP_RSUM ? "x + y" : acc->reduce_op == TL_OP_RPROD ? "x * y" : "x > y ? x : y";
+  if (warp_combines(acc, warps)) return combine_warps(s, acc, depth, gs, op, nan);
   indent(s, depth);
-  tl_strbuf_printf(s, "tl_red_%s[tl_lid] = acc%lld;%s\n", r, id, nan ? "" : "");
+  tl_strbuf_printf(s, "tl_red_%s[tl_lid] = acc%lld;\n", r, id);
   if (nan) indent(s, depth), tl_strbuf_printf(s, "tl_red_nan[tl_lid] = nan%lld;\n", id);
   indent(s, depth);
   tl_strbuf_printf(s, "TL_BARRIER();\n");
@@ -142,13 +172,57 @@ static void combine(tl_strbuf *s, const tl_stmt *acc, int depth, int gs) {
   indent(s, depth);
   tl_strbuf_puts(s, "}\n");
   indent(s, depth);
-  tl_strbuf_printf(s, "acc%lld = tl_red_%s[0];%s\n", id, r, "");
+  tl_strbuf_printf(s, "acc%lld = tl_red_%s[0];\n", id, r);
   if (nan) indent(s, depth), tl_strbuf_printf(s, "nan%lld = tl_red_nan[0];\n", id);
   indent(s, depth);
   tl_strbuf_puts(s, "TL_BARRIER();\n");
 }
 
-static void group_body(tl_strbuf *s, const tl_block *b, int depth, int gs) {
+/* A shared loop whose body is a block sum (lower.c: a fresh f32 accumulator, one loop
+ * over the block's terms, then the block's total added, widened, to the outer sum):
+ * its inner loop, or NULL. A loop of 32 blocks shared by 256 work-items would busy 32
+ * of them, each reading its own run of 128; flattened, every work-item adds its own
+ * terms, each widened (the same sum, in another order). */
+static const tl_stmt *block_sum_loop(const tl_block *b) {
+  const tl_stmt *inner = NULL, *part = NULL, *widen = NULL;
+  for (int i = 0; i < b->n; i++) {
+    const tl_stmt *st = b->items[i];
+    if (!inner && st->kind == TL_STMT_ACC && !part && st->reduce_op == TL_OP_RSUM && st->u->dtype == TL_F32) part = st;
+    else if (!inner && st->kind == TL_STMT_DEFINE) continue;
+    else if (!inner && st->kind == TL_STMT_LOOP && !st->parallel && part && updates(st->body, part->u)) inner = st;
+    else if (inner && !widen && st->kind == TL_STMT_DEFINE && st->u->op == TL_OP_CAST && st->u->src[0] == part->u) widen = st;
+    else if (inner && widen && st->kind == TL_STMT_UPDATE && st->reduce_op == TL_OP_RSUM && st->value == widen->u &&
+             i == b->n - 1) return inner;
+    else return NULL;
+  }
+  return NULL;
+}
+
+static void flat_block_sums(tl_strbuf *s, const tl_stmt *outer, const tl_stmt *inner, int depth, int gs) {
+  long long ro = (long long)outer->u->arg.i, ri = (long long)inner->u->arg.i, no = (long long)outer->u->arg2,
+            ni = (long long)inner->u->arg2;
+  indent(s, depth);
+  tl_strbuf_printf(s, "TL_UNROLL4 for (tl_i64 tl_f = tl_lid; tl_f < %lldL; tl_f += %d) {\n", no * ni, gs);
+  indent(s, depth + 1);
+  tl_strbuf_printf(s, "const tl_i64 r%lld = tl_f / %lldL, r%lld = tl_f %% %lldL;\n", ro, ni, ri, ni);
+  const tl_block *b = outer->body;
+  for (int i = 0; i < b->n; i++) {
+    if (b->items[i] != inner) {
+      tl_cstyle_stmt(s, &cl_grid, b->items[i], depth + 1);
+      continue;
+    }
+    tl_cstyle_block(s, &cl_grid, inner->body, depth + 1);
+    tl_cstyle_loop_end(s, &cl_grid, inner, depth + 1);
+  }
+  indent(s, depth);
+  tl_strbuf_puts(s, "}\n");
+}
+
+/* a CUDA GPU's groups combine by warps */
+static bool warps_of(const tl_gpu_target *t) { return t->lang == TL_GPU_CUDA && !t->cpu; }
+
+static void group_body(tl_strbuf *s, const tl_block *b, int depth, int gs, const tl_gpu_target *t) {
+  bool warps = warps_of(t);
   for (int i = 0; i < b->n; i++) {
     const tl_stmt *st = b->items[i];
     if (st->kind == TL_STMT_STORE) {
@@ -157,15 +231,21 @@ static void group_body(tl_strbuf *s, const tl_block *b, int depth, int gs) {
       tl_cstyle_stmt(s, &cl_grid, st, depth + 1);
       indent(s, depth);
       tl_strbuf_puts(s, "}\n");
+    } else if (st->kind == TL_STMT_LOOP && !t->cpu && block_sum_loop(st->body)) {
+      flat_block_sums(s, st, block_sum_loop(st->body), depth, gs);
+      for (int j = 0; j < i; j++)
+        if (b->items[j]->kind == TL_STMT_ACC && updates(st->body, b->items[j]->u)) combine(s, b->items[j], depth, gs, warps);
+      tl_cstyle_loop_end(s, &cl_grid, st, depth);
     } else if (st->kind == TL_STMT_LOOP) {
       long long r = (long long)st->u->arg.i;
       indent(s, depth);
-      tl_strbuf_printf(s, "for (tl_i64 r%lld = tl_lid; r%lld < %lldL; r%lld += %d) {\n", r, r, (long long)st->u->arg2, r, gs);
+      tl_strbuf_printf(s, "TL_UNROLL4 for (tl_i64 r%lld = tl_lid; r%lld < %lldL; r%lld += %d) {\n", r, r,
+                       (long long)st->u->arg2, r, gs);
       tl_cstyle_block(s, &cl_grid, st->body, depth + 1);
       indent(s, depth);
       tl_strbuf_puts(s, "}\n");
       for (int j = 0; j < i; j++)
-        if (b->items[j]->kind == TL_STMT_ACC && updates(st->body, b->items[j]->u)) combine(s, b->items[j], depth, gs);
+        if (b->items[j]->kind == TL_STMT_ACC && updates(st->body, b->items[j]->u)) combine(s, b->items[j], depth, gs, warps);
       tl_cstyle_loop_end(s, &cl_grid, st, depth);
     } else {
       tl_cstyle_stmt(s, &cl_grid, st, depth);
@@ -173,11 +253,11 @@ static void group_body(tl_strbuf *s, const tl_block *b, int depth, int gs) {
   }
 }
 
-static void group_kernel(tl_strbuf *s, const tl_lowered *l, int gs) {
+static void group_kernel(tl_strbuf *s, const tl_lowered *l, int gs, const tl_gpu_target *t) {
   group_arrays(s, l, gs);
   tl_strbuf_puts(s, "  const tl_i64 tl_grp = TL_GRP(0);\n  const int tl_lid = TL_LID(0);\n");
   if (!has_parallel_loop(l->root)) {
-    group_body(s, l->root, 1, gs);
+    group_body(s, l->root, 1, gs, t);
     return;
   }
   for (int i = 0; i < l->root->n; i++) {
@@ -188,9 +268,21 @@ static void group_kernel(tl_strbuf *s, const tl_lowered *l, int gs) {
     }
     /* the grid is the range: every group has a turn, and every work-item reaches every barrier */
     tl_strbuf_printf(s, "  {\n    const tl_i64 r%lld = tl_grp;\n", (long long)st->u->arg.i);
-    group_body(s, st->body, 2, gs);
+    group_body(s, st->body, 2, gs, t);
     tl_strbuf_puts(s, "  }\n");
   }
+}
+
+/* A large elementwise kernel on a GPU: each work-item takes STRIDED iterations, a grid
+ * apart (each step's loads coalesced), unrolled, its inputs restrict-qualified so the
+ * next iterations' loads are in flight while this one's store waits: a load at a time
+ * a work-item leaves HBM idle. (No kernel reads a buffer it writes at another
+ * element than the one written: on a GPU its work-items would race.) */
+enum { STRIDED = 4, STRIDED_MIN = 1 << 16 };
+
+static bool strided(const tl_lowered *l, const tl_gpu_target *t) {
+  return !t->cpu && !l->gemm && !l->scatter && !l->conv && l->work >= STRIDED_MIN && has_parallel_loop(l->root) &&
+         !group_mode(l, group_size(t));
 }
 
 /* the elements a CONV2D writes: y, dx or dw */
@@ -198,29 +290,11 @@ static int64_t conv_outputs(const tl_conv_plan *p) {
   return p->mode == 2 ? p->o * p->c * p->kh * p->kw : p->mode == 1 ? p->n * p->c * p->h * p->w : p->n * p->o * p->oh * p->ow;
 }
 
-/* elements of C's dtype in a 32-byte vector (AVX2's) */
-static int cpu_lanes(const tl_lowered *l) { return l->args[0]->dtype == TL_F32 ? 8 : 4; }
 
 void tl_render_gpu_grid(const tl_lowered *l, const tl_gpu_target *t, int *dims, size_t global[3], size_t local[3]) {
   for (int d = 0; d < 3; d++) global[d] = local[d] = 1;
-  if (l->gemm && t->cpu) { /* a work-item per ROWS x lanes block of C */
-    const tl_gemm_plan *g = l->gemm;
-    *dims = 3;
-    global[0] = (size_t)((g->n + cpu_lanes(l) - 1) / cpu_lanes(l));
-    global[1] = (size_t)((g->m + TL_GPU_CPU_ROWS - 1) / TL_GPU_CPU_ROWS);
-    global[2] = (size_t)gemm_batches(g);
-    local[0] = 0; /* the driver's choice */
-    return;
-  }
-  if (l->gemm) { /* tiles of C: (columns, rows, batches) */
-    const tl_gemm_plan *g = l->gemm;
-    *dims = 3;
-    global[0] = (size_t)(round_up(g->n, TL_GPU_TILE * TL_GPU_REG) / TL_GPU_REG);
-    global[1] = (size_t)(round_up(g->m, TL_GPU_TILE * TL_GPU_REG) / TL_GPU_REG);
-    global[2] = (size_t)gemm_batches(g);
-    local[0] = local[1] = TL_GPU_TILE;
-    return;
-  }
+  if (l->gemm) return tl_render_gpu_gemm_grid(l, t, dims, global, local);
+  if (tl_render_gpu_conv_gemm(l, t)) return tl_render_gpu_conv_grid(l, dims, global, local);
   int64_t work = l->scatter ? l->scatter->rows * l->scatter->d : l->conv ? conv_outputs(l->conv)
                 : l->work > 0 ? l->work : 1;
   *dims = 1;
@@ -230,16 +304,17 @@ void tl_render_gpu_grid(const tl_lowered *l, const tl_gpu_target *t, int *dims, 
     global[0] = (size_t)work * (size_t)gs;
     return;
   }
+  if (strided(l, t)) work = (work + STRIDED - 1) / STRIDED;
   local[0] = (size_t)(work < gs ? work : gs);
   global[0] = (size_t)round_up(work, (int64_t)local[0]);
 }
 
 /* the parameters: each slot as a buffer and a byte offset into it, then the random
  * streams' keys and counters */
-static void params(tl_strbuf *s, const tl_lowered *l) {
+static void params(tl_strbuf *s, const tl_lowered *l, bool restrict_inputs) {
   for (int i = 0; i < l->nargs; i++)
-    tl_strbuf_printf(s, "%sTL_GLOBAL %s%s *g%d, tl_u64 o%d", i ? ", " : "", i ? "const " : "",
-                     tl_cstyle_ctype(l->args[i]->dtype), i, i);
+    tl_strbuf_printf(s, "%sTL_GLOBAL %s%s *%sg%d, tl_u64 o%d", i ? ", " : "", i ? "const " : "",
+                     tl_cstyle_ctype(l->args[i]->dtype), i && restrict_inputs ? "TL_RESTRICT " : "", i, i);
   for (int j = 0; j < l->nrng; j++) tl_strbuf_printf(s, ", tl_u64 rk%d, tl_u64 rs%d", j, j);
 }
 
@@ -249,112 +324,6 @@ static void pointers(tl_strbuf *s, const tl_lowered *l) {
     tl_strbuf_printf(s, "  TL_GLOBAL %s%s *b%d = (TL_GLOBAL %s%s *)((TL_GLOBAL %schar *)g%d + o%d);\n", c, t, i, c, t, c,
                      i, i);
   }
-}
-
-/* the batch bi = TL_GID(2) as offsets into A, B and C, and the operands */
-static void gemm_operands(tl_strbuf *s, const tl_lowered *l) {
-  const tl_gemm_plan *g = l->gemm;
-  tl_strbuf_printf(s, "  tl_i64 x = TL_GID(2), oa = %lldL, ob = %lldL, oc = 0, q;\n", (long long)g->off_a,
-                   (long long)g->off_b);
-  tl_strbuf_puts(s, "  const tl_i64 bi = x;\n");
-  for (int i = g->nbatch - 1; i >= 0; i--)
-    tl_strbuf_printf(s, "  q = x %% %lldL; x /= %lldL; oa += q * %lldL; ob += q * %lldL; oc += q * %lldL;\n",
-                     (long long)g->bshape[i], (long long)g->bshape[i], (long long)g->bsa[i], (long long)g->bsb[i],
-                     (long long)g->bsc[i]);
-  const char *t = tl_cstyle_ctype(l->args[0]->dtype);
-  tl_strbuf_printf(s, "  TL_GLOBAL const %s *A = b%d + oa, *B = b%d + ob;\n", t, g->slot_a, g->slot_b);
-}
-
-/* On a CPU (PoCL runs a work-group as loops over its work-items, and vectorizes only
- * what the kernel writes as vectors): a work-item computes ROWS rows of one vector of
- * lanes columns of C, its sums in vector registers, no local memory and no barriers;
- * a row past M reads row M - 1 (valid memory) and stores nothing. A full vector of B
- * is one vload; a partial one (the last columns, or B's columns not contiguous) is
- * read lane by lane. The epilogue runs over the row's stored columns. */
-static void gemm_cpu_body(tl_strbuf *s, const tl_lowered *l) {
-  const tl_gemm_plan *g = l->gemm;
-  const char *t = tl_cstyle_ctype(l->args[0]->dtype);
-  int V = cpu_lanes(l), RR = TL_GPU_CPU_ROWS;
-  long long M = g->m, N = g->n, K = g->k, sam = g->sam, sak = g->sak, sbk = g->sbk, sbn = g->sbn;
-  tl_strbuf_printf(s, "  const tl_i64 n0 = (tl_i64)TL_GID(0) * %d, mb = (tl_i64)TL_GID(1) * %d;\n", V, RR);
-  gemm_operands(s, l);
-  tl_strbuf_printf(s, "  const int full = n0 + %d <= %lldL%s;\n", V, N, sbn == 1 ? "" : " && 0");
-  for (int i = 0; i < RR; i++)
-    tl_strbuf_printf(s, "  %s%d c%d = 0; const tl_i64 a%d = (mb + %d < %lldL ? mb + %d : %lldL - 1) * %lldL;\n", t, V, i, i, i,
-                     M, i, M, sam);
-  tl_strbuf_printf(s, "  for (tl_i64 k = 0; k < %lldL; k++) {\n    %s%d b;\n", K, t, V);
-  tl_strbuf_printf(s, "    if (full) b = vload%d(0, B + k * %lldL + n0);\n    else {\n", V, sbk);
-  for (int j = 0; j < V; j++)
-    tl_strbuf_printf(s, "      b.s%x = n0 + %d < %lldL ? B[k * %lldL + (n0 + %d) * %lldL] : 0;\n", j, j, N, sbk, j, sbn);
-  tl_strbuf_puts(s, "    }\n");
-  for (int i = 0; i < RR; i++) tl_strbuf_printf(s, "    c%d = fma((%s%d)(A[a%d + k * %lldL]), b, c%d);\n", i, t, V, i, sak, i);
-  tl_strbuf_puts(s, "  }\n");
-  for (int i = 0; i < RR; i++) {
-    tl_strbuf_printf(s, "  if (mb + %d < %lldL) {\n", i, M);
-    tl_strbuf_printf(s, "    const tl_i64 m = mb + %d, begin = n0, end = n0 + %d < %lldL ? n0 + %d : %lldL;\n", i, V, N, V, N);
-    tl_strbuf_printf(s, "    TL_GLOBAL %s *cr = b0 + oc + m * %lldL;\n", t, (long long)g->ldc);
-    tl_strbuf_printf(s, "    if (full) vstore%d(c%d, 0, cr + n0);\n    else {\n", V, i);
-    for (int j = 0; j < V; j++) tl_strbuf_printf(s, "      if (n0 + %d < %lldL) cr[n0 + %d] = c%d.s%x;\n", j, N, j, i, j);
-    tl_strbuf_puts(s, "    }\n");
-    if (l->epilogue) {
-      tl_strbuf_printf(s, "    {\n      const tl_i64 r%lld = bi, r%lld = m;\n", (long long)l->epi_bi, (long long)l->epi_m);
-      tl_cstyle_block(s, &cl_range, l->root, 3);
-      tl_strbuf_puts(s, "    }\n");
-    }
-    tl_strbuf_puts(s, "  }\n");
-  }
-}
-
-/* C[b][m, n] = sum_k A[b][m, k] B[b][k, n]. A work-group of TILE x TILE work-items
- * computes a BLOCK x BLOCK block of C (BLOCK = TILE * REG): K in steps of TILE, the
- * block's rows of A and columns of B staged in local memory; a work-item holds REG x
- * REG sums in registers, rows ly + TILE i and columns lx + TILE j, so neighbouring
- * work-items read neighbouring columns of B and write neighbouring elements of C.
- * Each element then gets the epilogue (the elementwise consumers fused in). */
-static void gemm_body(tl_strbuf *s, const tl_lowered *l) {
-  const tl_gemm_plan *g = l->gemm;
-  const char *t = tl_cstyle_ctype(l->args[0]->dtype);
-  enum { T = TL_GPU_TILE, R = TL_GPU_REG, BL = TL_GPU_TILE * TL_GPU_REG };
-  long long M = g->m, N = g->n, K = g->k;
-  tl_strbuf_printf(s, "  TL_SHARED %s As[%d][%d], Bs[%d][%d];\n", t, T, BL + 1, T, BL);
-  tl_strbuf_printf(s, "  const int lx = TL_LID(0), ly = TL_LID(1), li = ly * %d + lx;\n", T);
-  tl_strbuf_printf(s, "  const tl_i64 m0 = (tl_i64)TL_GRP(1) * %d, n0 = (tl_i64)TL_GRP(0) * %d;\n", BL, BL);
-  gemm_operands(s, l);
-  tl_strbuf_printf(s, "  %s acc[%d][%d];\n  for (int i = 0; i < %d; i++)\n    for (int j = 0; j < %d; j++) acc[i][j] = 0;\n",
-                   t, R, R, R, R);
-  tl_strbuf_printf(s, "  for (tl_i64 k0 = 0; k0 < %lldL; k0 += %d) {\n", K, T);
-  /* the block's A (BL rows x T) and B (T x BL columns): BL * T elements each, R * R a work-item */
-  tl_strbuf_printf(s, "    for (int e = li; e < %d; e += %d) {\n"
-                      "      const int r = e / %d, kk = e %% %d;\n"
-                      "      const tl_i64 gm = m0 + r, gk = k0 + kk;\n"
-                      "      As[kk][r] = gm < %lldL && gk < %lldL ? A[gm * %lldL + gk * %lldL] : 0;\n"
-                      "      const int kb = e / %d, c = e %% %d;\n"
-                      "      const tl_i64 gkb = k0 + kb, gn = n0 + c;\n"
-                      "      Bs[kb][c] = gkb < %lldL && gn < %lldL ? B[gkb * %lldL + gn * %lldL] : 0;\n"
-                      "    }\n",
-                   BL * T, T * T, T, T, M, K, (long long)g->sam, (long long)g->sak, BL, BL, K, N, (long long)g->sbk,
-                   (long long)g->sbn);
-  tl_strbuf_printf(s, "    TL_BARRIER();\n"
-                      "    for (int kk = 0; kk < %d; kk++) {\n"
-                      "      %s a[%d], b[%d];\n"
-                      "      for (int i = 0; i < %d; i++) a[i] = As[kk][ly + %d * i];\n"
-                      "      for (int j = 0; j < %d; j++) b[j] = Bs[kk][lx + %d * j];\n"
-                      "      for (int i = 0; i < %d; i++)\n"
-                      "        for (int j = 0; j < %d; j++) acc[i][j] = fma(a[i], b[j], acc[i][j]);\n"
-                      "    }\n"
-                      "    TL_BARRIER();\n  }\n",
-                   T, t, R, R, R, T, R, T, R, R);
-  tl_strbuf_printf(s, "  for (int i = 0; i < %d; i++)\n    for (int j = 0; j < %d; j++) {\n", R, R);
-  tl_strbuf_printf(s, "      const tl_i64 m = m0 + ly + %d * i, n = n0 + lx + %d * j;\n", T, T);
-  tl_strbuf_printf(s, "      if (m >= %lldL || n >= %lldL) continue;\n", M, N);
-  tl_strbuf_printf(s, "      b0[oc + m * %lldL + n] = acc[i][j];\n", (long long)g->ldc);
-  if (l->epilogue) {
-    tl_strbuf_printf(s, "      {\n        const tl_i64 r%lld = bi, r%lld = m, begin = n, end = n + 1;\n", (long long)l->epi_bi,
-                     (long long)l->epi_m);
-    tl_cstyle_block(s, &cl_range, l->root, 4);
-    tl_strbuf_puts(s, "      }\n");
-  }
-  tl_strbuf_puts(s, "    }\n");
 }
 
 /* out[r, c] = the sum over i, in order, of values[i, c] where idx[i] is row r (clamped
@@ -414,18 +383,27 @@ char *tl_render_gpu(const tl_lowered *l, const tl_gpu_target *target) {
   tl_strbuf s = {0};
   tl_strbuf_puts(&s, tl_render_gpu_prelude(target->lang));
   tl_strbuf_puts(&s, "\nTL_KERNEL ");
-  if (l->gemm && !target->cpu)
+  bool conv_gemm = tl_render_gpu_conv_gemm(l, target);
+  if ((l->gemm && !target->cpu) || conv_gemm)
     tl_strbuf_printf(&s, "TL_GROUP_SIZE(%d, %d) ", TL_GPU_TILE, TL_GPU_TILE);
   tl_strbuf_puts(&s, "void tl_kernel(");
-  params(&s, l);
+  params(&s, l, strided(l, target));
   tl_strbuf_puts(&s, ") {\n");
   pointers(&s, l);
-  if (l->gemm && target->cpu) {
-    gemm_cpu_body(&s, l);
-  } else if (l->gemm) {
-    gemm_body(&s, l);
+  if (l->gemm) {
+    tl_render_gpu_gemm(&s, l, target);
+  } else if (conv_gemm) {
+    tl_render_gpu_conv(&s, l);
   } else if (group_mode(l, group_size(target))) {
-    group_kernel(&s, l, group_size(target));
+    group_kernel(&s, l, group_size(target), target);
+  } else if (strided(l, target)) {
+    size_t g[3], lo[3];
+    int dims;
+    tl_render_gpu_grid(l, target, &dims, g, lo);
+    tl_strbuf_printf(&s, "  TL_UNROLL4\n  for (tl_i64 tl_gid = TL_GID(0); tl_gid < %lldL; tl_gid += %lldL) {\n",
+                     (long long)l->work, (long long)g[0]);
+    tl_cstyle_block(&s, &cl_grid, l->root, 2);
+    tl_strbuf_puts(&s, "  }\n");
   } else {
     tl_strbuf_puts(&s, "  const tl_i64 tl_gid = TL_GID(0);\n");
     if (l->scatter) {

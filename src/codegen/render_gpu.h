@@ -10,9 +10,15 @@
 
 #include "codegen/lower.h"
 
+/* work-items in a group of an elementwise or reduction kernel on a GPU (a build may try
+ * others: -DTL_GPU_GROUP_GPU_SIZE=512) */
+#ifndef TL_GPU_GROUP_GPU_SIZE
+#define TL_GPU_GROUP_GPU_SIZE 256
+#endif
+
 enum {
   TL_GPU_GROUP = 64, /* work-items in a group of an elementwise or reduction kernel (a CPU device) */
-  TL_GPU_GROUP_GPU = 256, /* ... on a GPU */
+  TL_GPU_GROUP_GPU = TL_GPU_GROUP_GPU_SIZE, /* ... on a GPU */
   TL_GPU_TILE = 16,  /* a GEMM work-group is TILE x TILE work-items */
   TL_GPU_REG = 4,    /* each computes REG x REG elements of C */
   TL_GPU_CPU_ROWS = 8 /* on a CPU a work-item computes ROWS rows of one vector of C */

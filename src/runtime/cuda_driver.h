@@ -1,13 +1,13 @@
 /* cuda_driver.h — the CUDA driver under the cuda backend: libcuda.so.1 and NVRTC loaded
  * at run time (dlopen: no build-time dependency), the first GPU, its buffers, kernels
- * compiled from CUDA C by NVRTC (once per process; their PTX kept in the kernel cache
- * directory) and launched.
+ * compiled from CUDA C by NVRTC (nvrtc.h; once per process, their cubin or PTX kept in
+ * the kernel cache directory) and launched on the context's stream.
  * in: CUDA C source, sizes, host bytes; out: device buffers, results, and errors that
  * say what failed: "not available" with the reason, NVRTC's log, device out-of-memory
- * as TL_ERR_NOMEM. NVRTC alone (tl_nvrtc_*) works without a GPU: the tests compile
- * every kind of kernel for sm_90 on machines that have only the toolkit.
+ * as TL_ERR_NOMEM.
  *
- * Not thread-safe: one thread drives a tl_cuda at a time (the backend's realize). */
+ * One thread drives a tl_cuda at a time (the backend's realize); several tl_cudas may
+ * run on several threads, sharing the process's CUDA context and kernels. */
 #ifndef TL_RUNTIME_CUDA_DRIVER_H
 #define TL_RUNTIME_CUDA_DRIVER_H
 
@@ -15,23 +15,16 @@
 #include <stdint.h>
 
 #include "core/error.h"
+#include "runtime/nvrtc.h"
 
 typedef struct tl_cuda tl_cuda;
 typedef struct tl_cu_buf tl_cu_buf;
-typedef struct tl_nvrtc tl_nvrtc;
 
 typedef struct {
   uint64_t builds, module_hits; /* kernels compiled by NVRTC; found already loaded */
-  uint64_t disk_hits;           /* PTX found in the kernel cache directory */
+  uint64_t disk_hits;           /* cubins or PTX found in the kernel cache directory */
   uint64_t live_buffers, live_bytes, peak_bytes, allocs;
 } tl_cuda_stats;
-
-/* NVRTC (TL_NVRTC names the library; else the loader's path, then /usr/local/cuda) */
-tl_status tl_nvrtc_open(tl_nvrtc **out, tl_error *err);
-void tl_nvrtc_close(tl_nvrtc *n);
-/* src as PTX for compute capability major.minor (malloc'd); a failure is
- * TL_ERR_COMPILER with NVRTC's log */
-tl_status tl_nvrtc_ptx(tl_nvrtc *n, const char *src, int cc_major, int cc_minor, char **ptx, tl_error *err);
 
 /* the first GPU (TL_CUDA_LIB names the driver library, for tests). Unavailable:
  * TL_ERR_BACKEND, "cuda: not available (REASON)" */
