@@ -266,7 +266,7 @@ fuzz-leaks: fuzz-build
 	done
 
 # ---- distributed (issue 28): the C cases and TL programs of tests/dist/ under mpirun
-# -np 1..4 (docs/distributed.md); skipped, saying so, where mpirun is missing
+# -np 1..4 (docs/distributed.md); where mpirun is missing it fails, saying what to install
 $(BUILD)/tests/dist_check: tests/dist/dist_check.c $(BUILD)/libtl.a
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) -o $@ $< $(WHOLE_LIB) $(BIN_LIBS)
