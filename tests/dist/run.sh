@@ -111,6 +111,22 @@ else bad "np 2: resumed 10 + 10 steps equal 20 straight"; fi
 if $PY "$D/mlp_ref.py" 20 "$T/straight.txt" >"$T/out" 2>"$T/err"; then ok "np 2: 20 steps equal numpy's"
 else bad "np 2: 20 steps equal numpy's"; fi
 
+# --- device tensors (opencl: PoCL in CI) go through host memory: the same values
+if "$B/tl" devices 2>/dev/null | grep -q '^opencl: available'; then
+  for c in collectives grads; do
+    mp 2 env TL_BACKEND=opencl "$B/tests/dist_check" $c
+    want="ok $c"
+    expect "np 2, opencl tensors: C $c"
+  done
+  mp 2 env TL_BACKEND=opencl "$B/tests/dist_check" mlp "$T/dev_mlp2.txt"
+  want="ok mlp"
+  expect "np 2, opencl tensors: C mlp (optimizer syncs)"
+  if $PY "$D/mlp_ref.py" 15 "$T/dev_mlp2.txt" >"$T/out" 2>"$T/err"; then ok "np 2, opencl tensors: mlp equals numpy's single process"
+  else bad "np 2, opencl tensors: mlp equals numpy's single process"; fi
+else
+  echo "skip opencl tensors: no OpenCL platform here"
+fi
+
 # --- failures: an error on every rank naming the call; one rank failing ends the job
 for np in 2 4; do
   mp $np "$B/tests/dist_check" mismatch
