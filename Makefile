@@ -46,9 +46,9 @@ build/gen/prelude_cuda.inc: src/codegen/prelude_cuda.h src/core/scalar.h
 
 # the run-time headers, pasted in front of every compiled TL program (core/hash_mix.h:
 # the one hash mix, inline, which a HashMap's struct keys use)
-build/gen/lang_prelude.inc: include/tl.h src/core/hash_mix.h src/lang/rt/rt.h src/lang/rt/rt_ops.h src/lang/rt/rt_sys.h src/lang/rt/rt_vec.h
+build/gen/lang_prelude.inc: include/tl.h src/core/hash_mix.h src/lang/rt/rt.h src/lang/rt/rt_ops.h src/lang/rt/rt_sys.h src/lang/rt/rt_vec.h src/lang/rt/rt_dist.h
 	@mkdir -p $(dir $@)
-	(echo '#include <math.h>'; cat include/tl.h src/core/hash_mix.h src/lang/rt/rt.h src/lang/rt/rt_ops.h src/lang/rt/rt_sys.h src/lang/rt/rt_vec.h | grep -v '^#include "') | \
+	(echo '#include <math.h>'; cat include/tl.h src/core/hash_mix.h src/lang/rt/rt.h src/lang/rt/rt_ops.h src/lang/rt/rt_sys.h src/lang/rt/rt_vec.h src/lang/rt/rt_dist.h | grep -v '^#include "') | \
 	  sed -e 's/\\/\\\\/g' -e 's/"/\\"/g' -e 's/^/"/' -e 's/$$/\\n"/' > $@
 
 $(BUILD)/tl: tools/tl.c $(BUILD)/libtl.a
@@ -264,3 +264,41 @@ fuzz-leaks: fuzz-build
 	  done; \
 	  echo "fuzz-leaks $$h: $$n inputs, $$bad failed"; \
 	done
+
+# ---- distributed (issue 28): the C cases and TL programs of tests/dist/ under mpirun
+# -np 1..4 (docs/distributed.md); where mpirun is missing it fails, saying what to install
+$(BUILD)/tests/dist_check: tests/dist/dist_check.c $(BUILD)/libtl.a
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) -o $@ $< $(WHOLE_LIB) $(BIN_LIBS)
+
+.PHONY: test-dist bench-dist
+test-dist: $(BUILD)/tests/dist_check $(BUILD)/tl
+	sh tests/dist/run.sh $(BUILD)
+
+# the same under ASan and LeakSanitizer: OpenMPI's own allocations kept until exit are
+# suppressed (tests/dist/lsan_mpi.supp; its plugins stay loaded so their frames have
+# names), TL's are not
+.PHONY: test-dist-asan test-dist-valgrind
+test-dist-asan:
+	$(MAKE) BUILD=build/asan CC=$(ASAN_CC) OPT="$(ASAN_FLAGS)" build/asan/tests/dist_check build/asan/tl
+	ASAN_OPTIONS=detect_leaks=1:fast_unwind_on_malloc=0 OMPI_MCA_mca_base_component_disable_dlclose=1 \
+	  LSAN_OPTIONS=suppressions=$(CURDIR)/tests/dist/lsan_mpi.supp:print_suppressions=0 sh tests/dist/run.sh build/asan
+
+# the MLP step at 1, 2 and 4 ranks and the all-reduce against MPI_Allreduce called
+# directly (bench/bench_dist.c, built with mpicc; docs/distributed.md has the figures)
+$(BUILD)/bench/bench_dist: bench/bench_dist.c $(BUILD)/libtl.a
+	@mkdir -p $(dir $@)
+	mpicc $(CFLAGS) -O3 -o $@ $< $(WHOLE_LIB) $(LDLIBS)
+
+bench-dist: $(BUILD)/bench/bench_dist
+	for np in 1 2 4; do OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 TL_THREADS=1 \
+	  mpirun --oversubscribe -np $$np $(BUILD)/bench/bench_dist || exit 1; done
+
+# the C cases under valgrind on 2 ranks: OpenMPI's suppressions and ours for what MPI keeps
+# (tests/dist/valgrind_mpi.supp); any error or definite leak of TL's fails
+DIST_VG := valgrind -q --leak-check=full --errors-for-leak-kinds=definite --error-exitcode=9 \
+  --suppressions=/usr/share/openmpi/openmpi-valgrind.supp --suppressions=$(CURDIR)/tests/dist/valgrind_mpi.supp
+test-dist-valgrind: $(BUILD)/tests/dist_check
+	for c in collectives shard grads mlp; do OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 \
+	  OMPI_MCA_mca_base_component_disable_dlclose=1 mpirun --oversubscribe -np 2 $(DIST_VG) \
+	  $(BUILD)/tests/dist_check $$c /dev/null || exit 1; done

@@ -459,6 +459,42 @@ TL_API tl_status tl_load_safetensors(tl_ctx *ctx, const char *path, int *n, char
  * listing the names there are if none is. */
 TL_API tl_tensor *tl_load_safetensors_one(tl_ctx *ctx, const char *path, const char *name);
 
+/* ==== distributed: data-parallel training over MPI (docs/distributed.md) ==========
+ * A program started by mpirun (or mpiexec, srun) runs as N ranks: MPI (OpenMPI or MPICH)
+ * is loaded at run time (TL_MPI_LIB, else libmpi.so.40, else libmpi.so.12), started on
+ * first use (tl_dist_init, or any tl_dist_ call) from the thread that calls these
+ * functions, and finalized at exit. Started alone the process is rank 0 of 1, MPI is never
+ * loaded, and every call below works: a collective returns the tensor's values.
+ * Collectives are called by every rank in the same order. Each first checks that the
+ * ranks agree (the call, dtype, shape, root): a mismatch is an error on every rank
+ * naming the call, never a hang. Their results are new tensors without history. After
+ * an error a rank that cannot go on calls tl_dist_abort, which ends the whole job. */
+/* TL_OK; or TL_ERR_BACKEND when launched as N > 1 ranks and no MPI loads or starts */
+TL_API tl_status tl_dist_init(void);
+TL_API int tl_dist_rank(void);     /* 0 alone */
+TL_API int tl_dist_size(void);     /* 1 alone */
+TL_API int tl_dist_launched(void); /* 1 when a launcher's environment is present */
+TL_API const char *tl_dist_library(void); /* "openmpi (libmpi.so.40)", "mpich (...)" or "none" */
+/* the elementwise sum over the ranks (bool: "or"), on every rank */
+TL_API tl_tensor *tl_dist_all_reduce(tl_tensor *t);
+TL_API tl_tensor *tl_dist_all_reduce_mean(tl_tensor *t); /* f32 and f64 only */
+TL_API tl_tensor *tl_dist_broadcast(tl_tensor *t, int root); /* root's values on every rank */
+TL_API tl_status tl_dist_barrier(void);
+/* this rank's rows of axis 0: [r n / N, (r + 1) n / N), a view (gradients flow through) */
+TL_API tl_tensor *tl_dist_shard(tl_tensor *t);
+/* Replaces each parameter's gradient (a leaf requiring grad; none counts as zeros) by
+ * its mean over the ranks: gradients smaller than a bucket are packed into buckets of
+ * TL_DIST_BUCKET_MB MiB (default 4), one all-reduce each, and become views of them;
+ * larger ones are summed straight into their new buffers. N ranks on equal shards of a batch then step as one
+ * process on the whole batch. Every rank passes the same parameters in the same order. */
+TL_API tl_status tl_dist_sync_grads(int n, tl_tensor *const *params);
+TL_API void tl_dist_set_bucket_bytes(size_t bytes);
+/* Prints "rank R: message" on out (NULL: stderr) and, when MPI runs, ends every rank
+ * with MPI_Abort, exit status 1. Returns when MPI is not running: the caller exits. */
+TL_API void tl_dist_abort(const char *message, FILE *out);
+/* on: tl_optimizer_step first averages the gradients over the ranks (tl_dist_sync_grads) */
+TL_API tl_status tl_optimizer_set_dist_sync(tl_optimizer *opt, int on);
+
 /* ==== knowledge base: Datalog facts, rules and queries ===========================
  * A knowledge base holds entities (symbols interned to i64 ids 0, 1, 2, ... in order
  * of first appearance), relations with a type per column (entity or integer), facts

@@ -81,6 +81,7 @@ runtime 5
 autograd 6
 api 7
 nn 8
+dist 8
 logic 8
 lang/check 9
 lang/rt 9

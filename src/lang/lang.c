@@ -98,8 +98,11 @@ int tl_lang_exec(tl_program_fn fn, const char *path, const tl_lang_run_options *
       failed = false;
       rc = R->exit_code;
     }
-    if (failed) { /* the error first, then (with --mem-stats) what was live when it struck */
+    if (failed && tl_dist_launched()) /* under mpirun: `rank R: ...`, and the whole job ends (LANGUAGE.md §13) */
+      tl_dist_abort(R->error, o->err);
+    else if (failed) /* the error first, then (with --mem-stats) what was live when it struck */
       fprintf(o->err, "%s\n", R->error);
+    if (failed) {
       fflush(o->err);
       rc = 1;
     }

@@ -28,6 +28,7 @@ struct tl_optimizer {
   tl_tensor **params; /* retained */
   tl_tensor **m, **v; /* state, NULL until the first step: momentum buffer in m */
   tl_scope *state;    /* owns everything in m and v */
+  bool dist_sync;     /* average the gradients over the ranks first (tl_optimizer_set_dist_sync) */
 };
 
 /* one step's Adam factors, per dtype (0 f32, 1 f64) and factor, made on first use in
@@ -259,7 +260,8 @@ tl_status tl_optimizer_step(tl_optimizer *opt) {
   int was_enabled = tl_grad_enabled(ctx);
   tl_set_grad_enabled(ctx, 0);
   opt->t++;
-  tl_status st = tl_optim_step_all(opt);
+  tl_status st = opt->dist_sync ? tl_dist_sync_grads(opt->n, opt->params) : TL_OK;
+  if (st == TL_OK) st = tl_optim_step_all(opt);
   tl_set_grad_enabled(ctx, was_enabled);
   if (st != TL_OK && st == tl_last_status(ctx)) {
     char inner[sizeof ctx->err.msg];
@@ -267,6 +269,12 @@ tl_status tl_optimizer_step(tl_optimizer *opt) {
     tl_optim_fail(ctx, st, "%s: step %lld: %s", opt->name, (long long)opt->t, inner);
   }
   return st;
+}
+
+tl_status tl_optimizer_set_dist_sync(tl_optimizer *opt, int on) {
+  if (!opt) return TL_ERR_ARG;
+  opt->dist_sync = on != 0;
+  return TL_OK;
 }
 
 tl_status tl_optimizer_zero_grad(tl_optimizer *opt) {

@@ -558,8 +558,9 @@ static tl_ty *check_path_call(sema *s, tl_node *n, tl_ty *expect) {
     return TY_ERR;
   }
   tl_fninfo *f = tl_sema_find_fn(s, path);
-  if (!f) { /* System::time, File::exists... (sema_sys.c) */
+  if (!f) { /* System::time, File::exists... (sema_sys.c), Dist:: (sema_dist.c) */
     tl_ty *sys = tl_sema_sys_call(s, n, path);
+    if (!sys) sys = tl_sema_dist_call(s, n, path);
     if (sys) return sys;
   }
   if (!f) {

@@ -216,12 +216,17 @@ typedef enum {
   B_VEC,
   /* iterator chains, sort_by, cmp and Ordering (sema_iter.c, gen_iter.c): node->len an IT_* */
   B_ITER,
+  /* Dist:: (sema_dist.c, gen_dist.c, rt_dist.c): node->len a TL_DIST_* */
+  B_DIST,
   B_COUNT
 } tl_builtin;
 #define B_IO_FIRST B_TENSOR_SAVE
 #define B_IO_LAST B_PART
 #define B_NN_FIRST B_CONV2D
 #define B_NN_LAST B_RESAMPLE
+
+enum { TL_DIST_RANK, TL_DIST_SIZE, TL_DIST_ALL_REDUCE, TL_DIST_ALL_REDUCE_MEAN, TL_DIST_BROADCAST, TL_DIST_BARRIER,
+       TL_DIST_SHARD, TL_DIST_SYNC_GRADS };
 
 /* a loop's variables written inside it (loop->ref): realized every iteration */
 typedef struct tl_varlist {

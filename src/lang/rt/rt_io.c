@@ -9,6 +9,7 @@
 #include "api/context.h"
 #include "autograd/autograd.h"
 #include "core/format.h" /* tl_format_shape */
+#include "lang/rt/rt_dist.h"
 #include "lang/rt/rt_ops.h"
 
 #define CHECK(expr) tlrt_check(R, (expr), line, col)
@@ -78,7 +79,9 @@ void tlrt_params_save(tlrt *R, const tlrt_str *path, int n, const char *const *n
                       int col) {
   if (file_kind(R, path, "Param::save", line, col) != 2)
     tlrt_fail(R, line, col, "Param::save: %s: parameters are saved as .safetensors", path->data);
-  tlrt_check_status(R, tl_save_safetensors(R->ctx, path->data, n, names, ts), line, col);
+  if (tlrt_dist_params_file_here(R, line, col)) /* under mpirun: rank 0 writes (rt_dist.c) */
+    tlrt_check_status(R, tl_save_safetensors(R->ctx, path->data, n, names, ts), line, col);
+  tlrt_dist_params_saved(R, line, col);
 }
 
 /* t's shape as "[2, 3]" (buf: TL_SHAPE_TEXT_MAX bytes) */
@@ -96,7 +99,17 @@ static bool same_shape(const tl_tensor *a, const tl_tensor *b) {
   return true;
 }
 
+static void load_file(tlrt *R, const tlrt_str *path, int n, const char *const *names, tl_tensor **const *fields,
+                      int line, int col);
+
 void tlrt_params_load(tlrt *R, const tlrt_str *path, int n, const char *const *names, tl_tensor **const *fields,
+                      int line, int col) {
+  if (tlrt_dist_params_file_here(R, line, col)) /* under mpirun: rank 0 reads, the others get its values */
+    load_file(R, path, n, names, fields, line, col);
+  tlrt_dist_params_share(R, n, fields, line, col);
+}
+
+static void load_file(tlrt *R, const tlrt_str *path, int n, const char *const *names, tl_tensor **const *fields,
                       int line, int col) {
   if (file_kind(R, path, "Param::load", line, col) != 2)
     tlrt_fail(R, line, col, "Param::load: %s: parameters are loaded from .safetensors", path->data);
