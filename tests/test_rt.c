@@ -638,7 +638,13 @@ TEST(tlrt_shape_argument) {
   CHECK_INT(tlrt_shape(R, tlrt_scalar(R, TL_I32, 7), dims, 1, 1), 1);
   CHECK_INT(dims[0], 7);
   CHECK_INT(tlrt_shape(R, tlrt_from_f64(R, TL_I64, 1, (int64_t[]){0}, NULL), dims, 1, 1), 0);
-  CHECK_FAILS(R, tlrt_shape(R, tlrt_from_f64(R, TL_F32, 1, (int64_t[]){1}, (double[]){2}), dims, 2, 1),
+  /* a float tensor of whole numbers (the seed's spelling) */
+  CHECK_INT(tlrt_shape(R, tlrt_from_f64(R, TL_F32, 1, (int64_t[]){2}, (double[]){4, 1}), dims, 1, 1), 2);
+  CHECK_INT(dims[0], 4);
+  CHECK_INT(dims[1], 1);
+  CHECK_FAILS(R, tlrt_shape(R, tlrt_from_f64(R, TL_F64, 1, (int64_t[]){1}, (double[]){2.5}), dims, 2, 1),
+              "t.tl:2:1: runtime error: a shape's sizes are whole numbers, not 2.5");
+  CHECK_FAILS(R, tlrt_shape(R, tlrt_from_f64(R, TL_BOOL, 1, (int64_t[]){1}, (double[]){1}), dims, 2, 1),
               "t.tl:2:1: runtime error: a shape must be a 1-D integer tensor");
   CHECK_FAILS(R, tlrt_shape(R, mat(R, TL_I64, 1, 2), dims, 2, 2),
               "t.tl:2:2: runtime error: a shape must be a 1-D integer tensor");
