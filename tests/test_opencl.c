@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "codegen/render_gpu.h"
@@ -409,4 +410,46 @@ TEST(opencl_prelude_computes_scalars_as_the_host) {
   CHECK_INT(bad, 0);
   free(src), free(xf), free(xd), free(a), free(b), free(u32), free(u64);
   CHECK_INT(tl_cl_close(cl), 6); /* the six buffers, freed by the close */
+}
+
+/* A context that queues kernels it never waits for, then ends, and the process exits:
+ * the driver's workers must be done first. PoCL compiles a kernel in a worker when it
+ * first runs; exiting under it tore LLVM down mid-build ("Failed to create kernel
+ * compiler pass", an abort). Each child starts with an empty PoCL cache, so every
+ * kernel is compiled; they must all exit 0. */
+static int queue_and_exit(void) {
+  char dir[] = "/tmp/tl_pocl_cache_XXXXXX";
+  if (!mkdtemp(dir)) return 2;
+  setenv("POCL_CACHE_DIR", dir, 1);
+  if (tl_backend_usable("opencl") != TL_OK) return 10; /* no platform here */
+  tl_ctx *ctx = tl_init();
+  if (!ctx || tl_set_backend(ctx, "opencl") != TL_OK) return 3;
+  int64_t n = 4099;
+  tl_tensor *x = tl_arange(ctx, TL_F32, 0, (double)n, 1);
+  tl_tensor *outs[] = {tl_exp(x), tl_sqrt(x), tl_tanh(x), tl_neg(tl_abs(x)), tl_mul_scalar(tl_sin(x), 3),
+                       tl_sum(x, 0, NULL, 0), tl_max(x, 0, NULL, 0), tl_softmax(x, 0)};
+  for (size_t i = 0; i < sizeof outs / sizeof outs[0]; i++)
+    if (tl_realize(outs[i]) != TL_OK) return 4;
+  tl_shutdown(ctx); /* no value read back: the kernels may still be queued */
+  char cmd[64];
+  snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
+  return system(cmd) == 0 ? 0 : 5;
+}
+
+TEST(opencl_queued_kernels_finish_before_exit) {
+  /* this process never loads the driver: a fork of one whose threads hold its locks
+   * could deadlock */
+  for (int run = 0; run < 4; run++) {
+    fflush(stdout);
+    pid_t pid = fork();
+    if (pid == 0) _exit(queue_and_exit());
+    int status = 0;
+    CHECK(pid > 0 && waitpid(pid, &status, 0) == pid);
+    if (WIFEXITED(status) && WEXITSTATUS(status) == 10) {
+      printf("  opencl is not available here\n");
+      return;
+    }
+    CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+    if (!WIFEXITED(status)) printf("  run %d: killed by signal %d\n", run, WIFSIGNALED(status) ? WTERMSIG(status) : 0);
+  }
 }

@@ -257,6 +257,11 @@ tl_status tl_cl_open(tl_cl **out, tl_error *err) {
 
 uint64_t tl_cl_close(tl_cl *cl) {
   if (!cl) return 0;
+  /* every queued command done first: a driver's worker still building a kernel for
+   * one (PoCL compiles at launch) would race the process's exit, whose destructors
+   * tear down the compiler under it (PoCL aborted: "Failed to create kernel compiler
+   * pass") */
+  if (cl->queue) cl->api.clFinish(cl->queue);
   uint64_t leaked = cl->stats.live_buffers;
   while (cl->live) tl_cl_free(cl, cl->live);
   for (cl_program_entry *p = cl->programs, *pn; p; p = pn) {
