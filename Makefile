@@ -281,7 +281,7 @@ test-dist: $(BUILD)/tests/dist_check $(BUILD)/tl
 .PHONY: test-dist-asan test-dist-valgrind
 test-dist-asan:
 	$(MAKE) BUILD=build/asan CC=$(ASAN_CC) OPT="$(ASAN_FLAGS)" build/asan/tests/dist_check build/asan/tl
-	ASAN_OPTIONS=detect_leaks=1:fast_unwind_on_malloc=0 OMPI_MCA_mca_base_component_disable_dlclose=1 \
+	ASAN_OPTIONS=detect_leaks=1:fast_unwind_on_malloc=0 OMPI_MCA_mca_base_component_disable_dlclose=1 TL_DIST_OPENCL=0 \
 	  LSAN_OPTIONS=suppressions=$(CURDIR)/tests/dist/lsan_mpi.supp:print_suppressions=0 sh tests/dist/run.sh build/asan
 
 # the MLP step at 1, 2 and 4 ranks and the all-reduce against MPI_Allreduce called
