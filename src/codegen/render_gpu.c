@@ -223,6 +223,7 @@ static bool warps_of(const tl_gpu_target *t) { return t->lang == TL_GPU_CUDA && 
 
 static void group_body(tl_strbuf *s, const tl_block *b, int depth, int gs, const tl_gpu_target *t) {
   bool warps = warps_of(t);
+  const tl_stmt *inner;
   for (int i = 0; i < b->n; i++) {
     const tl_stmt *st = b->items[i];
     if (st->kind == TL_STMT_STORE) {
@@ -231,8 +232,8 @@ static void group_body(tl_strbuf *s, const tl_block *b, int depth, int gs, const
       tl_cstyle_stmt(s, &cl_grid, st, depth + 1);
       indent(s, depth);
       tl_strbuf_puts(s, "}\n");
-    } else if (st->kind == TL_STMT_LOOP && !t->cpu && block_sum_loop(st->body)) {
-      flat_block_sums(s, st, block_sum_loop(st->body), depth, gs);
+    } else if (st->kind == TL_STMT_LOOP && !t->cpu && (inner = block_sum_loop(st->body))) {
+      flat_block_sums(s, st, inner, depth, gs);
       for (int j = 0; j < i; j++)
         if (b->items[j]->kind == TL_STMT_ACC && updates(st->body, b->items[j]->u)) combine(s, b->items[j], depth, gs, warps);
       tl_cstyle_loop_end(s, &cl_grid, st, depth);
@@ -285,6 +286,12 @@ static bool strided(const tl_lowered *l, const tl_gpu_target *t) {
          !group_mode(l, group_size(t));
 }
 
+/* a strided kernel's work-items, the distance between an item's iterations */
+static int64_t strided_grid(const tl_lowered *l, const tl_gpu_target *t) {
+  int64_t gs = group_size(t);
+  return round_up((l->work + STRIDED - 1) / STRIDED, gs);
+}
+
 /* the elements a CONV2D writes: y, dx or dw */
 static int64_t conv_outputs(const tl_conv_plan *p) {
   return p->mode == 2 ? p->o * p->c * p->kh * p->kw : p->mode == 1 ? p->n * p->c * p->h * p->w : p->n * p->o * p->oh * p->ow;
@@ -304,10 +311,15 @@ void tl_render_gpu_grid(const tl_lowered *l, const tl_gpu_target *t, int *dims, 
     global[0] = (size_t)work * (size_t)gs;
     return;
   }
-  if (strided(l, t)) work = (work + STRIDED - 1) / STRIDED;
+  if (strided(l, t)) { /* work >= STRIDED_MIN: whole groups */
+    local[0] = (size_t)gs;
+    global[0] = (size_t)strided_grid(l, t);
+    return;
+  }
   local[0] = (size_t)(work < gs ? work : gs);
   global[0] = (size_t)round_up(work, (int64_t)local[0]);
 }
+
 
 /* the parameters: each slot as a buffer and a byte offset into it, then the random
  * streams' keys and counters */
@@ -387,7 +399,8 @@ char *tl_render_gpu(const tl_lowered *l, const tl_gpu_target *target) {
   if ((l->gemm && !target->cpu) || conv_gemm)
     tl_strbuf_printf(&s, "TL_GROUP_SIZE(%d, %d) ", TL_GPU_TILE, TL_GPU_TILE);
   tl_strbuf_puts(&s, "void tl_kernel(");
-  params(&s, l, strided(l, target));
+  bool strided_items = strided(l, target);
+  params(&s, l, strided_items);
   tl_strbuf_puts(&s, ") {\n");
   pointers(&s, l);
   if (l->gemm) {
@@ -396,12 +409,9 @@ char *tl_render_gpu(const tl_lowered *l, const tl_gpu_target *target) {
     tl_render_gpu_conv(&s, l);
   } else if (group_mode(l, group_size(target))) {
     group_kernel(&s, l, group_size(target), target);
-  } else if (strided(l, target)) {
-    size_t g[3], lo[3];
-    int dims;
-    tl_render_gpu_grid(l, target, &dims, g, lo);
+  } else if (strided_items) {
     tl_strbuf_printf(&s, "  TL_UNROLL4\n  for (tl_i64 tl_gid = TL_GID(0); tl_gid < %lldL; tl_gid += %lldL) {\n",
-                     (long long)l->work, (long long)g[0]);
+                     (long long)l->work, (long long)strided_grid(l, target));
     tl_cstyle_block(&s, &cl_grid, l->root, 2);
     tl_strbuf_puts(&s, "  }\n");
   } else {
