@@ -14,15 +14,16 @@
 #include <stdio.h>
 #include <stdlib.h>
 
+#include "bench_mlp.h"
 #include "bench_util.h"
 #include "tl.h"
 
-enum { WARMUP = 3, ITERS = 10, BATCH = 128, IN = 784, HID = 256, OUT = 10 };
+enum { WARMUP = 3, ITERS = 10 };
 
 typedef struct {
   tl_ctx *ctx;
-  tl_tensor *v[3], *m, *p, *q, *x, *y, *w[3], *b[3];
-  tl_optimizer *opt;
+  tl_tensor *v[3], *m, *p, *q;
+  bench_mlp mlp;
 } side;
 
 static _Noreturn void fail(tl_ctx *ctx, const char *what) {
@@ -39,18 +40,8 @@ static void make_side(side *s, const char *backend) {
   s->m = tl_randn(s->ctx, TL_F32, 2, (int64_t[]){4096, 4096});
   s->p = tl_randn(s->ctx, TL_F32, 2, (int64_t[]){1024, 1024});
   s->q = tl_randn(s->ctx, TL_F32, 2, (int64_t[]){1024, 1024});
-  s->x = tl_randn(s->ctx, TL_F32, 2, (int64_t[]){BATCH, IN});
-  int64_t lab[BATCH];
-  for (int i = 0; i < BATCH; i++) lab[i] = (i * 7) % OUT;
-  s->y = tl_from_data(s->ctx, TL_I64, 1, (int64_t[]){BATCH}, lab);
-  static const int64_t dims[4] = {IN, HID, HID, OUT};
-  for (int l = 0; l < 3; l++) {
-    s->w[l] = tl_kaiming_normal(s->ctx, TL_F32, 2, (int64_t[]){dims[l], dims[l + 1]}, dims[l]);
-    s->b[l] = tl_zeros(s->ctx, TL_F32, 1, (int64_t[]){dims[l + 1]});
-    tl_set_requires_grad(s->b[l], 1);
-  }
-  s->opt = tl_adam(6, (tl_tensor *[]){s->w[0], s->w[1], s->w[2], s->b[0], s->b[1], s->b[2]}, 1e-3, 0.9, 0.999, 1e-8, 0);
-  tl_tensor *all[] = {s->v[0], s->v[1], s->v[2], s->m, s->p, s->q, s->x};
+  bench_mlp_make(s->ctx, &s->mlp);
+  tl_tensor *all[] = {s->v[0], s->v[1], s->v[2], s->m, s->p, s->q, s->mlp.x};
   for (size_t i = 0; i < sizeof all / sizeof all[0]; i++)
     if (tl_realize(all[i])) fail(s->ctx, "inputs");
 }
@@ -62,17 +53,7 @@ static void run(side *s, int k) {
     if (k == 0) r = tl_mul_scalar(tl_relu(tl_add(tl_mul(s->v[0], s->v[1]), s->v[2])), 0.5);
     if (k == 1) r = tl_softmax(s->m, 1);
     if (k == 2) r = tl_matmul(s->p, s->q);
-    if (k == 3) {
-      tl_tensor *h = s->x;
-      for (int l = 0; l < 3; l++) {
-        h = tl_add(tl_matmul(h, s->w[l]), s->b[l]);
-        if (l < 2) h = tl_relu(h);
-      }
-      r = tl_cross_entropy(h, s->y);
-      if (tl_optimizer_zero_grad(s->opt) || tl_backward(r, NULL) || tl_optimizer_step(s->opt)) fail(s->ctx, "step");
-      for (int l = 0; l < 3; l++)
-        if (tl_realize(s->w[l]) || tl_realize(s->b[l])) fail(s->ctx, "update");
-    }
+    if (k == 3 && !(r = bench_mlp_step(&s->mlp))) fail(s->ctx, "step");
     double one;
     /* one element back to the host: waits for the device without timing a big copy */
     if (!r || tl_realize(r) || tl_item(tl_reshape(tl_slice(tl_reshape(r, 1, (int64_t[]){tl_numel(r)}), 0, 0, 1, 1), 0, NULL), &one))
@@ -121,8 +102,8 @@ int main(int argc, char **argv) {
     printf("\n");
     fflush(stdout);
   }
-  tl_optimizer_free(cpu.opt);
-  tl_optimizer_free(cl.opt);
+  tl_optimizer_free(cpu.mlp.opt);
+  tl_optimizer_free(cl.mlp.opt);
   tl_shutdown(cpu.ctx);
   tl_shutdown(cl.ctx);
   return 0;

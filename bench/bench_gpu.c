@@ -13,15 +13,16 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "bench_mlp.h"
 #include "bench_util.h"
 #include "tl.h"
 
-enum { WARMUP = 3, ITERS = 20, SMALL_CALLS = 2000, BATCH = 128, IN = 784, HID = 256, OUT = 10 };
+enum { WARMUP = 3, ITERS = 20, SMALL_CALLS = 2000 };
 
 typedef struct {
   tl_ctx *ctx;
-  tl_tensor *v[3], *m, *p, *q, *p4, *q4, *cx, *cw, *s[3], *x, *y, *w[3], *b[3];
-  tl_optimizer *opt;
+  tl_tensor *v[3], *m, *p, *q, *p4, *q4, *cx, *cw, *s[3];
+  bench_mlp mlp;
 } work;
 
 static _Noreturn void fail(tl_ctx *ctx, const char *what) {
@@ -42,18 +43,8 @@ static void make_work(work *s) {
   s->q4 = tl_randn(s->ctx, TL_F32, 2, (int64_t[]){4096, 4096});
   s->cx = tl_randn(s->ctx, TL_F32, 4, (int64_t[]){32, 64, 56, 56});
   s->cw = tl_randn(s->ctx, TL_F32, 4, (int64_t[]){64, 64, 3, 3});
-  s->x = tl_randn(s->ctx, TL_F32, 2, (int64_t[]){BATCH, IN});
-  int64_t lab[BATCH];
-  for (int i = 0; i < BATCH; i++) lab[i] = (i * 7) % OUT;
-  s->y = tl_from_data(s->ctx, TL_I64, 1, (int64_t[]){BATCH}, lab);
-  static const int64_t dims[4] = {IN, HID, HID, OUT};
-  for (int l = 0; l < 3; l++) {
-    s->w[l] = tl_kaiming_normal(s->ctx, TL_F32, 2, (int64_t[]){dims[l], dims[l + 1]}, dims[l]);
-    s->b[l] = tl_zeros(s->ctx, TL_F32, 1, (int64_t[]){dims[l + 1]});
-    tl_set_requires_grad(s->b[l], 1);
-  }
-  s->opt = tl_adam(6, (tl_tensor *[]){s->w[0], s->w[1], s->w[2], s->b[0], s->b[1], s->b[2]}, 1e-3, 0.9, 0.999, 1e-8, 0);
-  tl_tensor *all[] = {s->v[0], s->v[1], s->v[2], s->s[0], s->s[1], s->s[2], s->m, s->p, s->q, s->p4, s->q4, s->cx, s->cw, s->x};
+  bench_mlp_make(s->ctx, &s->mlp);
+  tl_tensor *all[] = {s->v[0], s->v[1], s->v[2], s->s[0], s->s[1], s->s[2], s->m, s->p, s->q, s->p4, s->q4, s->cx, s->cw, s->mlp.x};
   for (size_t i = 0; i < sizeof all / sizeof all[0]; i++)
     if (tl_realize(all[i])) fail(s->ctx, "inputs");
 }
@@ -66,15 +57,8 @@ static void wait_for(work *s, tl_tensor *r) {
 }
 
 static void mlp_step(work *s) {
-  tl_tensor *h = s->x;
-  for (int l = 0; l < 3; l++) {
-    h = tl_add(tl_matmul(h, s->w[l]), s->b[l]);
-    if (l < 2) h = tl_relu(h);
-  }
-  tl_tensor *loss = tl_cross_entropy(h, s->y);
-  if (tl_optimizer_zero_grad(s->opt) || tl_backward(loss, NULL) || tl_optimizer_step(s->opt)) fail(s->ctx, "step");
-  for (int l = 0; l < 3; l++)
-    if (tl_realize(s->w[l]) || tl_realize(s->b[l])) fail(s->ctx, "update");
+  tl_tensor *loss = bench_mlp_step(&s->mlp);
+  if (!loss) fail(s->ctx, "step");
   wait_for(s, loss);
 }
 
@@ -197,7 +181,7 @@ int main(int argc, char **argv) {
   }
   if (argc < 2) /* TL has no f16 dtype yet: the tensor-core GEMM is not built */
     printf("bench: gpu_matmul_4096_f16 not_built (TL has no f16 dtype)\n");
-  tl_optimizer_free(s.opt);
+  tl_optimizer_free(s.mlp.opt);
   tl_shutdown(s.ctx);
   return 0;
 }
