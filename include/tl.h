@@ -518,7 +518,8 @@ typedef enum { TL_KB_AUTO, TL_KB_DENSE, TL_KB_SPARSE } tl_kb_repr;
 typedef enum { TL_KB_VAR, TL_KB_NUM, TL_KB_ENT, TL_KB_ANY, TL_KB_EXPR } tl_kb_term_kind;
 typedef enum {
   TL_KB_ADD, TL_KB_SUB, TL_KB_MUL, TL_KB_DIV, TL_KB_MOD, /* arithmetic */
-  TL_KB_LT, TL_KB_LE, TL_KB_GT, TL_KB_GE, TL_KB_EQ, TL_KB_NE /* comparisons */
+  TL_KB_LT, TL_KB_LE, TL_KB_GT, TL_KB_GE, TL_KB_EQ, TL_KB_NE, /* comparisons */
+  TL_KB_COUNT, TL_KB_SUM, TL_KB_MIN, TL_KB_MAX /* aggregates */
 } tl_kb_op;
 typedef struct tl_kb_term {
   tl_kb_term_kind kind;
@@ -552,7 +553,13 @@ static inline tl_kb_term tl_kb_expr(tl_kb_op op, const tl_kb_term *lhs, const tl
  * (TL_KB_LT .. TL_KB_NE, both sides bound), or an arithmetic relation
  * args[0] op args[1] = args[2] (TL_KB_ADD .. TL_KB_MOD: binds args[2] when it is a new
  * variable, checks it otherwise; the language's add(x, y, z)). */
-typedef enum { TL_KB_ATOM, TL_KB_NOT, TL_KB_CMP, TL_KB_ARITH } tl_kb_lit_kind;
+/* An aggregate (TL_KB_COUNT .. TL_KB_MAX) over relation rel: args[0 .. nargs - 3]
+ * match rel's first columns (the group: bound elsewhere), args[nargs - 2] is the
+ * result (bound to the reduction when a new variable, checked otherwise),
+ * args[nargs - 1] a TL_KB_NUM, the column sum, min and max reduce (integers); count
+ * counts rel's tuples with the group, sum adds (0 when none, wrapping), min and max fail
+ * when there are none. rel must not depend on the head (stratified as for not). */
+typedef enum { TL_KB_ATOM, TL_KB_NOT, TL_KB_CMP, TL_KB_ARITH, TL_KB_AGG } tl_kb_lit_kind;
 typedef struct {
   tl_kb_lit_kind kind;
   const char *rel; /* ATOM, NOT */
@@ -574,6 +581,10 @@ static inline tl_kb_literal tl_kb_cmp(tl_kb_op op, const tl_kb_term *args2) {
 }
 static inline tl_kb_literal tl_kb_arith(tl_kb_op op, const tl_kb_term *args3) {
   tl_kb_literal l = {TL_KB_ARITH, NULL, op, 3, args3};
+  return l;
+}
+static inline tl_kb_literal tl_kb_agg(tl_kb_op op, const char *rel, int nargs, const tl_kb_term *args) {
+  tl_kb_literal l = {TL_KB_AGG, rel, op, nargs, args};
   return l;
 }
 

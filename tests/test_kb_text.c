@@ -117,7 +117,7 @@ TEST(kb_text_errors) {
   CHECK_FAILS(ctx, kb, "out of memory.",
               "kb_add_rules: 1:1: only facts, rules and relation declarations go in rule text (and 1 more error)");
   CHECK_FAILS(ctx, kb, "p(a).\nq(x) :- p(x), \"out of memory\".",
-              "kb_add_rules: 2:15: a string in a fact, rule or query names an entity: letters, digits and `_`");
+              "kb_add_rules: 2:30: expected an atom `p(..)` or a comparison, found '.'");
   /* every one of them left kb as it was */
   CHECK_INT(tl_kb_entity_count(kb), 0);
   CHECK_INT(tl_kb_count(kb, "p"), -1);
@@ -186,10 +186,12 @@ TEST(kb_text_warnings) {
               "kb_add_rules: 2:21: unbound variable `x`");
   CHECK_STR(tl_kb_warnings(kb), "kb_add_rules: 1:18: `o` is the entity `o` here, not a variable: the knowledge base "
                                 "has it (write `$o` for a variable, or `\"o\"` for the entity without this warning)\n");
-  CHECK_FAILS(ctx, kb, "p(\"two words\").",
-              "kb_add_rules: 1:3: a string in a fact, rule or query names an entity: letters, digits and `_`");
-  CHECK_FAILS(ctx, kb, "p(\"_\").",
-              "kb_add_rules: 1:3: a string in a fact, rule or query names an entity: letters, digits and `_`");
+  /* a string is any text but NUL (Soufflé's symbols), "_" an entity, not the wildcard */
+  CHECK_FAILS(ctx, kb, "p(\"a\\0b\").",
+              "kb_add_rules: 1:3: a string in a fact, rule or query names an entity, and holds no NUL character");
+  CHECK_INT(tl_kb_add_rules(kb, "sym(\"two words\", \"_\").\nother(x) :- sym(\"two words\", x)."), TL_OK);
+  CHECK_INT(tl_kb_count(kb, "other"), 1);
+  CHECK_STR(tl_kb_entity_name(kb, tl_kb_entity_count(kb) - 1), "_");
   CHECK(tl_kb_warnings(NULL) == NULL);
   CHECK_STR(tl_last_error(NULL), "kb_warnings: the knowledge base is NULL");
   tl_kb_free(kb);

@@ -860,7 +860,7 @@ TEST(logic_misuse_messages) {
   tl_kb_literal bad = ATOM("p", V("x"), V("y"));
   bad.kind = (tl_kb_lit_kind)9;
   CHECK_INT(tl_kb_rule(kb, &head, 1, &bad), TL_ERR_ARG);
-  CHECK_STR(tl_last_error(ctx), "kb_rule: body literal 1: a literal of kind 9, not TL_KB_ATOM .. TL_KB_ARITH");
+  CHECK_STR(tl_last_error(ctx), "kb_rule: body literal 1: a literal of kind 9, not TL_KB_ATOM .. TL_KB_AGG");
   bad = ATOM(NULL, V("x"));
   CHECK_INT(tl_kb_rule(kb, &head, 1, &bad), TL_ERR_ARG);
   CHECK_STR(tl_last_error(ctx), "kb_rule: body literal 1: the relation name is NULL");

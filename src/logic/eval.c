@@ -44,7 +44,7 @@ bool tl_logic_compare(int op, int64_t a, int64_t b) {
 
 /* ---- plans ------------------------------------------------------------------------- */
 
-enum { ST_SCAN, ST_NEG, ST_CMP, ST_ARITH };
+enum { ST_SCAN, ST_NEG, ST_CMP, ST_ARITH, ST_AGG };
 enum { ARG_KEY, ARG_BIND, ARG_SAME, ARG_ANY };
 
 typedef struct {
@@ -55,7 +55,7 @@ typedef struct {
   int8_t mode[TL_LOGIC_MAX_ARITY];
   int8_t same[TL_LOGIC_MAX_ARITY];    /* SCAN: column c equals column same[c] */
   int32_t arg[TL_LOGIC_MAX_ARITY];    /* KEY: a term; BIND: a variable */
-  int32_t a, b, c;                    /* CMP: a op b; ARITH: a op b = c */
+  int32_t a, b, c;                    /* CMP: a op b; ARITH: a op b = c; AGG: the value column b, the result c */
 } tl_logic_step;
 
 typedef struct {
@@ -107,6 +107,33 @@ static void plan_scan(const tl_logic_rule *r, int lit, int version, bool *bound,
     if (st->mode[a] == ARG_BIND) bound[st->arg[a]] = true;
 }
 
+/* An aggregate once its group is known: a lookup of the group in the (complete,
+ * lower) relation, reduced; it binds its result or checks it. */
+static bool plan_agg(const tl_logic_rule *r, const tl_logic_lit *l, const int32_t *args, bool *bound, tl_logic_step *st) {
+  int ng = l->nargs - 2;
+  for (int a = 0; a < ng; a++)
+    if (!term_known(r, args[a], bound)) return false;
+  st->kind = ST_AGG;
+  st->op = l->op;
+  st->rel = l->rel;
+  st->nargs = ng;
+  for (int a = 0; a < ng; a++) {
+    st->same[a] = -1;
+    st->arg[a] = args[a];
+    if (r->terms[args[a]].kind == TL_TERM_ANY) st->mode[a] = ARG_ANY;
+    else st->mode[a] = ARG_KEY, st->mask |= (uint32_t)1 << a;
+  }
+  st->b = (int32_t)r->terms[args[ng + 1]].v;
+  st->c = args[ng];
+  const tl_logic_term *c = &r->terms[args[ng]];
+  if (c->kind == TL_TERM_VAR && !bound[c->v]) {
+    st->bind_result = true;
+    st->c = (int32_t)c->v;
+    bound[c->v] = true;
+  }
+  return true;
+}
+
 /* A filter whose inputs are all known, or false. */
 static bool plan_filter(const tl_logic_rule *r, int lit, bool *bound, tl_logic_step *st) {
   const tl_logic_lit *l = &r->body[lit];
@@ -126,6 +153,7 @@ static bool plan_filter(const tl_logic_rule *r, int lit, bool *bound, tl_logic_s
     }
     return true;
   }
+  if (l->kind == TL_LIT_AGG) return plan_agg(r, l, args, bound, st);
   if (!term_known(r, args[0], bound) || !term_known(r, args[1], bound)) return false;
   st->kind = l->kind == TL_LIT_CMP ? ST_CMP : ST_ARITH;
   st->op = l->op;
@@ -342,6 +370,27 @@ static void run(exec *ex, int si) {
     if (st->mode[k] == ARG_KEY && !eval_term(r, st->arg[k], ex->regs, &key[k])) return;
   const tl_logic_rel *rel = &ex->kb->rels[st->rel];
   tl_logic_iter it;
+  if (st->kind == ST_AGG) {
+    /* count and sum wrap as the rules' arithmetic does; min and max of nothing fail */
+    int64_t n = 0, acc = 0;
+    tl_logic_iter_init(&it, rel, TL_VER_FULL, st->mask, key, NULL);
+    while (tl_logic_iter_next(&it, t)) {
+      int64_t v = st->op == TL_KB_COUNT ? 0 : t[st->b];
+      if (st->op == TL_KB_SUM) acc = (int64_t)((uint64_t)acc + (uint64_t)v);
+      else if (st->op == TL_KB_MIN) acc = !n || v < acc ? v : acc;
+      else if (st->op == TL_KB_MAX) acc = !n || v > acc ? v : acc;
+      n++;
+    }
+    if (st->op == TL_KB_COUNT) acc = n;
+    else if (!n && st->op != TL_KB_SUM) return;
+    if (st->bind_result) {
+      ex->regs[st->c] = acc;
+      run(ex, si + 1);
+    } else if (eval_term(r, st->c, ex->regs, &b) && b == acc) {
+      run(ex, si + 1);
+    }
+    return;
+  }
   if (st->kind == ST_NEG) {
     tl_logic_iter_init(&it, rel, TL_VER_FULL, st->mask, key, NULL);
     if (!tl_logic_iter_next(&it, t)) run(ex, si + 1);
@@ -360,7 +409,7 @@ static void run(exec *ex, int si) {
 static tl_status plan_indexes(tl_kb *kb, const tl_logic_plan *p, int s) {
   for (int i = 0; i < p->nsteps; i++) {
     const tl_logic_step *st = &p->steps[i];
-    if ((st->kind != ST_SCAN && st->kind != ST_NEG) || st->version != TL_VER_FULL || !st->mask) continue;
+    if ((st->kind != ST_SCAN && st->kind != ST_NEG && st->kind != ST_AGG) || st->version != TL_VER_FULL || !st->mask) continue;
     tl_logic_rel *rel = &kb->rels[st->rel];
     if (rel->repr != TL_REPR_SPARSE) continue;
     bool ok = rel->stratum != s ? tl_logic_sparse_csr(&rel->sp, rel->arity, st->mask)
@@ -708,7 +757,7 @@ static int stratum_change(const tl_kb *kb, int s) {
       const tl_logic_lit *l = &r->body[i];
       if (l->rel < 0 || kb->rels[l->rel].stratum == s) continue;
       const tl_logic_rel *low = &kb->rels[l->rel];
-      if (low->pass_reset || (low->pass_new.n > 0 && l->kind == TL_LIT_NOT)) return 2;
+      if (low->pass_reset || (low->pass_new.n > 0 && (l->kind == TL_LIT_NOT || l->kind == TL_LIT_AGG))) return 2;
       if (low->pass_new.n > 0) change = 1;
     }
   }

@@ -137,10 +137,11 @@ typedef struct {
   int64_t v;    /* VAR: the variable; CONST: the value */
 } tl_logic_term;
 
-typedef enum { TL_LIT_ATOM, TL_LIT_NOT, TL_LIT_CMP, TL_LIT_ARITH } tl_logic_lit_kind;
+typedef enum { TL_LIT_ATOM, TL_LIT_NOT, TL_LIT_CMP, TL_LIT_ARITH, TL_LIT_AGG } tl_logic_lit_kind;
 
 /* An atom's or negated atom's arguments, a comparison's two sides, an arithmetic
- * relation's operands and result (a op b = c): term numbers in argv[args ...]. */
+ * relation's operands and result (a op b = c), an aggregate's group, result and value
+ * column (a constant; tl.h's TL_KB_AGG): term numbers in argv[args ...]. */
 typedef struct {
   uint8_t kind, op;
   int32_t rel;
@@ -252,10 +253,11 @@ void tl_logic_value_text(const tl_kb *kb, tl_kb_type type, int64_t v, char *buf,
 /* Recomputes the strata; an error (and no change) when negation is not stratified, the
  * message naming the cycle, prefixed with `what`. */
 tl_status tl_logic_stratify(tl_kb *kb, const char *what);
-/* A rule's head reads a relation of its body, under `not` or not. */
+/* A rule's head reads a relation of its body: neg 0 plainly, 1 under `not`, 2 .. 5
+ * through an aggregate (count, sum, min, max), which must be stratified as `not`. */
 typedef struct {
   int head, body;
-  bool neg;
+  uint8_t neg;
 } tl_logic_dep;
 /* The stratification check alone, with no knowledge base (no context, no engine): the
  * relations 0 .. nrels - 1 (names for the message) and what the rules read, in rule

@@ -109,6 +109,7 @@ struct lf {
   size_t capparent, captype;
   int errors;
   bool oom;
+  int naggs; /* aggregates lowered: their hidden relations' numbers */
 };
 
 /* room for need elements of esz bytes in *data_ptr (a T **, cap of them now); false,
@@ -182,7 +183,12 @@ void tl_lf_free(lf *L) {
 bool tl_lf_add_items(lf *L, tl_ast_item *items) {
   for (tl_ast_item *it = items; it; it = it->next) {
     if (it->kind != TL_ITEM_FACT && it->kind != TL_ITEM_RULE && it->kind != TL_ITEM_RELATION) continue;
-    if (!grow(L, &L->items, &L->capitems, (size_t)L->nitems + 1, sizeof *L->items)) return false;
+    /* an aggregate's hidden rule comes first: typed before the rule that reads it */
+    tl_ast_item *hidden[64];
+    int nh = it->kind == TL_ITEM_RULE ? tl_lf_lower_aggregates(L->arena, it, hidden, 64, &L->naggs) : 0;
+    if (nh < 0) return L->oom = true, false;
+    if (!grow(L, &L->items, &L->capitems, (size_t)L->nitems + (size_t)nh + 1, sizeof *L->items)) return false;
+    for (int i = 0; i < nh; i++) L->items[L->nitems++] = hidden[i];
     L->items[L->nitems++] = it;
   }
   return true;
@@ -329,7 +335,10 @@ void tl_lf_define(lf *L) {
 /* ---- atoms against relations ---- */
 
 /* checks an atom (a fact, a head, a body atom); false when it is wrong (reported) */
+static bool is_agg(const tl_node *l) { return l->kind == TL_N_LOGIC && l->op == TL_TOK_COLON; }
+
 static bool check_atom(lf *L, int unit, tl_node *atom, const char *role) {
+  if (is_agg(atom)) return true; /* its hidden relation is its hidden rule's head */
   int k = count_args(atom);
   bool arith;
   int op = builtin_op(atom->name, &arith);
@@ -378,7 +387,7 @@ typedef struct {
   int n;
 } varset;
 
-static bool is_any(const tl_node *t) { return t->kind == TL_N_IDENT && !strcmp(t->name, "_"); }
+static bool is_any(const tl_node *t) { return t->kind == TL_N_IDENT && t->op != TL_TOK_STRING && !strcmp(t->name, "_"); }
 /* `"alice"`: a name in quotes, always the entity (parse_logic.c) */
 static bool is_quoted(const tl_node *t) { return t->kind == TL_N_IDENT && t->op == TL_TOK_STRING; }
 #define ENT_PENDING INT64_MAX /* ents: a symbol not yet given its id */
@@ -519,11 +528,27 @@ static bool is_cmp_node(const tl_node *l) {
   return l->kind == TL_N_BINARY;
 }
 
+/* an aggregate `hidden(group..; n)`: the group in the hidden relation's first
+ * columns, n an integer, and so is the value column of sum, min and max */
+static void type_agg(rctx *c, tl_node *l) {
+  lf *L = c->L;
+  int rel = tl_lf_find_rel(L, l->name), i = 0;
+  tl_node *a = l->args;
+  for (; a && a->next; a = a->next, i++) type_col(c, a, rel, i);
+  if (a) type_int(c, a);
+  if (strcmp(l->str, "count") && rel >= 0 && !give(L, L->rels[rel].slot + (int)l->len, T_INT))
+    ERR(L, c->unit, l->rhs, "sum, min and max take integers", "`%s` over entities", l->str);
+}
+
 static void type_rule(lf *L, tl_ast_item *it) {
   rctx c = {.L = L, .unit = it->unit};
   for (tl_node *l = it->atom; l; l = l == it->atom ? it->body : l->next) {
     if (is_cmp_node(l)) {
       type_cmp(&c, l->lhs, l->rhs);
+      continue;
+    }
+    if (is_agg(l)) {
+      type_agg(&c, l);
       continue;
     }
     bool arith;
@@ -630,6 +655,11 @@ static bool all_bound(const rctx *c, const tl_node *t, const bool *bound) {
 
 static tl_node *arith_result(tl_node *l) {
   bool arith;
+  if (is_agg(l)) {
+    tl_node *a = l->args;
+    while (a && a->next) a = a->next;
+    return a;
+  }
   if (l->kind != TL_N_LOGIC || builtin_op(l->name, &arith) < 0 || !arith) return NULL;
   return l->args->next->next;
 }
@@ -685,7 +715,7 @@ static bool check_rule(lf *L, tl_ast_item *it) {
   bool bound[256] = {0}, result[256] = {0};
   for (tl_node *l = it->body; l; l = l->next) {
     bool arith;
-    if (l->kind != TL_N_LOGIC || l->op == TL_TOK_NOT || builtin_op(l->name, &arith) >= 0) continue;
+    if (l->kind != TL_N_LOGIC || l->op == TL_TOK_NOT || is_agg(l) || builtin_op(l->name, &arith) >= 0) continue;
     for (tl_node *a = l->args; a; a = a->next) {
       const char *v = var_name(L, a);
       if (v) bound[var_index(&c, v)] = true;
@@ -698,8 +728,9 @@ static bool check_rule(lf *L, tl_ast_item *it) {
       const char *v = r ? var_name(L, r) : NULL;
       if (!v) continue;
       result[var_index(&c, v)] = true;
-      if (!bound[var_index(&c, v)] && all_bound(&c, l->args, bound) && all_bound(&c, l->args->next, bound))
-        bound[var_index(&c, v)] = grew = true;
+      bool in = true; /* the operands; an aggregate's group */
+      for (tl_node *a = l->args; a && a != r && in; a = a->next) in = all_bound(&c, a, bound);
+      if (!bound[var_index(&c, v)] && in) bound[var_index(&c, v)] = grew = true;
     }
   }
   /* a variable some arithmetic would bind is unbound because of another: that one
@@ -723,6 +754,14 @@ static bool check_rule(lf *L, tl_ast_item *it) {
     }
     at = at ? at : c.vs.first[named];
     const char *name = c.vs.names[named];
+    for (tl_node *l = it->body; l; l = l->next)
+      if (is_agg(l) && at->line == l->line && at->col == l->col && var_in(L, l->args, name)) {
+        char hint[400];
+        snprintf(hint, sizeof hint, "`%s` occurs outside the aggregate's braces too, so the aggregate groups on it: bind it "
+                 "outside them (in a positive atom), or rename one of the two", name);
+        ERR(L, it->unit, l, hint, "unbound variable `%s`", name);
+        return false;
+      }
     if (at->kind == TL_N_LVAR || occurrences(L, it, name) > 1 || !entity_place(it, at)) {
       ERR(L, it->unit, at, UNBOUND_HINT, "unbound variable `%s`", name);
       return false;
@@ -917,8 +956,15 @@ static tl_kb_literal lower_literal(lf *L, tl_node *l) {
     return tl_kb_cmp(tok_op(l->op), two);
   }
   int n = count_args(l), i = 0;
-  tl_kb_term *args = arena(L, sizeof *args * (size_t)(n ? n : 1));
+  tl_kb_term *args = arena(L, sizeof *args * (size_t)(n + 1));
   for (tl_node *a = l->args; a && args; a = a->next) args[i++] = lower_term(L, a);
+  if (is_agg(l) && args) {
+    static const char *const ops[] = {"count", "sum", "min", "max"};
+    int op = 0;
+    while (op < 3 && strcmp(l->str, ops[op])) op++;
+    args[n] = tl_kb_num(op ? (int64_t)l->len : -1);
+    return tl_kb_agg((tl_kb_op)(TL_KB_COUNT + op), l->name, n + 1, args);
+  }
   bool arith;
   int op = builtin_op(l->name, &arith);
   if (op >= 0) return arith ? tl_kb_arith((tl_kb_op)op, args) : tl_kb_cmp((tl_kb_op)op, args);
@@ -960,16 +1006,26 @@ static void kb_error_at(lf *L, int unit, int line, int col, const tl_kb *kb) {
 }
 
 /* rule r closed a cycle through `not`: at its literal on the cycle, a negated one first */
-static void strata_error(lf *L, const lf_rule *r, const char *cycle) {
+static void strata_error(lf *L, const lf_rule *r, const char *cycle, bool agg) {
   tl_node *at = r->item->atom;
+  for (tl_node *l = r->item->body; agg && l && at == r->item->atom; l = l->next) /* the aggregate */
+    for (const tl_node *b = is_agg(l) ? ((const tl_ast_item *)l->ref)->body : NULL; b; b = b->next)
+      if (b->kind == TL_N_LOGIC && in_cycle(cycle, b->name)) {
+        at = l;
+        break;
+      }
   for (int pass = 0; pass < 2 && at == r->item->atom; pass++)
     for (tl_node *l = r->item->body; l; l = l->next)
       if (l->kind == TL_N_LOGIC && (pass || l->op == TL_TOK_NOT) && in_cycle(cycle, l->name)) {
         at = l;
         break;
       }
-  ERR(L, r->item->unit, at, "a relation may negate only relations that do not depend on it",
-      "negation is not stratified: %s", cycle);
+  if (agg)
+    ERR(L, r->item->unit, at, "an aggregate needs the relations in its braces complete: they may not depend on the rule's head",
+        "aggregate is not stratified: %s", cycle);
+  else
+    ERR(L, r->item->unit, at, "a relation may negate only relations that do not depend on it",
+        "negation is not stratified: %s", cycle);
 }
 
 /* a rule tl_kb_rule refused: its message at the literal it names */
@@ -983,7 +1039,7 @@ static void kb_rule_error(lf *L, const lf_rule *r, tl_kb *kb) {
   }
   const char *neg = strstr(msg, "negation is not stratified: ");
   if (neg) {
-    strata_error(L, r, neg + strlen("negation is not stratified: "));
+    strata_error(L, r, neg + strlen("negation is not stratified: "), false);
     return;
   }
   /* "kb_rule RULE: message": the rule is where the caret is */
@@ -998,7 +1054,7 @@ static void check_strata(lf *L) {
   const tl_kb *t = L->target;
   int ndeps = 0, room = 0;
   for (int i = 0; t && i < t->nrules; i++) room += t->rules[i].nbody;
-  for (int i = 0; i < L->nrules; i++) room += L->rules[i].nbody;
+  for (int i = 0; i < L->nrules; i++) room += 2 * L->rules[i].nbody; /* an aggregate's: its braces' too */
   const char **names = malloc(sizeof *names * (size_t)(L->nrels + 1));
   tl_logic_dep *deps = malloc(sizeof *deps * (size_t)(room + 1));
   int *end = malloc(sizeof *end * (size_t)(L->nrules + 1)); /* end[i]: the dependencies up to rule i's */
@@ -1017,9 +1073,22 @@ static void check_strata(lf *L) {
   for (int i = 0; i < L->nrules; i++) {
     const lf_rule *r = &L->rules[i];
     int head = tl_lf_find_rel(L, r->head.rel);
-    for (int j = 0; j < r->nbody; j++)
-      if (r->body[j].kind == TL_KB_ATOM || r->body[j].kind == TL_KB_NOT)
-        deps[ndeps++] = (tl_logic_dep){head, tl_lf_find_rel(L, r->body[j].rel), r->body[j].kind == TL_KB_NOT};
+    for (int j = 0; j < r->nbody; j++) {
+      const tl_kb_literal *l = &r->body[j];
+      if (l->kind == TL_KB_ATOM || l->kind == TL_KB_NOT)
+        deps[ndeps++] = (tl_logic_dep){head, tl_lf_find_rel(L, l->rel), l->kind == TL_KB_NOT};
+      if (l->kind != TL_KB_AGG) continue;
+      /* through an aggregate: the relations in its braces, by name (its hidden rule's
+       * body), then the hidden relation */
+      uint8_t how = (uint8_t)(2 + l->op - TL_KB_COUNT);
+      const lf_rule *h = NULL;
+      for (int k = 0; k < L->nrules && !h; k++)
+        if (!strcmp(L->rules[k].head.rel, l->rel)) h = &L->rules[k];
+      for (int k = 0; h && k < h->nbody; k++)
+        if (h->body[k].kind == TL_KB_ATOM || h->body[k].kind == TL_KB_NOT)
+          deps[ndeps++] = (tl_logic_dep){head, tl_lf_find_rel(L, h->body[k].rel), how};
+      deps[ndeps++] = (tl_logic_dep){head, tl_lf_find_rel(L, l->rel), how};
+    }
     end[i] = ndeps;
   }
   char *cycle = NULL;
@@ -1029,7 +1098,7 @@ static void check_strata(lf *L) {
       free(cycle);
       bad = tl_logic_strata_check(L->nrels, names, end[++i], deps, &cycle);
     } while (bad == -1);
-  if (bad >= 0 && cycle) strata_error(L, &L->rules[i], cycle);
+  if (bad >= 0 && cycle) strata_error(L, &L->rules[i], cycle, deps[bad].neg > 1);
   else if (bad != -1) L->oom = true;
   free(cycle);
 done:

@@ -101,6 +101,12 @@ void tl_lf_add_use(lf *L, lf_use *u);
 /* everything else; returns the number of errors */
 int tl_lf_resolve(lf *L);
 
+/* logic_agg.c: rule it's aggregates lowered (each node's op TL_TOK_COLON, str its
+ * name: args become the group and the result, name the hidden relation, len the value
+ * column, ref the hidden rule), their hidden rules in hidden[0 ..]; the count, or -1
+ * when out of memory or more than room */
+int tl_lf_lower_aggregates(tl_arena *a, tl_ast_item *it, tl_ast_item **hidden, int room, int *counter);
+
 /* the result */
 int tl_lf_nrels(const lf *L);
 int64_t tl_lf_nentities(const lf *L);

@@ -186,8 +186,16 @@ static tl_status check_literal(tl_kb *kb, const tl_kb_literal *l, int lit) {
       return tl_logic_fail(kb, TL_ERR_ARG, "kb_rule: %s: an arithmetic relation has 3 arguments (a op b = c), not %d", at,
                            l->nargs);
     break;
+  case TL_KB_AGG:
+    if (l->op < TL_KB_COUNT || l->op > TL_KB_MAX)
+      return tl_logic_fail(kb, TL_ERR_ARG, "kb_rule: %s: an aggregate's operator must be TL_KB_COUNT .. TL_KB_MAX, not %d",
+                           at, (int)l->op);
+    if (!l->rel) return tl_logic_fail(kb, TL_ERR_ARG, "kb_rule: %s: the relation name is NULL", at);
+    if (l->nargs < 2 || l->nargs > TL_LOGIC_MAX_ARITY + 2 || !l->args || l->args[l->nargs - 1].kind != TL_KB_NUM)
+      return tl_logic_fail(kb, TL_ERR_ARG, "kb_rule: %s: an aggregate's arguments are the group, the result and the value column (TL_KB_NUM)", at);
+    break;
   default:
-    return tl_logic_fail(kb, TL_ERR_ARG, "kb_rule: %s: a literal of kind %d, not TL_KB_ATOM .. TL_KB_ARITH", at, (int)l->kind);
+    return tl_logic_fail(kb, TL_ERR_ARG, "kb_rule: %s: a literal of kind %d, not TL_KB_ATOM .. TL_KB_AGG", at, (int)l->kind);
   }
   if (l->nargs > 0 && !l->args) return tl_logic_fail(kb, TL_ERR_ARG, "kb_rule: %s: args is NULL", at);
   for (int a = 0; a < l->nargs; a++) {
@@ -224,6 +232,19 @@ static void literal_text(const tl_kb *kb, tl_strbuf *sb, const tl_kb_literal *l)
     term_text(kb, sb, &l->args[0], false);
     tl_strbuf_printf(sb, " %s ", op_text[l->op]);
     term_text(kb, sb, &l->args[1], false);
+    return;
+  }
+  if (l->kind == TL_KB_AGG) {
+    static const char *const agg[] = {"count", "sum", "min", "max"};
+    term_text(kb, sb, &l->args[l->nargs - 2], false);
+    tl_strbuf_printf(sb, " = %s", agg[l->op - TL_KB_COUNT]);
+    if (l->op != TL_KB_COUNT) tl_strbuf_printf(sb, " #%lld", (long long)l->args[l->nargs - 1].value);
+    tl_strbuf_printf(sb, " : %s(", l->rel);
+    for (int a = 0; a < l->nargs - 2; a++) {
+      if (a) tl_strbuf_puts(sb, ", ");
+      term_text(kb, sb, &l->args[a], false);
+    }
+    tl_strbuf_puts(sb, ")");
     return;
   }
   if (l->kind == TL_KB_NOT) tl_strbuf_puts(sb, "not ");
@@ -314,11 +335,11 @@ static bool push_arg(rule_build *b, int term) {
 static tl_logic_lit convert_literal(rule_build *b, const tl_kb_literal *l, int lit, int rel) {
   tl_logic_lit x = {0};
   x.kind = l->kind == TL_KB_ATOM ? TL_LIT_ATOM : l->kind == TL_KB_NOT ? TL_LIT_NOT
-         : l->kind == TL_KB_CMP  ? TL_LIT_CMP  : TL_LIT_ARITH;
+         : l->kind == TL_KB_CMP  ? TL_LIT_CMP  : l->kind == TL_KB_AGG ? TL_LIT_AGG : TL_LIT_ARITH;
   x.op = (uint8_t)l->op;
   x.rel = rel;
   x.nargs = l->nargs;
-  int terms[TL_LOGIC_MAX_ARITY];
+  int terms[TL_LOGIC_MAX_ARITY + 2];
   for (int a = 0; a < l->nargs; a++) terms[a] = convert_term(b, &l->args[a], lit);
   x.args = b->r->nargv;
   for (int a = 0; a < l->nargs; a++) push_arg(b, terms[a]);
@@ -431,11 +452,12 @@ static int unbound_var(const tl_logic_rule *r, bool *bound) {
     grew = false;
     for (int i = 0; i < r->nbody; i++) {
       const tl_logic_lit *l = &r->body[i];
-      if (l->kind != TL_LIT_ARITH) continue;
-      const tl_logic_term *res = &r->terms[r->argv[l->args + 2]];
-      if (res->kind == TL_TERM_VAR && !bound[res->v] && term_vars_bound(r, r->argv[l->args], bound) &&
-          term_vars_bound(r, r->argv[l->args + 1], bound))
-        bound[res->v] = grew = true;
+      if (l->kind != TL_LIT_ARITH && l->kind != TL_LIT_AGG) continue;
+      int nin = l->kind == TL_LIT_ARITH ? 2 : l->nargs - 2; /* the operands; the group */
+      const tl_logic_term *res = &r->terms[r->argv[l->args + nin]];
+      bool in = true;
+      for (int a = 0; a < nin && in; a++) in = term_vars_bound(r, r->argv[l->args + a], bound);
+      if (res->kind == TL_TERM_VAR && !bound[res->v] && in) bound[res->v] = grew = true;
     }
   }
   /* a variable some arithmetic would bind is unbound because of another: name that one */
@@ -445,8 +467,9 @@ static int unbound_var(const tl_logic_rule *r, bool *bound) {
     if (first < 0) first = v;
     bool result = false;
     for (int i = 0; i < r->nbody && !result; i++) {
-      if (r->body[i].kind != TL_LIT_ARITH) continue;
-      const tl_logic_term *res = &r->terms[r->argv[r->body[i].args + 2]];
+      if (r->body[i].kind != TL_LIT_ARITH && r->body[i].kind != TL_LIT_AGG) continue;
+      int at = r->body[i].kind == TL_LIT_ARITH ? 2 : r->body[i].nargs - 2;
+      const tl_logic_term *res = &r->terms[r->argv[r->body[i].args + at]];
       result = res->kind == TL_TERM_VAR && res->v == v;
     }
     if (!result) return v;
@@ -498,19 +521,28 @@ static tl_status build_rule(rule_build *b, const tl_kb_literal *head, int nbody,
   int rels[1 + 4096] = {0};
   for (int i = -1; i < nbody; i++) {
     const tl_kb_literal *l = i < 0 ? head : &body[i];
-    if (l->kind != TL_KB_ATOM && l->kind != TL_KB_NOT) continue;
+    if (l->kind != TL_KB_ATOM && l->kind != TL_KB_NOT && l->kind != TL_KB_AGG) continue;
     int rel = tl_logic_find_rel(kb, l->rel);
     if (rel < 0) return rule_fail(b, i, "unknown relation %s", l->rel);
+    rels[i + 1] = rel;
+    if (l->kind == TL_KB_AGG) {
+      int64_t col = l->args[l->nargs - 1].value;
+      if (l->nargs - 2 > kb->rels[rel].arity)
+        return rule_fail(b, i, "an aggregate over %s groups on %d columns, more than its %d", l->rel, l->nargs - 2,
+                         kb->rels[rel].arity);
+      if (l->op != TL_KB_COUNT && (col < 0 || col >= kb->rels[rel].arity || kb->rels[rel].type[col] != TL_KB_INT))
+        return rule_fail(b, i, "an aggregate's value column must be an integer column of %s, not %lld", l->rel, (long long)col);
+      continue;
+    }
     if (kb->rels[rel].arity != l->nargs)
       return rule_fail(b, i, "%s has arity %d but is given %d argument%s", l->rel, kb->rels[rel].arity, l->nargs,
                        l->nargs == 1 ? "" : "s");
-    rels[i + 1] = rel;
   }
   r->head = convert_literal(b, head, -1, rels[0]);
   if (!tl_vec_grow(&r->body, &b->cap_body, (size_t)nbody + 1, sizeof *r->body))
     return tl_logic_fail(kb, TL_ERR_NOMEM, "kb_rule: out of memory");
   for (int i = 0; i < nbody; i++) {
-    bool atom = body[i].kind == TL_KB_ATOM || body[i].kind == TL_KB_NOT;
+    bool atom = body[i].kind == TL_KB_ATOM || body[i].kind == TL_KB_NOT || body[i].kind == TL_KB_AGG;
     r->body[i] = convert_literal(b, &body[i], i, atom ? rels[i + 1] : -1);
     r->nbody++;
   }
@@ -525,12 +557,20 @@ static tl_status build_rule(rule_build *b, const tl_kb_literal *head, int nbody,
   for (int i = -1; i < r->nbody; i++) {
     const tl_logic_lit *l = i < 0 ? &r->head : &r->body[i];
     if ((l->kind == TL_LIT_ATOM || l->kind == TL_LIT_NOT) && check_atom_types(b, l, i)) return TL_ERR_ARG;
+    if (l->kind == TL_LIT_AGG) { /* the group as the relation's first columns; the result an integer */
+      tl_logic_lit g = *l;
+      g.nargs -= 2;
+      if (check_atom_types(b, &g, i) || check_expr(b, r->argv[l->args + l->nargs - 2], i, "an aggregate's result"))
+        return TL_ERR_ARG;
+    }
   }
   for (int i = -1; i < r->nbody; i++) {
     const tl_logic_lit *l = i < 0 ? &r->head : &r->body[i];
     for (int a = 0; a < l->nargs; a++) {
       int t = r->argv[l->args + a];
-      if (l->kind == TL_LIT_ARITH) {
+      if (l->kind == TL_LIT_AGG) {
+        if (a < l->nargs - 2 && r->terms[t].kind == TL_TERM_EXPR) return rule_fail(b, i, "an expression in an aggregate's group");
+      } else if (l->kind == TL_LIT_ARITH) {
         if (check_expr(b, t, i, "arithmetic")) return TL_ERR_ARG;
       } else if (r->terms[t].kind == TL_TERM_EXPR && check_expr(b, t, i, "arithmetic")) {
         return TL_ERR_ARG;

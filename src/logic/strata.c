@@ -11,7 +11,7 @@
 
 typedef struct {
   int *start, *to; /* CSR: the relations relation v reads: to[start[v] .. start[v + 1]) */
-  bool *neg;
+  uint8_t *neg; /* tl_logic_dep.neg */
 } dep_graph;
 
 static void graph_free(dep_graph *g) {
@@ -51,7 +51,8 @@ static tl_logic_dep *kb_deps(const tl_kb *kb, int *ndeps) {
   for (int i = 0; d && i < kb->nrules; i++)
     for (int j = 0; j < kb->rules[i].nbody; j++) {
       const tl_logic_lit *l = &kb->rules[i].body[j];
-      if (l->rel >= 0) d[(*ndeps)++] = (tl_logic_dep){kb->rules[i].head.rel, l->rel, l->kind == TL_LIT_NOT};
+      uint8_t neg = l->kind == TL_LIT_NOT ? 1 : l->kind == TL_LIT_AGG ? (uint8_t)(2 + l->op - TL_KB_COUNT) : 0;
+      if (l->rel >= 0) d[(*ndeps)++] = (tl_logic_dep){kb->rules[i].head.rel, l->rel, neg};
     }
   return d;
 }
@@ -110,9 +111,11 @@ done:
 
 /* "p -> not q -> r -> p": p reads q under not, and q leads back to p inside the
  * component (a shortest way, found breadth first). */
-static char *cycle_text(int n, const char *const *names, const dep_graph *g, const int *comp, int p, int q) {
+static const char *const dep_words[] = {"", "not ", "count ", "sum ", "min ", "max "};
+
+static char *cycle_text(int n, const char *const *names, const dep_graph *g, const int *comp, int p, int q, int neg) {
   int *pred = malloc((size_t)n * sizeof *pred), *queue = malloc((size_t)n * sizeof *queue);
-  bool *pneg = malloc((size_t)n * sizeof *pneg);
+  uint8_t *pneg = malloc((size_t)n * sizeof *pneg);
   tl_strbuf sb = {0};
   if (!pred || !queue || !pneg) goto done;
   for (int v = 0; v < n; v++) pred[v] = -1;
@@ -133,9 +136,9 @@ static char *cycle_text(int n, const char *const *names, const dep_graph *g, con
   int len = 0;
   if (p != q)
     for (int v = p; v != q; v = pred[v]) queue[len++] = v;
-  tl_strbuf_printf(&sb, "%s -> not %s", names[p], names[q]);
+  tl_strbuf_printf(&sb, "%s -> %s%s", names[p], dep_words[neg], names[q]);
   for (int k = len - 1; k >= 0; k--)
-    tl_strbuf_printf(&sb, " -> %s%s", pneg[queue[k]] ? "not " : "", names[queue[k]]);
+    tl_strbuf_printf(&sb, " -> %s%s", dep_words[pneg[queue[k]]], names[queue[k]]);
 done:
   free(pred), free(queue), free(pneg);
   return tl_strbuf_take(&sb);
@@ -173,7 +176,7 @@ int tl_logic_strata_check(int nrels, const char *const *names, int ndeps, const 
   dep_graph g = {0};
   int ncomp, *comp = malloc((size_t)(nrels ? nrels : 1) * sizeof *comp);
   int bad = comp ? components(nrels, ndeps, deps, &g, comp, &ncomp) : -2;
-  *cycle = bad >= 0 ? cycle_text(nrels, names, &g, comp, deps[bad].head, deps[bad].body) : NULL;
+  *cycle = bad >= 0 ? cycle_text(nrels, names, &g, comp, deps[bad].head, deps[bad].body, deps[bad].neg) : NULL;
   graph_free(&g);
   free(comp);
   return bad;
@@ -193,9 +196,9 @@ tl_status tl_logic_stratify(tl_kb *kb, const char *what) {
   if (bad >= 0) {
     const char **names = malloc((size_t)n * sizeof *names);
     for (int v = 0; names && v < n; v++) names[v] = kb->rels[v].name;
-    char *cycle = names ? cycle_text(n, names, &g, comp, deps[bad].head, deps[bad].body) : NULL;
-    tl_status st = tl_logic_fail(kb, cycle ? TL_ERR_ARG : TL_ERR_NOMEM, "%s: negation is not stratified: %s", what,
-                                 cycle ? cycle : "(out of memory)");
+    char *cycle = names ? cycle_text(n, names, &g, comp, deps[bad].head, deps[bad].body, deps[bad].neg) : NULL;
+    tl_status st = tl_logic_fail(kb, cycle ? TL_ERR_ARG : TL_ERR_NOMEM, "%s: %s is not stratified: %s", what,
+                                 deps[bad].neg > 1 ? "an aggregate" : "negation", cycle ? cycle : "(out of memory)");
     kb->err_lit = dep_literal(kb, bad);
     free(cycle), free(names);
     graph_free(&g);

@@ -132,17 +132,11 @@ static use_info *use_of(sema *s, tl_node *n, int nargs) {
   return ui;
 }
 
-/* `"alice"` as an argument names the entity alice (node->name); false after the error
- * (not a name) */
+/* `"alice"`, `"Bob Smith"` as an argument names that entity (node->name); false after
+ * the error (a NUL in it) */
 static bool quoted_name(sema *s, tl_node *a) {
-  bool ok = a->len > 0 && !(a->len == 1 && a->str[0] == '_') && !(a->str[0] >= '0' && a->str[0] <= '9');
-  for (size_t i = 0; ok && i < a->len; i++) {
-    char c = a->str[i];
-    ok = c == '_' || (c >= '0' && c <= '9') || ((c | 32) >= 'a' && (c | 32) <= 'z');
-  }
-  if (!ok) {
-    tl_sema_error(s, a, "a string in a fact, rule or query names an entity: letters, digits and `_`");
-    tl_diag_hint(s->diag, "an entity is a name such as `alice` or `node_7`");
+  if (a->len && memchr(a->str, 0, a->len)) {
+    tl_sema_error(s, a, "a string in a fact, rule or query names an entity, and holds no NUL character");
     return false;
   }
   char *name = tl_arena_alloc(s->arena, a->len + 1);

@@ -92,20 +92,12 @@ static tl_node *term(tl_lparse *lp);
 
 static tl_node *lvar(tl_lparse *lp);
 
-/* is s (n bytes) a name, as an identifier is? */
-static bool is_name(const char *s, size_t n) {
-  if (!n || (n == 1 && s[0] == '_') || (s[0] >= '0' && s[0] <= '9')) return false;
-  for (size_t i = 0; i < n; i++)
-    if (!(s[i] == '_' || (s[i] >= '0' && s[i] <= '9') || ((s[i] | 32) >= 'a' && (s[i] | 32) <= 'z'))) return false;
-  return true;
-}
-
 /* `"alice"`: the entity alice, whatever the rule's variables are called */
 static tl_node *quoted_entity(tl_lparse *lp) {
   const tl_token *t = peek(lp);
-  if (!t->str || !is_name(t->str, t->len))
-    fail_hint(lp, lp->pos, "an entity is a name such as `alice` or `node_7`",
-              "a string in a fact, rule or query names an entity: letters, digits and `_`");
+  /* any text (Soufflé's symbols: `"Alice Smith"`); an entity prints as its text */
+  if (!t->str || memchr(t->str, 0, t->len))
+    fail_hint(lp, lp->pos, NULL, "a string in a fact, rule or query names an entity, and holds no NUL character");
   next(lp);
   tl_node *n = node(lp, TL_N_IDENT, t);
   char *s = alloc(lp, t->len + 1);
@@ -203,6 +195,10 @@ static tl_node *term(tl_lparse *lp) {
 
 /* ---- atoms and literals ---- */
 
+static bool is_cmp(tl_tok_kind k) {
+  return k == TL_TOK_LT || k == TL_TOK_LE || k == TL_TOK_GT || k == TL_TOK_GE || k == TL_TOK_EQ || k == TL_TOK_NE;
+}
+
 /* ident "(" terms ")" as a LOGIC node of the given kind */
 static tl_node *atom(tl_lparse *lp, int kind, const char *what) {
   const tl_token *t = peek(lp);
@@ -226,8 +222,73 @@ static tl_node *atom(tl_lparse *lp, int kind, const char *what) {
   return n;
 }
 
-static bool is_cmp(tl_tok_kind k) {
-  return k == TL_TOK_LT || k == TL_TOK_LE || k == TL_TOK_GT || k == TL_TOK_GE || k == TL_TOK_EQ || k == TL_TOK_NE;
+
+static tl_node *literal(tl_lparse *lp);
+
+static bool is_agg_word(tl_lparse *lp, const tl_token *t) {
+  return is_word(lp, t, "count") || is_word(lp, t, "sum") || is_word(lp, t, "min") || is_word(lp, t, "max");
+}
+
+/* `count : { .. }`, `sum y : { .. }` (Soufflé's aggregates) after `n =`: a LOGIC node
+ * whose op is TL_TOK_COLON, str the aggregate's name, lhs the result, rhs the value
+ * (NULL for count), body the literals in braces (logic_front.c lowers it) */
+static tl_node *aggregate(tl_lparse *lp, tl_node *result) {
+  const tl_token *w = next(lp);
+  tl_node *n = node(lp, TL_N_LOGIC, w);
+  n->ival = TL_LOGIC_ATOM;
+  n->op = TL_TOK_COLON;
+  n->str = text_of(lp, w);
+  n->name = n->str;
+  n->lhs = result;
+  n->line = result->line, n->col = result->col;
+  if (!is_word(lp, w, "count")) {
+    if (at(lp, TL_TOK_COLON))
+      fail_hint(lp, lp->pos, "write `s = sum y : { w(x, y) }`", "`%s` needs the value it aggregates before `:`", n->str);
+    n->rhs = term(lp);
+  }
+  if (!at(lp, TL_TOK_COLON))
+    fail_hint(lp, lp->pos, "write `n = count : { edge(x, _) }`", "expected ':' and the aggregate's body in braces after `%s`", n->str);
+  next(lp);
+  expect(lp, TL_TOK_LBRACE, "'{' starting the aggregate's body");
+  tl_node head = {0}, *cur = &head;
+  for (;;) {
+    if (at(lp, TL_TOK_RBRACE)) fail_hint(lp, lp->pos, NULL, "an aggregate's body holds at least one atom");
+    cur = cur->next = literal(lp);
+    if (cur->kind == TL_N_LOGIC && cur->op == TL_TOK_COLON)
+      fail_hint(lp, lp->pos, NULL, "an aggregate inside an aggregate is not supported: give the inner one a rule of its own");
+    if (at(lp, TL_TOK_RBRACE)) break;
+    expect(lp, TL_TOK_COMMA, "',' or '}' in the aggregate's body");
+  }
+  next(lp);
+  n->body = head.next;
+  return n;
+}
+
+/* `r = x % 5` binds r to the value (also checks it, when r is bound elsewhere): the
+ * arithmetic relation add(x % 5, 0, r); `n = count : { .. }` an aggregate */
+static tl_node *binding(tl_lparse *lp) {
+  tl_node *v = unary(lp); /* a name, `$x`, or an integer to check */
+  const tl_token *eq = expect(lp, TL_TOK_ASSIGN, "'='");
+  if (is_agg_word(lp, peek(lp))) {
+    const tl_token *after = peek_at(lp, 1);
+    bool agg = after->kind == TL_TOK_COLON || after->kind == TL_TOK_LBRACE ||
+               (!is_word(lp, peek(lp), "count") && (after->kind == TL_TOK_IDENT || after->kind == TL_TOK_DOLLAR ||
+                                                     after->kind == TL_TOK_INT || after->kind == TL_TOK_LPAREN));
+    if (agg) return aggregate(lp, v);
+  }
+  tl_node *val = term(lp);
+  if (is_cmp(peek(lp)->kind) || at(lp, TL_TOK_ASSIGN)) fail_hint(lp, lp->pos, NULL, "a binding `r = x %% 5` is not a comparison: write `r == ..`");
+  tl_node *n = node(lp, TL_N_LOGIC, eq);
+  n->ival = TL_LOGIC_ATOM;
+  n->name = "add";
+  n->line = v->line, n->col = v->col;
+  tl_node *zero = node(lp, TL_N_INT, eq);
+  zero->ival = 0;
+  n->args = val;
+  val->next = zero;
+  zero->next = v;
+  v->next = NULL;
+  return n;
 }
 
 static tl_node *literal(tl_lparse *lp) {
@@ -243,6 +304,9 @@ static tl_node *literal(tl_lparse *lp) {
   }
   if ((t->kind == TL_TOK_IDENT || t->kind == TL_TOK_MOD) && peek_at(lp, 1)->kind == TL_TOK_LPAREN)
     return atom(lp, TL_LOGIC_ATOM, "an atom");
+  if ((t->kind == TL_TOK_IDENT || t->kind == TL_TOK_DOLLAR || t->kind == TL_TOK_INT) &&
+      peek_at(lp, t->kind == TL_TOK_DOLLAR ? 2 : 1)->kind == TL_TOK_ASSIGN)
+    return binding(lp);
   tl_node *l = term(lp);
   if (!is_cmp(peek(lp)->kind))
     unexpected(lp, "an atom `p(..)` or a comparison", "a rule's body holds atoms, `not p(..)` and comparisons like `x > 3`");

@@ -11,8 +11,9 @@
 #include "logic/logic_front.h"
 
 static const char *const op_names[] = {"TL_KB_ADD", "TL_KB_SUB", "TL_KB_MUL", "TL_KB_DIV", "TL_KB_MOD", "TL_KB_LT",
-                                       "TL_KB_LE",  "TL_KB_GT",  "TL_KB_GE",  "TL_KB_EQ",  "TL_KB_NE"};
-static const char *const lit_kinds[] = {"TL_KB_ATOM", "TL_KB_NOT", "TL_KB_CMP", "TL_KB_ARITH"};
+                                       "TL_KB_LE",  "TL_KB_GT",  "TL_KB_GE",  "TL_KB_EQ",  "TL_KB_NE",
+                                       "TL_KB_COUNT", "TL_KB_SUM", "TL_KB_MIN", "TL_KB_MAX"};
+static const char *const lit_kinds[] = {"TL_KB_ATOM", "TL_KB_NOT", "TL_KB_CMP", "TL_KB_ARITH", "TL_KB_AGG"};
 
 static void c_string(tl_strbuf *b, const char *s) {
   if (s) tl_gen_c_string(b, s);
