@@ -2,13 +2,15 @@
  * max) in the knowledge base: the C API's literal against hand-computed rows, its
  * misuse messages, recomputation when the aggregated relation gains facts, and a
  * differential of random programs with aggregates against SWI-Prolog's
- * aggregate_all/3 (skipped, saying so, when swipl is not installed). */
+ * aggregate_all/3 (skipped, saying so, when swipl is not installed); and `.input` /
+ * `.output` files beside a program (Soufflé's default names, options, a bad line). */
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "core/strbuf.h"
+#include "lang/lang.h"
 #include "test.h"
 #include "tl.h"
 
@@ -297,4 +299,63 @@ TEST(logic_agg_differential_swipl) {
   tl_strbuf_free(&pl), tl_strbuf_free(&want), tl_strbuf_free(&got);
   tl_test_rm_tree(dir);
   TEST_SHUTDOWN(ctx);
+}
+
+/* ---- .input / .output files ------------------------------------------------------------- */
+
+static bool write_text(const char *path, const char *text) {
+  FILE *f = fopen(path, "w");
+  if (!f) return false;
+  fputs(text, f);
+  return fclose(f) == 0;
+}
+
+/* runs the program text at dir/prog.tl; its exit code, stdout and stderr (free them) */
+static int run_prog(const char *dir, const char *text, char **out, char **err) {
+  char path[512];
+  snprintf(path, sizeof path, "%s/prog.tl", dir);
+  if (!write_text(path, text)) return -1;
+  size_t nout = 0, nerr = 0;
+  FILE *fo = open_memstream(out, &nout), *fe = open_memstream(err, &nerr);
+  tl_lang_run_options o = {.out = fo, .err = fe};
+  int rc = tl_lang_run_source(path, text, strlen(text), &o);
+  fclose(fo), fclose(fe);
+  return rc;
+}
+
+TEST(logic_io_files_beside_the_program) {
+  char *dir = tl_test_tmpdir(), path[512], *out = NULL, *err = NULL;
+  /* Soufflé's default names: edge.facts read, path.csv written, tab-separated */
+  snprintf(path, sizeof path, "%s/edge.facts", dir);
+  CHECK(write_text(path, "1\t2\n2\t3\n3\t1\n"));
+  snprintf(path, sizeof path, "%s/names.csv", dir);
+  CHECK(write_text(path, "1;one\n2;two words\n"));
+  const char *prog = "relation edge(i64, i64);\nrelation named(i64, entity);\n.input edge\n"
+                     ".input named(filename=\"names.csv\", delimiter=\";\")\n"
+                     "path(x, y) :- edge(x, y).\npath(x, y) :- path(x, z), edge(z, y).\n"
+                     "far(n, c) :- named(x, n), c = count : { path(x, _) }.\n"
+                     ".output path\n.output far(filename=\"far.tsv\")\nfn main() { println(?path(1, 1)); }\n";
+  CHECK_INT(run_prog(dir, prog, &out, &err), 0);
+  CHECK_STR(out, "1.0\n");
+  CHECK_STR(err, "");
+  snprintf(path, sizeof path, "%s/path.csv", dir);
+  char *got = tl_test_slurp(path);
+  /* a 3-cycle: every pair */
+  CHECK_STR(got ? got : "(none)", "1\t1\n1\t2\n1\t3\n2\t1\n2\t2\n2\t3\n3\t1\n3\t2\n3\t3\n");
+  free(got);
+  snprintf(path, sizeof path, "%s/far.tsv", dir);
+  got = tl_test_slurp(path);
+  CHECK_STR(got ? got : "(none)", "one\t3\ntwo words\t3\n");
+  free(got), free(out), free(err);
+  /* a malformed line: the error names it, and the program does not run */
+  snprintf(path, sizeof path, "%s/edge.facts", dir);
+  CHECK(write_text(path, "1\t2\n2\t3\t4\n"));
+  CHECK_INT(run_prog(dir, "relation edge(i64, i64);\n.input edge\nfn main() { println(\"ran\"); }\n", &out, &err), 1);
+  CHECK_STR(out, "");
+  char want[1200];
+  snprintf(want, sizeof want, "%s/prog.tl:2:1: runtime error: `.input edge`: %s/edge.facts:2:4: `edge` has 2 columns, and "
+           "this line has more (nothing of it was loaded)\n", dir, dir);
+  CHECK_STR(err, want);
+  free(out), free(err);
+  tl_test_rm_tree(dir);
 }

@@ -110,6 +110,9 @@ struct lf {
   int errors;
   bool oom;
   int naggs; /* aggregates lowered: their hidden relations' numbers */
+  lf_io *io;  /* `.input` / `.output` directives, checked */
+  int nio;
+  size_t capio;
 };
 
 /* room for need elements of esz bytes in *data_ptr (a T **, cap of them now); false,
@@ -177,12 +180,14 @@ void tl_lf_free(lf *L) {
   free(L->rules);
   free(L->parent);
   free(L->type);
+  free(L->io);
   free(L);
 }
 
 bool tl_lf_add_items(lf *L, tl_ast_item *items) {
   for (tl_ast_item *it = items; it; it = it->next) {
-    if (it->kind != TL_ITEM_FACT && it->kind != TL_ITEM_RULE && it->kind != TL_ITEM_RELATION) continue;
+    if (it->kind != TL_ITEM_FACT && it->kind != TL_ITEM_RULE && it->kind != TL_ITEM_RELATION && it->kind != TL_ITEM_IO)
+      continue;
     /* an aggregate's hidden rule comes first: typed before the rule that reads it */
     tl_ast_item *hidden[64];
     int nh = it->kind == TL_ITEM_RULE ? tl_lf_lower_aggregates(L->arena, it, hidden, 64, &L->naggs) : 0;
@@ -311,7 +316,7 @@ void tl_lf_define(lf *L) {
   }
   for (int i = 0; i < L->nitems; i++) {
     tl_ast_item *it = L->items[i];
-    if (it->kind == TL_ITEM_RELATION) continue;
+    if (it->kind == TL_ITEM_RELATION || it->kind == TL_ITEM_IO) continue;
     o[n] = (occ){.item = it, .unit = it->unit, .seq = n};
     key_of(L, it->unit, it->line, it->col, &o[n].k0, &o[n].k1);
     n++;
@@ -1164,6 +1169,47 @@ static void add_fact_row(lf *L, tl_ast_item *it) {
   r->nfacts++;
 }
 
+/* `.input edge(IO=file, filename="e.csv", delimiter=",")`: Soufflé's defaults, edge.facts
+ * to read and path.csv to write, tab-separated, beside the program's file */
+static void check_io(lf *L, tl_ast_item *it) {
+  bool out = !strcmp(it->atom->str, "output"), to_stdout = false;
+  const char *file = NULL;
+  char delim = '\t';
+  if (tl_lf_find_rel(L, it->name) < 0) {
+    char hint[200];
+    snprintf(hint, sizeof hint, "declare it: `relation %s(entity, i64);` (its columns' types)", it->name);
+    ERR(L, it->unit, it->atom, hint, "`.%s %s`: unknown relation `%s`", it->atom->str, it->name, it->name);
+    return;
+  }
+  for (const tl_node *o = it->atom->args; o; o = o->next) {
+    if (!strcmp(o->name, "IO") && (!strcmp(o->str, "file") || (out && !strcmp(o->str, "stdout")))) to_stdout = !strcmp(o->str, "stdout");
+    else if (!strcmp(o->name, "filename") && o->len && !memchr(o->str, 0, o->len)) file = o->str;
+    else if (!strcmp(o->name, "delimiter") && o->len == 1) delim = o->str[0];
+    else {
+      ERR(L, it->unit, o, out ? "options: IO=file or IO=stdout, filename=\"path.csv\", delimiter=\",\"" : "options: IO=file, filename=\"edge.facts\", delimiter=\",\"",
+          "`%s=%s` is not an option of `.%s` that TL supports", o->name, o->str, it->atom->str);
+      return;
+    }
+  }
+  if (delim == '\n' || delim == '\r' || delim == '"') {
+    ERR(L, it->unit, it->atom, NULL, "a delimiter cannot be a line end or a quote");
+    return;
+  }
+  char *path = NULL;
+  if (!to_stdout) {
+    char name[600];
+    if (!file) snprintf(name, sizeof name, "%s.%s", it->name, out ? "csv" : "facts"), file = name;
+    const char *src = unit_diag(L, it->unit)->file, *slash = src ? strrchr(src, '/') : NULL;
+    size_t dir = file[0] == '/' || !slash ? 0 : (size_t)(slash - src) + 1;
+    path = arena(L, dir + strlen(file) + 1);
+    if (!path) return;
+    memcpy(path, src, dir);
+    strcpy(path + dir, file);
+  }
+  if (!grow(L, &L->io, &L->capio, (size_t)L->nio + 1, sizeof *L->io)) return;
+  L->io[L->nio++] = (lf_io){it->name, path, delim, out, it->atom->line, it->atom->col};
+}
+
 int tl_lf_resolve(lf *L) {
   int n = 0;
   bool *bad = calloc((size_t)L->nitems + 1, sizeof *bad);
@@ -1206,7 +1252,7 @@ int tl_lf_resolve(lf *L) {
   /* everything but declarations, in text order */
   for (int i = 0; i < L->nitems; i++) {
     tl_ast_item *it = L->items[i];
-    if (it->kind == TL_ITEM_RELATION || bad[i]) continue;
+    if (it->kind == TL_ITEM_RELATION || it->kind == TL_ITEM_IO || bad[i]) continue;
     all[n] = (occ){.item = it, .unit = it->unit, .seq = n};
     key_of(L, it->unit, it->line, it->col, &all[n].k0, &all[n].k1);
     n++;
@@ -1288,6 +1334,8 @@ int tl_lf_resolve(lf *L) {
       if (a->kind == LF_ARG_VAR && a->entity && a->col >= 0 && a->col < 32) u->ent_cols |= 1u << a->col;
     }
   }
+  for (int i = 0; i < L->nitems; i++)
+    if (L->items[i]->kind == TL_ITEM_IO) check_io(L, L->items[i]);
   /* stratified negation, src/logic's check: the target is touched only by a program
    * that passed */
   if (!L->errors && L->nrules) check_strata(L);
@@ -1304,6 +1352,9 @@ done:
 lf_program *tl_lf_export(lf *L) {
   lf_program *P = arena(L, sizeof *P);
   if (!P) return NULL;
+  P->nio = L->nio;
+  P->io = arena(L, sizeof *P->io * (size_t)(L->nio + 1));
+  if (P->io && L->nio) memcpy(P->io, L->io, sizeof *P->io * (size_t)L->nio);
   P->nrels = L->nrels;
   P->rels = arena(L, sizeof *P->rels * (size_t)L->nrels);
   P->nent = L->nent;

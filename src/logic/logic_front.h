@@ -114,8 +114,19 @@ const char *tl_lf_entity(const lf *L, int64_t id);
 int tl_lf_nrules(const lf *L);
 const lf_rule *tl_lf_rule_at(const lf *L, int i);
 
+/* `.input edge` / `.output path`: the file (beside the program's file unless absolute;
+ * NULL: stdout), its delimiter */
+typedef struct {
+  const char *rel, *path;
+  char delim;
+  bool output;
+  int line, col;
+} lf_io;
+
 /* the program for the code generator, copied into the arena (lf may go after) */
 typedef struct lf_program {
+  int nio;
+  lf_io *io;
   int nrels;
   lf_rel *rels; /* facts: the top-level facts' rows */
   int64_t nent;

@@ -62,7 +62,8 @@ void tl_sema_logic_begin(sema *s, tl_program *prog) {
   s->logic = sl;
   tl_lf_add_items(sl->L, prog->items);
   for (tl_ast_item *it = prog->items; it; it = it->next) {
-    if (it->kind == TL_ITEM_FACT || it->kind == TL_ITEM_RULE || it->kind == TL_ITEM_RELATION) sl->used = true;
+    if (it->kind == TL_ITEM_FACT || it->kind == TL_ITEM_RULE || it->kind == TL_ITEM_RELATION || it->kind == TL_ITEM_IO)
+      sl->used = true;
     sl->scan_unit = it->unit;
     if (it->kind == TL_ITEM_FN) tl_ast_find(it->fn->body, is_fact_stmt, s);
     if (it->kind == TL_ITEM_IMPL)

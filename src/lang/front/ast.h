@@ -185,6 +185,8 @@ typedef enum {
   TL_ITEM_USE,      /* name: `use name::*;` */
   TL_ITEM_TRAIT,    /* name, methods (required ones have no body) */
   TL_ITEM_CONST,    /* `const NAME: type = value;` (or `static`, is_static; `static mut`, is_mut) */
+  TL_ITEM_IO,       /* `.input edge(..)` / `.output path(..)`: name the relation; atom: name
+                       "input"/"output", args IDENTs named by the options, str their values */
 } tl_item_kind;
 
 /* TL_N_LOGIC kinds */

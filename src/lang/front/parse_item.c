@@ -390,7 +390,7 @@ static tl_ast_item *item(parser *p) {
   case TL_TOK_ENUM: it->kind = TL_ITEM_ENUM; enum_item(p, it); return it;
   case TL_TOK_IMPL: it->kind = TL_ITEM_IMPL; impl_item(p, it); return it;
   case TL_TOK_TRAIT: it->kind = TL_ITEM_TRAIT; impl_item(p, it); return it;
-  case TL_TOK_RELATION: case TL_TOK_MOD: case TL_TOK_USE: return tl_parse_logic_item(p, it);
+  case TL_TOK_RELATION: case TL_TOK_MOD: case TL_TOK_USE: case TL_TOK_DOT: return tl_parse_logic_item(p, it);
   case TL_TOK_IDENT:
     if (peek_at(p, 1)->kind == TL_TOK_FN && word_is(p, t, "async")) { /* reported; the fn is checked as a plain one */
       tl_diag_error(p->diag, t->line, t->col, "`async fn` is not supported: TL has no async functions or futures");

@@ -409,9 +409,52 @@ static void relation_item(tl_lparse *lp, tl_ast_item *it) {
   next(lp);
 }
 
+/* `.input edge`, `.output path(IO=stdout)`, `.input edge(filename="e.csv", delimiter=",")`
+ * (Soufflé's directives): options are name = string or name */
+static void io_item(tl_lparse *lp, tl_ast_item *it) {
+  const tl_token *dot = next(lp), *w = peek(lp);
+  if ((!is_word(lp, w, "input") && !is_word(lp, w, "output")) || dot->offset + 1 != w->offset)
+    fail_hint(lp, lp->pos, "Soufflé's directives `.input edge` and `.output path` are supported",
+              "expected `.input` or `.output`");
+  next(lp);
+  it->kind = TL_ITEM_IO;
+  it->atom = node(lp, TL_N_LOGIC, dot);
+  it->atom->str = text_of(lp, w);
+  const tl_token *r = expect(lp, TL_TOK_IDENT, "a relation name after the directive");
+  it->atom->name = it->name = text_of(lp, r);
+  tl_node head = {0}, *cur = &head;
+  if (at(lp, TL_TOK_LPAREN) && peek(lp)->line == r->line) {
+    next(lp);
+    while (!at(lp, TL_TOK_RPAREN)) {
+      const tl_token *k = expect(lp, TL_TOK_IDENT, "an option name (IO, filename, delimiter)");
+      cur = cur->next = node(lp, TL_N_IDENT, k);
+      cur->name = text_of(lp, k);
+      expect(lp, TL_TOK_ASSIGN, "'=' after the option's name");
+      const tl_token *v = peek(lp);
+      if (v->kind == TL_TOK_STRING && v->str) {
+        char *s = alloc(lp, v->len + 1);
+        memcpy(s, v->str, v->len);
+        cur->str = s, cur->len = v->len;
+      } else if (v->kind == TL_TOK_IDENT || v->kind == TL_TOK_INT || v->kind == TL_TOK_TRUE || v->kind == TL_TOK_FALSE) {
+        cur->str = text_of(lp, v), cur->len = v->len;
+      } else unexpected(lp, "the option's value: a name or a string", NULL);
+      next(lp);
+      if (at(lp, TL_TOK_RPAREN)) break;
+      expect(lp, TL_TOK_COMMA, "',' or ')' in the options");
+    }
+    next(lp);
+  }
+  it->atom->args = head.next;
+  if (at(lp, TL_TOK_SEMI) || (at(lp, TL_TOK_DOT) && peek(lp)->line == r->line)) next(lp); /* optional end */
+}
+
 bool tl_lparse_item(tl_lparse *lp, tl_ast_item *it) {
   GUARD(lp);
   const tl_token *t = peek(lp);
+  if (t->kind == TL_TOK_DOT) {
+    io_item(lp, it);
+    return true;
+  }
   if (t->kind == TL_TOK_RELATION) {
     relation_item(lp, it);
     return true;
@@ -455,6 +498,10 @@ bool tl_lparse_item(tl_lparse *lp, tl_ast_item *it) {
 }
 
 void tl_lparse_skip_item(tl_lparse *lp, int start) {
+  if (lp->tok[start].kind == TL_TOK_DOT) { /* a directive is one line */
+    while (peek(lp)->kind != TL_TOK_EOF && peek(lp)->line == lp->tok[start].line) next(lp);
+    return;
+  }
   bool dot_only = lp->tok[start].kind == TL_TOK_IDENT; /* a rule written with `;` goes on to its `.` */
   int depth = 0;
   for (bool first = true;; first = false) {

@@ -1216,7 +1216,7 @@ char *tl_gen_program(const tl_sema *S, tl_arena *arena, const char *file, bool l
                            : tl_gen_fmt(g, "  %s();\n", S->main->cname);
   tl_strbuf_printf(&out, "int tl_program_main(tlrt *run) {\n  R = run;\n%s%s%s  return %s;\n}\n",
                    S->logic ? "  tlrt_logic_begin(R, &tl__logic);\n" : "", status,
-                   S->logic ? "  tlrt_logic_end(R);\n" : "", S->main->ret->kind == TY_I64 ? "(int)status" : "0");
+                   S->logic ? "  tlrt_logic_output(R, &tl__logic);\n  tlrt_logic_end(R);\n" : "", S->main->ret->kind == TY_I64 ? "(int)status" : "0");
   char *src = tl_gen_take_text(g, &out);
   if (g->failed || !src) {
     snprintf(err, errlen, "%s", g->failed ? g->error : "tl: out of memory");

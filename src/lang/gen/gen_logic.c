@@ -124,9 +124,24 @@ void tl_gen_logic_program(const lf_program *P, tl_strbuf *b) {
       tl_strbuf_printf(b, "  {&tl__l%d[0], %d, &tl__l%d[1]},\n", i, P->rules[i].nbody, i);
     tl_strbuf_puts(b, "};\n");
   }
-  tl_strbuf_printf(b, "static const tlrt_lprog tl__logic = {%lld, %s, %d, %s, %d, %s};\n\n", (long long)P->nent,
+  if (P->nio) {
+    tl_strbuf_puts(b, "static const tlrt_lio tl__io[] = {\n");
+    for (int i = 0; i < P->nio; i++) {
+      const lf_io *io = &P->io[i];
+      char d[2] = {io->delim, 0};
+      tl_strbuf_puts(b, "  {");
+      c_string(b, io->rel);
+      tl_strbuf_puts(b, ", ");
+      c_string(b, io->path);
+      tl_strbuf_puts(b, ", ");
+      c_string(b, d);
+      tl_strbuf_printf(b, ", %d, %d, %d},\n", io->output, io->line, io->col);
+    }
+    tl_strbuf_puts(b, "};\n");
+  }
+  tl_strbuf_printf(b, "static const tlrt_lprog tl__logic = {%lld, %s, %d, %s, %d, %s, %d, %s};\n\n", (long long)P->nent,
                    P->nent ? "tl__ents" : "NULL", P->nrels, P->nrels ? "tl__rels" : "NULL", P->nrules,
-                   P->nrules ? "tl__rules" : "NULL");
+                   P->nrules ? "tl__rules" : "NULL", P->nio, P->nio ? "tl__io" : "NULL");
 }
 
 /* s as a C string literal, in the arena (an append that failed fails the program) */

@@ -183,6 +183,11 @@ typedef struct {
   int nbody;
   const tl_kb_literal *body;
 } tlrt_lrule;
+/* `.input edge` / `.output path` (path NULL: stdout; delim a one-character string) */
+typedef struct {
+  const char *rel, *path, *delim;
+  int output, line, col;
+} tlrt_lio;
 typedef struct {
   int64_t nent;
   const char *const *ents; /* entity names by id */
@@ -190,6 +195,8 @@ typedef struct {
   const tlrt_lrel *rels;
   int nrules;
   const tlrt_lrule *rules;
+  int nio;
+  const tlrt_lio *io;
 } tlrt_lprog;
 /* The default limit of tuples in one relation: a rule that derives without end
  * (`n(x + 1) :- n(x).`) stops at a run-time error instead of exhausting memory. 50
@@ -200,6 +207,10 @@ typedef struct {
  * freed (an error exit frees it in tlrt_free_all) */
 TL_API void tlrt_logic_begin(tlrt *R, const tlrt_lprog *P);
 TL_API void tlrt_logic_end(tlrt *R);
+/* after main: the `.output` relations written (rt_logic_io.c) */
+TL_API void tlrt_logic_output(tlrt *R, const tlrt_lprog *P);
+/* before main, after the rules: one `.input` relation read, all of it or an error */
+TL_API void tlrt_logic_input(tlrt *R, const tlrt_lio *io);
 /* ?rel(args): [n, k] i64 or 0-d f32; rank1: a relation call, at least 1-D */
 TL_API tl_tensor *tlrt_logic_query(tlrt *R, const char *rel, int nargs, const tl_kb_term *args, bool rank1, int line, int col);
 /* a fact statement: rel(vals) asserted now */

@@ -37,6 +37,8 @@ void tlrt_logic_begin(tlrt *R, const tlrt_lprog *P) {
       kb_fail(R, 1, 1);
   for (int i = 0; i < P->nrules; i++)
     if (tl_kb_rule(kb, P->rules[i].head, P->rules[i].nbody, P->rules[i].body) != TL_OK) kb_fail(R, 1, 1);
+  for (int i = 0; i < P->nio; i++)
+    if (!P->io[i].output) tlrt_logic_input(R, &P->io[i]);
 }
 
 void tlrt_logic_end(tlrt *R) {
