@@ -90,6 +90,23 @@ TEST(logic_agg_c_api) {
   TEST_SHUTDOWN(ctx);
 }
 
+/* aggregates in rule text, added in two texts: the second's hidden relations are new */
+TEST(logic_agg_in_rule_text) {
+  tl_ctx *ctx = tl_init();
+  tl_kb *kb = tl_kb_new(ctx);
+  CHECK_INT(tl_kb_add_rules(kb, "e(1, 2).\ne(1, 3).\ne(2, 3).\nn(1).\nn(2).\nn(3).\n"
+                                "deg(x, c) :- n(x), c = count : { e(x, _) }.\n"),
+            TL_OK);
+  CHECK_INT(tl_kb_add_rules(kb, "ind(y, c) :- n(y), c = count : { e(_, y) }.\n"
+                                "tot(s) :- s = sum y : { e(_, y) }.\n"),
+            TL_OK);
+  CHECK_ROWS_TEXT(kb, "deg", 2, "1 2;2 1;3 0;");
+  CHECK_ROWS_TEXT(kb, "ind", 2, "1 0;2 1;3 2;");
+  CHECK_ROWS_TEXT(kb, "tot", 1, "8;");
+  tl_kb_free(kb);
+  TEST_SHUTDOWN(ctx);
+}
+
 TEST(logic_agg_misuse_messages) {
   tl_ctx *ctx = tl_init();
   tl_kb *kb = tl_kb_new(ctx);

@@ -225,6 +225,7 @@ struct tl_kb {
    * layer to point at */
   int err_lit;
   char *warnings; /* tl_kb_warnings: the last tl_kb_add_rules' (the language fills it) */
+  int agg_names;  /* tl_kb_add_rules' aggregates' hidden relations so far: count#N's N */
   int full_rel;   /* the relation the last evaluation stopped at, past max_tuples; -1 */
   tl_logic_stats stats;
 };

@@ -165,6 +165,7 @@ lf *tl_lf_new(tl_arena *a, tl_diag **diag, tl_ast_item **mod_at, int nunits, tl_
   L->mod_at = mod_at;
   L->nunits = nunits;
   L->target = target;
+  L->naggs = target ? target->agg_names : 0; /* hidden names stay new across texts */
   return L;
 }
 
@@ -1141,6 +1142,7 @@ static bool fill_kb(lf *L, tl_kb *kb) {
 
 int tl_lf_apply(lf *L) {
   if (L->errors || !L->target) return L->errors;
+  L->target->agg_names = L->naggs;
   fill_kb(L, L->target);
   return L->errors;
 }
