@@ -81,6 +81,71 @@ static char *fmt_name(tl_arena *a, const char *fmt, const char *s, int k) {
   return m;
 }
 
+/* names bound inside literal list l: positive atoms' arguments, arithmetic results
+ * whose operands are bound (to a fixpoint) */
+static void bound_names(nameset *s, const tl_node *l) {
+  for (const tl_node *x = l; x; x = x->next)
+    if (x->kind == TL_N_LOGIC && x->op != TL_TOK_NOT && x->op != TL_TOK_COLON && !tl_lf_is_builtin(x->name))
+      for (const tl_node *a = x->args; a; a = a->next)
+        if (is_var_node(a)) add(s, a->name);
+  for (int grew = 1; grew;) {
+    grew = 0;
+    for (const tl_node *x = l; x; x = x->next) {
+      if (x->kind != TL_N_LOGIC || x->op == TL_TOK_NOT || !tl_lf_is_builtin(x->name) || tl_ast_count(x->args) != 3 ||
+          !is_var_node(x->args->next->next) || has(s, x->args->next->next->name))
+        continue;
+      nameset ops = {0};
+      term_names(&ops, x->args), term_names(&ops, x->args->next);
+      bool all = true;
+      for (int i = 0; i < ops.n && all; i++) all = has(s, ops.names[i]);
+      if (all) add(s, x->args->next->next->name), grew = 1;
+    }
+  }
+}
+
+static tl_node *copy_literal(tl_arena *a, const tl_node *l) {
+  tl_node *c = copy_node(a, l), head = {0}, *cur = &head;
+  for (const tl_node *x = l->args; c && x; x = x->next)
+    if (!(cur = cur->next = copy_node(a, x))) return NULL;
+  if (c) c->args = head.next;
+  return c;
+}
+
+/* Soufflé's `count : { e(x, y), y > t }` with t bound outside the braces only: the
+ * outer positive atoms (and arithmetic) that bind such a variable are copied into the
+ * braces (their variables join the group, bound outside as well), so the hidden rule
+ * binds it too; false when out of memory */
+static bool bring_in(tl_arena *a, tl_ast_item *it, tl_node *g, const nameset *out) {
+  for (int round = 0; round < 8; round++) {
+    nameset in = {0}, bound = {0};
+    for (const tl_node *l = g->body; l; l = l->next) literal_names(&in, l);
+    if (g->rhs) term_names(&in, g->rhs);
+    bound_names(&bound, g->body);
+    const char *need = NULL;
+    for (int i = 0; i < in.n && !need; i++)
+      if (!has(&bound, in.names[i]) && has(out, in.names[i])) need = in.names[i];
+    if (!need) return true;
+    bool copied = false;
+    for (const tl_node *l = it->body; l; l = l->next) {
+      if (l == g || l->kind != TL_N_LOGIC || l->op == TL_TOK_NOT || l->op == TL_TOK_COLON) continue;
+      bool arith = tl_lf_is_builtin(l->name);
+      if (arith && (tl_ast_count(l->args) != 3 || !is_var_node(l->args->next->next) ||
+                    strcmp(l->args->next->next->name, need)))
+        continue;
+      nameset names = {0};
+      literal_names(&names, l);
+      if (!arith && !has(&names, need)) continue;
+      tl_node *c = copy_literal(a, l);
+      if (!c) return false;
+      c->next = g->body, g->body = c;
+      copied = true;
+      if (!arith) break;
+    }
+    if (!copied) return true; /* unbound: the hidden rule says so */
+  }
+  return true;
+}
+
 /* one aggregate node g of rule it: its hidden rule (returned), g lowered in place */
 static tl_ast_item *lower_one(tl_arena *a, tl_ast_item *it, tl_node *g, int *counter) {
   int k = ++*counter;
@@ -119,6 +184,7 @@ static tl_ast_item *lower_one(tl_arena *a, tl_ast_item *it, tl_node *g, int *cou
       value = nm;
     }
   }
+  if (!bring_in(a, it, g, &out)) return NULL;
   for (const tl_node *l = g->body; l; l = l->next) literal_names(&in, l);
   if (value) add(&in, value);
   /* the hidden head: the group (names inside that occur outside), then the rest */
