@@ -173,21 +173,25 @@ typedef struct {
   const char *tl_body, *pl_body;
   const char *tl_value, *pl_value; /* NULL: count */
   bool grouped;
+  bool outer_t; /* the rule binds t outside the braces, w(x, t), and its head holds it */
 } shape;
 
 static const shape shapes[] = {
-    {"e(x, y)", "e(P, X, Y)", "y", "Y", true},
-    {"e(x, _)", "e(P, X, _)", NULL, NULL, true},
-    {"e(y, x)", "e(P, Y, X)", "y", "Y", true},
-    {"e(x, y), w(y, z)", "e(P, X, Y), w(P, Y, Z)", "z", "Z", true},
-    {"e(x, y), w(y, z)", "e(P, X, Y), w(P, Y, Z)", "y * 2 - z", "Y * 2 - Z", true},
-    {"p(x, y)", "p(P, X, Y)", "y", "Y", true},
-    {"w(x, y), y > 1", "w(P, X, Y), Y > 1", "y", "Y", true},
-    {"e(x, y), not w(y, _)", "e(P, X, Y), \\+ w(P, Y, _)", "y", "Y", true},
-    {"w(x, y), r = y % 3", "w(P, X, Y), R is Y rem 3", "r", "R", true},
-    {"e(_, y)", "e(P, _, Y)", "y", "Y", false},
-    {"p(y, z)", "p(P, Y, Z)", "z - y", "Z - Y", false},
-    {"w(_, y)", "w(P, _, Y)", "y", "Y", false},
+    {"e(x, y)", "e(P, X, Y)", "y", "Y", true, false},
+    {"e(x, _)", "e(P, X, _)", NULL, NULL, true, false},
+    {"e(y, x)", "e(P, Y, X)", "y", "Y", true, false},
+    {"e(x, y), w(y, z)", "e(P, X, Y), w(P, Y, Z)", "z", "Z", true, false},
+    {"e(x, y), w(y, z)", "e(P, X, Y), w(P, Y, Z)", "y * 2 - z", "Y * 2 - Z", true, false},
+    {"p(x, y)", "p(P, X, Y)", "y", "Y", true, false},
+    {"w(x, y), y > 1", "w(P, X, Y), Y > 1", "y", "Y", true, false},
+    {"e(x, y), not w(y, _)", "e(P, X, Y), \\+ w(P, Y, _)", "y", "Y", true, false},
+    {"w(x, y), r = y % 3", "w(P, X, Y), R is Y rem 3", "r", "R", true, false},
+    {"e(_, y)", "e(P, _, Y)", "y", "Y", false, false},
+    {"p(y, z)", "p(P, Y, Z)", "z - y", "Z - Y", false, false},
+    {"w(_, y)", "w(P, _, Y)", "y", "Y", false, false},
+    {"e(x, y), y > t", "e(P, X, Y), Y > T", "y", "Y", true, true},
+    {"w(x, y), y < t", "w(P, X, Y), Y < T", "y - t", "Y - T", true, true},
+    {"p(x, y), not e(y, t)", "p(P, X, Y), \\+ e(P, Y, T)", "y", "Y", true, true},
 };
 static const char *const ops[] = {"count", "sum", "min", "max"};
 
@@ -222,16 +226,16 @@ static void gen_facts(tl_strbuf *tl, tl_strbuf *pl, int k) {
 static void gen_rule(tl_strbuf *tl, tl_strbuf *pl, int k, int j, const shape *s, int op) {
   const char *tl_val = op && s->tl_value ? s->tl_value : "";
   if (op && !s->tl_value) op = 0; /* no value: count */
-  if (s->grouped)
+  if (s->outer_t)
+    tl_strbuf_printf(tl, "a%d(x, t, n) :- dom(x), w(x, t), n = %s %s : { %s }.\n", j, ops[op], op ? tl_val : "", s->tl_body);
+  else if (s->grouped)
     tl_strbuf_printf(tl, "a%d(x, n) :- dom(x), n = %s %s : { %s }.\n", j, ops[op], op ? tl_val : "", s->tl_body);
   else tl_strbuf_printf(tl, "a%d(n) :- n = %s %s : { %s }.\n", j, ops[op], op ? tl_val : "", s->tl_body);
   const char *x = s->grouped ? "X" : "-1";
-  const char *dom = s->grouped ? "dom(P, X), " : "";
-  if (op == 0)
-    tl_strbuf_printf(pl, "agg(%d, %d, %s, N) :- P = %d, %saggregate_all(count, (%s), N).\n", k, j, x, k, dom, s->pl_body);
-  else
-    tl_strbuf_printf(pl, "agg(%d, %d, %s, N) :- P = %d, %saggregate_all(%s(V), (%s, V is %s), N).\n", k, j, x, k, dom,
-                     ops[op], s->pl_body, s->pl_value);
+  const char *dom = s->outer_t ? "dom(P, X), w(P, X, T), " : s->grouped ? "dom(P, X), " : "";
+  tl_strbuf_printf(pl, "row(%d, %d, [%s%s, N]) :- P = %d, %s", k, j, x, s->outer_t ? ", T" : "", k, dom);
+  if (op == 0) tl_strbuf_printf(pl, "aggregate_all(count, (%s), N).\n", s->pl_body);
+  else tl_strbuf_printf(pl, "aggregate_all(%s(V), (%s, V is %s), N).\n", ops[op], s->pl_body, s->pl_value);
 }
 
 TEST(logic_agg_differential_swipl) {
@@ -242,7 +246,7 @@ TEST(logic_agg_differential_swipl) {
   rng_state = 20261127;
   tl_strbuf pl = {0}, want = {0}, got = {0};
   tl_strbuf_puts(&pl, ":- style_check(-singleton).\n:- style_check(-discontiguous).\n:- dynamic e/3, w/3, dom/2.\n"
-                      ":- table p/3.\np(P, X, Y) :- e(P, X, Y).\np(P, X, Y) :- p(P, X, Z), e(P, Z, Y).\n");
+                      ":- dynamic row/3.\n:- table p/3.\np(P, X, Y) :- e(P, X, Y).\np(P, X, Y) :- p(P, X, Z), e(P, Z, Y).\n");
   char *tl_text[NPROG];
   int nagg[NPROG];
   for (int k = 0; k < NPROG; k++) {
@@ -253,8 +257,9 @@ TEST(logic_agg_differential_swipl) {
       gen_rule(&tl, &pl, k, j, &shapes[rnd((int)(sizeof shapes / sizeof *shapes))], rnd(4));
     tl_text[k] = tl_strbuf_take(&tl);
   }
-  tl_strbuf_puts(&pl, "main :- forall((between(0, 10000, P), between(0, 10, J), agg(P, J, X, N)),\n"
-                      "  format(\"~w ~w ~w ~w~n\", [P, J, X, N])).\n");
+  /* rows of one rule ascending, as TL's query gives them */
+  tl_strbuf_puts(&pl, "main :- forall((between(0, 10000, P), between(0, 10, J)), (findall(R, row(P, J, R), Rs0),\n"
+                      "  msort(Rs0, Rs), forall(member(R, Rs), (atomic_list_concat([P, J | R], ' ', S), writeln(S))))).\n");
   char *dir = tl_test_tmpdir(), path[512], cmd[1200];
   snprintf(path, sizeof path, "%s/agg.pl", dir);
   FILE *f = fopen(path, "w");
@@ -279,19 +284,25 @@ TEST(logic_agg_differential_swipl) {
     for (int j = 0; j < nagg[k]; j++) {
       char rel[16];
       snprintf(rel, sizeof rel, "a%d", j);
-      bool grouped = strstr(tl_text[k], (snprintf(line, sizeof line, "a%d(x, n)", j), line)) != NULL;
-      tl_kb_term args[2] = {tl_kb_var("x"), tl_kb_var("n")};
-      tl_tensor *t = tl_kb_query(kb, rel, grouped ? 2 : 1, grouped ? args : args + 1);
+      snprintf(line, sizeof line, "a%d(x, n)", j);
+      bool grouped = strstr(tl_text[k], line) != NULL;
+      snprintf(line, sizeof line, "a%d(x, t, n)", j);
+      int ncol = strstr(tl_text[k], line) ? 3 : grouped ? 2 : 1;
+      tl_kb_term args[3] = {tl_kb_var("x"), tl_kb_var("t"), tl_kb_var("n")};
+      if (ncol == 2) args[1] = args[2];
+      tl_tensor *t = tl_kb_query(kb, rel, ncol, ncol == 1 ? args + 2 : args);
       if (!t) {
         tl_test_fail(__FILE__, __LINE__, "program %d: query %s: %s", k, rel, tl_last_error(ctx));
         continue;
       }
       const int64_t *d = tl_data(t);
       int64_t n = tl_dim(t, 0);
-      if (grouped && n < 5) empty_minmax++;
+      if (ncol == 2 && n < 5) empty_minmax++;
       for (int64_t i = 0; i < n; i++, rows++) {
-        if (grouped) tl_strbuf_printf(&got, "%d %d %lld %lld\n", k, j, (long long)d[2 * i], (long long)d[2 * i + 1]);
-        else tl_strbuf_printf(&got, "%d %d -1 %lld\n", k, j, (long long)d[i]);
+        tl_strbuf_printf(&got, "%d %d", k, j);
+        if (ncol == 1) tl_strbuf_puts(&got, " -1");
+        for (int c = 0; c < ncol; c++) tl_strbuf_printf(&got, " %lld", (long long)d[i * ncol + c]);
+        tl_strbuf_puts(&got, "\n");
       }
       tl_release(t);
     }
