@@ -2,7 +2,10 @@
  *   fact     = atom "."                      rule = atom ":-" literal ("," literal)* "."
  *   relation = "relation" ident "(" (type ("," type)*)? ")" (";" | ".")   type = entity | i64
  *   mod      = "mod" ident ";"               use  = "use" ident "::" "*" ";"
- *   literal  = ("not" | "!") atom | atom | term cmp term        cmp = < <= > >= == !=
+ *   literal  = ("not" | "!") atom | atom | term cmp term | var "=" term | var "=" aggregate
+ *              (cmp = < <= > >= == !=; var a name, `$x` or an integer to check)
+ *   aggregate = ("count" | ("sum" | "min" | "max") term) ":" "{" literal ("," literal)* "}"
+ *   directive = ("." "input" | "." "output") ident ("(" ident "=" (string | ident) ("," ..)* ")")?
  *   atom     = ident "(" (term ("," term)*)? ")"
  *   term     = sum;  sum = product (("+" | "-") product)*;  product = unary (("*" | "/" | "%") unary)*
  *   unary    = "-" unary | int | ident | string | "$" ident | "(" term ")"   (`_`: the wildcard)
