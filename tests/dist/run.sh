@@ -89,6 +89,29 @@ for np in 1 2 3; do
   want="ok nccl"
   expect "np $np: nccl: host tensors staged, the choice agreed (libnccl.so.2: $have)"
 done
+# the communicator's set-up against fake_nccl.c (no GPU needed): made on every rank and
+# destroyed at MPI's finalize; one rank failing ncclCommInitRank (the others abort
+# theirs, all stage); rank 0 failing ncclGetUniqueId (no rank tries to join)
+if cc -std=c11 -shared -fPIC -o "$T/libfake_nccl.so" "$D/fake_nccl.c" 2>"$T/err"; then
+  fake="TL_NCCL_LIB=$T/libfake_nccl.so"
+  mp 3 env $fake FAKE_NCCL_LOG="$T/fk1" "$B/tests/dist_check" nccl yes
+  log=$(sort "$T/fk1" 2>/dev/null | tr '\n' ' ')
+  if [ $rc -eq 0 ] && [ "$log" = "destroy 0 destroy 1 destroy 2 " ]; then ok "np 3: nccl: the communicator made on every rank, destroyed at exit"
+  else bad "np 3: nccl: the communicator made, destroyed at exit (status $rc, log: $log)"; fi
+  mp 3 env $fake FAKE_NCCL_LOG="$T/fk2" FAKE_NCCL_FAIL_RANK=1 "$B/tests/dist_check" nccl yes
+  log=$(sort "$T/fk2" 2>/dev/null | tr '\n' ' ')
+  if [ $rc -eq 0 ] && [ "$log" = "abort 0 abort 2 " ] &&
+    grep -qF "tl: rank 2: NCCL's communicator could not be made (rank 1: ncclCommInitRank failed)" "$T/err"; then
+    ok "np 3: nccl: ncclCommInitRank failing on rank 1 fails on every rank"
+  else bad "np 3: nccl: ncclCommInitRank failing on rank 1 (status $rc, log: $log)"; fi
+  mp 2 env $fake FAKE_NCCL_LOG="$T/fk3" FAKE_NCCL_FAIL_ID=1 "$B/tests/dist_check" nccl yes
+  if [ $rc -eq 0 ] && [ ! -e "$T/fk3" ] &&
+    grep -qF "tl: rank 1: NCCL's communicator could not be made (rank 0: ncclGetUniqueId: failed)" "$T/err"; then
+    ok "np 2: nccl: ncclGetUniqueId failing on rank 0 fails on every rank"
+  else bad "np 2: nccl: ncclGetUniqueId failing on rank 0 (status $rc)"; fi
+else
+  bad "fake_nccl.c does not build"
+fi
 mp 2 env TL_DIST_NCCL=0 "$B/tests/dist_check" nccl off
 expect "np 2: nccl: TL_DIST_NCCL=0 stages cuda tensors"
 mp 3 env TL_NCCL_LIB=/nonexistent "$B/tests/dist_check" nccl absent
