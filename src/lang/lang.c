@@ -13,6 +13,7 @@
 #include "lang/check/own.h"
 #include "lang/front/parse.h"
 #include "lang/rt/rt.h"
+#include "lang/rt/rt_ml.h" /* tlrt_varbuilder_end */
 #include "lang/check/sema.h"
 #include "api/context.h"
 #include "runtime/compiler.h"
@@ -106,6 +107,7 @@ int tl_lang_exec(tl_program_fn fn, const char *path, const tl_lang_run_options *
       fflush(o->err);
       rc = 1;
     }
+    tlrt_varbuilder_end(R); /* VarBuilder's parameters live as long as main */
     if (o->mem_stats) tlrt_print_mem_stats(R, o->out);
     if (o->stats) {
       tl_stats e = tl_get_stats(ctx);

@@ -76,6 +76,7 @@ struct tlrt {
   bool exiting;
   int exit_code;
   FILE *err; /* run-time warnings (tlrt_grad_lost); NULL: stderr */
+  struct varbuilder_entry *varbuilder; /* VarBuilder's named parameters (rt_ml.c) */
 };
 
 /* set-up and tear-down (the driver) */
