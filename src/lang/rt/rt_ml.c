@@ -35,12 +35,13 @@ tl_tensor *tlrt_varbuilder_get(tlrt *R, const tlrt_str *name, const tlrt_vec *sh
     bool same = tl_ndim(e->t) == nd;
     for (int i = 0; same && i < nd; i++) same = tl_dim(e->t, i) == dims[i];
     if (!same) {
-      char had[160];
+      char had[160], asked[160];
       int64_t d[8];
       int k = tl_ndim(e->t);
       for (int i = 0; i < k && i < 8; i++) d[i] = tl_dim(e->t, i);
       tl_format_shape(had, sizeof had, k < 8 ? k : 8, d);
-      tlrt_fail(R, line, col, "VarBuilder::get: the parameter `%s` has shape %s; it is asked for with another one", e->name, had);
+      tl_format_shape(asked, sizeof asked, nd, dims);
+      tlrt_fail(R, line, col, "VarBuilder::get: the parameter `%s` has shape %s, not %s", e->name, had, asked);
     }
     return tl_retain(e->t);
   }
