@@ -350,6 +350,14 @@ TL_API tl_tensor *tl_cross_entropy(tl_tensor *logits, tl_tensor *targets);
 TL_API tl_tensor *tl_binary_cross_entropy(tl_tensor *prob, tl_tensor *target);
 /* normalizes over the last axis; gamma and beta ([D]) may be NULL */
 TL_API tl_tensor *tl_layer_norm(tl_tensor *x, tl_tensor *gamma, tl_tensor *beta, double eps);
+/* Linear algebra of small square matrices [.., n, n] (f32 or f64; batched over the
+ * leading axes): LU with partial pivoting on the host, in f64. A singular matrix is
+ * TL_ERR_ARG for inverse and solve; det gives 0. Each carries its gradient (torch's:
+ * d inverse = -A^-1 dA A^-1, d det = sum(cofactors dA), dX = A^-1 (dB - dA X)). solve's
+ * B is [.., n, k] with A's batch axes, or [n] beside one matrix. */
+TL_API tl_tensor *tl_inverse(tl_tensor *a);
+TL_API tl_tensor *tl_det(tl_tensor *a); /* the batch's shape: [..] */
+TL_API tl_tensor *tl_solve(tl_tensor *a, tl_tensor *b);
 /* weight [V, D], indices integer of any shape -> [..., D]: tl_gather_rows after reading
  * the indices to the host to check them (an index outside [0, V) is an error, named) */
 TL_API tl_tensor *tl_embedding(tl_tensor *weight, tl_tensor *indices);

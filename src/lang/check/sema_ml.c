@@ -12,7 +12,8 @@
 /* kind: 'p' a path call, 'm' a tensor method (w: it writes its receiver).
  * args: s String, I Vec<i64> (a shape), i i64, f a number, T a tensor.
  * ret: t an f32 tensor, r the receiver's (or first argument's) tensor type, x an i64 tensor of the receiver's rank, f f32, u unit,
- * o an Option of the receiver's element type. */
+ * o an Option of the receiver's element type, D the receiver's type less 2 axes,
+ * a the tensor argument's type. */
 static const struct {
   const char *name;
   char kind, ret;
@@ -29,6 +30,9 @@ static const struct {
     [TL_ML_TEMPERATURE] = {"temperature_scale", 'm', 'r', "f", false},
     [TL_ML_REP_PENALTY] = {"repetition_penalty", 'm', 'r', "Tf", false},
     [TL_ML_SDPA] = {"Tensor::sdpa", 'p', 'r', "TTT", false},
+    [TL_ML_INVERSE] = {"inverse", 'm', 'r', "", false},
+    [TL_ML_DET] = {"det", 'm', 'D', "", false},
+    [TL_ML_SOLVE] = {"solve", 'm', 'a', "T", false},
 };
 
 static tl_ty *check_row(sema *s, tl_node *n, size_t row, tl_ty *recv) {
@@ -87,6 +91,13 @@ static tl_ty *check_row(sema *s, tl_node *n, size_t row, tl_ty *recv) {
     return r && r->kind == TY_TENSOR ? r : TY_ERR;
   }
   case 'x': return tl_sema_tensor(s, TL_I64, recv ? recv->rank : -1);
+  case 'D':
+    if (recv->rank >= 0 && recv->rank < 2) {
+      tl_sema_error(s, n, "`%s` needs square matrices [.., n, n]; this tensor has %d axis%s", name, recv->rank, recv->rank == 1 ? "" : "es");
+      return TY_ERR;
+    }
+    return tl_sema_tensor(s, recv->dtype, recv->rank >= 0 ? recv->rank - 2 : -1);
+  case 'a': return first && first->kind == TY_TENSOR ? first : TY_ERR;
   case 'f': return TY_F32_T;
   default: return TY_UNIT_T;
   }

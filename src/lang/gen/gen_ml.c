@@ -48,6 +48,11 @@ cv tl_gen_ml_call(gen *g, tl_node *n) {
     const char *q = tl_gen_expr(g, a).c, *k = tl_gen_expr(g, a->next).c, *v = tl_gen_expr(g, a->next->next).c;
     return tl_gen_temp_value(g, n->ty, tl_gen_fmt(g, "tlrt_sdpa(R, %s, %s, %s, %s)", q, k, v, l));
   }
+  case TL_ML_INVERSE: case TL_ML_DET: case TL_ML_SOLVE: {
+    cv t = tl_gen_expr(g, n->lhs);
+    const char *b = n->len == TL_ML_SOLVE ? tl_gen_expr(g, a).c : "NULL";
+    return tl_gen_temp_value(g, n->ty, tl_gen_fmt(g, "tlrt_linalg(R, %d, %s, %s, %s)", (int)(n->len - TL_ML_INVERSE), t.c, b, l));
+  }
   default: tl_gen_fail(g, n, "unknown model helper"); return tl_gen_scalar("0", n->ty);
   }
 }

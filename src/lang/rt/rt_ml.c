@@ -294,3 +294,7 @@ tl_tensor *tlrt_sdpa(tlrt *R, tl_tensor *q, tl_tensor *k, tl_tensor *v, int line
   tl_release(p);
   return CHECK(r);
 }
+
+tl_tensor *tlrt_linalg(tlrt *R, int op, tl_tensor *a, tl_tensor *b, int line, int col) {
+  return CHECK(op == 0 ? tl_inverse(a) : op == 1 ? tl_det(a) : tl_solve(a, b));
+}

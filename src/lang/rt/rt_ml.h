@@ -32,5 +32,7 @@ TL_API tl_tensor *tlrt_temperature_scale(tlrt *R, tl_tensor *logits, double temp
 TL_API tl_tensor *tlrt_repetition_penalty(tlrt *R, tl_tensor *logits, tl_tensor *tokens, double penalty, int line, int col);
 /* Tensor::sdpa(q, k, v): softmax(q k^T / sqrt(d)) v */
 TL_API tl_tensor *tlrt_sdpa(tlrt *R, tl_tensor *q, tl_tensor *k, tl_tensor *v, int line, int col);
+/* op 0: a.inverse(), 1: a.det(), 2: a.solve(b) (tl.h's tl_inverse, tl_det, tl_solve) */
+TL_API tl_tensor *tlrt_linalg(tlrt *R, int op, tl_tensor *a, tl_tensor *b, int line, int col);
 
 #endif
