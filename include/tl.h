@@ -334,6 +334,12 @@ TL_API tl_status tl_backward(tl_tensor *loss, tl_tensor *seed);
  * error for a tensor that does not require grad. */
 TL_API tl_tensor *tl_grad(tl_tensor *t);
 TL_API tl_status tl_zero_grad(tl_tensor *t);
+/* torch.nn.utils' clips of the gradients of n leaves (a leaf without a gradient yet is
+ * skipped): clip_grad_value clamps each to [-clip, clip]; clip_grad_norm scales all by
+ * min(1, max_norm / (total + 1e-6)), total the norm_type-norm (INFINITY: the largest
+ * |g|) of all their elements together, written to *total_norm when not NULL. */
+TL_API tl_status tl_clip_grad_value(int n, tl_tensor *const *params, double clip);
+TL_API tl_status tl_clip_grad_norm(int n, tl_tensor *const *params, double max_norm, double norm_type, double *total_norm);
 /* Off: operations record nothing (optimizer steps, evaluation). On by default. */
 TL_API void tl_set_grad_enabled(tl_ctx *ctx, int on);
 TL_API int tl_grad_enabled(const tl_ctx *ctx);
