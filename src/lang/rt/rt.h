@@ -203,6 +203,8 @@ TL_API void tlrt_logic_begin(tlrt *R, const tlrt_lprog *P);
 TL_API void tlrt_logic_end(tlrt *R);
 /* ?rel(args): [n, k] i64 or 0-d f32; rank1: a relation call, at least 1-D */
 TL_API tl_tensor *tlrt_logic_query(tlrt *R, const char *rel, int nargs, const tl_kb_term *args, bool rank1, int line, int col);
+/* the answer of a query that matches nothing: 0.0 ([1] when rank1), or [0, ncols] i64 */
+TL_API tl_tensor *tlrt_logic_none(tlrt *R, int ncols, bool rank1, int line, int col);
 /* a fact statement: rel(vals) asserted now */
 TL_API void tlrt_logic_fact(tlrt *R, const char *rel, int n, const int64_t *vals, int line, int col);
 TL_API tlrt_str *tlrt_entity_name(tlrt *R, int64_t id, int line, int col);
