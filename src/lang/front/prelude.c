@@ -1,0 +1,116 @@
+/* prelude.c — library types written in TL itself, for the seed language's programs:
+ * `KVCache` (a per-layer store of attention keys and values: new(layers), len(),
+ * resize(n), update(layer, k, v), get_k(layer), get_v(layer), clear(), free()). A
+ * type's text is lexed, parsed and joined to the program as a module's items are (a
+ * unit of its own, so a message inside it names `<prelude KVCache>`), when the program
+ * names the type and declares no item of that name itself. */
+#include "lang/front/prelude.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "lang/front/lex.h"
+#include "lang/front/module.h"
+#include "lang/front/parse.h"
+
+static const struct {
+  const char *name, *text;
+} libs[] = {
+    {"KVCache",
+    "struct KVCache { k: Vec<Tensor>, v: Vec<Tensor>, set: Vec<bool> }\n"
+    "impl KVCache {\n"
+    "  fn new(layers: i64) -> KVCache {\n"
+    "    let mut c = KVCache { k: Vec::new(), v: Vec::new(), set: Vec::new() };\n"
+    "    c.resize(layers);\n"
+    "    c\n"
+    "  }\n"
+    "  fn len(&self) -> i64 { self.set.len() }\n"
+    "  fn resize(&mut self, layers: i64) {\n"
+    "    assert(layers >= 0, \"KVCache::resize: a negative number of layers\");\n"
+    "    self.k.truncate(layers);\n"
+    "    self.v.truncate(layers);\n"
+    "    self.set.truncate(layers);\n"
+    "    while self.set.len() < layers {\n"
+    "      self.k.push(Tensor::zeros([0]));\n"
+    "      self.v.push(Tensor::zeros([0]));\n"
+    "      self.set.push(false);\n"
+    "    }\n"
+    "  }\n"
+    "  fn update(&mut self, layer: i64, k: Tensor, v: Tensor) {\n"
+    "    assert(layer >= 0, \"KVCache::update: a negative layer\");\n"
+    "    if layer >= self.len() { self.resize(layer + 1); }\n"
+    "    self.k[layer] = k;\n"
+    "    self.v[layer] = v;\n"
+    "    self.set[layer] = true;\n"
+    "  }\n"
+    "  fn get_k(&self, layer: i64) -> Tensor {\n"
+    "    assert(layer >= 0 && layer < self.len() && self.set[layer], \"KVCache::get_k: the layer holds nothing\");\n"
+    "    self.k[layer]\n"
+    "  }\n"
+    "  fn get_v(&self, layer: i64) -> Tensor {\n"
+    "    assert(layer >= 0 && layer < self.len() && self.set[layer], \"KVCache::get_v: the layer holds nothing\");\n"
+    "    self.v[layer]\n"
+    "  }\n"
+    "  fn clear(&mut self) { let n = self.len(); self.resize(0); self.resize(n); }\n"
+    "  fn free(&mut self) { self.resize(0); }\n"
+    "}\n"},
+};
+
+static bool is_ident_char(char c) { return c == '_' || (c >= '0' && c <= '9') || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z'); }
+
+/* name appears in text as a whole identifier */
+static bool names(const char *text, const char *name) {
+  size_t n = strlen(name);
+  for (const char *p = text ? strstr(text, name) : NULL; p; p = strstr(p + 1, name))
+    if ((p == text || !is_ident_char(p[-1])) && !is_ident_char(p[n])) return true;
+  return false;
+}
+
+static bool declared(const tl_program *prog, const char *name) {
+  for (const tl_ast_item *it = prog->items; it; it = it->next)
+    if (it->name && !strcmp(it->name, name) && it->kind != TL_ITEM_IMPL) return true;
+  return false;
+}
+
+static bool load(tl_program *prog, int i, tl_arena *arena) {
+  if (prog->nunits > TL_MAX_MODULES) return false;
+  int u = prog->nunits;
+  size_t len = strlen(libs[i].text);
+  char *path = malloc(strlen(libs[i].name) + 12), *src = malloc(len + 1);
+  tl_diag *d = calloc(1, sizeof *d);
+  if (!path || !src || !d) {
+    free(path), free(src), free(d);
+    return false;
+  }
+  sprintf(path, "<prelude %s>", libs[i].name);
+  memcpy(src, libs[i].text, len + 1);
+  tl_diag_init(d, path, src, len);
+  prog->units[u] = (tl_unit){.path = path, .diag = d, .src = src};
+  prog->nunits++;
+  tl_lexer lx = {.arena = arena};
+  tl_program *mp = NULL;
+  tl_lex(&lx, d);
+  tl_parse(lx.tokens, lx.ntokens, d, arena, &mp);
+  free(lx.tokens); /* the text of its strings stays: the tree points into it */
+  prog->units[u].strings = lx.arena;
+  if (!mp || !mp->items) return false;
+  for (tl_ast_item *it = mp->items; it; it = it->next) {
+    it->unit = u;
+    if (it->fn) it->fn->unit = u;
+    for (tl_fn *m = it->methods; m; m = m->next) m->unit = u;
+  }
+  tl_ast_item **tail = &prog->items;
+  while (*tail) tail = &(*tail)->next;
+  *tail = mp->items; /* at the end: the program's own text keeps its entity ids */
+  return true;
+}
+
+int tl_prelude_load(tl_program *prog, const char *src, tl_arena *arena) {
+  int errors = 0;
+  for (size_t i = 0; i < sizeof libs / sizeof libs[0]; i++) {
+    bool used = names(src, libs[i].name);
+    for (int u = 1; u < prog->nunits && !used; u++) used = names(prog->units[u].src, libs[i].name);
+    if (used && !declared(prog, libs[i].name) && !load(prog, (int)i, arena)) errors++;
+  }
+  return errors;
+}
