@@ -1,9 +1,8 @@
-/* prelude.c — library types written in TL itself, for the seed language's programs:
- * `KVCache` (a per-layer store of attention keys and values: new(layers), len(),
- * resize(n), update(layer, k, v), get_k(layer), get_v(layer), clear(), free()). A
- * type's text is lexed, parsed and joined to the program as a module's items are (a
- * unit of its own, so a message inside it names `<prelude KVCache>`), when the program
- * names the type and declares no item of that name itself. */
+/* prelude.c — library types written in TL itself (src/lang/prelude/NAME.tl), for the seed
+ * language's programs: KVCache, NpyFile. A type's text is lexed, parsed and joined to
+ * the program as a module's items are (a unit of its own, so a message inside it names
+ * `<prelude KVCache>`), when the program names the type and declares no item of that
+ * name itself. */
 #include "lang/front/prelude.h"
 
 #include <stdlib.h>
@@ -16,44 +15,7 @@
 static const struct {
   const char *name, *text;
 } libs[] = {
-    {"KVCache",
-    "struct KVCache { k: Vec<Tensor>, v: Vec<Tensor>, set: Vec<bool> }\n"
-    "impl KVCache {\n"
-    "  fn new(layers: i64) -> KVCache {\n"
-    "    let mut c = KVCache { k: Vec::new(), v: Vec::new(), set: Vec::new() };\n"
-    "    c.resize(layers);\n"
-    "    c\n"
-    "  }\n"
-    "  fn len(&self) -> i64 { self.set.len() }\n"
-    "  fn resize(&mut self, layers: i64) {\n"
-    "    assert(layers >= 0, \"KVCache::resize: a negative number of layers\");\n"
-    "    self.k.truncate(layers);\n"
-    "    self.v.truncate(layers);\n"
-    "    self.set.truncate(layers);\n"
-    "    while self.set.len() < layers {\n"
-    "      self.k.push(Tensor::zeros([0]));\n"
-    "      self.v.push(Tensor::zeros([0]));\n"
-    "      self.set.push(false);\n"
-    "    }\n"
-    "  }\n"
-    "  fn update(&mut self, layer: i64, k: Tensor, v: Tensor) {\n"
-    "    assert(layer >= 0, \"KVCache::update: a negative layer\");\n"
-    "    if layer >= self.len() { self.resize(layer + 1); }\n"
-    "    self.k[layer] = k;\n"
-    "    self.v[layer] = v;\n"
-    "    self.set[layer] = true;\n"
-    "  }\n"
-    "  fn get_k(&self, layer: i64) -> Tensor {\n"
-    "    assert(layer >= 0 && layer < self.len() && self.set[layer], \"KVCache::get_k: the layer holds nothing\");\n"
-    "    self.k[layer]\n"
-    "  }\n"
-    "  fn get_v(&self, layer: i64) -> Tensor {\n"
-    "    assert(layer >= 0 && layer < self.len() && self.set[layer], \"KVCache::get_v: the layer holds nothing\");\n"
-    "    self.v[layer]\n"
-    "  }\n"
-    "  fn clear(&mut self) { let n = self.len(); self.resize(0); self.resize(n); }\n"
-    "  fn free(&mut self) { self.resize(0); }\n"
-    "}\n"},
+#include "tl_prelude.inc" /* the files of src/lang/prelude (Makefile) */
 };
 
 static bool is_ident_char(char c) { return c == '_' || (c >= '0' && c <= '9') || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z'); }
