@@ -1,5 +1,6 @@
 /* prelude.c — library types written in TL itself (src/lang/prelude/NAME.tl), for the seed
- * language's programs: KVCache, NpyFile. A type's text is lexed, parsed and joined to
+ * language's programs: KVCache, NpyFile, NpzFile, SafeTensorsFile. A library's
+ * `// needs: Name` line joins Name with it. A type's text is lexed, parsed and joined to
  * the program as a module's items are (a unit of its own, so a message inside it names
  * `<prelude KVCache>`), when the program names the type and declares no item of that
  * name itself. */
@@ -67,12 +68,28 @@ static bool load(tl_program *prog, int i, tl_arena *arena) {
   return true;
 }
 
+/* lib i's text says `// needs: Name` for each library type it uses */
+static void mark_needs(size_t i, bool *used) {
+  for (const char *p = strstr(libs[i].text, "// needs: "); p; p = strstr(p + 1, "// needs: "))
+    for (size_t j = 0; j < sizeof libs / sizeof libs[0]; j++) {
+      size_t n = strlen(libs[j].name);
+      if (!strncmp(p + 10, libs[j].name, n) && !is_ident_char(p[10 + n])) used[j] = true;
+    }
+}
+
 int tl_prelude_load(tl_program *prog, const char *src, tl_arena *arena) {
-  int errors = 0;
-  for (size_t i = 0; i < sizeof libs / sizeof libs[0]; i++) {
-    bool used = names(src, libs[i].name);
-    for (int u = 1; u < prog->nunits && !used; u++) used = names(prog->units[u].src, libs[i].name);
-    if (used && !declared(prog, libs[i].name) && !load(prog, (int)i, arena)) errors++;
+  enum { NLIBS = sizeof libs / sizeof libs[0] };
+  bool used[NLIBS] = {false};
+  for (size_t i = 0; i < NLIBS; i++) {
+    used[i] = names(src, libs[i].name);
+    for (int u = 1; u < prog->nunits && !used[i]; u++) used[i] = names(prog->units[u].src, libs[i].name);
   }
+  for (size_t i = 0; i < NLIBS; i++) /* a library's needs come first in the table, or are marked again below */
+    if (used[i]) mark_needs(i, used);
+  for (size_t i = NLIBS; i-- > 0;)
+    if (used[i]) mark_needs(i, used);
+  int errors = 0;
+  for (size_t i = 0; i < NLIBS; i++)
+    if (used[i] && !declared(prog, libs[i].name) && !load(prog, (int)i, arena)) errors++;
   return errors;
 }
