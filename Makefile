@@ -16,7 +16,7 @@ SRC      := $(wildcard src/*/*.c) $(wildcard src/lang/*/*.c)
 OBJ      := $(SRC:%.c=$(BUILD)/obj/%.o)
 TEST_SRC := $(wildcard tests/*.c) $(wildcard tests/fuzz/fuzz_*.c)
 TEST_OBJ := $(TEST_SRC:%.c=$(BUILD)/obj/%.o)
-GEN      := build/gen/kernel_prelude.inc build/gen/lang_prelude.inc build/gen/prelude_cl.inc build/gen/prelude_cuda.inc
+GEN      := build/gen/kernel_prelude.inc build/gen/lang_prelude.inc build/gen/prelude_cl.inc build/gen/prelude_cuda.inc build/gen/tl_prelude.inc
 # programs that load generated code export the library to it
 WHOLE_LIB = -rdynamic -Wl,--whole-archive $(BUILD)/libtl.a -Wl,--no-whole-archive
 
@@ -46,10 +46,20 @@ build/gen/prelude_cuda.inc: src/codegen/prelude_cuda.h src/core/scalar.h
 
 # the run-time headers, pasted in front of every compiled TL program (core/hash_mix.h:
 # the one hash mix, inline, which a HashMap's struct keys use)
-build/gen/lang_prelude.inc: include/tl.h src/core/hash_mix.h src/lang/rt/rt.h src/lang/rt/rt_ops.h src/lang/rt/rt_sys.h src/lang/rt/rt_vec.h src/lang/rt/rt_dist.h
+build/gen/lang_prelude.inc: include/tl.h src/core/hash_mix.h src/lang/rt/rt.h src/lang/rt/rt_ops.h src/lang/rt/rt_sys.h src/lang/rt/rt_vec.h src/lang/rt/rt_dist.h src/lang/rt/rt_ml.h
 	@mkdir -p $(dir $@)
-	(echo '#include <math.h>'; cat include/tl.h src/core/hash_mix.h src/lang/rt/rt.h src/lang/rt/rt_ops.h src/lang/rt/rt_sys.h src/lang/rt/rt_vec.h src/lang/rt/rt_dist.h | grep -v '^#include "') | \
+	(echo '#include <math.h>'; cat include/tl.h src/core/hash_mix.h src/lang/rt/rt.h src/lang/rt/rt_ops.h src/lang/rt/rt_sys.h src/lang/rt/rt_vec.h src/lang/rt/rt_dist.h src/lang/rt/rt_ml.h | grep -v '^#include "') | \
 	  sed -e 's/\\/\\\\/g' -e 's/"/\\"/g' -e 's/^/"/' -e 's/$$/\\n"/' > $@
+
+# library types written in TL (src/lang/prelude/*.tl, each first line `// prelude: Name`),
+# as {"Name", "text"} rows for src/lang/front/prelude.c
+build/gen/tl_prelude.inc: $(sort $(wildcard src/lang/prelude/*.tl))
+	@mkdir -p $(dir $@)
+	for f in $^; do \
+	  printf '{"%s",\n' "$$(sed -n '1s|^// prelude: ||p' $$f)"; \
+	  sed -e 's/\\/\\\\/g' -e 's/"/\\"/g' -e 's/^/"/' -e 's/$$/\\n"/' $$f; \
+	  printf '},\n'; \
+	done > $@
 
 $(BUILD)/tl: tools/tl.c $(BUILD)/libtl.a
 	$(CC) $(CFLAGS) -o $@ $< $(WHOLE_LIB) $(BIN_LIBS)

@@ -334,6 +334,12 @@ TL_API tl_status tl_backward(tl_tensor *loss, tl_tensor *seed);
  * error for a tensor that does not require grad. */
 TL_API tl_tensor *tl_grad(tl_tensor *t);
 TL_API tl_status tl_zero_grad(tl_tensor *t);
+/* torch.nn.utils' clips of the gradients of n leaves (a leaf without a gradient yet is
+ * skipped): clip_grad_value clamps each to [-clip, clip]; clip_grad_norm scales all by
+ * min(1, max_norm / (total + 1e-6)), total the norm_type-norm (INFINITY: the largest
+ * |g|) of all their elements together, written to *total_norm when not NULL. */
+TL_API tl_status tl_clip_grad_value(int n, tl_tensor *const *params, double clip);
+TL_API tl_status tl_clip_grad_norm(int n, tl_tensor *const *params, double max_norm, double norm_type, double *total_norm);
 /* Off: operations record nothing (optimizer steps, evaluation). On by default. */
 TL_API void tl_set_grad_enabled(tl_ctx *ctx, int on);
 TL_API int tl_grad_enabled(const tl_ctx *ctx);
@@ -350,6 +356,14 @@ TL_API tl_tensor *tl_cross_entropy(tl_tensor *logits, tl_tensor *targets);
 TL_API tl_tensor *tl_binary_cross_entropy(tl_tensor *prob, tl_tensor *target);
 /* normalizes over the last axis; gamma and beta ([D]) may be NULL */
 TL_API tl_tensor *tl_layer_norm(tl_tensor *x, tl_tensor *gamma, tl_tensor *beta, double eps);
+/* Linear algebra of small square matrices [.., n, n] (f32 or f64; batched over the
+ * leading axes): LU with partial pivoting on the host, in f64. A singular matrix is
+ * TL_ERR_ARG for inverse and solve; det gives 0. Each carries its gradient (torch's:
+ * d inverse = -A^-1 dA A^-1, d det = sum(cofactors dA), dX = A^-1 (dB - dA X)). solve's
+ * B is [.., n, k] with A's batch axes, or [n] beside one matrix. */
+TL_API tl_tensor *tl_inverse(tl_tensor *a);
+TL_API tl_tensor *tl_det(tl_tensor *a); /* the batch's shape: [..] */
+TL_API tl_tensor *tl_solve(tl_tensor *a, tl_tensor *b);
 /* weight [V, D], indices integer of any shape -> [..., D]: tl_gather_rows after reading
  * the indices to the host to check them (an index outside [0, V) is an error, named) */
 TL_API tl_tensor *tl_embedding(tl_tensor *weight, tl_tensor *indices);

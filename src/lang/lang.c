@@ -10,9 +10,11 @@
 #include "lang/gen/gen.h"
 #include "lang/front/lex.h"
 #include "lang/front/module.h"
+#include "lang/front/prelude.h"
 #include "lang/check/own.h"
 #include "lang/front/parse.h"
 #include "lang/rt/rt.h"
+#include "lang/rt/rt_ml.h" /* tlrt_varbuilder_end */
 #include "lang/check/sema.h"
 #include "api/context.h"
 #include "runtime/compiler.h"
@@ -35,6 +37,7 @@ char *tl_lang_compile(const char *path, const char *src, size_t len, bool line_d
   tl_parse(lx.tokens, lx.ntokens, &diag, arena, &prog);
   if (!prog || tl_arena_failed(arena) || tl_arena_failed(lx.arena)) goto done;
   tl_modules_load(prog, path, &diag, arena); /* `mod m;` files join the program */
+  tl_prelude_load(prog, src, arena);         /* KVCache, when named (front/prelude.c) */
   if (tl_arena_failed(arena) || tl_sema_check(prog, &diag, arena, &S) || diag.errors || tl_modules_errors(prog))
     goto done;
   for (tl_fninfo *f = S.fns; f; f = f->next)
@@ -106,6 +109,7 @@ int tl_lang_exec(tl_program_fn fn, const char *path, const tl_lang_run_options *
       fflush(o->err);
       rc = 1;
     }
+    tlrt_varbuilder_end(R); /* VarBuilder's parameters live as long as main */
     if (o->mem_stats) tlrt_print_mem_stats(R, o->out);
     if (o->stats) {
       tl_stats e = tl_get_stats(ctx);

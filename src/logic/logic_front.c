@@ -576,11 +576,27 @@ static void type_fact(lf *L, tl_ast_item *it) {
     if (!give(L, L->rels[rel].slot + i, a->kind == TL_N_IDENT ? T_ENT : T_INT)) col_clash(L, it->unit, a, rel, i);
 }
 
+/* A query's constant of the other kind than its column matches nothing (Prolog's
+ * answer: `edge(0, 1, W)` fails against `edge(a, b, 1.5)`), said by a warning; a fact
+ * statement's is an error, as a fact's is. Typed after every fact and rule, so the
+ * column's kind is theirs. */
 static void type_use(lf *L, lf_use *u) {
+  u->never = false;
   for (int i = 0; i < u->nargs; i++) {
     lf_arg *a = &u->args[i];
     int t = a->kind == LF_ARG_NUM ? T_INT : a->kind == LF_ARG_NAME && smap_get(&L->ents, a->node->name) >= 0 ? T_ENT : T_NONE;
-    if (t != T_NONE && !give(L, L->rels[u->rel].slot + i, t)) col_clash(L, u->unit, a->node, u->rel, i);
+    if (t == T_NONE || give(L, L->rels[u->rel].slot + i, t)) continue;
+    if (u->fact) {
+      col_clash(L, u->unit, a->node, u->rel, i);
+      continue;
+    }
+    u->never = true;
+    if (t == T_INT)
+      warn_at(L, u->unit, a->node, BOTH_HINT, "argument %d of `%s` holds entities, so the integer %lld matches nothing here", i + 1,
+              L->rels[u->rel].name, (long long)a->v);
+    else
+      warn_at(L, u->unit, a->node, BOTH_HINT, "argument %d of `%s` holds integers, so the entity `%s` matches nothing here",
+              i + 1, L->rels[u->rel].name, a->node->name);
   }
 }
 
@@ -1276,11 +1292,14 @@ int tl_lf_resolve(lf *L) {
     }
   }
   for (int i = 0; i < n; i++) {
-    if (all[i].use) type_use(L, all[i].use);
-    else if (all[i].item->kind == TL_ITEM_FACT) type_fact(L, all[i].item);
+    if (all[i].use) continue;
+    if (all[i].item->kind == TL_ITEM_FACT) type_fact(L, all[i].item);
     else type_rule(L, all[i].item);
     if (L->oom) goto oom;
   }
+  for (int i = 0; i < n; i++)
+    if (all[i].use) type_use(L, all[i].use);
+  if (L->oom) goto oom;
   for (int r = 0; r < L->nrels; r++)
     for (int c = 0; c < L->rels[r].arity; c++) {
       int t = L->type[find(L, L->rels[r].slot + c)];

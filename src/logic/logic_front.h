@@ -53,6 +53,8 @@ typedef struct lf_use {
   int ncols;         /* output columns ($ variables) */
   uint32_t ent_cols; /* after tl_lf_resolve: bit c set when output column c holds entities */
   bool listed;
+  bool never; /* a query with a constant of the other kind than its column holds (an
+                 integer where entities are, or the reverse): it matches nothing */
   struct lf_use *next;
 } lf_use;
 

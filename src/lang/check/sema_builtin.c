@@ -546,6 +546,7 @@ static tl_ty *check_path_call(sema *s, tl_node *n, tl_ty *expect) {
     for (size_t i = 0; i < sizeof tensor_ctors / sizeof tensor_ctors[0]; i++)
       if (!strcmp(path + 8, tensor_ctors[i].name)) return check_tensor_ctor(s, n, tensor_ctors[i].id, path);
     tl_ty *m = tensor_method_as_fn(s, n);
+    if (!m) m = tl_sema_ml_call(s, n, path); /* Tensor::sdpa (sema_ml.c) */
     if (m) return m;
     tl_sema_error(s, n->lhs, "no function `%s`", path);
     tl_suggest g;
@@ -561,6 +562,7 @@ static tl_ty *check_path_call(sema *s, tl_node *n, tl_ty *expect) {
   if (!f) { /* System::time, File::exists... (sema_sys.c), Dist:: (sema_dist.c) */
     tl_ty *sys = tl_sema_sys_call(s, n, path);
     if (!sys) sys = tl_sema_dist_call(s, n, path);
+    if (!sys) sys = tl_sema_ml_call(s, n, path); /* VarBuilder:: (sema_ml.c) */
     if (sys) return sys;
   }
   if (!f) {
@@ -823,6 +825,8 @@ tl_ty *tl_sema_method(sema *s, tl_node *n) {
     if (io) return io;
     tl_ty *nn = tl_sema_nn_method(s, n, t); /* conv2d, pooling, layer_norm, embedding (sema_nn.c) */
     if (nn) return nn;
+    tl_ty *ml = tl_sema_ml_method(s, n, t); /* top_k_sample, clip_grad_value... (sema_ml.c) */
+    if (ml) return ml;
   }
   const method_entry *m = find_method(n->name);
   if (t->kind == TY_TENSOR && m && (m->id == B_FLOOR || m->id == B_CEIL || m->id == B_ROUND)) {

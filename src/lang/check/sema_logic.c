@@ -77,7 +77,8 @@ bool tl_sema_logic_claims(sema *s, tl_node *n) {
   if (!s->logic || n->lhs->kind != TL_N_IDENT) return false;
   const char *name = n->lhs->name;
   if (tl_sema_lookup(s, name) || tl_sema_find_fn(s, name)) return false;
-  bool entity_name = !strcmp(name, "entity_name");
+  /* tl_kb_entity_name: the seed language's spelling of entity_name */
+  bool entity_name = !strcmp(name, "entity_name") || !strcmp(name, "tl_kb_entity_name");
   if (!entity_name && tl_lf_find_rel(s->logic->L, name) < 0) return false;
   n->kind = TL_N_LOGIC;
   n->ival = entity_name ? TL_LOGIC_ENTITY_NAME : TL_LOGIC_CALL;
@@ -109,7 +110,7 @@ static tl_ty *check_entity_name(sema *s, tl_node *n) {
   s->logic->used = true;
   int k = tl_ast_count(n->args);
   if (k != 1) {
-    tl_sema_error(s, n, "`entity_name` takes 1 argument (an entity's id), not %d", k);
+    tl_sema_error(s, n, "`%s` takes 1 argument (an entity's id), not %d", n->name, k);
     for (tl_node *a = n->args; a; a = a->next) tl_sema_expr(s, a, NULL);
     return TY_ERR;
   }

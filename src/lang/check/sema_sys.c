@@ -20,6 +20,7 @@ static const tl_sys_entry rows[] = {
     {"System::exit", 'p', "tlrt_sys_exit", "i", 'u', true},
     {"System::memory_mb", 'p', "tlrt_sys_memory_mb", "", 'i', false},
     {"System::memory_bytes", 'p', "tlrt_sys_memory_bytes", "", 'i', false},
+    {"tl_get_memory_mb", 'f', "tlrt_sys_memory_mb", "", 'i', false}, /* the seed's spelling of System::memory_mb */
     {"Env::get", 'p', "tlrt_env_get", "s", 's', false},
     {"Env::set", 'p', "tlrt_env_set", "ss", 'u', true},
     {"Path::exists", 'p', "tlrt_file_exists", "s", 'b', false},

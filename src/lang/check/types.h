@@ -218,6 +218,8 @@ typedef enum {
   B_ITER,
   /* Dist:: (sema_dist.c, gen_dist.c, rt_dist.c): node->len a TL_DIST_* */
   B_DIST,
+  /* the seed's model helpers (sema_ml.c, gen_ml.c, rt_ml.c): node->len a TL_ML_* */
+  B_ML,
   B_COUNT
 } tl_builtin;
 #define B_IO_FIRST B_TENSOR_SAVE
@@ -227,6 +229,8 @@ typedef enum {
 
 enum { TL_DIST_RANK, TL_DIST_SIZE, TL_DIST_ALL_REDUCE, TL_DIST_ALL_REDUCE_MEAN, TL_DIST_BROADCAST, TL_DIST_BARRIER,
        TL_DIST_SHARD, TL_DIST_SYNC_GRADS };
+enum { TL_ML_VB_GET, TL_ML_VB_GRAD, TL_ML_TOP_K, TL_ML_TOP_P, TL_ML_CLIP_VALUE, TL_ML_CLIP_NORM, TL_ML_GET, TL_ML_TEMPERATURE,
+       TL_ML_REP_PENALTY, TL_ML_SDPA, TL_ML_INVERSE, TL_ML_DET, TL_ML_SOLVE };
 
 /* a loop's variables written inside it (loop->ref): realized every iteration */
 typedef struct tl_varlist {

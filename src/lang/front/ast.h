@@ -219,6 +219,8 @@ typedef struct tl_unit {
   tl_diag *diag;
   struct tl_ast_item *mod;
   char *src;
+  tl_arena *strings; /* its lexer's arena: the text of its string literals and names,
+                        which the tree points into (freed with the modules) */
 } tl_unit;
 
 typedef struct tl_program {

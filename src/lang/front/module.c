@@ -99,7 +99,8 @@ static bool load_unit(tl_program *prog, int u, tl_ast_item *mod, tl_arena *arena
   tl_program *mp = NULL;
   tl_lex(&lx, m->diag);
   tl_parse(lx.tokens, lx.ntokens, m->diag, arena, &mp);
-  tl_lex_free(&lx);
+  free(lx.tokens); /* the tokens go; their text stays, for the tree points into it */
+  m->strings = lx.arena;
   if (!mp) return false;
   for (tl_ast_item **it = &mp->items; *it;) /* a module's statements would make a second `main` */
     if ((*it)->kind == TL_ITEM_FN && (*it)->fn->script) {
@@ -192,6 +193,7 @@ void tl_modules_free(tl_program *prog) {
     if (prog->units[u].diag) tl_diag_free(prog->units[u].diag);
     free(prog->units[u].diag);
     free(prog->units[u].src);
+    if (prog->units[u].strings) tl_arena_destroy(prog->units[u].strings);
     free((char *)prog->units[u].path);
   }
   free(prog->units);

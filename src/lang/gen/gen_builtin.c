@@ -423,6 +423,7 @@ cv tl_gen_builtin_call(gen *g, tl_node *n) {
   if (id >= B_ZEROS && id <= B_STACK) return gen_ctor(g, n);
   if (id == B_SYS) return tl_gen_sys_call(g, n); /* gen_sys.c */
   if (id == B_DIST) return tl_gen_dist_call(g, n); /* gen_dist.c */
+  if (id == B_ML) return tl_gen_ml_call(g, n);     /* gen_ml.c */
   if (id == B_OPTION) return tl_gen_option_method(g, n); /* gen_option.c */
   if (id == B_VEC) return tl_gen_vec_call(g, n); /* gen_vec.c */
   if (id == B_ITER) return tl_gen_iter_call(g, n); /* gen_iter.c */

@@ -187,6 +187,9 @@ cv tl_gen_logic(gen *g, tl_node *n) {
              u->nargs ? tl_gen_fmt(g, "(int64_t[]){%s}", vals) : "NULL", n->line, n->col);
     return tl_gen_scalar("0", TY_UNIT_T);
   }
+  if (u->never) /* a constant of the other kind: no match (logic_front.c's warning) */
+    return tl_gen_temp_value(g, n->ty, tl_gen_fmt(g, "tlrt_logic_none(R, %d, %d, %d, %d)", u->ncols, n->ival == TL_LOGIC_CALL,
+                                                   n->line, n->col));
   const char *terms = use_args(g, u, true);
   return tl_gen_temp_value(g, n->ty, tl_gen_fmt(g, "tlrt_logic_query(R, %s, %d, %s, %d, %d, %d)", rel, u->nargs,
                                           u->nargs ? tl_gen_fmt(g, "(tl_kb_term[]){%s}", terms) : "NULL",

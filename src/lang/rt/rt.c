@@ -3,6 +3,7 @@
  * element access with copy-on-write. Nothing here exits or aborts a correct driver. */
 #include "lang/rt/rt.h"
 #include "lang/rt/rt_vec.h"
+#include "lang/rt/rt_ml.h" /* tlrt_varbuilder_end */
 
 #include <float.h>
 #include <inttypes.h>
@@ -202,6 +203,7 @@ void tlrt_free_all(tlrt *R) {
   R->fmt = NULL;
   R->fmt_len = R->fmt_cap = 0;
   tlrt_logic_end(R); /* after an error: main did not end it */
+  tlrt_varbuilder_end(R);
 }
 
 void tlrt_make_unique(tlrt *R, void **o, size_t size, void (*retain_fields)(tlrt *R, void *o)) {

@@ -76,6 +76,7 @@ struct tlrt {
   bool exiting;
   int exit_code;
   FILE *err; /* run-time warnings (tlrt_grad_lost); NULL: stderr */
+  struct varbuilder_entry *varbuilder; /* VarBuilder's named parameters (rt_ml.c) */
 };
 
 /* set-up and tear-down (the driver) */
@@ -213,6 +214,8 @@ TL_API void tlrt_logic_output(tlrt *R, const tlrt_lprog *P);
 TL_API void tlrt_logic_input(tlrt *R, const tlrt_lio *io);
 /* ?rel(args): [n, k] i64 or 0-d f32; rank1: a relation call, at least 1-D */
 TL_API tl_tensor *tlrt_logic_query(tlrt *R, const char *rel, int nargs, const tl_kb_term *args, bool rank1, int line, int col);
+/* the answer of a query that matches nothing: 0.0 ([1] when rank1), or [0, ncols] i64 */
+TL_API tl_tensor *tlrt_logic_none(tlrt *R, int ncols, bool rank1, int line, int col);
 /* a fact statement: rel(vals) asserted now */
 TL_API void tlrt_logic_fact(tlrt *R, const char *rel, int n, const int64_t *vals, int line, int col);
 TL_API tlrt_str *tlrt_entity_name(tlrt *R, int64_t id, int line, int col);

@@ -70,6 +70,12 @@ tl_tensor *tlrt_logic_query(tlrt *R, const char *rel, int nargs, const tl_kb_ter
   return t;
 }
 
+tl_tensor *tlrt_logic_none(tlrt *R, int ncols, bool rank1, int line, int col) {
+  int64_t shape[2] = {rank1 ? 1 : 0, ncols};
+  if (ncols) return tlrt_check(R, tl_zeros(R->ctx, TL_I64, 2, shape), line, col);
+  return tlrt_check(R, tl_zeros(R->ctx, TL_F32, rank1, shape), line, col);
+}
+
 void tlrt_logic_fact(tlrt *R, const char *rel, int n, const int64_t *vals, int line, int col) {
   int r = tl_logic_find_rel(R->kb, rel);
   for (int i = 0; r >= 0 && i < n; i++)
