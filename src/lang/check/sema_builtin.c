@@ -558,6 +558,8 @@ static tl_ty *check_path_call(sema *s, tl_node *n, tl_ty *expect) {
     return TY_ERR;
   }
   tl_fninfo *f = tl_sema_find_fn(s, path);
+  /* `Path::exists(s)` stays the helper beside the method `p.exists()` (front/stdlib.c) */
+  if (f && f->self && !f->partial && tl_sema_sys_call_named(path)) f = NULL;
   if (!f) { /* System::time, File::exists... (sema_sys.c), Dist:: (sema_dist.c) */
     tl_ty *sys = tl_sema_sys_call(s, n, path);
     if (!sys) sys = tl_sema_dist_call(s, n, path);

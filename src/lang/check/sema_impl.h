@@ -91,6 +91,8 @@ tl_ty *tl_sema_nn_method(sema *s, tl_node *n, tl_ty *t);
 /* sema_sys.c: assert, System::, Env::, File::, args_*, String:: (free and path calls)
  * and the String methods; NULL when the call is none of them */
 tl_ty *tl_sema_sys_call(sema *s, tl_node *n, const char *name);
+/* is there a path helper (a 'p' row) of this name? */
+bool tl_sema_sys_call_named(const char *path);
 tl_ty *tl_sema_sys_method(sema *s, tl_node *n, tl_ty *t);
 /* sema_dist.c: Dist::rank ... Dist::sync_grads; NULL when the path is none of them */
 tl_ty *tl_sema_dist_call(sema *s, tl_node *n, const char *path);

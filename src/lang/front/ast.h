@@ -217,6 +217,7 @@ typedef struct tl_unit {
   tl_diag *diag;
   struct tl_ast_item *mod;
   char *src;
+  tl_arena *lex_arena; /* the lexer's, kept to the end: the file's string literals live there */
 } tl_unit;
 
 typedef struct tl_program {

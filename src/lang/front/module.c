@@ -99,6 +99,8 @@ static bool load_unit(tl_program *prog, int u, tl_ast_item *mod, tl_arena *arena
   tl_program *mp = NULL;
   tl_lex(&lx, m->diag);
   tl_parse(lx.tokens, lx.ntokens, m->diag, arena, &mp);
+  m->lex_arena = lx.arena; /* string literals point into it */
+  lx.arena = NULL;
   tl_lex_free(&lx);
   if (!mp) return false;
   for (tl_ast_item **it = &mp->items; *it;) /* a module's statements would make a second `main` */
@@ -192,6 +194,7 @@ void tl_modules_free(tl_program *prog) {
     if (prog->units[u].diag) tl_diag_free(prog->units[u].diag);
     free(prog->units[u].diag);
     free(prog->units[u].src);
+    if (prog->units[u].lex_arena) tl_arena_destroy(prog->units[u].lex_arena);
     free((char *)prog->units[u].path);
   }
   free(prog->units);
