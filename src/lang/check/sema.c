@@ -1235,6 +1235,7 @@ static void check_fn_pass(sema *s, tl_fninfo *f) {
   s->fn = f;
   s->env = f->env; /* a generic instance's type parameters (sema_generic.c) */
   s->self_ty = f->self_struct ? tl_sema_struct_ty(s, f->self_struct) : f->env ? f->env->self : NULL;
+  s->assoc = f->fn->assoc;
   s->cap_vars = 0;
   f->nvars = 0; /* every variable is declared again, with the same ids */
   f->vars = NULL;
@@ -1300,7 +1301,9 @@ static tl_fninfo *declare_fn(sema *s, tl_fn *fn, tl_struct_info *st) {
   if (!f) return NULL;
   const char *owner = st ? st->name : s->env ? s->env->owner : NULL;
   tl_ty *saved_self = s->self_ty;
+  const tl_type *saved_assoc = s->assoc;
   s->self_ty = st ? tl_sema_struct_ty(s, st) : s->env ? s->env->self : NULL;
+  s->assoc = fn->assoc;
   f->env = s->env;
   char *name = tl_arena_alloc(s->arena, strlen(fn->name) + (owner ? strlen(owner) + 3 : 1) + 1);
   char *cname = tl_arena_alloc(s->arena, strlen(fn->name) + (owner ? strlen(owner) + 3 : 1) + 6);
@@ -1315,6 +1318,7 @@ static tl_fninfo *declare_fn(sema *s, tl_fn *fn, tl_struct_info *st) {
     f->partial = true;
     f->ret = TY_ERR;
     s->self_ty = saved_self;
+    s->assoc = saved_assoc;
     if (!find_declared_fn(s, name)) {
       tl_fninfo **tail = &s->out->fns;
       while (*tail) tail = &(*tail)->next;
@@ -1350,6 +1354,7 @@ static tl_fninfo *declare_fn(sema *s, tl_fn *fn, tl_struct_info *st) {
   }
   f->nparams = n - (f->self ? 1 : 0);
   s->self_ty = saved_self;
+  s->assoc = saved_assoc;
   tl_fninfo *prev = find_declared_fn(s, name);
   if (prev || (!owner && tl_sema_generic_fn_named(s, name))) { /* `fn f` and `fn f<T>` */
     tl_diag_error(s->diag, fn->line, fn->col, "`%s` is defined twice", name);

@@ -239,6 +239,7 @@ tl_ty *tl_sema_generic_resolve(sema *s, const tl_type *t) {
   if (!t->elems) {
     for (int i = 0; s->env && i < s->env->n; i++)
       if (!strcmp(s->env->names[i], t->name)) return s->env->tys[i];
+    if (!strncmp(t->name, "Self::", 6)) return tl_sema_assoc_type(s, t); /* sema_trait.c */
     if (!strcmp(t->name, "Self")) {
       if (s->self_ty) return s->self_ty;
       tl_diag_error(s->diag, t->line, t->col, "`Self` is only available in impls and traits");

@@ -41,6 +41,7 @@ typedef struct {
   struct sema_gen *gen;     /* generic items, traits, instances (sema_generic.c) */
   sema_tyenv *env;          /* the type parameters in scope, NULL outside generics */
   tl_ty *self_ty;           /* what `Self` is: the impl's type, NULL outside impls */
+  const tl_type *assoc;     /* what `Self::Output` is: the impl's associated types (sema_trait.c) */
   struct sema_const *consts; /* `const` items (sema_const.c) */
 } sema;
 
@@ -93,6 +94,8 @@ tl_ty *tl_sema_nn_method(sema *s, tl_node *n, tl_ty *t);
 tl_ty *tl_sema_sys_call(sema *s, tl_node *n, const char *name);
 /* is there a path helper (a 'p' row) of this name? */
 bool tl_sema_sys_call_named(const char *path);
+/* sema_trait.c: `Self::Output`, the impl's associated type (s->assoc) */
+tl_ty *tl_sema_assoc_type(sema *s, const tl_type *t);
 tl_ty *tl_sema_sys_method(sema *s, tl_node *n, tl_ty *t);
 /* sema_dist.c: Dist::rank ... Dist::sync_grads; NULL when the path is none of them */
 tl_ty *tl_sema_dist_call(sema *s, tl_node *n, const char *path);
