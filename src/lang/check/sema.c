@@ -160,6 +160,8 @@ tl_ty *tl_sema_resolve_type(sema *s, const tl_type *t) {
   if (!strcmp(t->name, "Vec") || !strcmp(t->name, "HashMap") || !strcmp(t->name, "VecDeque") || !strcmp(t->name, "HashSet") ||
       !strcmp(t->name, "BTreeMap"))
     return tl_sema_vec_resolve(s, t); /* sema_vec.c */
+  tl_ty *dyn = tl_sema_dyn_resolve(s, t); /* dyn Shape, Box<T> (sema_dyn.c) */
+  if (dyn) return dyn;
   tl_struct_info *st = find_struct(s, t->name);
   if (!st) {
     tl_diag_error(s->diag, t->line, t->col, "unknown type `%s`", t->name);
@@ -532,6 +534,7 @@ static tl_ty *check_unary(sema *s, tl_node *n, tl_ty *expect, bool hint_only) {
 
 static tl_ty *check_cast(sema *s, tl_node *n, tl_ty *need) {
   tl_ty *to = tl_sema_resolve_type(s, n->type);
+  if (tl_sema_dyn_is(to)) return tl_sema_dyn_cast(s, n, to); /* x as dyn Shape (sema_dyn.c) */
   /* `2147483648 as i32` wraps, as in Rust; a float scalar required of the cast is
    * required of its operand (an element of unknown dtype is then read as `to`) */
   tl_ty *from = expr_as(s, n->lhs, tl_ty_is_float(to) ? to : NULL, need && tl_ty_is_float(to));
@@ -844,6 +847,10 @@ tl_ty *tl_sema_expr(sema *s, tl_node *n, tl_ty *expect) {
   case TL_N_CAST: t = check_cast(s, n, need); break;
   case TL_N_RANGE: t = check_range(s, n); break;
   case TL_N_CALL:
+    if (tl_sema_dyn_box_new(s, n)) { /* Box::new(x) is x (sema_dyn.c) */
+      s->hint = hint;
+      return tl_sema_expr(s, n, expect);
+    }
     if (!tl_sema_generic_rename(s, n, expect)) { /* MyOption::Just(1) (sema_generic.c) */
       t = TY_ERR;
       break;
@@ -864,7 +871,9 @@ tl_ty *tl_sema_expr(sema *s, tl_node *n, tl_ty *expect) {
   case TL_N_TRY: t = tl_sema_option_try(s, n); break;
   case TL_N_LOGIC: case TL_N_LVAR: t = tl_sema_logic_expr(s, n); break;
   case TL_N_METHOD:
-    t = tl_sema_iter_collect_into(s, n, tl_sema_method(s, n), expect); /* sema_iter.c */
+    t = tl_sema_method(s, n);
+    if (n->kind == TL_N_MATCH) break; /* a call on a `dyn` value became a match (sema_dyn.c) */
+    t = tl_sema_iter_collect_into(s, n, t, expect); /* sema_iter.c */
     n->ty = t;
     if (tl_sema_is_flex_read(n)) t = flex_type(need, expect); /* item() of an unknown dtype */
     break;
@@ -905,6 +914,7 @@ tl_ty *tl_sema_expr(sema *s, tl_node *n, tl_ty *expect) {
   }
   /* a number read from tensor elements where a Tensor is required (`let e: Tensor =
    * w[0];`, a Tensor parameter): a 0-d tensor of views, which keeps w's history */
+  if (expect && t->kind == TY_STRUCT && tl_sema_dyn_is(expect)) t = tl_sema_dyn_wrap(s, n, expect, t); /* sema_dyn.c */
   n->ty = t;
   if (!hint && expect && expect->kind == TY_TENSOR && tl_ty_is_float(t) && !s->compr_depth && tl_sema_grad_promote(s, n))
     t = n->ty;
@@ -1421,7 +1431,7 @@ void tl_sema_struct_fill(sema *s, tl_struct_info *st, tl_ast_item *it) {
 }
 
 int tl_sema_check(tl_program *prog, tl_diag *diag, tl_arena *arena, tl_sema *out) {
-  sema s = {.diag = diag, .arena = arena, .out = out};
+  sema s = {.diag = diag, .arena = arena, .out = out, .items = prog->items};
   memset(out, 0, sizeof *out);
   int before = diag->errors;
   /* the items that did not parse are declared as far as they got, after the others,

@@ -792,6 +792,7 @@ tl_ty *tl_sema_method(sema *s, tl_node *n) {
       if (a->kind != TL_N_CLOSURE) tl_sema_expr(s, a, NULL);
     return TY_ERR;
   }
+  if (tl_sema_dyn_is(t)) return tl_sema_dyn_method(s, n, t, NULL); /* d.area() on a dyn Shape (sema_dyn.c) */
   if (plain_clone(s, n, t)) return t;
   tl_ty *iter = tl_sema_iter_method(s, n, t); /* iter, map, sort_by, cmp... (sema_iter.c) */
   if (iter) return iter;

@@ -495,6 +495,8 @@ static tl_fn *clone_fn(sema *s, const tl_fn *fn, const sema_tyenv *e) {
 
 tl_fn *tl_sema_gen_clone_fn(sema *s, const tl_fn *fn, const sema_tyenv *env) { return clone_fn(s, fn, env); }
 
+tl_node *tl_sema_gen_clone_list(sema *s, const tl_node *n) { return clone_list(s, n, NULL); }
+
 /* a C name for an instance: its name's letters and digits, made unique by a number */
 const char *tl_sema_gen_cname(sema *s, const char *name) {
   int k = tl_sema_gen_of(s)->count++;

@@ -101,6 +101,14 @@ tl_type *tl_parse_type(parser *p) {
     return ty;
   }
   ty->name = tl_parse_ident(p, "a type");
+  if (!strcmp(ty->name, "dyn") && at(p, TL_TOK_IDENT)) { /* `dyn Shape`: a trait object (sema_dyn.c) */
+    const char *trait = tl_parse_ident(p, "a trait name after 'dyn'");
+    char *full = tl_parse_alloc(p, strlen(trait) + 5);
+    strcpy(full, "dyn ");
+    strcat(full, trait);
+    ty->name = full;
+    return ty;
+  }
   if (!strcmp(ty->name, "Self") && at(p, TL_TOK_COLONCOLON)) { /* `Self::Output`: an associated type */
     next(p);
     const char *a = tl_parse_ident(p, "an associated type's name after 'Self::'");

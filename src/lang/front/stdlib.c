@@ -1,5 +1,5 @@
 /* stdlib.c — the library types written in TL itself (stdlib.h): a file handle
- * (`File::open`), `Path` and `StringBuilder`. Each is the text of a small module,
+ * (`File::open`), `Path`, `StringBuilder` and the trait `Error`. Each is the text of a small module,
  * parsed and spliced into the program as a `mod` file is (module.c) when the program
  * names one of its constructors and declares no item of that name itself. Their bodies
  * call the run-time helpers of the checker's table (`File::append`, `Path::is_dir`...,
@@ -14,6 +14,7 @@
 typedef struct {
   const char *name;           /* the type the module declares */
   const char *const *ctors;   /* `Name::ctor` in the program loads it; NULL-ended */
+  const char *const *before;  /* or `word Name` (`impl Error`); NULL-ended */
   const char *path;           /* the unit's name in errors and `#line` */
   const char *text;
 } std_module;
@@ -21,6 +22,8 @@ typedef struct {
 static const char *const file_ctors[] = {"open", NULL};
 static const char *const path_ctors[] = {"new", NULL};
 static const char *const sb_ctors[] = {"new", "with_capacity", NULL};
+static const char *const none[] = {NULL};
+static const char *const error_before[] = {"impl", "dyn", NULL};
 
 /* A handle remembers its file and mode; nothing stays open between calls, so a handle
  * needs no closing (`close` is accepted) and one dropped without it leaks nothing. "w"
@@ -76,10 +79,17 @@ static const char sb_text[] =
     "  fn to_string(&self) -> String { self.parts.join(\"\") }\n"
     "}\n";
 
+/* Rust's std::error::Error, without its supertraits Debug and Display */
+static const char error_text[] =
+    "trait Error {\n"
+    "  fn source(&self) -> Option<dyn Error> { None }\n"
+    "}\n";
+
 static const std_module modules[] = {
-    {"File", file_ctors, "<std>/file.tl", file_text},
-    {"Path", path_ctors, "<std>/path.tl", path_text},
-    {"StringBuilder", sb_ctors, "<std>/string_builder.tl", sb_text},
+    {"File", file_ctors, none, "<std>/file.tl", file_text},
+    {"Path", path_ctors, none, "<std>/path.tl", path_text},
+    {"StringBuilder", sb_ctors, none, "<std>/string_builder.tl", sb_text},
+    {"Error", none, error_before, "<std>/error.tl", error_text},
 };
 
 static bool tok_is(const tl_token *t, const char *src, const char *word) {
@@ -87,10 +97,19 @@ static bool tok_is(const tl_token *t, const char *src, const char *word) {
   return t->kind == TL_TOK_IDENT && t->len == n && !memcmp(src + t->offset, word, n);
 }
 
+/* a keyword or a name spelled word */
+static bool tok_text(const tl_token *t, const char *src, const char *word) {
+  size_t n = strlen(word);
+  return t->len == n && !memcmp(src + t->offset, word, n);
+}
+
 /* does the program say `Name::ctor` for one of m's constructors? */
 static bool named(const std_module *m, const tl_token *toks, int ntoks, const char *src) {
-  for (int i = 0; i + 2 < ntoks; i++) {
-    if (!tok_is(&toks[i], src, m->name) || toks[i + 1].kind != TL_TOK_COLONCOLON) continue;
+  for (int i = 0; i < ntoks; i++) {
+    if (!tok_is(&toks[i], src, m->name)) continue;
+    for (const char *const *b = m->before; i > 0 && *b; b++)
+      if (tok_text(&toks[i - 1], src, *b)) return true;
+    if (i + 2 >= ntoks || toks[i + 1].kind != TL_TOK_COLONCOLON) continue;
     for (const char *const *c = m->ctors; *c; c++)
       if (tok_is(&toks[i + 2], src, *c)) return true;
   }
