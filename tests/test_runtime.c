@@ -7,6 +7,7 @@
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "runtime/compiler.h"
@@ -474,6 +475,28 @@ TEST(rt_pool_small_jobs_on_caller) {
   int64_t sum = 0;
   for (int r = 0; r < 3000; r++) sum += run_counts(p, 3 + r % 5, 1, &log);
   CHECK(sum >= 3000 * 3);
+  tl_pool_destroy(p);
+}
+
+/* A worker asleep when a job comes must not hold it up: whoever is awake claims the
+ * next chunk. After a pause the worker sleeps on its condition variable, and the
+ * caller's one-element chunk ends long before a futex wake-up, so the caller runs
+ * both chunks in most of these jobs; with chunks tied to threads it ran none. */
+TEST(rt_pool_caller_takes_chunks_of_sleeping_workers) {
+  static call_log log;
+  tl_pool *p = tl_pool_create(2);
+  CHECK(p != NULL);
+  if (!p) return;
+  int both_on_caller = 0;
+  for (int r = 0; r < 40; r++) {
+    struct timespec nap = {0, 20 * 1000 * 1000};
+    nanosleep(&nap, NULL);
+    int calls = run_counts(p, 2, 1, &log);
+    CHECK_INT(calls, 2);
+    both_on_caller += calls == 2 && pthread_equal(log.thread[0], pthread_self()) &&
+                      pthread_equal(log.thread[1], pthread_self());
+  }
+  CHECK(both_on_caller > 0);
   tl_pool_destroy(p);
 }
 

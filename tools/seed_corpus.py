@@ -2,6 +2,7 @@
 """Run the seed TL language's programs (JunSuzukiJapan/tl) through build/tl.
 
 usage: tools/seed_corpus.py SEED_DIR [--tl build/tl] [--timeout S] [-j N]
+                            [--train [--train-timeout S]]
                             [--list] [--fails] [--top K] [--only SUBSTR]
 
 SEED_DIR is an extracted copy of that repository (e.g. `git --git-dir=MIRROR
@@ -17,6 +18,11 @@ test: it passes when `tl run` exits N (its `// STDERR:` lines are the seed's
 wording, not checked), and running to exit 0 is a failure (as text: the seed's `print` writes
 no newline, so one output line may hold several of them). Programs run with SEED_DIR as the working
 directory, since their data paths are relative to the repository's root.
+The transformer tasks' trainers (examples/tasks/*/*train*.tl) run 10,000 or more
+steps and write the weights their inference programs load from SEED_DIR. With
+--train they run first, each with --train-timeout (default 1800 s), and the other
+programs after them; without it they get the usual timeout, and an inference
+program finds whatever weights an earlier --train run left.
 The last line is `N of M run`.
 """
 import argparse
@@ -27,6 +33,7 @@ import re
 import subprocess
 import sys
 
+TRAINER = re.compile(r"^examples/tasks/[^/]+/[^/]*train[^/]*\.tl$")
 NEEDS_DOWNLOAD = re.compile(r"File::download|\.llm/|/Users/|mnist")
 HAS_MAIN = re.compile(r"^\s*(pub\s+)?fn\s+main\s*\(", re.M)
 STDOUT_LINE = re.compile(r"^\s*//\s*STDOUT:\s?(.*)$")
@@ -74,11 +81,12 @@ def first_error(stderr, stdout, rc):
 
 def run_one(args, rel, text):
     seed = args.seed
+    timeout = args.train_timeout if args.train and TRAINER.match(rel) else args.timeout
     try:
         p = subprocess.run([args.tl, "run", rel], cwd=seed, capture_output=True,
-                           timeout=args.timeout, stdin=subprocess.DEVNULL)
+                           timeout=timeout, stdin=subprocess.DEVNULL)
     except subprocess.TimeoutExpired:
-        return rel, False, "timeout (%gs)" % args.timeout
+        return rel, False, "timeout (%gs)" % timeout
     out = p.stdout.decode("utf-8", "replace")
     err = p.stderr.decode("utf-8", "replace")
     m = EXIT_LINE.search(text)
@@ -112,6 +120,9 @@ def main():
     ap.add_argument("--tl", default=os.path.abspath("build/tl"))
     ap.add_argument("--timeout", type=float, default=20.0)
     ap.add_argument("-j", type=int, default=1)
+    ap.add_argument("--train", action="store_true",
+                    help="run the tasks' trainers first, with --train-timeout")
+    ap.add_argument("--train-timeout", type=float, default=1800.0)
     ap.add_argument("--list", action="store_true", help="print each program's result")
     ap.add_argument("--fails", action="store_true", help="print each failing program")
     ap.add_argument("--top", type=int, default=0, help="show only the K commonest errors")
@@ -119,8 +130,13 @@ def main():
     args = ap.parse_args()
     args.tl = os.path.abspath(args.tl)
     progs = [p for p in corpus(args.seed) if args.only in p[0]]
-    with concurrent.futures.ThreadPoolExecutor(max_workers=args.j) as ex:
-        results = list(ex.map(lambda p: run_one(args, *p), progs))
+    trainers = [p for p in progs if args.train and TRAINER.match(p[0])]
+    rest = [p for p in progs if not (args.train and TRAINER.match(p[0]))]
+    results = []
+    for phase in (trainers, rest):  # the inference programs read what trainers wrote
+        with concurrent.futures.ThreadPoolExecutor(max_workers=args.j) as ex:
+            results += list(ex.map(lambda p: run_one(args, *p), phase))
+    results.sort()
     passed = sum(1 for _, ok, _ in results if ok)
     if args.list:
         for rel, ok, why in results:

@@ -2,26 +2,32 @@
  *
  * Every piece of shared state is guarded by one mutex, so ThreadSanitizer,
  * helgrind and DRD can all see the happens-before edges (helgrind does not model
- * C11 atomics). A job is published by bumping `gen`; a worker copies the job out
- * under the lock, runs its chunk and decrements `pending`; the caller returns
- * once `pending` is 0. Waiting polls the lock briefly before sleeping on a
- * condition variable, because kernels often come back to back and a futex
- * wake-up costs more than a short poll. */
+ * C11 atomics). A job is published by bumping `gen`. Its chunks are claimed in
+ * order by whoever is awake, the caller first: chunk i is not tied to thread i,
+ * because on a loaded machine a worker may not be scheduled for milliseconds, and
+ * a job that waited for it would run at the speed of the slowest time slice. The
+ * caller returns once every chunk is claimed and none is running. Waiting polls
+ * the lock briefly before sleeping on a condition variable, because kernels often
+ * come back to back and a futex wake-up costs more than a short poll. */
 #include "runtime/threadpool.h"
 
 #include <errno.h>
 #include <pthread.h>
+#include <sched.h>
 #include <stdlib.h>
 #include <unistd.h>
 
 #define MAX_THREADS 256
 #define SPIN_ITERS 1000
+#ifndef SPIN_PAUSE
+#define SPIN_PAUSE() sched_yield()
+#endif
 
 typedef struct {
   tl_kernel_fn fn;
   void *const *bufs;
   int64_t total;
-  int nparts; /* chunks in this job; workers with index >= nparts sit it out */
+  int nparts; /* chunks in this job, at most one per thread */
 } job;
 
 struct tl_pool {
@@ -31,15 +37,11 @@ struct tl_pool {
   pthread_cond_t start_cv, done_cv;
   job job;
   uint64_t gen; /* bumped for each job */
-  int pending;  /* workers that have not finished the current job */
+  int next;     /* the next chunk of the current job to claim */
+  int running;  /* chunks that workers have claimed and not finished */
   int stop;
   int busy; /* a job runs: a nested or concurrent call runs alone */
 };
-
-typedef struct {
-  tl_pool *pool;
-  int index; /* 1..n-1; the caller is 0 */
-} worker_arg;
 
 static inline void cpu_relax(void) {
 #if defined(__x86_64__) || defined(__i386__)
@@ -56,7 +58,6 @@ static int64_t chunk_start(int64_t total, int n, int i) {
 }
 
 static void run_chunk(const job *j, int i) {
-  if (i >= j->nparts) return;
   int64_t b = chunk_start(j->total, j->nparts, i), e = chunk_start(j->total, j->nparts, i + 1);
   if (b < e) j->fn(j->bufs, b, e);
 }
@@ -65,41 +66,47 @@ static void run_chunk(const job *j, int i) {
 static void wait_change(tl_pool *p, pthread_cond_t *cv, const uint64_t *value, uint64_t seen) {
   for (int i = 0; i < SPIN_ITERS && *value == seen && !p->stop; i++) {
     pthread_mutex_unlock(&p->mu);
-    cpu_relax();
+    SPIN_PAUSE();
     pthread_mutex_lock(&p->mu);
   }
   while (*value == seen && !p->stop) pthread_cond_wait(cv, &p->mu);
 }
 
+/* mu held: runs chunks of the current job while any is unclaimed */
+static void work_chunks(tl_pool *p) {
+  while (p->next < p->job.nparts) {
+    int i = p->next++;
+    job j = p->job;
+    p->running++;
+    pthread_mutex_unlock(&p->mu);
+    run_chunk(&j, i);
+    pthread_mutex_lock(&p->mu);
+    if (--p->running == 0 && p->next >= p->job.nparts) pthread_cond_signal(&p->done_cv);
+  }
+}
+
 static void *worker_main(void *arg) {
-  worker_arg *w = arg;
-  tl_pool *p = w->pool;
-  int index = w->index;
-  free(w);
+  tl_pool *p = arg;
   uint64_t seen = 0; /* gen at creation: a job published before we get here still counts */
   pthread_mutex_lock(&p->mu);
   for (;;) {
     wait_change(p, &p->start_cv, &p->gen, seen);
     if (p->stop) break;
     seen = p->gen;
-    job j = p->job;
-    pthread_mutex_unlock(&p->mu);
-    run_chunk(&j, index);
-    pthread_mutex_lock(&p->mu);
-    if (--p->pending == 0) pthread_cond_signal(&p->done_cv);
+    work_chunks(p);
   }
   pthread_mutex_unlock(&p->mu);
   return NULL;
 }
 
-/* mu held: until every worker has finished the job */
+/* mu held: until no worker runs a chunk of the job (all are claimed by now) */
 static void wait_for_workers(tl_pool *p) {
-  for (int i = 0; i < SPIN_ITERS && p->pending > 0; i++) {
+  for (int i = 0; i < SPIN_ITERS && p->running > 0; i++) {
     pthread_mutex_unlock(&p->mu);
-    cpu_relax();
+    SPIN_PAUSE();
     pthread_mutex_lock(&p->mu);
   }
-  while (p->pending > 0) pthread_cond_wait(&p->done_cv, &p->mu);
+  while (p->running > 0) pthread_cond_wait(&p->done_cv, &p->mu);
 }
 
 int tl_pool_env_threads(void) {
@@ -154,10 +161,7 @@ tl_pool *tl_pool_create(int nthreads) {
     return NULL;
   }
   for (int i = 1; i < n; i++) {
-    worker_arg *w = malloc(sizeof *w);
-    if (w) *w = (worker_arg){p, i};
-    if (!w || pthread_create(&p->threads[i - 1], NULL, worker_main, w) != 0) {
-      free(w);
+    if (pthread_create(&p->threads[i - 1], NULL, worker_main, p) != 0) {
       stop_workers(p, i - 1);
       free_pool(p);
       return NULL;
@@ -194,12 +198,14 @@ void tl_pool_run(tl_pool *p, tl_kernel_fn fn, void *const *bufs, int64_t total,
   job j = {fn, bufs, total, parts < p->n ? (int)parts : p->n};
   p->job = j;
   p->busy = 1;
-  p->pending = p->n - 1;
+  p->next = 1; /* the caller's own chunk 0 */
+  p->running = 0;
   p->gen++;
   pthread_cond_broadcast(&p->start_cv);
   pthread_mutex_unlock(&p->mu);
   run_chunk(&j, 0);
   pthread_mutex_lock(&p->mu);
+  work_chunks(p); /* chunks no worker has woken up for yet */
   wait_for_workers(p);
   p->busy = 0;
   pthread_mutex_unlock(&p->mu);

@@ -589,6 +589,17 @@ static tl_ty *check_index(sema *s, tl_node *n, tl_ty *need, tl_ty *expect) {
     tl_sema_error(s, n, "cannot index a value of type %s", tl_ty_name(t, b, sizeof b));
     return TY_ERR;
   }
+  if (t->rank == 0 && nargs == 1 && n->args->kind == TL_N_INT && n->args->ival == 0) {
+    /* the seed language's reductions to one number are 1-element tensors, so its
+     * programs read `v.argmax(0)[0]`: the same number as `.item()`, accepted so */
+    tl_diag_warning(s->diag, n->line, n->col,
+                    "`[0]` of a 0-d tensor reads its one number (accepted, as the seed language does): "
+                    "`.item()` says so");
+    n->kind = TL_N_METHOD;
+    n->name = "item";
+    n->args = NULL;
+    return tl_sema_method(s, n);
+  }
   if (t->rank >= 0 && nargs > t->rank) {
     tl_sema_error(s, n, "too many indices: the tensor has %d ax%s, indexed with %d", t->rank, t->rank == 1 ? "is" : "es",
                nargs);
