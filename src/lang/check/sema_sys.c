@@ -69,6 +69,9 @@ static const tl_sys_entry rows[] = {
     {"File::check_handle", 'p', "tlrt_file_check_handle", "sss", 'u', true},
     {"Path::is_dir", 'p', "tlrt_path_is_dir", "s", 'b', false},
     {"Path::is_file", 'p', "tlrt_path_is_file", "s", 'b', false},
+    {"Regex::check", 'p', "tlrt_regex_check", "s", 'b', false},
+    {"Regex::matches", 'p', "tlrt_regex_matches", "ss", 'b', true},
+    {"Regex::replace_all", 'p', "tlrt_regex_replace_all", "sss", 's', true},
 };
 
 const tl_sys_entry *tl_sema_sys_row(size_t i) { return i < sizeof rows / sizeof rows[0] ? &rows[i] : NULL; }

@@ -23,6 +23,7 @@ static const char *const file_ctors[] = {"open", NULL};
 static const char *const path_ctors[] = {"new", NULL};
 static const char *const sb_ctors[] = {"new", "with_capacity", NULL};
 static const char *const none[] = {NULL};
+static const char *const regex_ctors[] = {"new", NULL};
 static const char *const error_before[] = {"impl", "dyn", NULL};
 
 /* A handle remembers its file and mode; nothing stays open between calls, so a handle
@@ -79,6 +80,21 @@ static const char sb_text[] =
     "  fn to_string(&self) -> String { self.parts.join(\"\") }\n"
     "}\n";
 
+/* the seed's Regex: `new` keeps the pattern and whether it compiles; each call compiles
+ * it again (rt_regex.c: a Pike VM, linear in the text). `replace` is every match, as the
+ * seed's is (Rust's regex crate calls that `replace_all`, also here) */
+static const char regex_text[] =
+    "struct Regex { pattern: String, valid: bool }\n"
+    "impl Regex {\n"
+    "  fn new(pattern: String) -> Regex { Regex { pattern: pattern, valid: Regex::check(pattern) } }\n"
+    "  fn is_valid(&self) -> bool { self.valid }\n"
+    "  fn as_str(&self) -> String { self.pattern }\n"
+    "  fn is_match(&self, text: String) -> bool { Regex::matches(self.pattern, text) }\n"
+    "  fn replace(&self, text: String, with: String) -> String { Regex::replace_all(self.pattern, text, with) }\n"
+    "  fn replace_all(&self, text: String, with: String) -> String { Regex::replace_all(self.pattern, text, with) }\n"
+    "  fn release(&self) {}\n"
+    "}\n";
+
 /* Rust's std::error::Error, without its supertraits Debug and Display */
 static const char error_text[] =
     "trait Error {\n"
@@ -90,6 +106,7 @@ static const std_module modules[] = {
     {"Path", path_ctors, none, "<std>/path.tl", path_text},
     {"StringBuilder", sb_ctors, none, "<std>/string_builder.tl", sb_text},
     {"Error", none, error_before, "<std>/error.tl", error_text},
+    {"Regex", regex_ctors, none, "<std>/regex.tl", regex_text},
 };
 
 static bool tok_is(const tl_token *t, const char *src, const char *word) {
