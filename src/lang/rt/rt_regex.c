@@ -216,7 +216,7 @@ static bool repeat(rx *r, int from, int min, int max, bool greedy) {
   int len = r->n - from;
   inst *atom = malloc(sizeof *atom * (size_t)(len ? len : 1));
   if (!atom) return fail(r, "out of memory");
-  memcpy(atom, r->code + from, sizeof *atom * (size_t)len);
+  if (len) memcpy(atom, r->code + from, sizeof *atom * (size_t)len);
   r->n = from;
   bool ok = true;
   /* a copy placed at `at` has its jumps moved by at - from */
