@@ -275,6 +275,12 @@ $(BUILD)/tests/dist_check: tests/dist/dist_check.c $(BUILD)/libtl.a
 test-dist: $(BUILD)/tests/dist_check $(BUILD)/tl
 	sh tests/dist/run.sh $(BUILD)
 
+# NCCL on the cuda backend, for a machine with 2 or more GPUs, OpenMPI and NCCL (not
+# run by test-dist, which needs no GPU): tests/dist/nccl_gpu.sh
+.PHONY: test-dist-nccl
+test-dist-nccl: $(BUILD)/tests/dist_check $(BUILD)/tl
+	sh tests/dist/nccl_gpu.sh $(BUILD)
+
 # the same under ASan and LeakSanitizer: OpenMPI's own allocations kept until exit are
 # suppressed (tests/dist/lsan_mpi.supp; its plugins stay loaded so their frames have
 # names), TL's are not

@@ -467,7 +467,9 @@ TL_API tl_tensor *tl_load_safetensors_one(tl_ctx *ctx, const char *path, const c
  * loaded, and every call below works: a collective returns the tensor's values.
  * Collectives are called by every rank in the same order. Each first checks that the
  * ranks agree (the call, dtype, shape, root): a mismatch is an error on every rank
- * naming the call, never a hang. Their results are new tensors without history. After
+ * naming the call, never a hang. Cuda tensors' payloads go by NCCL (libnccl.so.2,
+ * loaded at run time) when every rank can, else through host memory (TL_DIST_NCCL=0
+ * forces that). Their results are new tensors without history. After
  * an error a rank that cannot go on calls tl_dist_abort, which ends the whole job. */
 /* TL_OK; or TL_ERR_BACKEND when launched as N > 1 ranks and no MPI loads or starts */
 TL_API tl_status tl_dist_init(void);

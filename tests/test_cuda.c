@@ -31,6 +31,26 @@ TEST(cuda_without_a_driver_is_a_clear_error) {
   if (why) CHECK(strstr(why, "libcuda.so.1 not found") || strstr(why, "no CUDA device") || strstr(why, "NVRTC"));
 }
 
+/* the GPU of a rank (NCCL needs one per rank): TL_CUDA_DEVICE when it names one, else
+ * the launcher's local rank modulo the GPUs, else the first */
+TEST(cuda_device_of_a_rank) {
+  static const char *const vars[] = {"TL_CUDA_DEVICE", "OMPI_COMM_WORLD_LOCAL_RANK", "MPI_LOCALRANKID",
+                                     "MV2_COMM_WORLD_LOCAL_RANK", "SLURM_LOCALID"};
+  char *saved[5];
+  for (int i = 0; i < 5; i++) saved[i] = tl_test_env_save(vars[i]), unsetenv(vars[i]);
+  CHECK_INT(tl_cuda_device_index(4), 0);
+  setenv("OMPI_COMM_WORLD_LOCAL_RANK", "5", 1);
+  CHECK_INT(tl_cuda_device_index(4), 1);
+  CHECK_INT(tl_cuda_device_index(1), 0);
+  unsetenv("OMPI_COMM_WORLD_LOCAL_RANK");
+  setenv("SLURM_LOCALID", "2", 1);
+  CHECK_INT(tl_cuda_device_index(8), 2);
+  setenv("TL_CUDA_DEVICE", "3", 1); /* it wins */
+  CHECK_INT(tl_cuda_device_index(8), 3);
+  CHECK_INT(tl_cuda_device_index(2), 0); /* no GPU 3 of 2 */
+  for (int i = 0; i < 5; i++) tl_test_env_restore(vars[i], saved[i]);
+}
+
 /* ptxas, where the toolkit has it: NULL when not */
 static const char *ptxas_path(void) {
   static const char *path;

@@ -3,9 +3,14 @@
  * the tensor's own values, shard the whole tensor, sync_grads leaves the gradients as
  * they are, and bad arguments are errors. The ranks' cases run under mpirun in
  * `make test-dist` (tests/dist/run.sh). Expected values are the inputs, written here. */
+#include <dlfcn.h>
 #include <stdbool.h>
+#include <stdio.h>
 #include <stdlib.h>
 
+#include "dist/dist.h"
+#include "dist/dist_internal.h"
+#include "dist/nccl_abi.h"
 #include "test.h"
 #include "tl.h"
 
@@ -82,4 +87,39 @@ TEST(dist_alone_sync_grads_keeps_gradients) {
   CHECK(same(w, want, 6));
   tl_optimizer_free(opt);
   TEST_SHUTDOWN(ctx);
+}
+
+/* NCCL's loader (src/dist/nccl_load.c) where libnccl.so.2 is installed (the CUDA
+ * toolkit's): it opens, every function TL calls is there (dlsym'd here apart from the
+ * loader), and the version is an NCCL 2. Without the library: a clear reason, and the
+ * test says it skipped. */
+TEST(dist_nccl_loader_resolves_what_tl_calls) {
+  if (getenv("TL_NCCL_LIB")) return; /* a run that names another library */
+  const char *why = NULL;
+  void *lib = dlopen("libnccl.so.2", RTLD_NOW | RTLD_LOCAL);
+  bool loaded = tl_nccl_load(&why);
+  CHECK(loaded == (lib != NULL));
+  if (!lib) {
+    CHECK(why && strstr(why, "libnccl.so.2 could not be loaded"));
+    fprintf(stderr, "dist_nccl_loader: skipped, no libnccl.so.2 here (%s)\n", why ? why : "");
+    return;
+  }
+  int n = 0;
+  for (const char *const *s = tl_nccl_symbols; *s; s++, n++) CHECK(dlsym(lib, *s) != NULL);
+  CHECK_INT(n, 8);
+  int v = tl_nccl_version();
+  CHECK_INT(tl_nccl_major(v), 2);
+  CHECK(v >= 2200 && v < 30000); /* ncclBroadcast came in 2.2 */
+  dlclose(lib);
+}
+
+/* alone, every tensor stages (no payload moves at all): the choice says why */
+TEST(dist_nccl_choice_alone) {
+  if (getenv("OMPI_COMM_WORLD_SIZE") || getenv("PMI_SIZE")) return;
+  const char *why = NULL;
+  CHECK(!tl_dist_nccl_choice("cpu", &why) && why && !strcmp(why, "not a cuda tensor"));
+  CHECK(!tl_dist_nccl_choice("opencl", &why) && why && !strcmp(why, "not a cuda tensor"));
+  CHECK(!tl_dist_nccl_choice("cuda", &why) && why && (!strcmp(why, "one rank") || !strcmp(why, "TL_DIST_NCCL=0")));
+  CHECK_INT(tl_nccl_major(22809), 2); /* 2.28.9, and 2.8.4 in the older spelling */
+  CHECK_INT(tl_nccl_major(2804), 2);
 }

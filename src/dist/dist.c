@@ -11,7 +11,9 @@
  * program while another waits" (the check at exit) into errors instead of hangs.
  *
  * Results are new tensors of the context's backend, written by MPI directly (no copy
- * after the all-reduce); they carry no autograd history. */
+ * after the all-reduce); they carry no autograd history. A cuda tensor's payload goes
+ * by NCCL instead, device to device, when every rank chose that (dist_device.c: the
+ * choice is a bit of the descriptor). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -25,7 +27,9 @@
 #include "dist/dist_internal.h"
 
 enum { D_KIND, D_DTYPE, D_NDIM, D_EXTRA, D_FAILED, D_SHAPE, DESC_N = D_SHAPE + TL_MAX_DIMS };
-_Static_assert((int)DESC_N == (int)DIST_DESC_WORDS && (int)D_SHAPE == (int)DIST_DESC_SHAPE, "dist.h's descriptor layout");
+_Static_assert((int)DESC_N == (int)DIST_DESC_WORDS && (int)D_SHAPE == (int)DIST_DESC_SHAPE &&
+                   (int)D_FAILED == (int)DIST_DESC_STATE,
+               "dist.h's descriptor layout");
 
 static const char *const kind_names[] = {"", "all_reduce", "all_reduce_mean", "broadcast", "barrier", "sync_grads",
                                          "the end of the program"};
@@ -57,13 +61,16 @@ const char *tl_dist_library(void) {
 }
 
 /* d's fields agree on every rank: TL_OK; else an error in err naming `what` (on every
- * rank: each sees the same maxima and minima) */
-tl_status tl_dist_agree(int64_t *d, const char *what, tl_error *err) {
+ * rank: each sees the same maxima and minima). The state word's NCCL bit is not
+ * compared: its minimum says whether all ranks set it, its maximum whether any did (the
+ * failed bit is above it, so that word's maximum and minimum still compare it). */
+tl_status tl_dist_agree_path(int64_t *d, const char *what, bool *all, bool *any, tl_error *err) {
   static int checks = -1; /* TL_DIST_CHECK=0: no exchange (every rank must say so) */
   if (checks < 0) {
     const char *e = getenv("TL_DIST_CHECK");
     checks = !(e && !strcmp(e, "0"));
   }
+  *all = *any = (d[D_FAILED] & DIST_DESC_NCCL) != 0;
   if (!checks) return TL_OK;
   int64_t both[2 * DESC_N];
   for (int i = 0; i < DESC_N; i++) {
@@ -73,8 +80,12 @@ tl_status tl_dist_agree(int64_t *d, const char *what, tl_error *err) {
   tl_status st = tl_mpi_allreduce(NULL, both, 2 * DESC_N, TL_I64, TL_MPI_MAX_OP, err);
   if (st) return st;
   int diff = -1;
-  for (int i = 0; i < DESC_N && diff < 0; i++)
-    if (both[i] != -both[DESC_N + i]) diff = i;
+  for (int i = 0; i < DESC_N && diff < 0; i++) {
+    int64_t hi = both[i], lo = -both[DESC_N + i];
+    if (i == D_FAILED ? hi / DIST_DESC_FAILED_BIT != lo / DIST_DESC_FAILED_BIT : hi != lo) diff = i;
+  }
+  *all = (-both[DESC_N + D_FAILED] & DIST_DESC_NCCL) != 0;
+  *any = (both[D_FAILED] & DIST_DESC_NCCL) != 0;
   if (diff < 0) return TL_OK;
   collective_error = true;
   int r = tl_mpi_rank();
@@ -84,7 +95,7 @@ tl_status tl_dist_agree(int64_t *d, const char *what, tl_error *err) {
                         "%s: the ranks are not in the same collective call (rank %d is in %s, another rank in %s)",
                         what, r, kind_names[k], kind_names[(int)(both[D_KIND] == k ? -both[DESC_N + D_KIND] : both[D_KIND])]);
   }
-  if (d[D_FAILED]) return TL_ERR_ARG; /* this rank's own error is set already */
+  if (d[D_FAILED] & DIST_DESC_FAILED_BIT) return TL_ERR_ARG; /* this rank's own error is set already */
   if (diff == D_FAILED) return tl_error_set(err, TL_ERR_ARG, "%s: another rank failed to compute its tensor", what);
   if (diff == D_DTYPE)
     return tl_error_set(err, TL_ERR_DTYPE, "%s: the tensors' dtypes differ across ranks (rank %d has %s)", what, r,
@@ -102,6 +113,25 @@ tl_status tl_dist_agree(int64_t *d, const char *what, tl_error *err) {
   return tl_error_set(err, TL_ERR_SHAPE, "%s: the tensors' shapes differ across ranks (rank %d has %s)", what, r, s);
 }
 
+tl_status tl_dist_agree(int64_t *d, const char *what, tl_error *err) {
+  bool all, any;
+  return tl_dist_agree_path(d, what, &all, &any, err);
+}
+
+tl_status tl_dist_settle_path(int64_t *d, const char *what, bool wish, bool all, bool any, bool (*fetch)(void *),
+                              void *arg, bool *nccl, tl_error *err) {
+  *nccl = false;
+  if (all) {
+    tl_error e = {0};
+    if (tl_nccl_comm_start(&e) == TL_OK) return *nccl = true, TL_OK;
+    any = true; /* it failed on every rank (each learns it): all stage, from now on */
+  }
+  if (!any) return TL_OK;
+  bool ok = !wish || fetch(arg);
+  d[D_FAILED] = ok ? 0 : DIST_DESC_FAILED_BIT;
+  return tl_dist_agree(d, what, err);
+}
+
 /* t's values on the host (realized, contiguous), or NULL with the context's error */
 static const void *values(tl_tensor *t) { return tl_data(t); }
 
@@ -109,7 +139,7 @@ static void describe(int64_t *d, int kind, const tl_tensor *t, int64_t extra, bo
   memset(d, 0, sizeof(int64_t) * DESC_N);
   d[D_KIND] = kind;
   d[D_EXTRA] = extra;
-  d[D_FAILED] = failed;
+  d[D_FAILED] = failed ? DIST_DESC_FAILED_BIT : 0;
   if (!t) return;
   d[D_DTYPE] = tl_get_dtype(t);
   d[D_NDIM] = tl_ndim(t);
@@ -138,7 +168,29 @@ static tl_tensor *fail_on(tl_ctx *ctx, tl_status st, const char *msg) {
   return NULL;
 }
 
-/* all_reduce (kind 1, 2) and broadcast (kind 3): agree, then one MPI call into the result */
+static bool fetch_values(void *arg) {
+  void **p = arg;
+  return (p[1] = (void *)values(p[0])) != NULL;
+}
+
+/* the payload by NCCL on the cuda stream, from dev into a new tensor of its backend */
+static tl_tensor *by_nccl(tl_ctx *ctx, const tl_dist_dev *dev, int kind, int root, const char *what, tl_tensor *h) {
+  int64_t shape[TL_MAX_DIMS], n = tl_numel(h);
+  tl_dtype dt = tl_get_dtype(h);
+  for (int i = 0; i < tl_ndim(h); i++) shape[i] = tl_dim(h, i);
+  tl_dist_dev out = {0};
+  tl_tensor *r = tl_dist_new_device_output(ctx, dev->be, what, dt, tl_ndim(h), shape, &out);
+  if (!r) return NULL;
+  void *stream = tl_dist_dev_stream(dev), *src = tl_dist_dev_address(dev), *dst = tl_dist_dev_address(&out);
+  tl_status st = kind == 3 ? tl_nccl_bcast(src, dst, n, dt, root, stream, &ctx->err)
+                           : tl_nccl_allreduce(src, dst, n, dt, dt == TL_BOOL ? TL_MPI_MAX_OP : TL_MPI_SUM_OP, stream,
+                                               &ctx->err);
+  if (st) tl_release(r);
+  return st ? NULL : r;
+}
+
+/* all_reduce (kind 1, 2) and broadcast (kind 3): agree, then one MPI (or NCCL) call
+ * into the result */
 static tl_tensor *collective(tl_tensor *handle, int kind, int root, const char *what) {
   tl_error e = {0};
   if (tl_mpi_start(&e)) return fail_on(handle ? tl_context(handle) : NULL, e.status, e.msg);
@@ -150,10 +202,17 @@ static tl_tensor *collective(tl_tensor *handle, int kind, int root, const char *
     return NULL;
   }
   tl_ctx *ctx = t->slot.ctx;
-  const void *in = values(handle); /* NULL: the context's error says why */
-  describe(d, kind, handle, root, !in);
-  tl_status st = tl_mpi_running() ? tl_dist_agree(d, what, &ctx->err) : TL_OK;
-  if (st || !in) return NULL;
+  tl_dist_dev dev = {0};
+  bool wish = tl_mpi_running() && tl_mpi_size() > 1 && tl_dist_nccl_wish(handle, &dev), all = false, any = false,
+       nccl = false;
+  const void *in = wish ? NULL : values(handle); /* NULL: the context's error says why */
+  describe(d, kind, handle, root, !wish && !in);
+  if (wish) d[D_FAILED] |= DIST_DESC_NCCL;
+  tl_status st = tl_mpi_running() ? tl_dist_agree_path(d, what, &all, &any, &ctx->err) : TL_OK;
+  void *fetched[2] = {handle, NULL};
+  if (!st) st = tl_dist_settle_path(d, what, wish, all, any, fetch_values, fetched, &nccl, &ctx->err);
+  if (wish && !nccl) in = fetched[1];
+  if (st || (!nccl && !in)) return NULL;
   tl_dtype dt = tl_get_dtype(handle);
   if (kind == 2 && dt != TL_F32 && dt != TL_F64)
     return tl_api_fail(ctx, tl_graph_mark(&ctx->graph), TL_ERR_DTYPE, "%s: needs a float tensor, not %s", what,
@@ -161,24 +220,28 @@ static tl_tensor *collective(tl_tensor *handle, int kind, int root, const char *
   if (kind == 3 && (root < 0 || root >= tl_mpi_size()))
     return tl_api_fail(ctx, tl_graph_mark(&ctx->graph), TL_ERR_RANGE, "%s: root %d is not a rank (there are %d)", what,
                        root, tl_mpi_size());
-  int64_t shape[TL_MAX_DIMS], n = tl_numel(handle);
-  for (int i = 0; i < tl_ndim(handle); i++) shape[i] = tl_dim(handle, i);
-  void *out = NULL;
-  tl_tensor *r = tl_dist_new_output(ctx, what, dt, tl_ndim(handle), shape, &out);
-  if (!r) return NULL;
-  size_t bytes = (size_t)n * tl_dtype_size(dt);
-  if (!tl_mpi_running()) {
-    if (bytes) memcpy(out, in, bytes);
-  } else if (kind == 3) {
-    if (tl_mpi_rank() == root && bytes) memcpy(out, in, bytes);
-    st = tl_mpi_bcast(out, n, dt, root, &ctx->err);
-  } else { /* a sum of booleans is their "or" (MAX over 0 and 1) */
-    st = tl_mpi_allreduce(in, out, n, dt, dt == TL_BOOL ? TL_MPI_MAX_OP : TL_MPI_SUM_OP, &ctx->err);
+  if (tl_mpi_size() > 1) tl_dist_count_path(nccl);
+  tl_tensor *r = NULL;
+  if (nccl) {
+    r = by_nccl(ctx, &dev, kind, root, what, handle);
+  } else {
+    int64_t shape[TL_MAX_DIMS], n = tl_numel(handle);
+    for (int i = 0; i < tl_ndim(handle); i++) shape[i] = tl_dim(handle, i);
+    void *out = NULL;
+    r = tl_dist_new_output(ctx, what, dt, tl_ndim(handle), shape, &out);
+    if (!r) return NULL;
+    size_t bytes = (size_t)n * tl_dtype_size(dt);
+    if (!tl_mpi_running()) {
+      if (bytes) memcpy(out, in, bytes);
+    } else if (kind == 3) {
+      if (tl_mpi_rank() == root && bytes) memcpy(out, in, bytes);
+      st = tl_mpi_bcast(out, n, dt, root, &ctx->err);
+    } else { /* a sum of booleans is their "or" (MAX over 0 and 1) */
+      st = tl_mpi_allreduce(in, out, n, dt, dt == TL_BOOL ? TL_MPI_MAX_OP : TL_MPI_SUM_OP, &ctx->err);
+    }
+    if (st) tl_release(r), r = NULL;
   }
-  if (st || kind != 2 || tl_mpi_size() == 1) {
-    if (st) tl_release(r);
-    return st ? NULL : r;
-  }
+  if (!r || kind != 2 || tl_mpi_size() == 1) return r;
   /* the mean: the sum times 1/N, lazily (it fuses into what reads it) */
   tl_tensor *m = tl_mul_scalar(r, 1.0 / tl_mpi_size());
   tl_release(r);

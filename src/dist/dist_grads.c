@@ -14,7 +14,11 @@
  * is ready while backward still runs; the only overlap left is with the packing. With
  * TL_DIST_PIPELINE=1 a bucket's MPI_Iallreduce runs while the next is packed; here that
  * measured slower (OpenMPI progresses a non-blocking collective only inside MPI calls),
- * so it is off by default (docs/distributed.md). */
+ * so it is off by default (docs/distributed.md).
+ *
+ * Cuda gradients go by NCCL where every rank chose it (dist_device.c): the same
+ * buckets, packed on the device by copies queued on the cuda stream and summed there in
+ * place, with nothing waited for (the pipeline does not apply). */
 #include <stdlib.h>
 #include <string.h>
 
@@ -52,7 +56,9 @@ typedef struct {
   size_t es;
   int64_t cap; /* elements per bucket */
   tl_tensor *const *grads;
-  const void **in;  /* their values */
+  const void **in;  /* their values (staged through host memory) */
+  const tl_dist_dev *dev; /* or their device memory (by NCCL) */
+  bool nccl;
   tl_tensor **outs; /* the new gradients (sums), made here */
   const int *list;  /* the gradients that go through buckets, in order */
   tl_error *err;
@@ -70,10 +76,27 @@ static tl_status engine_error(stream *s) {
   return tl_error_set(s->err, tl_last_status(s->ctx), "%s: %s", s->what, tl_last_error(s->ctx));
 }
 
+/* by NCCL: b's gradients packed on the device (copies queued on the stream), summed in place */
+static tl_status start_nccl(stream *s, bucket *b, int64_t total) {
+  tl_dist_dev out = {0};
+  b->sum = tl_dist_new_device_output(s->ctx, s->dev[s->list[b->first]].be, s->what, s->dt, 1, &total, &out);
+  if (!b->sum) return engine_error(s);
+  size_t at = 0;
+  for (int k = b->first; k < b->last; k++) {
+    size_t nb = (size_t)tl_numel(s->grads[s->list[k]]) * s->es;
+    tl_status st = tl_dist_dev_copy(&out, at, &s->dev[s->list[k]], nb, s->err);
+    if (st) return st;
+    at += nb;
+  }
+  b->busy = true;
+  return tl_nccl_allreduce(NULL, tl_dist_dev_address(&out), total, s->dt, TL_MPI_SUM_OP, tl_dist_dev_stream(&out), s->err);
+}
+
 /* packs b's gradients into a new tensor and starts its sum there */
 static tl_status start(stream *s, bucket *b) {
   int64_t total = 0;
   for (int k = b->first; k < b->last; k++) total += tl_numel(s->grads[s->list[k]]);
+  if (s->nccl) return start_nccl(s, b, total);
   void *dst = NULL;
   b->sum = tl_dist_new_output(s->ctx, s->what, s->dt, 1, &total, &dst);
   if (!b->sum) return engine_error(s);
@@ -90,7 +113,7 @@ static tl_status start(stream *s, bucket *b) {
 
 /* waits for b's sums; each of its gradients becomes its piece of them (a view) */
 static tl_status finish(stream *s, bucket *b) {
-  tl_status st = b->busy && B.pipeline ? tl_mpi_wait(&b->req, s->err) : TL_OK;
+  tl_status st = b->busy && B.pipeline && !s->nccl ? tl_mpi_wait(&b->req, s->err) : TL_OK;
   int64_t pos = 0;
   for (int k = b->first; k < b->last && b->busy && !st; k++) {
     tl_tensor *g = s->grads[s->list[k]];
@@ -113,6 +136,13 @@ static tl_status finish(stream *s, bucket *b) {
 static tl_status direct(stream *s, int p) {
   int64_t shape[TL_MAX_DIMS] = {0};
   for (int k = 0; k < tl_ndim(s->grads[p]); k++) shape[k] = tl_dim(s->grads[p], k);
+  if (s->nccl) { /* device to device */
+    tl_dist_dev out = {0};
+    s->outs[p] = tl_dist_new_device_output(s->ctx, s->dev[p].be, s->what, s->dt, tl_ndim(s->grads[p]), shape, &out);
+    if (!s->outs[p]) return engine_error(s);
+    return tl_nccl_allreduce(tl_dist_dev_address(&s->dev[p]), tl_dist_dev_address(&out), tl_numel(s->grads[p]), s->dt,
+                             TL_MPI_SUM_OP, tl_dist_dev_stream(&out), s->err);
+  }
   void *dst = NULL;
   s->outs[p] = tl_dist_new_output(s->ctx, s->what, s->dt, tl_ndim(s->grads[p]), shape, &dst);
   if (!s->outs[p]) return engine_error(s);
@@ -178,6 +208,26 @@ static tl_status install(int n, tl_tensor *const *params, tl_tensor *const *outs
   return TL_OK;
 }
 
+/* every gradient's values on the host (realized); false with the error in *err */
+typedef struct {
+  int n;
+  tl_tensor **grads;
+  const void **in;
+  tl_ctx *ctx;
+  const char *what;
+  tl_error *err;
+} fetch_args;
+
+static bool fetch(void *arg) {
+  fetch_args *a = arg;
+  for (int i = 0; i < a->n; i++)
+    if (!(a->in[i] = tl_data(a->grads[i]))) {
+      tl_error_set(a->err, tl_last_status(a->ctx), "%s: %s", a->what, tl_last_error(a->ctx));
+      return false;
+    }
+  return true;
+}
+
 tl_status tl_dist_sync_grads_as(int n, tl_tensor *const *params, const char *what) {
   tl_error e = {0};
   tl_status st = tl_mpi_start(&e);
@@ -193,7 +243,8 @@ tl_status tl_dist_sync_grads_as(int n, tl_tensor *const *params, const char *wha
   tl_tensor **grads = calloc((size_t)n + 1, sizeof *grads), **outs = calloc((size_t)n + 1, sizeof *outs);
   const void **in = calloc((size_t)n + 1, sizeof *in);
   int *list = calloc((size_t)n + 1, sizeof *list);
-  if (!grads || !outs || !in || !list) st = tl_error_set(&e, TL_ERR_NOMEM, "%s: out of memory", what);
+  tl_dist_dev *dev = calloc((size_t)n + 1, sizeof *dev);
+  if (!grads || !outs || !in || !list || !dev) st = tl_error_set(&e, TL_ERR_NOMEM, "%s: out of memory", what);
   tl_ctx *ctx = NULL;
   /* every parameter a leaf requiring grad, its gradient computed: else this rank fails */
   for (int i = 0; i < n && !st; i++) {
@@ -204,23 +255,29 @@ tl_status tl_dist_sync_grads_as(int n, tl_tensor *const *params, const char *wha
                                                                  what, i, tl_last_error(t->slot.ctx));
     if (t) ctx = t->slot.ctx;
   }
+  bool wish = false, all = false, any = false, nccl = false;
+  fetch_args fa = {n, grads, in, ctx, what, &e};
   if (!st && n && tl_mpi_size() > 1) {
     if (tl_realize_many(n, grads) != TL_OK) st = tl_error_set(&e, tl_last_status(ctx), "%s: %s", what, tl_last_error(ctx));
-    for (int i = 0; i < n && !st; i++)
-      if (!(in[i] = tl_data(grads[i]))) st = tl_error_set(&e, tl_last_status(ctx), "%s: %s", what, tl_last_error(ctx));
+    wish = !st; /* every gradient in cuda memory, NCCL usable */
+    for (int i = 0; i < n && wish; i++) wish = tl_dist_nccl_wish(grads[i], &dev[i]);
+    if (!st && !wish && !fetch(&fa)) st = e.status;
   }
   int64_t d[DIST_DESC_WORDS];
   tl_dist_describe_sync(d, n, st != TL_OK);
   if (!st) describe(d + DIST_DESC_SHAPE, n, grads);
+  if (wish) d[DIST_DESC_STATE] |= DIST_DESC_NCCL;
   if (tl_mpi_size() > 1) {
-    tl_status ag = tl_dist_agree(d, what, &e);
+    tl_status ag = tl_dist_agree_path(d, what, &all, &any, &e);
     if (!st) st = ag;
+    if (!st) st = tl_dist_settle_path(d, what, wish, all, any, fetch, &fa, &nccl, &e);
   }
   if (!st && n && tl_mpi_size() > 1) {
+    tl_dist_count_path(nccl);
     size_t bytes = bucket_bytes();
     for (int k = 0; k < 2 && !st; k++) { /* f32, then f64 */
       stream s = {.ctx = ctx, .what = what, .dt = k ? TL_F64 : TL_F32, .es = k ? 8 : 4, .grads = grads, .in = in,
-                  .outs = outs, .err = &e};
+                  .dev = dev, .nccl = nccl, .outs = outs, .err = &e};
       s.cap = (int64_t)(bytes / s.es);
       st = reduce_dtype(&s, n, list);
     }
@@ -235,6 +292,7 @@ tl_status tl_dist_sync_grads_as(int n, tl_tensor *const *params, const char *wha
   free(outs);
   free(in);
   free(list);
+  free(dev);
   if (st) {
     if (ctx) tl_error_set(&ctx->err, st, "%s", e.msg);
     tl_api_fail_orphan(st, "%s", e.msg);

@@ -38,4 +38,21 @@ tl_status tl_mpi_wait(tl_mpi_request *req, tl_error *err);
 void tl_mpi_abort(int code);
 double tl_mpi_wtime(void); /* seconds, MPI_Wtime or the monotonic clock */
 
+/* NCCL (nccl_load.c), for cuda tensors: loaded at run time at the first use. */
+bool tl_nccl_load(const char **why); /* opened (once), or false and *why */
+int tl_nccl_version(void);           /* ncclGetVersion's (22809 for 2.28.9); 0 when not loaded */
+/* loaded, and no communicator has failed: else false and *why */
+bool tl_nccl_usable(const char **why);
+bool tl_nccl_ready(void); /* the communicator is made */
+/* The communicator over MPI's ranks, made once: every rank calls it at the same
+ * collective, with the CUDA context current. A failure (on any rank: all learn it)
+ * is kept, and tl_nccl_usable says so from then on. */
+tl_status tl_nccl_comm_start(tl_error *err);
+void tl_nccl_close(void); /* the communicator destroyed (MPI's finalize) */
+/* device memory, queued on the CUDA stream `stream`; in == NULL: in place on out */
+tl_status tl_nccl_allreduce(const void *in, void *out, int64_t count, tl_dtype dtype, tl_mpi_op op, void *stream,
+                            tl_error *err);
+tl_status tl_nccl_bcast(const void *in, void *out, int64_t count, tl_dtype dtype, int root, void *stream, tl_error *err);
+extern const char *const tl_nccl_symbols[]; /* the functions TL resolves, NULL-ended (tests) */
+
 #endif

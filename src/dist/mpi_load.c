@@ -122,6 +122,7 @@ static void finalize_at_exit(void) {
     fflush(stderr);
     tl_mpi_abort(1);
   }
+  tl_nccl_close(); /* it was made over MPI: it goes first */
   int done = 0;
   M.finalized(&done);
   if (!done) M.finalize();

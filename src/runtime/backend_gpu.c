@@ -232,6 +232,17 @@ void *tl_gpu_host_view(tl_backend *be, tl_buffer *b, bool write, tl_error *err) 
   return (char *)root->host + b->offset;
 }
 
+tl_status tl_gpu_device_memory(tl_backend *be, tl_buffer *b, void **dev, void **buf, size_t *off, tl_error *err) {
+  gpu_state *s = state(be);
+  tl_buffer *root = tl_buffer_root(b);
+  if (!s || !s->dev || !root->dev || b->backend != be->index + 1)
+    return tl_error_set(err, TL_ERR_ARG, "%s: not a buffer of this device", be->i->name);
+  tl_status st = to_device(s, root, err);
+  if (st) return st;
+  *dev = s->dev, *buf = root->dev, *off = b->offset;
+  return TL_OK;
+}
+
 /* ---- kernels ---- */
 tl_status tl_gpu_plan(tl_backend *be, const tl_lowered *low, tl_kernel *k, tl_error *err) {
   (void)err;

@@ -36,6 +36,12 @@ tl_status tl_gpu_launch(tl_backend *be, const tl_kernel *k, const tl_kernel_arg 
                         tl_error *err);
 tl_status tl_gpu_synchronize(tl_backend *be, tl_error *err);
 
+/* b's memory on the device, for a caller that queues work there itself (src/dist:
+ * NCCL on the cuda stream, reading it, or writing a new buffer whose only copy is the
+ * device's): its device copy brought up to date, the driver's device (*dev), buffer (*buf) and
+ * b's byte offset in it (*off) */
+tl_status tl_gpu_device_memory(tl_backend *be, tl_buffer *b, void **dev, void **buf, size_t *off, tl_error *err);
+
 /* the table of a device backend named NAME over the driver DRIVER, whose probe is
  * PROBE_FNS' (its unavailable and found) */
 #define TL_GPU_BACKEND(NAME, ABOUT, DRIVER, UNAVAILABLE, FOUND)                                               \

@@ -167,6 +167,24 @@ static void open_disk_cache(void) {
     free(dir);
 }
 
+int tl_cuda_device_index(int count) {
+  const char *e = getenv("TL_CUDA_DEVICE");
+  if (e && *e) {
+    long i = strtol(e, NULL, 10);
+    return i >= 0 && i < count ? (int)i : 0;
+  }
+  /* ranks of one machine (mpirun, MPICH's hydra, MVAPICH, Slurm) on different GPUs:
+   * NCCL needs one GPU per rank */
+  static const char *const local[] = {"OMPI_COMM_WORLD_LOCAL_RANK", "MPI_LOCALRANKID", "MV2_COMM_WORLD_LOCAL_RANK",
+                                      "SLURM_LOCALID"};
+  for (size_t k = 0; k < sizeof local / sizeof local[0] && count > 0; k++)
+    if ((e = getenv(local[k])) && *e) {
+      long r = strtol(e, NULL, 10);
+      return r >= 0 ? (int)(r % count) : 0;
+    }
+  return 0;
+}
+
 /* under proc.lock; a failure leaves nothing open, so a later call tries again */
 static tl_status open_process(tl_error *err) {
   const char *lib = getenv("TL_CUDA_LIB");
@@ -180,7 +198,7 @@ static tl_status open_process(tl_error *err) {
   if (proc.api.cuInit(0) != CUDA_SUCCESS || proc.api.cuDeviceGetCount(&count) != CUDA_SUCCESS || count < 1)
     return unavailable("no CUDA device", err);
   proc.api.cuDriverGetVersion(&proc.driver_version);
-  if (proc.api.cuDeviceGet(&proc.device, 0) != CUDA_SUCCESS ||
+  if (proc.api.cuDeviceGet(&proc.device, tl_cuda_device_index(count)) != CUDA_SUCCESS ||
       proc.api.cuDevicePrimaryCtxRetain(&proc.context, proc.device) != CUDA_SUCCESS)
     return unavailable("the GPU's context cannot be made", err);
   tl_status st = tl_nvrtc_open(&proc.nvrtc, err);
@@ -497,3 +515,10 @@ tl_status tl_cuda_finish(tl_cuda *c, tl_error *err) {
 }
 
 const void *tl_cu_buf_handle(const tl_cu_buf *b) { return &b->ptr; }
+
+void *tl_cuda_stream(tl_cuda *c) {
+  bind();
+  return c->stream;
+}
+
+uint64_t tl_cu_buf_address(const tl_cu_buf *b) { return b->ptr; }

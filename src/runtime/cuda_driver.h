@@ -26,8 +26,11 @@ typedef struct {
   uint64_t live_buffers, live_bytes, peak_bytes, allocs;
 } tl_cuda_stats;
 
-/* the first GPU (TL_CUDA_LIB names the driver library, for tests). Unavailable:
- * TL_ERR_BACKEND, "cuda: not available (REASON)" */
+/* the process's GPU: TL_CUDA_DEVICE's index if set (0 past the last), else the
+ * launcher's local rank (mpirun's OMPI_COMM_WORLD_LOCAL_RANK ...) modulo the GPUs, so
+ * ranks on one machine take different GPUs, else the first (TL_CUDA_LIB names the
+ * driver library, for tests). Unavailable: TL_ERR_BACKEND, "cuda: not available
+ * (REASON)" */
 tl_status tl_cuda_open(tl_cuda **out, tl_error *err);
 uint64_t tl_cuda_close(tl_cuda *c); /* frees everything; returns the buffers still live */
 /* one line for `tl devices`, and the limits */
@@ -51,5 +54,13 @@ tl_status tl_cuda_kernel(tl_cuda *c, const char *src, void **fn, tl_error *err);
 tl_status tl_cuda_launch(tl_cuda *c, void *fn, int nargs, void **params, int dims, const size_t *global,
                          const size_t *local, tl_error *err);
 tl_status tl_cuda_finish(tl_cuda *c, tl_error *err);
+
+/* for a library that queues its own work on c's stream (NCCL, src/dist): the CUstream,
+ * with the process's CUDA context made current on the calling thread; and a buffer's
+ * CUdeviceptr */
+void *tl_cuda_stream(tl_cuda *c);
+uint64_t tl_cu_buf_address(const tl_cu_buf *b);
+/* the GPU chosen among count (the rule of tl_cuda_open) */
+int tl_cuda_device_index(int count);
 
 #endif

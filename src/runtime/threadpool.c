@@ -19,9 +19,6 @@
 
 #define MAX_THREADS 256
 #define SPIN_ITERS 1000
-#ifndef SPIN_PAUSE
-#define SPIN_PAUSE() sched_yield()
-#endif
 
 typedef struct {
   tl_kernel_fn fn;
@@ -43,14 +40,6 @@ struct tl_pool {
   int busy; /* a job runs: a nested or concurrent call runs alone */
 };
 
-static inline void cpu_relax(void) {
-#if defined(__x86_64__) || defined(__i386__)
-  __builtin_ia32_pause();
-#elif defined(__aarch64__)
-  __asm__ __volatile__("yield");
-#endif
-}
-
 /* chunk i of n over [0, total): [total*i/n, total*(i+1)/n), without overflow */
 static int64_t chunk_start(int64_t total, int n, int i) {
   int64_t base = total / n, rem = total % n;
@@ -66,7 +55,7 @@ static void run_chunk(const job *j, int i) {
 static void wait_change(tl_pool *p, pthread_cond_t *cv, const uint64_t *value, uint64_t seen) {
   for (int i = 0; i < SPIN_ITERS && *value == seen && !p->stop; i++) {
     pthread_mutex_unlock(&p->mu);
-    SPIN_PAUSE();
+    sched_yield();
     pthread_mutex_lock(&p->mu);
   }
   while (*value == seen && !p->stop) pthread_cond_wait(cv, &p->mu);
@@ -103,7 +92,7 @@ static void *worker_main(void *arg) {
 static void wait_for_workers(tl_pool *p) {
   for (int i = 0; i < SPIN_ITERS && p->running > 0; i++) {
     pthread_mutex_unlock(&p->mu);
-    SPIN_PAUSE();
+    sched_yield();
     pthread_mutex_lock(&p->mu);
   }
   while (p->running > 0) pthread_cond_wait(&p->done_cv, &p->mu);

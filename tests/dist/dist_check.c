@@ -12,7 +12,14 @@
  *   mismatch     shape, dtype, root and call mismatches: an error on every rank
  *   abort        the last rank fails (tl_dist_abort) while the others wait
  *   kill         the last rank dies of SIGKILL while the others wait
- *   exit_early   the last rank ends while the others wait in a barrier */
+ *   exit_early   the last rank ends while the others wait in a barrier
+ *   nccl WANT    the way payloads go (src/dist/dist_device.c): host and opencl tensors
+ *                stage through host memory without loading NCCL, a cuda tensor's choice
+ *                is WANT ("yes", "off": TL_DIST_NCCL=0, "absent": no libnccl.so.2), the
+ *                NCCL choice of the ranks is agreed (every rank, or all stage), and a
+ *                communicator that cannot be made (no GPU) fails on every rank and
+ *                turns NCCL off
+ * DIST_CHECK_WAY=nccl (or staged) also checks that every payload went that way. */
 #include <math.h>
 #include <signal.h>
 #include <stdio.h>
@@ -20,6 +27,8 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "dist/dist.h"
+#include "dist/dist_internal.h"
 #include "tl.h"
 
 static int R, N, failures;
@@ -320,6 +329,91 @@ static void check_mismatch(tl_ctx *ctx) {
   tl_release(u);
 }
 
+/* the agreed NCCL bit when the ranks in `mask` (bit r: rank r) chose NCCL */
+static void agree_on(int mask, bool want_all, bool want_any) {
+  int64_t d[DIST_DESC_WORDS];
+  tl_dist_describe_sync(d, 0, false);
+  if (mask >> R & 1) d[DIST_DESC_STATE] |= DIST_DESC_NCCL;
+  bool all = !want_all, any = !want_any;
+  tl_error e = {0};
+  CHECK(tl_dist_agree_path(d, "agree", &all, &any, &e) == TL_OK, "agree %d: %s", mask, e.msg);
+  CHECK(all == want_all && any == want_any, "ranks %#x chose NCCL: all %d any %d, not %d %d", mask, all, any, want_all,
+        want_any);
+}
+
+static void check_nccl(tl_ctx *ctx, const char *want) {
+  const char *why = NULL;
+  /* host and opencl tensors: staged, and NCCL is not even loaded for them */
+  CHECK(!tl_dist_nccl_choice("cpu", &why) && why && !strcmp(why, "not a cuda tensor"), "cpu: %s", why);
+  CHECK(!tl_dist_nccl_choice("opencl", &why) && why && !strcmp(why, "not a cuda tensor"), "opencl: %s", why);
+  tl_dist_paths p0 = tl_dist_path_counts();
+  int64_t shp[2] = {2, 3};
+  tl_tensor *t = make(ctx, TL_F32, 2, shp, R), *s = tl_dist_all_reduce(t), *b = tl_dist_broadcast(t, N - 1);
+  tl_tensor *m = tl_dist_all_reduce_mean(t);
+  for (int64_t i = 0; s && b && m && i < 6; i++) {
+    double sum = 0;
+    for (int r = 0; r < N; r++) sum += val(TL_F32, r, i);
+    CHECK(fabs(at(s, i) - sum) < 1e-5 && fabs(at(m, i) - sum / N) < 1e-5, "sum [%lld]", (long long)i);
+    CHECK(at(b, i) == (double)(float)val(TL_F32, N - 1, i), "broadcast [%lld]", (long long)i);
+  }
+  CHECK(s && b && m, "collectives: %s", tl_last_error(ctx));
+  tl_tensor *w = tl_ones(ctx, TL_F32, 2, shp), *wd = tl_detach(w);
+  tl_set_requires_grad(wd, 1);
+  CHECK(tl_backward(tl_sum(tl_mul(wd, t), 0, NULL, 0), NULL) == TL_OK, "backward: %s", tl_last_error(ctx));
+  CHECK(tl_dist_sync_grads(1, &wd) == TL_OK, "sync_grads: %s", tl_last_error(NULL));
+  tl_tensor *g = tl_grad(wd);
+  for (int64_t i = 0; g && i < 6; i++) CHECK(fabs(at(g, i) - at(m, i)) < 1e-6, "grad [%lld]", (long long)i);
+  tl_dist_paths p1 = tl_dist_path_counts();
+  uint64_t calls = N > 1 ? 4 : 0; /* alone: no payload moves */
+  CHECK(p1.nccl == p0.nccl && p1.staged - p0.staged == calls, "paths: %llu by NCCL, %llu staged, not 0 and %llu",
+        (unsigned long long)(p1.nccl - p0.nccl), (unsigned long long)(p1.staged - p0.staged), (unsigned long long)calls);
+  CHECK(tl_nccl_version() == 0, "NCCL was loaded for host tensors");
+  tl_release(g), tl_release(wd), tl_release(w), tl_release(m), tl_release(b), tl_release(s), tl_release(t);
+  /* every rank's choice agreed: all, or none (3 ranks or more: the minimum is no
+   * single rank's) */
+  if (N > 1) {
+    agree_on(0, false, false);
+    agree_on((1 << N) - 1, true, true);
+    agree_on(1, false, true);
+    agree_on(((1 << N) - 1) & ~1, false, true);
+    /* a failed rank is still an error, the NCCL bit or not */
+    int64_t d[DIST_DESC_WORDS];
+    tl_dist_describe_sync(d, 0, R == N - 1);
+    if (R != N - 1) d[DIST_DESC_STATE] |= DIST_DESC_NCCL;
+    tl_error e = {0};
+    bool all, any;
+    CHECK(tl_dist_agree_path(d, "agree", &all, &any, &e) != TL_OK &&
+              (R == N - 1 || strstr(e.msg, "agree: another rank failed to compute its tensor")),
+          "a failed rank: %s", e.msg);
+  }
+  /* a cuda tensor's choice */
+  bool yes = tl_dist_nccl_choice("cuda", &why);
+  if (!strcmp(want, "yes")) {
+    CHECK(yes == (N > 1) && (N > 1 || !strcmp(why, "one rank")), "cuda: %s", why);
+    CHECK(N == 1 || tl_nccl_version() / 10000 == 2, "NCCL version %d", tl_nccl_version());
+  } else if (!strcmp(want, "off")) {
+    CHECK(!yes && !strcmp(why, "TL_DIST_NCCL=0"), "cuda with TL_DIST_NCCL=0: %s", why ? why : "chosen");
+  } else {
+    CHECK(!yes && (N == 1 || strstr(why, "could not be loaded")), "cuda without NCCL: %s", why ? why : "chosen");
+  }
+  if (!yes) return;
+  /* the communicator: made on every rank, or failed on every rank (no GPU here), and
+   * then NCCL is off for the rest of the run */
+  tl_error e = {0};
+  tl_status st = tl_nccl_comm_start(&e);
+  tl_tensor *code = tl_scalar(ctx, TL_I64, st != TL_OK), *codes = tl_dist_all_reduce(code);
+  CHECK(codes && at(codes, 0) == (st ? N : 0), "the communicator: %s on this rank, not on all (%g failed)",
+        st ? "failed" : "made", codes ? at(codes, 0) : -1);
+  if (st) {
+    CHECK(strstr(e.msg, "NCCL's communicator could not be made"), "the communicator: %s", e.msg);
+    CHECK(!tl_dist_nccl_choice("cuda", &why) && why && strstr(why, "NCCL's communicator could not be made"),
+          "after the communicator failed, cuda: %s", why ? why : "chosen");
+    
+  }
+  CHECK(st != TL_OK || tl_nccl_ready(), "made, not ready");
+  tl_release(code), tl_release(codes);
+}
+
 int main(int argc, char **argv) {
   const char *what = argc > 1 ? argv[1] : "";
   tl_ctx *ctx = tl_init();
@@ -335,6 +429,7 @@ int main(int argc, char **argv) {
   else if (!strcmp(what, "linreg")) check_linreg(ctx);
   else if (!strcmp(what, "cnn")) check_cnn(ctx, argc > 2 ? argv[2] : "cnn.txt");
   else if (!strcmp(what, "grads")) check_grads(ctx);
+  else if (!strcmp(what, "nccl")) check_nccl(ctx, argc > 2 ? argv[2] : "yes");
   else if (!strcmp(what, "mismatch")) {
     if (N > 1) check_mismatch(ctx);
   } else if (!strcmp(what, "abort") || !strcmp(what, "kill") || !strcmp(what, "exit_early")) {
@@ -350,6 +445,15 @@ int main(int argc, char **argv) {
   } else {
     fprintf(stderr, "dist_check: unknown case '%s'\n", what);
     failures++;
+  }
+  /* DIST_CHECK_WAY=nccl or staged (tests/dist/nccl_gpu.sh): every payload went that way */
+  const char *way = getenv("DIST_CHECK_WAY");
+  if (way && N > 1) {
+    tl_dist_paths p = tl_dist_path_counts();
+    bool nccl = !strcmp(way, "nccl");
+    CHECK((nccl ? p.nccl : p.staged) > 0 && (nccl ? p.staged : p.nccl) == 0,
+          "payloads: %llu by NCCL, %llu staged, all expected %s", (unsigned long long)p.nccl,
+          (unsigned long long)p.staged, way);
   }
   tl_shutdown(ctx);
   if (!failures && R == 0) printf("ok %s\n", what);

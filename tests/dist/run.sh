@@ -61,6 +61,62 @@ else
   bad "mpi_abi_check.c does not build with mpicc"
 fi
 
+# --- NCCL, for cuda tensors: nccl_abi.h against the toolkit's nccl.h and its library
+CUDA_DIR=${CUDA_HOME:-/usr/local/cuda}
+nlib=$(ls "$CUDA_DIR"/lib64/libnccl.so.2 "$CUDA_DIR"/lib/libnccl.so.2 2>/dev/null | head -1)
+if [ -f "$CUDA_DIR/include/nccl.h" ] && [ -n "$nlib" ]; then
+  if cc -std=c11 -D_GNU_SOURCE -I"$CUDA_DIR/include" -I"$D/../../src" "$D/nccl_abi_check.c" -o "$T/nabi" -ldl 2>"$T/err"; then
+    "$T/nabi" "$nlib" >"$T/out" 2>>"$T/err"
+    rc=$?
+    want="ok nccl_abi"
+    expect "nccl_abi.h matches nccl.h, and $nlib has what TL calls"
+  else
+    bad "nccl_abi_check.c does not build against $CUDA_DIR/include"
+  fi
+else
+  echo "skip nccl_abi_check: no nccl.h and libnccl.so.2 under $CUDA_DIR"
+fi
+# the way payloads go: host tensors staged without loading NCCL, a cuda tensor's choice
+# (NCCL where libnccl.so.2 loads, as Python's ctypes finds it; off with TL_DIST_NCCL=0;
+# absent without the library), the choice agreed, a communicator that cannot be made
+# (no GPU here) failing on every rank
+if $PY -c 'import ctypes; ctypes.CDLL("libnccl.so.2")' 2>/dev/null; then have=yes; else
+  have=absent
+  echo "note: libnccl.so.2 does not load here: cuda tensors' choice checked as 'absent'"
+fi
+for np in 1 2 3; do
+  mp $np "$B/tests/dist_check" nccl $have
+  want="ok nccl"
+  expect "np $np: nccl: host tensors staged, the choice agreed (libnccl.so.2: $have)"
+done
+# the communicator's set-up against fake_nccl.c (no GPU needed): made on every rank and
+# destroyed at MPI's finalize; one rank failing ncclCommInitRank (the others abort
+# theirs, all stage); rank 0 failing ncclGetUniqueId (no rank tries to join)
+if cc -std=c11 -shared -fPIC -o "$T/libfake_nccl.so" "$D/fake_nccl.c" 2>"$T/err"; then
+  fake="TL_NCCL_LIB=$T/libfake_nccl.so"
+  mp 3 env $fake FAKE_NCCL_LOG="$T/fk1" "$B/tests/dist_check" nccl yes
+  log=$(sort "$T/fk1" 2>/dev/null | tr '\n' ' ')
+  if [ $rc -eq 0 ] && [ "$log" = "destroy 0 destroy 1 destroy 2 " ]; then ok "np 3: nccl: the communicator made on every rank, destroyed at exit"
+  else bad "np 3: nccl: the communicator made, destroyed at exit (status $rc, log: $log)"; fi
+  mp 3 env $fake FAKE_NCCL_LOG="$T/fk2" FAKE_NCCL_FAIL_RANK=1 "$B/tests/dist_check" nccl yes
+  log=$(sort "$T/fk2" 2>/dev/null | tr '\n' ' ')
+  if [ $rc -eq 0 ] && [ "$log" = "abort 0 abort 2 " ] &&
+    grep -qF "tl: rank 2: NCCL's communicator could not be made (rank 1: ncclCommInitRank failed)" "$T/err"; then
+    ok "np 3: nccl: ncclCommInitRank failing on rank 1 fails on every rank"
+  else bad "np 3: nccl: ncclCommInitRank failing on rank 1 (status $rc, log: $log)"; fi
+  mp 2 env $fake FAKE_NCCL_LOG="$T/fk3" FAKE_NCCL_FAIL_ID=1 "$B/tests/dist_check" nccl yes
+  if [ $rc -eq 0 ] && [ ! -e "$T/fk3" ] &&
+    grep -qF "tl: rank 1: NCCL's communicator could not be made (rank 0: ncclGetUniqueId: failed)" "$T/err"; then
+    ok "np 2: nccl: ncclGetUniqueId failing on rank 0 fails on every rank"
+  else bad "np 2: nccl: ncclGetUniqueId failing on rank 0 (status $rc)"; fi
+else
+  bad "fake_nccl.c does not build"
+fi
+mp 2 env TL_DIST_NCCL=0 "$B/tests/dist_check" nccl off
+expect "np 2: nccl: TL_DIST_NCCL=0 stages cuda tensors"
+mp 3 env TL_NCCL_LIB=/nonexistent "$B/tests/dist_check" nccl absent
+expect "np 3: nccl: no NCCL library stages cuda tensors"
+
 # --- values on 1 to 4 ranks
 for np in 1 2 3 4; do
   for c in collectives shard grads linreg; do
@@ -120,6 +176,9 @@ if [ "${TL_DIST_OPENCL:-1}" != 0 ] && "$B/tl" devices 2>/dev/null | grep -q '^op
     want="ok $c"
     expect "np 2, opencl tensors: C $c"
   done
+  mp 2 env TL_BACKEND=opencl "$B/tests/dist_check" nccl $have
+  want="ok nccl"
+  expect "np 2, opencl tensors: staged, NCCL not loaded"
   mp 2 env TL_BACKEND=opencl "$B/tests/dist_check" mlp "$T/dev_mlp2.txt"
   want="ok mlp"
   expect "np 2, opencl tensors: C mlp (optimizer syncs)"
