@@ -16,7 +16,7 @@ SRC      := $(wildcard src/*/*.c) $(wildcard src/lang/*/*.c)
 OBJ      := $(SRC:%.c=$(BUILD)/obj/%.o)
 TEST_SRC := $(wildcard tests/*.c) $(wildcard tests/fuzz/fuzz_*.c)
 TEST_OBJ := $(TEST_SRC:%.c=$(BUILD)/obj/%.o)
-GEN      := build/gen/kernel_prelude.inc build/gen/lang_prelude.inc build/gen/prelude_cl.inc build/gen/prelude_cuda.inc build/gen/tl_prelude.inc
+GEN      := build/gen/kernel_prelude.inc build/gen/lang_prelude.inc build/gen/prelude_cl.inc build/gen/prelude_cuda.inc build/gen/tl_stdlib.inc
 # programs that load generated code export the library to it
 WHOLE_LIB = -rdynamic -Wl,--whole-archive $(BUILD)/libtl.a -Wl,--no-whole-archive
 
@@ -51,12 +51,12 @@ build/gen/lang_prelude.inc: include/tl.h src/core/hash_mix.h src/lang/rt/rt.h sr
 	(echo '#include <math.h>'; cat include/tl.h src/core/hash_mix.h src/lang/rt/rt.h src/lang/rt/rt_ops.h src/lang/rt/rt_sys.h src/lang/rt/rt_vec.h src/lang/rt/rt_dist.h src/lang/rt/rt_ml.h | grep -v '^#include "') | \
 	  sed -e 's/\\/\\\\/g' -e 's/"/\\"/g' -e 's/^/"/' -e 's/$$/\\n"/' > $@
 
-# library types written in TL (src/lang/prelude/*.tl, each first line `// prelude: Name`),
-# as {"Name", "text"} rows for src/lang/front/prelude.c
-build/gen/tl_prelude.inc: $(sort $(wildcard src/lang/prelude/*.tl))
+# library types written in TL (src/lang/std/*.tl, each first line `// std: Name`), as
+# {"file.tl", "text"} rows for src/lang/front/stdlib.c
+build/gen/tl_stdlib.inc: $(sort $(wildcard src/lang/std/*.tl))
 	@mkdir -p $(dir $@)
 	for f in $^; do \
-	  printf '{"%s",\n' "$$(sed -n '1s|^// prelude: ||p' $$f)"; \
+	  printf '{"%s",\n' "$$(basename $$f)"; \
 	  sed -e 's/\\/\\\\/g' -e 's/"/\\"/g' -e 's/^/"/' -e 's/$$/\\n"/' $$f; \
 	  printf '},\n'; \
 	done > $@

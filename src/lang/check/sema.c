@@ -160,6 +160,8 @@ tl_ty *tl_sema_resolve_type(sema *s, const tl_type *t) {
   if (!strcmp(t->name, "Vec") || !strcmp(t->name, "HashMap") || !strcmp(t->name, "VecDeque") || !strcmp(t->name, "HashSet") ||
       !strcmp(t->name, "BTreeMap"))
     return tl_sema_vec_resolve(s, t); /* sema_vec.c */
+  tl_ty *dyn = tl_sema_dyn_resolve(s, t); /* dyn Shape, Box<T> (sema_dyn.c) */
+  if (dyn) return dyn;
   tl_struct_info *st = find_struct(s, t->name);
   if (!st) {
     tl_diag_error(s->diag, t->line, t->col, "unknown type `%s`", t->name);
@@ -532,6 +534,7 @@ static tl_ty *check_unary(sema *s, tl_node *n, tl_ty *expect, bool hint_only) {
 
 static tl_ty *check_cast(sema *s, tl_node *n, tl_ty *need) {
   tl_ty *to = tl_sema_resolve_type(s, n->type);
+  if (tl_sema_dyn_is(to)) return tl_sema_dyn_cast(s, n, to); /* x as dyn Shape (sema_dyn.c) */
   /* `2147483648 as i32` wraps, as in Rust; a float scalar required of the cast is
    * required of its operand (an element of unknown dtype is then read as `to`) */
   tl_ty *from = expr_as(s, n->lhs, tl_ty_is_float(to) ? to : NULL, need && tl_ty_is_float(to));
@@ -855,6 +858,10 @@ tl_ty *tl_sema_expr(sema *s, tl_node *n, tl_ty *expect) {
   case TL_N_CAST: t = check_cast(s, n, need); break;
   case TL_N_RANGE: t = check_range(s, n); break;
   case TL_N_CALL:
+    if (tl_sema_dyn_box_new(s, n)) { /* Box::new(x) is x (sema_dyn.c) */
+      s->hint = hint;
+      return tl_sema_expr(s, n, expect);
+    }
     if (!tl_sema_generic_rename(s, n, expect)) { /* MyOption::Just(1) (sema_generic.c) */
       t = TY_ERR;
       break;
@@ -875,7 +882,9 @@ tl_ty *tl_sema_expr(sema *s, tl_node *n, tl_ty *expect) {
   case TL_N_TRY: t = tl_sema_option_try(s, n); break;
   case TL_N_LOGIC: case TL_N_LVAR: t = tl_sema_logic_expr(s, n); break;
   case TL_N_METHOD:
-    t = tl_sema_iter_collect_into(s, n, tl_sema_method(s, n), expect); /* sema_iter.c */
+    t = tl_sema_method(s, n);
+    if (n->kind == TL_N_MATCH) break; /* a call on a `dyn` value became a match (sema_dyn.c) */
+    t = tl_sema_iter_collect_into(s, n, t, expect); /* sema_iter.c */
     n->ty = t;
     if (tl_sema_is_flex_read(n)) t = flex_type(need, expect); /* item() of an unknown dtype */
     break;
@@ -916,6 +925,7 @@ tl_ty *tl_sema_expr(sema *s, tl_node *n, tl_ty *expect) {
   }
   /* a number read from tensor elements where a Tensor is required (`let e: Tensor =
    * w[0];`, a Tensor parameter): a 0-d tensor of views, which keeps w's history */
+  if (expect && t->kind == TY_STRUCT && tl_sema_dyn_is(expect)) t = tl_sema_dyn_wrap(s, n, expect, t); /* sema_dyn.c */
   n->ty = t;
   if (!hint && expect && expect->kind == TY_TENSOR && tl_ty_is_float(t) && !s->compr_depth && tl_sema_grad_promote(s, n))
     t = n->ty;
@@ -1246,6 +1256,7 @@ static void check_fn_pass(sema *s, tl_fninfo *f) {
   s->fn = f;
   s->env = f->env; /* a generic instance's type parameters (sema_generic.c) */
   s->self_ty = f->self_struct ? tl_sema_struct_ty(s, f->self_struct) : f->env ? f->env->self : NULL;
+  s->assoc = f->fn->assoc;
   s->cap_vars = 0;
   f->nvars = 0; /* every variable is declared again, with the same ids */
   f->vars = NULL;
@@ -1311,7 +1322,9 @@ static tl_fninfo *declare_fn(sema *s, tl_fn *fn, tl_struct_info *st) {
   if (!f) return NULL;
   const char *owner = st ? st->name : s->env ? s->env->owner : NULL;
   tl_ty *saved_self = s->self_ty;
+  const tl_type *saved_assoc = s->assoc;
   s->self_ty = st ? tl_sema_struct_ty(s, st) : s->env ? s->env->self : NULL;
+  s->assoc = fn->assoc;
   f->env = s->env;
   char *name = tl_arena_alloc(s->arena, strlen(fn->name) + (owner ? strlen(owner) + 3 : 1) + 1);
   char *cname = tl_arena_alloc(s->arena, strlen(fn->name) + (owner ? strlen(owner) + 3 : 1) + 6);
@@ -1326,6 +1339,7 @@ static tl_fninfo *declare_fn(sema *s, tl_fn *fn, tl_struct_info *st) {
     f->partial = true;
     f->ret = TY_ERR;
     s->self_ty = saved_self;
+    s->assoc = saved_assoc;
     if (!find_declared_fn(s, name)) {
       tl_fninfo **tail = &s->out->fns;
       while (*tail) tail = &(*tail)->next;
@@ -1361,6 +1375,7 @@ static tl_fninfo *declare_fn(sema *s, tl_fn *fn, tl_struct_info *st) {
   }
   f->nparams = n - (f->self ? 1 : 0);
   s->self_ty = saved_self;
+  s->assoc = saved_assoc;
   tl_fninfo *prev = find_declared_fn(s, name);
   if (prev || (!owner && tl_sema_generic_fn_named(s, name))) { /* `fn f` and `fn f<T>` */
     tl_diag_error(s->diag, fn->line, fn->col, "`%s` is defined twice", name);
@@ -1427,7 +1442,7 @@ void tl_sema_struct_fill(sema *s, tl_struct_info *st, tl_ast_item *it) {
 }
 
 int tl_sema_check(tl_program *prog, tl_diag *diag, tl_arena *arena, tl_sema *out) {
-  sema s = {.diag = diag, .arena = arena, .out = out};
+  sema s = {.diag = diag, .arena = arena, .out = out, .items = prog->items};
   memset(out, 0, sizeof *out);
   int before = diag->errors;
   /* the items that did not parse are declared as far as they got, after the others,

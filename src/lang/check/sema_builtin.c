@@ -559,6 +559,8 @@ static tl_ty *check_path_call(sema *s, tl_node *n, tl_ty *expect) {
     return TY_ERR;
   }
   tl_fninfo *f = tl_sema_find_fn(s, path);
+  /* `Path::exists(s)` stays the helper beside the method `p.exists()` (front/stdlib.c) */
+  if (f && f->self && !f->partial && tl_sema_sys_call_named(path)) f = NULL;
   if (!f) { /* System::time, File::exists... (sema_sys.c), Dist:: (sema_dist.c) */
     tl_ty *sys = tl_sema_sys_call(s, n, path);
     if (!sys) sys = tl_sema_dist_call(s, n, path);
@@ -792,6 +794,7 @@ tl_ty *tl_sema_method(sema *s, tl_node *n) {
       if (a->kind != TL_N_CLOSURE) tl_sema_expr(s, a, NULL);
     return TY_ERR;
   }
+  if (tl_sema_dyn_is(t)) return tl_sema_dyn_method(s, n, t, NULL); /* d.area() on a dyn Shape (sema_dyn.c) */
   if (plain_clone(s, n, t)) return t;
   tl_ty *iter = tl_sema_iter_method(s, n, t); /* iter, map, sort_by, cmp... (sema_iter.c) */
   if (iter) return iter;

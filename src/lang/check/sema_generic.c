@@ -239,6 +239,7 @@ tl_ty *tl_sema_generic_resolve(sema *s, const tl_type *t) {
   if (!t->elems) {
     for (int i = 0; s->env && i < s->env->n; i++)
       if (!strcmp(s->env->names[i], t->name)) return s->env->tys[i];
+    if (!strncmp(t->name, "Self::", 6)) return tl_sema_assoc_type(s, t); /* sema_trait.c */
     if (!strcmp(t->name, "Self")) {
       if (s->self_ty) return s->self_ty;
       tl_diag_error(s->diag, t->line, t->col, "`Self` is only available in impls and traits");
@@ -493,6 +494,8 @@ static tl_fn *clone_fn(sema *s, const tl_fn *fn, const sema_tyenv *e) {
 }
 
 tl_fn *tl_sema_gen_clone_fn(sema *s, const tl_fn *fn, const sema_tyenv *env) { return clone_fn(s, fn, env); }
+
+tl_node *tl_sema_gen_clone_list(sema *s, const tl_node *n) { return clone_list(s, n, NULL); }
 
 /* a C name for an instance: its name's letters and digits, made unique by a number */
 const char *tl_sema_gen_cname(sema *s, const char *name) {

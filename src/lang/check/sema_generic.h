@@ -55,6 +55,8 @@ bool tl_sema_ty_same(const tl_ty *a, const tl_ty *b);
 sema_tyenv *tl_sema_gen_env(sema *s, const tl_tparam *tps, tl_ty **args, int n, tl_ty *self, const char *owner);
 /* a fresh copy of fn's body (env: `T::f` paths name T's type) */
 tl_fn *tl_sema_gen_clone_fn(sema *s, const tl_fn *fn, const sema_tyenv *env);
+/* a fresh, unchecked copy of a node list (sema_dyn.c: a call's arguments, once per arm) */
+tl_node *tl_sema_gen_clone_list(sema *s, const tl_node *n);
 /* `impl<A, B> Pair<A, B>`: the impl names g's parameters as declared (else reported) */
 bool tl_sema_gen_impl_params(sema *s, tl_ast_item *it, gen_tmpl *g);
 /* sema_trait.c: the generic trait impls of g, for its new instance st */

@@ -41,6 +41,8 @@ typedef struct {
   struct sema_gen *gen;     /* generic items, traits, instances (sema_generic.c) */
   sema_tyenv *env;          /* the type parameters in scope, NULL outside generics */
   tl_ty *self_ty;           /* what `Self` is: the impl's type, NULL outside impls */
+  const tl_type *assoc;     /* what `Self::Output` is: the impl's associated types (sema_trait.c) */
+  tl_ast_item *items;       /* the program's items: the impls `dyn Trait` holds (sema_dyn.c) */
   struct sema_const *consts; /* `const` items (sema_const.c) */
 } sema;
 
@@ -91,6 +93,17 @@ tl_ty *tl_sema_nn_method(sema *s, tl_node *n, tl_ty *t);
 /* sema_sys.c: assert, System::, Env::, File::, args_*, String:: (free and path calls)
  * and the String methods; NULL when the call is none of them */
 tl_ty *tl_sema_sys_call(sema *s, tl_node *n, const char *name);
+/* is there a path helper (a 'p' row) of this name? */
+bool tl_sema_sys_call_named(const char *path);
+/* sema_trait.c: `Self::Output`, the impl's associated type (s->assoc) */
+tl_ty *tl_sema_assoc_type(sema *s, const tl_type *t);
+/* sema_dyn.c: `dyn Trait` as an enum of the trait's types, `Box<T>` as T */
+bool tl_sema_dyn_is(const tl_ty *t);
+tl_ty *tl_sema_dyn_resolve(sema *s, const tl_type *t);            /* NULL: neither `dyn T` nor Box */
+bool tl_sema_dyn_box_new(sema *s, tl_node *n);                    /* `Box::new(x)` made x */
+tl_ty *tl_sema_dyn_wrap(sema *s, tl_node *n, tl_ty *want, tl_ty *have);
+tl_ty *tl_sema_dyn_cast(sema *s, tl_node *n, tl_ty *to);
+tl_ty *tl_sema_dyn_method(sema *s, tl_node *n, tl_ty *t, tl_ty *expect);
 tl_ty *tl_sema_sys_method(sema *s, tl_node *n, tl_ty *t);
 /* sema_dist.c: Dist::rank ... Dist::sync_grads; NULL when the path is none of them */
 tl_ty *tl_sema_dist_call(sema *s, tl_node *n, const char *path);

@@ -402,6 +402,118 @@ static const char **missing(exh_ctx *c, tl_node ***rows, int nrows, tl_ty **tys,
   return NULL;
 }
 
+/* two literal patterns that surely match the same value (ints, chars, strings);
+ * false when unsure, which only makes a later arm look reachable */
+static bool same_literal(const tl_node *a, const tl_node *b) {
+  bool ia = a->kind == TL_N_INT || a->kind == TL_N_CHAR || (a->kind == TL_N_UNARY && a->lhs && a->lhs->kind == TL_N_INT);
+  bool ib = b->kind == TL_N_INT || b->kind == TL_N_CHAR || (b->kind == TL_N_UNARY && b->lhs && b->lhs->kind == TL_N_INT);
+  if (ia && ib) return a->kind == b->kind && lit_value(a) == lit_value(b);
+  return a->kind == TL_N_STR && b->kind == TL_N_STR && a->len == b->len && !memcmp(a->str, b->str, a->len);
+}
+
+/* Maranget's usefulness: does the row q (n cells) match a value none of the rows
+ * matches? An arm whose pattern is not useful after the unguarded arms before it can
+ * never run. When the budget runs out the answer is yes (no error) */
+static bool useful(exh_ctx *c, tl_node ***rows, int nrows, tl_node **q, tl_ty **tys, int n) {
+  sema *s = c->s;
+  if (++c->steps > EXH_BUDGET) return true;
+  if (n == 0) return nrows == 0;
+  tl_node *h = q[0];
+  if (h && h->kind == TL_N_BINARY) { /* `p | r`: either side */
+    tl_node **alt = tl_arena_alloc(s->arena, sizeof *alt * (size_t)n);
+    if (!alt) return true;
+    memcpy(alt, q, sizeof *alt * (size_t)n);
+    alt[0] = h->lhs;
+    if (useful(c, rows, nrows, alt, tys, n)) return true;
+    alt[0] = h->rhs;
+    return useful(c, rows, nrows, alt, tys, n);
+  }
+  for (int r = 0; r < nrows; r++) { /* a row's `p | r` is two rows */
+    tl_node *rh = rows[r][0];
+    if (!rh || rh->kind != TL_N_BINARY) continue;
+    tl_node ***more = tl_arena_alloc(s->arena, sizeof *more * (size_t)(nrows + 1));
+    tl_node **left = tl_arena_alloc(s->arena, sizeof *left * (size_t)n);
+    tl_node **right = tl_arena_alloc(s->arena, sizeof *right * (size_t)n);
+    if (!more || !left || !right) return true;
+    memcpy(more, rows, sizeof *more * (size_t)nrows);
+    memcpy(left, rows[r], sizeof *left * (size_t)n);
+    memcpy(right, rows[r], sizeof *right * (size_t)n);
+    left[0] = rh->lhs, right[0] = rh->rhs;
+    more[r] = left, more[nrows] = right;
+    return useful(c, more, nrows + 1, q, tys, n);
+  }
+  tl_ty *t = tys[0];
+  bool is_enum = t->kind == TY_STRUCT && t->st->is_enum, is_struct = t->kind == TY_STRUCT && !is_enum;
+  bool closed = is_enum || is_struct || t->kind == TY_BOOL;
+  int ncons = is_enum ? t->st->nvariants : t->kind == TY_BOOL ? 2 : 1;
+  tl_node ***sub = tl_arena_alloc(s->arena, sizeof *sub * (size_t)(nrows + 1));
+  if (!sub) return true;
+  if (!closed || (is_wild(h) && !is_struct)) {
+    /* a wildcard over a column whose constructors are not all named, or a literal:
+     * the rows that can match what q matches are the wildcards (and equal literals) */
+    bool complete = closed;
+    for (int con = 0; con < ncons && complete; con++) {
+      bool named = false;
+      for (int r = 0; r < nrows && !named; r++) {
+        const tl_node *rh = rows[r][0];
+        if (is_wild(rh)) continue;
+        if (is_enum) named = rh->ref && ((const tl_variant_info *)rh->ref)->tag == con;
+        else named = rh->kind == TL_N_BOOL && rh->ival == 1 - con;
+      }
+      complete = named;
+    }
+    if (!complete) {
+      int m = 0;
+      for (int r = 0; r < nrows; r++)
+        if (is_wild(rows[r][0]) || (!is_wild(h) && h->kind != TL_N_RANGE && !closed && same_literal(rows[r][0], h)))
+          sub[m++] = rows[r] + 1;
+      return useful(c, sub, m, q + 1, tys + 1, n - 1);
+    }
+  }
+  /* split by constructor: q's own, or each one when q's head is a wildcard */
+  for (int con = 0; con < ncons; con++) {
+    int first = 0, k = 0;
+    if (is_enum) first = t->st->variants[con].first, k = t->st->variants[con].nfields;
+    else if (is_struct) k = t->st->nfields;
+    int tag = is_enum ? con : t->kind == TY_BOOL ? 1 - con : -1;
+    tl_node **qc = tl_arena_alloc(s->arena, sizeof *qc * (size_t)(k + n));
+    tl_ty **stys = tl_arena_alloc(s->arena, sizeof *stys * (size_t)(k + n));
+    if (!qc || !stys) return true;
+    if (!subpatterns(h, tag, first, k, qc)) continue;
+    memcpy(qc + k, q + 1, sizeof *qc * (size_t)(n - 1));
+    int m = 0;
+    for (int r = 0; r < nrows; r++) {
+      tl_node **cells = tl_arena_alloc(s->arena, sizeof *cells * (size_t)(k + n));
+      if (!cells) return true;
+      if (!subpatterns(rows[r][0], tag, first, k, cells)) continue;
+      memcpy(cells + k, rows[r] + 1, sizeof *cells * (size_t)(n - 1));
+      sub[m++] = cells;
+    }
+    for (int i = 0; i < k; i++) stys[i] = t->st->fields[first + i].ty;
+    memcpy(stys + k, tys + 1, sizeof *stys * (size_t)(n - 1));
+    if (useful(c, sub, m, qc, stys, k + n - 1)) return true;
+  }
+  return false;
+}
+
+/* an arm no value can reach, after the unguarded arms before it, is an error */
+static bool check_reachable(sema *s, tl_node *n, tl_ty *t) {
+  int nrows = 0;
+  tl_node ***rows = tl_arena_alloc(s->arena, sizeof *rows * (size_t)(tl_ast_count(n->args) + 1));
+  if (!rows) return false;
+  exh_ctx c = {.s = s};
+  for (tl_node *a = n->args; a; a = a->next) {
+    tl_node **q = &a->lhs;
+    if (!useful(&c, rows, nrows, q, &t, 1)) {
+      tl_sema_error(s, a->lhs->kind == TL_N_CALL ? a->lhs->lhs : a->lhs, "unreachable pattern: the arms before it match every value it matches");
+      tl_diag_hint(s->diag, "remove this arm, or move it before the arm that matches its values");
+      return true;
+    }
+    if (!a->cond) rows[nrows++] = q;
+  }
+  return false;
+}
+
 static bool check_exhaustive(sema *s, tl_node *n, tl_ty *t) {
   int nrows = 0;
   for (tl_node *a = n->args; a; a = a->next) nrows += !a->cond;
@@ -473,7 +585,8 @@ tl_ty *tl_sema_match(sema *s, tl_node *n, tl_ty *expect, bool hint) {
     }
     s->syms = mark;
   }
-  bool missed = s->diag->errors == errors && t->kind != TY_ERROR && !n->ival && check_exhaustive(s, n, t);
+  bool missed = s->diag->errors == errors && t->kind != TY_ERROR && !n->ival &&
+                (check_reachable(s, n, t) || check_exhaustive(s, n, t));
   if (!result && missed) return TY_ERR; /* no arm at all: reported, no follow-on error */
   if (unit || !result) return TY_UNIT_T;
   return result;

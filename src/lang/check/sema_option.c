@@ -41,6 +41,11 @@ void tl_sema_option_spelling(sema *s, tl_node *n) {
   if (tl_sema_find_variant(s, p->name, &en) || en) return; /* the program's own enum Option */
   p->name = v;
   p->kind = TL_N_IDENT;
+  if (n != p && c == C_NONE && !n->args) { /* the seed's `Option::None()`: `None` */
+    n->kind = TL_N_IDENT;
+    n->name = v;
+    n->lhs = NULL;
+  }
 }
 
 /* the payload as the shared struct holds it: tensors without dtype or rank, tuples as

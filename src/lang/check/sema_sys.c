@@ -65,6 +65,14 @@ static const tl_sys_entry rows[] = {
     {"Device::Cpu", 'v', "\"cpu\"", "", 's', false},
     {"Device::Cuda", 'v', "\"cuda\"", "", 's', false},
     {"Device::Metal", 'v', "\"metal\"", "", 's', false},
+    /* what the library's File handle and Path (front/stdlib.c) are made of */
+    {"File::append", 'p', "tlrt_file_append", "ss", 'u', true},
+    {"File::check_handle", 'p', "tlrt_file_check_handle", "sss", 'u', true},
+    {"Path::is_dir", 'p', "tlrt_path_is_dir", "s", 'b', false},
+    {"Path::is_file", 'p', "tlrt_path_is_file", "s", 'b', false},
+    {"Regex::check", 'p', "tlrt_regex_check", "s", 'b', false},
+    {"Regex::matches", 'p', "tlrt_regex_matches", "ss", 'b', true},
+    {"Regex::replace_all", 'p', "tlrt_regex_replace_all", "sss", 's', true},
 };
 
 const tl_sys_entry *tl_sema_sys_row(size_t i) { return i < sizeof rows / sizeof rows[0] ? &rows[i] : NULL; }
@@ -114,6 +122,12 @@ static tl_ty *check(sema *s, tl_node *n, size_t row) {
     if (!tl_sema_ty_fits(want_ty, t)) tl_sema_mismatch(s, a, "argument", want_ty, t);
   }
   return sema_sys_type(s, e->ret);
+}
+
+bool tl_sema_sys_call_named(const char *path) {
+  for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++)
+    if (rows[i].kind == 'p' && !strcmp(rows[i].name, path)) return true;
+  return false;
 }
 
 tl_ty *tl_sema_sys_call(sema *s, tl_node *n, const char *name) {

@@ -178,17 +178,51 @@ static bool same_shape(sema *s, tl_fn *m, tl_fn *tm, const char *trait) {
   return true;
 }
 
+/* `Self::Output` in an impl's method (or a trait's, checked for an impl): the type the
+ * impl binds with `type Output = V;` */
+tl_ty *tl_sema_assoc_type(sema *s, const tl_type *t) {
+  const char *name = t->name + 6;
+  for (const tl_type *a = s->assoc; a; a = a->next)
+    if (!strcmp(a->name, name) && a->elems) return tl_sema_resolve_type(s, a->elems);
+  tl_diag_error(s->diag, t->line, t->col, "associated type `%s` not found for `Self`", name);
+  tl_diag_hint(s->diag, "an impl of a trait binds it: `type %s = i64;`", name);
+  return TY_ERR;
+}
+
+/* the impl binds each associated type its trait declares, and no other */
+static void check_assoc(sema *s, tl_ast_item *it, gen_tmpl *tr) {
+  for (const tl_type *a = it->assoc; a; a = a->next) {
+    const tl_type *d = tr->it->assoc;
+    while (d && strcmp(d->name, a->name)) d = d->next;
+    if (!d) tl_diag_error(s->diag, a->line, a->col, "type `%s` is not a member of trait `%s`", a->name, tr->name);
+    else if (!a->elems) tl_diag_error(s->diag, a->line, a->col, "associated type `%s` needs its type here: `type %s = i64;`", a->name, a->name);
+    for (const tl_type *b = it->assoc; b != a; b = b->next)
+      if (!strcmp(b->name, a->name)) tl_diag_error(s->diag, a->line, a->col, "associated type `%s` is bound twice", a->name);
+  }
+  for (const tl_type *d = tr->it->assoc; d; d = d->next) {
+    const tl_type *a = it->assoc;
+    while (a && strcmp(a->name, d->name)) a = a->next;
+    if (!a) {
+      tl_diag_error(s->diag, it->line, it->col, "not all trait items implemented, missing: `%s`", d->name);
+      tl_diag_hint(s->diag, "`%s` declares `type %s;`: the impl binds it, `type %s = i64;`", tr->name, d->name, d->name);
+    }
+  }
+}
+
 /* a written type with `Self` the impl's type, or NULL when it does not resolve (its
  * declaration says why) */
-static tl_ty *quiet_type(sema *s, const tl_type *t, tl_ty *self) {
+static tl_ty *quiet_type(sema *s, const tl_type *t, tl_ty *self, const tl_type *assoc) {
   if (!t) return TY_UNIT_T;
   tl_diag *d = s->diag;
   int errors = d->errors, nat = d->nat;
   size_t len = d->text.len;
   tl_ty *saved = s->self_ty;
+  const tl_type *saved_assoc = s->assoc;
   s->self_ty = self;
+  s->assoc = assoc;
   tl_ty *r = tl_sema_resolve_type(s, t);
   s->self_ty = saved;
+  s->assoc = saved_assoc;
   if (d->errors == errors) return r;
   d->errors = errors;
   d->nat = nat;
@@ -207,7 +241,7 @@ static bool same_types(sema *s, tl_fn *m, tl_fn *tm, const char *trait, tl_ty *s
       p = p->next, q = q->next;
       if (!mt || !tt) continue; /* self */
     }
-    tl_ty *a = quiet_type(s, mt, self), *b = quiet_type(s, tt, self);
+    tl_ty *a = quiet_type(s, mt, self, m->assoc), *b = quiet_type(s, tt, self, m->assoc); /* the impl's `Self::Output` */
     if (!a || !b || tl_sema_ty_same(a, b)) continue;
     char x[128], y[128];
     tl_diag_error(s->diag, m->line, m->col, "method `%s` has an incompatible type for trait `%s`: expected %s %s, found %s", m->name,
@@ -240,6 +274,7 @@ static void declare_impl(sema *s, tl_ast_item *it, gen_tmpl *tr, tl_struct_info 
     if (given) continue;
     tl_fn *c = tl_sema_gen_clone_fn(s, tm, env);
     if (!c) return;
+    c->assoc = it->assoc; /* a default's `Self::Output` is this impl's */
     if (!tm->body) c->partial = c->broken = true; /* reported: known by name, so its calls are not errors too */
     declare_for(s, c, st, env); /* a default: checked for this type */
   }
@@ -248,6 +283,7 @@ static void declare_impl(sema *s, tl_ast_item *it, gen_tmpl *tr, tl_struct_info 
 /* the impl's methods are the trait's, with its receiver and parameter count (and types,
  * self known); what is missing */
 static void check_impl(sema *s, tl_ast_item *it, gen_tmpl *tr, tl_ty *self) {
+  check_assoc(s, it, tr);
   for (tl_fn *m = it->methods; m; m = m->next) {
     tl_fn *tm = trait_method(tr, m->name);
     if (!tm) {

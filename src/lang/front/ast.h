@@ -172,6 +172,7 @@ typedef struct tl_fn {
   bool partial; /* parsing it was given up: only its start is known (name, some params) */
   bool script;  /* the `main` made of a file's statements outside functions (parse.c) */
   int unit;     /* the file it is in (tl_program.units) */
+  struct tl_type *assoc; /* a method of an impl or trait: its associated types (tl_ast_item.assoc) */
   struct tl_fn *next;
 } tl_fn;
 
@@ -203,6 +204,8 @@ typedef struct tl_ast_item {
   tl_tparam *tparams; /* STRUCT, ENUM, IMPL: `struct Pair<A, B>`, `impl<T> Stack<T>` */
   const char *trait;  /* IMPL: `impl Shape for Circle` (name "Circle") */
   tl_type *self_type; /* IMPL: the type after `impl` (or after `for`) as written */
+  tl_type *assoc;     /* IMPL, TRAIT: `type Output = V;` (name "Output", elems V; a trait's
+                         `type Output;` has none), linked by next */
   tl_node *atom, *body; /* FACT, RULE, RELATION */
   tl_type *type;        /* CONST: the written type */
   tl_node *value;       /* CONST: the value, an expression of constants */

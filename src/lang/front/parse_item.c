@@ -101,6 +101,23 @@ tl_type *tl_parse_type(parser *p) {
     return ty;
   }
   ty->name = tl_parse_ident(p, "a type");
+  if (!strcmp(ty->name, "dyn") && at(p, TL_TOK_IDENT)) { /* `dyn Shape`: a trait object (sema_dyn.c) */
+    const char *trait = tl_parse_ident(p, "a trait name after 'dyn'");
+    char *full = tl_parse_alloc(p, strlen(trait) + 5);
+    strcpy(full, "dyn ");
+    strcat(full, trait);
+    ty->name = full;
+    return ty;
+  }
+  if (!strcmp(ty->name, "Self") && at(p, TL_TOK_COLONCOLON)) { /* `Self::Output`: an associated type */
+    next(p);
+    const char *a = tl_parse_ident(p, "an associated type's name after 'Self::'");
+    char *full = tl_parse_alloc(p, strlen(a) + 7);
+    strcpy(full, "Self::");
+    strcat(full, a);
+    ty->name = full;
+    return ty;
+  }
   if (!at(p, TL_TOK_LT)) return ty;
   if (strcmp(ty->name, "Tensor")) return tl_parse_generic_args(p, ty); /* the checker counts them */
   next(p);
@@ -342,18 +359,22 @@ static void impl_item(parser *p, tl_ast_item *it) {
   p->in_trait = trait;
   tl_parse_expect(p, TL_TOK_LBRACE, "'{' and the methods");
   tl_fn **tail = &it->methods; /* linked as they come: a broken impl keeps them */
+  tl_type **assoc_tail = &it->assoc;
   while (!at(p, TL_TOK_RBRACE) && !at(p, TL_TOK_EOF)) {
-    if (word_is(p, peek(p), "type")) { /* an associated type, `type Output = V;`: read, not kept (the
-                                          methods write their types) */
-      next(p);
-      tl_parse_ident(p, "the associated type's name");
-      if (consume(p, TL_TOK_ASSIGN)) tl_parse_type(p);
+    if (word_is(p, peek(p), "type")) { /* an associated type, `type Output = V;` (`type Output;` in a trait) */
+      const tl_token *t = next(p);
+      tl_type *a = tl_parse_alloc(p, sizeof *a);
+      a->line = t->line, a->col = t->col, a->rank = -1;
+      a->name = tl_parse_ident(p, "the associated type's name");
+      if (consume(p, TL_TOK_ASSIGN)) a->elems = tl_parse_type(p);
       tl_parse_expect(p, TL_TOK_SEMI, "';' after the associated type");
+      *assoc_tail = a, assoc_tail = &a->next;
       continue;
     }
     tl_fn *f = guarded_fn(p);
     if (f) *tail = f, tail = &f->next;
   }
+  for (tl_fn *f = it->methods; f; f = f->next) f->assoc = it->assoc; /* `Self::Output` in their types */
   p->in_trait = false;
   tl_parse_expect(p, TL_TOK_RBRACE, trait ? "'}' to close the trait" : "'}' to close the impl");
 }

@@ -131,6 +131,53 @@ bool tlrt_file_exists(tlrt *R, const tlrt_str *path) {
   return !memchr(path->data, 0, (size_t)path->len) && stat(path->data, &st) == 0;
 }
 
+/* File::append: text added at the end of path (made if missing), an error on failure */
+void tlrt_file_append(tlrt *R, const tlrt_str *path, const tlrt_str *text, int line, int col) {
+  const char *p = c_text(R, path, "a file name", line, col);
+  FILE *f = fopen(p, "ab");
+  if (!f) tlrt_fail(R, line, col, "cannot open %s: %s", p, strerror(errno));
+  size_t put = fwrite(text->data, 1, (size_t)text->len, f);
+  int bad = put != (size_t)text->len ? (errno ? errno : EIO) : 0;
+  if (fclose(f) && !bad) bad = errno ? errno : EIO;
+  if (bad) tlrt_fail(R, line, col, "cannot write %s: %s", p, strerror(bad));
+}
+
+/* File::check_handle(path, mode, op), what the library's File handle (front/stdlib.c)
+ * checks: op "open" takes a mode "r" (the file must be there), "w" (emptied, made if
+ * missing) or "a" (made if missing); "read" and "write" say a handle opened the other
+ * way round is the wrong one */
+void tlrt_file_check_handle(tlrt *R, const tlrt_str *path, const tlrt_str *mode, const tlrt_str *op, int line, int col) {
+  const char *p = c_text(R, path, "a file name", line, col), *m = c_text(R, mode, "a mode", line, col);
+  const char *o = c_text(R, op, "an operation", line, col);
+  bool r = !strcmp(m, "r"), w = !strcmp(m, "w"), a = !strcmp(m, "a");
+  if (!strcmp(o, "open")) {
+    if (!r && !w && !a) tlrt_fail(R, line, col, "File::open(%s, \"%.40s\"): the mode is \"r\", \"w\" or \"a\"", p, m);
+    FILE *f = fopen(p, r ? "rb" : w ? "wb" : "ab");
+    if (!f) tlrt_fail(R, line, col, "cannot open %s: %s", p, strerror(errno));
+    fclose(f);
+  } else if (!strcmp(o, "read") && !r) {
+    tlrt_fail(R, line, col, "cannot read %s: the handle was opened for writing (mode \"%s\")", p, m);
+  } else if (!strcmp(o, "write") && r) {
+    tlrt_fail(R, line, col, "cannot write %s: the handle was opened for reading (mode \"r\")", p);
+  }
+}
+
+/* Path::is_dir / Path::is_file: false when the path is neither (or cannot be seen) */
+static bool path_mode_is(const tlrt_str *path, mode_t kind) {
+  struct stat st;
+  return !memchr(path->data, 0, (size_t)path->len) && stat(path->data, &st) == 0 && (st.st_mode & S_IFMT) == kind;
+}
+
+bool tlrt_path_is_dir(tlrt *R, const tlrt_str *path) {
+  (void)R;
+  return path_mode_is(path, S_IFDIR);
+}
+
+bool tlrt_path_is_file(tlrt *R, const tlrt_str *path) {
+  (void)R;
+  return path_mode_is(path, S_IFREG);
+}
+
 /* ---- strings: positions are byte offsets; one inside a character is an error ---- */
 
 static bool is_boundary(const tlrt_str *s, int64_t i) {

@@ -24,6 +24,15 @@ TL_API void tlrt_file_write(tlrt *R, const tlrt_str *path, const tlrt_str *text,
 /* File::write (the seed language's): write_string, true when written, false on failure */
 TL_API bool tlrt_file_write_ok(tlrt *R, const tlrt_str *path, const tlrt_str *text, int line, int col);
 TL_API bool tlrt_file_exists(tlrt *R, const tlrt_str *path);
+TL_API void tlrt_file_append(tlrt *R, const tlrt_str *path, const tlrt_str *text, int line, int col);
+TL_API void tlrt_file_check_handle(tlrt *R, const tlrt_str *path, const tlrt_str *mode, const tlrt_str *op, int line, int col);
+TL_API bool tlrt_path_is_dir(tlrt *R, const tlrt_str *path);
+/* rt_regex.c: Regex::check (does the pattern compile), Regex::matches (a match anywhere
+ * in text), Regex::replace_all (every match replaced); a bad pattern is a run-time error */
+TL_API bool tlrt_regex_check(tlrt *R, const tlrt_str *pat);
+TL_API bool tlrt_regex_matches(tlrt *R, const tlrt_str *pat, const tlrt_str *text, int line, int col);
+TL_API tlrt_str *tlrt_regex_replace_all(tlrt *R, const tlrt_str *pat, const tlrt_str *text, const tlrt_str *rep, int line, int col);
+TL_API bool tlrt_path_is_file(tlrt *R, const tlrt_str *path);
 TL_API uint32_t tlrt_str_char_at(tlrt *R, const tlrt_str *s, int64_t i, int line, int col);
 TL_API bool tlrt_str_contains(tlrt *R, const tlrt_str *s, const tlrt_str *sub);
 TL_API tlrt_str *tlrt_str_substring(tlrt *R, const tlrt_str *s, int64_t start, int64_t len, int line, int col);
