@@ -16,13 +16,14 @@ comments appears in its stdout, in order. A program whose `// EXIT: N` line
 (the seed's own test harness, tests/integration.rs) expects N != 0 is an error
 test: it passes when `tl run` exits N (its `// STDERR:` lines are the seed's
 wording, not checked), and running to exit 0 is a failure (as text: the seed's `print` writes
-no newline, so one output line may hold several of them). Programs run with SEED_DIR as the working
-directory, since their data paths are relative to the repository's root.
-The transformer tasks' trainers (examples/tasks/*/*train*.tl) run 10,000 or more
-steps and write the weights their inference programs load from SEED_DIR. With
---train they run first, each with --train-timeout (default 1800 s), and the other
-programs after them; without it they get the usual timeout, and an inference
-program finds whatever weights an earlier --train run left.
+no newline, so one output line may hold several of them). Programs run in a fresh copy of SEED_DIR
+(their data paths are relative to the repository's root, and some write files there),
+so no run sees what an earlier run left.
+The tasks' trainers (examples/tasks/*/*train*.tl) write the weights their inference
+programs load, so they run first and the other programs after them. The transformer
+tasks' trainers run 10,000 or more steps: with --train each gets --train-timeout
+(default 1800 s); without it the usual timeout ends them, and their inference
+programs find no weights.
 The last line is `N of M run`.
 """
 import argparse
@@ -30,8 +31,10 @@ import collections
 import concurrent.futures
 import os
 import re
+import shutil
 import subprocess
 import sys
+import tempfile
 
 TRAINER = re.compile(r"^examples/tasks/[^/]+/[^/]*train[^/]*\.tl$")
 NEEDS_DOWNLOAD = re.compile(r"File::download|\.llm/|/Users/|mnist")
@@ -121,7 +124,7 @@ def main():
     ap.add_argument("--timeout", type=float, default=20.0)
     ap.add_argument("-j", type=int, default=1)
     ap.add_argument("--train", action="store_true",
-                    help="run the tasks' trainers first, with --train-timeout")
+                    help="give the tasks' trainers --train-timeout")
     ap.add_argument("--train-timeout", type=float, default=1800.0)
     ap.add_argument("--list", action="store_true", help="print each program's result")
     ap.add_argument("--fails", action="store_true", help="print each failing program")
@@ -129,14 +132,21 @@ def main():
     ap.add_argument("--only", default="", help="run programs whose path contains this")
     args = ap.parse_args()
     args.tl = os.path.abspath(args.tl)
-    progs = [p for p in corpus(args.seed) if args.only in p[0]]
-    trainers = [p for p in progs if args.train and TRAINER.match(p[0])]
-    rest = [p for p in progs if not (args.train and TRAINER.match(p[0]))]
-    results = []
-    for phase in (trainers, rest):  # the inference programs read what trainers wrote
-        with concurrent.futures.ThreadPoolExecutor(max_workers=args.j) as ex:
-            results += list(ex.map(lambda p: run_one(args, *p), phase))
-    results.sort()
+    source = os.path.abspath(args.seed)
+    progs = [p for p in corpus(source) if args.only in p[0]]
+    scratch = tempfile.mkdtemp(prefix="tl-seed-corpus-")
+    args.seed = os.path.join(scratch, "seed")
+    try:
+        shutil.copytree(source, args.seed, symlinks=True)
+        trainers = [p for p in progs if TRAINER.match(p[0])]
+        rest = [p for p in progs if not TRAINER.match(p[0])]
+        results = []
+        for phase in (trainers, rest):  # the inference programs read what trainers wrote
+            with concurrent.futures.ThreadPoolExecutor(max_workers=args.j) as ex:
+                results += list(ex.map(lambda p: run_one(args, *p), phase))
+        results.sort()
+    finally:
+        shutil.rmtree(scratch, ignore_errors=True)
     passed = sum(1 for _, ok, _ in results if ok)
     if args.list:
         for rel, ok, why in results:
