@@ -18,6 +18,14 @@ void tl_test_register(const char *name, tl_test_fn fn, const char *file);
 void tl_test_register_arg(const char *name, tl_test_arg_fn fn, void *arg, const char *file);
 void tl_test_fail(const char *file, int line, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
+/* realizes t (any dtype), reads it as doubles and compares every element with want,
+ * each within tol; a failure names file:line */
+void tl_test_values(const char *file, int line, tl_tensor *t, const double *want, int64_t n, double tol);
+#define VALUES(t, tol, ...)                                                                   \
+  do {                                                                                        \
+    const double want_[] = {__VA_ARGS__};                                                     \
+    tl_test_values(__FILE__, __LINE__, t, want_, (int64_t)(sizeof want_ / sizeof want_[0]), tol); \
+  } while (0)
 /* the directory holding the test binary's helpers (build/tests) */
 const char *tl_test_bindir(void);
 /* scratch files: a fresh private directory under /tmp (malloc'd, NULL on failure);

@@ -14,35 +14,6 @@ static tl_ctx *new_ctx(void) {
   return ctx;
 }
 
-/* realizes t and compares every element with want (as doubles) */
-static void check_values(tl_tensor *t, const double *want, int64_t n, double tol, int line) {
-  if (!t) {
-    tl_test_fail(__FILE__, line, "tensor is NULL");
-    return;
-  }
-  if (tl_numel(t) != n) {
-    tl_test_fail(__FILE__, line, "numel %lld, expected %lld", (long long)tl_numel(t), (long long)n);
-    return;
-  }
-  tl_tensor *d = tl_cast(t, TL_F64);
-  double got[256];
-  if (n > 256 || tl_to_host(d, got, sizeof(double) * (size_t)n)) {
-    tl_test_fail(__FILE__, line, "to_host failed: %s", tl_last_error(tl_context(t)));
-  } else {
-    for (int64_t i = 0; i < n; i++)
-      if (!(fabs(got[i] - want[i]) <= tol)) {
-        tl_test_fail(__FILE__, line, "element %lld: got %.9g, expected %.9g", (long long)i, got[i], want[i]);
-        break;
-      }
-  }
-  tl_release(d);
-}
-#define VALUES(t, tol, ...)                                                     \
-  do {                                                                          \
-    const double want_[] = {__VA_ARGS__};                                       \
-    check_values(t, want_, (int64_t)(sizeof want_ / sizeof want_[0]), tol, __LINE__); \
-  } while (0)
-
 static tl_tensor *mat(tl_ctx *ctx, int64_t r, int64_t c, const float *v) {
   return tl_from_data(ctx, TL_F32, 2, (int64_t[]){r, c}, v);
 }

@@ -11,24 +11,6 @@ static tl_tensor *mat(tl_ctx *ctx, int64_t r, int64_t c, const double *v) {
   return tl_from_data(ctx, TL_F64, 2, (int64_t[]){r, c}, v);
 }
 
-static void values(tl_tensor *t, const double *want, int64_t n, double tol, int line) {
-  double got[32];
-  if (!t || tl_numel(t) != n || n > 32 || tl_to_host(tl_cast(t, TL_F64), got, sizeof(double) * (size_t)n) != TL_OK) {
-    tl_test_fail(__FILE__, line, "no values: %s", t ? tl_last_error(tl_context(t)) : "NULL");
-    return;
-  }
-  for (int64_t i = 0; i < n; i++)
-    if (!(fabs(got[i] - want[i]) <= tol)) {
-      tl_test_fail(__FILE__, line, "element %lld: got %.12g, expected %.12g", (long long)i, got[i], want[i]);
-      return;
-    }
-}
-#define VALUES(t, tol, ...)                                                    \
-  do {                                                                         \
-    const double w_[] = {__VA_ARGS__};                                         \
-    values(t, w_, (int64_t)(sizeof w_ / sizeof w_[0]), tol, __LINE__);         \
-  } while (0)
-
 TEST(linalg_values_by_hand) {
   tl_ctx *ctx = tl_init();
   /* [[2, 1], [1, 1]]: det 1, inverse [[1, -1], [-1, 2]]; x = A^-1 [3, 2] = [1, 1] */

@@ -24,21 +24,6 @@ static bool host(tl_tensor *t, double *out, int64_t n, int line) {
   return true;
 }
 
-static void values(tl_tensor *t, const double *want, int64_t n, double tol, int line) {
-  double got[64];
-  if (!host(t, got, n, line)) return;
-  for (int64_t i = 0; i < n; i++)
-    if (!(fabs(got[i] - want[i]) <= tol)) {
-      tl_test_fail(__FILE__, line, "element %lld: got %.12g, expected %.12g", (long long)i, got[i], want[i]);
-      return;
-    }
-}
-#define VALUES(t, tol, ...)                                                    \
-  do {                                                                         \
-    const double w_[] = {__VA_ARGS__};                                         \
-    values(t, w_, (int64_t)(sizeof w_ / sizeof w_[0]), tol, __LINE__);         \
-  } while (0)
-
 /* a (m x n) = u (m x k) diag(s) v (n x k)^T, and u^T u = v^T v = I (k x k), to tol */
 static void check_svd(const double *a, int64_t m, int64_t n, tl_tensor *tu, tl_tensor *ts, tl_tensor *tv, double tol, int line) {
   int64_t k = m < n ? m : n;

@@ -64,6 +64,27 @@ void tl_test_fail(const char *file, int line, const char *fmt, ...) {
   current_failures++;
 }
 
+void tl_test_values(const char *file, int line, tl_tensor *t, const double *want, int64_t n, double tol) {
+  if (!t || tl_numel(t) != n) {
+    tl_test_fail(file, line, "tensor is NULL or has %lld elements, expected %lld", (long long)(t ? tl_numel(t) : -1),
+                 (long long)n);
+    return;
+  }
+  double *got = malloc(sizeof(double) * (size_t)(n > 0 ? n : 1));
+  tl_tensor *d = tl_cast(t, TL_F64);
+  tl_status st = got ? tl_to_host(d, got, sizeof(double) * (size_t)n) : TL_ERR_NOMEM;
+  tl_release(d);
+  if (st != TL_OK)
+    tl_test_fail(file, line, "no values: %s", tl_last_error(tl_context(t)));
+  else
+    for (int64_t i = 0; i < n; i++)
+      if (!(fabs(got[i] - want[i]) <= tol)) {
+        tl_test_fail(file, line, "element %lld: got %.12g, expected %.12g", (long long)i, got[i], want[i]);
+        break;
+      }
+  free(got);
+}
+
 const char *tl_test_bindir(void) { return bindir; }
 
 char *tl_test_tmpdir(void) {

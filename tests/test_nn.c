@@ -18,33 +18,6 @@ static tl_tensor *vec(tl_ctx *ctx, tl_dtype dt, int64_t n, const double *v) {
   return dt == TL_F64 ? d : tl_cast(d, dt);
 }
 
-/* realizes t (any dtype) and compares every element with want */
-static void check_values(tl_tensor *t, const double *want, int64_t n, double tol, int line) {
-  if (!t || tl_numel(t) != n) {
-    tl_test_fail(__FILE__, line, "tensor is NULL or has %lld elements, expected %lld",
-                 (long long)(t ? tl_numel(t) : -1), (long long)n);
-    return;
-  }
-  double got[64];
-  tl_tensor *d = tl_cast(t, TL_F64);
-  tl_status st = n > 64 ? TL_ERR_RANGE : tl_to_host(d, got, sizeof(double) * (size_t)n);
-  tl_release(d);
-  if (st != TL_OK) {
-    tl_test_fail(__FILE__, line, "to_host failed: %s", tl_last_error(tl_context(t)));
-    return;
-  }
-  for (int64_t i = 0; i < n; i++)
-    if (!(fabs(got[i] - want[i]) <= tol)) {
-      tl_test_fail(__FILE__, line, "element %lld: got %.12g, expected %.12g", (long long)i, got[i], want[i]);
-      return;
-    }
-}
-#define VALUES(t, tol, ...)                                                          \
-  do {                                                                               \
-    const double want_[] = {__VA_ARGS__};                                            \
-    check_values(t, want_, (int64_t)(sizeof want_ / sizeof want_[0]), tol, __LINE__); \
-  } while (0)
-
 static double item(tl_tensor *t) {
   double v = NAN;
   if (tl_item(t, &v) != TL_OK) return NAN;
@@ -89,7 +62,7 @@ TEST(nn_cross_entropy_value_and_grad) {
   for (int n = 0; n < 2; n++)
     for (int j = 0; j < 3; j++)
       g[n * 3 + j] = (exp(-ce_term(ce_logits[n], 3, j)) - (j == (int)tg[n])) / 2;
-  check_values(tl_grad(logits), g, 6, 1e-12, __LINE__);
+  tl_test_values(__FILE__, __LINE__, tl_grad(logits), g, 6, 1e-12);
   TEST_SHUTDOWN(ctx);
 }
 
@@ -475,7 +448,7 @@ static void check_against_reference(const opt_cfg *c, tl_dtype dt, double tol) {
     CHECK_INT(tl_optimizer_step(opt), TL_OK);
     double want[2] = {w0[0], w0[1]};
     reference_steps(c, want, step);
-    check_values(w, want, 2, tol, __LINE__);
+    tl_test_values(__FILE__, __LINE__, w, want, 2, tol);
     CHECK_INT(tl_get_dtype(w), dt);
     CHECK(tl_requires_grad(w));
     tl_stats now = tl_get_stats(ctx);
