@@ -364,6 +364,17 @@ TL_API tl_tensor *tl_layer_norm(tl_tensor *x, tl_tensor *gamma, tl_tensor *beta,
 TL_API tl_tensor *tl_inverse(tl_tensor *a);
 TL_API tl_tensor *tl_det(tl_tensor *a); /* the batch's shape: [..] */
 TL_API tl_tensor *tl_solve(tl_tensor *a, tl_tensor *b);
+/* Thin SVD of matrices [.., m, n] (f32/f64, finite; one-sided Jacobi on the host, in
+ * f64): a = U diag(S) V^T, torch.linalg.svd(full_matrices=False) with V = Vh^T; U
+ * [.., m, k], S [.., k] descending, V [.., n, k], k = min(m, n). Signs: each column of V
+ * (of U when m < n) has its largest-|.| entry positive. eigh (numpy.linalg.eigh) of
+ * symmetric matrices [.., n, n] (cyclic Jacobi): values [.., n] ascending, vectors
+ * [.., n, n] in columns, each with its largest-|.| entry positive; a matrix whose
+ * |a_ij - a_ji| exceeds 1e-5 of its largest |entry| is TL_ERR_ARG (within it, the mean
+ * of the two is used). No gradient yet: an input requiring grad is TL_ERR_ARG. On
+ * error the outputs are NULL and nothing is made. */
+TL_API tl_status tl_svd(tl_tensor *a, tl_tensor **u, tl_tensor **s, tl_tensor **v);
+TL_API tl_status tl_eigh(tl_tensor *a, tl_tensor **values, tl_tensor **vectors);
 /* weight [V, D], indices integer of any shape -> [..., D]: tl_gather_rows after reading
  * the indices to the host to check them (an index outside [0, V) is an error, named) */
 TL_API tl_tensor *tl_embedding(tl_tensor *weight, tl_tensor *indices);

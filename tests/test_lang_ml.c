@@ -33,4 +33,5 @@ static void ends_empty(const char *prog, int want_exit) {
 TEST(lang_ml_mem_stats_end_at_zero) {
   ends_empty("tests/lang/nn/seed_model_helpers.tl", 0);
   ends_empty("tests/lang/nn/linalg.tl", 0);
+  ends_empty("tests/lang/nn/decomp.tl", 0);
 }

@@ -37,7 +37,7 @@ char *tl_lang_compile(const char *path, const char *src, size_t len, bool line_d
   tl_parse(lx.tokens, lx.ntokens, &diag, arena, &prog);
   if (!prog || tl_arena_failed(arena) || tl_arena_failed(lx.arena)) goto done;
   tl_modules_load(prog, path, &diag, arena); /* `mod m;` files join the program */
-  tl_stdlib_load(prog, src, &diag, arena);   /* File::open, KVCache... (front/stdlib.c) */
+  tl_stdlib_load(prog, src, len, &diag, arena); /* File::open, KVCache... (front/stdlib.c) */
   if (tl_arena_failed(arena) || tl_sema_check(prog, &diag, arena, &S) || diag.errors || tl_modules_errors(prog))
     goto done;
   for (tl_fninfo *f = S.fns; f; f = f->next)

@@ -13,6 +13,8 @@
  * args: s String, I Vec<i64> (a shape), i i64, f a number, T a tensor.
  * ret: t an f32 tensor, r the receiver's (or first argument's) tensor type, x an i64 tensor of the receiver's rank, f f32, u unit,
  * o an Option of the receiver's element type, D the receiver's type less 2 axes,
+ * M the receiver's type (a matrix or batch of them), S the receiver's type less 1 axis (of a matrix),
+ * V the tuple (M, S, M) of svd(),
  * a the tensor argument's type. */
 static const struct {
   const char *name;
@@ -33,6 +35,12 @@ static const struct {
     [TL_ML_INVERSE] = {"inverse", 'm', 'r', "", false},
     [TL_ML_DET] = {"det", 'm', 'D', "", false},
     [TL_ML_SOLVE] = {"solve", 'm', 'a', "T", false},
+    [TL_ML_SVD_U] = {"svd_u", 'm', 'M', "", false},
+    [TL_ML_SVD_S] = {"svd_s", 'm', 'S', "", false},
+    [TL_ML_SVD_V] = {"svd_v", 'm', 'M', "", false},
+    [TL_ML_EIG_VALUES] = {"eig_values", 'm', 'S', "", false},
+    [TL_ML_EIG_VECTORS] = {"eig_vectors", 'm', 'M', "", false},
+    [TL_ML_SVD] = {"svd", 'm', 'V', "", false},
 };
 
 static tl_ty *check_row(sema *s, tl_node *n, size_t row, tl_ty *recv) {
@@ -91,12 +99,17 @@ static tl_ty *check_row(sema *s, tl_node *n, size_t row, tl_ty *recv) {
     return r && r->kind == TY_TENSOR ? r : TY_ERR;
   }
   case 'x': return tl_sema_tensor(s, TL_I64, recv ? recv->rank : -1);
-  case 'D':
+  case 'D': case 'M': case 'S': case 'V':
     if (recv->rank >= 0 && recv->rank < 2) {
-      tl_sema_error(s, n, "`%s` needs square matrices [.., n, n]; this tensor has %d axis%s", name, recv->rank, recv->rank == 1 ? "" : "es");
+      tl_sema_error(s, n, "`%s` needs %smatrices [.., %s]; this tensor has %d axis%s", name, rows[row].ret == 'D' ? "square " : "",
+                    rows[row].ret == 'D' ? "n, n" : "m, n", recv->rank, recv->rank == 1 ? "" : "es");
       return TY_ERR;
     }
-    return tl_sema_tensor(s, recv->dtype, recv->rank >= 0 ? recv->rank - 2 : -1);
+    if (rows[row].ret == 'V') {
+      tl_ty *usv[3] = {recv, tl_sema_tensor(s, recv->dtype, recv->rank >= 0 ? recv->rank - 1 : -1), recv};
+      return tl_sema_tuple_of(s, usv, 3);
+    }
+    return rows[row].ret == 'M' ? recv : tl_sema_tensor(s, recv->dtype, recv->rank >= 0 ? recv->rank - (rows[row].ret == 'D' ? 2 : 1) : -1);
   case 'a': return first && first->kind == TY_TENSOR ? first : TY_ERR;
   case 'f': return TY_F32_T;
   default: return TY_UNIT_T;

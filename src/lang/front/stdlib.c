@@ -42,53 +42,54 @@ static const char *header_word(const char *text, const char *prefix, const char 
   return NULL;
 }
 
-/* does text say pattern, as tokens: `File::open` or `impl Error`, spaces between the
- * pieces allowed, each word whole? */
-static bool says_at(const char *t, const char *pat) {
+/* does t (up to end) say pattern, as tokens: `File::open` or `impl Error`, spaces
+ * between the pieces allowed, each word whole? */
+static bool says_at(const char *t, const char *end, const char *pat) {
   while (*pat) {
-    if (*pat == ' ') {
-      if (*t != ' ' && *t != '\t' && *t != '\n') return false;
-      while (*pat == ' ') pat++;
-    }
-    while (*t == ' ' || *t == '\t' || *t == '\n') t++;
+    bool gap = *pat == ' ';
+    while (*pat == ' ') pat++;
+    const char *t0 = t;
+    while (t < end && (*t == ' ' || *t == '\t' || *t == '\n')) t++;
+    if (gap && t == t0) return false; /* `implError` is not `impl Error` */
     const char *w = pat;
     while (ident_char(*pat)) pat++;
     size_t n = (size_t)(pat - w);
     if (n) {
-      if (strncmp(t, w, n) || ident_char(t[n])) return false;
+      if ((size_t)(end - t) < n || memcmp(t, w, n) || (t + n < end && ident_char(t[n]))) return false;
       t += n;
     } else if (*pat) { /* punctuation: `::` */
-      if (*t != *pat) return false;
+      if (t == end || *t != *pat) return false;
       t++, pat++;
     }
   }
   return true;
 }
 
-static bool says(const char *text, const char *pat) {
-  for (const char *p = text; *p; p++)
-    if ((p == text || !ident_char(p[-1])) && says_at(p, pat)) return true;
+/* text holds len bytes (a program's text need not end in NUL) */
+static bool says(const char *text, size_t len, const char *pat) {
+  for (const char *p = text, *end = text + len; p < end; p++)
+    if ((p == text || !ident_char(p[-1])) && says_at(p, end, pat)) return true;
   return false;
 }
 
 /* does the program's text (src, then its `mod` units) say pat? */
-static bool program_says(const tl_program *prog, int nunits, const char *src, const char *pat) {
-  if (src && says(src, pat)) return true;
+static bool program_says(const tl_program *prog, int nunits, const char *src, size_t len, const char *pat) {
+  if (src && says(src, len, pat)) return true;
   for (int u = 1; u < nunits; u++)
-    if (prog->units[u].src && says(prog->units[u].src, pat)) return true;
+    if (prog->units[u].src && says(prog->units[u].src, strlen(prog->units[u].src), pat)) return true;
   return false;
 }
 
 /* is file i wanted by the program? */
-static bool wanted(const tl_program *prog, int nunits, const char *src, int i) {
+static bool wanted(const tl_program *prog, int nunits, const char *src, size_t len, int i) {
   char name[64], pat[64];
   header_word(files[i].text, "// std: ", files[i].text, name, sizeof name);
   bool any_when = false;
   for (const char *at = files[i].text; (at = header_word(files[i].text, "// when: ", at, pat, sizeof pat));) {
     any_when = true;
-    if (program_says(prog, nunits, src, pat)) return true;
+    if (program_says(prog, nunits, src, len, pat)) return true;
   }
-  return !any_when && program_says(prog, nunits, src, name);
+  return !any_when && program_says(prog, nunits, src, len, name);
 }
 
 static bool declared(const tl_program *prog, const char *text) {
@@ -150,11 +151,11 @@ static bool splice(tl_program *prog, int i, tl_arena *arena) {
   return true;
 }
 
-int tl_stdlib_load(tl_program *prog, const char *src, tl_diag *diag, tl_arena *arena) {
+int tl_stdlib_load(tl_program *prog, const char *src, size_t len, tl_diag *diag, tl_arena *arena) {
   bool use[NFILES > 0 ? NFILES : 1] = {false};
   int nunits = prog->units ? prog->nunits : 0; /* the program's own, not the library's */
   for (int i = 0; i < NFILES; i++)
-    if (!use[i] && wanted(prog, nunits, src, i)) {
+    if (!use[i] && wanted(prog, nunits, src, len, i)) {
       use[i] = true;
       mark_needs(i, use);
     }

@@ -5,9 +5,9 @@
 
 #include "lang/front/module.h"
 
-/* after tl_modules_load: each library file the program (its text src and its `mod`
- * units) asks for becomes a unit of prog, its items at the program's end; returns the
+/* after tl_modules_load: each library file the program (its text src of len bytes and
+ * its `mod` units) asks for becomes a unit of prog, its items at the program's end; returns the
  * number of errors (reported in diag) */
-int tl_stdlib_load(tl_program *prog, const char *src, tl_diag *diag, tl_arena *arena);
+int tl_stdlib_load(tl_program *prog, const char *src, size_t len, tl_diag *diag, tl_arena *arena);
 
 #endif

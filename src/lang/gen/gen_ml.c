@@ -48,10 +48,18 @@ cv tl_gen_ml_call(gen *g, tl_node *n) {
     const char *q = tl_gen_expr(g, a).c, *k = tl_gen_expr(g, a->next).c, *v = tl_gen_expr(g, a->next->next).c;
     return tl_gen_temp_value(g, n->ty, tl_gen_fmt(g, "tlrt_sdpa(R, %s, %s, %s, %s)", q, k, v, l));
   }
-  case TL_ML_INVERSE: case TL_ML_DET: case TL_ML_SOLVE: {
+  case TL_ML_INVERSE: case TL_ML_DET: case TL_ML_SOLVE:
+  case TL_ML_SVD_U: case TL_ML_SVD_S: case TL_ML_SVD_V: case TL_ML_EIG_VALUES: case TL_ML_EIG_VECTORS: {
     cv t = tl_gen_expr(g, n->lhs);
     const char *b = n->len == TL_ML_SOLVE ? tl_gen_expr(g, a).c : "NULL";
     return tl_gen_temp_value(g, n->ty, tl_gen_fmt(g, "tlrt_linalg(R, %d, %s, %s, %s)", (int)(n->len - TL_ML_INVERSE), t.c, b, l));
+  }
+  case TL_ML_SVD: { /* the tuple (U, S, V), filled by one tl_svd */
+    cv t = tl_gen_expr(g, n->lhs);
+    tl_ty *r = n->ty;
+    cv o = tl_gen_temp_value(g, r, tl_gen_fmt(g, "tlrt_obj_new(R, sizeof(struct %s), %s__drop)", r->st->cname, r->st->cname));
+    tl_gen_emit(g, "tlrt_svd(R, %s, &%s->f_0, &%s->f_1, &%s->f_2, %s);", t.c, o.c, o.c, o.c, l);
+    return o;
   }
   default: tl_gen_fail(g, n, "unknown model helper"); return tl_gen_scalar("0", n->ty);
   }

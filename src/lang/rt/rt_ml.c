@@ -296,5 +296,16 @@ tl_tensor *tlrt_sdpa(tlrt *R, tl_tensor *q, tl_tensor *k, tl_tensor *v, int line
 }
 
 tl_tensor *tlrt_linalg(tlrt *R, int op, tl_tensor *a, tl_tensor *b, int line, int col) {
-  return CHECK(op == 0 ? tl_inverse(a) : op == 1 ? tl_det(a) : tl_solve(a, b));
+  if (op <= 2) return CHECK(op == 0 ? tl_inverse(a) : op == 1 ? tl_det(a) : tl_solve(a, b));
+  tl_tensor *t[3] = {NULL, NULL, NULL}; /* svd: u, s, v; eigh: values, vectors */
+  if (op <= 5) tl_svd(a, &t[0], &t[1], &t[2]);
+  else tl_eigh(a, &t[0], &t[1]);
+  int keep = op <= 5 ? op - 3 : op - 6;
+  for (int i = 0; i < 3; i++)
+    if (i != keep && t[i]) tl_release(t[i]);
+  return CHECK(t[keep]);
+}
+
+void tlrt_svd(tlrt *R, tl_tensor *a, tl_tensor **u, tl_tensor **s, tl_tensor **v, int line, int col) {
+  tlrt_check_status(R, tl_svd(a, u, s, v), line, col);
 }

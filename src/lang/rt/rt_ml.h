@@ -32,7 +32,10 @@ TL_API tl_tensor *tlrt_temperature_scale(tlrt *R, tl_tensor *logits, double temp
 TL_API tl_tensor *tlrt_repetition_penalty(tlrt *R, tl_tensor *logits, tl_tensor *tokens, double penalty, int line, int col);
 /* Tensor::sdpa(q, k, v): softmax(q k^T / sqrt(d)) v */
 TL_API tl_tensor *tlrt_sdpa(tlrt *R, tl_tensor *q, tl_tensor *k, tl_tensor *v, int line, int col);
-/* op 0: a.inverse(), 1: a.det(), 2: a.solve(b) (tl.h's tl_inverse, tl_det, tl_solve) */
+/* op 0: a.inverse(), 1: a.det(), 2: a.solve(b) (tl.h's tl_inverse, tl_det, tl_solve);
+ * 3, 4, 5: a.svd_u(), svd_s(), svd_v() (tl_svd); 6, 7: a.eig_values(), eig_vectors() (tl_eigh) */
+/* a.svd(): the tuple's three fields (U, S, V), tl.h's tl_svd */
+TL_API void tlrt_svd(tlrt *R, tl_tensor *a, tl_tensor **u, tl_tensor **s, tl_tensor **v, int line, int col);
 TL_API tl_tensor *tlrt_linalg(tlrt *R, int op, tl_tensor *a, tl_tensor *b, int line, int col);
 
 #endif
