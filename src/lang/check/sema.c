@@ -830,6 +830,7 @@ tl_ty *tl_sema_expr(sema *s, tl_node *n, tl_ty *expect) {
   s->hint = false;
   tl_ty *need = !hint && expect && (tl_ty_is_numeric(expect) || expect->kind == TY_BOOL) ? expect : NULL;
   tl_ty *t;
+  int k; /* Param::checkpoint's answer */
   if (n->kind == TL_N_PATH || n->kind == TL_N_CALL) tl_sema_option_spelling(s, n); /* Option::Some(1) */
   switch (n->kind) {
   case TL_N_INT: case TL_N_FLOAT: case TL_N_STR: case TL_N_CHAR: case TL_N_BOOL: t = check_literal(s, n, expect); break;
@@ -858,7 +859,11 @@ tl_ty *tl_sema_expr(sema *s, tl_node *n, tl_ty *expect) {
   case TL_N_CAST: t = check_cast(s, n, need); break;
   case TL_N_RANGE: t = check_range(s, n); break;
   case TL_N_CALL:
-    if (tl_sema_dyn_box_new(s, n)) { /* Box::new(x) is x (sema_dyn.c) */
+    if ((k = tl_sema_seed_checkpoint(s, n)) < 0) { /* Param::checkpoint(f, x) is f(x) (sema_seed.c) */
+      t = TY_ERR;
+      break;
+    }
+    if (k > 0 || tl_sema_dyn_box_new(s, n)) { /* Box::new(x) is x (sema_dyn.c) */
       s->hint = hint;
       return tl_sema_expr(s, n, expect);
     }

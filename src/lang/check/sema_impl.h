@@ -266,6 +266,7 @@ bool tl_sema_const_exists(sema *s, const char *name);
 /* sema_seed.c: `t.fill_(v)` becomes an assignment: 1 (st is now that ASSIGN), 2
  * (reported), 0 (not such a statement) */
 int tl_sema_seed_stmt(sema *s, tl_node *st);
+int tl_sema_seed_checkpoint(sema *s, tl_node *n); /* `Param::checkpoint(m.f, x)` made m.f(x): 1, -1 reported */
 void tl_sema_seed_assign(sema *s, tl_node *st);
 /* sema_einsum.c: `let C = A[i, j] * B[j, k];` with i, j, k free becomes a comprehension */
 bool tl_sema_einsum_let(sema *s, tl_node *let);

@@ -292,7 +292,7 @@ tl_ty *tl_sema_io_method(sema *s, tl_node *n, tl_ty *t) {
     expect_string(s, a, "backend name");
     return tl_sema_tensor(s, t->dtype, t->rank);
   }
-  if (!strcmp(m, "print") || !strcmp(m, "display")) { /* display: the seed's spelling */
+  if (!strcmp(m, "print") || !strcmp(m, "display") || (!strncmp(m, "print_", 6) && m[6] >= '1' && m[6] <= '3' && !m[7])) { /* display, print_1..3: the seed's spellings */
     n->ival = B_TENSOR_PRINT;
     return arity(s, n, m, 0, 0) ? TY_UNIT_T : TY_ERR;
   }

@@ -2,7 +2,10 @@
  * expression statement before it is checked; out: the statement TL runs instead.
  * `t.fill_(v)` (PyTorch's in-place fill, the seed's) on a tensor variable is
  * `t = t.zeros_like() + v;`: the same shape and dtype, every element v (float
- * tensors: an integer one would turn float). */
+ * tensors: an integer one would turn float).
+ * `Param::checkpoint(f, x)` (the seed's activation checkpointing) is the call `f(x)`, and
+ * `Param::checkpoint(m.forward, x)` the method call `m.forward(x)`: the same values and
+ * gradients, and no memory saved (the whole graph is kept for backward). */
 #include <string.h>
 
 #include "lang/check/sema_impl.h"
@@ -43,4 +46,19 @@ void tl_sema_seed_assign(sema *s, tl_node *st) {
   if (!st->str || st->lhs->kind != TL_N_IDENT) return;
   tl_var *v = tl_sema_lookup(s, st->lhs->name);
   if (v) tl_sema_may_change(s, st, v, st->str);
+}
+
+int tl_sema_seed_checkpoint(sema *s, tl_node *n) {
+  if (n->kind != TL_N_CALL || n->lhs->kind != TL_N_PATH || strcmp(n->lhs->name, "Param::checkpoint") ||
+      tl_sema_find_fn(s, "Param::checkpoint"))
+    return 0;
+  if (!tl_sema_arity(s, n, "Param::checkpoint", 2)) return -1;
+  tl_node *f = n->args, *x = f->next;
+  f->next = NULL;
+  if (f->kind == TL_N_FIELD) /* a bound method, the seed's `self.b1.forward` */
+    *n = (tl_node){.kind = TL_N_METHOD, .line = n->line, .col = n->col, .name = f->name, .lhs = f->lhs, .args = x,
+                   .next = n->next};
+  else
+    *n = (tl_node){.kind = TL_N_CALL, .line = n->line, .col = n->col, .lhs = f, .args = x, .next = n->next};
+  return 1;
 }
