@@ -67,6 +67,21 @@ static void mark_unit(tl_ast_item *items, int unit) {
   }
 }
 
+tl_program *tl_modules_parse_unit(tl_program *prog, int u, tl_arena *arena) {
+  tl_unit *m = &prog->units[u];
+  tl_lexer lx = {.arena = arena};
+  tl_program *mp = NULL;
+  tl_lex(&lx, m->diag);
+  tl_parse(lx.tokens, lx.ntokens, m->diag, arena, &mp);
+  free(lx.tokens); /* the tokens go; their text stays, for the tree points into it */
+  m->strings = lx.arena;
+  if (mp) {
+    mark_unit(mp->items, u);
+    mark_unit(mp->broken, u);
+  }
+  return mp;
+}
+
 /* reads and parses unit u's file; false (and an error at the `mod`) when it cannot */
 static bool load_unit(tl_program *prog, int u, tl_ast_item *mod, tl_arena *arena) {
   tl_unit *parent = &prog->units[mod->unit];
@@ -95,12 +110,7 @@ static bool load_unit(tl_program *prog, int u, tl_ast_item *mod, tl_arena *arena
   m->diag = calloc(1, sizeof *m->diag);
   if (!m->diag) return false;
   tl_diag_init(m->diag, m->path, m->src, len);
-  tl_lexer lx = {.arena = arena};
-  tl_program *mp = NULL;
-  tl_lex(&lx, m->diag);
-  tl_parse(lx.tokens, lx.ntokens, m->diag, arena, &mp);
-  free(lx.tokens); /* the tokens go; their text stays, for the tree points into it */
-  m->strings = lx.arena;
+  tl_program *mp = tl_modules_parse_unit(prog, u, arena);
   if (!mp) return false;
   for (tl_ast_item **it = &mp->items; *it;) /* a module's statements would make a second `main` */
     if ((*it)->kind == TL_ITEM_FN && (*it)->fn->script) {
@@ -109,8 +119,6 @@ static bool load_unit(tl_program *prog, int u, tl_ast_item *mod, tl_arena *arena
     } else {
       it = &(*it)->next;
     }
-  mark_unit(mp->items, u);
-  mark_unit(mp->broken, u);
   mod->module = mp;
   /* its items follow the `mod` line; its half-parsed ones join the program's */
   if (mp->items) {

@@ -19,6 +19,10 @@ char *tl_lang_read_file(const char *path, size_t *len, FILE *err);
 /* loads every module of prog (whose file is path, its diagnostics diag), modules of
  * modules too; returns the number of errors (in the files' diagnostics) */
 int tl_modules_load(tl_program *prog, const char *path, tl_diag *diag, tl_arena *arena);
+/* lexes and parses unit u of prog (its path, src and diag set): its tree, each item
+ * marked with u, or NULL; the unit keeps the text the tree points into. Modules and the
+ * library written in TL (stdlib.c) are read this way. */
+tl_program *tl_modules_parse_unit(tl_program *prog, int u, tl_arena *arena);
 /* the errors of the modules' files (unit 0 is the caller's) */
 int tl_modules_errors(const tl_program *prog);
 /* prints the modules' errors, each file's sorted */

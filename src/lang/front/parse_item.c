@@ -53,6 +53,14 @@ static tl_type *fn_type(parser *p, tl_type *ty) {
   return ty;
 }
 
+/* prefix then name, in the parse's arena: `dyn Shape`, `Self::Output` as one type name */
+static char *joined(parser *p, const char *prefix, const char *name) {
+  char *full = tl_parse_alloc(p, strlen(prefix) + strlen(name) + 1);
+  strcpy(full, prefix);
+  strcat(full, name);
+  return full;
+}
+
 // type = "fn" "(" types ")" ("->" type)? | ident ("<" dtype ("," int)? ">")? | ident "<" type ("," type)* ">" | tuple_type
 //   -- Tensor takes a dtype and a rank; Option, Result, Vec, HashMap and generic structs and enums types
 // tuple_type = "(" ")" | "(" type "," ")" | "(" type ("," type)+ ","? ")"
@@ -102,20 +110,12 @@ tl_type *tl_parse_type(parser *p) {
   }
   ty->name = tl_parse_ident(p, "a type");
   if (!strcmp(ty->name, "dyn") && at(p, TL_TOK_IDENT)) { /* `dyn Shape`: a trait object (sema_dyn.c) */
-    const char *trait = tl_parse_ident(p, "a trait name after 'dyn'");
-    char *full = tl_parse_alloc(p, strlen(trait) + 5);
-    strcpy(full, "dyn ");
-    strcat(full, trait);
-    ty->name = full;
+    ty->name = joined(p, "dyn ", tl_parse_ident(p, "a trait name after 'dyn'"));
     return ty;
   }
   if (!strcmp(ty->name, "Self") && at(p, TL_TOK_COLONCOLON)) { /* `Self::Output`: an associated type */
     next(p);
-    const char *a = tl_parse_ident(p, "an associated type's name after 'Self::'");
-    char *full = tl_parse_alloc(p, strlen(a) + 7);
-    strcpy(full, "Self::");
-    strcat(full, a);
-    ty->name = full;
+    ty->name = joined(p, "Self::", tl_parse_ident(p, "an associated type's name after 'Self::'"));
     return ty;
   }
   if (!at(p, TL_TOK_LT)) return ty;

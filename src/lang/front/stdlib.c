@@ -13,8 +13,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "lang/front/lex.h"
-#include "lang/front/parse.h"
 
 typedef struct {
   const char *file, *text;
@@ -30,6 +28,7 @@ static bool ident_char(char c) { return c == '_' || (c >= '0' && c <= '9') || (c
 /* the identifier after `prefix` at the start of a header line of text, copied to out */
 static const char *header_word(const char *text, const char *prefix, const char *from, char *out, size_t cap) {
   size_t n = strlen(prefix);
+  out[0] = 0;
   for (const char *p = strstr(from, prefix); p; p = strstr(p + 1, prefix)) {
     if (p != text && p[-1] != '\n') continue;
     size_t k = 0;
@@ -133,18 +132,8 @@ static bool splice(tl_program *prog, int i, tl_arena *arena) {
   unit->diag = calloc(1, sizeof *unit->diag);
   if (!unit->path || !unit->src || !unit->diag) return false;
   tl_diag_init(unit->diag, unit->path, unit->src, strlen(unit->src));
-  tl_lexer lx = {.arena = arena};
-  tl_program *mp = NULL;
-  tl_lex(&lx, unit->diag);
-  tl_parse(lx.tokens, lx.ntokens, unit->diag, arena, &mp);
-  free(lx.tokens); /* the text of its strings stays: the tree points into it */
-  unit->strings = lx.arena;
+  tl_program *mp = tl_modules_parse_unit(prog, u, arena);
   if (!mp || !mp->items || unit->diag->errors) return false;
-  for (tl_ast_item *it = mp->items; it; it = it->next) {
-    it->unit = u;
-    if (it->fn) it->fn->unit = u;
-    for (tl_fn *f = it->methods; f; f = f->next) f->unit = u;
-  }
   tl_ast_item **tail = &prog->items;
   while (*tail) tail = &(*tail)->next;
   *tail = mp->items;
