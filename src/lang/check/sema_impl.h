@@ -52,6 +52,13 @@ typedef struct {
 tl_ty *tl_sema_expr(sema *s, tl_node *n, tl_ty *expect);
 tl_ty *tl_sema_expr_hint(sema *s, tl_node *n, tl_ty *hint);
 tl_ty *tl_sema_block(sema *s, tl_node *n, tl_ty *expect);
+/* statements (sema_stmt.c): one statement of a block, and `loop`/`while` as expressions */
+void tl_sema_stmt(sema *s, tl_node *n);
+void tl_sema_loop(sema *s, tl_node *n);
+/* shared by expressions and compound assignments (sema.c) */
+tl_ty *tl_sema_binary_tensor(sema *s, tl_node *n, tl_ty *l, tl_ty *r);
+tl_ty *tl_sema_binary_at(sema *s, tl_node *n, tl_ty *expect, bool hint_only, tl_ty *l_done);
+bool tl_sema_tensor_cond(sema *s, tl_node *cond, const tl_ty *c);
 tl_ty *tl_sema_call(sema *s, tl_node *n, tl_ty *expect);
 tl_ty *tl_sema_method(sema *s, tl_node *n);
 tl_ty *tl_sema_compr(sema *s, tl_node *n);
