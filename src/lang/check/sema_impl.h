@@ -82,6 +82,8 @@ bool tl_sema_ty_fits(const tl_ty *want, const tl_ty *have);
 tl_ty *tl_sema_join(sema *s, tl_ty *a, tl_ty *b);
 bool tl_sema_widen(sema *s, tl_var *v, tl_ty *t);
 tl_ty *tl_sema_resolve_type(sema *s, const tl_type *t);
+/* a scalar type by its name (i8 ... u64, f16, bf16, f32, f64, bool, char, String), or NULL */
+tl_ty *tl_sema_scalar_named(const char *name);
 tl_var *tl_sema_declare(sema *s, const tl_node *at, const char *name, tl_ty *ty, tl_var_kind kind, bool is_mut);
 tl_fninfo *tl_sema_find_fn(sema *s, const char *name);
 tl_var *tl_sema_lookup(sema *s, const char *name);

@@ -20,6 +20,15 @@ typedef enum {
   TY_U8, /* Rust's byte: no tensor dtype, a scalar and a Vec<u8> element */
   TY_F32,
   TY_F64,
+  /* Rust's other scalars (LANGUAGE.md §3): C's fixed-width integers, wrapping; f16 and
+   * bf16 a C float holding a value of that format, each result rounded back to it */
+  TY_I8,
+  TY_I16,
+  TY_U16,
+  TY_U32,
+  TY_U64,
+  TY_F16,
+  TY_BF16,
   TY_CHAR,
   TY_STR,
   TY_TENSOR,
@@ -274,6 +283,15 @@ tl_ty *tl_ty_tuple_elem(const tl_ty *t, int i);
 bool tl_ty_is_numeric(const tl_ty *t);
 bool tl_ty_is_float(const tl_ty *t);
 bool tl_ty_is_int(const tl_ty *t);
+/* the scalar number types (types.c): an integer's width in bits (0: not an integer),
+ * unsigned, f16/bf16 (a float rounded to that format after each operation); the
+ * integer's range as int64 (u64's top: INT64_MAX, what a literal can spell); v wrapped
+ * into the integer type of kind k (u64: the bits) */
+int tl_ty_int_bits(const tl_ty *t);
+bool tl_ty_is_unsigned(const tl_ty *t);
+bool tl_ty_is_half(const tl_ty *t);
+void tl_ty_int_range(tl_ty_kind k, int64_t *lo, int64_t *hi);
+int64_t tl_ty_int_wrap(tl_ty_kind k, int64_t v);
 /* "f32", "Tensor<f32, 2>", "Point" into buf */
 const char *tl_ty_name(const tl_ty *t, char *buf, size_t size);
 /* the basic types, one object each (types.c): compared by address */
@@ -286,6 +304,13 @@ extern tl_ty tl_ty_basic[TY_RANGE + 1];
 #define TY_I64_T (&tl_ty_basic[TY_I64])
 #define TY_F32_T (&tl_ty_basic[TY_F32])
 #define TY_F64_T (&tl_ty_basic[TY_F64])
+#define TY_I8_T (&tl_ty_basic[TY_I8])
+#define TY_I16_T (&tl_ty_basic[TY_I16])
+#define TY_U16_T (&tl_ty_basic[TY_U16])
+#define TY_U32_T (&tl_ty_basic[TY_U32])
+#define TY_U64_T (&tl_ty_basic[TY_U64])
+#define TY_F16_T (&tl_ty_basic[TY_F16])
+#define TY_BF16_T (&tl_ty_basic[TY_BF16])
 #define TY_CHAR_T (&tl_ty_basic[TY_CHAR])
 #define TY_STR_T (&tl_ty_basic[TY_STR])
 #define TY_RANGE_T (&tl_ty_basic[TY_RANGE])

@@ -120,6 +120,27 @@ static void lex_ident(scanner *s) {
   push(s, kind, start, s->line, s->line_start);
 }
 
+/* a literal's type suffix, Rust's `5u16`, `3i8`, `1.5f16` (the static name, NULL: none):
+ * a float type's makes the literal a float; an integer type's on a float, or any other
+ * letters, is an error */
+static const char *lex_suffix(scanner *s, const char *start, bool *is_float) {
+  static const char *const names[] = {"i8", "i16", "i32", "i64", "u8", "u16", "u32", "u64", "f16", "bf16", "f32", "f64"};
+  if (s->p >= s->end || !is_ident_start(*s->p)) return NULL;
+  const char *q = s->p;
+  while (s->p < s->end && (is_ident_start(*s->p) || is_digit(*s->p))) s->p++;
+  size_t n = (size_t)(s->p - q);
+  for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
+    if (strlen(names[i]) != n || memcmp(names[i], q, n)) continue;
+    bool float_ty = names[i][0] == 'f' || names[i][0] == 'b';
+    if (*is_float && !float_ty) break;
+    if (float_ty && start[0] == '0' && s->p - start > 1 && (start[1] == 'x' || start[1] == 'X')) break;
+    *is_float |= float_ty;
+    return names[i];
+  }
+  LEX_ERROR(s, q, s->line, s->line_start, "invalid suffix `%.*s` for %s literal", (int)n, q, *is_float ? "a float" : "a number");
+  return NULL;
+}
+
 /* integers (decimal, 0x hex) are i64; a fraction or an exponent makes a float. `0..n`
  * is 0, `..`, n: a dot starts a fraction only before a digit. */
 static void lex_number(scanner *s) {
@@ -153,11 +174,16 @@ static void lex_number(scanner *s) {
       }
     }
   }
+  const char *num_end = s->p, *suffix = lex_suffix(s, start, &is_float);
   tl_token *t = push(s, is_float ? TL_TOK_FLOAT : TL_TOK_INT, start, s->line, s->line_start);
   if (!t) return;
-  if (is_float) {
+  t->str = suffix;
+  if (is_float && suffix && suffix[0] == 'f' && !memchr(start, '.', (size_t)(num_end - start)) &&
+      !memchr(start, 'e', (size_t)(num_end - start)) && !memchr(start, 'E', (size_t)(num_end - start)) && !overflow) {
+    t->v.f = (double)value; /* `5f32`: an integer written as a float */
+  } else if (is_float) {
     char buf[128];
-    size_t n = (size_t)(s->p - start) < sizeof buf - 1 ? (size_t)(s->p - start) : sizeof buf - 1;
+    size_t n = (size_t)(num_end - start) < sizeof buf - 1 ? (size_t)(num_end - start) : sizeof buf - 1;
     memcpy(buf, start, n);
     buf[n] = 0;
     t->v.f = strtod(buf, NULL);

@@ -535,8 +535,9 @@ static tl_node *primary(parser *p) {
       tl_parse_fail_at(p, t, "integer literal 9223372036854775808 is too large for i64");
     n = new_node(p, TL_N_INT, next(p));
     n->ival = t->v.i;
+    n->name = t->str; /* a type suffix, `5u16` */
     return n;
-  case TL_TOK_FLOAT: n = new_node(p, TL_N_FLOAT, next(p)); n->fval = t->v.f; return n;
+  case TL_TOK_FLOAT: n = new_node(p, TL_N_FLOAT, next(p)); n->fval = t->v.f; n->name = t->str; return n;
   case TL_TOK_CHAR: n = new_node(p, TL_N_CHAR, next(p)); n->ival = t->v.i; return n;
   case TL_TOK_STRING:
     n = new_node(p, TL_N_STR, next(p));
@@ -683,6 +684,7 @@ static tl_node *unary(parser *p) {
   if (t->kind == TL_TOK_MINUS && peek_at(p, 1)->kind == TL_TOK_INT && peek_at(p, 1)->v.i == INT64_MIN) {
     next(p); /* `-9223372036854775808`: i64::MIN itself, not the negation of a literal too large */
     tl_node *n = new_node(p, TL_N_INT, t);
+    n->name = peek(p)->str;
     n->ival = next(p)->v.i;
     return n;
   }

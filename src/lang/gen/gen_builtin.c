@@ -16,7 +16,11 @@ void tl_gen_fmt_value(gen *g, cv v, int prec, const tl_node *at, const char *dbg
   const char *c = v.c;
   bool plain = !strcmp(dbg, "0");
   switch (v.ty->kind) {
-  case TY_I32: case TY_I64: case TY_U8: tl_gen_emit(g, "tlrt_fmt_i64(R, %s, %d);", c, prec); break;
+  case TY_I32: case TY_I64: case TY_U8: case TY_I8: case TY_I16: case TY_U16: case TY_U32:
+    tl_gen_emit(g, "tlrt_fmt_i64(R, %s, %d);", c, prec);
+    break;
+  case TY_U64: tl_gen_emit(g, "tlrt_fmt_u64(R, %s);", c); break;
+  case TY_F16: case TY_BF16: tl_gen_emit(g, "tlrt_fmt_half(R, %s, %d, %d);", c, v.ty->kind == TY_BF16, prec); break;
   case TY_F32: tl_gen_emit(g, "tlrt_fmt_f32(R, %s, %d);", c, prec); break;
   case TY_F64: tl_gen_emit(g, "tlrt_fmt_f64(R, %s, %d);", c, prec); break;
   case TY_BOOL: tl_gen_emit(g, "tlrt_fmt_bool(R, %s);", c); break;
@@ -222,8 +226,12 @@ static cv scalar_math(gen *g, tl_node *n, tl_builtin id, cv x, cv *y) {
     case B_MAXIMUM: return tl_gen_scalar(tl_gen_fmt(g, "((%s) > (%s) ? (%s) : (%s))", x.c, y->c, x.c, y->c), t);
     case B_MINIMUM: return tl_gen_scalar(tl_gen_fmt(g, "((%s) < (%s) ? (%s) : (%s))", x.c, y->c, x.c, y->c), t);
     case B_RELU: return tl_gen_scalar(tl_gen_fmt(g, "((%s) > 0 ? (%s) : 0)", x.c, x.c), t);
-    default: return tl_gen_scalar(tl_gen_fmt(g, "((%s)tl__f2i(pow((double)(%s), (double)(%s)), %d))", c, x.c, y->c, t->kind == TY_I32 ? 1 : t->kind == TY_U8 ? 2 : 0), t);
+    default: return tl_gen_scalar(tl_gen_f2i(g, t, tl_gen_fmt(g, "pow((double)(%s), (double)(%s))", x.c, y->c)), t);
     }
+  }
+  if (tl_ty_is_half(t)) { /* computed in f32, the result rounded back to the format */
+    cv r = scalar_math(g, n, id, (cv){.c = x.c, .ty = TY_F32_T, .temp = -1}, y ? &(cv){.c = y->c, .ty = TY_F32_T, .temp = -1} : NULL);
+    return tl_gen_scalar(tl_gen_float_result(g, t, r.c), t);
   }
   switch (id) {
   case B_NEG: return tl_gen_scalar(tl_gen_fmt(g, "(-%s)", x.c), t);

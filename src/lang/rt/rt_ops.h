@@ -234,5 +234,34 @@ static inline int64_t tl__f2i(double x, int kind) {
   if (x >= hi) return kind == 2 ? 255 : kind ? INT32_MAX : INT64_MAX;
   return (int64_t)x;
 }
+/* the other integer widths (i8 i16 u16 u32 u64) */
+static inline uint64_t tl__divu64(tlrt *R, uint64_t a, uint64_t b, int line, int col) {
+  if (__builtin_expect(b == 0, 0)) tlrt_fail(R, line, col, "integer division by zero");
+  return a / b;
+}
+static inline uint64_t tl__modu64(tlrt *R, uint64_t a, uint64_t b, int line, int col) {
+  if (__builtin_expect(b == 0, 0)) tlrt_fail(R, line, col, "integer remainder by zero");
+  return a % b;
+}
+/* a (sign- or zero-extended from its bits) shifted; the caller truncates the result */
+static inline int64_t tl__shiftn(tlrt *R, int64_t a, int64_t b, int bits, int left, int line, int col) {
+  if (__builtin_expect(b < 0 || b >= bits, 0))
+    tlrt_fail(R, line, col, "attempt to shift %s by %lld, outside 0..%d", left ? "left" : "right", (long long)b, bits - 1);
+  return left ? (int64_t)((uint64_t)a << b) : a >> b;
+}
+static inline uint64_t tl__shiftu64(tlrt *R, uint64_t a, int64_t b, int bits, int left, int line, int col) {
+  if (__builtin_expect(b < 0 || b >= bits, 0))
+    tlrt_fail(R, line, col, "attempt to shift %s by %lld, outside 0..%d", left ? "left" : "right", (long long)b, bits - 1);
+  return left ? a << b : a >> b;
+}
+/* float -> an integer in [lo, hi] (both exact in a double), saturating, NaN 0 */
+static inline int64_t tl__f2range(double x, int64_t lo, int64_t hi) {
+  if (x != x) return 0;
+  return x <= (double)lo ? lo : x >= (double)hi ? hi : (int64_t)x;
+}
+static inline uint64_t tl__f2u64(double x) {
+  if (x != x || x <= 0) return 0;
+  return x >= 0x1p64 ? UINT64_MAX : (uint64_t)x;
+}
 
 #endif
