@@ -576,6 +576,7 @@ static index_args index_list(gen *g, tl_node *args) {
  * (saturating, NaN 0), never by C's undefined float-to-int */
 cv tl_gen_number_read(gen *g, const char *get, tl_ty *to, const tl_ty *t) {
   if (tl_ty_is_int(to) && t->dtype < 0) get = tl_gen_f2i(g, to, get);
+  if (tl_ty_is_half(to)) get = tl_gen_float_result(g, to, tl_gen_fmt(g, "(double)(%s)", get));
   return tl_gen_temp_value(g, to, tl_gen_fmt(g, "(%s)%s", tl_gen_ctype(g, to), get));
 }
 

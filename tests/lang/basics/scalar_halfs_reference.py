@@ -61,7 +61,7 @@ print("%.3f" % a, h(bb), h(a), str(np.float32(float(BF16MAX))))
 print("Ok(%s) Ok(%s) Err(\"`x` is not a number\") Ok(%s)" % (h(f16(F("0.1"))), h(f16(F(10**5))), b(bf16(F("0.3")))))
 v = sorted([f16(F("0.5")), -2.0, f16(F("0.1")), 65504.0])
 w = [1.0, bf16(F("0.1")), bf16(F("3.0e38"))]
-print("[" + ", ".join(h(t) for t in v) + "] [" + ", ".join(b(t) for t in w) + "]")
+print("[" + ", ".join(h(t) for t in v) + "] [" + ", ".join(b(t) for t in w) + "]", h(f16(F(a) + F(bb))))
 # cross-check the f16 shortest digits against numpy's own printing
 for t in [65504.0, 2.0**-10, 2.0**-14, a, bb, f16(F(a)+F(bb)), f16(F(a)*F(bb)), f16(F(1)/3), 2048.0, f16(F(math.sqrt(2)))]:
     assert float(npstr(t)) == float(h(t)), (t, npstr(t), h(t))
