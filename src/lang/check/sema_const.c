@@ -310,6 +310,11 @@ static bool eval(sema *s, tl_node *n, tl_ty_kind want, cval *out) {
     return true;
   }
   case TL_N_UNARY:
+    if (n->op == TL_TOK_MINUS && n->lhs->kind == TL_N_INT && is_int(want) && !tl_ty_is_unsigned(ty_of(want))) {
+      tl_node neg = *n->lhs; /* `-128` as an i8: one literal, as Rust reads it */
+      neg.ival = -neg.ival, neg.line = n->line, neg.col = n->col;
+      return literal(s, &neg, want, out);
+    }
     if (n->op == TL_TOK_MINUS) return eval(s, n->lhs, want, out) && negate(s, n, out);
     if (n->op == TL_TOK_NOT) {
       if (!eval(s, n->lhs, TY_BOOL, out)) return false;
