@@ -689,6 +689,11 @@ static tl_ty *number_leaf(sema *s, tl_node *n, int *dtype, int *rank, int depth)
       }
       leaf_rank = depth + t->rank;
       dt = t->dtype;
+    } else if ((tl_ty_is_numeric(t) || t->kind == TY_BOOL) && tl_ty_dtype(t) < 0) {
+      char b[64];
+      tl_sema_error(s, n, "%s is not a tensor dtype: an array literal of them needs a Vec (`vec![...]`), or convert with `as`",
+                    tl_ty_name(t, b, sizeof b));
+      return TY_ERR;
     } else if (tl_ty_is_numeric(t) || t->kind == TY_BOOL) {
       dt = tl_ty_dtype(t);
     } else {
