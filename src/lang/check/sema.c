@@ -253,7 +253,8 @@ static tl_ty *check_literal(sema *s, tl_node *n, tl_ty *expect) {
   tl_ty *num = suffix ? suffix : expect && tl_ty_is_numeric(expect) ? expect : NULL;
   switch (n->kind) {
   case TL_N_INT:
-    if (num && tl_ty_is_int(num) && num->kind != TY_I64) { /* Rust's error for a literal out of its type's range */
+    bool u64_bits = suffix && suffix->kind == TY_U64; /* `18446744073709551615u64`: ival holds the bits */
+    if (num && tl_ty_is_int(num) && num->kind != TY_I64 && !u64_bits) { /* Rust's error for a literal out of its type's range */
       int64_t lo, hi;
       tl_ty_int_range(num->kind, &lo, &hi);
       if (n->ival < lo || n->ival > hi) {

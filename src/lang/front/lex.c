@@ -145,14 +145,17 @@ static const char *lex_suffix(scanner *s, const char *start, bool *is_float) {
  * is 0, `..`, n: a dot starts a fraction only before a digit. */
 static void lex_number(scanner *s) {
   const char *start = s->p;
-  bool is_float = false, overflow = false;
+  bool is_float = false, overflow = false, u64_over = false;
   int64_t value = 0;
+  uint64_t uval = 0; /* the value as a u64 (`18446744073709551615u64`) */
   if (s->p + 1 < s->end && s->p[0] == '0' && (s->p[1] == 'x' || s->p[1] == 'X')) {
     s->p += 2;
     const char *digits = s->p;
     for (int h; s->p < s->end && (h = hex_value(*s->p)) >= 0; s->p++) {
       overflow |= value > (INT64_MAX >> 4);
       value = (int64_t)((uint64_t)value << 4) | h;
+      u64_over |= uval > (UINT64_MAX >> 4);
+      uval = uval << 4 | (uint64_t)h;
     }
     if (s->p == digits) LEX_ERROR(s, start, s->line, s->line_start, "hexadecimal literal has no digits");
   } else {
@@ -160,6 +163,8 @@ static void lex_number(scanner *s) {
       int dgt = *s->p - '0';
       overflow |= value > (INT64_MAX - dgt) / 10;
       if (!overflow) value = value * 10 + dgt;
+      u64_over |= uval > (UINT64_MAX - (uint64_t)dgt) / 10;
+      uval = uval * 10 + (uint64_t)dgt;
     }
     if (s->p + 1 < s->end && s->p[0] == '.' && is_digit(s->p[1])) {
       is_float = true;
@@ -190,8 +195,11 @@ static void lex_number(scanner *s) {
   } else if (overflow && (size_t)(s->p - start) == 19 && !memcmp(start, "9223372036854775808", 19) && s->lx->ntokens > 1 &&
              s->lx->tokens[s->lx->ntokens - 2].kind == TL_TOK_MINUS) {
     t->v.i = INT64_MIN; /* `-9223372036854775808` is i64::MIN, as in Rust: the parser takes it only after a unary minus */
+  } else if (overflow && !u64_over && suffix && !strcmp(suffix, "u64")) {
+    t->v.i = (int64_t)uval; /* its bits: the checker reads a u64-suffixed literal unsigned */
   } else if (overflow) {
-    LEX_ERROR(s, start, s->line, s->line_start, "integer literal %.*s is too large for i64", (int)(s->p - start), start);
+    LEX_ERROR(s, start, s->line, s->line_start, "integer literal %.*s is too large for %s", (int)(num_end - start), start,
+              suffix ? suffix : "i64");
   } else {
     t->v.i = value;
   }
