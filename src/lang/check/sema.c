@@ -254,7 +254,7 @@ static tl_ty *check_literal(sema *s, tl_node *n, tl_ty *expect) {
   switch (n->kind) {
   case TL_N_INT:
     bool u64_bits = suffix && suffix->kind == TY_U64; /* `18446744073709551615u64`: ival holds the bits */
-    if (num && tl_ty_is_int(num) && num->kind != TY_I64 && !u64_bits) { /* Rust's error for a literal out of its type's range */
+    if (num && tl_ty_is_int(num) && num->kind != TY_I64 && !u64_bits) { /* Rust's error: out of its type's range */
       int64_t lo, hi;
       tl_ty_int_range(num->kind, &lo, &hi);
       if (n->ival < lo || n->ival > hi) {
@@ -535,7 +535,8 @@ static tl_ty *check_unary(sema *s, tl_node *n, tl_ty *expect, bool hint_only) {
     return TY_ERR;
   }
   tl_ty *lit = n->lhs->kind == TL_N_INT && n->lhs->name ? tl_sema_scalar_named(n->lhs->name) : expect;
-  if (n->op == TL_TOK_MINUS && n->lhs->kind == TL_N_INT && !n->lhs->ref && n->lhs->ival > 0 && !(lit && tl_ty_is_unsigned(lit))) {
+  if (n->op == TL_TOK_MINUS && n->lhs->kind == TL_N_INT && !n->lhs->ref && n->lhs->ival > 0 &&
+      !(lit && tl_ty_is_unsigned(lit))) {
     tl_node *next = n->next; /* `-128i8`, `-2147483648` as Rust: one negative literal, in range */
     int line = n->line, col = n->col;
     *n = *n->lhs;
@@ -559,7 +560,8 @@ static tl_ty *check_unary(sema *s, tl_node *n, tl_ty *expect, bool hint_only) {
       return tl_sema_method(s, n);
     }
   }
-  if (n->op == TL_TOK_MINUS && !tl_ty_is_unsigned(t) && (tl_ty_is_numeric(t) || t->kind == TY_TENSOR)) return t; /* u8: Rust's error */
+  if (n->op == TL_TOK_MINUS && !tl_ty_is_unsigned(t) && (tl_ty_is_numeric(t) || t->kind == TY_TENSOR))
+    return t; /* an unsigned type: Rust's error */
   if (n->op == TL_TOK_NOT && (t->kind == TY_BOOL || (t->kind == TY_TENSOR && (t->dtype == TL_BOOL || t->dtype < 0))))
     return t->kind == TY_TENSOR ? tl_sema_tensor(s, TL_BOOL, t->rank) : t;
   char b[64];

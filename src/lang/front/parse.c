@@ -531,7 +531,8 @@ static tl_node *primary(parser *p) {
   if (literal && t->lex_error) return new_node(p, TL_N_ERROR, next(p)); /* its value is unknown: not checked */
   switch (t->kind) {
   case TL_TOK_INT:
-    if (t->v.i == INT64_MIN && !(t->str && !strcmp(t->str, "u64"))) /* 9223372036854775808 not after a unary minus (the lexer let it through) */
+    /* 9223372036854775808 not after a unary minus (the lexer let it through), but u64's */
+    if (t->v.i == INT64_MIN && !(t->str && !strcmp(t->str, "u64")))
       tl_parse_fail_at(p, t, "integer literal 9223372036854775808 is too large for i64");
     n = new_node(p, TL_N_INT, next(p));
     n->ival = t->v.i;

@@ -229,7 +229,10 @@ static cv gen_literal(gen *g, tl_node *n) {
   tl_ty *t = n->ty;
   switch (n->kind) {
   case TL_N_INT:
-    if (tl_ty_is_float(t)) return tl_gen_scalar(c_literal_float(g, tl_ty_is_half(t) ? half_round(t, tl_i64_odd(n->ival)) : (double)n->ival, t->kind != TY_F64), t);
+    if (tl_ty_is_float(t)) {
+      double v = tl_ty_is_half(t) ? half_round(t, tl_i64_odd(n->ival)) : (double)n->ival;
+      return tl_gen_scalar(c_literal_float(g, v, t->kind != TY_F64), t);
+    }
     if (t->kind == TY_U64) return tl_gen_scalar(tl_gen_fmt(g, "((uint64_t)%lluULL)", (unsigned long long)n->ival), t);
     if (t->kind != TY_I64) return tl_gen_scalar(tl_gen_fmt(g, "((%s)%lld)", tl_gen_ctype(g, t), (long long)n->ival), t);
     return tl_gen_scalar(tl_gen_fmt(g, "%lldLL", (long long)n->ival), t);
