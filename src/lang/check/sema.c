@@ -251,9 +251,9 @@ static tl_ty *check_literal(sema *s, tl_node *n, tl_ty *expect) {
   tl_ty *suffix = n->name && (n->kind == TL_N_INT || n->kind == TL_N_FLOAT) ? tl_sema_scalar_named(n->name) : NULL;
   if (suffix && !tl_ty_is_numeric(suffix)) suffix = NULL;
   tl_ty *num = suffix ? suffix : expect && tl_ty_is_numeric(expect) ? expect : NULL;
+  bool u64_bits = suffix && suffix->kind == TY_U64; /* `18446744073709551615u64`: ival holds the bits */
   switch (n->kind) {
   case TL_N_INT:
-    bool u64_bits = suffix && suffix->kind == TY_U64; /* `18446744073709551615u64`: ival holds the bits */
     if (num && tl_ty_is_int(num) && num->kind != TY_I64 && !u64_bits) { /* Rust's error: out of its type's range */
       int64_t lo, hi;
       tl_ty_int_range(num->kind, &lo, &hi);
