@@ -151,7 +151,8 @@ static void lex_number(scanner *s) {
   if (s->p + 1 < s->end && s->p[0] == '0' && (s->p[1] == 'x' || s->p[1] == 'X')) {
     s->p += 2;
     const char *digits = s->p;
-    for (int h; s->p < s->end && (h = hex_value(*s->p)) >= 0; s->p++) {
+    for (int h; s->p < s->end && ((h = hex_value(*s->p)) >= 0 || *s->p == '_'); s->p++) {
+      if (h < 0) continue; /* `0xFF_FF`: Rust's digit separator */
       overflow |= value > (INT64_MAX >> 4);
       value = (int64_t)((uint64_t)value << 4) | h;
       u64_over |= uval > (UINT64_MAX >> 4);
@@ -159,7 +160,8 @@ static void lex_number(scanner *s) {
     }
     if (s->p == digits) LEX_ERROR(s, start, s->line, s->line_start, "hexadecimal literal has no digits");
   } else {
-    for (; s->p < s->end && is_digit(*s->p); s->p++) {
+    for (; s->p < s->end && (is_digit(*s->p) || *s->p == '_'); s->p++) {
+      if (*s->p == '_') continue; /* `1_000_000`: Rust's digit separator */
       int dgt = *s->p - '0';
       overflow |= value > (INT64_MAX - dgt) / 10;
       if (!overflow) value = value * 10 + dgt;
@@ -168,14 +170,14 @@ static void lex_number(scanner *s) {
     }
     if (s->p + 1 < s->end && s->p[0] == '.' && is_digit(s->p[1])) {
       is_float = true;
-      for (s->p++; s->p < s->end && is_digit(*s->p); s->p++) {}
+      for (s->p++; s->p < s->end && (is_digit(*s->p) || *s->p == '_'); s->p++) {}
     }
     if (s->p < s->end && (*s->p == 'e' || *s->p == 'E')) {
       const char *q = s->p + 1;
       if (q < s->end && (*q == '+' || *q == '-')) q++;
       if (q < s->end && is_digit(*q)) {
         is_float = true;
-        for (s->p = q; s->p < s->end && is_digit(*s->p); s->p++) {}
+        for (s->p = q; s->p < s->end && (is_digit(*s->p) || *s->p == '_'); s->p++) {}
       }
     }
   }
@@ -188,11 +190,12 @@ static void lex_number(scanner *s) {
     t->v.f = (double)value; /* `5f32`: an integer written as a float */
   } else if (is_float) {
     char buf[128];
-    size_t n = (size_t)(num_end - start) < sizeof buf - 1 ? (size_t)(num_end - start) : sizeof buf - 1;
-    memcpy(buf, start, n);
+    size_t n = 0;
+    for (const char *c = start; c < num_end && n < sizeof buf - 1; c++)
+      if (*c != '_') buf[n++] = *c; /* the separators out */
     buf[n] = 0;
     t->v.f = strtod(buf, NULL);
-  } else if (overflow && (size_t)(s->p - start) == 19 && !memcmp(start, "9223372036854775808", 19) && s->lx->ntokens > 1 &&
+  } else if (overflow && (size_t)(num_end - start) == 19 && !memcmp(start, "9223372036854775808", 19) && s->lx->ntokens > 1 &&
              s->lx->tokens[s->lx->ntokens - 2].kind == TL_TOK_MINUS) {
     t->v.i = INT64_MIN; /* `-9223372036854775808` is i64::MIN, as in Rust: the parser takes it only after a unary minus */
   } else if (overflow && !u64_over && suffix && !strcmp(suffix, "u64")) {
