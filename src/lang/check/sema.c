@@ -252,6 +252,13 @@ static tl_ty *check_literal(sema *s, tl_node *n, tl_ty *expect) {
   if (suffix && !tl_ty_is_numeric(suffix)) suffix = NULL;
   tl_ty *num = suffix ? suffix : expect && tl_ty_is_numeric(expect) ? expect : NULL;
   bool u64_bits = suffix && suffix->kind == TY_U64; /* `18446744073709551615u64`: ival holds the bits */
+  if (n->kind == TL_N_INT && n->len) { /* above i64::MAX (parse.c): a u64's, or too large */
+    char b[16];
+    if (num && num->kind == TY_U64) return num;
+    tl_sema_error(s, n, "integer literal %s is too large for %s", n->str,
+                  num && tl_ty_is_int(num) ? tl_ty_name(num, b, sizeof b) : "i64");
+    return TY_ERR;
+  }
   switch (n->kind) {
   case TL_N_INT:
     if (num && tl_ty_is_int(num) && num->kind != TY_I64 && !u64_bits) { /* Rust's error: out of its type's range */

@@ -168,7 +168,8 @@ static bool literal(sema *s, tl_node *n, tl_ty_kind want, cval *out) {
       return true;
     }
     *out = (cval){.i = n->ival};
-    if (want == TY_U64 && n->name && !strcmp(n->name, "u64")) return (out->kind = TY_U64), true; /* the bits */
+    if (want == TY_U64 && ((n->name && !strcmp(n->name, "u64")) || n->len)) return (out->kind = TY_U64), true; /* bits */
+    if (n->len) return fail(s, n, "the literal is too large for its type");
     if (is_int(want) && want != TY_I32) {
       char b[16];
       return fits(out, want) || (tl_sema_error(s, n, "the literal does not fit in %s", tl_ty_name(ty_of(want), b, sizeof b)), false);

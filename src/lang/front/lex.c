@@ -195,11 +195,21 @@ static void lex_number(scanner *s) {
       if (*c != '_') buf[n++] = *c; /* the separators out */
     buf[n] = 0;
     t->v.f = strtod(buf, NULL);
-  } else if (overflow && (size_t)(num_end - start) == 19 && !memcmp(start, "9223372036854775808", 19) && s->lx->ntokens > 1 &&
+  } else if (overflow && (size_t)(num_end - start) == 19 && (!suffix || !strcmp(suffix, "i64")) && !memcmp(start, "9223372036854775808", 19) && s->lx->ntokens > 1 &&
              s->lx->tokens[s->lx->ntokens - 2].kind == TL_TOK_MINUS) {
     t->v.i = INT64_MIN; /* `-9223372036854775808` is i64::MIN, as in Rust: the parser takes it only after a unary minus */
   } else if (overflow && !u64_over && suffix && !strcmp(suffix, "u64")) {
     t->v.i = (int64_t)uval; /* its bits: the checker reads a u64-suffixed literal unsigned */
+  } else if (overflow && !u64_over && !suffix) { /* a u64's only: the checker says where it is not one */
+    char *text = tl_arena_alloc(s->lx->arena, (size_t)(num_end - start) + 1);
+    if (!text) {
+      LEX_ERROR(s, start, s->line, s->line_start, "out of memory lexing a literal");
+      return;
+    }
+    memcpy(text, start, (size_t)(num_end - start));
+    t->v.i = (int64_t)uval;
+    t->big = true;
+    t->str = text;
   } else if (overflow) {
     LEX_ERROR(s, start, s->line, s->line_start, "integer literal %.*s is too large for %s", (int)(num_end - start), start,
               suffix ? suffix : "i64");
