@@ -238,7 +238,7 @@ TEST(ops_index_errors) {
   tl_tensor *x = tl_zeros(ctx, TL_F32, 2, (int64_t[]){3, 4});
   tl_tensor *idx = i64(ctx, 2, (int64_t[]){2, 2}, (int64_t[]){0, 1, 4, 0});
   FAILS(tl_gather(x, 1, idx), TL_ERR_RANGE, "gather: index 4 at [1, 0] is out of range for axis 1 of size 4");
-  FAILS(tl_gather(x, 0, i64(ctx, 1, (int64_t[]){1}, (int64_t[]){-1})), TL_ERR_SHAPE, "same number of axes");
+  FAILS(tl_gather(x, 0, i64(ctx, 1, (int64_t[]){1}, (int64_t[]){-1})), TL_ERR_SHAPE, "gather: the index [1] and the tensor [3, 4] differ in their number of axes");
   FAILS(tl_gather(x, 2, idx), TL_ERR_AXIS, "gather: axis 2 is out of range");
   FAILS(tl_gather(x, 1, tl_cast(idx, TL_F32)), TL_ERR_DTYPE, "gather: the index must be an integer tensor");
   FAILS(tl_gather(x, 0, tl_zeros(ctx, TL_I64, 2, (int64_t[]){1, 5})), TL_ERR_SHAPE,
@@ -253,7 +253,7 @@ TEST(ops_index_errors) {
   FAILS(tl_any(x, 1, (int[]){-3}, 0), TL_ERR_AXIS, "any:");
   FAILS(tl_roll(x, 2, (int64_t[]){1, 1}, NULL), TL_ERR_ARG, "roll:");
   FAILS(tl_roll(x, 1, (int64_t[]){1}, (int[]){2}), TL_ERR_AXIS, "roll: axis 2");
-  FAILS(tl_repeat(x, 1, (int64_t[]){2}), TL_ERR_ARG, "repeat: 1 counts for a tensor of 2 axes");
+  FAILS(tl_repeat(x, 1, (int64_t[]){2}), TL_ERR_ARG, "repeat: 1 count for a tensor of 2 axes");
   FAILS(tl_repeat(x, 2, (int64_t[]){2, -1}), TL_ERR_ARG, "repeat: count 1 is -1");
   TEST_SHUTDOWN(ctx);
 }

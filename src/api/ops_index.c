@@ -182,9 +182,9 @@ static bool check_operands(index_op *op, tl_tensor *a, int axis, tl_tensor *inde
   op->axis = axis;
   if (!tl_api_axis(ctx, op->nd ? op->nd : 1, &op->axis, op->what)) return false;
   if (tl_ndim(index) != op->nd || (src && tl_ndim(src) != op->nd))
-    return fail(ctx, TL_ERR_SHAPE, "%s: the tensor %s, index %s%s%s must have the same number of axes", op->what,
-                shape_text(a, sa, sizeof sa), shape_text(index, sb, sizeof sb), src ? " and src " : "",
-                src ? shape_text(src, (char[TL_SHAPE_TEXT_MAX]){0}, TL_SHAPE_TEXT_MAX) : ""), false;
+    return fail(ctx, TL_ERR_SHAPE, "%s: the index %s%s%s and the tensor %s differ in their number of axes", op->what,
+                shape_text(index, sb, sizeof sb), src ? ", src " : "",
+                src ? shape_text(src, (char[TL_SHAPE_TEXT_MAX]){0}, TL_SHAPE_TEXT_MAX) : "", shape_text(a, sa, sizeof sa)), false;
   shape_of(a, op->shape);
   shape_of(index, op->ishape);
   if (src) shape_of(src, op->sshape);
@@ -351,7 +351,8 @@ tl_tensor *tl_repeat(tl_tensor *a, int n, const int64_t *reps) {
   if (!ctx) return NULL;
   int nd = tl_ndim(a);
   if (n < nd || !reps)
-    return fail(ctx, TL_ERR_ARG, "repeat: %d counts for a tensor of %d axes: give at least one per axis", n, nd);
+    return fail(ctx, TL_ERR_ARG, "repeat: %d count%s for a tensor of %d axes: give at least one per axis", n,
+                n == 1 ? "" : "s", nd);
   if (n >= TL_MAX_DIMS) return fail(ctx, TL_ERR_ARG, "repeat: %d counts, at most %d", n, TL_MAX_DIMS - 1);
   int64_t shape[TL_MAX_DIMS], out[TL_MAX_DIMS];
   for (int i = 0; i < n; i++) {
