@@ -3,6 +3,7 @@
  * np.argsort(kind='stable'), np.roll, np.tile, np.expm1, math.erf, a loop for scatter),
  * gradients against central finite differences in f64, and the messages for bad input. */
 #include <math.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -174,6 +175,57 @@ TEST(ops_roll_repeat_values) {
   VALUES(u, 0, 0, 1, 2, 0, 1, 2, 3, 4, 5, 3, 4, 5, 0, 1, 2, 0, 1, 2, 3, 4, 5, 3, 4, 5);
   CHECK_INT(tl_numel(tl_repeat(r, 2, (int64_t[]){0, 1})), 0);
   TEST_SHUTDOWN(ctx);
+}
+
+/* x, numpy's expm1(x) in f64 and in f32 (of x rounded to f32), numpy 1.24: on both
+ * backends, from kernels and from constant folding (a 0-d constant folds), within an
+ * ulp; exp(x) - 1 loses x below 2^-53 (f64) and 2^-24 (f32) */
+static const double expm1_table[][3] = {
+    {-INFINITY, -1.0, -1.0},
+    {-50.0, -1.0, -1.0},
+    {-1.0, -0.6321205588285577, -0.6321205496788025},
+    {-1e-08, -9.999999950000001e-09, -9.99999993922529e-09},
+    {0.0, 0.0, 0.0},
+    {1e-30, 1e-30, 1.0000000031710769e-30},
+    {1e-10, 1.00000000005e-10, 1.000000013351432e-10},
+    {1e-05, 1.0000050000166668e-05, 1.0000049769587349e-05},
+    {0.25, 0.2840254166877415, 0.2840254306793213},
+    {1.0, 1.718281828459045, 1.7182817459106445},
+    {20.0, 485165194.4097903, 485165184.0},
+    {100.0, 2.6881171418161356e+43, INFINITY},
+    {1000.0, INFINITY, INFINITY},
+    {INFINITY, INFINITY, INFINITY},
+    {NAN, NAN, NAN},
+};
+
+static bool within_ulp(double got, double want, tl_dtype dt) {
+  if (isnan(want) || isnan(got)) return isnan(want) && isnan(got);
+  if (isinf(want) || isinf(got)) return got == want;
+  double ulp = dt == TL_F32 ? nextafterf((float)fabs(want), INFINITY) - (float)fabs(want)
+                            : nextafter(fabs(want), INFINITY) - fabs(want);
+  return fabs(got - want) <= ulp;
+}
+
+TEST(ops_expm1_against_numpy) {
+  enum { N = sizeof expm1_table / sizeof expm1_table[0] };
+  static const char *const backends[] = {"cpu", "interp"};
+  for (int b = 0; b < 2; b++)
+    for (int d = 0; d < 2; d++) {
+      tl_dtype dt = d ? TL_F64 : TL_F32;
+      tl_ctx *ctx = tl_init();
+      CHECK(tl_set_backend(ctx, backends[b]) == TL_OK);
+      double x[N], y[N], folded;
+      for (int i = 0; i < N; i++) x[i] = expm1_table[i][0];
+      CHECK(tl_to_host(tl_cast(tl_expm1(tl_cast(f64(ctx, 1, (int64_t[]){N}, x), dt)), TL_F64), y, sizeof y) == TL_OK);
+      for (int i = 0; i < N; i++) {
+        double want = expm1_table[i][d ? 1 : 2];
+        CHECK(tl_item(tl_expm1(tl_scalar(ctx, dt, x[i])), &folded) == TL_OK);
+        if (!within_ulp(y[i], want, dt) || !within_ulp(folded, want, dt))
+          tl_test_fail(__FILE__, __LINE__, "%s %s expm1(%g) = %.17g, folded %.17g; numpy %.17g", backends[b],
+                       tl_dtype_name(dt), x[i], y[i], folded, want);
+      }
+      TEST_SHUTDOWN(ctx);
+    }
 }
 
 /* ---- gradients ----------------------------------------------------------------------------- */
