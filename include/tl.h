@@ -318,6 +318,9 @@ TL_API tl_tensor *tl_gather_rows(tl_tensor *table, tl_tensor *indices);
  * [0, size of axis) is TL_ERR_RANGE, named with its position. */
 TL_API tl_tensor *tl_gather(tl_tensor *a, int axis, tl_tensor *index);
 TL_API tl_tensor *tl_scatter(tl_tensor *a, int axis, tl_tensor *index, tl_tensor *src);
+/* the same, adding (torch's scatter_add): every write counts; the gradient of each of
+ * src's elements is the gradient where it went. Integers are added in f64. */
+TL_API tl_tensor *tl_scatter_add(tl_tensor *a, int axis, tl_tensor *index, tl_tensor *src);
 /* the indices (i64) that sort a along axis, stable (equal values keep their order),
  * ascending or descending; NaN counts as the largest value. Computed on the host. */
 TL_API tl_tensor *tl_argsort(tl_tensor *a, int axis, int descending);

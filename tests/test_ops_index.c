@@ -18,6 +18,14 @@ static tl_tensor *i64(tl_ctx *ctx, int nd, const int64_t *shape, const int64_t *
   return tl_from_data(ctx, TL_I64, nd, shape, v);
 }
 
+#define FAILS(expr, st, text)                        \
+  do {                                               \
+    CHECK((expr) == NULL);                           \
+    CHECK_INT(tl_last_status(ctx), st);              \
+    CHECK_CONTAINS(tl_last_error(ctx), text);        \
+    tl_clear_error(ctx);                             \
+  } while (0)
+
 /* ---- finite differences: f(x) = sum(op(x) * w), w fixed in [-1, 1] ------------------- */
 typedef tl_tensor *(*op_fn)(tl_tensor *x, tl_ctx *ctx);
 
@@ -96,6 +104,25 @@ TEST(ops_scatter_values) {
   tl_tensor *r = tl_scatter(ones, 0, i64(ctx, 2, (int64_t[]){1, 2}, (int64_t[]){1, 0}), src);
   CHECK(tl_get_dtype(r) == TL_F32);
   VALUES(r, 0, 1, 11, 10, 1); /* out[1][0] = src[0][0], out[0][1] = src[0][1] */
+  TEST_SHUTDOWN(ctx);
+}
+
+TEST(ops_scatter_add_values) {
+  tl_ctx *ctx = tl_init();
+  double av[12];
+  for (int i = 0; i < 12; i++) av[i] = i;
+  tl_tensor *a = f64(ctx, 2, (int64_t[]){3, 4}, av);
+  tl_tensor *src = f64(ctx, 2, (int64_t[]){3, 3}, (double[]){10, 11, 12, 20, 21, 22, 30, 31, 32});
+  tl_tensor *idx = i64(ctx, 2, (int64_t[]){3, 2}, (int64_t[]){1, 3, 0, 0, 2, 1});
+  /* numpy: for p: out[p0, idx[p]] += src[p]; row 1 adds 20 and 21 into column 0 */
+  VALUES(tl_scatter_add(a, 1, idx, src), 0, 0, 11, 2, 14, 45, 5, 6, 7, 8, 40, 40, 11);
+  tl_tensor *ai = i64(ctx, 2, (int64_t[]){2, 2}, (int64_t[]){1, 2, 3, 4});
+  tl_tensor *r = tl_scatter_add(ai, 0, i64(ctx, 2, (int64_t[]){1, 2}, (int64_t[]){1, 1}),
+                                i64(ctx, 2, (int64_t[]){2, 3}, (int64_t[]){5, 6, 7, 0, 0, 0}));
+  CHECK(tl_get_dtype(r) == TL_I64);
+  VALUES(r, 0, 1, 2, 8, 10);
+  FAILS(tl_scatter_add(a, 1, i64(ctx, 2, (int64_t[]){1, 1}, (int64_t[]){4}), src), TL_ERR_RANGE,
+        "scatter_add: index 4 at [0, 0] is out of range for axis 1 of size 4");
   TEST_SHUTDOWN(ctx);
 }
 
@@ -240,6 +267,15 @@ static tl_tensor *g_scatter_src(tl_tensor *x, tl_ctx *ctx) { /* x is src [3, 4] 
   tl_tensor *self = tl_ones(ctx, TL_F64, 2, (int64_t[]){3, 4});
   return tl_scatter(self, 1, i64(ctx, 2, (int64_t[]){3, 2}, (int64_t[]){1, 3, 0, 2, 2, 1}), tl_mul(x, x));
 }
+static tl_tensor *g_scatter_add_self(tl_tensor *x, tl_ctx *ctx) {
+  tl_tensor *src = f64(ctx, 2, (int64_t[]){3, 2}, (double[]){1, 2, 3, 4, 5, 6});
+  return tl_mul(tl_scatter_add(x, 1, i64(ctx, 2, (int64_t[]){3, 2}, (int64_t[]){1, 3, 0, 0, 2, 1}), src), x);
+}
+static tl_tensor *g_scatter_add_src(tl_tensor *x, tl_ctx *ctx) { /* x is src [3, 4]; repeated targets add */
+  tl_tensor *self = tl_ones(ctx, TL_F64, 2, (int64_t[]){3, 4});
+  tl_tensor *r = tl_scatter_add(self, 1, i64(ctx, 2, (int64_t[]){3, 2}, (int64_t[]){1, 3, 0, 0, 2, 1}), tl_mul(x, x));
+  return tl_mul(r, r);
+}
 static tl_tensor *g_logsumexp(tl_tensor *x, tl_ctx *ctx) {
   (void)ctx;
   return tl_logsumexp(x, 1, (int[]){1}, 0);
@@ -267,6 +303,8 @@ TEST(ops_index_gradients) {
   gradcheck(ctx, "gather", g_gather, 2, s34, v);
   gradcheck(ctx, "scatter (self)", g_scatter_self, 2, s34, v);
   gradcheck(ctx, "scatter (src)", g_scatter_src, 2, s34, v);
+  gradcheck(ctx, "scatter_add (self)", g_scatter_add_self, 2, s34, v);
+  gradcheck(ctx, "scatter_add (src)", g_scatter_add_src, 2, s34, v);
   gradcheck(ctx, "logsumexp", g_logsumexp, 2, s34, v);
   gradcheck(ctx, "logsumexp of large values", g_logsumexp_all, 2, s34, v);
   gradcheck(ctx, "expm1", g_expm1, 2, s34, v);
@@ -277,14 +315,6 @@ TEST(ops_index_gradients) {
 }
 
 /* ---- bad input ------------------------------------------------------------------------------ */
-#define FAILS(expr, st, text)                        \
-  do {                                               \
-    CHECK((expr) == NULL);                           \
-    CHECK_INT(tl_last_status(ctx), st);              \
-    CHECK_CONTAINS(tl_last_error(ctx), text);        \
-    tl_clear_error(ctx);                             \
-  } while (0)
-
 TEST(ops_index_errors) {
   tl_ctx *ctx = tl_init();
   tl_tensor *x = tl_zeros(ctx, TL_F32, 2, (int64_t[]){3, 4});

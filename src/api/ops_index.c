@@ -10,6 +10,8 @@
 #include <string.h>
 
 #include "api/context.h"
+#include "autograd/autograd.h"
+#include "graph/build.h"
 #include "core/dtype.h"
 #include "core/format.h"
 
@@ -263,17 +265,26 @@ tl_tensor *tl_gather(tl_tensor *a, int axis, tl_tensor *index) {
   return finish(ctx, s, r, "gather");
 }
 
-/* where each element of a gets written: from[e] = the element of src, or -1 (the last
+/* for each position p of index: the element of a it goes to and the element of src it
+ * comes from (malloc'd; false: out of memory, said) */
+static bool positions(const index_op *op, int64_t **to, int64_t **from) {
+  *to = malloc((size_t)op->m * sizeof **to);
+  *from = malloc((size_t)op->m * sizeof **from);
+  if (!*to || !*from) {
+    free(*to);
+    free(*from);
+    return fail(op->ctx, TL_ERR_NOMEM, "%s: out of memory", op->what), false;
+  }
+  flat_positions(op, op->shape, true, *to);
+  flat_positions(op, op->sshape, false, *from);
+  return true;
+}
+
+/* where each element of a gets written: from[e] = the element of src, hit[e] (the last
  * write wins) */
 static bool scatter_sources(const index_op *op, int64_t n, int64_t *from, bool *hit) {
-  int64_t *to = malloc((size_t)op->m * sizeof *to), *src = malloc((size_t)op->m * sizeof *src);
-  if (!to || !src) {
-    free(to);
-    free(src);
-    return fail(op->ctx, TL_ERR_NOMEM, "scatter: out of memory"), false;
-  }
-  flat_positions(op, op->shape, true, to);
-  flat_positions(op, op->sshape, false, src);
+  int64_t *to, *src;
+  if (!positions(op, &to, &src)) return false;
   for (int64_t e = 0; e < n; e++) from[e] = 0, hit[e] = false;
   for (int64_t p = 0; p < op->m; p++) from[to[p]] = src[p], hit[to[p]] = true;
   free(to);
@@ -305,6 +316,40 @@ tl_tensor *tl_scatter(tl_tensor *a, int axis, tl_tensor *index, tl_tensor *src) 
   free(from);
   free(hit);
   return finish(ctx, s, r, "scatter");
+}
+
+/* values [M, 1] added into the rows idx [M] of a zero [rows, 1]: one SCATTER_ADD node,
+ * whose gradient is the row gather of the output's gradient at idx */
+static tl_tensor *rows_add(tl_tensor *values, tl_tensor *idx, int64_t rows) {
+  if (!values || !idx || !(values = tl_api_tensor(values, "scatter_add")) || !(idx = tl_api_tensor(idx, "scatter_add")))
+    return NULL;
+  tl_ctx *ctx = values->slot.ctx;
+  size_t mark = tl_graph_mark(&ctx->graph);
+  return tl_api_wrap_op(ctx, "scatter_add", tl_build_scatter_add(&ctx->graph, values->u, idx->u, rows), mark,
+                        TL_AG_SCATTER_ADD, 2, (tl_tensor *[]){values, idx}, NULL, 0);
+}
+
+tl_tensor *tl_scatter_add(tl_tensor *a, int axis, tl_tensor *index, tl_tensor *src) {
+  tl_ctx *ctx = a && index && src ? tl_context(a) : NULL;
+  if (!ctx) return NULL;
+  index_op op = {.ctx = ctx, .what = "scatter_add"};
+  if (!check_operands(&op, a, axis, index, src)) return NULL;
+  tl_scope *s = tl_scope_begin(ctx, "scatter_add");
+  if (!s) return NULL;
+  tl_tensor *r = NULL;
+  int64_t *to = NULL, *from = NULL, n = tl_numel(a);
+  tl_dtype dt = tl_get_dtype(a), work = tl_dtype_is_float(dt) ? dt : TL_F64; /* the scatter adds floats */
+  if (!read_index(&op, index)) r = NULL;
+  else if (op.m == 0 || n == 0) r = tl_reshape(a, op.nd, op.shape);
+  else if (positions(&op, &to, &from)) {
+    tl_tensor *vals = pick(ctx, tl_cast(src, work), from, op.m, 2, (int64_t[]){op.m, 1});
+    tl_tensor *sums = rows_add(vals, tl_from_data(ctx, TL_I64, 1, (int64_t[]){op.m}, to), n);
+    r = tl_cast(tl_add(tl_cast(a, work), tl_reshape(sums, op.nd, op.shape)), dt);
+  }
+  free(op.v);
+  free(to);
+  free(from);
+  return finish(ctx, s, r, "scatter_add");
 }
 
 /* ---- roll and repeat ---------------------------------------------------------------------- */

@@ -500,7 +500,7 @@ static void suggest_member(sema *s, const char *path, bool methods) {
 static const char *const tensor_more[] = {"zeros_like", "ones_like", "rand_like", "randn_like", "tril", "triu", "masked_fill", "where", "where_cond", "var", "std", "leaky_relu", "l1_loss", "elu", "mish", "hardsigmoid", "hardswish", "bce_loss", "binary_cross_entropy", "nll_loss", "kl_div_loss", "logical_and", "logical_or", "logical_not", "topk", "narrow", "chunk", "split", "slice", "detach",
                                           "to_i64", "to_f32", "print", "conv2d", "max_pool2d", "avg_pool2d",
                                           "layer_norm", "embedding", "batch_norm", "group_norm", "instance_norm", "linear", "conv1d", "interpolate", "adaptive_avg_pool2d",
-                                          "argsort", "gather", "scatter", "logsumexp", "roll", "repeat", "any", "all"}; /* sema_io.c, sema_nn.c, sema_ops.c */
+                                          "argsort", "gather", "scatter", "scatter_add", "logsumexp", "roll", "repeat", "any", "all"}; /* sema_io.c, sema_nn.c, sema_ops.c */
 
 static bool is_tensor_method(const char *name) {
   if (find_method(name)) return true;

@@ -1,6 +1,6 @@
 /* sema_ops.c — the checker's side of torch's indexing, sorting and logical-reduction
  * tensor methods (docs/language.md §5): t.argsort(dim, descending), t.gather(dim, idx),
- * t.scatter(dim, idx, src), t.logsumexp(dim, keepdim), t.roll(shift, dim),
+ * t.scatter(dim, idx, src), t.scatter_add(dim, idx, src), t.logsumexp(dim, keepdim), t.roll(shift, dim),
  * t.repeat([..]), t.any(dim), t.all(dim); arguments in brackets may be left out.
  * node->ival is B_OPS and node->len a TL_OPS_*, which gen_ops.c reads; rt_ops_index.c
  * runs them over the C API (tl_gather...). */
@@ -14,7 +14,7 @@ static const struct {
 } rows[] = {
     [TL_OPS_ARGSORT] = {"argsort", 0, 2}, [TL_OPS_GATHER] = {"gather", 2, 2},  [TL_OPS_SCATTER] = {"scatter", 3, 3},
     [TL_OPS_LOGSUMEXP] = {"logsumexp", 0, 2}, [TL_OPS_ROLL] = {"roll", 1, 2}, [TL_OPS_REPEAT] = {"repeat", 1, 8},
-    [TL_OPS_ANY] = {"any", 0, 1},         [TL_OPS_ALL] = {"all", 0, 1},
+    [TL_OPS_ANY] = {"any", 0, 1},         [TL_OPS_ALL] = {"all", 0, 1}, [TL_OPS_SCATTER_ADD] = {"scatter_add", 3, 3},
 };
 
 static void expect_bool(sema *s, tl_node *a, const char *what) {
@@ -73,7 +73,7 @@ static tl_ty *check_row(sema *s, tl_node *n, int row, tl_ty *t) {
   case TL_OPS_GATHER:
     tl_sema_expect_i64(s, a, "dim");
     return expect_tensor(s, a->next, m, "index", true)->kind == TY_ERROR ? TY_ERR : tl_sema_tensor(s, t->dtype, t->rank);
-  case TL_OPS_SCATTER:
+  case TL_OPS_SCATTER: case TL_OPS_SCATTER_ADD:
     tl_sema_expect_i64(s, a, "dim");
     if (expect_tensor(s, a->next, m, "index", true)->kind == TY_ERROR) return TY_ERR;
     return expect_tensor(s, a->next->next, m, "source", false)->kind == TY_ERROR ? TY_ERR : t;
@@ -94,9 +94,10 @@ static tl_ty *check_row(sema *s, tl_node *n, int row, tl_ty *t) {
     int k = tl_sema_check_shape(s, n->args);
     return tl_sema_tensor(s, t->dtype, k >= 0 && t->rank >= 0 ? (k > t->rank ? k : t->rank) : -1);
   }
-  default: /* any, all (dim) -> bool */
+  case TL_OPS_ANY: case TL_OPS_ALL: /* (dim) -> bool */
     if (a) tl_sema_expect_i64(s, a, "dim");
     return tl_sema_tensor(s, TL_BOOL, a ? reduced : 0);
+  default: return TY_ERR;
   }
 }
 

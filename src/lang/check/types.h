@@ -220,7 +220,7 @@ typedef enum {
   B_DIST,
   /* the seed's model helpers (sema_ml.c, gen_ml.c, rt_ml.c): node->len a TL_ML_* */
   B_ML,
-  /* torch's gather, scatter, argsort, logsumexp, roll, repeat, any, all (sema_ops.c,
+  /* torch's gather, scatter, scatter_add, argsort, logsumexp, roll, repeat, any, all (sema_ops.c,
    * gen_ops.c, rt_ops_index.c): node->len a TL_OPS_* */
   B_OPS,
   B_COUNT
@@ -236,7 +236,7 @@ enum { TL_ML_VB_GET, TL_ML_VB_GRAD, TL_ML_TOP_K, TL_ML_TOP_P, TL_ML_CLIP_VALUE, 
        TL_ML_REP_PENALTY, TL_ML_SDPA, TL_ML_INVERSE, TL_ML_DET, TL_ML_SOLVE,
        TL_ML_SVD_U, TL_ML_SVD_S, TL_ML_SVD_V, TL_ML_EIG_VALUES, TL_ML_EIG_VECTORS, TL_ML_SVD };
 
-enum { TL_OPS_ARGSORT, TL_OPS_GATHER, TL_OPS_SCATTER, TL_OPS_LOGSUMEXP, TL_OPS_ROLL, TL_OPS_REPEAT, TL_OPS_ANY, TL_OPS_ALL };
+enum { TL_OPS_ARGSORT, TL_OPS_GATHER, TL_OPS_SCATTER, TL_OPS_LOGSUMEXP, TL_OPS_ROLL, TL_OPS_REPEAT, TL_OPS_ANY, TL_OPS_ALL, TL_OPS_SCATTER_ADD };
 
 /* a loop's variables written inside it (loop->ref): realized every iteration */
 typedef struct tl_varlist {

@@ -20,9 +20,10 @@ cv tl_gen_ops_call(gen *g, tl_node *n) {
     init = tl_gen_fmt(g, "tlrt_gather_dim(R, %s, %s, %s, %s)", t.c, dim, tl_gen_expr(g, a->next).c, l);
     break;
   }
-  case TL_OPS_SCATTER: {
+  case TL_OPS_SCATTER: case TL_OPS_SCATTER_ADD: {
     const char *dim = i64_arg(g, a), *idx = tl_gen_expr(g, a->next).c;
-    init = tl_gen_fmt(g, "tlrt_scatter(R, %s, %s, %s, %s, %s)", t.c, dim, idx, tl_gen_expr(g, a->next->next).c, l);
+    init = tl_gen_fmt(g, "tlrt_scatter(R, %s, %s, %s, %s, %s, %s)", t.c, dim, idx, tl_gen_expr(g, a->next->next).c,
+                      n->len == TL_OPS_SCATTER_ADD ? "true" : "false", l);
     break;
   }
   case TL_OPS_LOGSUMEXP: {

@@ -236,11 +236,11 @@ static inline int64_t tl__f2i(double x, int kind) {
 }
 
 /* torch's argsort(dim, descending), gather(dim, idx), scatter(dim, idx, src),
- * logsumexp(dim, keepdim), roll(shift, dim), repeat(counts), any(dim), all(dim)
+ * scatter_add(dim, idx, src), logsumexp(dim, keepdim), roll(shift, dim), repeat(counts), any(dim), all(dim)
  * (rt_ops_index.c); has_dim false: over every element (roll: the flattened tensor) */
 TL_API tl_tensor *tlrt_argsort(tlrt *R, tl_tensor *t, int64_t dim, bool descending, int line, int col);
 TL_API tl_tensor *tlrt_gather_dim(tlrt *R, tl_tensor *t, int64_t dim, tl_tensor *index, int line, int col);
-TL_API tl_tensor *tlrt_scatter(tlrt *R, tl_tensor *t, int64_t dim, tl_tensor *index, tl_tensor *src, int line, int col);
+TL_API tl_tensor *tlrt_scatter(tlrt *R, tl_tensor *t, int64_t dim, tl_tensor *index, tl_tensor *src, bool add, int line, int col);
 TL_API tl_tensor *tlrt_logsumexp(tlrt *R, tl_tensor *t, bool has_dim, int64_t dim, bool keepdim, int line, int col);
 TL_API tl_tensor *tlrt_roll(tlrt *R, tl_tensor *t, int64_t shift, bool has_dim, int64_t dim, int line, int col);
 TL_API tl_tensor *tlrt_repeat(tlrt *R, tl_tensor *t, int n, const int64_t *reps, int line, int col);

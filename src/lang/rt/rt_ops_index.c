@@ -23,8 +23,9 @@ tl_tensor *tlrt_gather_dim(tlrt *R, tl_tensor *t, int64_t dim, tl_tensor *index,
   return CHECK(tl_gather(t, dim_arg(R, "gather", t, dim, line, col), index));
 }
 
-tl_tensor *tlrt_scatter(tlrt *R, tl_tensor *t, int64_t dim, tl_tensor *index, tl_tensor *src, int line, int col) {
-  return CHECK(tl_scatter(t, dim_arg(R, "scatter", t, dim, line, col), index, src));
+tl_tensor *tlrt_scatter(tlrt *R, tl_tensor *t, int64_t dim, tl_tensor *index, tl_tensor *src, bool add, int line, int col) {
+  int ax = dim_arg(R, add ? "scatter_add" : "scatter", t, dim, line, col);
+  return CHECK(add ? tl_scatter_add(t, ax, index, src) : tl_scatter(t, ax, index, src));
 }
 
 tl_tensor *tlrt_logsumexp(tlrt *R, tl_tensor *t, bool has_dim, int64_t dim, bool keepdim, int line, int col) {
