@@ -103,35 +103,27 @@ static inline void tl_wino_weights_##S(const tl_conv_desc *d, const T *w, tl_i64
     }                                                                                                          \
 }                                                                                                              \
 /* the 4 rows of a run of len tiles (tile row ti, first tile tj), each 2 len + 2 wide,                         \
- * from plane (rows from 2 ti - p, columns from 2 tj - q, 0 outside; rows that reach                           \
- * outside copied into buf first), transformed down the columns (B^T d): e[r * ew + x] */                      \
+ * from plane (rows from 2 ti - p, columns from 2 tj - q, 0 outside), transformed down                         \
+ * the columns (B^T d): e[r * ew + x]. Columns outside the plane are 0 in all four rows;                       \
+ * rows outside read zeros (zero: wd of them, written here when needed). */                                    \
 static inline void tl_wino_rows_##S(const tl_wino_geo *g, const T *plane, tl_i64 ti, tl_i64 tj, tl_i64 len,    \
-                                    T *restrict e, tl_i64 ew, T *restrict buf) {                               \
+                                    T *restrict e, tl_i64 ew, T *restrict zero) {                              \
   const T *r_[4];                                                                                              \
-  tl_i64 wd = 2 * len + 2, X0 = 2 * tj - g->q, lo = X0 >= 0 ? 0 : -X0, hi = g->iw - X0;                        \
+  tl_i64 wd = 2 * len + 2, X0 = 2 * tj - g->q, lo = X0 >= 0 ? 0 : -X0, hi = g->iw - X0, Y0 = 2 * ti - g->p;    \
   hi = hi < 0 ? 0 : hi > wd ? wd : hi;                                                                         \
   lo = lo < hi ? lo : hi;                                                                                      \
-  for (int r = 0; r < 4; r++) {                                                                                \
-    tl_i64 Y = 2 * ti - g->p + r;                                                                              \
-    T *b = buf + r * ew;                                                                                             \
-    r_[r] = b;                                                                                                 \
-    if (Y < 0 || Y >= g->ih) {                                                                                 \
-      for (tl_i64 x = 0; x < wd; x++) b[x] = 0;                                                                \
-      continue;                                                                                                \
-    }                                                                                                          \
-    const T *row = plane + Y * g->iw + X0;                                                                     \
-    if (lo == 0 && hi == wd) {                                                                                 \
-      r_[r] = row;                                                                                             \
-      continue;                                                                                                \
-    }                                                                                                          \
-    for (tl_i64 x = 0; x < lo; x++) b[x] = 0;                                                                  \
-    for (tl_i64 x = lo; x < hi; x++) b[x] = row[x];                                                            \
-    for (tl_i64 x = hi; x < wd; x++) b[x] = 0;                                                                 \
-  }                                                                                                            \
+  if (Y0 < 0 || Y0 + 3 >= g->ih)                                                                               \
+    for (tl_i64 x = 0; x < wd; x++) zero[x] = 0;                                                               \
+  for (int r = 0; r < 4; r++)                                                                                  \
+    r_[r] = Y0 + r >= 0 && Y0 + r < g->ih ? plane + (Y0 + r) * g->iw + X0 : zero;                              \
   const T *restrict d0 = r_[0], *restrict d1 = r_[1], *restrict d2 = r_[2], *restrict d3 = r_[3];              \
-  for (tl_i64 x = 0; x < wd; x++) {                                                                            \
+  for (tl_i64 x = lo; x < hi; x++) {                                                                           \
     e[x] = d0[x] - d2[x], e[ew + x] = d1[x] + d2[x];                                                           \
     e[2 * ew + x] = d2[x] - d1[x], e[3 * ew + x] = d1[x] - d3[x];                                              \
+  }                                                                                                            \
+  for (int r = 0; r < 4; r++) {                                                                                \
+    for (tl_i64 x = 0; x < lo; x++) e[r * ew + x] = 0;                                                         \
+    for (tl_i64 x = hi; x < wd; x++) e[r * ew + x] = 0;                                                        \
   }                                                                                                            \
 }                                                                                                              \
 /* the 16 values of len tiles across the columns ((B^T d) B), written to v[xi * vs + t] */                     \
@@ -196,13 +188,17 @@ static inline void tl_wino_unit_##S(const tl_wino_geo *g, const T *in, T *out, c
       T *plane = out + o * g->oh * g->ow;                                                                      \
       for (tl_i64 u = 0; u < tb;) {                                                                            \
         tl_i64 t = t0 + u, ti = t / tw, tj = t - ti * tw, len = tl_gemm_min(tw - tj, tb - u);                  \
-        T *y0 = e, *y1 = e + 2 * TB + 2;                                                                       \
-        tl_wino_out_##S(mb + o * TB + u, obp * TB, len, y0, y1);                                               \
         tl_i64 w2 = tl_gemm_min(2 * len, g->ow - 2 * tj);                                                      \
         T *r0 = plane + 2 * ti * g->ow + 2 * tj;                                                               \
-        for (tl_i64 x = 0; x < w2; x++) r0[x] = y0[x];                                                         \
-        if (2 * ti + 1 < g->oh)                                                                                \
-          for (tl_i64 x = 0; x < w2; x++) r0[g->ow + x] = y1[x];                                               \
+        if (w2 == 2 * len && 2 * ti + 1 < g->oh) { /* the whole run inside the output */                       \
+          tl_wino_out_##S(mb + o * TB + u, obp * TB, len, r0, r0 + g->ow);                                     \
+        } else {                                                                                               \
+          T *y0 = e, *y1 = e + 2 * TB + 2;                                                                     \
+          tl_wino_out_##S(mb + o * TB + u, obp * TB, len, y0, y1);                                             \
+          for (tl_i64 x = 0; x < w2; x++) r0[x] = y0[x];                                                       \
+          if (2 * ti + 1 < g->oh)                                                                              \
+            for (tl_i64 x = 0; x < w2; x++) r0[g->ow + x] = y1[x];                                             \
+        }                                                                                                      \
         u += len;                                                                                              \
       }                                                                                                        \
     }                                                                                                          \
