@@ -116,6 +116,11 @@ static inline void tl_wino_rows_##S(const tl_wino_geo *g, const T *plane, tl_i64
     for (tl_i64 x = 0; x < wd; x++) zero[x] = 0;                                                               \
   for (int r = 0; r < 4; r++)                                                                                  \
     r_[r] = Y0 + r >= 0 && Y0 + r < g->ih ? plane + (Y0 + r) * g->iw + X0 : zero;                              \
+  if (Y0 + 5 < g->ih) /* the next tile row's two new rows: the planes are read as many short streams */        \
+    for (tl_i64 x = lo; x < hi; x += 64 / sizeof(T)) {                                                         \
+      __builtin_prefetch(plane + (Y0 + 4) * g->iw + X0 + x);                                                   \
+      __builtin_prefetch(plane + (Y0 + 5) * g->iw + X0 + x);                                                   \
+    }                                                                                                          \
   const T *restrict d0 = r_[0], *restrict d1 = r_[1], *restrict d2 = r_[2], *restrict d3 = r_[3];              \
   for (tl_i64 x = lo; x < hi; x++) {                                                                           \
     e[x] = d0[x] - d2[x], e[ew + x] = d1[x] + d2[x];                                                           \
@@ -210,6 +215,11 @@ static inline void tl_wino_grows_##S(const tl_wino_geo *g, const T *plane, tl_i6
                                      T *restrict e, tl_i64 ew) {                                               \
   tl_i64 wd = 2 * len, X0 = 2 * tj, hi = tl_gemm_min(wd, g->ow - X0);                                          \
   const T *r0 = plane + 2 * ti * g->ow + X0, *r1 = 2 * ti + 1 < g->oh ? r0 + g->ow : 0;                        \
+  if (2 * ti + 3 < g->oh) /* the next tile row's rows (short streams, as in tl_wino_rows) */                   \
+    for (tl_i64 x = 0; x < hi; x += 64 / sizeof(T)) {                                                          \
+      __builtin_prefetch(r0 + 2 * g->ow + x);                                                                  \
+      __builtin_prefetch(r0 + 3 * g->ow + x);                                                                  \
+    }                                                                                                          \
   for (tl_i64 x = 0; x < hi; x++) {                                                                            \
     T a = r0[x], b = r1 ? r1[x] : (T)0;                                                                        \
     e[x] = a, e[ew + x] = a + b, e[2 * ew + x] = a - b, e[3 * ew + x] = -b;                                    \
