@@ -83,7 +83,8 @@ typedef struct tl_wino_geo {
  * them, past ob zero) and in channels [0, ic) (depth), as the GEMM's A panels: for each                       \
  * of the 16 positions xi, MR rows a panel, k-major. Mode 5 (dx) reads w transposed and                        \
  * turned half a turn: out channel = x's channel, in channel = g's. */                                         \
-static inline void tl_wino_weights_##S(const tl_conv_desc *d, const T *w, tl_i64 o0, tl_i64 ob, tl_i64 obp, tl_i64 ic, T *up) { \
+static inline void tl_wino_weights_##S(const tl_conv_desc *d, const T *w, tl_i64 o0, tl_i64 ob, tl_i64 obp,    \
+                                       tl_i64 ic, T *up) {                                                     \
   int dx = d->mode == 5;                                                                                       \
   for (tl_i64 r = 0; r < obp; r++)                                                                             \
     for (tl_i64 c = 0; c < ic; c++) {                                                                          \
@@ -185,7 +186,8 @@ static inline void tl_wino_unit_##S(const tl_wino_geo *g, const T *in, T *out, c
         tl_i64 kc = tl_gemm_min(step, ic - pc);                                                                \
         for (tl_i64 jr = 0; jr < tbp; jr += NR)                                                                \
           for (tl_i64 ir = 0; ir < obp; ir += TL_GEMM_MR)                                                      \
-            tl_ukr_##S(kc, up + xi * obp * ic + ir * ic + pc * TL_GEMM_MR, 1, TL_GEMM_MR, vp + xi * TB * ic + jr * ic + pc * NR, \
+            tl_ukr_##S(kc, up + xi * obp * ic + ir * ic + pc * TL_GEMM_MR, 1, TL_GEMM_MR,                      \
+                       vp + xi * TB * ic + jr * ic + pc * NR,                                                  \
                        NR, mb + xi * obp * TB + ir * TB + jr, TB, TL_GEMM_MR, NR, pc > 0);                     \
       }                                                                                                        \
     /* Y = A^T M A, tile row by tile row, clipped to the output */                                             \
@@ -292,7 +294,7 @@ static inline void tl_wino_dw_##S(const tl_conv_desc *d, T *out, const T *gy, co
   g.th = (g.oh + 1) / 2, g.tw = (g.ow + 1) / 2;                                                                \
   /* A: x's channels (MR a panel), B: g's (NR a panel, transposed in registers) */                             \
   tl_i64 cbp = (d->unit + TL_GEMM_MR - 1) / TL_GEMM_MR * TL_GEMM_MR, op = (d->o + NR - 1) / NR * NR;           \
-  tl_i64 nt = g.th * g.tw, tk = g.tw <= TK ? TK / g.tw * g.tw : TK; /* whole tile rows where they fit */                                                                                     \
+  tl_i64 nt = g.th * g.tw, tk = g.tw <= TK ? TK / g.tw * g.tw : TK; /* whole tile rows where they fit */       \
   tl_size ws = (tl_size)(16 * cbp * TK + 16 * op * TK + 16 * cbp * op + 16 * NR * (TK + 8) + 8 * (2 * TK + 4)); \
   void *raw = TL_CONV_MALLOC(sizeof(T) * ws + 64);                                                             \
   if (!raw) {                                                                                                  \
