@@ -23,6 +23,7 @@ typedef uchar tl_bool;
 #define fmodf fmod
 #define fabsf fabs
 #define log1pf log1p
+#define expm1f expm1
 #define TL_INF_F32 INFINITY
 #elif defined(TL_SCALAR_CUDA) /* CUDA C++ (codegen/prelude_cuda.h): libm's names are its own */
 typedef long long tl_i64;
@@ -39,9 +40,9 @@ typedef unsigned int tl_u32;
 typedef unsigned char tl_bool;
 
 float expf(float), logf(float), sqrtf(float), sinf(float), cosf(float), tanhf(float),
-    powf(float, float), fmodf(float, float), fabsf(float), log1pf(float);
+    powf(float, float), fmodf(float, float), fabsf(float), log1pf(float), expm1f(float);
 double exp(double), log(double), sqrt(double), sin(double), cos(double), tanh(double),
-    pow(double, double), fmod(double, double), fabs(double), erf(double), log1p(double);
+    pow(double, double), fmod(double, double), fabs(double), erf(double), log1p(double), expm1(double);
 #define TL_INF_F32 ((float)(1e308 * 10.0))
 #endif
 

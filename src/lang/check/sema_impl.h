@@ -115,6 +115,7 @@ tl_ty *tl_sema_sys_method(sema *s, tl_node *n, tl_ty *t);
 /* sema_dist.c: Dist::rank ... Dist::sync_grads; NULL when the path is none of them */
 tl_ty *tl_sema_dist_call(sema *s, tl_node *n, const char *path);
 tl_ty *tl_sema_ml_call(sema *s, tl_node *n, const char *path); /* sema_ml.c: VarBuilder:: */
+tl_ty *tl_sema_ops_method(sema *s, tl_node *n, tl_ty *t);      /* gather, argsort, roll, any... */
 tl_ty *tl_sema_ml_method(sema *s, tl_node *n, tl_ty *t);       /* top_k_sample, clip_grad_value... */
 /* a path that is a value, `Device::Auto`; NULL when it is none */
 tl_ty *tl_sema_sys_path_value(sema *s, tl_node *n);

@@ -181,7 +181,7 @@ typedef enum {
   /* Tensor:: */
   B_ZEROS, B_ONES, B_FULL, B_RANDN, B_RAND, B_ARANGE, B_EYE, B_LINSPACE, B_CAT, B_STACK,
   /* tensor methods: elementwise (math also as free functions on scalars) */
-  B_NEG, B_EXP, B_LOG, B_SQRT, B_SIN, B_COS, B_TANH, B_SIGMOID, B_RELU, B_GELU, B_GELU_TANH, B_ABS, B_LOG1P,
+  B_NEG, B_EXP, B_LOG, B_SQRT, B_SIN, B_COS, B_TANH, B_SIGMOID, B_RELU, B_GELU, B_GELU_TANH, B_ABS, B_LOG1P, B_EXPM1, B_ERF,
   B_FLOOR, B_CEIL, B_ROUND, B_POW, B_MAXIMUM, B_MINIMUM, B_CLAMP,
   B_GT, B_LT, B_GE, B_LE, B_EQ, B_NE,
   /* reductions and shape */
@@ -220,6 +220,9 @@ typedef enum {
   B_DIST,
   /* the seed's model helpers (sema_ml.c, gen_ml.c, rt_ml.c): node->len a TL_ML_* */
   B_ML,
+  /* torch's gather, scatter, scatter_add, argsort, logsumexp, roll, repeat, any, all (sema_ops.c,
+   * gen_ops.c, rt_ops_index.c): node->len a TL_OPS_* */
+  B_OPS,
   B_COUNT
 } tl_builtin;
 #define B_IO_FIRST B_TENSOR_SAVE
@@ -232,6 +235,8 @@ enum { TL_DIST_RANK, TL_DIST_SIZE, TL_DIST_ALL_REDUCE, TL_DIST_ALL_REDUCE_MEAN, 
 enum { TL_ML_VB_GET, TL_ML_VB_GRAD, TL_ML_TOP_K, TL_ML_TOP_P, TL_ML_CLIP_VALUE, TL_ML_CLIP_NORM, TL_ML_GET, TL_ML_TEMPERATURE,
        TL_ML_REP_PENALTY, TL_ML_SDPA, TL_ML_INVERSE, TL_ML_DET, TL_ML_SOLVE,
        TL_ML_SVD_U, TL_ML_SVD_S, TL_ML_SVD_V, TL_ML_EIG_VALUES, TL_ML_EIG_VECTORS, TL_ML_SVD };
+
+enum { TL_OPS_ARGSORT, TL_OPS_GATHER, TL_OPS_SCATTER, TL_OPS_LOGSUMEXP, TL_OPS_ROLL, TL_OPS_REPEAT, TL_OPS_ANY, TL_OPS_ALL, TL_OPS_SCATTER_ADD };
 
 /* a loop's variables written inside it (loop->ref): realized every iteration */
 typedef struct tl_varlist {

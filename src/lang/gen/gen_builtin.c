@@ -205,6 +205,8 @@ int tl_gen_unop_code(tl_builtin id) {
   case B_GELU_TANH: return TLRT_UNOP_GELU_TANH;
   case B_ABS: return TLRT_UNOP_ABS;
   case B_LOG1P: return TLRT_UNOP_LOG1P;
+  case B_EXPM1: return TLRT_UNOP_EXPM1;
+  case B_ERF: return TLRT_UNOP_ERF;
   case B_FLOOR: return TLRT_UNOP_FLOOR;
   case B_CEIL: return TLRT_UNOP_CEIL;
   default: return TLRT_UNOP_ROUND;
@@ -230,6 +232,8 @@ static cv scalar_math(gen *g, tl_node *n, tl_builtin id, cv x, cv *y) {
   case B_EXP: return tl_gen_scalar(tl_gen_fmt(g, "exp%s(%s)", f, x.c), t);
   case B_LOG: return tl_gen_scalar(tl_gen_fmt(g, "log%s(%s)", f, x.c), t);
   case B_LOG1P: return tl_gen_scalar(tl_gen_fmt(g, "log1p%s(%s)", f, x.c), t);
+  case B_EXPM1: return tl_gen_scalar(tl_gen_fmt(g, "expm1%s(%s)", f, x.c), t);
+  case B_ERF: return tl_gen_scalar(tl_gen_fmt(g, "erf%s(%s)", f, x.c), t);
   case B_SQRT: return tl_gen_scalar(tl_gen_fmt(g, "sqrt%s(%s)", f, x.c), t);
   case B_SIN: return tl_gen_scalar(tl_gen_fmt(g, "sin%s(%s)", f, x.c), t);
   case B_COS: return tl_gen_scalar(tl_gen_fmt(g, "cos%s(%s)", f, x.c), t);
@@ -347,7 +351,7 @@ static cv gen_tensor_method(gen *g, tl_node *n, tl_builtin id) {
   const char *l = loc(g, n);
   switch (id) {
   case B_NEG: case B_EXP: case B_LOG: case B_SQRT: case B_SIN: case B_COS: case B_TANH: case B_SIGMOID: case B_RELU:
-  case B_GELU: case B_GELU_TANH: case B_ABS: case B_LOG1P: case B_FLOOR: case B_CEIL: case B_ROUND: case B_POW: case B_MAXIMUM: case B_MINIMUM:
+  case B_GELU: case B_GELU_TANH: case B_ABS: case B_LOG1P: case B_EXPM1: case B_ERF: case B_FLOOR: case B_CEIL: case B_ROUND: case B_POW: case B_MAXIMUM: case B_MINIMUM:
     return math_call(g, n, id, t, n->lhs, a);
   case B_GT: case B_LT: case B_GE: case B_LE: case B_EQ: case B_NE: {
     static const tl_tok_kind ops[] = {TL_TOK_GT, TL_TOK_LT, TL_TOK_GE, TL_TOK_LE, TL_TOK_EQ, TL_TOK_NE};
@@ -424,6 +428,7 @@ cv tl_gen_builtin_call(gen *g, tl_node *n) {
   if (id == B_SYS) return tl_gen_sys_call(g, n); /* gen_sys.c */
   if (id == B_DIST) return tl_gen_dist_call(g, n); /* gen_dist.c */
   if (id == B_ML) return tl_gen_ml_call(g, n);     /* gen_ml.c */
+  if (id == B_OPS) return tl_gen_ops_call(g, n);   /* gen_ops.c */
   if (id == B_OPTION) return tl_gen_option_method(g, n); /* gen_option.c */
   if (id == B_VEC) return tl_gen_vec_call(g, n); /* gen_vec.c */
   if (id == B_ITER) return tl_gen_iter_call(g, n); /* gen_iter.c */

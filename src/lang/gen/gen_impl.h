@@ -177,6 +177,7 @@ cv tl_gen_sys_call(gen *g, tl_node *n);
 /* gen_dist.c: a B_DIST call (Dist::rank ... Dist::sync_grads) */
 cv tl_gen_dist_call(gen *g, tl_node *n);
 cv tl_gen_ml_call(gen *g, tl_node *n); /* gen_ml.c: B_ML */
+cv tl_gen_ops_call(gen *g, tl_node *n); /* gen_ops.c: B_OPS */
 cv tl_gen_str_parse(gen *g, tl_node *n); /* s.parse::<T>() */
 /* gen_compr.c */
 cv tl_gen_compr(gen *g, tl_node *n);

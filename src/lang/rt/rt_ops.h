@@ -13,7 +13,7 @@ enum { /* binary ops: the order gen.c's tensor_op uses */
 };
 enum { /* unary ops */
   TLRT_UNOP_NEG, TLRT_UNOP_NOT, TLRT_UNOP_EXP, TLRT_UNOP_LOG, TLRT_UNOP_SQRT, TLRT_UNOP_SIN, TLRT_UNOP_COS,
-  TLRT_UNOP_TANH, TLRT_UNOP_SIGMOID, TLRT_UNOP_RELU, TLRT_UNOP_GELU, TLRT_UNOP_ABS, TLRT_UNOP_GELU_TANH, TLRT_UNOP_LOG1P, TLRT_UNOP_FLOOR,
+  TLRT_UNOP_TANH, TLRT_UNOP_SIGMOID, TLRT_UNOP_RELU, TLRT_UNOP_GELU, TLRT_UNOP_ABS, TLRT_UNOP_GELU_TANH, TLRT_UNOP_LOG1P, TLRT_UNOP_EXPM1, TLRT_UNOP_ERF, TLRT_UNOP_FLOOR,
   TLRT_UNOP_CEIL, TLRT_UNOP_ROUND
 };
 enum { /* reductions and friends */
@@ -234,5 +234,16 @@ static inline int64_t tl__f2i(double x, int kind) {
   if (x >= hi) return kind == 2 ? 255 : kind ? INT32_MAX : INT64_MAX;
   return (int64_t)x;
 }
+
+/* torch's argsort(dim, descending), gather(dim, idx), scatter(dim, idx, src),
+ * scatter_add(dim, idx, src), logsumexp(dim, keepdim), roll(shift, dim), repeat(counts), any(dim), all(dim)
+ * (rt_ops_index.c); has_dim false: over every element (roll: the flattened tensor) */
+TL_API tl_tensor *tlrt_argsort(tlrt *R, tl_tensor *t, int64_t dim, bool descending, int line, int col);
+TL_API tl_tensor *tlrt_gather_dim(tlrt *R, tl_tensor *t, int64_t dim, tl_tensor *index, int line, int col);
+TL_API tl_tensor *tlrt_scatter(tlrt *R, tl_tensor *t, int64_t dim, tl_tensor *index, tl_tensor *src, bool add, int line, int col);
+TL_API tl_tensor *tlrt_logsumexp(tlrt *R, tl_tensor *t, bool has_dim, int64_t dim, bool keepdim, int line, int col);
+TL_API tl_tensor *tlrt_roll(tlrt *R, tl_tensor *t, int64_t shift, bool has_dim, int64_t dim, int line, int col);
+TL_API tl_tensor *tlrt_repeat(tlrt *R, tl_tensor *t, int n, const int64_t *reps, int line, int col);
+TL_API tl_tensor *tlrt_any_all(tlrt *R, tl_tensor *t, bool all, bool has_dim, int64_t dim, int line, int col);
 
 #endif
