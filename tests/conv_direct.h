@@ -56,12 +56,13 @@ static void conv_reference(const tl_conv_desc *d, const double *x, const double 
     for (int64_t i = 0; i < na; i++) ta[i] = (T)a[i];                                             \
     for (int64_t i = 0; i < nb; i++) tb[i] = (T)b[i];                                             \
     for (int64_t i = 0; i < nout; i++) out[i] = (T)12345; /* the routine writes every element */ \
-    int64_t kk = d.kh * d.kw, cols = mode == 0 ? d.oh * d.ow : mode == 1 ? d.c : mode == 3 ? d.o : d.c * kk; \
+    int64_t kk = d.kh * d.kw, cols = mode == 0 ? d.oh * d.ow : mode == 1 || mode == 5 ? d.c      \
+                                   : mode == 3 || mode == 4 ? d.o : mode == 6 ? d.c : d.c * kk;   \
     d.mode = mode;                                                                                \
-    d.unit = mode & 1 ? conv_pick(1, cols > 1 ? cols : 1) : 32 * conv_pick(1, 9);                \
+    d.unit = mode == 0 || mode == 2 ? 32 * conv_pick(1, 9) : conv_pick(1, cols > 1 ? cols : 1);  \
     d.units = (cols + d.unit - 1) / d.unit;                                                       \
     d.units = d.units ? d.units : 1;                                                              \
-    int64_t work = mode == 2 ? d.units : d.n * d.units;                                           \
+    int64_t work = mode == 2 || mode == 6 ? d.units : d.n * d.units;                              \
     for (int64_t t = 0; t < work;) { /* chunks of random length, as threads take them */         \
       int64_t e = t + conv_pick(1, 3);                                                            \
       e = e < work ? e : work;                                                                    \
@@ -92,11 +93,12 @@ static void conv_check_shape(tl_conv_desc d) {
   for (int64_t i = 0; i < ny; i++) g[i] = (double)conv_pick(-16, 16) / 8;
   conv_reference(&d, x, w, g, y, dx, dw);
   for (int f64 = 0; f64 < 2; f64++)
-    for (int mode = 0; mode < 4; mode++) { /* mode 3: the forward at stride 1 only */
-      if (mode == 3 && (d.sh != 1 || d.sw != 1)) continue;
-      int fwd = mode == 0 || mode == 3;
-      const double *a = fwd ? x : g, *b = mode == 2 ? x : w, *want = fwd ? y : mode == 1 ? dx : dw;
-      int64_t na = fwd ? nx : ny, nb = mode == 2 ? nx : nw, nout = fwd ? ny : mode == 1 ? nx : nw;
+    for (int mode = 0; mode < 7; mode++) { /* mode 3: the forward at stride 1 only; 4-6 (Winograd) 3x3 too */
+      if (mode >= 3 && (d.sh != 1 || d.sw != 1)) continue;
+      if (mode >= 4 && (d.kh != 3 || d.kw != 3)) continue;
+      int fwd = mode == 0 || mode == 3 || mode == 4, bwx = mode == 1 || mode == 5, bww = mode == 2 || mode == 6;
+      const double *a = fwd ? x : g, *b = bww ? x : w, *want = fwd ? y : bwx ? dx : dw;
+      int64_t na = fwd ? nx : ny, nb = bww ? nx : nw, nout = fwd ? ny : bwx ? nx : nw;
       int64_t bad = f64 ? conv_run_f64(d, mode, a, b, want, na, nb, nout) : conv_run_f32(d, mode, a, b, want, na, nb, nout);
       if (bad >= 0)
         tl_test_fail(__FILE__, __LINE__,
@@ -138,6 +140,34 @@ CONV_TEST(conv_prelude_random) {
     d.ph = conv_pick(0, 3), d.pw = conv_pick(0, 3);
     d.h = conv_pick(d.kh > 2 * d.ph ? d.kh - 2 * d.ph : 1, 19);
     d.w = conv_pick(d.kw > 2 * d.pw ? d.kw - 2 * d.pw : 1, 23);
+    conv_check_shape(d);
+  }
+}
+
+/* 3x3 at stride 1, where y, dx and dw also run as Winograd F(2x2, 3x3) (modes 4-6):
+ * odd and single-row outputs (tiles half outside), padding 0-3 (dx's own padding 2 - p
+ * negative), channels over MR, NR and KC (several depth blocks), tiles over a block
+ * (TL_WINO_TB panels; dw's TL_WINO_TK, rows wider than it), batch 1-3 */
+CONV_TEST(conv_prelude_winograd) {
+  static const int64_t cases[][11] = {
+      /* n, c, h, w, o, kh, kw, sh, sw, ph, pw */
+      {1, 1, 3, 3, 1, 3, 3, 1, 1, 0, 0},     {2, 3, 5, 7, 2, 3, 3, 1, 1, 1, 1},
+      {1, 7, 1, 9, 13, 3, 3, 1, 1, 1, 1},    {3, 13, 20, 23, 7, 3, 3, 1, 1, 1, 1},
+      {1, 2, 4, 150, 3, 3, 3, 1, 1, 1, 1},   {2, 5, 9, 8, 70, 3, 3, 1, 1, 2, 3},
+      {1, 300, 6, 5, 4, 3, 3, 1, 1, 1, 0},   {1, 4, 6, 6, 300, 3, 3, 1, 1, 0, 1},
+      {2, 33, 12, 11, 37, 3, 3, 1, 1, 3, 2}, {1, 40, 30, 30, 19, 3, 3, 1, 1, 1, 1},
+  };
+  for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+    const int64_t *p = cases[i];
+    tl_conv_desc d = {p[0], p[1], p[2], p[3], p[4], p[5], p[6], 0, 0, p[7], p[8], p[9], p[10], 0, 0, 0};
+    conv_check_shape(d);
+  }
+  for (int i = 0; i < 20; i++) {
+    tl_conv_desc d = {0};
+    d.n = conv_pick(1, 3), d.c = conv_pick(1, 40), d.o = conv_pick(1, 40), d.kh = d.kw = 3, d.sh = d.sw = 1;
+    d.ph = conv_pick(0, 3), d.pw = conv_pick(0, 3);
+    d.h = conv_pick(3 > 2 * d.ph ? 3 - 2 * d.ph : 1, 19);
+    d.w = conv_pick(3 > 2 * d.pw ? 3 - 2 * d.pw : 1, 40);
     conv_check_shape(d);
   }
 }

@@ -4,6 +4,7 @@
 
 #include "api/context.h"
 #include "codegen/render_c.h"
+#include "graph/build.h"
 #include "graph/rewrite.h"
 #include "test.h"
 
@@ -17,17 +18,16 @@ static int count_occurrences(const char *s, const char *what) {
 
 /* the C of the kernel computing t (the last of its schedule), its graph rewritten
  * first by the rules a realize runs */
-static char *kernel_source(tl_tensor *handle) {
+static char *uop_source(tl_graph *graph, tl_uop *u) {
   static const tl_ruleset *const rules[] = {&tl_rules_fallback, &tl_rules_fold, &tl_rules_algebra, &tl_rules_split};
-  tl_tensor *t = tl_api_tensor(handle, "kernel_source");
-  size_t mark = tl_graph_mark(&t->slot.ctx->graph);
-  tl_uop *root = tl_rewrite_graph(&t->slot.ctx->graph, t->u, rules, 4);
+  size_t mark = tl_graph_mark(graph);
+  tl_uop *root = tl_rewrite_graph(graph, u, rules, 4);
   tl_schedule s;
   tl_lowered l;
   tl_error e = {0};
   char *src = NULL;
   if (!root || !tl_schedule_build(root, &s)) {
-    tl_graph_release_to(&t->slot.ctx->graph, mark);
+    tl_graph_release_to(graph, mark);
     return NULL;
   }
   if (tl_lower_kernel(root, &s, &l, &e) == TL_OK) {
@@ -35,8 +35,13 @@ static char *kernel_source(tl_tensor *handle) {
     tl_lowered_free(&l);
   }
   tl_schedule_free(&s);
-  tl_graph_release_to(&t->slot.ctx->graph, mark); /* the rewritten nodes */
+  tl_graph_release_to(graph, mark); /* the rewritten nodes */
   return src;
+}
+
+static char *kernel_source(tl_tensor *handle) {
+  tl_tensor *t = tl_api_tensor(handle, "kernel_source");
+  return uop_source(&t->slot.ctx->graph, t->u);
 }
 
 static tl_tensor *matrix(tl_ctx *ctx) {
@@ -258,5 +263,46 @@ TEST(codegen_float_to_int_cast_saturates) {
   char *src = kernel_source(tl_cast(matrix(ctx), TL_I64));
   CHECK_CONTAINS(src, "tl_i64 v4 = tl_f32_to_i64(v3);");
   free(src);
+  TEST_SHUTDOWN(ctx);
+}
+
+/* The mode the convolution kernel's descriptor names (kernel_prelude_conv.h): 3x3 at
+ * stride 1 runs as Winograd (4 y, 5 dx, 6 dw); other kernels and strides as implicit
+ * GEMMs (3 y at stride 1, 0 y, 1 dx, 2 dw). dx and dw: the nodes the gradient rule
+ * builds (uop.h: CONV2D modes 1, 2), from buffers of g, w and x. */
+static int conv_mode_of(tl_ctx *ctx, tl_uop *u) {
+  char *src = u ? uop_source(&ctx->graph, u) : NULL;
+  const char *d = src ? strstr(src, "tl_conv_desc d = {") : NULL;
+  long long f[14];
+  int mode = -1;
+  if (d && sscanf(d, "tl_conv_desc d = {%lldLL, %lldLL, %lldLL, %lldLL, %lldLL, %lldLL, %lldLL, %lldLL, %lldLL, "
+                     "%lldLL, %lldLL, %lldLL, %lldLL, %lld,",
+                  &f[0], &f[1], &f[2], &f[3], &f[4], &f[5], &f[6], &f[7], &f[8], &f[9], &f[10], &f[11], &f[12],
+                  &f[13]) == 14)
+    mode = (int)f[13];
+  free(src);
+  return mode;
+}
+
+TEST(codegen_conv_3x3_at_stride_1_runs_winograd) {
+  tl_ctx *ctx = tl_init();
+  static const struct { int64_t k, s, y, dx, dw; } cases[] = {{3, 1, 4, 5, 6}, {3, 2, 0, 1, 2}, {5, 1, 3, 1, 2}};
+  for (int i = 0; i < 3; i++) {
+    TL_SCOPE(ctx, sc) {
+      int64_t k = cases[i].k, s = cases[i].s, o = (9 + 2 - k) / s + 1;
+      int64_t xs[4] = {2, 3, 9, 9}, ws[4] = {4, 3, k, k}, gs[4] = {2, 4, o, o};
+      tl_tensor *x = tl_randn(ctx, TL_F32, 4, xs), *w = tl_randn(ctx, TL_F32, 4, ws);
+      tl_tensor *g = tl_randn(ctx, TL_F32, 4, gs);
+      CHECK(x && w && g && tl_realize(x) == TL_OK && tl_realize(w) == TL_OK && tl_realize(g) == TL_OK);
+      tl_tensor *y = tl_api_tensor(tl_conv2d(x, w, NULL, s, s, 1, 1), "test");
+      tl_uop *gu = tl_api_tensor(g, "test")->u, *xu = tl_api_tensor(x, "test")->u, *wu = tl_api_tensor(w, "test")->u;
+      tl_conv_params p = {s, s, 1, 1};
+      CHECK_INT(conv_mode_of(ctx, y->u), (int)cases[i].y);
+      size_t mark = tl_graph_mark(&ctx->graph); /* the nodes built here, released after */
+      CHECK_INT(conv_mode_of(ctx, tl_build_conv2d(&ctx->graph, 1, gu, wu, p, xs)), (int)cases[i].dx);
+      CHECK_INT(conv_mode_of(ctx, tl_build_conv2d(&ctx->graph, 2, gu, xu, p, ws)), (int)cases[i].dw);
+      tl_graph_release_to(&ctx->graph, mark);
+    }
+  }
   TEST_SHUTDOWN(ctx);
 }

@@ -289,38 +289,54 @@ TL_GEMM_UKR(f64)
 typedef float tl_v8f __attribute__((vector_size(32)));
 typedef double tl_v4d __attribute__((vector_size(32)));
 #define TL_SHUF __builtin_shufflevector
+/* the rows and steps are named values, not arrays: GCC copied an array of rows through
+ * the stack in halves, and each row's load then waited on two stores (measured: the
+ * transposes took a sixth of a Winograd weight gradient) */
+#define TL_TR_LO(a, b) TL_SHUF(a, b, 0, 1, 8, 9, 4, 5, 12, 13)
+#define TL_TR_HI(a, b) TL_SHUF(a, b, 2, 3, 10, 11, 6, 7, 14, 15)
+#define TL_TR_OUT(c)                                                                              \
+  o = TL_SHUF(u##c, v##c, 0, 1, 2, 3, 8, 9, 10, 11);                                              \
+  __builtin_memcpy(d + c * ds, &o, sizeof o);                                                     \
+  o = TL_SHUF(u##c, v##c, 4, 5, 6, 7, 12, 13, 14, 15);                                            \
+  __builtin_memcpy(d + (c + 4) * ds, &o, sizeof o);
 static inline void tl_gemm_tr_f32(const float *s, tl_i64 ss, float *d, tl_i64 ds) {
-  tl_v8f r[8], t[8], u[8], o;
-  for (int i = 0; i < 8; i++) __builtin_memcpy(&r[i], s + i * ss, sizeof r[i]);
-  for (int i = 0; i < 8; i += 2) {
-    t[i] = TL_SHUF(r[i], r[i + 1], 0, 8, 1, 9, 4, 12, 5, 13);
-    t[i + 1] = TL_SHUF(r[i], r[i + 1], 2, 10, 3, 11, 6, 14, 7, 15);
-  }
-  for (int i = 0; i < 8; i += 4)
-    for (int h = 0; h < 2; h++) {
-      u[i + 2 * h] = TL_SHUF(t[i + h], t[i + h + 2], 0, 1, 8, 9, 4, 5, 12, 13);
-      u[i + 2 * h + 1] = TL_SHUF(t[i + h], t[i + h + 2], 2, 3, 10, 11, 6, 7, 14, 15);
-    }
-  for (int c = 0; c < 4; c++) {
-    o = TL_SHUF(u[c], u[c + 4], 0, 1, 2, 3, 8, 9, 10, 11);
-    __builtin_memcpy(d + c * ds, &o, sizeof o);
-    o = TL_SHUF(u[c], u[c + 4], 4, 5, 6, 7, 12, 13, 14, 15);
-    __builtin_memcpy(d + (c + 4) * ds, &o, sizeof o);
-  }
+  tl_v8f r0, r1, r2, r3, r4, r5, r6, r7, o;
+  __builtin_memcpy(&r0, s, sizeof r0);
+  __builtin_memcpy(&r1, s + ss, sizeof r1);
+  __builtin_memcpy(&r2, s + 2 * ss, sizeof r2);
+  __builtin_memcpy(&r3, s + 3 * ss, sizeof r3);
+  __builtin_memcpy(&r4, s + 4 * ss, sizeof r4);
+  __builtin_memcpy(&r5, s + 5 * ss, sizeof r5);
+  __builtin_memcpy(&r6, s + 6 * ss, sizeof r6);
+  __builtin_memcpy(&r7, s + 7 * ss, sizeof r7);
+  /* rows interleaved in pairs, then pairs of pairs (u: rows 0-3, v: rows 4-7), then halves */
+  tl_v8f t0 = TL_SHUF(r0, r1, 0, 8, 1, 9, 4, 12, 5, 13), t1 = TL_SHUF(r0, r1, 2, 10, 3, 11, 6, 14, 7, 15);
+  tl_v8f t2 = TL_SHUF(r2, r3, 0, 8, 1, 9, 4, 12, 5, 13), t3 = TL_SHUF(r2, r3, 2, 10, 3, 11, 6, 14, 7, 15);
+  tl_v8f t4 = TL_SHUF(r4, r5, 0, 8, 1, 9, 4, 12, 5, 13), t5 = TL_SHUF(r4, r5, 2, 10, 3, 11, 6, 14, 7, 15);
+  tl_v8f t6 = TL_SHUF(r6, r7, 0, 8, 1, 9, 4, 12, 5, 13), t7 = TL_SHUF(r6, r7, 2, 10, 3, 11, 6, 14, 7, 15);
+  tl_v8f u0 = TL_TR_LO(t0, t2), u1 = TL_TR_HI(t0, t2), u2 = TL_TR_LO(t1, t3), u3 = TL_TR_HI(t1, t3);
+  tl_v8f v0 = TL_TR_LO(t4, t6), v1 = TL_TR_HI(t4, t6), v2 = TL_TR_LO(t5, t7), v3 = TL_TR_HI(t5, t7);
+  TL_TR_OUT(0) TL_TR_OUT(1) TL_TR_OUT(2) TL_TR_OUT(3)
 }
+#undef TL_TR_OUT
+#undef TL_TR_HI
+#undef TL_TR_LO
 static inline void tl_gemm_tr_f64(const double *s, tl_i64 ss, double *d, tl_i64 ds) {
-  tl_v4d r[4], t[4], o;
-  for (int i = 0; i < 4; i++) __builtin_memcpy(&r[i], s + i * ss, sizeof r[i]);
-  for (int i = 0; i < 4; i += 2) {
-    t[i] = TL_SHUF(r[i], r[i + 1], 0, 4, 2, 6);
-    t[i + 1] = TL_SHUF(r[i], r[i + 1], 1, 5, 3, 7);
-  }
-  for (int c = 0; c < 2; c++) {
-    o = TL_SHUF(t[c], t[c + 2], 0, 1, 4, 5);
-    __builtin_memcpy(d + c * ds, &o, sizeof o);
-    o = TL_SHUF(t[c], t[c + 2], 2, 3, 6, 7);
-    __builtin_memcpy(d + (c + 2) * ds, &o, sizeof o);
-  }
+  tl_v4d r0, r1, r2, r3, o;
+  __builtin_memcpy(&r0, s, sizeof r0);
+  __builtin_memcpy(&r1, s + ss, sizeof r1);
+  __builtin_memcpy(&r2, s + 2 * ss, sizeof r2);
+  __builtin_memcpy(&r3, s + 3 * ss, sizeof r3);
+  tl_v4d t0 = TL_SHUF(r0, r1, 0, 4, 2, 6), t1 = TL_SHUF(r0, r1, 1, 5, 3, 7);
+  tl_v4d t2 = TL_SHUF(r2, r3, 0, 4, 2, 6), t3 = TL_SHUF(r2, r3, 1, 5, 3, 7);
+  o = TL_SHUF(t0, t2, 0, 1, 4, 5);
+  __builtin_memcpy(d, &o, sizeof o);
+  o = TL_SHUF(t0, t2, 2, 3, 6, 7);
+  __builtin_memcpy(d + 2 * ds, &o, sizeof o);
+  o = TL_SHUF(t1, t3, 0, 1, 4, 5);
+  __builtin_memcpy(d + ds, &o, sizeof o);
+  o = TL_SHUF(t1, t3, 2, 3, 6, 7);
+  __builtin_memcpy(d + 3 * ds, &o, sizeof o);
 }
 #undef TL_SHUF
 #else

@@ -58,6 +58,314 @@ static inline void tl_conv_valid(tl_i64 X0, tl_i64 s, tl_i64 len, tl_i64 sw, tl_
   *hi = h;
 }
 
+/* ---- Winograd F(2x2, 3x3): 3x3 kernels at stride 1 ---------------------------------
+ * Modes 4 (y) and 5 (dx) compute out[oc][i][j] = sum over ic, ki, kj of
+ * in[ic][i + ki - p][j + kj - q] k[oc][ic][ki][kj] per 2x2 output tile as
+ * A^T [sum over ic of U[oc][ic] * V[ic]] A, U = G k G^T (the kernel), V = B^T d B (the
+ * tile's 4x4 input patch d), the 16 products at each position xi of the 4x4 a GEMM of
+ * (oc x ic) by (ic x tiles) on the micro-kernel: 16 multiply-adds for 4 outputs where
+ * the direct sum takes 36. G holds halves and B and A ones, so the rounding is the
+ * direct sum's kind (values that are multiples of 1/8 come out exact). Mode 4: in = x,
+ * p, q = the padding; mode 5: in = g, k = w transposed and turned half a turn, p, q = 2 -
+ * the padding. Units: blocks of out channels of one image, batch-major; tiles in blocks
+ * of TL_WINO_TB panels of NR, so the block's V and M stay in L2. */
+#ifndef TL_WINO_TB
+#define TL_WINO_TB 2
+#endif
+#ifndef TL_WINO_TK /* mode 6: tiles (the depth) a block */
+#define TL_WINO_TK 64
+#endif
+typedef struct tl_wino_geo {
+  tl_i64 ic, ih, iw, oh, ow, p, q, th, tw;
+} tl_wino_geo;
+#define TL_WINO_ROUTINES(T, S) \
+/* U (modes 4, 5): G k G^T of the kernels of out channels [o0, o0 + ob) (rows, obp of                          \
+ * them, past ob zero) and in channels [0, ic) (depth), as the GEMM's A panels: for each                       \
+ * of the 16 positions xi, MR rows a panel, k-major. Mode 5 (dx) reads w transposed and                        \
+ * turned half a turn: out channel = x's channel, in channel = g's. */                                         \
+static inline void tl_wino_weights_##S(const tl_conv_desc *d, const T *w, tl_i64 o0, tl_i64 ob, tl_i64 obp,    \
+                                       tl_i64 ic, T *up) {                                                     \
+  int dx = d->mode == 5;                                                                                       \
+  for (tl_i64 r = 0; r < obp; r++)                                                                             \
+    for (tl_i64 c = 0; c < ic; c++) {                                                                          \
+      T k[9], t[12], u[16];                                                                                    \
+      const T *src = dx ? w + (c * d->c + o0 + r) * 9 : w + ((o0 + r) * d->c + c) * 9;                         \
+      for (int i = 0; i < 9; i++) k[i] = r >= ob ? (T)0 : dx ? src[8 - i] : src[i];                            \
+      for (int j = 0; j < 3; j++) {                                                                            \
+        t[j] = k[j], t[3 + j] = (k[j] + k[3 + j] + k[6 + j]) * (T)0.5;                                         \
+        t[6 + j] = (k[j] - k[3 + j] + k[6 + j]) * (T)0.5, t[9 + j] = k[6 + j];                                 \
+      }                                                                                                        \
+      for (int i = 0; i < 4; i++) {                                                                            \
+        u[4 * i] = t[3 * i], u[4 * i + 1] = (t[3 * i] + t[3 * i + 1] + t[3 * i + 2]) * (T)0.5;                 \
+        u[4 * i + 2] = (t[3 * i] - t[3 * i + 1] + t[3 * i + 2]) * (T)0.5, u[4 * i + 3] = t[3 * i + 2];         \
+      }                                                                                                        \
+      T *o = up + (r / TL_GEMM_MR) * TL_GEMM_MR * ic + c * TL_GEMM_MR + r % TL_GEMM_MR;                        \
+      for (int xi = 0; xi < 16; xi++) o[xi * obp * ic] = u[xi];                                                \
+    }                                                                                                          \
+}                                                                                                              \
+/* the 4 rows of a run of len tiles (tile row ti, first tile tj), each 2 len + 2 wide,                         \
+ * from plane (rows from 2 ti - p, columns from 2 tj - q, 0 outside), transformed down                         \
+ * the columns (B^T d): e[r * ew + x]. Columns outside the plane are 0 in all four rows;                       \
+ * rows outside read zeros (zero: wd of them, written here when needed). */                                    \
+static inline void tl_wino_rows_##S(const tl_wino_geo *g, const T *plane, tl_i64 ti, tl_i64 tj, tl_i64 len,    \
+                                    T *restrict e, tl_i64 ew, T *restrict zero) {                              \
+  const T *r_[4];                                                                                              \
+  tl_i64 wd = 2 * len + 2, X0 = 2 * tj - g->q, lo = X0 >= 0 ? 0 : -X0, hi = g->iw - X0, Y0 = 2 * ti - g->p;    \
+  hi = hi < 0 ? 0 : hi > wd ? wd : hi;                                                                         \
+  lo = lo < hi ? lo : hi;                                                                                      \
+  if (Y0 < 0 || Y0 + 3 >= g->ih)                                                                               \
+    for (tl_i64 x = 0; x < wd; x++) zero[x] = 0;                                                               \
+  for (int r = 0; r < 4; r++)                                                                                  \
+    r_[r] = Y0 + r >= 0 && Y0 + r < g->ih ? plane + (Y0 + r) * g->iw + X0 : zero;                              \
+  if (Y0 + 5 < g->ih) /* the next tile row's two new rows: the planes are read as many short streams */        \
+    for (tl_i64 x = lo; x < hi; x += 64 / sizeof(T)) {                                                         \
+      __builtin_prefetch(plane + (Y0 + 4) * g->iw + X0 + x);                                                   \
+      __builtin_prefetch(plane + (Y0 + 5) * g->iw + X0 + x);                                                   \
+    }                                                                                                          \
+  const T *restrict d0 = r_[0], *restrict d1 = r_[1], *restrict d2 = r_[2], *restrict d3 = r_[3];              \
+  for (tl_i64 x = lo; x < hi; x++) {                                                                           \
+    e[x] = d0[x] - d2[x], e[ew + x] = d1[x] + d2[x];                                                           \
+    e[2 * ew + x] = d2[x] - d1[x], e[3 * ew + x] = d1[x] - d3[x];                                              \
+  }                                                                                                            \
+  for (int r = 0; r < 4; r++) {                                                                                \
+    for (tl_i64 x = 0; x < lo; x++) e[r * ew + x] = 0;                                                         \
+    for (tl_i64 x = hi; x < wd; x++) e[r * ew + x] = 0;                                                        \
+  }                                                                                                            \
+}                                                                                                              \
+/* the 16 values of len tiles across the columns ((B^T d) B), written to v[xi * vs + t] */                     \
+static inline void tl_wino_cols_##S(const T *restrict e, tl_i64 ew, tl_i64 len, T *restrict v, tl_i64 vs) {    \
+  for (int r = 0; r < 4; r++) {                                                                                \
+    const T *restrict a = e + r * ew;                                                                          \
+    T *restrict o0 = v + 4 * r * vs, *restrict o1 = o0 + vs, *restrict o2 = o1 + vs, *restrict o3 = o2 + vs;   \
+    for (tl_i64 t = 0; t < len; t++) {                                                                         \
+      T c0 = a[2 * t], c1 = a[2 * t + 1], c2 = a[2 * t + 2], c3 = a[2 * t + 3];                                \
+      o0[t] = c0 - c2, o1[t] = c1 + c2, o2[t] = c2 - c1, o3[t] = c1 - c3;                                      \
+    }                                                                                                          \
+  }                                                                                                            \
+}                                                                                                              \
+/* A^T m A of len tiles (m[xi * ms + t]) into two output rows y0, y1 (2 len wide): down                        \
+ * the columns, then across */                                                                                 \
+static inline void tl_wino_out_##S(const T *restrict m, tl_i64 ms, tl_i64 len, T *restrict y0, T *restrict y1) { \
+  for (tl_i64 t = 0; t < len; t++) {                                                                           \
+    T a0 = m[t] + m[4 * ms + t] + m[8 * ms + t], b0 = m[4 * ms + t] - m[8 * ms + t] - m[12 * ms + t];          \
+    T a1 = m[ms + t] + m[5 * ms + t] + m[9 * ms + t], b1 = m[5 * ms + t] - m[9 * ms + t] - m[13 * ms + t];     \
+    T a2 = m[2 * ms + t] + m[6 * ms + t] + m[10 * ms + t], b2 = m[6 * ms + t] - m[10 * ms + t] - m[14 * ms + t]; \
+    T a3 = m[3 * ms + t] + m[7 * ms + t] + m[11 * ms + t], b3 = m[7 * ms + t] - m[11 * ms + t] - m[15 * ms + t]; \
+    y0[2 * t] = a0 + a1 + a2, y0[2 * t + 1] = a1 - a2 - a3;                                                    \
+    y1[2 * t] = b0 + b1 + b2, y1[2 * t + 1] = b1 - b2 - b3;                                                    \
+  }                                                                                                            \
+}                                                                                                              \
+/* modes 4, 5: out channels [o0, o0 + ob) of one image (in: its ic planes, out: its                            \
+ * planes), in blocks of tiles: the block's V, 16 products U V, then A^T M A */                                \
+static inline void tl_wino_unit_##S(const tl_wino_geo *g, const T *in, T *out, const T *up, tl_i64 ob, tl_i64 obp, \
+                                    T *vp, T *mb, T *e) {                                                      \
+  enum { NR = 2 * TL_GEMM_VBYTES / sizeof(T), TB = TL_WINO_TB * NR, EW = 2 * NR + 4 };                         \
+  tl_i64 ic = g->ic, tw = g->tw, nt = g->th * g->tw;                                                           \
+  for (tl_i64 t0 = 0; t0 < nt; t0 += TB) {                                                                     \
+    tl_i64 tb = tl_gemm_min(TB, nt - t0), tbp = (tb + NR - 1) / NR * NR;                                       \
+    /* V: for each position, NR tiles a panel, k-major; runs of tiles in one tile row and one panel */         \
+    for (tl_i64 u = 0; u < tbp;) {                                                                             \
+      tl_i64 t = t0 + u, ti = t / tw, tj = t - ti * tw, len = tl_gemm_min(tw - tj, NR - u % NR);               \
+      len = tl_gemm_min(len, tb - u);                                                                          \
+      T *v = vp + (u / NR) * NR * ic + u % NR;                                                                 \
+      if (len <= 0) { /* the last panel's columns past the block: zero */                                      \
+        len = NR - u % NR;                                                                                     \
+        for (tl_i64 c = 0; c < ic; c++)                                                                        \
+          for (int xi = 0; xi < 16; xi++)                                                                      \
+            for (tl_i64 j = 0; j < len; j++) v[xi * TB * ic + c * NR + j] = 0;                                 \
+      } else                                                                                                   \
+        for (tl_i64 c = 0; c < ic; c++) {                                                                      \
+          tl_wino_rows_##S(g, in + c * g->ih * g->iw, ti, tj, len, e, EW, e + 4 * EW);                                     \
+          tl_wino_cols_##S(e, EW, len, v + c * NR, TB * ic);                                                   \
+        }                                                                                                      \
+      u += len;                                                                                                \
+    }                                                                                                          \
+    /* M = U V at each position: obp x tbp, depth ic, in KC blocks */                                          \
+    for (int xi = 0; xi < 16; xi++)                                                                            \
+      for (tl_i64 pc = 0, step = tl_gemm_kstep(ic); pc < ic; pc += step) {                                     \
+        tl_i64 kc = tl_gemm_min(step, ic - pc);                                                                \
+        for (tl_i64 jr = 0; jr < tbp; jr += NR)                                                                \
+          for (tl_i64 ir = 0; ir < obp; ir += TL_GEMM_MR)                                                      \
+            tl_ukr_##S(kc, up + xi * obp * ic + ir * ic + pc * TL_GEMM_MR, 1, TL_GEMM_MR,                      \
+                       vp + xi * TB * ic + jr * ic + pc * NR,                                                  \
+                       NR, mb + xi * obp * TB + ir * TB + jr, TB, TL_GEMM_MR, NR, pc > 0);                     \
+      }                                                                                                        \
+    /* Y = A^T M A, tile row by tile row, clipped to the output */                                             \
+    for (tl_i64 o = 0; o < ob; o++) {                                                                          \
+      T *plane = out + o * g->oh * g->ow;                                                                      \
+      for (tl_i64 u = 0; u < tb;) {                                                                            \
+        tl_i64 t = t0 + u, ti = t / tw, tj = t - ti * tw, len = tl_gemm_min(tw - tj, tb - u);                  \
+        tl_i64 w2 = tl_gemm_min(2 * len, g->ow - 2 * tj);                                                      \
+        T *r0 = plane + 2 * ti * g->ow + 2 * tj;                                                               \
+        if (w2 == 2 * len && 2 * ti + 1 < g->oh) { /* the whole run inside the output */                       \
+          tl_wino_out_##S(mb + o * TB + u, obp * TB, len, r0, r0 + g->ow);                                     \
+        } else {                                                                                               \
+          T *y0 = e, *y1 = e + 2 * TB + 2;                                                                     \
+          tl_wino_out_##S(mb + o * TB + u, obp * TB, len, y0, y1);                                             \
+          for (tl_i64 x = 0; x < w2; x++) r0[x] = y0[x];                                                       \
+          if (2 * ti + 1 < g->oh)                                                                              \
+            for (tl_i64 x = 0; x < w2; x++) r0[g->ow + x] = y1[x];                                             \
+        }                                                                                                      \
+        u += len;                                                                                              \
+      }                                                                                                        \
+    }                                                                                                          \
+  }                                                                                                            \
+}                                                                                                              \
+/* mode 6 (dw): two rows of g's plane (tile row ti, 2 len wide from tile tj, 0 past the                        \
+ * plane) transformed down the columns (A g): e[r * ew + x] */                                                 \
+static inline void tl_wino_grows_##S(const tl_wino_geo *g, const T *plane, tl_i64 ti, tl_i64 tj, tl_i64 len,   \
+                                     T *restrict e, tl_i64 ew) {                                               \
+  tl_i64 wd = 2 * len, X0 = 2 * tj, hi = tl_gemm_min(wd, g->ow - X0);                                          \
+  const T *r0 = plane + 2 * ti * g->ow + X0, *r1 = 2 * ti + 1 < g->oh ? r0 + g->ow : 0;                        \
+  if (2 * ti + 3 < g->oh) /* the next tile row's rows (short streams, as in tl_wino_rows) */                   \
+    for (tl_i64 x = 0; x < hi; x += 64 / sizeof(T)) {                                                          \
+      __builtin_prefetch(r0 + 2 * g->ow + x);                                                                  \
+      __builtin_prefetch(r0 + 3 * g->ow + x);                                                                  \
+    }                                                                                                          \
+  for (tl_i64 x = 0; x < hi; x++) {                                                                            \
+    T a = r0[x], b = r1 ? r1[x] : (T)0;                                                                        \
+    e[x] = a, e[ew + x] = a + b, e[2 * ew + x] = a - b, e[3 * ew + x] = -b;                                    \
+  }                                                                                                            \
+  for (tl_i64 x = hi; x < wd; x++) e[x] = e[ew + x] = e[2 * ew + x] = e[3 * ew + x] = 0;                       \
+}                                                                                                              \
+/* ... and across (A g A^T): v[xi * vs + t] */                                                                 \
+static inline void tl_wino_gcols_##S(const T *restrict e, tl_i64 ew, tl_i64 len, T *restrict v, tl_i64 vs) {   \
+  for (int r = 0; r < 4; r++) {                                                                                \
+    const T *restrict a = e + r * ew;                                                                          \
+    T *restrict o0 = v + 4 * r * vs, *restrict o1 = o0 + vs, *restrict o2 = o1 + vs, *restrict o3 = o2 + vs;   \
+    for (tl_i64 t = 0; t < len; t++) {                                                                         \
+      T p = a[2 * t], q = a[2 * t + 1];                                                                        \
+      o0[t] = p, o1[t] = p + q, o2[t] = p - q, o3[t] = -q;                                                     \
+    }                                                                                                          \
+  }                                                                                                            \
+}                                                                                                              \
+/* mode 6: the 16 transformed values of nch (at most lanes) channel planes (plane + l *                        \
+ * ps) over tiles [t0, t0 + tb), into a panel lanes wide (0 past nch), depth the tiles:                        \
+ * dst[xi * xs + t * lanes + l]. Each plane's values go to tmp[(xi * lr + l) * TS + t]                         \
+ * first (lr: lanes rounded up to the transpose's 8 (f32) or 4; TS not a power of two,                         \
+ * or the reads down its columns would share a cache set), then each position's block                          \
+ * is transposed into the panel in registers. */                                                               \
+static inline void tl_wino_panel_##S(const tl_wino_geo *g, const T *plane, tl_i64 ps, tl_i64 nch, int of_g,    \
+                                     tl_i64 t0, tl_i64 tb, T *restrict tmp, T *e, T *restrict dst, tl_i64 xs,  \
+                                     tl_i64 lanes) {                                                           \
+  enum { TS = TL_WINO_TK + 8, TR = TL_GEMM_TR(T) };                                                            \
+  tl_i64 ew = 2 * tb + 4, lr = (lanes + TR - 1) / TR * TR;                                                     \
+  for (tl_i64 l = 0; l < nch; l++)                                                                             \
+    for (tl_i64 u = 0; u < tb;) {                                                                              \
+      tl_i64 t = t0 + u, ti = t / g->tw, tj = t - ti * g->tw, len = tl_gemm_min(g->tw - tj, tb - u);           \
+      T *v = tmp + l * TS + u;                                                                                 \
+      if (of_g) {                                                                                              \
+        tl_wino_grows_##S(g, plane + l * ps, ti, tj, len, e, ew);                                              \
+        tl_wino_gcols_##S(e, ew, len, v, lr * TS);                                                             \
+      } else {                                                                                                 \
+        tl_wino_rows_##S(g, plane + l * ps, ti, tj, len, e, ew, e + 4 * ew);                                   \
+        tl_wino_cols_##S(e, ew, len, v, lr * TS);                                                              \
+      }                                                                                                        \
+      u += len;                                                                                                \
+    }                                                                                                          \
+  tl_i64 tr = TL_GEMM_TRANSPOSE && nch == lanes ? tb / TR * TR : 0;                                            \
+  for (int xi = 0; xi < 16; xi++) {                                                                            \
+    const T *src = tmp + xi * lr * TS;                                                                         \
+    T *o = dst + xi * xs;                                                                                      \
+    for (tl_i64 u = 0; u < tr; u += TR)                                                                        \
+      for (tl_i64 l = 0; l < lanes; l += TR) {                                                                 \
+        if (l + TR <= lanes) {                                                                                 \
+          tl_gemm_tr_##S(src + l * TS + u, TS, o + u * lanes + l, lanes);                                      \
+          continue;                                                                                            \
+        }                                                                                                      \
+        T blk[TR * TR]; /* the last lanes of a panel not a multiple of TR wide (MR = 6, 12) */                 \
+        tl_gemm_tr_##S(src + l * TS + u, TS, blk, TR);                                                         \
+        for (tl_i64 r = 0; r < TR; r++)                                                                        \
+          for (tl_i64 c = 0; c < lanes - l; c++) o[(u + r) * lanes + l + c] = blk[r * TR + c];                 \
+      }                                                                                                        \
+    for (tl_i64 u = tr; u < tb; u++) {                                                                         \
+      for (tl_i64 l = 0; l < nch; l++) o[u * lanes + l] = src[l * TS + u];                                     \
+      for (tl_i64 l = nch; l < lanes; l++) o[u * lanes + l] = 0;                                               \
+    }                                                                                                          \
+  }                                                                                                            \
+}                                                                                                              \
+/* mode 6, units [begin, end): blocks of x's channels, each dw's rows for those channels                       \
+ * summed over every image: S = sum over tiles of (A g A^T) * (B^T d B) at each position                       \
+ * (a product of (o x tiles) by (tiles x c)), then dw = G^T S G */                                             \
+static inline void tl_wino_dw_##S(const tl_conv_desc *d, T *out, const T *gy, const T *x, tl_i64 begin, tl_i64 end) { \
+  enum { NR = 2 * TL_GEMM_VBYTES / sizeof(T), TK = TL_WINO_TK };                                               \
+  tl_wino_geo g;                                                                                               \
+  g.ic = d->c, g.ih = d->h, g.iw = d->w, g.oh = d->oh, g.ow = d->ow, g.p = d->ph, g.q = d->pw;                 \
+  g.th = (g.oh + 1) / 2, g.tw = (g.ow + 1) / 2;                                                                \
+  /* A: x's channels (MR a panel), B: g's (NR a panel, transposed in registers) */                             \
+  tl_i64 cbp = (d->unit + TL_GEMM_MR - 1) / TL_GEMM_MR * TL_GEMM_MR, op = (d->o + NR - 1) / NR * NR;           \
+  tl_i64 nt = g.th * g.tw, tk = g.tw <= TK ? TK / g.tw * g.tw : TK; /* whole tile rows where they fit */       \
+  tl_size ws = (tl_size)(16 * cbp * TK + 16 * op * TK + 16 * cbp * op + 16 * NR * (TK + 8) + 8 * (2 * TK + 4)); \
+  void *raw = TL_CONV_MALLOC(sizeof(T) * ws + 64);                                                             \
+  if (!raw) {                                                                                                  \
+    tl_conv_direct_##S(d, out, gy, x, begin, end);                                                             \
+    return;                                                                                                    \
+  }                                                                                                            \
+  T *ap = (T *)(((tl_size)raw + 63) & ~(tl_size)63), *bp = ap + 16 * cbp * TK, *sm = bp + 16 * op * TK;        \
+  T *tmp = sm + 16 * cbp * op, *e = tmp + 16 * NR * (TK + 8);                                                  \
+  for (tl_i64 un = begin; un < end; un++) {                                                                    \
+    tl_i64 c0 = un * d->unit, cb = tl_gemm_min(d->c - c0, d->unit), first = 1;                                 \
+    for (tl_i64 i = 0; i < 16 * cbp * op; i++) sm[i] = 0; /* no images: dw = 0 */                              \
+    for (tl_i64 im = 0; im < d->n; im++)                                                                       \
+      for (tl_i64 t0 = 0; t0 < nt; t0 += tk) {                                                                 \
+        tl_i64 tb = tl_gemm_min(tk, nt - t0);                                                                  \
+        for (tl_i64 c = 0; c < cb; c += TL_GEMM_MR)                                                            \
+          tl_wino_panel_##S(&g, x + (im * d->c + c0 + c) * g.ih * g.iw, g.ih * g.iw, tl_gemm_min(TL_GEMM_MR, cb - c), \
+                            0, t0, tb, tmp, e, ap + c * TK, cbp * TK, TL_GEMM_MR);                             \
+        for (tl_i64 o = 0; o < d->o; o += NR)                                                                  \
+          tl_wino_panel_##S(&g, gy + (im * d->o + o) * g.oh * g.ow, g.oh * g.ow, tl_gemm_min(NR, d->o - o), 1, t0, \
+                            tb, tmp, e, bp + o * TK, op * TK, NR);                                             \
+        for (int xi = 0; xi < 16; xi++)                                                                        \
+          for (tl_i64 jr = 0; jr < op; jr += NR)                                                               \
+            for (tl_i64 ir = 0; ir < cbp; ir += TL_GEMM_MR)                                                    \
+              tl_ukr_##S(tb, ap + xi * cbp * TK + ir * TK, 1, TL_GEMM_MR, bp + xi * op * TK + jr * TK, NR,     \
+                         sm + xi * cbp * op + ir * op + jr, op, TL_GEMM_MR, NR, !first);                       \
+        first = 0;                                                                                             \
+      }                                                                                                        \
+    for (tl_i64 c = 0; c < cb; c++) /* dw = G^T S G */                                                         \
+      for (tl_i64 o = 0; o < d->o; o++) {                                                                      \
+        T s[16], t[12];                                                                                        \
+        for (int xi = 0; xi < 16; xi++) s[xi] = sm[xi * cbp * op + c * op + o];                                \
+        for (int j = 0; j < 4; j++) {                                                                          \
+          t[j] = s[j] + (s[4 + j] + s[8 + j]) * (T)0.5, t[4 + j] = (s[4 + j] - s[8 + j]) * (T)0.5;             \
+          t[8 + j] = (s[4 + j] + s[8 + j]) * (T)0.5 + s[12 + j];                                               \
+        }                                                                                                      \
+        T *w = out + (o * d->c + c0 + c) * 9;                                                                  \
+        for (int i = 0; i < 3; i++) {                                                                          \
+          w[3 * i] = t[4 * i] + (t[4 * i + 1] + t[4 * i + 2]) * (T)0.5;                                        \
+          w[3 * i + 1] = (t[4 * i + 1] - t[4 * i + 2]) * (T)0.5;                                               \
+          w[3 * i + 2] = (t[4 * i + 1] + t[4 * i + 2]) * (T)0.5 + t[4 * i + 3];                                \
+        }                                                                                                      \
+      }                                                                                                        \
+  }                                                                                                            \
+  free(raw);                                                                                                   \
+}                                                                                                              \
+/* modes 4, 5: units [begin, end) (blocks of out channels of one image, batch-major) */                        \
+static inline void tl_wino_run_##S(const tl_conv_desc *d, T *out, const T *a, const T *w, tl_i64 begin, tl_i64 end) { \
+  enum { NR = 2 * TL_GEMM_VBYTES / sizeof(T), TB = TL_WINO_TB * NR };                                          \
+  int dx = d->mode == 5;                                                                                       \
+  tl_wino_geo g;                                                                                               \
+  g.ic = dx ? d->o : d->c, g.ih = dx ? d->oh : d->h, g.iw = dx ? d->ow : d->w;                                 \
+  g.oh = dx ? d->h : d->oh, g.ow = dx ? d->w : d->ow, g.p = dx ? 2 - d->ph : d->ph, g.q = dx ? 2 - d->pw : d->pw; \
+  g.th = (g.oh + 1) / 2, g.tw = (g.ow + 1) / 2;                                                                \
+  tl_i64 oc = dx ? d->c : d->o, obp = (d->unit + TL_GEMM_MR - 1) / TL_GEMM_MR * TL_GEMM_MR, last = -1;         \
+  tl_size ws = (tl_size)(16 * obp * g.ic + 16 * TB * g.ic + 16 * obp * TB + 8 * (2 * TB + 4));                 \
+  void *raw = begin < end ? TL_CONV_MALLOC(sizeof(T) * ws + 64) : 0;                                           \
+  if (!raw) {                                                                                                  \
+    if (begin < end) tl_conv_direct_##S(d, out, a, w, begin, end);                                             \
+    return;                                                                                                    \
+  }                                                                                                            \
+  T *up = (T *)(((tl_size)raw + 63) & ~(tl_size)63), *vp = up + 16 * obp * g.ic, *mb = vp + 16 * TB * g.ic;    \
+  T *e = mb + 16 * obp * TB;                                                                                   \
+  for (tl_i64 t = begin; t < end; t++) {                                                                       \
+    tl_i64 im = t / d->units, o0 = (t - im * d->units) * d->unit, ob = tl_gemm_min(oc - o0, d->unit);          \
+    tl_i64 obq = (ob + TL_GEMM_MR - 1) / TL_GEMM_MR * TL_GEMM_MR;                                              \
+    if (o0 != last) tl_wino_weights_##S(d, w, o0, ob, obq, g.ic, up), last = o0;                               \
+    tl_wino_unit_##S(&g, a + im * g.ic * g.ih * g.iw, out + (im * oc + o0) * g.oh * g.ow, up, ob, obq, vp, mb, e); \
+  }                                                                                                            \
+  free(raw);                                                                                                   \
+}                                                                                                              \
+
 #define TL_CONV_ROUTINES(T, S)                                                                             \
   /* dst[t * ds] = the len values of a row of x from grid column x0 at kernel column kj,  \
    * 0 in the padding */                                                                          \
@@ -238,8 +546,9 @@ static inline void tl_conv_valid(tl_i64 X0, tl_i64 s, tl_i64 len, tl_i64 sw, tl_
   static void tl_conv_direct_##S(const tl_conv_desc *d, T *out, const T *a, const T *b, tl_i64 begin, tl_i64 end) { \
     tl_i64 kk = d->kh * d->kw, P = d->oh * d->ow, Q = d->h * d->w, K = d->c * kk;                \
     for (tl_i64 t = begin; t < end; t++) {                                                        \
-      if (d->mode == 2) { /* dw's columns (c, ki, kj) [n0, n1): a = g, b = x */                   \
-        for (tl_i64 col = t * d->unit; col < tl_gemm_min(K, (t + 1) * d->unit); col++) {          \
+      if (d->mode == 2 || d->mode == 6) { /* dw's columns (c, ki, kj) [n0, n1): a = g, b = x */   \
+        tl_i64 per = d->mode == 6 ? d->unit * kk : d->unit; /* mode 6: blocks of channels */      \
+        for (tl_i64 col = t * per; col < tl_gemm_min(K, (t + 1) * per); col++) {                 \
           tl_i64 c = col / kk, ki = col % kk / d->kw, kj = col % d->kw;                          \
           for (tl_i64 o = 0; o < d->o; o++) {                                                     \
             T s = 0;                                                                              \
@@ -255,7 +564,7 @@ static inline void tl_conv_valid(tl_i64 X0, tl_i64 s, tl_i64 len, tl_i64 sw, tl_
         continue;                                                                                 \
       }                                                                                           \
       tl_i64 im = t / d->units, u0 = (t - im * d->units) * d->unit;                               \
-      if (d->mode == 1) { /* dx's channels [u0, u0 + unit) of image im: a = g, b = w */           \
+      if (d->mode == 1 || d->mode == 5) { /* dx's channels [u0, u0 + unit) of image im: a = g, b = w */ \
         for (tl_i64 c = u0; c < tl_gemm_min(d->c, u0 + d->unit); c++)                             \
           for (tl_i64 q = 0; q < Q; q++) {                                                        \
             T s = 0;                                                                              \
@@ -272,8 +581,9 @@ static inline void tl_conv_valid(tl_i64 X0, tl_i64 s, tl_i64 len, tl_i64 sw, tl_
         continue;                                                                                 \
       }                                                                                           \
       /* y: mode 0 a tile of pixels, mode 3 a block of filters; a = x, b = w */                  \
-      tl_i64 o0 = d->mode == 3 ? u0 : 0, o1 = d->mode == 3 ? tl_gemm_min(d->o, u0 + d->unit) : d->o; \
-      tl_i64 p0 = d->mode == 3 ? 0 : u0, p1 = d->mode == 3 ? P : tl_gemm_min(P, u0 + d->unit);   \
+      int blk = d->mode == 3 || d->mode == 4; /* units: blocks of filters */                     \
+      tl_i64 o0 = blk ? u0 : 0, o1 = blk ? tl_gemm_min(d->o, u0 + d->unit) : d->o;              \
+      tl_i64 p0 = blk ? 0 : u0, p1 = blk ? P : tl_gemm_min(P, u0 + d->unit);                    \
       for (tl_i64 o = o0; o < o1; o++)                                                            \
         for (tl_i64 p = p0; p < p1; p++) {                                                        \
           T s = 0;                                                                                \
@@ -287,6 +597,7 @@ static inline void tl_conv_valid(tl_i64 X0, tl_i64 s, tl_i64 len, tl_i64 sw, tl_
         }                                                                                         \
     }                                                                                             \
   }                                                                                               \
+  TL_WINO_ROUTINES(T, S)                                                                          \
   /* units [begin, end): out the output; a, b the sources (mode 0: x, w; 1: g, w; 2: g, x) */ \
   static inline void tl_conv_run_##S(const tl_conv_desc *d, T *out, const T *a, const T *b, tl_i64 begin, tl_i64 end) { \
     enum { NR = 2 * TL_GEMM_VBYTES / sizeof(T), NC = TL_GEMM_NC_BYTES / sizeof(T) };              \
@@ -297,6 +608,13 @@ static inline void tl_conv_valid(tl_i64 X0, tl_i64 s, tl_i64 len, tl_i64 sw, tl_
     tl_i64 nb = mt ? tl_gemm_min(256, tl_gemm_min(NC, ((tl_i64)1 << 16) / mt / 32 * 32)) : 0;    \
     nb = mt && nb < 32 ? 32 : nb;                                                                 \
     if (begin >= end) return;                                                                     \
+    if (d->mode >= 4) { /* Winograd */                                                            \
+      if (d->mode == 6)                                                                           \
+        tl_wino_dw_##S(d, out, a, b, begin, end);                                                 \
+      else                                                                                        \
+        tl_wino_run_##S(d, out, a, b, begin, end);                                                \
+      return;                                                                                     \
+    }                                                                                             \
     /* packed B (KC x NC), packed A (MC x KC), mode 2's columns (NR x KC), mode 1's tile */     \
     tl_size ws = (tl_size)(TL_GEMM_KC * NC + TL_GEMM_MC * TL_GEMM_KC + NR * TL_GEMM_KC + mt * nb); \
     void *raw = TL_CONV_MALLOC(sizeof(T) * ws + 64);                                              \

@@ -708,6 +708,11 @@ static bool lower_scatter(lowerer *L, tl_uop *root) {
  * 1 and 3 (the forward at stride 1) each image's output channels into blocks; mode 2
  * dw's columns (c, ki, kj) as mode 0 its pixels, each unit summing over every image. */
 enum { CONV_UNIT_PIXELS = 256, CONV_UNIT_ALIGN = 32, CONV_MIN_UNITS = 16 };
+/* Winograd (3x3 at stride 1): channels at most (its workspace holds 16 x unit x the
+ * in channels); y and dx: out channels a unit; dw: x's channels a unit, at least
+ * CONV_WINO_DW_UNIT (each unit transforms all of g again), about CONV_WINO_DW_UNITS units */
+enum { CONV_WINO_CHANNELS = 2048, CONV_WINO_UNIT_MIN = 24, CONV_WINO_UNIT_MAX = 64, CONV_WINO_DW_UNIT = 32,
+       CONV_WINO_DW_UNITS = 8 };
 
 static bool lower_conv(lowerer *L, tl_uop *root) {
   if (root->op != TL_OP_CONV2D) return false;
@@ -731,26 +736,41 @@ static bool lower_conv(lowerer *L, tl_uop *root) {
   p->sh = q.sh, p->sw = q.sw, p->ph = q.ph, p->pw = q.pw;
   int64_t kk = p->kh * p->kw, pixels = p->oh * p->ow;
   if (p->mode == 0 && p->sh == 1 && p->sw == 1) p->mode = 3; /* stride 1: as dx, in tiles (measured faster) */
-  if (p->mode & 1) { /* output channels a unit: a tile of (c, ki, kj) rows about MC high, smaller
+  p->wino = p->kh == 3 && p->kw == 3 && p->sh == 1 && p->sw == 1 && p->c <= CONV_WINO_CHANNELS &&
+            p->o <= CONV_WINO_CHANNELS;
+  if (p->wino && p->mode == 2) { /* blocks of x's channels, each over every image */
+    p->unit = ceil_div(p->c, CONV_WINO_DW_UNITS);
+    p->unit = p->unit < CONV_WINO_DW_UNIT ? CONV_WINO_DW_UNIT : p->unit;
+    p->unit = p->unit > p->c ? p->c : p->unit;
+  } else if (p->wino) { /* blocks of out channels of one image: big ones, as each transforms the image */
+    int64_t ch = p->mode == 1 ? p->c : p->o;
+    p->unit = ceil_div(ch * p->n, CONV_MIN_UNITS);
+    p->unit = p->unit < CONV_WINO_UNIT_MIN ? CONV_WINO_UNIT_MIN : p->unit > CONV_WINO_UNIT_MAX ? CONV_WINO_UNIT_MAX : p->unit;
+    p->unit = p->unit > ch ? ch : p->unit;
+  } else if (p->mode & 1) { /* output channels a unit: a tile of (c, ki, kj) rows about MC high, smaller
                         when the batch is small, so CONV_MIN_UNITS threads find work */
     int64_t ch = p->mode == 1 ? p->c : p->o, most = TL_GEMM_MC / kk > 1 ? TL_GEMM_MC / kk : 1;
     p->unit = ceil_div(ch * p->n, CONV_MIN_UNITS);
     p->unit = p->unit < 1 ? 1 : p->unit > most ? most : p->unit;
-    p->units = ceil_div(ch, p->unit);
   } else {
     int64_t cols = p->mode == 0 ? pixels : p->c * kk;
     int64_t tiles = p->mode == 2 ? ceil_div(cols, CONV_UNIT_ALIGN) : ceil_div(cols, CONV_UNIT_PIXELS);
     if (tiles < 1) tiles = 1;
     p->unit = CONV_UNIT_ALIGN * ceil_div(ceil_div(cols, tiles), CONV_UNIT_ALIGN);
     if (p->unit < CONV_UNIT_ALIGN) p->unit = CONV_UNIT_ALIGN;
-    p->units = ceil_div(cols, p->unit);
   }
+  if (p->unit < 1) p->unit = 1;
+  int64_t ncols = p->wino && p->mode == 2 ? p->c : p->mode == 2 ? p->c * kk : p->mode == 0 ? pixels
+                  : p->mode == 1 ? p->c : p->o;
+  p->units = ceil_div(ncols, p->unit);
   if (p->units < 1) p->units = 1;
   L->out->conv = p;
   L->out->work = p->mode == 2 ? p->units : p->n * p->units;
   int64_t per = p->mode == 0 ? p->o * p->unit * p->c * kk           /* multiply-adds a unit */
                 : p->mode == 1 ? p->unit * kk * pixels * p->o
                 : p->mode == 3 ? p->unit * kk * p->h * p->w * p->c : p->o * p->unit * p->n * pixels;
+  if (p->wino) /* 16 a 2x2 tile */
+    per = p->mode == 2 ? 4 * p->o * p->unit * p->n * pixels : 4 * p->unit * (p->mode == 1 ? p->o * p->h * p->w : p->c * pixels);
   L->out->inner_work = per > 0 ? per : 1;
   return true;
 }

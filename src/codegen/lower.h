@@ -57,11 +57,12 @@ typedef struct tl_scatter_plan {
 } tl_scatter_plan;
 
 /* A CONV2D run by the prelude's implicit GEMM (tl_conv_run_*, kernel_prelude_conv.h):
- * the fields of its tl_conv_desc (mode: the node's, or 3 for its forward at stride 1);
- * the parallel range counts its units. */
+ * the fields of its tl_conv_desc (mode: the node's, or 3 for its forward at stride 1;
+ * wino: a 3x3 kernel at stride 1 run as Winograd F(2x2, 3x3) on the CPU, the prelude's
+ * modes 4-6); the parallel range counts its units. */
 typedef struct tl_conv_plan {
   int slot_a, slot_b; /* the sources' argument slots */
-  int mode;
+  int mode, wino;
   int64_t n, c, h, w, o, kh, kw, oh, ow, sh, sw, ph, pw, unit, units;
 } tl_conv_plan;
 

@@ -90,7 +90,8 @@ char *tl_render_c(const tl_lowered *l, const char *fn_name) {
                      "%lldLL, %lldLL, %lldLL, %lldLL, %lldLL, %d, %lldLL, %lldLL};\n",
                      (long long)p->n, (long long)p->c, (long long)p->h, (long long)p->w, (long long)p->o,
                      (long long)p->kh, (long long)p->kw, (long long)p->oh, (long long)p->ow, (long long)p->sh,
-                     (long long)p->sw, (long long)p->ph, (long long)p->pw, p->mode, (long long)p->unit,
+                     (long long)p->sw, (long long)p->ph, (long long)p->pw,
+                     p->wino ? (p->mode == 1 ? 5 : p->mode == 2 ? 6 : 4) : p->mode, (long long)p->unit,
                      (long long)p->units);
     tl_strbuf_printf(&s, "  tl_conv_run_%s(&d, b0, b%d, b%d, begin, end);\n", l->args[0]->dtype == TL_F32 ? "f32" : "f64",
                      p->slot_a, p->slot_b);
