@@ -49,7 +49,14 @@ typedef struct tl_ctx tl_ctx;
 typedef struct tl_tensor tl_tensor;
 typedef struct tl_scope tl_scope;
 
-typedef enum { TL_BOOL, TL_I32, TL_I64, TL_F32, TL_F64, TL_NDTYPES } tl_dtype;
+/* Element types. The first five keep their numbers; the rest were added after them.
+ * Integers wrap; f16 (IEEE binary16) and bf16 (bfloat16) are storage types: every op
+ * computes them in f32 and rounds the result to nearest even. */
+typedef enum {
+  TL_BOOL, TL_I32, TL_I64, TL_F32, TL_F64,
+  TL_I8, TL_I16, TL_U8, TL_U16, TL_U32, TL_U64, TL_F16, TL_BF16,
+  TL_NDTYPES
+} tl_dtype;
 
 typedef enum {
   TL_OK = 0,
@@ -245,8 +252,11 @@ TL_API tl_tensor *tl_abs(tl_tensor *a);
 TL_API tl_tensor *tl_reciprocal(tl_tensor *a);
 TL_API tl_tensor *tl_logical_not(tl_tensor *a);
 
-/* Binary operations broadcast like numpy and promote dtypes in the order
- * bool < i32 < i64 < f32 < f64. Integer division truncates toward zero and
+/* Binary operations broadcast like numpy and promote dtypes as torch does: bool <
+ * integers < floats; two integers of one signedness give the wider, a signed and an
+ * unsigned one the signed if it is wider, else the next wider signed (u8+i8 -> i16,
+ * u32+i32 -> i64; u64 with a signed integer -> i64, wrapping values over 2^63 - 1);
+ * two floats the wider, f16 with bf16 -> f32. Integer division truncates toward zero and
  * a division by zero gives 0 (the language layer reports it as an error). */
 TL_API tl_tensor *tl_add(tl_tensor *a, tl_tensor *b);
 TL_API tl_tensor *tl_sub(tl_tensor *a, tl_tensor *b);
