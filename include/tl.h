@@ -476,10 +476,11 @@ TL_API void tl_free(void *p);
  * TL_MAX_NUMEL), TL_ERR_ARG (a name missing on load, bad arguments).
  *
  * .npy: numpy's format 1.0, or 2.0 when the header needs it (never for 8 axes); reads
- * 1.0 and 2.0. dtypes '|b1' '<i4' '<i8' '<f4' '<f8' (bool i32 i64 f32 f64). */
+ * 1.0 and 2.0. dtypes '|b1' '|i1' '<i2' '<i4' '<i8' '|u1' '<u2' '<u4' '<u8' '<f2' '<f4' '<f8'; bf16
+ * has no numpy dtype: saving it is TL_ERR_DTYPE (cast to f32, or use .safetensors). */
 TL_API tl_status tl_save_npy(tl_tensor *t, const char *path);
 TL_API tl_tensor *tl_load_npy(tl_ctx *ctx, const char *path);
-/* .safetensors: named tensors, dtypes BOOL I32 I64 F32 F64. Saving writes the header
+/* .safetensors: named tensors, dtypes BOOL I8 I16 I32 I64 U8 U16 U32 U64 F16 BF16 F32 F64. Saving writes the header
  * and the data in the order given; names must be distinct, valid UTF-8 and not
  * "__metadata__" (a file's __metadata__ is checked on load, then ignored). */
 TL_API tl_status tl_save_safetensors(tl_ctx *ctx, const char *path, int n, const char *const *names,
