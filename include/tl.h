@@ -281,7 +281,8 @@ TL_API tl_tensor *tl_cast(tl_tensor *a, tl_dtype dtype);
 
 /* ---- reductions ------------------------------------------------------------
  * axes == NULL (naxes ignored) reduces over every axis. keepdim keeps reduced
- * axes with size 1. Sum and prod of bool or i32 accumulate in i64, like numpy. */
+ * axes with size 1. Sum and prod of bool and of every integer but u64 accumulate in i64
+ * (torch); f16 and bf16 accumulate in f32 and round once; mean of integers is f32. */
 TL_API tl_tensor *tl_sum(tl_tensor *a, int naxes, const int *axes, int keepdim);
 TL_API tl_tensor *tl_prod(tl_tensor *a, int naxes, const int *axes, int keepdim);
 TL_API tl_tensor *tl_max(tl_tensor *a, int naxes, const int *axes, int keepdim);

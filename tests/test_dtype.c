@@ -309,6 +309,50 @@ TEST(dtype_f16_computes_in_f32_rounds_once) {
   for (int b = 0; b < 2; b++) f16_computes_in_f32_rounds_once(backends[b]);
 }
 
+/* ---- reductions (expected: numpy with dtype=np.int64 for the sums, as torch) ----------- */
+static void reductions(const char *backend) {
+  tl_ctx *ctx = tl_init();
+  tl_set_backend(ctx, backend);
+  const int8_t a[5] = {100, 120, -128, 127, -1};
+  const uint8_t u[5] = {200, 255, 3, 0, 9};
+  const uint64_t w[3] = {18446744073709551615ULL, 9223372036854775808ULL, 5};
+  tl_tensor *ta = tl_from_data(ctx, TL_I8, 1, (int64_t[]){5}, a), *tu = tl_from_data(ctx, TL_U8, 1, (int64_t[]){5}, u);
+  tl_tensor *tw = tl_from_data(ctx, TL_U64, 1, (int64_t[]){3}, w);
+  int64_t v;
+  tl_tensor *s = tl_sum(ta, 0, NULL, 0);
+  CHECK(tl_get_dtype(s) == TL_I64);
+  CHECK(tl_to_host(s, &v, sizeof v) == TL_OK && v == 218);
+  CHECK(tl_to_host(tl_prod(ta, 0, NULL, 0), &v, sizeof v) == TL_OK && v == 195072000);
+  CHECK(tl_to_host(tl_sum(tu, 0, NULL, 0), &v, sizeof v) == TL_OK && v == 467);
+  uint8_t m;
+  CHECK(tl_to_host(tl_min(tu, 0, NULL, 0), &m, 1) == TL_OK && m == 0);
+  CHECK(tl_to_host(tl_max(tu, 0, NULL, 0), &m, 1) == TL_OK && m == 255);
+  CHECK(tl_to_host(tl_argmin(tu, 0, 0), &v, sizeof v) == TL_OK && v == 3);
+  int8_t m8;
+  CHECK(tl_to_host(tl_min(ta, 0, NULL, 0), &m8, 1) == TL_OK && m8 == -128);
+  uint64_t mw;
+  tl_tensor *sw = tl_sum(tw, 0, NULL, 0);
+  CHECK(tl_get_dtype(sw) == TL_U64); /* u64 wraps in its own dtype (numpy's uint64 sum) */
+  CHECK(tl_to_host(sw, &mw, sizeof mw) == TL_OK && mw == 9223372036854775812ULL);
+  CHECK(tl_to_host(tl_min(tw, 0, NULL, 0), &mw, sizeof mw) == TL_OK && mw == 5);
+  CHECK(tl_to_host(tl_argmin(tw, 0, 0), &v, sizeof v) == TL_OK && v == 2);
+  /* f16: the mean of 3000 x 60 is 60 (an f16 sum, 180000, would overflow to inf first) */
+  uint16_t h;
+  tl_tensor *mean = tl_mean(tl_full(ctx, TL_F16, 1, (int64_t[]){3000}, 60.0), 0, NULL, 0);
+  CHECK(tl_get_dtype(mean) == TL_F16);
+  CHECK(tl_to_host(mean, &h, sizeof h) == TL_OK && h == 0x5380);
+  const uint16_t xb[6] = {0x3e00, 0xc080, 0x4700, 0x2e66, 0x4200, 0xc8c0}; /* [[1.5, -2.25, 7], [0.1, 3, -9.5]] */
+  tl_tensor *x = tl_from_data(ctx, TL_F16, 2, (int64_t[]){2, 3}, xb);
+  uint16_t mn[2];
+  int64_t am[2];
+  CHECK(tl_to_host(tl_min(x, 1, (int[]){1}, 0), mn, sizeof mn) == TL_OK && mn[0] == 0xc080 && mn[1] == 0xc8c0);
+  CHECK(tl_to_host(tl_argmax(x, 1, 0), am, sizeof am) == TL_OK && am[0] == 2 && am[1] == 1);
+  TEST_SHUTDOWN(ctx);
+}
+TEST(dtype_reductions) {
+  for (int b = 0; b < 2; b++) reductions(backends[b]);
+}
+
 /* rand has no f16 stream of its own: a clear error, not a silent f32 */
 TEST(dtype_rand_needs_f32_or_f64) {
   tl_ctx *ctx = tl_init();
@@ -329,6 +373,7 @@ TEST(dtype_checks_on_opencl) {
   integer_arithmetic_wraps("opencl");
   u64_is_unsigned("opencl");
   f16_computes_in_f32_rounds_once("opencl");
+  reductions("opencl");
 }
 
 /* every kind of kernel the new dtypes make, rendered as CUDA C and compiled by NVRTC
