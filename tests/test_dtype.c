@@ -396,6 +396,10 @@ TEST(dtype_kernels_compile_for_cuda) {
       tl_add(tl_cast(tl_cast(i, TL_F64), TL_U64), tl_cast(tl_cast(i, TL_BF16), TL_U32)),
       tl_cast(i, TL_F16),
       tl_where(tl_gt(f, tl_cast(g, TL_F16)), f, tl_neg(f)),
+      tl_max(tl_reshape(tl_cast(i, TL_I8), 2, (int64_t[]){8, 8}), 1, (int[]){0}, 0),
+      tl_min(tl_reshape(tl_cast(i, TL_U16), 2, (int64_t[]){8, 8}), 1, (int[]){1}, 0),
+      tl_argmax(tl_reshape(tl_cast(i, TL_U64), 2, (int64_t[]){8, 8}), 1, 0),
+      tl_sum(tl_cast(i, TL_U8), 0, NULL, 0),
   };
   int total = 0;
   for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
