@@ -240,6 +240,8 @@ TL_API tl_tensor *tl_neg(tl_tensor *a);
 TL_API tl_tensor *tl_exp(tl_tensor *a);
 TL_API tl_tensor *tl_log(tl_tensor *a);
 TL_API tl_tensor *tl_log1p(tl_tensor *a); /* ln(1 + x), exact for small x */
+TL_API tl_tensor *tl_expm1(tl_tensor *a); /* e^x - 1, exact for small x */
+TL_API tl_tensor *tl_erf(tl_tensor *a);   /* the error function */
 TL_API tl_tensor *tl_sqrt(tl_tensor *a);
 TL_API tl_tensor *tl_sin(tl_tensor *a);
 TL_API tl_tensor *tl_cos(tl_tensor *a);
@@ -316,6 +318,36 @@ TL_API tl_tensor *tl_contiguous(tl_tensor *a);
  * row (0 or V - 1), never memory outside the table; tl_embedding checks them first.
  * The table's gradient adds each picked row's gradient back into its row. */
 TL_API tl_tensor *tl_gather_rows(tl_tensor *table, tl_tensor *indices);
+
+/* ---- indexing, sorting and logical reductions (torch's; ops_index.c) -----------
+ * gather: out[i][j][k] = a[index[i][j][k]][j][k] along axis (here 0); index (i32 or
+ * i64) has a's rank, each of its sizes but axis's at most a's, and gives the result's
+ * shape. scatter: a copy of a with out[index[i][j][k]][j][k] = src[i][j][k] (src's rank
+ * and at least index's sizes; cast to a's dtype); where an index repeats, the last
+ * (row-major) write wins and alone takes src's gradient; a's gradient is g where nothing
+ * was written. Both read the indices to the host to check them: one outside
+ * [0, size of axis) is TL_ERR_RANGE, named with its position. */
+TL_API tl_tensor *tl_gather(tl_tensor *a, int axis, tl_tensor *index);
+TL_API tl_tensor *tl_scatter(tl_tensor *a, int axis, tl_tensor *index, tl_tensor *src);
+/* the same, adding (torch's scatter_add): every write counts; the gradient of each of
+ * src's elements is the gradient where it went. Integers are added in f64. */
+TL_API tl_tensor *tl_scatter_add(tl_tensor *a, int axis, tl_tensor *index, tl_tensor *src);
+/* the indices (i64) that sort a along axis, stable (equal values keep their order),
+ * ascending or descending; NaN counts as the largest value. Computed on the host. */
+TL_API tl_tensor *tl_argsort(tl_tensor *a, int axis, int descending);
+/* log(sum(exp(a))) over axes (NULL: all), shifted by the maximum so nothing overflows;
+ * integers are computed in f32; all -inf gives -inf */
+TL_API tl_tensor *tl_logsumexp(tl_tensor *a, int naxes, const int *axes, int keepdim);
+/* bool: some element (every element) over axes (NULL: all) is nonzero; NaN is nonzero.
+ * Over nothing: any is false, all is true. */
+TL_API tl_tensor *tl_any(tl_tensor *a, int naxes, const int *axes, int keepdim);
+TL_API tl_tensor *tl_all(tl_tensor *a, int naxes, const int *axes, int keepdim);
+/* torch.roll: each axes[i] shifted by shifts[i] elements, wrapping around (negative
+ * shifts go left); axes NULL: the flattened tensor by shifts[0] (n must be 1) */
+TL_API tl_tensor *tl_roll(tl_tensor *a, int n, const int64_t *shifts, const int *axes);
+/* torch.Tensor.repeat: a tiled reps[i] times along axis i; n >= a's rank, the extra
+ * leading counts add axes (at most TL_MAX_DIMS - 1 counts); counts >= 0 */
+TL_API tl_tensor *tl_repeat(tl_tensor *a, int n, const int64_t *reps);
 
 /* ---- linear algebra ---------------------------------------------------------
  * numpy matmul semantics: 1-D operands are promoted and the added axis removed;

@@ -31,6 +31,8 @@ tl_tensor *tl_neg(tl_tensor *a) { return unary(a, TL_OP_NEG, "neg", false); }
 tl_tensor *tl_exp(tl_tensor *a) { return unary(a, TL_OP_EXP, "exp", true); }
 tl_tensor *tl_log(tl_tensor *a) { return unary(a, TL_OP_LOG, "log", true); }
 tl_tensor *tl_log1p(tl_tensor *a) { return unary(a, TL_OP_LOG1P, "log1p", true); }
+tl_tensor *tl_expm1(tl_tensor *a) { return unary(a, TL_OP_EXPM1, "expm1", true); }
+tl_tensor *tl_erf(tl_tensor *a) { return unary(a, TL_OP_ERF, "erf", true); }
 tl_tensor *tl_sqrt(tl_tensor *a) { return unary(a, TL_OP_SQRT, "sqrt", true); }
 tl_tensor *tl_sin(tl_tensor *a) { return unary(a, TL_OP_SIN, "sin", true); }
 tl_tensor *tl_cos(tl_tensor *a) { return unary(a, TL_OP_COS, "cos", true); }

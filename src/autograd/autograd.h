@@ -36,6 +36,7 @@ typedef enum {
                        output's (1 + their index in the table). The gradient passes as it is;
                        the API moves it back (api/grad.c) */
   TL_AG_CONV2D,     /* inputs: x, w; p: sh, sw, ph, pw (graph/build.h: tl_build_conv2d) */
+  TL_AG_SCATTER_ADD, /* inputs: values [I..., D], indices (no gradient): rows added into a zero */
 } tl_ag_op;
 
 /* reduction kinds recorded by TL_AG_REDUCE (the API's, before lowering) */

@@ -300,6 +300,7 @@ unsigned tl_ag_reads(int op, const int64_t *p) {
   case TL_AG_SOFTMAX: return TL_READS_OUT;
   case TL_AG_MATMUL: return TL_READS_IN0 | TL_READS_IN1;
   case TL_AG_GATHER: return TL_READS_IN1;
+  case TL_AG_SCATTER_ADD: return TL_READS_IN1;
   case TL_AG_CONV2D: return TL_READS_IN0 | TL_READS_IN1;
   default: return 0; /* movement and cat read nothing */
   }
@@ -340,6 +341,9 @@ bool tl_ag_input_grads(tl_graph *gr, tl_error *err, const tl_ag_node *n, tl_uop 
   case TL_AG_CONV2D: conv_grads(&r, g, grads); break;
   case TL_AG_GATHER: /* each picked row's gradient goes back to its row; the indices take none */
     if (n->in[0].fn) grads[0] = tl_build_scatter_add(gr, g, n->in[1].value, n->in[0].shape[0]);
+    break;
+  case TL_AG_SCATTER_ADD: /* each added row takes the gradient of the row it went into */
+    if (n->in[0].fn) grads[0] = tl_build_gather(gr, g, n->in[1].value);
     break;
   default:
     if (n->op < TL_NOPS) {

@@ -27,6 +27,7 @@ typedef ushort tl_u16;
 #define fmodf fmod
 #define fabsf fabs
 #define log1pf log1p
+#define expm1f expm1
 #define TL_INF_F32 INFINITY
 #define tl_f64_bits(x) as_ulong(x)
 #elif defined(TL_SCALAR_CUDA) /* CUDA C++ (codegen/prelude_cuda.h): libm's names are its own */
@@ -53,9 +54,9 @@ typedef unsigned char tl_u8;
 typedef unsigned short tl_u16;
 
 float expf(float), logf(float), sqrtf(float), sinf(float), cosf(float), tanhf(float),
-    powf(float, float), fmodf(float, float), fabsf(float), log1pf(float);
+    powf(float, float), fmodf(float, float), fabsf(float), log1pf(float), expm1f(float);
 double exp(double), log(double), sqrt(double), sin(double), cos(double), tanh(double),
-    pow(double, double), fmod(double, double), fabs(double), erf(double), log1p(double);
+    pow(double, double), fmod(double, double), fabs(double), erf(double), log1p(double), expm1(double);
 #define TL_INF_F32 ((float)(1e308 * 10.0))
 #endif
 

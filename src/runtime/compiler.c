@@ -723,6 +723,7 @@ static const struct {
     {"pow", (const void *)pow},     {"fmod", (const void *)fmod},   {"fabs", (const void *)fabs},
     {"erf", (const void *)erf},     {"erff", (const void *)erff},
     {"log1p", (const void *)log1p}, {"log1pf", (const void *)log1pf},
+    {"expm1", (const void *)expm1}, {"expm1f", (const void *)expm1f},
     {"memset", (const void *)sym_memset}, {"memcpy", (const void *)sym_memcpy},
     {"memmove", (const void *)sym_memmove}, {"malloc", (const void *)sym_malloc},
     {"free", (const void *)sym_free},

@@ -7,6 +7,7 @@
 
 #include "core/dtype.h"
 
+#include <math.h>
 #include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -18,8 +19,8 @@
 const char *tl_ty_name(const tl_ty *t, char *buf, size_t size) {
   /* an error type is never the subject of a message (tl_sema_mismatch says nothing about
    * one); where one is part of a type named anyway, it is shown as unknown, `_` */
-  static const char *const names[] = {"_", "()", "bool", "i32", "i64", "u8", "f32", "f64", "char", "String",
-                                      "Tensor", "", "Range", "fn"};
+  static const char *const names[] = {"_",   "()",  "bool", "i32", "i64", "u8",   "f32",  "f64",    "i8", "i16", "u16",
+                                      "u32", "u64", "f16",  "bf16", "char", "String", "Tensor", "",     "Range", "fn"};
   if (tl_ty_is_tuple(t)) tl_sema_tuple_name(t, buf, size);
   else if (t->kind == TY_FN) tl_sema_fn_name(t, buf, size);
   else if (t->kind == TY_STRUCT) snprintf(buf, size, "%s", t->st->name);
@@ -130,17 +131,24 @@ static int dtype_named(const char *name) {
   return -1;
 }
 
-tl_ty *tl_sema_resolve_type(sema *s, const tl_type *t) {
+tl_ty *tl_sema_scalar_named(const char *name) {
   static const struct {
     const char *name;
     tl_ty *ty;
-  } scalars[] = {{"i64", TY_I64_T}, {"i32", TY_I32_T}, {"u8", TY_U8_T}, {"f32", TY_F32_T}, {"f64", TY_F64_T},
-                 {"bool", TY_BOOL_T}, {"char", TY_CHAR_T}, {"String", TY_STR_T}};
+  } scalars[] = {{"i64", TY_I64_T}, {"i32", TY_I32_T}, {"u8", TY_U8_T},     {"f32", TY_F32_T},   {"f64", TY_F64_T},
+                 {"i8", TY_I8_T},   {"i16", TY_I16_T}, {"u16", TY_U16_T},   {"u32", TY_U32_T},   {"u64", TY_U64_T},
+                 {"f16", TY_F16_T}, {"bf16", TY_BF16_T}, {"bool", TY_BOOL_T}, {"char", TY_CHAR_T}, {"String", TY_STR_T}};
+  for (size_t i = 0; i < sizeof scalars / sizeof scalars[0]; i++)
+    if (!strcmp(name, scalars[i].name)) return scalars[i].ty;
+  return NULL;
+}
+
+tl_ty *tl_sema_resolve_type(sema *s, const tl_type *t) {
   if (t->is_tuple) return tl_sema_tuple_resolve(s, t);
   tl_ty *g = tl_sema_generic_resolve(s, t); /* T, Self, Pair<i64, f64>, `i64<f32>` (sema_generic.c) */
   if (g) return g;
-  for (size_t i = 0; i < sizeof scalars / sizeof scalars[0]; i++)
-    if (!strcmp(t->name, scalars[i].name)) return scalars[i].ty;
+  tl_ty *scalar = tl_sema_scalar_named(t->name);
+  if (scalar) return scalar;
   if (!strcmp(t->name, "Tensor")) {
     int dt = -1;
     if (t->dtype && (dt = dtype_named(t->dtype)) < 0) {
@@ -239,21 +247,42 @@ static bool is_untyped_literal(const tl_node *n) {
 static tl_ty *check_literal(sema *s, tl_node *n, tl_ty *expect) {
   tl_ty *named = tl_sema_const_type(n); /* a constant's use (sema_const.c) */
   if (named) return named;
+  tl_ty *suffix = n->name && (n->kind == TL_N_INT || n->kind == TL_N_FLOAT) ? tl_sema_scalar_named(n->name) : NULL;
+  if (suffix && !tl_ty_is_numeric(suffix)) suffix = NULL;
+  tl_ty *num = suffix ? suffix : expect && tl_ty_is_numeric(expect) ? expect : NULL;
+  bool u64_bits = suffix && suffix->kind == TY_U64; /* `18446744073709551615u64`: ival holds the bits */
+  if (n->kind == TL_N_INT && n->len) { /* above i64::MAX (parse.c): a u64's, or too large */
+    char b[16];
+    if (num && num->kind == TY_U64) return num;
+    tl_sema_error(s, n, "integer literal %s is too large for %s", n->str,
+                  num && tl_ty_is_int(num) ? tl_ty_name(num, b, sizeof b) : "i64");
+    return TY_ERR;
+  }
   switch (n->kind) {
   case TL_N_INT:
-    if (expect && expect->kind == TY_I32 && (n->ival > INT32_MAX || n->ival < INT32_MIN)) {
-      tl_sema_error(s, n, "literal %lld does not fit in i32", (long long)n->ival);
-      return TY_ERR;
+    if (num && tl_ty_is_int(num) && num->kind != TY_I64 && !u64_bits) { /* Rust's error: out of its type's range */
+      int64_t lo, hi;
+      tl_ty_int_range(num->kind, &lo, &hi);
+      if (n->ival < lo || n->ival > hi) {
+        char b[16];
+        if (num->kind == TY_I32) tl_sema_error(s, n, "literal %lld does not fit in i32", (long long)n->ival);
+        else
+          tl_sema_error(s, n, "literal %lld does not fit in %s (%lld..=%lld)", (long long)n->ival, tl_ty_name(num, b, sizeof b),
+                        (long long)lo, (long long)hi);
+        return TY_ERR;
+      }
     }
-    if (expect && expect->kind == TY_U8 && (n->ival > 255 || n->ival < 0)) {
-      tl_sema_error(s, n, "literal %lld does not fit in u8 (0..=255)", (long long)n->ival);
-      return TY_ERR;
-    }
-    if (expect && (tl_ty_is_numeric(expect))) return expect;
+    if (num) return num;
     if (expect && expect->kind == TY_TENSOR && (expect->dtype == TL_F32 || expect->dtype == TL_F64))
       return tl_ty_of_dtype(expect->dtype);
     return TY_I64_T;
-  case TL_N_FLOAT: return expect && expect->kind == TY_F64 ? TY_F64_T : TY_F32_T;
+  case TL_N_FLOAT:
+    /* past the largest finite value and half its last place, it would round to inf */
+    if (num && tl_ty_is_half(num) && fabs(n->fval) >= (num->kind == TY_F16 ? 65520.0 : 0x1.ffp127)) {
+      tl_sema_error(s, n, "literal out of range for %s", num->kind == TY_F16 ? "f16" : "bf16");
+      return TY_ERR;
+    }
+    return num && tl_ty_is_float(num) ? num : TY_F32_T;
   case TL_N_STR: return TY_STR_T;
   case TL_N_CHAR: return TY_CHAR_T;
   default: return TY_BOOL_T;
@@ -320,6 +349,12 @@ tl_ty *tl_sema_binary_tensor(sema *s, tl_node *n, tl_ty *l, tl_ty *r) {
     if (!tl_ty_is_numeric(o) && o->kind != TY_BOOL && o->kind != TY_ERROR) {
       char b[64];
       tl_sema_error(s, n, "a tensor combines with a tensor or a number, not %s", tl_ty_name(o, b, sizeof b));
+      return TY_ERR;
+    }
+    if (tl_ty_is_numeric(o) && tl_ty_dtype(o) < 0) { /* a scalar type with no tensor dtype */
+      char b[64];
+      tl_sema_error(s, n, "%s is not a tensor dtype: convert the number with `as` (`x as f32`) to combine it with a tensor",
+                    tl_ty_name(o, b, sizeof b));
       return TY_ERR;
     }
     rank = t->rank;
@@ -505,6 +540,16 @@ static tl_ty *check_unary(sema *s, tl_node *n, tl_ty *expect, bool hint_only) {
     tl_sema_error(s, n, "`&mut` is only allowed as a call argument");
     return TY_ERR;
   }
+  tl_ty *lit = n->lhs->kind == TL_N_INT && n->lhs->name ? tl_sema_scalar_named(n->lhs->name) : expect;
+  if (n->op == TL_TOK_MINUS && n->lhs->kind == TL_N_INT && !n->lhs->ref && n->lhs->ival > 0 &&
+      !(lit && tl_ty_is_unsigned(lit))) {
+    tl_node *next = n->next; /* `-128i8`, `-2147483648` as Rust: one negative literal, in range */
+    int line = n->line, col = n->col;
+    *n = *n->lhs;
+    n->next = next, n->line = line, n->col = col;
+    n->ival = -n->ival;
+    return check_literal(s, n, expect);
+  }
   bool need = !hint_only && expect && expect->kind != TY_TENSOR; /* -x, !x: a scalar only from a scalar */
   bool int_not = n->op == TL_TOK_NOT && expect && tl_ty_is_int(expect); /* `let m: i64 = !x` */
   tl_ty *t = expr_as(s, n->lhs, n->op == TL_TOK_NOT && !int_not ? TY_BOOL_T : expect, need);
@@ -521,7 +566,8 @@ static tl_ty *check_unary(sema *s, tl_node *n, tl_ty *expect, bool hint_only) {
       return tl_sema_method(s, n);
     }
   }
-  if (n->op == TL_TOK_MINUS && t->kind != TY_U8 && (tl_ty_is_numeric(t) || t->kind == TY_TENSOR)) return t; /* u8: Rust's error */
+  if (n->op == TL_TOK_MINUS && !tl_ty_is_unsigned(t) && (tl_ty_is_numeric(t) || t->kind == TY_TENSOR))
+    return t; /* an unsigned type: Rust's error */
   if (n->op == TL_TOK_NOT && (t->kind == TY_BOOL || (t->kind == TY_TENSOR && (t->dtype == TL_BOOL || t->dtype < 0))))
     return t->kind == TY_TENSOR ? tl_sema_tensor(s, TL_BOOL, t->rank) : t;
   char b[64];
@@ -534,9 +580,10 @@ static tl_ty *check_cast(sema *s, tl_node *n, tl_ty *need) {
   if (tl_sema_dyn_is(to)) return tl_sema_dyn_cast(s, n, to); /* x as dyn Shape (sema_dyn.c) */
   /* `2147483648 as i32` wraps, as in Rust; a float scalar required of the cast is
    * required of its operand (an element of unknown dtype is then read as `to`) */
-  tl_ty *from = expr_as(s, n->lhs, tl_ty_is_float(to) ? to : NULL, need && tl_ty_is_float(to));
+  bool hint = tl_ty_is_float(to) && !tl_ty_is_half(to); /* `70000.0 as f16` is inf, not a literal out of range */
+  tl_ty *from = expr_as(s, n->lhs, hint ? to : NULL, need && hint);
   if (to->kind == TY_ERROR || from->kind == TY_ERROR) return TY_ERR;
-  if (from->kind == TY_TENSOR && (tl_ty_is_numeric(to) || to->kind == TY_BOOL))
+  if (from->kind == TY_TENSOR && (tl_ty_is_numeric(to) || to->kind == TY_BOOL) && tl_ty_dtype(to) >= 0)
     return tl_sema_tensor(s, tl_ty_dtype(to), from->rank);
   bool ok = (tl_ty_is_numeric(to) && (tl_ty_is_numeric(from) || from->kind == TY_BOOL || from->kind == TY_CHAR)) ||
             (to->kind == TY_CHAR && tl_ty_is_int(from)) || (to->kind == from->kind && to->kind == TY_BOOL);
@@ -651,6 +698,11 @@ static tl_ty *number_leaf(sema *s, tl_node *n, int *dtype, int *rank, int depth)
       }
       leaf_rank = depth + t->rank;
       dt = t->dtype;
+    } else if ((tl_ty_is_numeric(t) || t->kind == TY_BOOL) && tl_ty_dtype(t) < 0) {
+      char b[64];
+      tl_sema_error(s, n, "%s is not a tensor dtype: an array literal of them needs a Vec (`vec![...]`), or convert with `as`",
+                    tl_ty_name(t, b, sizeof b));
+      return TY_ERR;
     } else if (tl_ty_is_numeric(t) || t->kind == TY_BOOL) {
       dt = tl_ty_dtype(t);
     } else {

@@ -21,6 +21,7 @@ static const method_entry tensor_methods[] = {
     {"sqrt", B_SQRT, ARGS_NONE}, {"sin", B_SIN, ARGS_NONE}, {"cos", B_COS, ARGS_NONE}, {"tanh", B_TANH, ARGS_NONE},
     {"sigmoid", B_SIGMOID, ARGS_NONE}, {"relu", B_RELU, ARGS_NONE}, {"gelu", B_GELU, ARGS_NONE},
     {"gelu_tanh", B_GELU_TANH, ARGS_NONE}, {"log1p", B_LOG1P, ARGS_NONE},
+    {"expm1", B_EXPM1, ARGS_NONE}, {"erf", B_ERF, ARGS_NONE},
     {"abs", B_ABS, ARGS_NONE}, {"floor", B_FLOOR, ARGS_NONE}, {"ceil", B_CEIL, ARGS_NONE},
     {"round", B_ROUND, ARGS_NONE}, {"pow", B_POW, ARGS_VALUE}, {"powf", B_POW, ARGS_VALUE},
     {"powi", B_POW, ARGS_VALUE}, {"maximum", B_MAXIMUM, ARGS_VALUE}, {"minimum", B_MINIMUM, ARGS_VALUE},
@@ -250,7 +251,7 @@ static const struct {
                 {"ln", B_LOG, 1},      {"sin", B_SIN, 1},         {"cos", B_COS, 1},     {"tanh", B_TANH, 1},
                 {"sigmoid", B_SIGMOID, 1}, {"relu", B_RELU, 1},   {"floor", B_FLOOR, 1}, {"ceil", B_CEIL, 1},
                 {"round", B_ROUND, 1}, {"min", B_MINIMUM, 2},     {"max", B_MAXIMUM, 2}, {"pow", B_POW, 2},
-                {"log1p", B_LOG1P, 1}};
+                {"log1p", B_LOG1P, 1}, {"expm1", B_EXPM1, 1}, {"erf", B_ERF, 1}};
 
 /* elementwise math on a value x (scalar or tensor) and, for binary ones, y */
 static tl_ty *check_math(sema *s, tl_node *n, tl_builtin id, tl_node *x, tl_node *y, tl_ty *tx) {
@@ -500,7 +501,8 @@ static void suggest_member(sema *s, const char *path, bool methods) {
 /* the tensor methods outside tensor_methods[] */
 static const char *const tensor_more[] = {"zeros_like", "ones_like", "rand_like", "randn_like", "tril", "triu", "masked_fill", "where", "where_cond", "var", "std", "leaky_relu", "l1_loss", "elu", "mish", "hardsigmoid", "hardswish", "bce_loss", "binary_cross_entropy", "nll_loss", "kl_div_loss", "logical_and", "logical_or", "logical_not", "topk", "narrow", "chunk", "split", "slice", "detach",
                                           "to_i64", "to_f32", "print", "conv2d", "max_pool2d", "avg_pool2d",
-                                          "layer_norm", "embedding", "batch_norm", "group_norm", "instance_norm", "linear", "conv1d", "interpolate", "adaptive_avg_pool2d"}; /* sema_io.c, sema_nn.c */
+                                          "layer_norm", "embedding", "batch_norm", "group_norm", "instance_norm", "linear", "conv1d", "interpolate", "adaptive_avg_pool2d",
+                                          "argsort", "gather", "scatter", "scatter_add", "logsumexp", "roll", "repeat", "any", "all"}; /* sema_io.c, sema_nn.c, sema_ops.c */
 
 static bool is_tensor_method(const char *name) {
   if (find_method(name)) return true;
@@ -833,6 +835,8 @@ tl_ty *tl_sema_method(sema *s, tl_node *n) {
     if (nn) return nn;
     tl_ty *ml = tl_sema_ml_method(s, n, t); /* top_k_sample, clip_grad_value... (sema_ml.c) */
     if (ml) return ml;
+    tl_ty *ops = tl_sema_ops_method(s, n, t); /* gather, argsort, roll... (sema_ops.c) */
+    if (ops) return ops;
   }
   const method_entry *m = find_method(n->name);
   if (t->kind == TY_TENSOR && m && (m->id == B_FLOOR || m->id == B_CEIL || m->id == B_ROUND)) {

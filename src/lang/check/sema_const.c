@@ -5,6 +5,8 @@
  * the later passes see a literal and nothing else. */
 #include "lang/check/sema_impl.h"
 
+#include "core/half.h"
+
 #include <float.h>
 #include <math.h>
 #include <stdint.h>
@@ -55,26 +57,25 @@ static bool fail(sema *s, const tl_node *n, const char *msg) {
 }
 
 static tl_ty *ty_of(tl_ty_kind k) {
-  switch (k) {
-  case TY_I32: return TY_I32_T;
-  case TY_U8: return TY_U8_T;
-  case TY_I64: return TY_I64_T;
-  case TY_F32: return TY_F32_T;
-  case TY_F64: return TY_F64_T;
-  case TY_BOOL: return TY_BOOL_T;
-  case TY_CHAR: return TY_CHAR_T;
-  default: return TY_STR_T;
-  }
+  return tl_ty_is_numeric(&tl_ty_basic[k]) || k == TY_BOOL || k == TY_CHAR ? &tl_ty_basic[k] : TY_STR_T;
 }
 
-static bool is_int(tl_ty_kind k) { return k == TY_I32 || k == TY_I64 || k == TY_U8; }
-static bool is_float(tl_ty_kind k) { return k == TY_F32 || k == TY_F64; }
+/* f a value of float kind k: one rounding */
+static double round_to(tl_ty_kind k, double f) {
+  return k == TY_F32 ? (float)f : k == TY_F16 ? tl_round_f16(f) : k == TY_BF16 ? tl_round_bf16(f) : f;
+}
 
-/* v as an integer of kind k: false when it does not fit */
+static bool is_int(tl_ty_kind k) { return tl_ty_is_int(&tl_ty_basic[k]); }
+/* f16 and bf16 constants are those of their scalar type's (numbers spelled in f32) */
+static bool is_float(tl_ty_kind k) { return tl_ty_is_float(&tl_ty_basic[k]); }
+
+/* v as an integer of kind k: false when it does not fit (u64: up to i64::MAX, but its
+ * MAX, whose bits are kept) */
 static bool fits(cval *v, tl_ty_kind k) {
   v->kind = k;
-  if (k == TY_U8) return v->i >= 0 && v->i <= 255;
-  return k != TY_I32 || (v->i >= INT32_MIN && v->i <= INT32_MAX);
+  int64_t lo, hi;
+  tl_ty_int_range(k, &lo, &hi);
+  return v->i >= lo && v->i <= hi;
 }
 
 static bool value_of(sema *s, sema_const *c, const tl_node *at);
@@ -97,6 +98,18 @@ static const struct {
     {"i64::MAX", TY_I64, 0, INT64_MAX},           {"i64::MIN", TY_I64, 0, INT64_MIN},
     {"i32::MAX", TY_I32, 0, INT32_MAX},           {"i32::MIN", TY_I32, 0, INT32_MIN},
     {"u8::MAX", TY_U8, 0, 255},                   {"u8::MIN", TY_U8, 0, 0},
+    {"i8::MAX", TY_I8, 0, 127},                   {"i8::MIN", TY_I8, 0, -128},
+    {"i16::MAX", TY_I16, 0, 32767},               {"i16::MIN", TY_I16, 0, -32768},
+    {"u16::MAX", TY_U16, 0, 65535},               {"u16::MIN", TY_U16, 0, 0},
+    {"u32::MAX", TY_U32, 0, 4294967295},          {"u32::MIN", TY_U32, 0, 0},
+    {"u64::MAX", TY_U64, 0, -1 /* the bits */},   {"u64::MIN", TY_U64, 0, 0},
+    {"f16::MAX", TY_F16, 65504.0, 0},             {"f16::MIN", TY_F16, -65504.0, 0},
+    {"f16::EPSILON", TY_F16, 0x1p-10, 0},         {"f16::MIN_POSITIVE", TY_F16, 0x1p-14, 0},
+    {"f16::INFINITY", TY_F16, INFINITY, 0},       {"f16::NEG_INFINITY", TY_F16, -INFINITY, 0},
+    {"f16::NAN", TY_F16, NAN, 0},                 {"bf16::MAX", TY_BF16, 0x1.fep127, 0},
+    {"bf16::MIN", TY_BF16, -0x1.fep127, 0},       {"bf16::EPSILON", TY_BF16, 0x1p-7, 0},
+    {"bf16::MIN_POSITIVE", TY_BF16, 0x1p-126, 0}, {"bf16::INFINITY", TY_BF16, INFINITY, 0},
+    {"bf16::NEG_INFINITY", TY_BF16, -INFINITY, 0}, {"bf16::NAN", TY_BF16, NAN, 0},
 };
 
 /* the seed language's (and Rust's deprecated) calls for them: `F32::nan()`, `i64::max_value()` */
@@ -151,15 +164,20 @@ static bool literal(sema *s, tl_node *n, tl_ty_kind want, cval *out) {
   switch (n->kind) {
   case TL_N_INT:
     if (is_float(want)) {
-      *out = (cval){.kind = want, .f = want == TY_F32 ? (float)n->ival : (double)n->ival};
+      *out = (cval){.kind = want, .f = round_to(want, tl_i64_odd(n->ival))};
       return true;
     }
     *out = (cval){.i = n->ival};
-    if (want == TY_U8) return fits(out, TY_U8) || fail(s, n, "the literal does not fit in u8 (0..=255)");
+    if (want == TY_U64 && ((n->name && !strcmp(n->name, "u64")) || n->len)) return (out->kind = TY_U64), true; /* bits */
+    if (n->len) return fail(s, n, "the literal is too large for its type");
+    if (is_int(want) && want != TY_I32) {
+      char b[16];
+      return fits(out, want) || (tl_sema_error(s, n, "the literal does not fit in %s", tl_ty_name(ty_of(want), b, sizeof b)), false);
+    }
     return fits(out, want == TY_I32 ? TY_I32 : TY_I64) || fail(s, n, "the literal does not fit in i32");
   case TL_N_FLOAT:
     if (is_int(want)) return mismatch(s, n, want, TY_F32);
-    *out = (cval){.kind = want == TY_F64 ? TY_F64 : TY_F32, .f = want == TY_F64 ? n->fval : (float)n->fval};
+    *out = (cval){.kind = is_float(want) ? want : TY_F32, .f = round_to(is_float(want) ? want : TY_F32, n->fval)};
     return true;
   case TL_N_BOOL: *out = (cval){.kind = TY_BOOL, .i = n->ival}; return true;
   case TL_N_CHAR: *out = (cval){.kind = TY_CHAR, .i = n->ival}; return true;
@@ -180,7 +198,7 @@ static bool arith(sema *s, tl_node *n, cval a, cval b, cval *out) {
   if (is_float(a.kind)) {
     double r = n->op == TL_TOK_PLUS ? a.f + b.f : n->op == TL_TOK_MINUS ? a.f - b.f : n->op == TL_TOK_STAR ? a.f * b.f
              : n->op == TL_TOK_SLASH ? a.f / b.f : fmod(a.f, b.f);
-    out->f = a.kind == TY_F32 ? (float)r : r; /* one rounding from the exact result, as f32 arithmetic */
+    out->f = round_to(a.kind, r); /* one rounding from the exact result, as f32 arithmetic */
     return true;
   }
   int64_t r = 0;
@@ -260,18 +278,16 @@ static bool cast(sema *s, tl_node *n, cval *out) {
   bool from_num = is_int(a.kind) || is_float(a.kind) || a.kind == TY_BOOL || a.kind == TY_CHAR;
   if (!from_num || !(is_int(to->kind) || is_float(to->kind))) return fail(s, n, "a constant casts between numbers only");
   if (is_float(to->kind)) {
-    double f = is_float(a.kind) ? a.f : (double)a.i;
-    *out = (cval){.kind = to->kind, .f = to->kind == TY_F32 ? (float)f : f};
+    double f = is_float(a.kind) ? a.f : a.kind == TY_U64 ? tl_u64_odd((uint64_t)a.i) : tl_i64_odd(a.i);
+    *out = (cval){.kind = to->kind, .f = round_to(to->kind, f)};
     return true;
   }
-  int64_t i = a.i;
-  if (is_float(a.kind))
-    i = isnan(a.f) ? 0 : a.f >= 9223372036854775807.0 ? INT64_MAX : a.f <= -9223372036854775808.0 ? INT64_MIN : (int64_t)a.f;
-  if (to->kind == TY_I32) {
-    if (is_float(a.kind)) i = isnan(a.f) ? 0 : a.f >= 2147483647.0 ? INT32_MAX : a.f <= -2147483648.0 ? INT32_MIN : (int32_t)a.f;
-    else i = (int32_t)(uint32_t)(uint64_t)i; /* wraps */
-  }
-  if (to->kind == TY_U8) i = is_float(a.kind) ? (isnan(a.f) || a.f <= 0 ? 0 : a.f >= 255.0 ? 255 : (int64_t)a.f) : (uint8_t)(uint64_t)i;
+  int64_t i = tl_ty_int_wrap(to->kind, a.i), lo, hi; /* integers wrap */
+  tl_ty_int_range(to->kind, &lo, &hi);
+  if (is_float(a.kind) && to->kind == TY_U64) /* floats saturate, NaN 0 */
+    i = isnan(a.f) || a.f <= 0 ? 0 : a.f >= 0x1p64 ? -1 : (int64_t)(uint64_t)a.f;
+  else if (is_float(a.kind))
+    i = isnan(a.f) ? 0 : a.f <= (double)lo ? lo : a.f >= (double)hi ? hi : (int64_t)a.f;
   *out = (cval){.kind = to->kind, .i = i};
   return true;
 }
@@ -296,6 +312,11 @@ static bool eval(sema *s, tl_node *n, tl_ty_kind want, cval *out) {
     return true;
   }
   case TL_N_UNARY:
+    if (n->op == TL_TOK_MINUS && n->lhs->kind == TL_N_INT && is_int(want) && !tl_ty_is_unsigned(ty_of(want))) {
+      tl_node neg = *n->lhs; /* `-128` as an i8: one literal, as Rust reads it */
+      neg.ival = -neg.ival, neg.line = n->line, neg.col = n->col;
+      return literal(s, &neg, want, out);
+    }
     if (n->op == TL_TOK_MINUS) return eval(s, n->lhs, want, out) && negate(s, n, out);
     if (n->op == TL_TOK_NOT) {
       if (!eval(s, n->lhs, TY_BOOL, out)) return false;

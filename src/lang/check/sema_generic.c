@@ -229,10 +229,7 @@ static tl_struct_info *sema_gen_struct(sema *s, gen_tmpl *g, tl_ty **args, int l
 }
 
 static bool is_scalar_name(const char *n) {
-  static const char *const names[] = {"i64", "i32", "f32", "f64", "bool", "char", "String"};
-  for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
-    if (!strcmp(n, names[i])) return true;
-  return false;
+  return tl_sema_scalar_named(n) != NULL;
 }
 
 tl_ty *tl_sema_generic_resolve(sema *s, const tl_type *t) {

@@ -32,7 +32,7 @@ static bool arith(tl_tok_kind op) {
 static bool diff_math(int64_t id) {
   switch (id) {
   case B_NEG: case B_EXP: case B_LOG: case B_SQRT: case B_SIN: case B_COS: case B_TANH: case B_SIGMOID: case B_RELU:
-  case B_GELU: case B_ABS: case B_LOG1P: case B_POW: case B_MAXIMUM: case B_MINIMUM: return true;
+  case B_GELU: case B_ABS: case B_LOG1P: case B_EXPM1: case B_ERF: case B_POW: case B_MAXIMUM: case B_MINIMUM: return true;
   default: return false;
   }
 }

@@ -82,6 +82,8 @@ bool tl_sema_ty_fits(const tl_ty *want, const tl_ty *have);
 tl_ty *tl_sema_join(sema *s, tl_ty *a, tl_ty *b);
 bool tl_sema_widen(sema *s, tl_var *v, tl_ty *t);
 tl_ty *tl_sema_resolve_type(sema *s, const tl_type *t);
+/* a scalar type by its name (i8 ... u64, f16, bf16, f32, f64, bool, char, String), or NULL */
+tl_ty *tl_sema_scalar_named(const char *name);
 tl_var *tl_sema_declare(sema *s, const tl_node *at, const char *name, tl_ty *ty, tl_var_kind kind, bool is_mut);
 tl_fninfo *tl_sema_find_fn(sema *s, const char *name);
 tl_var *tl_sema_lookup(sema *s, const char *name);
@@ -115,6 +117,7 @@ tl_ty *tl_sema_sys_method(sema *s, tl_node *n, tl_ty *t);
 /* sema_dist.c: Dist::rank ... Dist::sync_grads; NULL when the path is none of them */
 tl_ty *tl_sema_dist_call(sema *s, tl_node *n, const char *path);
 tl_ty *tl_sema_ml_call(sema *s, tl_node *n, const char *path); /* sema_ml.c: VarBuilder:: */
+tl_ty *tl_sema_ops_method(sema *s, tl_node *n, tl_ty *t);      /* gather, argsort, roll, any... */
 tl_ty *tl_sema_ml_method(sema *s, tl_node *n, tl_ty *t);       /* top_k_sample, clip_grad_value... */
 /* a path that is a value, `Device::Auto`; NULL when it is none */
 tl_ty *tl_sema_sys_path_value(sema *s, tl_node *n);

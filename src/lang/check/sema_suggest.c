@@ -45,8 +45,9 @@ void tl_sema_suggest_structs(sema *s, tl_suggest *g, bool enums) {
 
 /* every type name: the builtin ones, the program's, the type parameters in scope */
 void tl_sema_suggest_types(sema *s, tl_suggest *g) {
-  static const char *const builtin[] = {"i64",    "i32",    "f32", "f64", "bool", "char",   "String",
-                                        "Tensor", "Option", "Result", "Vec", "HashMap", "Self"};
+  static const char *const builtin[] = {"i64", "i32",    "f32",    "f64",    "bool", "char",    "String", "u8",
+                                        "i8",  "i16",    "u16",    "u32",    "u64",  "f16",     "bf16",   "Tensor",
+                                        "Option", "Result", "Vec", "HashMap", "Self"};
   for (size_t i = 0; i < sizeof builtin / sizeof builtin[0]; i++) tl_suggest_add(g, builtin[i]);
   tl_sema_suggest_structs(s, g, true);
   for (int i = 0; s->env && i < s->env->n; i++) tl_suggest_add(g, s->env->names[i]);

@@ -66,9 +66,9 @@ static bool elem_ok(sema *s, int line, int col, tl_ty *t) {
   return false;
 }
 
-/* a key is hashed and compared: i64, i32, bool, char, String, or tuples of them */
+/* a key is hashed and compared: an integer, bool, char, String, or tuples of them */
 static bool key_ok(const tl_ty *t) {
-  if (t->kind == TY_I64 || t->kind == TY_I32 || t->kind == TY_U8 || t->kind == TY_BOOL || t->kind == TY_CHAR || t->kind == TY_STR) return true;
+  if (tl_ty_is_int(t) || t->kind == TY_BOOL || t->kind == TY_CHAR || t->kind == TY_STR) return true;
   if (!tl_ty_is_tuple(t)) return false;
   for (int i = 0; i < t->st->nfields; i++)
     if (!key_ok(t->st->fields[i].ty)) return false;

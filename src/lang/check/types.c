@@ -7,14 +7,41 @@
 /* indexed by kind (the TENSOR and STRUCT slots are unused: those are made per use) */
 #define BASIC(k) [k] = {.kind = k, .dtype = -1, .rank = -1}
 tl_ty tl_ty_basic[TY_RANGE + 1] = {BASIC(TY_ERROR), BASIC(TY_UNIT), BASIC(TY_BOOL), BASIC(TY_I32), BASIC(TY_I64), BASIC(TY_U8),
-                                BASIC(TY_F32),   BASIC(TY_F64),  BASIC(TY_CHAR), BASIC(TY_STR), BASIC(TY_RANGE)};
+                                BASIC(TY_F32),   BASIC(TY_F64),  BASIC(TY_CHAR), BASIC(TY_STR), BASIC(TY_RANGE),
+                                BASIC(TY_I8), BASIC(TY_I16), BASIC(TY_U16), BASIC(TY_U32), BASIC(TY_U64), BASIC(TY_F16), BASIC(TY_BF16)};
 
 bool tl_ty_is_refcounted(const tl_ty *t) {
   return t->kind == TY_STR || t->kind == TY_TENSOR || t->kind == TY_STRUCT || t->kind == TY_FN;
 }
 bool tl_ty_is_tuple(const tl_ty *t) { return t->kind == TY_STRUCT && t->st && t->st->is_tuple; }
-bool tl_ty_is_int(const tl_ty *t) { return t->kind == TY_I32 || t->kind == TY_I64 || t->kind == TY_U8; }
-bool tl_ty_is_float(const tl_ty *t) { return t->kind == TY_F32 || t->kind == TY_F64; }
+bool tl_ty_is_int(const tl_ty *t) { return tl_ty_int_bits(t) > 0; }
+bool tl_ty_is_float(const tl_ty *t) { return t->kind == TY_F32 || t->kind == TY_F64 || tl_ty_is_half(t); }
+int tl_ty_int_bits(const tl_ty *t) {
+  switch (t->kind) {
+  case TY_I8: case TY_U8: return 8;
+  case TY_I16: case TY_U16: return 16;
+  case TY_I32: case TY_U32: return 32;
+  case TY_I64: case TY_U64: return 64;
+  default: return 0;
+  }
+}
+bool tl_ty_is_unsigned(const tl_ty *t) { return t->kind == TY_U8 || t->kind == TY_U16 || t->kind == TY_U32 || t->kind == TY_U64; }
+bool tl_ty_is_half(const tl_ty *t) { return t->kind == TY_F16 || t->kind == TY_BF16; }
+void tl_ty_int_range(tl_ty_kind k, int64_t *lo, int64_t *hi) {
+  const tl_ty *t = &tl_ty_basic[k];
+  int bits = tl_ty_int_bits(t);
+  bool u = tl_ty_is_unsigned(t);
+  *lo = u ? 0 : bits == 64 ? INT64_MIN : -((int64_t)1 << (bits - 1));
+  *hi = bits == 64 ? INT64_MAX : u ? ((int64_t)1 << bits) - 1 : ((int64_t)1 << (bits - 1)) - 1;
+}
+int64_t tl_ty_int_wrap(tl_ty_kind k, int64_t v) {
+  const tl_ty *t = &tl_ty_basic[k];
+  int bits = tl_ty_int_bits(t);
+  if (bits == 64) return v;
+  uint64_t m = (uint64_t)v & (((uint64_t)1 << bits) - 1);
+  if (!tl_ty_is_unsigned(t) && m >> (bits - 1)) return (int64_t)(m | ~(((uint64_t)1 << bits) - 1));
+  return (int64_t)m;
+}
 bool tl_ty_is_numeric(const tl_ty *t) { return tl_ty_is_int(t) || tl_ty_is_float(t); }
 
 bool tl_ty_is_iter(const tl_ty *t) { return t && t->kind == TY_STRUCT && t->st && t->st->generic == 'I'; }

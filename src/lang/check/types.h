@@ -20,6 +20,15 @@ typedef enum {
   TY_U8, /* Rust's byte: no tensor dtype, a scalar and a Vec<u8> element */
   TY_F32,
   TY_F64,
+  /* Rust's other scalars (LANGUAGE.md §3): C's fixed-width integers, wrapping; f16 and
+   * bf16 a C float holding a value of that format, each result rounded back to it */
+  TY_I8,
+  TY_I16,
+  TY_U16,
+  TY_U32,
+  TY_U64,
+  TY_F16,
+  TY_BF16,
   TY_CHAR,
   TY_STR,
   TY_TENSOR,
@@ -181,7 +190,7 @@ typedef enum {
   /* Tensor:: */
   B_ZEROS, B_ONES, B_FULL, B_RANDN, B_RAND, B_ARANGE, B_EYE, B_LINSPACE, B_CAT, B_STACK,
   /* tensor methods: elementwise (math also as free functions on scalars) */
-  B_NEG, B_EXP, B_LOG, B_SQRT, B_SIN, B_COS, B_TANH, B_SIGMOID, B_RELU, B_GELU, B_GELU_TANH, B_ABS, B_LOG1P,
+  B_NEG, B_EXP, B_LOG, B_SQRT, B_SIN, B_COS, B_TANH, B_SIGMOID, B_RELU, B_GELU, B_GELU_TANH, B_ABS, B_LOG1P, B_EXPM1, B_ERF,
   B_FLOOR, B_CEIL, B_ROUND, B_POW, B_MAXIMUM, B_MINIMUM, B_CLAMP,
   B_GT, B_LT, B_GE, B_LE, B_EQ, B_NE,
   /* reductions and shape */
@@ -220,6 +229,9 @@ typedef enum {
   B_DIST,
   /* the seed's model helpers (sema_ml.c, gen_ml.c, rt_ml.c): node->len a TL_ML_* */
   B_ML,
+  /* torch's gather, scatter, scatter_add, argsort, logsumexp, roll, repeat, any, all (sema_ops.c,
+   * gen_ops.c, rt_ops_index.c): node->len a TL_OPS_* */
+  B_OPS,
   B_COUNT
 } tl_builtin;
 #define B_IO_FIRST B_TENSOR_SAVE
@@ -232,6 +244,8 @@ enum { TL_DIST_RANK, TL_DIST_SIZE, TL_DIST_ALL_REDUCE, TL_DIST_ALL_REDUCE_MEAN, 
 enum { TL_ML_VB_GET, TL_ML_VB_GRAD, TL_ML_TOP_K, TL_ML_TOP_P, TL_ML_CLIP_VALUE, TL_ML_CLIP_NORM, TL_ML_GET, TL_ML_TEMPERATURE,
        TL_ML_REP_PENALTY, TL_ML_SDPA, TL_ML_INVERSE, TL_ML_DET, TL_ML_SOLVE,
        TL_ML_SVD_U, TL_ML_SVD_S, TL_ML_SVD_V, TL_ML_EIG_VALUES, TL_ML_EIG_VECTORS, TL_ML_SVD };
+
+enum { TL_OPS_ARGSORT, TL_OPS_GATHER, TL_OPS_SCATTER, TL_OPS_LOGSUMEXP, TL_OPS_ROLL, TL_OPS_REPEAT, TL_OPS_ANY, TL_OPS_ALL, TL_OPS_SCATTER_ADD };
 
 /* a loop's variables written inside it (loop->ref): realized every iteration */
 typedef struct tl_varlist {
@@ -274,6 +288,15 @@ tl_ty *tl_ty_tuple_elem(const tl_ty *t, int i);
 bool tl_ty_is_numeric(const tl_ty *t);
 bool tl_ty_is_float(const tl_ty *t);
 bool tl_ty_is_int(const tl_ty *t);
+/* the scalar number types (types.c): an integer's width in bits (0: not an integer),
+ * unsigned, f16/bf16 (a float rounded to that format after each operation); the
+ * integer's range as int64 (u64's top: INT64_MAX, what a literal can spell); v wrapped
+ * into the integer type of kind k (u64: the bits) */
+int tl_ty_int_bits(const tl_ty *t);
+bool tl_ty_is_unsigned(const tl_ty *t);
+bool tl_ty_is_half(const tl_ty *t);
+void tl_ty_int_range(tl_ty_kind k, int64_t *lo, int64_t *hi);
+int64_t tl_ty_int_wrap(tl_ty_kind k, int64_t v);
 /* "f32", "Tensor<f32, 2>", "Point" into buf */
 const char *tl_ty_name(const tl_ty *t, char *buf, size_t size);
 /* the basic types, one object each (types.c): compared by address */
@@ -286,6 +309,13 @@ extern tl_ty tl_ty_basic[TY_RANGE + 1];
 #define TY_I64_T (&tl_ty_basic[TY_I64])
 #define TY_F32_T (&tl_ty_basic[TY_F32])
 #define TY_F64_T (&tl_ty_basic[TY_F64])
+#define TY_I8_T (&tl_ty_basic[TY_I8])
+#define TY_I16_T (&tl_ty_basic[TY_I16])
+#define TY_U16_T (&tl_ty_basic[TY_U16])
+#define TY_U32_T (&tl_ty_basic[TY_U32])
+#define TY_U64_T (&tl_ty_basic[TY_U64])
+#define TY_F16_T (&tl_ty_basic[TY_F16])
+#define TY_BF16_T (&tl_ty_basic[TY_BF16])
 #define TY_CHAR_T (&tl_ty_basic[TY_CHAR])
 #define TY_STR_T (&tl_ty_basic[TY_STR])
 #define TY_RANGE_T (&tl_ty_basic[TY_RANGE])

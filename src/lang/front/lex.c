@@ -120,52 +120,99 @@ static void lex_ident(scanner *s) {
   push(s, kind, start, s->line, s->line_start);
 }
 
+/* a literal's type suffix, Rust's `5u16`, `3i8`, `1.5f16` (the static name, NULL: none):
+ * a float type's makes the literal a float; an integer type's on a float, or any other
+ * letters, is an error */
+static const char *lex_suffix(scanner *s, const char *start, bool *is_float) {
+  static const char *const names[] = {"i8", "i16", "i32", "i64", "u8", "u16", "u32", "u64", "f16", "bf16", "f32", "f64"};
+  if (s->p >= s->end || !is_ident_start(*s->p)) return NULL;
+  const char *q = s->p;
+  while (s->p < s->end && (is_ident_start(*s->p) || is_digit(*s->p))) s->p++;
+  size_t n = (size_t)(s->p - q);
+  for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
+    if (strlen(names[i]) != n || memcmp(names[i], q, n)) continue;
+    bool float_ty = names[i][0] == 'f' || names[i][0] == 'b';
+    if (*is_float && !float_ty) break;
+    if (float_ty && start[0] == '0' && s->p - start > 1 && (start[1] == 'x' || start[1] == 'X')) break;
+    *is_float |= float_ty;
+    return names[i];
+  }
+  LEX_ERROR(s, q, s->line, s->line_start, "invalid suffix `%.*s` for %s literal", (int)n, q, *is_float ? "a float" : "a number");
+  return NULL;
+}
+
 /* integers (decimal, 0x hex) are i64; a fraction or an exponent makes a float. `0..n`
  * is 0, `..`, n: a dot starts a fraction only before a digit. */
 static void lex_number(scanner *s) {
   const char *start = s->p;
-  bool is_float = false, overflow = false;
+  bool is_float = false, overflow = false, u64_over = false;
   int64_t value = 0;
+  uint64_t uval = 0; /* the value as a u64 (`18446744073709551615u64`) */
   if (s->p + 1 < s->end && s->p[0] == '0' && (s->p[1] == 'x' || s->p[1] == 'X')) {
     s->p += 2;
     const char *digits = s->p;
-    for (int h; s->p < s->end && (h = hex_value(*s->p)) >= 0; s->p++) {
+    for (int h; s->p < s->end && ((h = hex_value(*s->p)) >= 0 || *s->p == '_'); s->p++) {
+      if (h < 0) continue; /* `0xFF_FF`: Rust's digit separator */
       overflow |= value > (INT64_MAX >> 4);
       value = (int64_t)((uint64_t)value << 4) | h;
+      u64_over |= uval > (UINT64_MAX >> 4);
+      uval = uval << 4 | (uint64_t)h;
     }
     if (s->p == digits) LEX_ERROR(s, start, s->line, s->line_start, "hexadecimal literal has no digits");
   } else {
-    for (; s->p < s->end && is_digit(*s->p); s->p++) {
+    for (; s->p < s->end && (is_digit(*s->p) || *s->p == '_'); s->p++) {
+      if (*s->p == '_') continue; /* `1_000_000`: Rust's digit separator */
       int dgt = *s->p - '0';
       overflow |= value > (INT64_MAX - dgt) / 10;
       if (!overflow) value = value * 10 + dgt;
+      u64_over |= uval > (UINT64_MAX - (uint64_t)dgt) / 10;
+      uval = uval * 10 + (uint64_t)dgt;
     }
     if (s->p + 1 < s->end && s->p[0] == '.' && is_digit(s->p[1])) {
       is_float = true;
-      for (s->p++; s->p < s->end && is_digit(*s->p); s->p++) {}
+      for (s->p++; s->p < s->end && (is_digit(*s->p) || *s->p == '_'); s->p++) {}
     }
     if (s->p < s->end && (*s->p == 'e' || *s->p == 'E')) {
       const char *q = s->p + 1;
       if (q < s->end && (*q == '+' || *q == '-')) q++;
       if (q < s->end && is_digit(*q)) {
         is_float = true;
-        for (s->p = q; s->p < s->end && is_digit(*s->p); s->p++) {}
+        for (s->p = q; s->p < s->end && (is_digit(*s->p) || *s->p == '_'); s->p++) {}
       }
     }
   }
+  const char *num_end = s->p, *suffix = lex_suffix(s, start, &is_float);
   tl_token *t = push(s, is_float ? TL_TOK_FLOAT : TL_TOK_INT, start, s->line, s->line_start);
   if (!t) return;
-  if (is_float) {
+  t->str = suffix;
+  if (is_float && suffix && suffix[0] == 'f' && !memchr(start, '.', (size_t)(num_end - start)) &&
+      !memchr(start, 'e', (size_t)(num_end - start)) && !memchr(start, 'E', (size_t)(num_end - start)) && !overflow) {
+    t->v.f = (double)value; /* `5f32`: an integer written as a float */
+  } else if (is_float) {
     char buf[128];
-    size_t n = (size_t)(s->p - start) < sizeof buf - 1 ? (size_t)(s->p - start) : sizeof buf - 1;
-    memcpy(buf, start, n);
+    size_t n = 0;
+    for (const char *c = start; c < num_end && n < sizeof buf - 1; c++)
+      if (*c != '_') buf[n++] = *c; /* the separators out */
     buf[n] = 0;
     t->v.f = strtod(buf, NULL);
-  } else if (overflow && (size_t)(s->p - start) == 19 && !memcmp(start, "9223372036854775808", 19) && s->lx->ntokens > 1 &&
+  } else if (overflow && (size_t)(num_end - start) == 19 && (!suffix || !strcmp(suffix, "i64")) && !memcmp(start, "9223372036854775808", 19) && s->lx->ntokens > 1 &&
              s->lx->tokens[s->lx->ntokens - 2].kind == TL_TOK_MINUS) {
     t->v.i = INT64_MIN; /* `-9223372036854775808` is i64::MIN, as in Rust: the parser takes it only after a unary minus */
+  } else if (overflow && !u64_over && suffix && !strcmp(suffix, "u64")) {
+    t->v.i = (int64_t)uval; /* its bits: the checker reads a u64-suffixed literal unsigned */
+  } else if (overflow && !u64_over && !suffix) { /* a u64's only: the checker says where it is not one */
+    char *text = tl_arena_alloc(s->lx->arena, (size_t)(num_end - start) + 1);
+    if (!text) {
+      LEX_ERROR(s, start, s->line, s->line_start, "out of memory lexing a literal");
+      return;
+    }
+    memcpy(text, start, (size_t)(num_end - start));
+    t->v.i = (int64_t)uval;
+    t->big = true;
+    t->str = text;
   } else if (overflow) {
-    LEX_ERROR(s, start, s->line, s->line_start, "integer literal %.*s is too large for i64", (int)(s->p - start), start);
+    LEX_ERROR(s, start, s->line, s->line_start, "integer literal %.*s is too large for %s", (int)(num_end - start), start,
+              suffix ? suffix : "i64");
   } else {
     t->v.i = value;
   }

@@ -61,7 +61,9 @@ typedef struct {
     int64_t i;
     double f;
   } v;
-  const char *str; /* TL_TOK_STRING: the decoded text */
+  const char *str; /* TL_TOK_STRING: the decoded text; INT, FLOAT: a type suffix (`5u16`),
+                      or a big INT's spelling */
+  bool big;        /* INT: v.i holds the bits of a literal above i64::MAX, a u64's only */
   bool lex_error;  /* a lexical error is in this token or just before it: the parser
                       does not report what follows from it (an error, then its echo) */
 } tl_token;

@@ -531,12 +531,16 @@ static tl_node *primary(parser *p) {
   if (literal && t->lex_error) return new_node(p, TL_N_ERROR, next(p)); /* its value is unknown: not checked */
   switch (t->kind) {
   case TL_TOK_INT:
-    if (t->v.i == INT64_MIN) /* 9223372036854775808 not after a unary minus (the lexer let it through) */
+    /* 9223372036854775808 not after a unary minus (the lexer let it through), but u64's */
+    if (t->v.i == INT64_MIN && !t->big && !(t->str && !strcmp(t->str, "u64")))
       tl_parse_fail_at(p, t, "integer literal 9223372036854775808 is too large for i64");
     n = new_node(p, TL_N_INT, next(p));
     n->ival = t->v.i;
+    n->name = t->big ? NULL : t->str; /* a type suffix, `5u16` */
+    n->str = t->big ? t->str : NULL;  /* above i64::MAX (a u64's): its spelling, ival its bits */
+    n->len = t->big;
     return n;
-  case TL_TOK_FLOAT: n = new_node(p, TL_N_FLOAT, next(p)); n->fval = t->v.f; return n;
+  case TL_TOK_FLOAT: n = new_node(p, TL_N_FLOAT, next(p)); n->fval = t->v.f; n->name = t->str; return n;
   case TL_TOK_CHAR: n = new_node(p, TL_N_CHAR, next(p)); n->ival = t->v.i; return n;
   case TL_TOK_STRING:
     n = new_node(p, TL_N_STR, next(p));
@@ -680,9 +684,12 @@ static tl_node *unary(parser *p) {
     return n;
   }
   if (t->kind != TL_TOK_MINUS && t->kind != TL_TOK_NOT && t->kind != TL_TOK_AMP) return postfix(p);
-  if (t->kind == TL_TOK_MINUS && peek_at(p, 1)->kind == TL_TOK_INT && peek_at(p, 1)->v.i == INT64_MIN) {
+  const tl_token *num = peek_at(p, 1);
+  if (t->kind == TL_TOK_MINUS && num->kind == TL_TOK_INT && num->v.i == INT64_MIN && !num->big &&
+      (!num->str || !strcmp(num->str, "i64"))) {
     next(p); /* `-9223372036854775808`: i64::MIN itself, not the negation of a literal too large */
     tl_node *n = new_node(p, TL_N_INT, t);
+    n->name = peek(p)->str;
     n->ival = next(p)->v.i;
     return n;
   }

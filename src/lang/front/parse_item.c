@@ -101,7 +101,9 @@ tl_type *tl_parse_type(parser *p) {
     ty->name = "Vec";
     ty->elems = tl_parse_type(p);
     if (consume(p, TL_TOK_SEMI)) {
-      ty->rank = tl_parse_expect(p, TL_TOK_INT, "the array's length (an integer)")->v.i;
+      const tl_token *len = tl_parse_expect(p, TL_TOK_INT, "the array's length (an integer)");
+      ty->rank = len->v.i;
+      if (len->big) tl_parse_fail_at(p, len, "integer literal %s is too large for i64", len->str);
       if (ty->rank < 0) tl_parse_fail_at(p, peek(p), "an array's length is not negative");
     }
     tl_parse_expect(p, TL_TOK_RBRACKET, "']' after the array's element type and length");
@@ -127,6 +129,8 @@ tl_type *tl_parse_type(parser *p) {
     tl_parse_fail_at(p, d, "unknown dtype '%s': expected bool, i8, i16, i32, i64, u8, u16, u32, u64, f16, bf16, f32 or f64",
                      ty->dtype);
   if (consume(p, TL_TOK_COMMA)) ty->rank = tl_parse_expect(p, TL_TOK_INT, "a rank (an integer)")->v.i;
+  if (p->tok[p->pos - 1].big) /* the rank's token, when one was read */
+    tl_parse_fail_at(p, &p->tok[p->pos - 1], "integer literal %s is too large for i64", p->tok[p->pos - 1].str);
   tl_parse_expect(p, TL_TOK_GT, "'>' after the tensor's dtype and rank");
   return ty;
 }

@@ -136,6 +136,12 @@ static tl_node *unary(tl_lparse *lp) {
   const tl_token *t = peek(lp);
   tl_node *n;
   if (++lp->depth > MAX_DEPTH) fail_hint(lp, lp->pos, NULL, "nesting is too deep (more than %d levels)", MAX_DEPTH);
+  int num = t->kind == TL_TOK_MINUS ? 1 : 0; /* the number, after a `-` */
+  const tl_token *nt = peek_at(lp, num);
+  if (nt->kind == TL_TOK_INT && nt->big)
+    fail_hint(lp, lp->pos + num, NULL, "integer literal %s is too large for i64", nt->str);
+  if ((nt->kind == TL_TOK_INT || nt->kind == TL_TOK_FLOAT) && nt->str) /* `5u16` is the language's (lex.c) */
+    fail_hint(lp, lp->pos + num, NULL, "a number in a fact, rule or query has no type suffix (`%s`)", nt->str);
   switch (t->kind) {
   case TL_TOK_MINUS:
     next(lp);

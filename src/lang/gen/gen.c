@@ -5,6 +5,8 @@
  * use borrows; every owned local is released on every exit of its block. */
 #include "lang/gen/gen_impl.h"
 
+#include "core/half.h"
+
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -89,6 +91,12 @@ const char *tl_gen_ctype(gen *g, const tl_ty *t) {
   case TY_BOOL: return "bool";
   case TY_I32: return "int32_t";
   case TY_U8: return "uint8_t";
+  case TY_I8: return "int8_t";
+  case TY_I16: return "int16_t";
+  case TY_U16: return "uint16_t";
+  case TY_U32: return "uint32_t";
+  case TY_U64: return "uint64_t";
+  case TY_F16: case TY_BF16: return "float"; /* a value of the format, held exactly */
   case TY_I64: return "int64_t";
   case TY_F32: return "float";
   case TY_F64: return "double";
@@ -212,15 +220,23 @@ static const char *c_literal_float(gen *g, double x, bool f32) {
   return tl_gen_fmt(g, "%s%s", buf, f32 ? "f" : "");
 }
 
+/* x rounded to t's format when t is f16 or bf16 (a literal's value, when compiling) */
+static double half_round(const tl_ty *t, double x) {
+  return t->kind == TY_F16 ? tl_round_f16(x) : t->kind == TY_BF16 ? tl_round_bf16(x) : x;
+}
+
 static cv gen_literal(gen *g, tl_node *n) {
   tl_ty *t = n->ty;
   switch (n->kind) {
   case TL_N_INT:
-    if (tl_ty_is_float(t)) return tl_gen_scalar(c_literal_float(g, (double)n->ival, t->kind == TY_F32), t);
-    if (t->kind == TY_I32) return tl_gen_scalar(tl_gen_fmt(g, "((int32_t)%lld)", (long long)n->ival), t);
-    if (t->kind == TY_U8) return tl_gen_scalar(tl_gen_fmt(g, "((uint8_t)%lld)", (long long)n->ival), t);
+    if (tl_ty_is_float(t)) {
+      double v = tl_ty_is_half(t) ? half_round(t, tl_i64_odd(n->ival)) : (double)n->ival;
+      return tl_gen_scalar(c_literal_float(g, v, t->kind != TY_F64), t);
+    }
+    if (t->kind == TY_U64) return tl_gen_scalar(tl_gen_fmt(g, "((uint64_t)%lluULL)", (unsigned long long)n->ival), t);
+    if (t->kind != TY_I64) return tl_gen_scalar(tl_gen_fmt(g, "((%s)%lld)", tl_gen_ctype(g, t), (long long)n->ival), t);
     return tl_gen_scalar(tl_gen_fmt(g, "%lldLL", (long long)n->ival), t);
-  case TL_N_FLOAT: return tl_gen_scalar(c_literal_float(g, n->fval, t->kind == TY_F32), t);
+  case TL_N_FLOAT: return tl_gen_scalar(c_literal_float(g, half_round(t, n->fval), t->kind != TY_F64), t);
   case TL_N_BOOL: return tl_gen_scalar(n->ival ? "true" : "false", t);
   case TL_N_CHAR: return tl_gen_scalar(tl_gen_fmt(g, "UINT32_C(%lld)", (long long)n->ival), t);
   default: { /* a string: bytes as escapes, so any content is safe C */
@@ -240,7 +256,27 @@ static cv gen_literal(gen *g, tl_node *n) {
  * compiled with -fwrapv (TL_LANG_CFLAGS), so plain C arithmetic has no UB, and the
  * text stays short (a 100,000-term sum compiles in half the time of unsigned casts) */
 static const char *int_arith(gen *g, const tl_ty *t, const char *op, const char *a, const char *b) {
-  return tl_gen_fmt(g, "((%s)((%s) %s (%s)))", tl_gen_ctype(g, t), a, op, b);
+  if (t->kind == TY_I32 || t->kind == TY_I64 || t->kind == TY_U8)
+    return tl_gen_fmt(g, "((%s)((%s) %s (%s)))", tl_gen_ctype(g, t), a, op, b);
+  /* the other widths in unsigned 64-bit arithmetic, then truncated: u16 * u16 would
+   * overflow C's int, the type it is promoted to */
+  return tl_gen_fmt(g, "((%s)((uint64_t)(%s) %s (uint64_t)(%s)))", tl_gen_ctype(g, t), a, op, b);
+}
+
+/* the C of float arithmetic's result r in type t: f16 and bf16 round it to their format */
+const char *tl_gen_float_result(gen *g, const tl_ty *t, const char *r) {
+  if (!tl_ty_is_half(t)) return r;
+  return tl_gen_fmt(g, "tl_round_%s(%s)", t->kind == TY_F16 ? "f16" : "bf16", r);
+}
+
+/* float x to integer type to: saturating, NaN 0, as Rust's `as` */
+const char *tl_gen_f2i(gen *g, const tl_ty *to, const char *x) {
+  if (to->kind == TY_I64 || to->kind == TY_I32 || to->kind == TY_U8)
+    return tl_gen_fmt(g, "((%s)tl__f2i(%s, %d))", tl_gen_ctype(g, to), x, to->kind == TY_I32 ? 1 : to->kind == TY_U8 ? 2 : 0);
+  if (to->kind == TY_U64) return tl_gen_fmt(g, "tl__f2u64(%s)", x);
+  int64_t lo, hi;
+  tl_ty_int_range(to->kind, &lo, &hi);
+  return tl_gen_fmt(g, "((%s)tl__f2range(%s, %lld, %lld))", tl_gen_ctype(g, to), x, (long long)lo, (long long)hi);
 }
 
 static const char *tok_c(tl_tok_kind op) {
@@ -304,17 +340,26 @@ cv tl_gen_binary_values(gen *g, tl_node *n, tl_tok_kind op, cv a, cv b) {
     if (op == TL_TOK_NE) return tl_gen_scalar(tl_gen_fmt(g, "(!tlrt_str_eq(%s, %s))", a.c, b.c), t);
     return tl_gen_scalar(tl_gen_fmt(g, "(tlrt_str_cmp(%s, %s) %s 0)", a.c, b.c, tok_c(op)), t);
   }
-  bool isint = tl_ty_is_int(a.ty);
+  bool isint = tl_ty_is_int(a.ty), arith = op == TL_TOK_PLUS || op == TL_TOK_MINUS || op == TL_TOK_STAR || op == TL_TOK_SLASH;
   if (isint && (op == TL_TOK_PLUS || op == TL_TOK_MINUS || op == TL_TOK_STAR))
     return tl_gen_scalar(int_arith(g, a.ty, tok_c(op), a.c, b.c), t);
-  if (isint && (op == TL_TOK_SLASH || op == TL_TOK_PERCENT))
+  if (isint && (op == TL_TOK_SLASH || op == TL_TOK_PERCENT)) /* i8 i16 u16 in 32 bits, u32 in 64 (values kept) */
     return tl_gen_scalar(tl_gen_fmt(g, "((%s)tl__%s%s(R, %s, %s, %d, %d))", tl_gen_ctype(g, t), op == TL_TOK_SLASH ? "div" : "mod",
-                              a.ty->kind == TY_I64 ? "64" : "32", a.c, b.c, n->line, n->col), t);
+                                    a.ty->kind == TY_U64 ? "u64" : a.ty->kind == TY_I64 || a.ty->kind == TY_U32 ? "64" : "32", a.c,
+                                    b.c, n->line, n->col), t);
+  if (tl_ty_is_half(a.ty) && (arith || op == TL_TOK_PERCENT)) /* exact in double, then one rounding */
+    return tl_gen_scalar(tl_gen_float_result(g, a.ty, tl_gen_fmt(g, op == TL_TOK_PERCENT ? "fmod((double)(%s), (double)(%s))"
+                                                                                          : "((double)(%s) %s (double)(%s))",
+                                                                 a.c, op == TL_TOK_PERCENT ? b.c : tok_c(op), b.c)), t);
   if (op == TL_TOK_PERCENT) return tl_gen_scalar(tl_gen_fmt(g, "fmod%s(%s, %s)", a.ty->kind == TY_F32 ? "f" : "", a.c, b.c), t);
-  if (op == TL_TOK_SHL || op == TL_TOK_SHR)
+  if ((op == TL_TOK_SHL || op == TL_TOK_SHR) && (a.ty->kind == TY_I32 || a.ty->kind == TY_I64 || a.ty->kind == TY_U8))
     return tl_gen_scalar(tl_gen_fmt(g, "((%s)tl__shift%s(R, %s, (int64_t)(%s), %d, %d, %d))", tl_gen_ctype(g, t),
                                     a.ty->kind == TY_I32 ? "32" : a.ty->kind == TY_U8 ? "8" : "64", a.c, b.c, op == TL_TOK_SHL,
                                     n->line, n->col), t);
+  if (op == TL_TOK_SHL || op == TL_TOK_SHR) /* the others: u64 by itself, the rest widened (sign or zero) to i64 */
+    return tl_gen_scalar(tl_gen_fmt(g, "((%s)tl__shift%s(R, %s, (int64_t)(%s), %d, %d, %d, %d))", tl_gen_ctype(g, t),
+                                    a.ty->kind == TY_U64 ? "u64" : "n", a.ty->kind == TY_U64 ? a.c : tl_gen_fmt(g, "(int64_t)(%s)", a.c),
+                                    b.c, tl_ty_int_bits(a.ty), op == TL_TOK_SHL, n->line, n->col), t);
   if (op == TL_TOK_AMP || op == TL_TOK_PIPE || op == TL_TOK_CARET) /* integers or bools (sema) */
     return tl_gen_scalar(tl_gen_fmt(g, "((%s)((%s) %s (%s)))", tl_gen_ctype(g, t), a.c,
                                     op == TL_TOK_AMP ? "&" : op == TL_TOK_PIPE ? "|" : "^", b.c), t);
@@ -451,7 +496,7 @@ static cv gen_unary(gen *g, tl_node *n) {
     return tl_gen_scalar(tl_gen_fmt(g, "((%s)~(%s))", tl_gen_ctype(g, a.ty), a.c), n->ty);
   if (n->op == TL_TOK_NOT) return tl_gen_scalar(tl_gen_fmt(g, "(!%s)", a.c), n->ty);
   if (tl_ty_is_int(a.ty)) return tl_gen_scalar(int_arith(g, a.ty, "-", "0", a.c), n->ty);
-  return tl_gen_scalar(tl_gen_fmt(g, "(-%s)", a.c), n->ty);
+  return tl_gen_scalar(tl_gen_fmt(g, "(-%s)", a.c), n->ty); /* exact in f16 and bf16 too */
 }
 
 static cv gen_cast(gen *g, tl_node *n) {
@@ -460,8 +505,13 @@ static cv gen_cast(gen *g, tl_node *n) {
   if (a.ty->kind == TY_TENSOR)
     return tl_gen_temp_value(g, to, tl_gen_fmt(g, "tlrt_to_dtype(R, %s, %d, %d, %d)", a.c, to->dtype, n->line, n->col));
   if (tl_ty_is_float(a.ty) && tl_ty_is_int(to)) /* saturating, NaN -> 0, as Rust */
-    return tl_gen_scalar(tl_gen_fmt(g, "((%s)tl__f2i(%s, %s))", tl_gen_ctype(g, to), a.c, to->kind == TY_I32 ? "1" : to->kind == TY_U8 ? "2" : "0"), to);
+    return tl_gen_scalar(tl_gen_f2i(g, to, a.c), to);
   if (to->kind == TY_BOOL) return tl_gen_scalar(tl_gen_fmt(g, "(%s != 0)", a.c), to);
+  if (tl_ty_is_half(to)) /* one rounding: an integer through a double rounded to odd */
+    return tl_gen_scalar(tl_gen_float_result(g, to, !tl_ty_is_int(a.ty) ? tl_gen_fmt(g, "(double)(%s)", a.c)
+                                                    : tl_gen_fmt(g, "tl_%s64_odd(%s)", tl_ty_is_unsigned(a.ty) ? "u" : "i", a.c)), to);
+  if (tl_ty_is_int(to) && tl_ty_is_int(a.ty) && a.ty->kind != to->kind) /* wraps: through the unsigned bits */
+    return tl_gen_scalar(tl_gen_fmt(g, "((%s)(uint64_t)(%s))", tl_gen_ctype(g, to), a.c), to);
   return tl_gen_scalar(tl_gen_fmt(g, "((%s)%s)", tl_gen_ctype(g, to), a.c), to);
 }
 
@@ -528,7 +578,8 @@ static index_args index_list(gen *g, tl_node *args) {
  * read of a tensor whose dtype is unknown may meet floats, so it converts as `as` does
  * (saturating, NaN 0), never by C's undefined float-to-int */
 cv tl_gen_number_read(gen *g, const char *get, tl_ty *to, const tl_ty *t) {
-  if (tl_ty_is_int(to) && t->dtype < 0) get = tl_gen_fmt(g, "tl__f2i(%s, %d)", get, to->kind == TY_I32 ? 1 : to->kind == TY_U8 ? 2 : 0);
+  if (tl_ty_is_int(to) && t->dtype < 0) get = tl_gen_f2i(g, to, get);
+  if (tl_ty_is_half(to)) get = tl_gen_float_result(g, to, tl_gen_fmt(g, "(double)(%s)", get));
   return tl_gen_temp_value(g, to, tl_gen_fmt(g, "(%s)%s", tl_gen_ctype(g, to), get));
 }
 

@@ -16,7 +16,11 @@ void tl_gen_fmt_value(gen *g, cv v, int prec, const tl_node *at, const char *dbg
   const char *c = v.c;
   bool plain = !strcmp(dbg, "0");
   switch (v.ty->kind) {
-  case TY_I32: case TY_I64: case TY_U8: tl_gen_emit(g, "tlrt_fmt_i64(R, %s, %d);", c, prec); break;
+  case TY_I32: case TY_I64: case TY_U8: case TY_I8: case TY_I16: case TY_U16: case TY_U32:
+    tl_gen_emit(g, "tlrt_fmt_i64(R, %s, %d);", c, prec);
+    break;
+  case TY_U64: tl_gen_emit(g, "tlrt_fmt_u64(R, %s);", c); break;
+  case TY_F16: case TY_BF16: tl_gen_emit(g, "tlrt_fmt_half(R, %s, %d, %d);", c, v.ty->kind == TY_BF16, prec); break;
   case TY_F32: tl_gen_emit(g, "tlrt_fmt_f32(R, %s, %d);", c, prec); break;
   case TY_F64: tl_gen_emit(g, "tlrt_fmt_f64(R, %s, %d);", c, prec); break;
   case TY_BOOL: tl_gen_emit(g, "tlrt_fmt_bool(R, %s);", c); break;
@@ -205,6 +209,8 @@ int tl_gen_unop_code(tl_builtin id) {
   case B_GELU_TANH: return TLRT_UNOP_GELU_TANH;
   case B_ABS: return TLRT_UNOP_ABS;
   case B_LOG1P: return TLRT_UNOP_LOG1P;
+  case B_EXPM1: return TLRT_UNOP_EXPM1;
+  case B_ERF: return TLRT_UNOP_ERF;
   case B_FLOOR: return TLRT_UNOP_FLOOR;
   case B_CEIL: return TLRT_UNOP_CEIL;
   default: return TLRT_UNOP_ROUND;
@@ -222,14 +228,20 @@ static cv scalar_math(gen *g, tl_node *n, tl_builtin id, cv x, cv *y) {
     case B_MAXIMUM: return tl_gen_scalar(tl_gen_fmt(g, "((%s) > (%s) ? (%s) : (%s))", x.c, y->c, x.c, y->c), t);
     case B_MINIMUM: return tl_gen_scalar(tl_gen_fmt(g, "((%s) < (%s) ? (%s) : (%s))", x.c, y->c, x.c, y->c), t);
     case B_RELU: return tl_gen_scalar(tl_gen_fmt(g, "((%s) > 0 ? (%s) : 0)", x.c, x.c), t);
-    default: return tl_gen_scalar(tl_gen_fmt(g, "((%s)tl__f2i(pow((double)(%s), (double)(%s)), %d))", c, x.c, y->c, t->kind == TY_I32 ? 1 : t->kind == TY_U8 ? 2 : 0), t);
+    default: return tl_gen_scalar(tl_gen_f2i(g, t, tl_gen_fmt(g, "pow((double)(%s), (double)(%s))", x.c, y->c)), t);
     }
+  }
+  if (tl_ty_is_half(t)) { /* computed in f32, the result rounded back to the format */
+    cv r = scalar_math(g, n, id, (cv){.c = x.c, .ty = TY_F32_T, .temp = -1}, y ? &(cv){.c = y->c, .ty = TY_F32_T, .temp = -1} : NULL);
+    return tl_gen_scalar(tl_gen_float_result(g, t, r.c), t);
   }
   switch (id) {
   case B_NEG: return tl_gen_scalar(tl_gen_fmt(g, "(-%s)", x.c), t);
   case B_EXP: return tl_gen_scalar(tl_gen_fmt(g, "exp%s(%s)", f, x.c), t);
   case B_LOG: return tl_gen_scalar(tl_gen_fmt(g, "log%s(%s)", f, x.c), t);
   case B_LOG1P: return tl_gen_scalar(tl_gen_fmt(g, "log1p%s(%s)", f, x.c), t);
+  case B_EXPM1: return tl_gen_scalar(tl_gen_fmt(g, "expm1%s(%s)", f, x.c), t);
+  case B_ERF: return tl_gen_scalar(tl_gen_fmt(g, "erf%s(%s)", f, x.c), t);
   case B_SQRT: return tl_gen_scalar(tl_gen_fmt(g, "sqrt%s(%s)", f, x.c), t);
   case B_SIN: return tl_gen_scalar(tl_gen_fmt(g, "sin%s(%s)", f, x.c), t);
   case B_COS: return tl_gen_scalar(tl_gen_fmt(g, "cos%s(%s)", f, x.c), t);
@@ -347,7 +359,7 @@ static cv gen_tensor_method(gen *g, tl_node *n, tl_builtin id) {
   const char *l = loc(g, n);
   switch (id) {
   case B_NEG: case B_EXP: case B_LOG: case B_SQRT: case B_SIN: case B_COS: case B_TANH: case B_SIGMOID: case B_RELU:
-  case B_GELU: case B_GELU_TANH: case B_ABS: case B_LOG1P: case B_FLOOR: case B_CEIL: case B_ROUND: case B_POW: case B_MAXIMUM: case B_MINIMUM:
+  case B_GELU: case B_GELU_TANH: case B_ABS: case B_LOG1P: case B_EXPM1: case B_ERF: case B_FLOOR: case B_CEIL: case B_ROUND: case B_POW: case B_MAXIMUM: case B_MINIMUM:
     return math_call(g, n, id, t, n->lhs, a);
   case B_GT: case B_LT: case B_GE: case B_LE: case B_EQ: case B_NE: {
     static const tl_tok_kind ops[] = {TL_TOK_GT, TL_TOK_LT, TL_TOK_GE, TL_TOK_LE, TL_TOK_EQ, TL_TOK_NE};
@@ -424,6 +436,7 @@ cv tl_gen_builtin_call(gen *g, tl_node *n) {
   if (id == B_SYS) return tl_gen_sys_call(g, n); /* gen_sys.c */
   if (id == B_DIST) return tl_gen_dist_call(g, n); /* gen_dist.c */
   if (id == B_ML) return tl_gen_ml_call(g, n);     /* gen_ml.c */
+  if (id == B_OPS) return tl_gen_ops_call(g, n);   /* gen_ops.c */
   if (id == B_OPTION) return tl_gen_option_method(g, n); /* gen_option.c */
   if (id == B_VEC) return tl_gen_vec_call(g, n); /* gen_vec.c */
   if (id == B_ITER) return tl_gen_iter_call(g, n); /* gen_iter.c */

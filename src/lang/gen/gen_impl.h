@@ -91,6 +91,10 @@ cv tl_gen_temp_value(gen *g, const tl_ty *t, const char *init);
 const char *tl_gen_shape_arg(gen *g, tl_node *a, const tl_ty *tensor_ty);
 cv tl_gen_expr(gen *g, tl_node *n);
 cv tl_gen_number_read(gen *g, const char *get, tl_ty *to, const tl_ty *t); /* a tensor element's double as `to` */
+/* scalar numbers (gen.c): float arithmetic's result r in type t (f16 and bf16 round it
+ * to their format); float x as integer type to, saturating, NaN 0 (Rust's `as`) */
+const char *tl_gen_float_result(gen *g, const tl_ty *t, const char *r);
+const char *tl_gen_f2i(gen *g, const tl_ty *to, const char *x);
 cv tl_gen_flex_read(gen *g, tl_node *n, const char **dtype); /* gen.c: n->flex_read */
 cv tl_gen_scalar(const char *c, tl_ty *t);
 const char *tl_gen_take(gen *g, cv v); /* a C expression holding a reference the consumer owns */
@@ -177,6 +181,7 @@ cv tl_gen_sys_call(gen *g, tl_node *n);
 /* gen_dist.c: a B_DIST call (Dist::rank ... Dist::sync_grads) */
 cv tl_gen_dist_call(gen *g, tl_node *n);
 cv tl_gen_ml_call(gen *g, tl_node *n); /* gen_ml.c: B_ML */
+cv tl_gen_ops_call(gen *g, tl_node *n); /* gen_ops.c: B_OPS */
 cv tl_gen_str_parse(gen *g, tl_node *n); /* s.parse::<T>() */
 /* gen_compr.c */
 cv tl_gen_compr(gen *g, tl_node *n);

@@ -356,7 +356,11 @@ static cv consume(gen *g, tl_node *n) {
     tl_gen_emit(g, "*(%s *)tlrt_vec_push_slot(R, %s, %d, %d) = %s;", tl_gen_ctype(g, et), out.c, n->line, n->col, take(g, e));
     break;
   case IT_COLLECT_MAP: collect_pair(g, n->ty, out.c, e, n); break;
-  case IT_SUM: tl_gen_emit(g, "%s += %s;", acc, e.c); break;
+  case IT_SUM:
+    if (tl_ty_is_half(n->ty)) /* f16, bf16: each partial sum rounded, as their `+` */
+      tl_gen_emit(g, "%s = %s;", acc, tl_gen_float_result(g, n->ty, tl_gen_fmt(g, "((double)%s + (double)%s)", acc, e.c)));
+    else tl_gen_emit(g, "%s += %s;", acc, e.c);
+    break;
   case IT_COUNT: tl_gen_emit(g, "%s++;", acc); drop(g, e); break;
   case IT_ANY: case IT_ALL: {
     const char *b = tl_gen_new_temp(g, TY_BOOL_T, call(g, &f, &e.c, 1));

@@ -18,14 +18,19 @@ static cv result_of(gen *g, tl_ty *t, const char *call, const char *err) {
 cv tl_gen_str_parse(gen *g, tl_node *n) {
   cv x = tl_gen_expr(g, n->lhs);
   tl_ty *t = n->ty, *v = t->st->fields[0].ty;
-  char kind = v->kind == TY_I32 ? 'I' : v->kind == TY_U8 ? 'u' : v->kind == TY_F32 ? 'f' : v->kind == TY_F64 ? 'd' : v->kind == TY_BOOL ? 'b' : 'i';
+  static const char kinds[][2] = {{TY_I32, 'I'}, {TY_U8, 'u'},  {TY_F32, 'f'}, {TY_F64, 'd'}, {TY_BOOL, 'b'},
+                                  {TY_I8, '1'},  {TY_I16, '2'}, {TY_U16, '3'}, {TY_U32, '4'}, {TY_U64, '5'},
+                                  {TY_F16, 'h'}, {TY_BF16, 'g'}};
+  char kind = 'i';
+  for (size_t k = 0; k < sizeof kinds / sizeof kinds[0]; k++)
+    if (kinds[k][0] == (char)v->kind) kind = kinds[k][1];
   const char *i = tl_gen_fmt(g, "t%d", ++g->ntmp), *f = tl_gen_fmt(g, "t%d", ++g->ntmp), *err = tl_gen_fmt(g, "t%d", ++g->ntmp);
   tl_gen_emit(g, "int64_t %s = 0; double %s = 0; tlrt_str *%s = NULL;", i, f, err);
   const char *ok = tl_gen_new_temp(g, TY_BOOL_T, tl_gen_fmt(g, "tlrt_str_parse(R, %s, '%c', &%s, &%s, &%s)", x.c, kind, i, f, err));
   const tl_struct_info *st = t->st;
   cv r = tl_gen_temp_value(g, t, tl_gen_fmt(g, "tlrt_obj_new(R, sizeof(struct %s), %s__drop)", st->cname, st->cname));
   tl_gen_emit(g, "if (%s) { %s->tag = 0; %s->f_%s = (%s)%s; }", ok, r.c, r.c, st->fields[0].name, tl_gen_ctype(g, v),
-              kind == 'f' || kind == 'd' ? f : i);
+              tl_ty_is_float(v) ? f : i);
   tl_gen_emit(g, "else { %s->tag = 1; %s->f_%s = %s; }", r.c, r.c, st->fields[1].name, err);
   return r;
 }

@@ -363,9 +363,11 @@ static cv vec_method(gen *g, tl_node *n, int m) {
   }
   case VEC_SORT: case VEC_REVERSE: case VEC_CLEAR: {
     const char *p = mut_place(g, n->lhs, true);
-    static const char codes[][2] = {{TY_I64, 'i'}, {TY_I32, 'I'}, {TY_F32, 'f'}, {TY_F64, 'd'}, {TY_BOOL, 'b'}, {TY_CHAR, 'c'}, {TY_STR, 's'}, {TY_U8, 'u'}};
+    static const char codes[][2] = {{TY_I64, 'i'}, {TY_I32, 'I'}, {TY_F32, 'f'}, {TY_F64, 'd'}, {TY_BOOL, 'b'},
+                                    {TY_CHAR, 'c'}, {TY_STR, 's'}, {TY_U8, 'u'},  {TY_I8, '1'},  {TY_I16, '2'},
+                                    {TY_U16, '3'},  {TY_U32, '4'}, {TY_U64, '5'}, {TY_F16, 'f'}, {TY_BF16, 'f'}};
     char code = 's';
-    for (int i = 0; i < 8; i++)
+    for (int i = 0; i < (int)(sizeof codes / sizeof codes[0]); i++)
       if (codes[i][0] == (char)e->kind) code = codes[i][1];
     if (m == VEC_SORT) tl_gen_emit(g, "tlrt_vec_sort(R, %s, '%c');", p, code);
     else if (m == VEC_REVERSE) tl_gen_emit(g, "tlrt_vec_reverse(%s);", p);

@@ -19,6 +19,7 @@
 #include "core/dtype.h"  /* elements of every dtype */
 #include "core/format.h" /* tl_format_shape */
 #include "core/vec.h"    /* the text being formatted grows as a tl_vec */
+#include "core/half.h"   /* f16 and bf16 printed in their own shortest digits */
 
 /* ---- set-up, errors ---------------------------------------------------------------- */
 
@@ -333,15 +334,21 @@ void tlrt_fmt_i64(tlrt *R, int64_t v, int prec) {
   fmt_printf(R, "%" PRId64, v);
 }
 
-/* The fewest significant digits of |v| (finite, not zero) that read back as v (as a
- * float when f32): digits without a point into out, the decimal exponent of the first. */
-static int shortest_digits(double v, bool f32, char out[24]) {
+/* v read back from decimal text in its format: fmt 0 f64, 1 f32, 2 f16, 3 bf16 */
+static double read_back(const char *text, int fmt) {
+  double d = strtod(text, NULL);
+  return fmt == 0 ? d : fmt == 1 ? (double)strtof(text, NULL) : fmt == 2 ? tl_round_f16(d) : tl_round_bf16(d);
+}
+
+/* The fewest significant digits of |v| (finite, not zero) that read back as v in its
+ * format (fmt, as read_back's): digits without a point into out, the decimal exponent
+ * of the first. */
+static int shortest_digits(double v, int fmt, char out[24]) {
   char buf[40];
-  int maxp = f32 ? 9 : 17;
+  int maxp = fmt ? 9 : 17;
   for (int p = 1; p <= maxp; p++) {
     snprintf(buf, sizeof buf, "%.*e", p - 1, v);
-    bool same = f32 ? strtof(buf, NULL) == (float)v : strtod(buf, NULL) == v;
-    if (same) break;
+    if (read_back(buf, fmt) == v) break;
   }
   int n = 0;
   const char *s = buf;
@@ -354,7 +361,7 @@ static int shortest_digits(double v, bool f32, char out[24]) {
 
 /* Python's repr rules: positional from 1e-4 up to 1e16 (with ".0" when integral),
  * else d.ddde+XX */
-static void fmt_float(tlrt *R, double v, bool f32, int prec) {
+static void fmt_float(tlrt *R, double v, int fmt, int prec) {
   if (isnan(v) || isinf(v)) {
     fmt_cstr(R, isnan(v) ? "NaN" : v < 0 ? "-inf" : "inf");
     return;
@@ -368,7 +375,7 @@ static void fmt_float(tlrt *R, double v, bool f32, int prec) {
     return;
   }
   char d[24], s[64];
-  int e = shortest_digits(fabs(v), f32, d), n = (int)strlen(d), k = 0;
+  int e = shortest_digits(fabs(v), fmt, d), n = (int)strlen(d), k = 0;
   if (v < 0) s[k++] = '-';
   if (e < -4 || e >= 16) {
     k += snprintf(s + k, sizeof s - (size_t)k, "%c%s%se%c%02d", d[0], n > 1 ? "." : "", d + 1, e < 0 ? '-' : '+',
@@ -386,14 +393,16 @@ static void fmt_float(tlrt *R, double v, bool f32, int prec) {
   tlrt_fmt_text(R, s, (size_t)k);
 }
 
-void tlrt_fmt_f32(tlrt *R, float v, int prec) { fmt_float(R, v, true, prec); }
-void tlrt_fmt_f64(tlrt *R, double v, int prec) { fmt_float(R, v, false, prec); }
+void tlrt_fmt_f32(tlrt *R, float v, int prec) { fmt_float(R, v, 1, prec); }
+void tlrt_fmt_f64(tlrt *R, double v, int prec) { fmt_float(R, v, 0, prec); }
+void tlrt_fmt_half(tlrt *R, float v, int bf16, int prec) { fmt_float(R, v, bf16 ? 3 : 2, prec); }
+void tlrt_fmt_u64(tlrt *R, uint64_t v) { fmt_printf(R, "%" PRIu64, v); }
 void tlrt_fmt_bool(tlrt *R, bool v) { fmt_cstr(R, v ? "true" : "false"); }
 
 void tlrt_fmt_number(tlrt *R, double v, int dtype, int prec) {
   switch (dtype) {
-  case TL_F32: fmt_float(R, (float)v, true, prec); break;
-  case TL_F64: fmt_float(R, v, false, prec); break;
+  case TL_F32: fmt_float(R, (float)v, 1, prec); break;
+  case TL_F64: fmt_float(R, v, 0, prec); break;
   case TL_BOOL: tlrt_fmt_bool(R, v != 0); break;
   default: tlrt_fmt_i64(R, (int64_t)v, prec); break; /* an integer's double: in range */
   }

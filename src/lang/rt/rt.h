@@ -123,6 +123,8 @@ TL_API void tlrt_fmt_pad(tlrt *R, size_t from, int width, char align, int fill, 
 TL_API void tlrt_fmt_i64(tlrt *R, int64_t v, int prec);
 TL_API void tlrt_fmt_f32(tlrt *R, float v, int prec);
 TL_API void tlrt_fmt_f64(tlrt *R, double v, int prec);
+TL_API void tlrt_fmt_half(tlrt *R, float v, int bf16, int prec); /* an f16 (bf16: a bf16) value */
+TL_API void tlrt_fmt_u64(tlrt *R, uint64_t v);
 TL_API void tlrt_fmt_bool(tlrt *R, bool v);
 /* v, an element of a tensor of this dtype (tl_dtype), printed as that dtype prints */
 TL_API void tlrt_fmt_number(tlrt *R, double v, int dtype, int prec);

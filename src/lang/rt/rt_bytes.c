@@ -7,6 +7,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "core/half.h"
 #include "core/strbuf.h"
 #include "lang/rt/rt_vec.h"
 
@@ -220,26 +221,40 @@ tlrt_str *tlrt_str_from_utf8_lossy(tlrt *R, const tlrt_vec *bytes, int line, int
   return take_text(R, &b, "String::from_utf8_lossy", line, col);
 }
 
+/* an integer kind of tlrt_str_parse: its name, largest value, and the magnitude of its
+ * smallest (0: unsigned) */
+static const struct {
+  char kind;
+  const char *name;
+  uint64_t max, neg;
+} int_kinds[] = {{'i', "i64", INT64_MAX, (uint64_t)INT64_MAX + 1}, {'I', "i32", INT32_MAX, (uint64_t)INT32_MAX + 1},
+                 {'u', "u8", UINT8_MAX, 0},  {'1', "i8", INT8_MAX, 128}, {'2', "i16", INT16_MAX, 32768},
+                 {'3', "u16", UINT16_MAX, 0}, {'4', "u32", UINT32_MAX, 0}, {'5', "u64", UINT64_MAX, 0}};
+
 bool tlrt_str_parse(tlrt *R, const tlrt_str *s, char kind, int64_t *i, double *f, tlrt_str **err) {
   char buf[64], msg[160];
   bool range = false; /* digits, but too many for the type */
-  const char *what = kind == 'b' ? "a bool" : kind == 'f' || kind == 'd' ? "a number" : "an integer";
+  bool is_float = kind == 'f' || kind == 'd' || kind == 'h' || kind == 'g';
+  const char *what = kind == 'b' ? "a bool" : is_float ? "a number" : "an integer";
+  size_t ik = 0;
+  while (ik + 1 < sizeof int_kinds / sizeof int_kinds[0] && int_kinds[ik].kind != kind) ik++;
   bool ok = s->len > 0 && (size_t)s->len < sizeof buf && !memchr(s->data, 0, (size_t)s->len);
   if (ok) memcpy(buf, s->data, (size_t)s->len), buf[s->len] = '\0';
   if (ok && kind == 'b') {
     ok = !strcmp(buf, "true") || !strcmp(buf, "false");
     *i = buf[0] == 't';
-  } else if (ok && (kind == 'f' || kind == 'd')) { /* Rust's from_str: no spaces, no hex */
+  } else if (ok && is_float) { /* Rust's from_str: no spaces, no hex; f16 (h), bf16 (g) rounded from the double */
     for (int64_t k = 0; ok && k < s->len; k++)
       if (strchr(" \t\n\r\v\fxXpP", buf[k])) ok = false;
     char *end = NULL;
     *f = ok ? (kind == 'f' ? (double)strtof(buf, &end) : strtod(buf, &end)) : 0;
     ok = ok && end == buf + s->len;
+    if (kind == 'h' || kind == 'g') *f = kind == 'h' ? tl_round_f16(*f) : tl_round_bf16(*f);
   } else if (ok) { /* an optional sign, then digits, in range */
     const char *p = buf;
     bool neg = *p == '-' || *p == '+' ? *p++ == '-' : false;
-    ok = *p != '\0' && !(neg && kind == 'u');
-    uint64_t v = 0, lim = kind == 'u' ? 255 : kind == 'I' ? (neg ? 2147483648u : 2147483647u) : neg ? (uint64_t)INT64_MAX + 1 : (uint64_t)INT64_MAX;
+    ok = *p != '\0' && !(neg && !int_kinds[ik].neg);
+    uint64_t v = 0, lim = neg ? int_kinds[ik].neg : int_kinds[ik].max;
     for (; ok && *p; p++) {
       unsigned d = (unsigned)(*p - '0');
       ok = *p >= '0' && *p <= '9';
@@ -250,7 +265,7 @@ bool tlrt_str_parse(tlrt *R, const tlrt_str *s, char kind, int64_t *i, double *f
     *i = neg ? (int64_t)(0 - v) : (int64_t)v;
   }
   if (ok) return true;
-  const char *type = kind == 'u' ? "u8" : kind == 'I' ? "i32" : "i64";
+  const char *type = int_kinds[ik].name;
   if (range) snprintf(msg, sizeof msg, "`%.*s` is out of range for %s", (int)(s->len > 80 ? 80 : s->len), s->data, type);
   else snprintf(msg, sizeof msg, "`%.*s` is not %s", (int)(s->len > 80 ? 80 : s->len), s->data, what);
   *err = tlrt_str_new(R, msg, -1);

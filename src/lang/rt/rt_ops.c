@@ -102,7 +102,7 @@ double tlrt_grad_lost(tlrt *R, tl_tensor *p, int *said, const char *why, int lin
 tl_tensor *tlrt_unop(tlrt *R, int op, tl_tensor *a, int line, int col) {
   typedef tl_tensor *(*un)(tl_tensor *);
   static const un fns[] = {tl_neg,  tl_logical_not, tl_exp,  tl_log,  tl_sqrt, tl_sin, tl_cos,
-                           tl_tanh, tl_sigmoid,     tl_relu, tl_gelu, tl_abs, tl_gelu_tanh, tl_log1p};
+                           tl_tanh, tl_sigmoid,     tl_relu, tl_gelu, tl_abs, tl_gelu_tanh, tl_log1p, tl_expm1, tl_erf};
   if (op >= TLRT_UNOP_FLOOR) tlrt_fail(R, line, col, "floor, ceil and round work on scalars, not on tensors yet");
   return CHECK(fns[op](a));
 }

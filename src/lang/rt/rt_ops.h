@@ -13,7 +13,7 @@ enum { /* binary ops: the order gen.c's tensor_op uses */
 };
 enum { /* unary ops */
   TLRT_UNOP_NEG, TLRT_UNOP_NOT, TLRT_UNOP_EXP, TLRT_UNOP_LOG, TLRT_UNOP_SQRT, TLRT_UNOP_SIN, TLRT_UNOP_COS,
-  TLRT_UNOP_TANH, TLRT_UNOP_SIGMOID, TLRT_UNOP_RELU, TLRT_UNOP_GELU, TLRT_UNOP_ABS, TLRT_UNOP_GELU_TANH, TLRT_UNOP_LOG1P, TLRT_UNOP_FLOOR,
+  TLRT_UNOP_TANH, TLRT_UNOP_SIGMOID, TLRT_UNOP_RELU, TLRT_UNOP_GELU, TLRT_UNOP_ABS, TLRT_UNOP_GELU_TANH, TLRT_UNOP_LOG1P, TLRT_UNOP_EXPM1, TLRT_UNOP_ERF, TLRT_UNOP_FLOOR,
   TLRT_UNOP_CEIL, TLRT_UNOP_ROUND
 };
 enum { /* reductions and friends */
@@ -234,5 +234,45 @@ static inline int64_t tl__f2i(double x, int kind) {
   if (x >= hi) return kind == 2 ? 255 : kind ? INT32_MAX : INT64_MAX;
   return (int64_t)x;
 }
+/* the other integer widths (i8 i16 u16 u32 u64) */
+static inline uint64_t tl__divu64(tlrt *R, uint64_t a, uint64_t b, int line, int col) {
+  if (__builtin_expect(b == 0, 0)) tlrt_fail(R, line, col, "integer division by zero");
+  return a / b;
+}
+static inline uint64_t tl__modu64(tlrt *R, uint64_t a, uint64_t b, int line, int col) {
+  if (__builtin_expect(b == 0, 0)) tlrt_fail(R, line, col, "integer remainder by zero");
+  return a % b;
+}
+/* a (sign- or zero-extended from its bits) shifted; the caller truncates the result */
+static inline int64_t tl__shiftn(tlrt *R, int64_t a, int64_t b, int bits, int left, int line, int col) {
+  if (__builtin_expect(b < 0 || b >= bits, 0))
+    tlrt_fail(R, line, col, "attempt to shift %s by %lld, outside 0..%d", left ? "left" : "right", (long long)b, bits - 1);
+  return left ? (int64_t)((uint64_t)a << b) : a >> b;
+}
+static inline uint64_t tl__shiftu64(tlrt *R, uint64_t a, int64_t b, int bits, int left, int line, int col) {
+  if (__builtin_expect(b < 0 || b >= bits, 0))
+    tlrt_fail(R, line, col, "attempt to shift %s by %lld, outside 0..%d", left ? "left" : "right", (long long)b, bits - 1);
+  return left ? a << b : a >> b;
+}
+/* float -> an integer in [lo, hi] (both exact in a double), saturating, NaN 0 */
+static inline int64_t tl__f2range(double x, int64_t lo, int64_t hi) {
+  if (x != x) return 0;
+  return x <= (double)lo ? lo : x >= (double)hi ? hi : (int64_t)x;
+}
+static inline uint64_t tl__f2u64(double x) {
+  if (x != x || x <= 0) return 0;
+  return x >= 0x1p64 ? UINT64_MAX : (uint64_t)x;
+}
+
+/* torch's argsort(dim, descending), gather(dim, idx), scatter(dim, idx, src),
+ * scatter_add(dim, idx, src), logsumexp(dim, keepdim), roll(shift, dim), repeat(counts), any(dim), all(dim)
+ * (rt_ops_index.c); has_dim false: over every element (roll: the flattened tensor) */
+TL_API tl_tensor *tlrt_argsort(tlrt *R, tl_tensor *t, int64_t dim, bool descending, int line, int col);
+TL_API tl_tensor *tlrt_gather_dim(tlrt *R, tl_tensor *t, int64_t dim, tl_tensor *index, int line, int col);
+TL_API tl_tensor *tlrt_scatter(tlrt *R, tl_tensor *t, int64_t dim, tl_tensor *index, tl_tensor *src, bool add, int line, int col);
+TL_API tl_tensor *tlrt_logsumexp(tlrt *R, tl_tensor *t, bool has_dim, int64_t dim, bool keepdim, int line, int col);
+TL_API tl_tensor *tlrt_roll(tlrt *R, tl_tensor *t, int64_t shift, bool has_dim, int64_t dim, int line, int col);
+TL_API tl_tensor *tlrt_repeat(tlrt *R, tl_tensor *t, int n, const int64_t *reps, int line, int col);
+TL_API tl_tensor *tlrt_any_all(tlrt *R, tl_tensor *t, bool all, bool has_dim, int64_t dim, int line, int col);
 
 #endif

@@ -144,6 +144,11 @@ static int cmp_of(char c, const void *a, const void *b) {
   case 'd': { double x = *(const double *)a, y = *(const double *)b; return (x > y) - (x < y); }
   case 'b': return (int)*(const bool *)a - (int)*(const bool *)b;
   case 'u': return (int)*(const uint8_t *)a - (int)*(const uint8_t *)b;
+  case '1': return (int)*(const int8_t *)a - (int)*(const int8_t *)b;
+  case '2': return (int)*(const int16_t *)a - (int)*(const int16_t *)b;
+  case '3': return (int)*(const uint16_t *)a - (int)*(const uint16_t *)b;
+  case '4': { uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b; return (x > y) - (x < y); }
+  case '5': { uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b; return (x > y) - (x < y); }
   case 'c': { uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b; return (x > y) - (x < y); }
   default: return tlrt_str_cmp(*(tlrt_str *const *)a, *(tlrt_str *const *)b);
   }

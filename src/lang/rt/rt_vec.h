@@ -40,7 +40,7 @@ TL_API void tlrt_vec_remove_at(tlrt *R, tlrt_vec *v, int64_t i, void *out, int l
 TL_API void *tlrt_vec_insert_at(tlrt *R, tlrt_vec *v, int64_t i, int line, int col);
 TL_API void tlrt_vec_clear(tlrt *R, tlrt_vec *v);
 TL_API void tlrt_vec_reverse(tlrt_vec *v);
-/* sort ascending by cmp ('i' i64, 'I' i32, 'u' u8, 'f' f32, 'd' f64, 'b' bool, 'c' char,
+/* sort ascending by cmp ('i' i64, 'I' i32, 'u' u8, '1' i8, '2' i16, '3' u16, '4' u32, '5' u64, 'f' f32, 'd' f64, 'b' bool, 'c' char,
  * 's' String); stable */
 TL_API void tlrt_vec_sort(tlrt *R, tlrt_vec *v, char cmp);
 /* sort_by / sort_by_key: stable, ordered by cmp (< 0, 0, > 0) given ctx and two elements'
@@ -123,7 +123,8 @@ TL_API int64_t tlrt_str_index_of(tlrt *R, const tlrt_str *s, const tlrt_str *sub
 /* s.split(sep) and s.lines() as Rust's, collected into a Vec<String> */
 TL_API tlrt_vec *tlrt_str_split(tlrt *R, const tlrt_str *s, const tlrt_str *sep, int line, int col);
 TL_API tlrt_vec *tlrt_str_lines(tlrt *R, const tlrt_str *s, int line, int col);
-/* s.parse::<T>(): kind 'i' i64, 'I' i32, 'u' u8, 'f' f32, 'd' f64, 'b' bool; the value in
+/* s.parse::<T>(): kind 'i' i64, 'I' i32, 'u' u8, 'f' f32, 'd' f64, 'b' bool, '1' i8, '2' i16,
+ * '3' u16, '4' u32, '5' u64 (its bits in *i), 'h' f16, 'g' bf16; the value in
  * *i or *f, or false and *err saying why */
 TL_API bool tlrt_str_parse(tlrt *R, const tlrt_str *s, char kind, int64_t *i, double *f, tlrt_str **err);
 /* String::from_utf8(bytes): the String, or NULL and *err naming the first bad byte;
