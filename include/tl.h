@@ -49,7 +49,14 @@ typedef struct tl_ctx tl_ctx;
 typedef struct tl_tensor tl_tensor;
 typedef struct tl_scope tl_scope;
 
-typedef enum { TL_BOOL, TL_I32, TL_I64, TL_F32, TL_F64, TL_NDTYPES } tl_dtype;
+/* Element types. The first five keep their numbers; the rest were added after them.
+ * Integers wrap; f16 (IEEE binary16) and bf16 (bfloat16) are storage types: every op
+ * computes them in f32 and rounds the result to nearest even. */
+typedef enum {
+  TL_BOOL, TL_I32, TL_I64, TL_F32, TL_F64,
+  TL_I8, TL_I16, TL_U8, TL_U16, TL_U32, TL_U64, TL_F16, TL_BF16,
+  TL_NDTYPES
+} tl_dtype;
 
 typedef enum {
   TL_OK = 0,
@@ -247,8 +254,11 @@ TL_API tl_tensor *tl_abs(tl_tensor *a);
 TL_API tl_tensor *tl_reciprocal(tl_tensor *a);
 TL_API tl_tensor *tl_logical_not(tl_tensor *a);
 
-/* Binary operations broadcast like numpy and promote dtypes in the order
- * bool < i32 < i64 < f32 < f64. Integer division truncates toward zero and
+/* Binary operations broadcast like numpy and promote dtypes as torch does: bool <
+ * integers < floats; two integers of one signedness give the wider, a signed and an
+ * unsigned one the signed if it is wider, else the next wider signed (u8+i8 -> i16,
+ * u32+i32 -> i64; u64 with a signed integer -> i64, wrapping values over 2^63 - 1);
+ * two floats the wider, f16 with bf16 -> f32. Integer division truncates toward zero and
  * a division by zero gives 0 (the language layer reports it as an error). */
 TL_API tl_tensor *tl_add(tl_tensor *a, tl_tensor *b);
 TL_API tl_tensor *tl_sub(tl_tensor *a, tl_tensor *b);
@@ -273,7 +283,8 @@ TL_API tl_tensor *tl_cast(tl_tensor *a, tl_dtype dtype);
 
 /* ---- reductions ------------------------------------------------------------
  * axes == NULL (naxes ignored) reduces over every axis. keepdim keeps reduced
- * axes with size 1. Sum and prod of bool or i32 accumulate in i64, like numpy. */
+ * axes with size 1. Sum and prod of bool and of every integer but u64 accumulate in i64
+ * (torch); f16 and bf16 accumulate in f32 and round once; mean of integers is f32. */
 TL_API tl_tensor *tl_sum(tl_tensor *a, int naxes, const int *axes, int keepdim);
 TL_API tl_tensor *tl_prod(tl_tensor *a, int naxes, const int *axes, int keepdim);
 TL_API tl_tensor *tl_max(tl_tensor *a, int naxes, const int *axes, int keepdim);
@@ -498,10 +509,11 @@ TL_API void tl_free(void *p);
  * TL_MAX_NUMEL), TL_ERR_ARG (a name missing on load, bad arguments).
  *
  * .npy: numpy's format 1.0, or 2.0 when the header needs it (never for 8 axes); reads
- * 1.0 and 2.0. dtypes '|b1' '<i4' '<i8' '<f4' '<f8' (bool i32 i64 f32 f64). */
+ * 1.0 and 2.0. dtypes '|b1' '|i1' '<i2' '<i4' '<i8' '|u1' '<u2' '<u4' '<u8' '<f2' '<f4' '<f8'; bf16
+ * has no numpy dtype: saving it is TL_ERR_DTYPE (cast to f32, or use .safetensors). */
 TL_API tl_status tl_save_npy(tl_tensor *t, const char *path);
 TL_API tl_tensor *tl_load_npy(tl_ctx *ctx, const char *path);
-/* .safetensors: named tensors, dtypes BOOL I32 I64 F32 F64. Saving writes the header
+/* .safetensors: named tensors, dtypes BOOL I8 I16 I32 I64 U8 U16 U32 U64 F16 BF16 F32 F64. Saving writes the header
  * and the data in the order given; names must be distinct, valid UTF-8 and not
  * "__metadata__" (a file's __metadata__ is checked on load, then ignored). */
 TL_API tl_status tl_save_safetensors(tl_ctx *ctx, const char *path, int n, const char *const *names,

@@ -548,9 +548,9 @@ TEST(parse_logic_errors) {
 }
 
 TEST(parse_error_types) {
-  CHECK_ERRORS("fn f(t: Tensor<f16, 2>) { }\nfn g(x: i64<f32 f64>) { }\nfn h(x: Tensor<f32, n>) { }\n", 3,
-               "t.tl:1:16: error: unknown dtype 'f16': expected bool, i32, i64, f32 or f64\n"
-               "fn f(t: Tensor<f16, 2>) { }\n"
+  CHECK_ERRORS("fn f(t: Tensor<f8, 2>) { }\nfn g(x: i64<f32 f64>) { }\nfn h(x: Tensor<f32, n>) { }\n", 3,
+               "t.tl:1:16: error: unknown dtype 'f8': expected bool, i8, i16, i32, i64, u8, u16, u32, u64, f16, bf16, f32 or f64\n"
+               "fn f(t: Tensor<f8, 2>) { }\n"
                "               ^\n"
                "t.tl:2:17: error: expected '>' after the type arguments, found identifier 'f64'\n"
                "fn g(x: i64<f32 f64>) { }\n"

@@ -283,8 +283,8 @@ static const char npy_write_py[] =
     "np.save(d + 'fortran.npy', np.asfortranarray(np.arange(6, dtype='<f4').reshape(2, 3)))\n"
     "np.save(d + 'big.npy', np.arange(3, dtype='>f4'))\n"
     "np.save(d + 'big_i8.npy', np.arange(3, dtype='>i8'))\n"
-    "np.save(d + 'half.npy', np.arange(3, dtype='<f2'))\n"
-    "np.save(d + 'u8.npy', np.arange(3, dtype='u1'))\n"
+    "np.save(d + 'c8.npy', np.arange(3, dtype='<c8'))\n"
+    "np.save(d + 'void2.npy', np.zeros(3, dtype='V2'))\n"
     "print('written')\n";
 
 TEST(tensor_io_npy_tl_reads_numpy_files) {
@@ -335,10 +335,12 @@ TEST(tensor_io_npy_tl_reads_numpy_files) {
             "big-endian data ('>f4') is not supported; numpy converts it with a.astype('<f4')");
   NPY_FAILS(ctx, path_in(p, sizeof p, dir, "big_i8.npy"), TL_ERR_FORMAT,
             "big-endian data ('>i8') is not supported; numpy converts it with a.astype('<i8')");
-  NPY_FAILS(ctx, path_in(p, sizeof p, dir, "half.npy"), TL_ERR_DTYPE,
-            "dtype '<f2' is not supported (TL reads '|b1', '<i4', '<i8', '<f4', '<f8')");
-  NPY_FAILS(ctx, path_in(p, sizeof p, dir, "u8.npy"), TL_ERR_DTYPE,
-            "dtype '|u1' is not supported (TL reads '|b1', '<i4', '<i8', '<f4', '<f8')");
+  NPY_FAILS(ctx, path_in(p, sizeof p, dir, "c8.npy"), TL_ERR_DTYPE,
+            "dtype '<c8' is not supported (TL reads '|b1', '|i1', '<i2', '<i4', '<i8', '|u1', '<u2', '<u4', '<u8', "
+            "'<f2', '<f4', '<f8')");
+  NPY_FAILS(ctx, path_in(p, sizeof p, dir, "void2.npy"), TL_ERR_DTYPE,
+            "dtype '|V2' is not supported (TL reads '|b1', '|i1', '<i2', '<i4', '<i8', '|u1', '<u2', '<u4', '<u8', "
+            "'<f2', '<f4', '<f8')");
   TEST_SHUTDOWN(ctx);
   tl_test_rm_tree(dir);
 }
@@ -432,9 +434,11 @@ TEST(tensor_io_npy_malformed_files_are_errors) {
                    "bad header at byte 64: expected ',' or '}', found the end of the header");
   /* what the header says */
   NPY_HEADER_FAILS(ctx, f, HDR("<c8", "False", "(2,)"), 16, TL_ERR_DTYPE,
-                   "dtype '<c8' is not supported (TL reads '|b1', '<i4', '<i8', '<f4', '<f8')");
+                   "dtype '<c8' is not supported (TL reads '|b1', '|i1', '<i2', '<i4', '<i8', '|u1', '<u2', '<u4', '<u8', "
+                   "'<f2', '<f4', '<f8')");
   NPY_HEADER_FAILS(ctx, f, HDR("float32", "False", "(2,)"), 8, TL_ERR_DTYPE,
-                   "dtype 'float32' is not supported (TL reads '|b1', '<i4', '<i8', '<f4', '<f8')");
+                   "dtype 'float32' is not supported (TL reads '|b1', '|i1', '<i2', '<i4', '<i8', '|u1', '<u2', '<u4', '<u8', "
+                   "'<f2', '<f4', '<f8')");
   NPY_HEADER_FAILS(ctx, f, HDR(">f8", "False", "(2,)"), 16, TL_ERR_FORMAT,
                    "big-endian data ('>f8') is not supported; numpy converts it with a.astype('<f8')");
   NPY_HEADER_FAILS(ctx, f, HDR("<f4", "True", "(2, 3)"), 24, TL_ERR_FORMAT,
@@ -730,10 +734,10 @@ TEST(tensor_io_safetensors_malformed_files_are_errors) {
   ST_HEADER_FAILS(ctx, f, "{\"__metadata__\":{},\"__metadata__\":{}}", 0, TL_ERR_FORMAT,
                   "bad header at byte 27: '__metadata__' appears twice");
   /* the fields of a tensor */
-  ST_HEADER_FAILS(ctx, f, T1("\"dtype\":\"F16\",\"shape\":[2],\"data_offsets\":[0,4]"), 4, TL_ERR_DTYPE,
-                  "tensor 'a': dtype F16 is not supported (TL reads BOOL, I32, I64, F32, F64)");
+  ST_HEADER_FAILS(ctx, f, T1("\"dtype\":\"C64\",\"shape\":[2],\"data_offsets\":[0,16]"), 16, TL_ERR_DTYPE,
+                  "tensor 'a': dtype C64 is not supported (TL reads BOOL, I8, I16, I32, I64, U8, U16, U32, U64, F16, BF16, F32, F64)");
   ST_HEADER_FAILS(ctx, f, T1("\"dtype\":\"f32\",\"shape\":[2],\"data_offsets\":[0,8]"), 8, TL_ERR_DTYPE,
-                  "tensor 'a': dtype f32 is not supported (TL reads BOOL, I32, I64, F32, F64)");
+                  "tensor 'a': dtype f32 is not supported (TL reads BOOL, I8, I16, I32, I64, U8, U16, U32, U64, F16, BF16, F32, F64)");
   ST_HEADER_FAILS(ctx, f, T1(F32_2 ",\"offsets\":[0,8]"), 8, TL_ERR_FORMAT,
                   "bad header at byte 61: tensor 'a': unknown field 'offsets'");
   ST_HEADER_FAILS(ctx, f, T1(F32_2 ",\"dtype\":\"F32\""), 8, TL_ERR_FORMAT,
@@ -780,10 +784,10 @@ TEST(tensor_io_safetensors_malformed_files_are_errors) {
   CHECK(tl_load_safetensors_one(ctx, f, "c") == NULL);
   CHECK_ERROR(ctx, TL_ERR_ARG, "load_safetensors_one", f, "no tensor named 'c' (the file has 0)");
   /* _one checks the whole header too */
-  write_st(f, "{\"a\":{" F32_2 "},\"b\":{\"dtype\":\"F16\",\"shape\":[],\"data_offsets\":[8,10]}}", NULL, 10);
+  write_st(f, "{\"a\":{" F32_2 "},\"b\":{\"dtype\":\"C64\",\"shape\":[],\"data_offsets\":[8,16]}}", NULL, 16);
   CHECK(tl_load_safetensors_one(ctx, f, "a") == NULL);
   CHECK_ERROR(ctx, TL_ERR_DTYPE, "load_safetensors_one", f,
-              "tensor 'b': dtype F16 is not supported (TL reads BOOL, I32, I64, F32, F64)");
+              "tensor 'b': dtype C64 is not supported (TL reads BOOL, I8, I16, I32, I64, U8, U16, U32, U64, F16, BF16, F32, F64)");
   CHECK_INT(tl_get_stats(ctx).live_tensors, 1); /* the good load only */
   TEST_SHUTDOWN(ctx);
   tl_test_rm_tree(dir);

@@ -203,7 +203,9 @@ static tl_uop *reverse_order(tl_graph *g, tl_uop *x) {
   if (!x) return NULL;
   if (x->dtype == TL_BOOL) return tl_build_unary(g, TL_OP_NOT, x);
   if (tl_dtype_is_float((tl_dtype)x->dtype)) return tl_build_unary(g, TL_OP_NEG, x);
-  return tl_build_binary(g, TL_OP_SUB, tl_build_const_like(g, x, -1), x);
+  /* all ones minus x: -1 for the signed, the maximum for the unsigned */
+  double ones = tl_dtype_is_unsigned((tl_dtype)x->dtype) ? tl_dtype_max((tl_dtype)x->dtype) : -1;
+  return tl_build_binary(g, TL_OP_SUB, tl_build_const_like(g, x, ones), x);
 }
 
 static tl_uop *reduce_node(tl_ctx *ctx, tl_uop *u, reduce_kind kind, uint64_t mask) {
@@ -212,7 +214,9 @@ static tl_uop *reduce_node(tl_ctx *ctx, tl_uop *u, reduce_kind kind, uint64_t ma
   switch (kind) {
   case R_SUM:
   case R_PROD:
-    if (dt == TL_BOOL || dt == TL_I32) u = tl_build_cast(g, u, TL_I64);
+    /* as torch: bool and the integers sum in i64; u64 keeps its dtype (i64 would wrap
+     * its values past 2^63 - 1) */
+    if (dt == TL_BOOL || (tl_dtype_is_int(dt) && dt != TL_U64)) u = tl_build_cast(g, u, TL_I64);
     return tl_build_reduce(&ctx->graph, u, kind == R_SUM ? TL_OP_RSUM : TL_OP_RPROD, mask);
   case R_MAX: return tl_build_reduce(&ctx->graph, u, TL_OP_RMAX, mask);
   case R_MIN: { /* min x = r(max(r(x))), r reversing the order (reverse_order) */
@@ -220,6 +224,10 @@ static tl_uop *reduce_node(tl_ctx *ctx, tl_uop *u, reduce_kind kind, uint64_t ma
     return m ? reverse_order(g, m) : NULL;
   }
   case R_MEAN: {
+    if (tl_dtype_is_half(dt)) { /* the f32 sum divided before rounding once (it may overflow f16) */
+      tl_uop *m = reduce_node(ctx, tl_build_cast(g, u, TL_F32), R_MEAN, mask);
+      return m ? tl_build_cast(g, m, dt) : NULL;
+    }
     if (!tl_dtype_is_float(dt)) u = tl_build_cast(g, u, TL_F32);
     int64_t n = 1;
     for (int i = 0; i < u->ndim; i++)

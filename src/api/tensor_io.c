@@ -238,8 +238,10 @@ static tl_status out_commit(const io_ctx *io, out_file *w) {
 static const struct {
   const char *descr;
   tl_dtype dtype;
-} npy_types[] = {{"|b1", TL_BOOL}, {"<i4", TL_I32}, {"<i8", TL_I64}, {"<f4", TL_F32}, {"<f8", TL_F64}};
-#define NPY_TYPES_TEXT "'|b1', '<i4', '<i8', '<f4', '<f8'"
+} npy_types[] = {{"|b1", TL_BOOL}, {"<i4", TL_I32}, {"<i8", TL_I64}, {"<f4", TL_F32}, {"<f8", TL_F64},
+                 {"|i1", TL_I8},   {"<i2", TL_I16}, {"|u1", TL_U8},  {"<u2", TL_U16}, {"<u4", TL_U32},
+                 {"<u8", TL_U64},  {"<f2", TL_F16}};
+#define NPY_TYPES_TEXT "'|b1', '|i1', '<i2', '<i4', '<i8', '|u1', '<u2', '<u4', '<u8', '<f2', '<f4', '<f8'"
 #define NPY_MAX_HEADER ((uint32_t)1 << 20) /* numpy writes ~128 bytes; its reader's own limit is 10000 */
 
 static const char npy_magic[6] = "\x93NUMPY";
@@ -453,11 +455,11 @@ static bool npy_dtype(const io_ctx *io, const npy_header *h, tl_dtype *out) {
       *out = npy_types[k].dtype;
       return true;
     }
-  if (n == 3 && (d[0] == '<' || d[0] == '>' || d[0] == '=') && !memcmp(d + 1, "b1", 2)) {
-    *out = TL_BOOL; /* one byte has no byte order: numpy writes '|b1', but reads these */
+  if (n == 3 && (d[0] == '<' || d[0] == '>' || d[0] == '=') && d[2] == '1' && d[1] && strchr("biu", d[1])) {
+    *out = d[1] == 'b' ? TL_BOOL : d[1] == 'i' ? TL_I8 : TL_U8; /* one byte has no byte order: numpy writes '|', but reads these */
     return true;
   }
-  if (n == 3 && d[0] == '>' && (d[1] == 'i' || d[1] == 'f') && (d[2] == '4' || d[2] == '8')) {
+  if (n == 3 && d[0] == '>' && d[1] && d[2] && strchr("iuf", d[1]) && strchr("248", d[2])) {
     io_fail(io, TL_ERR_FORMAT, "big-endian data ('%.*s') is not supported; numpy converts it with a.astype('<%c%c')",
             (int)n, d, d[1], d[2]);
     return false;
@@ -558,6 +560,8 @@ tl_status tl_save_npy(tl_tensor *h, const char *path) {
   const char *descr = NULL;
   for (size_t k = 0; k < sizeof npy_types / sizeof *npy_types; k++)
     if (npy_types[k].dtype == dtype) descr = npy_types[k].descr;
+  if (dtype == TL_BF16) /* numpy has no bfloat16 (ml_dtypes' '<V2' files read back as raw bytes) */
+    return io_fail(&io, TL_ERR_DTYPE, "bf16 has no .npy dtype (numpy has no bfloat16): cast to f32, or save as .safetensors");
   if (!descr) return io_fail(&io, TL_ERR_INTERNAL, "dtype %s has no .npy code", tl_dtype_name(dtype));
   /* the header numpy writes: sorted keys, repr() of the shape ("(3,)" for one axis) */
   char hdr[256 + TL_MAX_DIMS * 24];
@@ -597,13 +601,15 @@ tl_status tl_save_npy(tl_tensor *h, const char *path) {
 static const struct {
   const char *name;
   tl_dtype dtype;
-} st_types[] = {{"BOOL", TL_BOOL}, {"I32", TL_I32}, {"I64", TL_I64}, {"F32", TL_F32}, {"F64", TL_F64}};
+} st_types[] = {{"BOOL", TL_BOOL}, {"I32", TL_I32}, {"I64", TL_I64}, {"F32", TL_F32}, {"F64", TL_F64},
+                {"I8", TL_I8},     {"I16", TL_I16}, {"U8", TL_U8},   {"U16", TL_U16}, {"U32", TL_U32},
+                {"U64", TL_U64},   {"F16", TL_F16}, {"BF16", TL_BF16}};
 static const char *st_type_name(tl_dtype dtype) {
   for (size_t k = 0; k < sizeof st_types / sizeof *st_types; k++)
     if (st_types[k].dtype == dtype) return st_types[k].name;
   return "?";
 }
-#define ST_TYPES_TEXT "BOOL, I32, I64, F32, F64"
+#define ST_TYPES_TEXT "BOOL, I8, I16, I32, I64, U8, U16, U32, U64, F16, BF16, F32, F64"
 #define ST_MAX_HEADER 100000000ull /* the reference implementation's limit */
 
 typedef struct {

@@ -4,21 +4,24 @@
  * in: a lowered kernel's blocks and nodes; out: their text. */
 #include "render_cstyle.h"
 
+#include "core/scalar.h"
+
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
 
-const char *tl_cstyle_ctype(int dtype) {
-  switch (dtype) {
-  case TL_BOOL: return "tl_bool";
-  case TL_I32: return "tl_i32";
-  case TL_I64: return "tl_i64";
-  case TL_F32: return "float";
-  default: return "double";
-  }
-}
+const char *tl_cstyle_ctype(int dtype) { return tl_dtype_ctype((tl_dtype)dtype); }
 
 static void literal(tl_strbuf *s, const tl_dialect *d, const tl_uop *c) {
+  if (tl_dtype_is_half(c->dtype)) { /* its bits, rounded from the value once */
+    tl_u16 h = c->dtype == TL_F16 ? tl_f64_to_f16(c->arg.f) : tl_f64_to_bf16(c->arg.f);
+    tl_strbuf_printf(s, "((tl_u16)%uu)", (unsigned)h);
+    return;
+  }
+  if (c->dtype == TL_U64) {
+    tl_strbuf_printf(s, "((tl_u64)%llu%s)", (unsigned long long)c->arg.i, d->i64[0] == 'L' && d->i64[1] == 'L' ? "ULL" : "UL");
+    return;
+  }
   if (!tl_dtype_is_float(c->dtype)) {
     if (c->dtype == TL_I64 && c->arg.i == INT64_MIN) tl_strbuf_printf(s, "(-9223372036854775807%s - 1)", d->i64);
     else tl_strbuf_printf(s, "%lld%s", (long long)c->arg.i, c->dtype == TL_I64 ? d->i64 : "");
@@ -49,6 +52,13 @@ static bool positive_const(const tl_uop *u) {
   return u->op == TL_OP_CONST && !tl_dtype_is_float(u->dtype) && u->arg.i > 0;
 }
 
+/* the integer helpers an integer dtype's division uses: those that fit in i32 divide
+ * there (then wrap back: i8 -128 / -1 is -128), u32 in i64, u64 its own */
+static const char *int_width(int dtype) {
+  if (dtype == TL_U64) return "u64";
+  return dtype == TL_I64 || dtype == TL_U32 ? "i64" : "i32";
+}
+
 /* an op's row text (optab.def): $0 $1 $2 the operands, $T the result's C type, $W its
  * integer width */
 static void from_row(tl_strbuf *s, const tl_dialect *d, const char *text, const tl_uop *u) {
@@ -60,24 +70,43 @@ static void from_row(tl_strbuf *s, const tl_dialect *d, const char *text, const 
     char k = *++p;
     if (k >= '0' && k <= '2') tl_cstyle_operand(s, d, u->src[k - '0']);
     else if (k == 'T') tl_strbuf_puts(s, tl_cstyle_ctype(u->dtype));
-    else if (k == 'W') tl_strbuf_puts(s, u->dtype == TL_I32 ? "i32" : "i64");
+    else if (k == 'W') tl_strbuf_puts(s, int_width(u->dtype));
   }
 }
 
+/* a value as an f32 or f64 expression: f16 and bf16 converted (exactly) to f32 */
+static void as_float(tl_strbuf *s, const tl_dialect *d, const tl_uop *a) {
+  if (tl_dtype_is_half(a->dtype)) tl_strbuf_printf(s, "tl_%s_to_f32(", a->dtype == TL_F16 ? "f16" : "bf16");
+  tl_cstyle_operand(s, d, a);
+  if (tl_dtype_is_half(a->dtype)) tl_strbuf_puts(s, ")");
+}
+
 /* a cast converts by the dtype pair: to bool a comparison, float to integer saturating
- * (a plain C cast is UB out of range), the rest a C cast */
+ * (a plain C cast is UB out of range), to f16/bf16 rounding once from a double (exact
+ * from every float, and from integers up to 2^53), the rest a C cast (an integer to a
+ * narrower one wraps) */
 static void cast(tl_strbuf *s, const tl_dialect *d, const tl_uop *u, const tl_uop *a) {
-  if (u->dtype == TL_BOOL) {
+  tl_dtype to = (tl_dtype)u->dtype, from = (tl_dtype)a->dtype;
+  if (to == TL_BOOL) {
     tl_strbuf_puts(s, "(");
-    tl_cstyle_operand(s, d, a);
+    as_float(s, d, a);
     tl_strbuf_puts(s, " != 0)");
-  } else if (tl_dtype_is_float(a->dtype) && !tl_dtype_is_float(u->dtype)) {
-    tl_strbuf_printf(s, "tl_%s_to_%s(", a->dtype == TL_F32 ? "f32" : "f64", u->dtype == TL_I32 ? "i32" : "i64");
-    tl_cstyle_operand(s, d, a);
+  } else if (tl_dtype_is_half(to)) {
+    bool wide = from == TL_I64 || from == TL_U64; /* past 2^53 a double would round first */
+    tl_strbuf_printf(s, "tl_f64_to_%s(%s", to == TL_F16 ? "f16" : "bf16", wide ? "tl_int_to_f64_odd((tl_i64)" : "(double)");
+    as_float(s, d, a);
+    tl_strbuf_printf(s, "%s)", wide ? (from == TL_U64 ? ", 1)" : ", 0)") : "");
+  } else if (tl_dtype_is_float(from) && !tl_dtype_is_float(to)) {
+    bool f32 = from != TL_F64;
+    if (to == TL_I32 || to == TL_I64) tl_strbuf_printf(s, "tl_%s_to_%s(", f32 ? "f32" : "f64", to == TL_I32 ? "i32" : "i64");
+    else if (to == TL_U64) tl_strbuf_puts(s, "tl_f64_to_u64(");
+    else tl_strbuf_printf(s, "(%s)tl_f64_to_int(", tl_cstyle_ctype(to));
+    as_float(s, d, a);
+    if (to != TL_I32 && to != TL_I64 && to != TL_U64) tl_strbuf_printf(s, ", %.1f, %.1f", tl_dtype_min(to), tl_dtype_max(to));
     tl_strbuf_puts(s, ")");
   } else {
-    tl_strbuf_printf(s, "(%s)", tl_cstyle_ctype(u->dtype));
-    tl_cstyle_operand(s, d, a);
+    tl_strbuf_printf(s, "(%s)", tl_cstyle_ctype(to));
+    as_float(s, d, a);
   }
 }
 
@@ -92,7 +121,7 @@ static void load(tl_strbuf *s, const tl_dialect *d, const tl_uop *u) {
     return;
   }
   const tl_uop *b = u->src[1];
-  bool fl = tl_dtype_is_float(u->dtype);
+  bool fl = u->dtype == TL_F32 || u->dtype == TL_F64; /* f16 and bf16 are bits here */
   if (fl) tl_strbuf_printf(s, "tl_where_%s(", u->dtype == TL_F32 ? "f32" : "f64");
   else tl_strbuf_puts(s, "(");
   tl_cstyle_operand(s, d, b);
@@ -101,6 +130,26 @@ static void load(tl_strbuf *s, const tl_dialect *d, const tl_uop *u) {
   tl_strbuf_puts(s, " ? ");
   tl_cstyle_operand(s, d, a);
   tl_strbuf_printf(s, " : 0]%s(%s)0)", fl ? ", " : " : ", tl_cstyle_ctype(u->dtype));
+}
+
+/* + * and - on the integers C promotes to int (and i32): computed in unsigned
+ * arithmetic and converted back, so an overflow wraps without -fwrapv (OpenCL, CUDA)
+ * and u16 * u16 never overflows an int. i64 (the index type) relies on -fwrapv, u32
+ * and u64 are unsigned already. */
+static bool wrapping(tl_strbuf *s, const tl_dialect *d, const tl_uop *u) {
+  int t = u->dtype;
+  if (t != TL_I8 && t != TL_I16 && t != TL_U8 && t != TL_U16 && t != TL_I32) return false;
+  if (u->op != TL_OP_ADD && u->op != TL_OP_MUL && u->op != TL_OP_NEG) return false;
+  tl_strbuf_printf(s, "(%s)(", tl_cstyle_ctype(t));
+  if (u->op == TL_OP_NEG) tl_strbuf_puts(s, "0u - ");
+  tl_strbuf_puts(s, "(tl_u32)");
+  tl_cstyle_operand(s, d, u->src[0]);
+  if (u->op != TL_OP_NEG) {
+    tl_strbuf_puts(s, u->op == TL_OP_ADD ? " + (tl_u32)" : " * (tl_u32)");
+    tl_cstyle_operand(s, d, u->src[1]);
+  }
+  tl_strbuf_puts(s, ")");
+  return true;
 }
 
 void tl_cstyle_expression(tl_strbuf *s, const tl_dialect *d, const tl_uop *u) {
@@ -125,6 +174,7 @@ void tl_cstyle_expression(tl_strbuf *s, const tl_dialect *d, const tl_uop *u) {
     tl_cstyle_operand(s, d, u->src[1]);
     return;
   }
+  if (wrapping(s, d, u)) return;
   const char *text = NULL;
   if (u->op < TL_NOPS) text = tl_optab[u->op].c[u->dtype == TL_F32 ? 0 : u->dtype == TL_F64 ? 1 : 2];
   if (text) from_row(s, d, text, u);
@@ -137,7 +187,8 @@ static void acc_identity(tl_strbuf *s, const tl_dialect *d, int reduce_op, int d
   else if (tl_dtype_is_float(dtype)) tl_strbuf_printf(s, "(%s)(-%s)", tl_cstyle_ctype(dtype), d->inf);
   else if (dtype == TL_I64) tl_strbuf_printf(s, "(-9223372036854775807%s - 1)", d->i64);
   else if (dtype == TL_I32) tl_strbuf_puts(s, "(-2147483647 - 1)");
-  else tl_strbuf_puts(s, "0");
+  else if (dtype == TL_I8 || dtype == TL_I16) tl_strbuf_printf(s, "(%.0f)", tl_dtype_min((tl_dtype)dtype));
+  else tl_strbuf_puts(s, "0"); /* bool and the unsigned */
 }
 
 static void indent(tl_strbuf *s, int depth) {

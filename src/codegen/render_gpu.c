@@ -82,15 +82,7 @@ static bool group_mode(const tl_lowered *l, int gs) {
   return reduces;
 }
 
-static const char *red_name(int dtype) {
-  switch (dtype) {
-  case TL_BOOL: return "bool";
-  case TL_I32: return "i32";
-  case TL_I64: return "i64";
-  case TL_F32: return "f32";
-  default: return "f64";
-  }
-}
+static const char *red_name(int dtype) { return tl_dtype_name((tl_dtype)dtype); }
 
 /* the local arrays the trees use: one per dtype of a combined accumulator */
 static void note_accs(const tl_block *b, bool *dtypes, bool *nan) {

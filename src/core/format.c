@@ -20,6 +20,7 @@
 #include <string.h>
 
 #include "dtype.h"
+#include "scalar.h"
 #include "strbuf.h"
 
 enum { PRECISION = 8, THRESHOLD = 1000, EDGEITEMS = 3, LINEWIDTH = 75 };
@@ -27,13 +28,21 @@ enum { PRECISION = 8, THRESHOLD = 1000, EDGEITEMS = 3, LINEWIDTH = 75 };
 /* ---- float digits --------------------------------------------------------- */
 
 /* Fewest significant digits that read back as x at the element precision
- * (float for f32: 0.1f is "0.1", not "0.100000001"); *e10 gets the decimal
+ * (float for f32: 0.1f is "0.1", not "0.100000001"; f16 and bf16 likewise); *e10 gets the decimal
  * exponent of that rounding and buf (48 chars) its %e text. */
-static int shortest_sig(double x, bool f32, int *e10, char *buf) {
+/* x rounded to dt's precision (f16 and bf16 to nearest even, as the casts) */
+static double in_dtype(double x, tl_dtype dt) {
+  if (dt == TL_F32) return (float)x;
+  if (dt == TL_F16) return tl_f16_to_f32(tl_f64_to_f16(x));
+  if (dt == TL_BF16) return tl_bf16_to_f32(tl_f64_to_bf16(x));
+  return x;
+}
+
+static int shortest_sig(double x, tl_dtype dt, int *e10, char *buf) {
   int p = 1;
   for (; p < 17; p++) {
     snprintf(buf, 48, "%.*e", p - 1, x);
-    if (f32 ? strtof(buf, NULL) == (float)x : strtod(buf, NULL) == x) break;
+    if (dt == TL_F32 ? strtof(buf, NULL) == (float)x : in_dtype(strtod(buf, NULL), dt) == in_dtype(x, dt)) break;
   }
   if (p == 17) snprintf(buf, 48, "%.16e", x);
   *e10 = atoi(strchr(buf, 'e') + 1);
@@ -53,9 +62,9 @@ static void trim_zeros(char *s) {
  * Array elements ask numpy for min_digits=0, so Dragon4 goes on to the units
  * digit and whole numbers print exactly (f32 92713848 -> "92713848."); a
  * scalar stops at the shortest digits and pads with zeros ("92713850."). */
-static void positional(double x, bool f32, int maxfrac, bool exact_whole, char *out, size_t n) {
+static void positional(double x, tl_dtype dt, int maxfrac, bool exact_whole, char *out, size_t n) {
   char sci[48];
-  int e10, sig = shortest_sig(x, f32, &e10, sci);
+  int e10, sig = shortest_sig(x, dt, &e10, sci);
   int frac = sig - 1 - e10;
   if (frac < 0 && !exact_whole) {
     char digits[48];
@@ -75,9 +84,9 @@ static void positional(double x, bool f32, int maxfrac, bool exact_whole, char *
 
 /* scientific text with the shortest mantissa, at most `maxfrac` digits after
  * the point (maxfrac < 0: no limit), e.g. "1.e-05", "1.5e+20" */
-static void scientific(double x, bool f32, int maxfrac, char *out, size_t n) {
+static void scientific(double x, tl_dtype dt, int maxfrac, char *out, size_t n) {
   char sci[48];
-  int e10, frac = shortest_sig(x, f32, &e10, sci) - 1;
+  int e10, frac = shortest_sig(x, dt, &e10, sci) - 1;
   if (maxfrac >= 0 && frac > maxfrac) frac = maxfrac;
   snprintf(out, n, "%#.*e", frac, x);
   char *e = strchr(out, 'e');
@@ -102,15 +111,15 @@ typedef struct {
   int precision;  /* numpy's print precision: most digits after the point */
 } efmt;
 
-static long long read_int(const efmt *f, int64_t i) {
-  if (f->dt == TL_I64) return ((const int64_t *)f->data)[i];
-  if (f->dt == TL_I32) return ((const int32_t *)f->data)[i];
-  return ((const uint8_t *)f->data)[i] != 0;
+static long long read_int(const efmt *f, int64_t i) { return tl_dtype_read_int(f->data, f->dt, i); }
+
+/* an integer's digits: u64 read unsigned */
+static int int_text(const efmt *f, int64_t i, int width, char *out, size_t n) {
+  long long v = read_int(f, i);
+  return f->dt == TL_U64 ? snprintf(out, n, "%*llu", width, (unsigned long long)v) : snprintf(out, n, "%*lld", width, v);
 }
 
 static double read_float(const efmt *f, int64_t i) { return tl_dtype_read(f->data, f->dt, i); }
-
-static int len_of_int(long long v) { return snprintf(NULL, 0, "%lld", v); }
 
 /* length of the part before '.' and after it (up to 'e' if any) */
 static void split_lens(const char *s, int *left, int *right) {
@@ -123,7 +132,7 @@ static void split_lens(const char *s, int *left, int *right) {
 /* numpy's FloatingFormat.fillFormat: fixed vs scientific from the finite
  * non-zero magnitudes, then paddings from a first formatting pass */
 static void fill_float(efmt *f, const int64_t *idx, int64_t n) {
-  bool f32 = f->dt == TL_F32, nonfinite = false, neginf = false, any = false;
+  bool nonfinite = false, neginf = false, any = false;
   double maxv = 0, minv = 0;
   for (int64_t k = 0; k < n; k++) {
     double v = read_float(f, idx[k]);
@@ -140,7 +149,7 @@ static void fill_float(efmt *f, const int64_t *idx, int64_t n) {
   if (any) {
     /* numpy divides in the array's dtype (a float32 quotient can round or
      * overflow differently) */
-    double ratio = f32 ? (double)((float)maxv / (float)minv) : maxv / minv;
+    double ratio = in_dtype(maxv / minv, f->dt);
     f->exp_mode = maxv >= 1e8 || minv < 1e-4 || ratio > 1000.;
   }
   int left = 0, right = 0, expd = 0;
@@ -150,11 +159,11 @@ static void fill_float(efmt *f, const int64_t *idx, int64_t n) {
     char buf[64];
     int l, r;
     if (f->exp_mode) {
-      scientific(v, f32, f->precision, buf, sizeof buf);
+      scientific(v, f->dt, f->precision, buf, sizeof buf);
       int ed = (int)strlen(strchr(buf, 'e') + 2);
       if (ed > expd) expd = ed;
     } else {
-      positional(v, f32, f->precision, true, buf, sizeof buf);
+      positional(v, f->dt, f->precision, true, buf, sizeof buf);
     }
     split_lens(buf, &l, &r);
     if (l > left) left = l;
@@ -176,7 +185,7 @@ static void fill_format(efmt *f, const int64_t *idx, int64_t n) {
     fill_float(f, idx, n);
   } else if (tl_dtype_is_int(f->dt)) {
     for (int64_t k = 0; k < n; k++) {
-      int l = len_of_int(read_int(f, idx[k]));
+      int l = int_text(f, idx[k], 0, NULL, 0);
       if (l > f->width) f->width = l;
     }
   }
@@ -184,7 +193,6 @@ static void fill_format(efmt *f, const int64_t *idx, int64_t n) {
 
 /* one float of an array, padded to the common width */
 static void format_float(const efmt *f, double v, char *out, size_t n) {
-  bool f32 = f->dt == TL_F32;
   if (!isfinite(v)) {
     const char *s = isnan(v) ? "nan" : v < 0 ? "-inf" : "inf";
     snprintf(out, n, "%*s", f->pad_left + f->pad_right + 1, s);
@@ -204,7 +212,7 @@ static void format_float(const efmt *f, double v, char *out, size_t n) {
              ev < 0 ? -ev : ev);
     return;
   }
-  positional(v, f32, f->precision, true, buf, sizeof buf);
+  positional(v, f->dt, f->precision, true, buf, sizeof buf);
   split_lens(buf, &l, &r);
   snprintf(out, n, "%*s%s%*s", f->pad_left - l, "", buf, f->pad_right - r, "");
 }
@@ -213,7 +221,7 @@ static void format_elem(const efmt *f, int64_t i, char *out, size_t n) {
   if (tl_dtype_is_float(f->dt))
     format_float(f, read_float(f, i), out, n);
   else if (tl_dtype_is_int(f->dt))
-    snprintf(out, n, "%*lld", f->width, read_int(f, i));
+    int_text(f, i, f->width, out, n);
   else
     snprintf(out, n, "%s", read_int(f, i) ? " True" : "False");
 }
@@ -223,20 +231,19 @@ static void format_elem(const efmt *f, int64_t i, char *out, size_t n) {
 static void format_scalar(const efmt *f, char *out, size_t n) {
   if (!tl_dtype_is_float(f->dt)) {
     if (tl_dtype_is_int(f->dt))
-      snprintf(out, n, "%lld", read_int(f, 0));
+      int_text(f, 0, 0, out, n);
     else
       snprintf(out, n, "%s", read_int(f, 0) ? "True" : "False");
     return;
   }
   double v = read_float(f, 0), a = fabs(v);
-  bool f32 = f->dt == TL_F32;
   if (!isfinite(v)) {
     snprintf(out, n, "%s", isnan(v) ? "nan" : v < 0 ? "-inf" : "inf");
   } else if (a == 0 || (a >= 1e-4 && a < 1e16)) {
-    positional(v, f32, -1, false, out, n);
+    positional(v, f->dt, -1, false, out, n);
     if (out[strlen(out) - 1] == '.') strcat(out, "0"); /* trim '0': "1.0" */
   } else {
-    scientific(v, f32, -1, out, n);
+    scientific(v, f->dt, -1, out, n);
     char *dot = strchr(out, '.');
     if (dot[1] == 'e') memmove(dot, dot + 1, strlen(dot)); /* trim '-': "1e-05" */
   }

@@ -13,6 +13,10 @@ typedef ulong tl_u64;
 typedef int tl_i32;
 typedef uint tl_u32;
 typedef uchar tl_bool;
+typedef char tl_i8;
+typedef short tl_i16;
+typedef uchar tl_u8;
+typedef ushort tl_u16;
 #define expf exp /* OpenCL's math builtins are overloaded: exp(float) is a float */
 #define logf log
 #define sqrtf sqrt
@@ -25,19 +29,29 @@ typedef uchar tl_bool;
 #define log1pf log1p
 #define expm1f expm1
 #define TL_INF_F32 INFINITY
+#define tl_f64_bits(x) as_ulong(x)
 #elif defined(TL_SCALAR_CUDA) /* CUDA C++ (codegen/prelude_cuda.h): libm's names are its own */
 typedef long long tl_i64;
 typedef unsigned long long tl_u64;
 typedef int tl_i32;
 typedef unsigned int tl_u32;
 typedef unsigned char tl_bool;
+typedef signed char tl_i8;
+typedef short tl_i16;
+typedef unsigned char tl_u8;
+typedef unsigned short tl_u16;
 #define TL_INF_F32 __int_as_float(0x7f800000)
+#define tl_f64_bits(x) ((tl_u64)__double_as_longlong(x))
 #else
 typedef long long tl_i64;
 typedef unsigned long long tl_u64;
 typedef int tl_i32;
 typedef unsigned int tl_u32;
 typedef unsigned char tl_bool;
+typedef signed char tl_i8;
+typedef short tl_i16;
+typedef unsigned char tl_u8;
+typedef unsigned short tl_u16;
 
 float expf(float), logf(float), sqrtf(float), sinf(float), cosf(float), tanhf(float),
     powf(float, float), fmodf(float, float), fabsf(float), log1pf(float), expm1f(float);
@@ -100,6 +114,11 @@ static inline double tl_blend_f64(tl_u64 mask, double a, double b) {
   x = (x & mask) | (y & ~mask);
   __builtin_memcpy(&a, &x, 8);
   return a;
+}
+static inline tl_u64 tl_f64_bits(double f) {
+  tl_u64 u;
+  __builtin_memcpy(&u, &f, 8);
+  return u;
 }
 #endif
 static inline float tl_blend_f32(tl_u32 mask, float a, float b) {
@@ -196,6 +215,62 @@ static inline float tl_erff(float x) {
   return tl_blend_f32(0u - (tl_u32)(x != x), x, y);
 }
 #endif
+
+/* ---- f16 and bf16: 16-bit storage, computed in f32 ----
+ * A double rounds to a 16-bit float (man stored mantissa bits, bias the exponent bias;
+ * sign at bit 15 in both) to nearest, ties to even, with overflow to inf and NaN kept
+ * (quiet, its sign kept): from a double directly, so f64 -> f16 rounds once. The
+ * significand (53 bits, the implicit one included) is shifted right to the target's
+ * precision, by more below the target's smallest normal exponent (subnormals); the
+ * carry of a rounding up lands in the exponent field, up to inf. */
+static inline tl_u16 tl_f64_to_small(double x, int man, int bias) {
+  tl_u64 b = tl_f64_bits(x), a = b & 0x7fffffffffffffffull;
+  tl_u32 sign = (tl_u32)(b >> 48) & 0x8000u, inf = (tl_u32)(2 * bias + 1) << man;
+  if (a > 0x7ff0000000000000ull) return (tl_u16)(sign | inf | (1u << (man - 1)));
+  int e = (int)(a >> 52) - 1023, emin = 1 - bias;
+  if (e > bias) return (tl_u16)(sign | inf);
+  if (e < emin - man - 1) return (tl_u16)sign; /* under half the smallest subnormal */
+  tl_u64 m = (a & 0xfffffffffffffull) | (1ull << 52);
+  int shift = 52 - man + (e < emin ? emin - e : 0);
+  tl_u64 r = m >> shift, rem = m & ((1ull << shift) - 1), mid = 1ull << (shift - 1);
+  if (rem > mid || (rem == mid && (r & 1))) r++; /* "half" is a type in OpenCL C */
+  tl_u32 bits = e < emin ? (tl_u32)r : ((tl_u32)(e - emin) << man) + (tl_u32)r;
+  return (tl_u16)(sign | (bits > inf ? inf : bits));
+}
+static inline tl_u16 tl_f64_to_f16(double x) { return tl_f64_to_small(x, 10, 15); }
+static inline tl_u16 tl_f64_to_bf16(double x) { return tl_f64_to_small(x, 7, 127); }
+static inline tl_u16 tl_f32_to_f16(float x) { return tl_f64_to_f16((double)x); }
+static inline tl_u16 tl_f32_to_bf16(float x) { return tl_f64_to_bf16((double)x); }
+/* exact: every f16 and bf16 is an f32 */
+static inline float tl_f16_to_f32(tl_u16 h) {
+  tl_u32 sign = (tl_u32)(h & 0x8000u) << 16, e = (h >> 10) & 31u, m = h & 1023u;
+  if (e == 0) return sign ? -((float)m * 5.9604644775390625e-8f) : (float)m * 5.9604644775390625e-8f;
+  return tl_bits_f32(sign | (e == 31 ? 0x7f800000u : (e + 112u) << 23) | m << 13);
+}
+static inline float tl_bf16_to_f32(tl_u16 h) { return tl_bits_f32((tl_u32)h << 16); }
+
+/* an i64 or u64 (u: its bits unsigned) as a double that rounds to f16/bf16 as the
+ * integer itself would: beyond 53 bits the bits shifted out are OR-ed into the last
+ * (round to odd), so rounding once more to a 16-bit float is a single rounding */
+static inline double tl_int_to_f64_odd(tl_i64 x, int u) {
+  int neg = !u && x < 0, s = 0;
+  tl_u64 m = neg ? 0 - (tl_u64)x : (tl_u64)x;
+  while ((m >> s) >= (1ull << 53)) s++;
+  double r = (double)((m >> s) | (tl_u64)((m & ((1ull << s) - 1)) != 0));
+  for (int i = 0; i < s; i++) r *= 2.0;
+  return neg ? -r : r;
+}
+
+/* float -> the narrower integers and u32: saturating, NaN 0, through a double (exact
+ * from an f32; the bounds are exact doubles) */
+static inline tl_i64 tl_f64_to_int(double x, double lo, double hi) {
+  return x != x ? 0 : x <= lo ? (tl_i64)lo : x >= hi ? (tl_i64)hi : (tl_i64)x;
+}
+static inline tl_u64 tl_f64_to_u64(double x) {
+  return x != x || x <= 0 ? 0 : x >= 18446744073709551616.0 ? ~(tl_u64)0 : (tl_u64)x;
+}
+static inline tl_u64 tl_idiv_u64(tl_u64 a, tl_u64 b) { return b == 0 ? 0 : a / b; }
+static inline tl_u64 tl_mod_u64(tl_u64 a, tl_u64 b) { return b == 0 ? 0 : a % b; }
 
 /* integer division and remainder truncate toward zero; by zero they give 0, and
  * MIN / -1 wraps, so no kernel ever traps */

@@ -217,6 +217,10 @@ static tl_tensor *collective(tl_tensor *handle, int kind, int root, const char *
   if (kind == 2 && dt != TL_F32 && dt != TL_F64)
     return tl_api_fail(ctx, tl_graph_mark(&ctx->graph), TL_ERR_DTYPE, "%s: needs a float tensor, not %s", what,
                        tl_dtype_name(dt));
+  if (kind != 3 && dt > TL_F64) /* the same answer on every rank: all agreed on the dtype */
+    return tl_api_fail(ctx, tl_graph_mark(&ctx->graph), TL_ERR_DTYPE,
+                       "%s: %s tensors are not reduced across ranks yet (bool, i32, i64, f32 and f64 are)", what,
+                       tl_dtype_name(dt));
   if (kind == 3 && (root < 0 || root >= tl_mpi_size()))
     return tl_api_fail(ctx, tl_graph_mark(&ctx->graph), TL_ERR_RANGE, "%s: root %d is not a rank (there are %d)", what,
                        root, tl_mpi_size());

@@ -253,6 +253,9 @@ tl_status tl_dist_sync_grads_as(int n, tl_tensor *const *params, const char *wha
     else if (ctx && t->slot.ctx != ctx) st = tl_error_set(&e, TL_ERR_ARG, "%s: parameters of different contexts", what);
     else if (!(grads[i] = tl_grad(params[i]))) st = tl_error_set(&e, tl_last_status(t->slot.ctx), "%s: parameter %d: %s",
                                                                  what, i, tl_last_error(t->slot.ctx));
+    else if (tl_get_dtype(grads[i]) != TL_F32 && tl_get_dtype(grads[i]) != TL_F64) /* only these are summed below */
+      st = tl_error_set(&e, TL_ERR_DTYPE, "%s: parameter %d is %s: only f32 and f64 gradients are averaged across ranks",
+                        what, i, tl_dtype_name(tl_get_dtype(grads[i])));
     if (t) ctx = t->slot.ctx;
   }
   bool wish = false, all = false, any = false, nccl = false;

@@ -207,6 +207,11 @@ tl_status tl_mpi_bcast(void *buf, int64_t count, tl_dtype dtype, int root, tl_er
   if (!M.running) return TL_OK;
   size_t es = tl_dtype_size(dtype);
   uintptr_t t = mpi_type(dtype);
+  if (dtype > TL_F64) { /* the dtypes with no MPI type here travel as bytes: a copy is bitwise */
+    count *= (int64_t)es;
+    es = 1;
+    t = M.h[TL_MPI_UNSIGNED_CHAR];
+  }
   for (int64_t at = 0; at < count;) {
     int n = (int)(count - at < (1 << 30) ? count - at : (1 << 30));
     void *p = (char *)buf + at * es;

@@ -140,8 +140,8 @@ void tl_nccl_close(void) {
   /* the library stays loaded: its threads and exit handlers may still run */
 }
 
-/* NCCL's type for a TL dtype: every TL dtype has one (bool is uint8: its sum is an
- * "or", NCCL's max), so none needs staging for want of a type */
+/* NCCL's type for one of the first five TL dtypes (bool is uint8: its sum is an "or",
+ * NCCL's max); the later dtypes are broadcast as bytes and not reduced (dist.c) */
 static int nccl_type(tl_dtype dt) {
   switch (dt) {
   case TL_BOOL: return TL_NCCL_UINT8;
@@ -168,6 +168,8 @@ tl_status tl_nccl_allreduce(const void *in, void *out, int64_t count, tl_dtype d
 tl_status tl_nccl_bcast(const void *in, void *out, int64_t count, tl_dtype dtype, int root, void *stream, tl_error *err) {
   if (!N.comm_ok) return tl_error_set(err, TL_ERR_INTERNAL, "ncclBroadcast without a communicator");
   if (count <= 0) return TL_OK;
-  int rc = N.f.ncclBroadcast(in, out, (size_t)count, nccl_type(dtype), root, N.comm, stream);
+  bool bytes = dtype > TL_F64; /* as bytes, as tl_mpi_bcast */
+  int rc = N.f.ncclBroadcast(in, out, (size_t)count * (bytes ? tl_dtype_size(dtype) : 1), bytes ? TL_NCCL_UINT8 : nccl_type(dtype),
+                             root, N.comm, stream);
   return rc == TL_NCCL_SUCCESS ? TL_OK : nccl_failed(err, "ncclBroadcast", rc);
 }

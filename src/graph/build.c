@@ -58,6 +58,11 @@ tl_uop *tl_build_broadcast_to(tl_graph *g, tl_uop *u, int ndim, const int64_t *s
 
 tl_uop *tl_build_reduce(tl_graph *g, tl_uop *u, int op, uint64_t axes) {
   if (!u) return NULL;
+  tl_dtype half = (tl_dtype)u->dtype;
+  if (tl_dtype_is_half(half)) { /* accumulates in f32, rounded once at the end (rewrite.c) */
+    tl_uop *r = tl_build_reduce(g, tl_build_cast(g, u, TL_F32), op, axes);
+    return r ? tl_build_cast(g, r, half) : NULL;
+  }
   int64_t shape[TL_MAX_DIMS];
   for (int i = 0; i < u->ndim; i++) shape[i] = (axes >> i & 1) ? 1 : u->shape[i];
   tl_arg arg = {.u = axes};
@@ -104,6 +109,8 @@ tl_uop *tl_build_matmul(tl_graph *g, tl_uop *a, tl_uop *b) {
   }
   tl_dtype dt = tl_dtype_promote((tl_dtype)a->dtype, (tl_dtype)b->dtype);
   if (dt == TL_BOOL) dt = TL_I32;
+  tl_dtype out_dt = dt;
+  if (tl_dtype_is_half(dt)) dt = TL_F32; /* products and sums in f32, rounded once */
   a = tl_build_cast(g, a, dt);
   b = tl_build_cast(g, b, dt);
   /* the loop kernel of an integer product reads a transposed b along its rows; a float
@@ -137,7 +144,7 @@ tl_uop *tl_build_matmul(tl_graph *g, tl_uop *a, tl_uop *b) {
   for (int i = 0; i < nb; i++) out[no++] = batch[i];
   if (!a_vec) out[no++] = M;
   if (!b_vec) out[no++] = N;
-  return tl_build_view(g, r, TL_MOVE_RESHAPE, out, NULL, NULL, NULL, no);
+  return tl_build_cast(g, tl_build_view(g, r, TL_MOVE_RESHAPE, out, NULL, NULL, NULL, no), out_dt);
 }
 
 /* ---- rows picked by an integer tensor ------------------------------------------------
@@ -156,6 +163,10 @@ tl_uop *tl_build_gather(tl_graph *g, tl_uop *table, tl_uop *idx) {
 
 tl_uop *tl_build_scatter_add(tl_graph *g, tl_uop *values, tl_uop *idx, int64_t rows) {
   if (!values || !idx) return NULL;
+  if (tl_dtype_is_half((tl_dtype)values->dtype)) { /* sums in f32 (rewrite.c) */
+    tl_uop *r = tl_build_scatter_add(g, tl_build_cast(g, values, TL_F32), idx, rows);
+    return r ? tl_build_cast(g, r, (tl_dtype)values->dtype) : NULL;
+  }
   tl_uop *src[2] = {values, idx};
   tl_arg none = {0};
   int64_t shape[2] = {rows, values->shape[values->ndim - 1]};

@@ -79,31 +79,65 @@ int tl_op_arity(int op) {
 /* ---- scalar semantics ---------------------------------------------------------- */
 tl_value tl_value_from_double(tl_dtype d, double v) {
   tl_value s;
-  if (tl_dtype_is_float(d)) s.f = d == TL_F32 ? (double)(float)v : v;
-  else if (d == TL_BOOL) s.i = v != 0;
-  else if (d == TL_I32) s.i = tl_f64_to_i32(v); /* saturating, NaN 0: the kernels' rule */
-  else s.i = tl_f64_to_i64(v);
+  switch (d) {
+  case TL_F32: s.f = (double)(float)v; break;
+  case TL_F64: s.f = v; break;
+  case TL_F16: s.f = tl_f16_to_f32(tl_f64_to_f16(v)); break; /* rounded once, from the double */
+  case TL_BF16: s.f = tl_bf16_to_f32(tl_f64_to_bf16(v)); break;
+  case TL_BOOL: s.i = v != 0; break;
+  case TL_I32: s.i = tl_f64_to_i32(v); break; /* saturating, NaN 0: the kernels' rule */
+  case TL_I64: s.i = tl_f64_to_i64(v); break;
+  case TL_U64: s.i = (int64_t)tl_f64_to_u64(v); break;
+  default: s.i = tl_f64_to_int(v, tl_dtype_min(d), tl_dtype_max(d)); break;
+  }
   return s;
 }
 
+/* an integer value wrapped to d: the narrow ones sign- or zero-extended, u64 as its
+ * bits (the tl_value convention, core/dtype.h) */
 static tl_value wrap_int(tl_dtype d, int64_t v) {
   tl_value s;
-  s.i = d == TL_I32 ? (int32_t)(uint32_t)(uint64_t)v : d == TL_BOOL ? (v != 0) : v;
+  switch (d) {
+  case TL_BOOL: s.i = v != 0; break;
+  case TL_I8: s.i = (int8_t)(uint8_t)(uint64_t)v; break;
+  case TL_U8: s.i = (uint8_t)(uint64_t)v; break;
+  case TL_I16: s.i = (int16_t)(uint16_t)(uint64_t)v; break;
+  case TL_U16: s.i = (uint16_t)(uint64_t)v; break;
+  case TL_I32: s.i = (int32_t)(uint32_t)(uint64_t)v; break;
+  case TL_U32: s.i = (uint32_t)(uint64_t)v; break;
+  default: s.i = v; break;
+  }
   return s;
 }
 
-static tl_value round_float(tl_dtype d, double v) {
-  tl_value s;
-  s.f = d == TL_F32 ? (double)(float)v : v;
-  return s;
-}
+/* an integer's value as a double: u64 from its bits */
+static double int_value(tl_dtype d, int64_t v) { return d == TL_U64 ? (double)(uint64_t)v : (double)v; }
 
 static tl_value cast(tl_dtype out, tl_dtype in, tl_value a) {
   if (tl_dtype_is_float(in)) return tl_value_from_double(out, a.f);
   /* from an integer as C converts it in a kernel: wrapping to a narrower integer,
    * rounded once to a float (through double, an i64 to f32 could round twice) */
-  if (tl_dtype_is_float(out)) return (tl_value){.f = out == TL_F32 ? (double)(float)a.i : (double)a.i};
+  if (out == TL_F32) return (tl_value){.f = in == TL_U64 ? (double)(float)(uint64_t)a.i : (double)(float)a.i};
+  if (out == TL_F64) return (tl_value){.f = int_value(in, a.i)};
+  if (tl_dtype_is_float(out)) return tl_value_from_double(out, tl_int_to_f64_odd(a.i, in == TL_U64)); /* f16, bf16 */
   return wrap_int(out, a.i);
+}
+
+/* u64's ops whose answer depends on reading the bits unsigned */
+static bool u64_apply(int op, tl_value a, tl_value b, int64_t *r) {
+  uint64_t x = (uint64_t)a.i, y = (uint64_t)b.i;
+  switch (op) {
+  case TL_OP_CMPLT: *r = x < y; return true;
+  case TL_OP_CMPLE: *r = x <= y; return true;
+  case TL_OP_CMPGT: *r = x > y; return true;
+  case TL_OP_CMPGE: *r = x >= y; return true;
+  case TL_OP_MAX: *r = (int64_t)(x > y ? x : y); return true;
+  case TL_OP_MIN: *r = (int64_t)(x < y ? x : y); return true;
+  case TL_OP_IDIV: case TL_OP_DIV: *r = (int64_t)tl_idiv_u64(x, y); return true;
+  case TL_OP_MOD: *r = (int64_t)tl_mod_u64(x, y); return true;
+  case TL_OP_ABS: case TL_OP_RELU: *r = a.i; return true;
+  default: return false;
+  }
 }
 
 tl_value tl_value_apply(int op, tl_dtype out, tl_dtype in, tl_value a, tl_value b, tl_value c) {
@@ -111,7 +145,9 @@ tl_value tl_value_apply(int op, tl_dtype out, tl_dtype in, tl_value a, tl_value 
   if (op == TL_OP_WHERE) return a.i ? b : c;
   if (op < 0 || op >= TL_NOPS) return (tl_value){0};
   const tl_op_row *r = &tl_optab[op];
+  int64_t u;
+  if (in == TL_U64 && u64_apply(op, a, b, &u)) return wrap_int(out, u);
   if (!tl_dtype_is_float(in)) return wrap_int(out, r->eval_i(a.i, b.i));
   double v = r->eval_f(out, a.f, b.f, c.f);
-  return tl_dtype_is_float(out) ? round_float(out, v) : wrap_int(out, (int64_t)v); /* comparisons: 0 or 1 */
+  return tl_dtype_is_float(out) ? tl_value_from_double(out, v) : wrap_int(out, (int64_t)v); /* comparisons: 0 or 1 */
 }

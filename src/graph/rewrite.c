@@ -47,14 +47,25 @@ static tl_dtype result_dtype(int op, tl_dtype in) {
   return op >= 0 && op < TL_NOPS && (tl_optab[op].flags & TL_OPF_BOOL) ? TL_BOOL : in;
 }
 
+/* f16 and bf16 are storage types: an op on them computes in f32 and rounds its result
+ * back (a comparison's bool stays), so no kernel or interpreter ever does arithmetic on
+ * them; only loads, stores, casts, constants and selects see them */
+static tl_uop *via_f32(tl_graph *g, tl_uop *r, tl_dtype half) {
+  return r && r->dtype == TL_F32 ? tl_build_cast(g, r, half) : r;
+}
+
 tl_uop *tl_build_unary(tl_graph *g, int op, tl_uop *a) {
   if (!a) return NULL;
+  if (tl_dtype_is_half((tl_dtype)a->dtype) && op != TL_OP_CONTIGUOUS)
+    return via_f32(g, tl_build_unary(g, op, tl_build_cast(g, a, TL_F32)), (tl_dtype)a->dtype);
   tl_arg none = {0};
   return finish(g, tl_uop_make(g, op, a->dtype, 1, &a, none, 0, a->ndim, a->shape));
 }
 
 tl_uop *tl_build_binary(tl_graph *g, int op, tl_uop *a, tl_uop *b) {
   if (!a || !b) return NULL;
+  if (tl_dtype_is_half((tl_dtype)a->dtype))
+    return via_f32(g, tl_build_binary(g, op, tl_build_cast(g, a, TL_F32), tl_build_cast(g, b, TL_F32)), (tl_dtype)a->dtype);
   tl_uop *src[2] = {a, b};
   tl_arg none = {0};
   return finish(g, tl_uop_make(g, op, result_dtype(op, a->dtype), 2, src, none, 0, a->ndim,

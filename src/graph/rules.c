@@ -183,6 +183,7 @@ static tl_uop *relu_rule(tl_graph *g, tl_uop *u) {
 static tl_uop *abs_rule(tl_graph *g, tl_uop *u) {
   tl_uop *x = u->src[0];
   if (u->dtype == TL_F32 || u->dtype == TL_F64) return NULL;
+  if (tl_dtype_is_unsigned((tl_dtype)u->dtype)) return x; /* -x wraps: max(5, -5) would be 251 in u8 */
   return tl_build_binary(g, TL_OP_MAX, x, tl_build_unary(g, TL_OP_NEG, x));
 }
 

@@ -61,7 +61,7 @@ static int tl_nn_same_shape(const tl_tensor *a, const tl_tensor *b) {
 }
 
 static int tl_nn_is_float(tl_dtype d) { return d == TL_F32 || d == TL_F64; }
-static int tl_nn_is_int(tl_dtype d) { return d == TL_I32 || d == TL_I64; }
+static int tl_nn_is_int(tl_dtype d) { return tl_dtype_is_int(d); } /* indices: cast to i64 */
 
 /* The context of a and b, or NULL with an error (stale handle, two contexts). */
 static tl_ctx *tl_nn_ctx2(tl_tensor *a, tl_tensor *b, const char *what) {

@@ -16,26 +16,17 @@ typedef struct {
   tl_error *err;
 } interp;
 
+/* a value: a float as a double, an integer as int64 (u64 as its bits), core/dtype.h */
 static tl_value get(const tl_buffer *b, int64_t i) {
   tl_value v;
-  switch (b->dtype) {
-  case TL_BOOL: v.i = ((const uint8_t *)b->data)[i]; break;
-  case TL_I32: v.i = ((const int32_t *)b->data)[i]; break;
-  case TL_I64: v.i = ((const int64_t *)b->data)[i]; break;
-  case TL_F32: v.f = ((const float *)b->data)[i]; break;
-  default: v.f = ((const double *)b->data)[i]; break;
-  }
+  if (tl_dtype_is_float((tl_dtype)b->dtype)) v.f = tl_dtype_read(b->data, (tl_dtype)b->dtype, i);
+  else v.i = tl_dtype_read_int(b->data, (tl_dtype)b->dtype, i);
   return v;
 }
 
 static void set(tl_buffer *b, int64_t i, tl_value v) {
-  switch (b->dtype) {
-  case TL_BOOL: ((uint8_t *)b->data)[i] = v.i != 0; break;
-  case TL_I32: ((int32_t *)b->data)[i] = (int32_t)v.i; break;
-  case TL_I64: ((int64_t *)b->data)[i] = v.i; break;
-  case TL_F32: ((float *)b->data)[i] = (float)v.f; break;
-  default: ((double *)b->data)[i] = v.f; break;
-  }
+  if (tl_dtype_is_float((tl_dtype)b->dtype)) tl_dtype_write(b->data, (tl_dtype)b->dtype, i, v.f);
+  else tl_dtype_write_int(b->data, (tl_dtype)b->dtype, i, v.i);
 }
 
 static tl_value num(tl_dtype d, double x) { return tl_value_from_double(d, x); }
@@ -72,7 +63,7 @@ static tl_buffer *eval_reduce(interp *I, tl_uop *u, tl_buffer *src) {
   for (int64_t j = 0; j < n; j++) {
     double idf = u->op == TL_OP_RSUM ? 0 : u->op == TL_OP_RPROD ? 1 : -INFINITY;
     accf[j] = idf;
-    acci[j].i = u->op == TL_OP_RSUM ? 0 : u->op == TL_OP_RPROD ? 1 : u->dtype == TL_BOOL ? 0 : u->dtype == TL_I32 ? INT32_MIN : INT64_MIN;
+    acci[j].i = u->op == TL_OP_RSUM ? 0 : u->op == TL_OP_RPROD ? 1 : (int64_t)tl_dtype_min((tl_dtype)u->dtype);
   }
   tl_shape_strides(u->ndim, u->shape, ostr);
   const tl_uop *s = u->src[0];

@@ -126,10 +126,8 @@ tl_struct_info *tl_sema_find_struct(sema *s, const char *name) {
 #define find_struct tl_sema_find_struct
 
 static int dtype_named(const char *name) {
-  static const char *const names[] = {"bool", "i32", "i64", "f32", "f64"};
-  static const int dts[] = {TL_BOOL, TL_I32, TL_I64, TL_F32, TL_F64};
-  for (int i = 0; i < 5; i++)
-    if (!strcmp(name, names[i])) return dts[i];
+  for (int d = 0; d < TL_NDTYPES; d++) /* the engine's names are the language's */
+    if (!strcmp(name, tl_dtype_name((tl_dtype)d))) return d;
   return -1;
 }
 
@@ -154,7 +152,8 @@ tl_ty *tl_sema_resolve_type(sema *s, const tl_type *t) {
   if (!strcmp(t->name, "Tensor")) {
     int dt = -1;
     if (t->dtype && (dt = dtype_named(t->dtype)) < 0) {
-      tl_diag_error(s->diag, t->line, t->col, "unknown tensor dtype `%s` (bool, i32, i64, f32 or f64)", t->dtype);
+      tl_diag_error(s->diag, t->line, t->col,
+                    "unknown tensor dtype `%s` (bool, i8, i16, i32, i64, u8, u16, u32, u64, f16, bf16, f32 or f64)", t->dtype);
       return TY_ERR;
     }
     if (t->rank > TL_MAX_DIMS) { /* a tensor has at most TL_MAX_DIMS axes: no value could have it */

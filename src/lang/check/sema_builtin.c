@@ -39,7 +39,9 @@ static const method_entry tensor_methods[] = {
     {"requires_grad", B_REQUIRES_GRAD, ARGS_NONE}, {"zero_grad", B_ZERO_GRAD, ARGS_NONE},
     {"mse_loss", B_MSE_LOSS, ARGS_VALUE}, {"cross_entropy", B_CROSS_ENTROPY, ARGS_VALUE},
     {"float", B_TO_DTYPE, ARGS_NONE}, {"double", B_TO_DTYPE, ARGS_NONE}, {"long", B_TO_DTYPE, ARGS_NONE},
-    {"int", B_TO_DTYPE, ARGS_NONE}, {"bool", B_TO_DTYPE, ARGS_NONE},
+    {"int", B_TO_DTYPE, ARGS_NONE}, {"bool", B_TO_DTYPE, ARGS_NONE}, {"half", B_TO_DTYPE, ARGS_NONE},
+    {"bfloat16", B_TO_DTYPE, ARGS_NONE}, {"byte", B_TO_DTYPE, ARGS_NONE}, {"char", B_TO_DTYPE, ARGS_NONE},
+    {"short", B_TO_DTYPE, ARGS_NONE},
     {"prod", B_PROD, ARGS_OPT_DIM}, {"cumsum", B_CUMSUM, ARGS_DIM}, {"expand", B_EXPAND, ARGS_SHAPE},
     {"flip", B_FLIP, ARGS_DIM}, {"dot", B_MATMUL, ARGS_VALUE}, {"broadcast_to", B_EXPAND, ARGS_SHAPE},
 };
@@ -686,9 +688,10 @@ static tl_ty *check_tensor_method(sema *s, tl_node *n, tl_ty *t, const method_en
   case B_REQUIRES_GRAD: return TY_BOOL_T;
   case B_MSE_LOSS: case B_CROSS_ENTROPY: return tl_sema_tensor(s, t->dtype, 0);
   case B_TO_DTYPE: {
-    static const char *const names[] = {"float", "double", "long", "int", "bool"};
-    static const int dts[] = {TL_F32, TL_F64, TL_I64, TL_I32, TL_BOOL};
-    for (int i = 0; i < 5; i++)
+    /* torch's names: half f16, bfloat16 bf16, byte u8, char i8, short i16 */
+    static const char *const names[] = {"float", "double", "long", "int", "bool", "half", "bfloat16", "byte", "char", "short"};
+    static const int dts[] = {TL_F32, TL_F64, TL_I64, TL_I32, TL_BOOL, TL_F16, TL_BF16, TL_U8, TL_I8, TL_I16};
+    for (int i = 0; i < 10; i++)
       if (!strcmp(n->name, names[i])) n->len = (size_t)dts[i];
     return tl_sema_tensor(s, (int)n->len, t->rank);
   }

@@ -58,7 +58,9 @@ tl_ty *tl_ty_of_dtype(int dtype) {
   case TL_I64: return TY_I64_T;
   case TL_I32: return TY_I32_T;
   case TL_BOOL: return TY_BOOL_T;
-  default: return TY_F32_T;
+  case TL_U8: return TY_U8_T;
+  case TL_I8: case TL_I16: case TL_U16: case TL_U32: case TL_U64: return TY_I64_T; /* exact, u64 as its bits */
+  default: return TY_F32_T; /* f32, and f16 and bf16 (exact) */
   }
 }
 

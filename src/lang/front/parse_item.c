@@ -11,7 +11,7 @@
 /* ---- types ---- */
 
 static bool is_dtype(const char *s) {
-  static const char *names[] = {"bool", "i32", "i64", "f32", "f64"};
+  static const char *names[] = {"bool", "i32", "i64", "f32", "f64", "i8", "i16", "u8", "u16", "u32", "u64", "f16", "bf16"};
   for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
     if (!strcmp(s, names[i])) return true;
   return false;
@@ -125,9 +125,9 @@ tl_type *tl_parse_type(parser *p) {
   next(p);
   const tl_token *d = peek(p);
   ty->dtype = tl_parse_ident(p, "a dtype");
-  if (!is_dtype(ty->dtype) && !strcmp(ty->dtype, "u8")) /* bytes are Vec<u8>: the engine has no u8 tensors */
-    tl_parse_fail_at(p, d, "there are no u8 tensors: keep bytes in a Vec<u8>, or use i32 or i64 (convert with `as`)");
-  else if (!is_dtype(ty->dtype)) tl_parse_fail_at(p, d, "unknown dtype '%s': expected bool, i32, i64, f32 or f64", ty->dtype);
+  if (!is_dtype(ty->dtype))
+    tl_parse_fail_at(p, d, "unknown dtype '%s': expected bool, i8, i16, i32, i64, u8, u16, u32, u64, f16, bf16, f32 or f64",
+                     ty->dtype);
   if (consume(p, TL_TOK_COMMA)) ty->rank = tl_parse_expect(p, TL_TOK_INT, "a rank (an integer)")->v.i;
   if (p->tok[p->pos - 1].big) /* the rank's token, when one was read */
     tl_parse_fail_at(p, &p->tok[p->pos - 1], "integer literal %s is too large for i64", p->tok[p->pos - 1].str);

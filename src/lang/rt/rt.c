@@ -16,6 +16,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include "core/dtype.h"  /* elements of every dtype */
 #include "core/format.h" /* tl_format_shape */
 #include "core/vec.h"    /* the text being formatted grows as a tl_vec */
 #include "core/half.h"   /* f16 and bf16 printed in their own shortest digits */
@@ -516,25 +517,12 @@ void tlrt_fmt_print(tlrt *R, bool newline) {
 tlrt_str *tlrt_fmt_take(tlrt *R) { return tlrt_str_new(R, R->fmt ? R->fmt : "", (int64_t)R->fmt_len); }
 
 /* ---- tensor elements ------------------------------------------------------------- */
-static bool dtype_is_int(tl_dtype dt) { return dt == TL_BOOL || dt == TL_I32 || dt == TL_I64; }
+static bool dtype_is_int(tl_dtype dt) { return dt == TL_BOOL || tl_dtype_is_int(dt); }
 
-static double read_f64(const void *p, tl_dtype dt, int64_t i) {
-  switch (dt) {
-  case TL_BOOL: return ((const uint8_t *)p)[i] != 0;
-  case TL_I32: return ((const int32_t *)p)[i];
-  case TL_I64: return (double)((const int64_t *)p)[i];
-  case TL_F32: return ((const float *)p)[i];
-  default: return ((const double *)p)[i];
-  }
-}
+/* every dtype through core/dtype.c (f16 and bf16 are 2 bytes, not a double's 8) */
+static double read_f64(const void *p, tl_dtype dt, int64_t i) { return tl_dtype_read(p, dt, i); }
 
-static int64_t read_i64(const void *p, tl_dtype dt, int64_t i) {
-  switch (dt) {
-  case TL_BOOL: return ((const uint8_t *)p)[i] != 0;
-  case TL_I32: return ((const int32_t *)p)[i];
-  default: return ((const int64_t *)p)[i];
-  }
-}
+static int64_t read_i64(const void *p, tl_dtype dt, int64_t i) { return tl_dtype_read_int(p, dt, i); }
 
 /* double -> integer saturates (and NaN gives 0): C leaves both undefined */
 static int64_t sat_i64(double v, int64_t lo, int64_t hi) {
@@ -550,7 +538,8 @@ static void write_f64(void *p, tl_dtype dt, int64_t i, double v) {
   case TL_I32: ((int32_t *)p)[i] = (int32_t)sat_i64(v, INT32_MIN, INT32_MAX); break;
   case TL_I64: ((int64_t *)p)[i] = sat_i64(v, INT64_MIN, INT64_MAX); break;
   case TL_F32: ((float *)p)[i] = fabs(v) > FLT_MAX && !isinf(v) ? (float)copysign(INFINITY, v) : (float)v; break;
-  default: ((double *)p)[i] = v; break;
+  case TL_F64: ((double *)p)[i] = v; break;
+  default: tl_dtype_write(p, dt, i, v); break; /* saturating to integers, rounding to f16/bf16 */
   }
 }
 
@@ -558,7 +547,10 @@ static void write_i64(void *p, tl_dtype dt, int64_t i, int64_t v) {
   switch (dt) {
   case TL_BOOL: ((uint8_t *)p)[i] = v != 0; break;
   case TL_I32: ((int32_t *)p)[i] = (int32_t)(v < INT32_MIN ? INT32_MIN : v > INT32_MAX ? INT32_MAX : v); break;
-  default: ((int64_t *)p)[i] = v; break;
+  case TL_I64: case TL_U64: ((int64_t *)p)[i] = v; break; /* u64: the bits, as read_i64 gives them */
+  default: /* the narrower ones saturate, as i32 */
+    tl_dtype_write_int(p, dt, i, v < tl_dtype_min(dt) ? (int64_t)tl_dtype_min(dt) : v > tl_dtype_max(dt) ? (int64_t)tl_dtype_max(dt) : v);
+    break;
   }
 }
 
