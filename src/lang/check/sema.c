@@ -351,12 +351,6 @@ tl_ty *tl_sema_binary_tensor(sema *s, tl_node *n, tl_ty *l, tl_ty *r) {
       tl_sema_error(s, n, "a tensor combines with a tensor or a number, not %s", tl_ty_name(o, b, sizeof b));
       return TY_ERR;
     }
-    if (tl_ty_is_numeric(o) && tl_ty_dtype(o) < 0) { /* a scalar type with no tensor dtype */
-      char b[64];
-      tl_sema_error(s, n, "%s is not a tensor dtype: convert the number with `as` (`x as f32`) to combine it with a tensor",
-                    tl_ty_name(o, b, sizeof b));
-      return TY_ERR;
-    }
     rank = t->rank;
   }
   int dt = tl_ty_binary_dtype(n->lhs, l, n->rhs, r);
@@ -698,11 +692,6 @@ static tl_ty *number_leaf(sema *s, tl_node *n, int *dtype, int *rank, int depth)
       }
       leaf_rank = depth + t->rank;
       dt = t->dtype;
-    } else if ((tl_ty_is_numeric(t) || t->kind == TY_BOOL) && tl_ty_dtype(t) < 0) {
-      char b[64];
-      tl_sema_error(s, n, "%s is not a tensor dtype: an array literal of them needs a Vec (`vec![...]`), or convert with `as`",
-                    tl_ty_name(t, b, sizeof b));
-      return TY_ERR;
     } else if (tl_ty_is_numeric(t) || t->kind == TY_BOOL) {
       dt = tl_ty_dtype(t);
     } else {

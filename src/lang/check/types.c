@@ -59,8 +59,14 @@ tl_ty *tl_ty_of_dtype(int dtype) {
   case TL_I32: return TY_I32_T;
   case TL_BOOL: return TY_BOOL_T;
   case TL_U8: return TY_U8_T;
-  case TL_I8: case TL_I16: case TL_U16: case TL_U32: case TL_U64: return TY_I64_T; /* exact, u64 as its bits */
-  default: return TY_F32_T; /* f32, and f16 and bf16 (exact) */
+  case TL_I8: return TY_I8_T;
+  case TL_I16: return TY_I16_T;
+  case TL_U16: return TY_U16_T;
+  case TL_U32: return TY_U32_T;
+  case TL_U64: return TY_U64_T;
+  case TL_F16: return TY_F16_T;
+  case TL_BF16: return TY_BF16_T;
+  default: return TY_F32_T;
   }
 }
 
@@ -71,6 +77,14 @@ int tl_ty_dtype(const tl_ty *t) {
   case TY_I32: return TL_I32;
   case TY_BOOL: return TL_BOOL;
   case TY_F32: return TL_F32;
+  case TY_U8: return TL_U8;
+  case TY_I8: return TL_I8;
+  case TY_I16: return TL_I16;
+  case TY_U16: return TL_U16;
+  case TY_U32: return TL_U32;
+  case TY_U64: return TL_U64;
+  case TY_F16: return TL_F16;
+  case TY_BF16: return TL_BF16;
   default: return -1;
   }
 }
