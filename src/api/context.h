@@ -104,6 +104,10 @@ tl_tensor *tl_api_wrap_op(tl_ctx *ctx, const char *what, tl_uop *u, size_t mark,
  * input: nn/conv.c checks all of it first. */
 tl_tensor *tl_api_conv2d(tl_tensor *x, tl_tensor *w, int64_t sh, int64_t sw, int64_t ph, int64_t pw);
 tl_tensor *tl_api_fail(tl_ctx *ctx, size_t mark, tl_status st, const char *fmt, ...) TL_PRINTF(4, 5);
+/* Hands r to the caller's scope (tl_scope_return of s). A failure inside carries the
+ * inner operation's name; `what: ` goes in front, so every message starts with the
+ * public function the caller called (scope.c). */
+tl_tensor *tl_api_finish(tl_ctx *ctx, tl_scope *s, tl_tensor *r, const char *what);
 /* TL_MAX_NUMEL as messages give it */
 #define TL_API_LIMIT_TEXT "2^40 (1099511627776)"
 _Static_assert(TL_MAX_NUMEL == (int64_t)1 << 40, "TL_API_LIMIT_TEXT must name TL_MAX_NUMEL");

@@ -24,23 +24,6 @@ static tl_tensor *fail(tl_ctx *ctx, tl_status st, const char *fmt, ...) {
   return NULL;
 }
 
-/* Hands r out of scope s; an inner failure's message gets `what: ` in front, so each
- * message starts with the function the caller called. */
-static tl_tensor *finish(tl_ctx *ctx, tl_scope *s, tl_tensor *r, const char *what) {
-  r = tl_scope_return(s, r);
-  size_t n = strlen(what);
-  char *msg = ctx->err.msg;
-  if (r || tl_last_status(ctx) == TL_OK || (strncmp(msg, what, n) == 0 && msg[n] == ':')) return r;
-  size_t len = strlen(msg), cap = sizeof ctx->err.msg;
-  if (n + 2 + len >= cap) len = cap - n - 3;
-  memmove(msg + n + 2, msg, len);
-  msg[n + 2 + len] = 0;
-  memcpy(msg, what, n);
-  msg[n] = ':';
-  msg[n + 1] = ' ';
-  return NULL;
-}
-
 static void shape_of(const tl_tensor *t, int64_t *shape) {
   for (int i = 0; i < tl_ndim(t); i++) shape[i] = tl_dim(t, i);
 }
@@ -66,7 +49,7 @@ tl_tensor *tl_logsumexp(tl_tensor *a, int naxes, const int *axes, int keepdim) {
   tl_tensor *shift = tl_where(finite, m, tl_scalar(ctx, dt, 0));
   tl_tensor *r = tl_add(tl_log(tl_sum(tl_exp(tl_sub(x, shift)), naxes, axes, 1)), shift);
   if (!keepdim) r = tl_sum(r, naxes, axes, 0); /* drops the reduced axes, each of size 1 */
-  return finish(ctx, s, r, "logsumexp");
+  return tl_api_finish(ctx, s, r, "logsumexp");
 }
 
 static tl_tensor *any_all(tl_tensor *a, int naxes, const int *axes, int keepdim, bool all, const char *what) {
@@ -78,7 +61,7 @@ static tl_tensor *any_all(tl_tensor *a, int naxes, const int *axes, int keepdim,
   /* any: some element is nonzero; all: no element is zero (a sum of bools counts, in i64) */
   tl_tensor *hit = all ? tl_eq(a, zero) : tl_ne(a, zero);
   tl_tensor *count = tl_sum(hit, naxes, axes, keepdim), *none = tl_scalar(ctx, TL_I64, 0);
-  return finish(ctx, s, all ? tl_eq(count, none) : tl_gt(count, none), what);
+  return tl_api_finish(ctx, s, all ? tl_eq(count, none) : tl_gt(count, none), what);
 }
 
 tl_tensor *tl_any(tl_tensor *a, int n, const int *axes, int k) { return any_all(a, n, axes, k, false, "any"); }
@@ -151,7 +134,7 @@ tl_tensor *tl_argsort(tl_tensor *a, int axis, int descending) {
       sort_lines(&k, outer, len, inner, line, tmp, out);
       r = tl_from_data(ctx, TL_I64, nd, shape, out);
     }
-    r = finish(ctx, s, r, "argsort");
+    r = tl_api_finish(ctx, s, r, "argsort");
   }
   free(keys);
   free(out);
@@ -262,7 +245,7 @@ tl_tensor *tl_gather(tl_tensor *a, int axis, tl_tensor *index) {
     }
   }
   free(op.v);
-  return finish(ctx, s, r, "gather");
+  return tl_api_finish(ctx, s, r, "gather");
 }
 
 /* for each position p of index: the element of a it goes to and the element of src it
@@ -315,7 +298,7 @@ tl_tensor *tl_scatter(tl_tensor *a, int axis, tl_tensor *index, tl_tensor *src) 
   free(op.v);
   free(from);
   free(hit);
-  return finish(ctx, s, r, "scatter");
+  return tl_api_finish(ctx, s, r, "scatter");
 }
 
 /* values [M, 1] added into the rows idx [M] of a zero [rows, 1]: one SCATTER_ADD node,
@@ -349,7 +332,7 @@ tl_tensor *tl_scatter_add(tl_tensor *a, int axis, tl_tensor *index, tl_tensor *s
   free(op.v);
   free(to);
   free(from);
-  return finish(ctx, s, r, "scatter_add");
+  return tl_api_finish(ctx, s, r, "scatter_add");
 }
 
 /* ---- roll and repeat ---------------------------------------------------------------------- */
@@ -388,7 +371,7 @@ tl_tensor *tl_roll(tl_tensor *a, int n, const int64_t *shifts, const int *axes) 
     r = a;
     for (int i = 0; i < n; i++) r = roll_axis(r, shifts[i], ax[i]);
   }
-  return finish(ctx, s, r, "roll");
+  return tl_api_finish(ctx, s, r, "roll");
 }
 
 tl_tensor *tl_repeat(tl_tensor *a, int n, const int64_t *reps) {
@@ -416,5 +399,5 @@ tl_tensor *tl_repeat(tl_tensor *a, int n, const int64_t *reps) {
     for (int i = 0; i < n; i++) cur[i] = i <= d ? out[i] : shape[i];
     x = tl_reshape(tl_expand(tl_unsqueeze(x, d), n + 1, wide), n, cur);
   }
-  return finish(ctx, s, x, "repeat");
+  return tl_api_finish(ctx, s, x, "repeat");
 }

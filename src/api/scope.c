@@ -484,3 +484,21 @@ size_t tl_mem_report(tl_ctx *ctx, FILE *out) {
   if (out) fprintf(out, "  %zu leaked object(s)\n", leaks);
   return leaks;
 }
+
+/* Hands r to the caller's scope. A failure inside (a stale handle, a bad shape
+ * reaching tl_randn) carries the inner operation's name; ours goes in front so every
+ * message starts with the public function the caller called. */
+tl_tensor *tl_api_finish(tl_ctx *ctx, tl_scope *s, tl_tensor *r, const char *what) {
+  r = tl_scope_return(s, r);
+  size_t n = strlen(what);
+  char *msg = ctx->err.msg;
+  if (r || tl_last_status(ctx) == TL_OK || (strncmp(msg, what, n) == 0 && msg[n] == ':')) return r;
+  size_t len = strlen(msg), cap = sizeof ctx->err.msg;
+  if (n + 2 + len >= cap) len = cap - n - 3; /* the end of an overlong message goes */
+  memmove(msg + n + 2, msg, len);
+  msg[n + 2 + len] = 0;
+  memcpy(msg, what, n);
+  msg[n] = ':';
+  msg[n + 1] = ' ';
+  return NULL;
+}

@@ -116,7 +116,7 @@ tl_tensor *tl_conv2d(tl_tensor *x, tl_tensor *w, tl_tensor *bias, int64_t stride
     y = tl_reshape(y, 4, (int64_t[]){n, o, oh, ow});
   }
   if (bias) y = tl_add(y, tl_reshape(bias, 4, (int64_t[]){1, o, 1, 1}));
-  return tl_nn_finish(ctx, s, y, "conv2d");
+  return tl_api_finish(ctx, s, y, "conv2d");
 }
 
 static tl_tensor *tl_pool2d(tl_tensor *x, int64_t kh, int64_t kw, int64_t sh, int64_t sw, int is_max,
@@ -133,7 +133,7 @@ static tl_tensor *tl_pool2d(tl_tensor *x, int64_t kh, int64_t kw, int64_t sh, in
                               (int64_t[]){n, c, kh * kw, oh, ow});
   int axis = 2;
   tl_tensor *y = is_max ? tl_max(win, 1, &axis, 0) : tl_mean(win, 1, &axis, 0);
-  return tl_nn_finish(ctx, s, y, what);
+  return tl_api_finish(ctx, s, y, what);
 }
 
 tl_tensor *tl_max_pool2d(tl_tensor *x, int64_t kh, int64_t kw, int64_t stride_h, int64_t stride_w) {

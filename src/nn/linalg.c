@@ -18,6 +18,7 @@
 #include <string.h>
 
 #include "tl.h"
+#include "api/context.h"
 #include "nn/nn_internal.h"
 
 /* a = P L U in place (unit L below the diagonal); piv: the row taken at each step.
@@ -165,7 +166,7 @@ tl_tensor *tl_inverse(tl_tensor *a) {
   free(inv);
   tl_tensor *r = y;
   if (tl_requires_grad(a)) r = tl_sub(y, tl_matmul(tl_matmul(y, change(a)), y));
-  return tl_nn_finish(ctx, s, r, "inverse");
+  return tl_api_finish(ctx, s, r, "inverse");
 }
 
 tl_tensor *tl_det(tl_tensor *a) {
@@ -208,7 +209,7 @@ tl_tensor *tl_det(tl_tensor *a) {
   }
   free(det);
   free(cof);
-  return tl_nn_finish(ctx, s, r, "det");
+  return tl_api_finish(ctx, s, r, "det");
 }
 
 tl_tensor *tl_solve(tl_tensor *a, tl_tensor *b) {
@@ -266,5 +267,5 @@ tl_tensor *tl_solve(tl_tensor *a, tl_tensor *b) {
     r = tl_add(r, vec ? tl_reshape(t, 1, &n) : t);
   }
   free(inv);
-  return tl_nn_finish(ctx, s, r, "solve");
+  return tl_api_finish(ctx, s, r, "solve");
 }

@@ -28,24 +28,6 @@ tl_tensor *tl_nn_fail(tl_ctx *ctx, tl_status st, const char *fmt, ...) {
   return NULL;
 }
 
-/* Hands r to the caller's scope. A failure inside (a stale handle, a bad shape
- * reaching tl_randn) carries the inner operation's name; ours goes in front so every
- * message starts with the public function the caller called. */
-tl_tensor *tl_nn_finish(tl_ctx *ctx, tl_scope *s, tl_tensor *r, const char *what) {
-  r = tl_scope_return(s, r);
-  size_t n = strlen(what);
-  char *msg = ctx->err.msg;
-  if (r || tl_last_status(ctx) == TL_OK || (strncmp(msg, what, n) == 0 && msg[n] == ':')) return r;
-  size_t len = strlen(msg), cap = sizeof ctx->err.msg;
-  if (n + 2 + len >= cap) len = cap - n - 3; /* the end of an overlong message goes */
-  memmove(msg + n + 2, msg, len);
-  msg[n + 2 + len] = 0;
-  memcpy(msg, what, n);
-  msg[n] = ':';
-  msg[n + 1] = ' ';
-  return NULL;
-}
-
 const char *tl_nn_shape_str(const tl_tensor *t, char *buf, size_t len) {
   int64_t shape[TL_MAX_DIMS];
   int n = tl_ndim(t); /* through the public API: t may be a stale or NULL handle ("[]") */
@@ -121,7 +103,7 @@ tl_tensor *tl_mse_loss(tl_tensor *pred, tl_tensor *target) {
   tl_scope *s = tl_scope_begin(ctx, "mse_loss");
   if (!s) return NULL;
   tl_tensor *d = tl_sub(pred, target);
-  return tl_nn_finish(ctx, s, tl_mean(tl_mul(d, d), 0, NULL, 0), "mse_loss");
+  return tl_api_finish(ctx, s, tl_mean(tl_mul(d, d), 0, NULL, 0), "mse_loss");
 }
 
 static int tl_nn_ce_check(tl_ctx *ctx, tl_tensor *logits, tl_tensor *targets) {
@@ -153,11 +135,11 @@ tl_tensor *tl_cross_entropy(tl_tensor *logits, tl_tensor *targets) {
   tl_scope *s = tl_scope_begin(ctx, "cross_entropy");
   if (!s) return NULL;
   if (!tl_nn_check_range(ctx, targets, c, "cross_entropy", "target", "classes"))
-    return tl_nn_finish(ctx, s, NULL, "cross_entropy");
+    return tl_api_finish(ctx, s, NULL, "cross_entropy");
   tl_tensor *mask = tl_nn_one_hot(ctx, targets, c, tl_get_dtype(logits));
   tl_tensor *picked = tl_sum(tl_mul(tl_log_softmax(logits, 1), mask), 0, NULL, 0);
   /* n == 0 gives 0 * -inf = NaN: the mean of nothing, as in PyTorch */
-  return tl_nn_finish(ctx, s, tl_mul_scalar(picked, -1.0 / (double)n), "cross_entropy");
+  return tl_api_finish(ctx, s, tl_mul_scalar(picked, -1.0 / (double)n), "cross_entropy");
 }
 
 tl_tensor *tl_binary_cross_entropy(tl_tensor *prob, tl_tensor *target) {
@@ -179,7 +161,7 @@ tl_tensor *tl_binary_cross_entropy(tl_tensor *prob, tl_tensor *target) {
   tl_tensor *t = tl_cast(target, dt);
   tl_tensor *pos = tl_mul(t, tl_log(p));
   tl_tensor *neg = tl_mul(tl_add_scalar(tl_neg(t), 1), tl_log(tl_add_scalar(tl_neg(p), 1)));
-  return tl_nn_finish(ctx, s, tl_neg(tl_mean(tl_add(pos, neg), 0, NULL, 0)), "binary_cross_entropy");
+  return tl_api_finish(ctx, s, tl_neg(tl_mean(tl_add(pos, neg), 0, NULL, 0)), "binary_cross_entropy");
 }
 
 /* ---- layers --------------------------------------------------------------------- */
@@ -217,7 +199,7 @@ tl_tensor *tl_layer_norm(tl_tensor *x, tl_tensor *gamma, tl_tensor *beta, double
   tl_tensor *y = tl_div(centered, tl_sqrt(tl_add_scalar(var, eps)));
   if (gamma) y = tl_mul(y, gamma);
   if (beta) y = tl_add(y, beta);
-  return tl_nn_finish(ctx, s, y, "layer_norm");
+  return tl_api_finish(ctx, s, y, "layer_norm");
 }
 
 /* Rows of weight picked by tl_gather_rows: O(N*D) work and memory for N indices, and
@@ -245,8 +227,8 @@ tl_tensor *tl_embedding(tl_tensor *weight, tl_tensor *indices) {
   tl_scope *s = tl_scope_begin(ctx, "embedding");
   if (!s) return NULL;
   if (!tl_nn_check_range(ctx, indices, v, "embedding", "index", "rows"))
-    return tl_nn_finish(ctx, s, NULL, "embedding");
-  return tl_nn_finish(ctx, s, tl_gather_rows(weight, indices), "embedding");
+    return tl_api_finish(ctx, s, NULL, "embedding");
+  return tl_api_finish(ctx, s, tl_gather_rows(weight, indices), "embedding");
 }
 
 /* keep = rand >= p (probability 1 - p); kept values scaled by 1/(1-p) so the
@@ -266,10 +248,10 @@ tl_tensor *tl_dropout(tl_tensor *x, double p, int training) {
   for (int i = 0; i < nd; i++) shape[i] = tl_dim(x, i);
   tl_scope *s = tl_scope_begin(ctx, "dropout");
   if (!s) return NULL;
-  if (!training || p == 0) return tl_nn_finish(ctx, s, tl_reshape(x, nd, shape), "dropout");
+  if (!training || p == 0) return tl_api_finish(ctx, s, tl_reshape(x, nd, shape), "dropout");
   tl_tensor *keep = tl_ge(tl_rand(ctx, dt, nd, shape), tl_scalar(ctx, dt, p));
   tl_tensor *y = tl_where(keep, tl_mul_scalar(x, 1.0 / (1.0 - p)), tl_scalar(ctx, dt, 0));
-  return tl_nn_finish(ctx, s, y, "dropout");
+  return tl_api_finish(ctx, s, y, "dropout");
 }
 
 /* ---- initializers --------------------------------------------------------------- */
@@ -279,7 +261,7 @@ tl_tensor *tl_dropout(tl_tensor *x, double p, int training) {
 static tl_tensor *tl_nn_make_param(tl_ctx *ctx, tl_scope *s, tl_tensor *v, const char *what) {
   tl_tensor *leaf = tl_detach(v);
   if (leaf && (tl_set_requires_grad(leaf, 1) != TL_OK || tl_realize(leaf) != TL_OK)) leaf = NULL;
-  return tl_nn_finish(ctx, s, leaf, what);
+  return tl_api_finish(ctx, s, leaf, what);
 }
 
 static int tl_nn_check_init(tl_ctx *ctx, tl_dtype dtype, const char *what) {

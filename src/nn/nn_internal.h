@@ -10,10 +10,6 @@
 
 /* Sets the message and returns NULL: the way out on bad input, before any scope. */
 tl_tensor *tl_nn_fail(tl_ctx *ctx, tl_status st, const char *fmt, ...) TL_PRINTF(3, 4);
-/* Hands r to the caller's scope (tl_scope_return of s). A failure inside carries the
- * inner operation's name; `what: ` goes in front, so every message starts with the
- * public function the caller called. */
-tl_tensor *tl_nn_finish(tl_ctx *ctx, tl_scope *s, tl_tensor *r, const char *what);
 /* "[2, 3]": t's shape for a message (core/format.h's formatter); returns buf */
 const char *tl_nn_shape_str(const tl_tensor *t, char *buf, size_t len);
 
