@@ -239,6 +239,12 @@ tl_fninfo *tl_sema_find_fn(sema *s, const char *name) {
 /* ---- expressions ---- */
 
 
+static bool is_untyped_literal(const tl_node *n);
+bool tl_sema_is_plain_literal(const tl_node *n) {
+  const tl_node *m = n->kind == TL_N_UNARY && n->op == TL_TOK_MINUS ? n->lhs : n;
+  return is_untyped_literal(n) && !m->name; /* `5u16`: the suffix is its type */
+}
+
 static bool is_untyped_literal(const tl_node *n) {
   if (n->kind == TL_N_UNARY && n->op == TL_TOK_MINUS) n = n->lhs;
   return (n->kind == TL_N_INT || n->kind == TL_N_FLOAT) && !tl_sema_const_type(n); /* a constant has its type */

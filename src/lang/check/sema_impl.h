@@ -59,6 +59,8 @@ void tl_sema_loop(sema *s, tl_node *n);
 tl_ty *tl_sema_binary_tensor(sema *s, tl_node *n, tl_ty *l, tl_ty *r);
 tl_ty *tl_sema_binary_at(sema *s, tl_node *n, tl_ty *expect, bool hint_only, tl_ty *l_done);
 bool tl_sema_tensor_cond(sema *s, tl_node *cond, const tl_ty *c);
+/* a number literal with no suffix and no constant's type: it takes the context's */
+bool tl_sema_is_plain_literal(const tl_node *n);
 tl_ty *tl_sema_call(sema *s, tl_node *n, tl_ty *expect);
 tl_ty *tl_sema_method(sema *s, tl_node *n);
 tl_ty *tl_sema_compr(sema *s, tl_node *n);

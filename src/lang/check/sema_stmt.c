@@ -171,6 +171,26 @@ static void check_let(sema *s, tl_node *n) {
   }
 }
 
+/* `for i in a..b`: i has the bounds' integer type, as in Rust (`0..n` with n a u16
+ * counts in u16); i64 when both bounds are plain literals. A bound that is not a
+ * plain literal is checked first and gives the type; each is checked once. */
+static tl_ty *for_range(sema *s, tl_node *h) {
+  bool lit_lo = tl_sema_is_plain_literal(h->lhs), lit_hi = tl_sema_is_plain_literal(h->rhs);
+  tl_node *first = lit_lo && !lit_hi ? h->rhs : h->lhs, *second = first == h->lhs ? h->rhs : h->lhs;
+  tl_ty *want = TY_I64_T;
+  if (!(lit_lo && lit_hi)) {
+    tl_ty *t = tl_sema_expr(s, first, NULL);
+    if (tl_ty_is_int(t)) want = t;
+    else if (t->kind != TY_ERROR) tl_sema_mismatch(s, first, "range bound", TY_I64_T, t);
+  } else {
+    tl_sema_expect_i64(s, first, "range bound");
+  }
+  tl_ty *t2 = tl_sema_expr(s, second, want);
+  if (t2->kind != want->kind && t2->kind != TY_ERROR) tl_sema_mismatch(s, second, "range bound", want, t2);
+  h->ty = TY_RANGE_T;
+  return want;
+}
+
 static void check_for(sema *s, tl_node *n) {
   tl_ty *it;
   tl_node *h = n->lhs;
@@ -183,6 +203,8 @@ static void check_for(sema *s, tl_node *n) {
     h->ty = TY_RANGE_T;
     h->ival = 1; /* marks `range(...)` for the code generator */
     it = TY_I64_T;
+  } else if (h->kind == TL_N_RANGE && h->lhs && h->rhs) {
+    it = for_range(s, h);
   } else {
     tl_ty *t = tl_sema_expr(s, h, NULL);
     if (t->kind == TY_RANGE) {

@@ -993,9 +993,11 @@ static void gen_for(gen *g, tl_node *n) {
   if (h->ty->kind == TY_RANGE) {
     tl_node *lo = h->ival == 1 ? (h->args->next ? h->args : NULL) : h->lhs;
     tl_node *hi = h->ival == 1 ? (h->args->next ? h->args->next : h->args) : h->rhs;
-    const char *a = tl_gen_new_temp(g, TY_I64_T, lo ? tl_gen_expr(g, lo).c : "0");
-    const char *b = tl_gen_new_temp(g, TY_I64_T, tl_gen_expr(g, hi).c);
-    tl_gen_emit(g, "for (int64_t %s = %s; %s < %s; %s++) {", tl_gen_var_ref(g, v), a, tl_gen_var_ref(g, v), b, tl_gen_var_ref(g, v));
+    /* counted in the bounds' own type (sema_stmt.c's for_range): i < b keeps i++ in range */
+    const char *a = tl_gen_new_temp(g, v->ty, lo ? tl_gen_expr(g, lo).c : "0");
+    const char *b = tl_gen_new_temp(g, v->ty, tl_gen_expr(g, hi).c);
+    tl_gen_emit(g, "for (%s %s = %s; %s < %s; %s++) {", tl_gen_ctype(g, v->ty), tl_gen_var_ref(g, v), a, tl_gen_var_ref(g, v), b,
+                tl_gen_var_ref(g, v));
     g->indent++;
     tl_gen_loop_body(g, n, n->body, NULL);
   } else {

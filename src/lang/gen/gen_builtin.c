@@ -228,7 +228,7 @@ static cv scalar_math(gen *g, tl_node *n, tl_builtin id, cv x, cv *y) {
     case B_MAXIMUM: return tl_gen_scalar(tl_gen_fmt(g, "((%s) > (%s) ? (%s) : (%s))", x.c, y->c, x.c, y->c), t);
     case B_MINIMUM: return tl_gen_scalar(tl_gen_fmt(g, "((%s) < (%s) ? (%s) : (%s))", x.c, y->c, x.c, y->c), t);
     case B_RELU: return tl_gen_scalar(tl_gen_fmt(g, "((%s) > 0 ? (%s) : 0)", x.c, x.c), t);
-    default: return tl_gen_scalar(tl_gen_f2i(g, t, tl_gen_fmt(g, "pow((double)(%s), (double)(%s))", x.c, y->c)), t);
+    default: return tl_gen_scalar(tl_gen_fmt(g, "((%s)tl__ipow(R, (uint64_t)(%s), (int64_t)(%s), %d, %d))", c, x.c, y->c, n->line, n->col), t);
     }
   }
   if (tl_ty_is_half(t)) { /* computed in f32, the result rounded back to the format */

@@ -225,6 +225,16 @@ static inline uint8_t tl__shift8(tlrt *R, uint8_t a, int64_t b, int left, int li
     tlrt_fail(R, line, col, "attempt to shift %s by %lld, outside 0..7", left ? "left" : "right", (long long)b);
   return left ? (uint8_t)(a << b) : (uint8_t)(a >> b);
 }
+/* integer x^e exactly, by squaring in u64 and wrapping like the language's other
+ * integer arithmetic (Rust's wrapping_pow; a double pow loses digits past 2^53); Rust's
+ * exponent is a u32, so a negative one is an error */
+static inline uint64_t tl__ipow(tlrt *R, uint64_t x, int64_t e, int line, int col) {
+  if (__builtin_expect(e < 0, 0)) tlrt_fail(R, line, col, "pow of an integer with a negative exponent %lld", (long long)e);
+  uint64_t r = 1;
+  for (; e > 0; e >>= 1, x *= x)
+    if (e & 1) r *= x;
+  return r;
+}
 /* float -> integer saturates and NaN gives 0, as Rust's `as`; kind 0 i64, 1 i32, 2 u8 */
 static inline int64_t tl__f2i(double x, int kind) {
   double lo = kind == 2 ? 0.0 : kind ? -2147483648.0 : -9223372036854775808.0,
