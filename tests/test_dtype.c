@@ -361,19 +361,21 @@ TEST(dtype_rand_needs_f32_or_f64) {
   TEST_SHUTDOWN(ctx);
 }
 
-/* the same checks on OpenCL (PoCL here; its own test: the ASan runs leave PoCL out) */
-TEST(dtype_checks_on_opencl) {
-  if (tl_backend_usable("opencl") != TL_OK) {
-    printf("  opencl is not available here: %s\n", tl_last_error(NULL));
+/* the same checks on a GPU backend: OpenCL (PoCL here), or the one TL_TEST_DEVICE names
+ * (cuda on an NVIDIA GPU); its own test, as the ASan runs leave PoCL out */
+TEST(dtype_checks_on_device) {
+  const char *device = getenv("TL_TEST_DEVICE") ? getenv("TL_TEST_DEVICE") : "opencl";
+  if (tl_backend_usable(device) != TL_OK) {
+    printf("  %s is not available here: %s\n", device, tl_last_error(NULL));
     return;
   }
-  float_to_int_casts_saturate("opencl");
-  casts_to_f16_bf16_round_to_nearest_even("opencl");
-  integer_casts_wrap("opencl");
-  integer_arithmetic_wraps("opencl");
-  u64_is_unsigned("opencl");
-  f16_computes_in_f32_rounds_once("opencl");
-  reductions("opencl");
+  float_to_int_casts_saturate(device);
+  casts_to_f16_bf16_round_to_nearest_even(device);
+  integer_casts_wrap(device);
+  integer_arithmetic_wraps(device);
+  u64_is_unsigned(device);
+  f16_computes_in_f32_rounds_once(device);
+  reductions(device);
 }
 
 /* every kind of kernel the new dtypes make, rendered as CUDA C and compiled by NVRTC

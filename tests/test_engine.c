@@ -467,7 +467,9 @@ TEST(errors_shape_dtype_axis_range) {
   CHECK_STR(tl_last_error(ctx), "neg: not defined for bool tensors");
   CHECK(tl_zeros(ctx, TL_F32, 1, (int64_t[]){-1}) == NULL);
   CHECK_STR(tl_last_error(ctx), "full: size -1 of axis 0 is out of range");
-  setenv("TL_OPENCL_LIB", "/nonexistent/libOpenCL.so.1", 1); /* no OpenCL here (each test is a process) */
+  /* no OpenCL and no CUDA here, on any machine (each test is a process) */
+  setenv("TL_OPENCL_LIB", "/nonexistent/libOpenCL.so.1", 1);
+  setenv("TL_CUDA_LIB", "/nonexistent/libcuda.so.1", 1);
   CHECK_INT(tl_set_backend(ctx, "gpu"), TL_ERR_BACKEND);
   CHECK_STR(tl_last_error(ctx), "unknown backend 'gpu' (expected cpu or interp)");
   double v;
