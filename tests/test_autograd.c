@@ -896,6 +896,40 @@ TEST(grad_nonleaf_kept) {
   TEST_SHUTDOWN(ctx);
 }
 
+/* A held non-leaf's gradient is kept lazily: backward computes no more kernels when a
+ * handle holds the intermediates than when none does (it computed y's unmasked gradient,
+ * a product of its own, and read it nowhere), and tl_grad(y) still gives it. By hand:
+ * z = x w = [[3, 1], [-1, -7]], y = relu(z) = [[3, 1], [0, 0]], loss = sum(y v), v =
+ * [1, 2]^T: dy = [[1, 2], [1, 2]], dz = [[1, 2], [0, 0]], dw = x^T dz = [[1, 2], [2, 4]]. */
+static uint64_t backward_kernels(bool hold, double *dw, double *dy) {
+  tl_ctx *ctx = tl_init();
+  tl_tensor *x = tl_from_data(ctx, TL_F64, 2, (int64_t[]){2, 2}, (double[]){1, 2, 3, -4});
+  tl_tensor *w = tl_from_data(ctx, TL_F64, 2, (int64_t[]){2, 2}, (double[]){1, -1, 1, 1});
+  tl_tensor *v = tl_from_data(ctx, TL_F64, 2, (int64_t[]){2, 1}, (double[]){1, 2});
+  CHECK_INT(tl_set_requires_grad(w, 1), TL_OK);
+  tl_tensor *z = tl_matmul(x, w), *y = tl_relu(z), *yv = tl_matmul(y, v);
+  tl_tensor *loss = tl_sum(yv, 0, NULL, 0);
+  CHECK_INT(tl_realize(loss), TL_OK);
+  if (!hold) tl_release(z), tl_release(y), tl_release(yv);
+  uint64_t before = tl_get_stats(ctx).kernels_run;
+  CHECK_INT(tl_backward(loss, NULL), TL_OK);
+  uint64_t ran = tl_get_stats(ctx).kernels_run - before;
+  CHECK_INT(tl_to_host(tl_grad(w), dw, 4 * sizeof *dw), TL_OK);
+  if (hold) CHECK_INT(tl_to_host(tl_grad(y), dy, 4 * sizeof *dy), TL_OK);
+  TEST_SHUTDOWN(ctx);
+  return ran;
+}
+TEST(grad_nonleaf_kept_lazily) {
+  double dw_held[4], dw_free[4], dy[4];
+  uint64_t held = backward_kernels(true, dw_held, dy), freed = backward_kernels(false, dw_free, NULL);
+  CHECK_INT((long long)held, (long long)freed);
+  const double want_dw[4] = {1, 2, 2, 4}, want_dy[4] = {1, 2, 1, 2};
+  for (int i = 0; i < 4; i++) {
+    CHECK(dw_held[i] == want_dw[i] && dw_free[i] == want_dw[i]);
+    CHECK(dy[i] == want_dy[i]);
+  }
+}
+
 TEST(grad_errors) {
   tl_ctx *ctx = tl_init();
   tl_tensor *x = vec64(ctx, 3, (double[]){1, 2, 3}, true), *plain = vec64(ctx, 3, (double[]){1, 2, 3}, false);

@@ -121,6 +121,7 @@ tl_status tl_zero_grad(tl_tensor *handle) {
   if (t->ag && t->ag->op != TL_AG_LEAF) { /* a non-leaf's kept gradient */
     if (t->ag->kept) tl_uop_release(&ctx->graph, t->ag->kept);
     t->ag->kept = NULL;
+    t->ag->kept_sum = false;
     return TL_OK;
   }
   if (!is_leaf(ctx, t, "zero_grad")) return ctx->err.status;
@@ -267,8 +268,11 @@ tl_status tl_backward(tl_tensor *loss_handle, tl_tensor *seed_handle) {
   if (!st && !grads) st = tl_error_set(&ctx->err, TL_ERR_NOMEM, "backward: out of memory");
   size_t ng = 0;
   for (size_t k = 0; !st && k < leaves.n; k++) grads[ng++] = leaves.v[k]->grad;
-  for (size_t k = 0; !st && k < order.n; k++) /* kept gradients too: no chain of sums grows over steps */
-    if (order.v[k]->op != TL_AG_LEAF && order.v[k]->retain && order.v[k]->kept) grads[ng++] = order.v[k]->kept;
+  /* kept gradients that sum several calls too, so no chain of sums grows over steps; a
+   * first call's stays lazy: a handle holds every intermediate of a C program, and most
+   * of their gradients (a layer's output before its activation's rule) are never read */
+  for (size_t k = 0; !st && k < order.n; k++)
+    if (order.v[k]->op != TL_AG_LEAF && order.v[k]->retain && order.v[k]->kept_sum) grads[ng++] = order.v[k]->kept;
   if (!st) st = tl_api_realize_nodes(ctx, ng, grads); /* the leaves' gradients together */
   free(grads);
   ctx->grad_disabled = was_disabled;

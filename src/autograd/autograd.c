@@ -177,6 +177,7 @@ bool tl_ag_keep(tl_graph *g, tl_ag_node *n) {
   tl_uop *k = n->kept ? tl_build_binary(g, TL_OP_ADD, n->kept, n->grad) : n->grad;
   if (k) {
     tl_uop_retain(k);
+    n->kept_sum = n->kept != NULL;
     if (n->kept) tl_uop_release(g, n->kept);
     n->kept = k;
   }

@@ -65,6 +65,8 @@ struct tl_ag_node {
   bool saved;     /* every value saved by it and by the records under it is computed */
   bool retain;    /* a non-leaf a handle holds while backward runs: keeps its gradient */
   tl_uop *kept;   /* ... that gradient, accumulated over backward calls (tl_grad reads it) */
+  bool kept_sum;  /* kept sums several backward calls' gradients (computed at once, so no
+                     chain of sums grows); one call's stays lazy until something reads it */
   tl_ag_input in[];
 };
 
@@ -101,7 +103,8 @@ bool tl_ag_history_values(tl_ag_node *root, tl_uop ***values, size_t *n);
 void tl_ag_mark_history_saved(tl_ag_node *root);
 /* n->grad += g (a new graph node; false: out of memory) */
 bool tl_ag_accumulate(tl_graph *g, tl_ag_node *n, tl_uop *grad);
-/* n->kept += n->grad (a retained non-leaf, before its step releases the gradient) */
+/* n->kept += n->grad (a retained non-leaf, before its step releases the gradient);
+ * sets n->kept_sum when it adds to an earlier call's */
 bool tl_ag_keep(tl_graph *g, tl_ag_node *n);
 /* how many of n's inputs take a gradient: over one, n->grad is read by several rules */
 int tl_ag_inputs_needing_grad(const tl_ag_node *n);
