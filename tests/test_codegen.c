@@ -26,7 +26,7 @@ static char *uop_source(tl_graph *graph, tl_uop *u) {
   tl_lowered l;
   tl_error e = {0};
   char *src = NULL;
-  if (!root || !tl_schedule_build(root, &s)) {
+  if (!root || !tl_schedule_build(root, true, &s)) {
     tl_graph_release_to(graph, mark);
     return NULL;
   }
@@ -194,7 +194,7 @@ TEST(codegen_matmul_work_counts_the_reduction) {
   tl_lowered l;
   tl_error e = {0};
   CHECK(sum->op == TL_OP_RSUM);
-  CHECK(tl_schedule_build(sum, &s));
+  CHECK(tl_schedule_build(sum, true, &s));
   CHECK_INT(tl_lower_kernel(sum, &s, &l, &e), TL_OK);
   CHECK_INT(l.work, 2);               /* 8 rows, 4 per iteration */
   CHECK(l.inner_work >= 4 * 50 * 6); /* every row of the group takes 50 x 6 updates */
@@ -253,6 +253,58 @@ TEST(codegen_long_f32_sum_is_blocked) {
   free(src);
   src = kernel_source(tl_sum(tl_shrink(x, (int64_t[]){0, 0}, (int64_t[]){2, 128}), 1, (int[]){1}, 0));
   CHECK(src && !strstr(src, "double acc") && strstr(src, "float acc0 = 0;"));
+  free(src);
+  TEST_SHUTDOWN(ctx);
+}
+
+/* A column sum (a bias's gradient) on host threads runs in blocks of 32 columns, each
+ * zeroed then summed row by row with stride 1 (it read each column with a stride of
+ * its row before, 7x slower at 128 x 256); its values are the rows' sums in order,
+ * exactly. Not on a device grid (one work-item a column), not past 128 rows (the f32
+ * blocks keep their f64 partials), not over a broadcast reduce (softmax's max, which
+ * would run again for every element). */
+static char *column_sum_source(tl_tensor *handle, bool host) {
+  tl_tensor *t = tl_api_tensor(handle, "kernel_source");
+  tl_uop *sum = t->u->op == TL_OP_VIEW ? t->u->src[0] : t->u;
+  tl_schedule s;
+  tl_lowered l;
+  tl_error e = {0};
+  char *src = NULL;
+  if (tl_schedule_build(sum, host, &s)) {
+    if (tl_lower_kernel(sum, &s, &l, &e) == TL_OK) src = tl_render_c(&l, "k"), tl_lowered_free(&l);
+    tl_schedule_free(&s);
+  }
+  return src;
+}
+TEST(codegen_column_sum_runs_in_blocks_of_columns) {
+  tl_ctx *ctx = tl_init();
+  enum { R = 100, C = 96 };
+  static float d[R * C];
+  for (int i = 0; i < R * C; i++) d[i] = (float)((i * 7919) % 1000) / 997.0f - 0.5f;
+  tl_tensor *x = tl_from_data(ctx, TL_F32, 2, (int64_t[]){R, C}, d);
+  tl_tensor *col = tl_sum(x, 1, (int[]){0}, 0);
+  char *src = column_sum_source(col, true);
+  CHECK_CONTAINS(src, "r0 * 32LL");             /* 3 blocks of 32 columns, the parallel loop */
+  CHECK_CONTAINS(src, "r2 < 100LL");            /* the rows outside ... */
+  CHECK(src && !strstr(src, "reduction(+"));   /* ... the columns: no strided sum */
+  free(src);
+  src = column_sum_source(col, false);         /* a device: a work-item a column, as before */
+  CHECK_CONTAINS(src, "reduction(+");
+  free(src);
+  float got[C];
+  CHECK_INT(tl_to_host(col, got, sizeof got), TL_OK);
+  for (int j = 0; j < C; j++) {
+    float want = 0;
+    for (int i = 0; i < R; i++) want += d[i * C + j];
+    CHECK(got[j] == want);
+  }
+  tl_tensor *tall = tl_from_data(ctx, TL_F32, 2, (int64_t[]){200, 48}, d);
+  src = column_sum_source(tl_sum(tall, 1, (int[]){0}, 0), true); /* 200 rows: the blocked f32 sum */
+  CHECK(src && !strstr(src, "r0 * 32LL") && !strstr(src, "r0 * 16LL"));
+  free(src);
+  tl_tensor *e = tl_exp(tl_sub(x, tl_max(x, 1, (int[]){0}, 1)));
+  src = column_sum_source(tl_sum(e, 1, (int[]){0}, 0), true);
+  CHECK(src && !strstr(src, "r0 * 32LL"));
   free(src);
   TEST_SHUTDOWN(ctx);
 }

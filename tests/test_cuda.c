@@ -101,7 +101,7 @@ static int compile_schedule(tl_nvrtc *n, tl_tensor *handle, const char *what) {
   tl_uop *root = tl_rewrite_graph(&t->slot.ctx->graph, t->u, rules, 4);
   tl_schedule s;
   int compiled = 0;
-  if (root && root->op != TL_OP_BUFFER && tl_schedule_build(root, &s)) {
+  if (root && root->op != TL_OP_BUFFER && tl_schedule_build(root, false, &s)) {
     for (int k = 0; k < s.nkernels; k++) {
       tl_lowered l;
       tl_error e = {0};

@@ -37,7 +37,7 @@ static int gemm_kind(tl_tensor *handle) {
   tl_lowered l;
   tl_error e = {0};
   int kind = -1;
-  if (r && tl_schedule_build(r, &s)) {
+  if (r && tl_schedule_build(r, true, &s)) {
     if (tl_lower_kernel(s.roots[s.nkernels - 1], &s, &l, &e) == TL_OK) {
       kind = l.gemm ? 1 + l.epilogue : 0;
       tl_lowered_free(&l);

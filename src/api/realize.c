@@ -261,6 +261,15 @@ static tl_uop *strip_reshape(tl_uop *r) {
   return r;
 }
 
+/* whether be's kernels run on host threads, a chunk of the parallel loop each (the
+ * schedule's forms differ from a device grid's) */
+static bool runs_on_host(const tl_backend *be) {
+  tl_backend_caps caps;
+  memset(&caps, 0, sizeof caps);
+  if (be && be->i->caps) be->i->caps(be, &caps);
+  return caps.max_group <= 1;
+}
+
 /* a kernel backend's realize: replayed when its structure was realized before, else
  * the full path */
 static tl_buffer *realize_kernels(tl_ctx *ctx, tl_backend *be, tl_uop *u) {
@@ -280,7 +289,7 @@ static tl_buffer *realize_kernels(tl_ctx *ctx, tl_backend *be, tl_uop *u) {
   } else if (r->op == TL_OP_BUFFER) {
     result = r->arg.p;
     tl_buffer_retain(result);
-  } else if (!tl_schedule_build(r, &s)) {
+  } else if (!tl_schedule_build(r, runs_on_host(be), &s)) {
     tl_error_set(&ctx->err, TL_ERR_NOMEM, "out of memory scheduling the graph");
   } else {
     tl_buffer **outs = calloc((size_t)s.nkernels, sizeof *outs);
@@ -767,7 +776,7 @@ static bool with_schedule(tl_tensor *t, void (*f)(tl_uop *root, tl_schedule *s, 
   size_t mark = tl_graph_mark(&ctx->graph);
   tl_uop *r = strip_reshape(tl_rewrite_graph(&ctx->graph, t->u, graph_rules, 4));
   tl_schedule s;
-  bool ok = r && tl_schedule_build(r, &s);
+  bool ok = r && tl_schedule_build(r, runs_on_host(ctx->be), &s);
   if (ok) {
     f(r, &s, user);
     tl_schedule_free(&s);

@@ -542,12 +542,25 @@ static void store_at(lowerer *L, tl_block *b, tl_uop *index, tl_uop *value) {
   insert(L, b, st);
 }
 
-static void lower_interchanged(lowerer *L, tl_uop *root, tl_uop **idx, tl_block *b, int last, int jam) {
+/* the column of a blocked axis: block * width + r (no block: r) */
+static tl_uop *blocked_column(lowerer *L, tl_uop *block, int64_t width, tl_uop *r) {
+  return block && r ? bin(L, TL_OP_ADD, bin(L, TL_OP_MUL, block, ic(L, width)), r) : r;
+}
+
+/* blocks > 1 (a column sum, no other output axis): the parallel loop runs over blocks
+ * of the last axis, each zeroed, then summed row by row */
+static void lower_interchanged(lowerer *L, tl_uop *root, tl_uop **idx, tl_block *b, int last, int jam, int64_t blocks) {
   tl_graph *g = &L->out->g;
   tl_block *init, *inner;
   int copies = jam >= 0 ? JAM : 1;
-  tl_uop *row[JAM][TL_MAX_DIMS];
-  idx[last] = open_loop(L, b, root->shape[last], false, &init);
+  tl_uop *row[JAM][TL_MAX_DIMS], *block = NULL;
+  int64_t width = root->shape[last];
+  if (blocks > 1) {
+    block = open_loop(L, b, blocks, true, &b);
+    L->out->work = blocks;
+    width /= blocks;
+  }
+  idx[last] = blocked_column(L, block, width, open_loop(L, b, width, false, &init));
   if (L->failed) return;
   tl_uop *zero = tl_build_const(g, (tl_dtype)root->dtype, 0);
   for (int i = 0; i < copies; i++) {
@@ -562,7 +575,7 @@ static void lower_interchanged(lowerer *L, tl_uop *root, tl_uop **idx, tl_block 
     if (!(root->arg.u >> d & 1)) continue;
     src_idx[d] = src->shape[d] == 1 ? ic(L, 0) : open_loop(L, k, src->shape[d], false, &k);
   }
-  idx[last] = open_loop(L, k, root->shape[last], false, &inner);
+  idx[last] = blocked_column(L, block, width, open_loop(L, k, width, false, &inner));
   if (L->failed) return;
   tl_arg out_slot = {.i = 0};
   for (int i = 0; i < copies; i++) {
@@ -978,7 +991,7 @@ static void lower_loops(lowerer *L, tl_uop *root) {
     L->out->inner_work = 1;
     return;
   }
-  if (last >= 0) lower_interchanged(L, root, idx, b, last, jam);
+  if (last >= 0) lower_interchanged(L, root, idx, b, last, jam, f->blocks);
   else lower_pieces(L, root, idx, split_from, b, sp);
   L->out->inner_work = L->failed ? 1 : parallel_body_work(L->out->root);
 }

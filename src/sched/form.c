@@ -78,22 +78,31 @@ bool tl_form_epilogue_view(const tl_uop *root, const tl_uop *view) {
  * reduced axes (a matmul) runs better as out[.., n] += src(.., n, k) with the k loop
  * outside the n loop: every inner loop then walks memory with stride 1 and
  * vectorizes. The sum of each element is taken in the same order as before. */
-static bool strided_reduce_input(const tl_uop *u, const tl_uop *root, int last, int depth) {
+static bool strided_reduce_input(const tl_uop *u, const tl_uop *root, int last, const tl_form_ctx *fc, int depth) {
   if (depth > 16) return false;
   if (u->op == TL_OP_VIEW) {
     const tl_st *st = u->arg.p;
     const tl_uop *s = u->src[0];
     if (st->nviews != 1 || st->views[0].masked ||
-        (s->op != TL_OP_BUFFER && s->op != TL_OP_CONTIGUOUS && tl_op_kind(s->op) != 'R'))
+        (s->op != TL_OP_BUFFER && s->op != TL_OP_CONTIGUOUS && tl_op_kind(s->op) != 'R' &&
+         !(fc && fc->host && fc->computed(fc->sched, s))))
       return false;
     if (st->views[0].strides[last] != 1) return false;
     for (int d = 0; d < u->ndim; d++)
       if ((root->arg.u >> d & 1) && u->shape[d] > 1 && st->views[0].strides[d] == 1) return false;
     return true;
   }
+  if (fc && fc->host && (u->op == TL_OP_BUFFER || fc->computed(fc->sched, u))) {
+    /* read whole from a buffer, contiguous in its own shape (the sum's, unreduced) */
+    for (int d = last + 1; d < u->ndim; d++)
+      if (u->shape[d] > 1) return false;
+    for (int d = 0; d < last && d < u->ndim; d++)
+      if ((root->arg.u >> d & 1) && u->shape[d] > 1) return true;
+    return false;
+  }
   if (!tl_op_is_elementwise(u->op)) return false;
   for (int i = 0; i < u->nsrc; i++)
-    if (strided_reduce_input(u->src[i], root, last, depth + 1)) return true;
+    if (strided_reduce_input(u->src[i], root, last, fc, depth + 1)) return true;
   return false;
 }
 
@@ -105,7 +114,51 @@ static bool has_reduce(const tl_uop *u, int depth) {
   return false;
 }
 
-int tl_form_interchange_axis(const tl_uop *root) {
+/* a reduce under u, through views too */
+static bool reads_reduce(const tl_uop *u, int depth) {
+  if (tl_op_kind(u->op) == 'R' || depth > 32) return true;
+  if (u->op == TL_OP_BUFFER) return false;
+  for (int i = 0; i < u->nsrc; i++)
+    if (reads_reduce(u->src[i], depth + 1)) return true;
+  return false;
+}
+
+/* a reduce read through a broadcast (softmax's max): fused into the row loops it runs
+ * once a row; inside the interchanged loops it would run again for every element */
+static bool broadcast_reduce(const tl_uop *u, int depth) {
+  if (depth > 32) return true;
+  if (u->op == TL_OP_BUFFER) return false;
+  if (u->op == TL_OP_VIEW) {
+    const tl_view *v = &((const tl_st *)u->arg.p)->views[0];
+    for (int d = 0; d < v->ndim; d++)
+      if (v->shape[d] > 1 && v->strides[d] == 0) return reads_reduce(u->src[0], depth + 1);
+  }
+  for (int i = 0; i < u->nsrc; i++)
+    if (broadcast_reduce(u->src[i], depth + 1)) return true;
+  return false;
+}
+
+/* the terms of each column's sum: at most the lowering's f32 block (128), which one
+ * f32 accumulator adds either way; a longer sum keeps the blocked loops' f64 partials */
+enum { COLUMN_DEPTH_MAX = 128 };
+static int64_t column_depth(const tl_uop *root) {
+  int64_t n = 1;
+  for (int d = 0; d < root->ndim; d++)
+    if (root->arg.u >> d & 1) n *= root->src[0]->shape[d];
+  return n;
+}
+
+/* a column sum's block of the last axis: whole vectors of either build (16 f32), at
+ * least two blocks; 0 if the axis has no such split */
+enum { COLUMN_BLOCK = 32, COLUMN_BLOCK_MIN = 16 };
+static int64_t column_block(int64_t n) {
+  for (int64_t w = COLUMN_BLOCK; w >= COLUMN_BLOCK_MIN; w /= 2)
+    if (n % w == 0 && n / w >= 2) return w;
+  return 0;
+}
+
+int tl_form_interchange_axis(const tl_uop *root, const tl_form_ctx *fc) {
+  bool host = fc && fc->host;
   if (root->op != TL_OP_RSUM || !tl_dtype_is_float(root->dtype)) return -1;
   int last = -1, outer = 0;
   for (int d = 0; d < root->ndim; d++)
@@ -114,7 +167,16 @@ int tl_form_interchange_axis(const tl_uop *root) {
       last = d;
     }
   const tl_uop *src = root->src[0];
-  if (last < 0 || !outer || has_reduce(src, 0)) return -1;
-  return strided_reduce_input(src, root, last, 0) ? last : -1;
+  if (last < 0 || has_reduce(src, 0)) return -1;
+  if (!outer && (!host || !column_block(root->shape[last]) || column_depth(root) > COLUMN_DEPTH_MAX ||
+                 broadcast_reduce(src, 0)))
+    return -1;
+  return strided_reduce_input(src, root, last, fc, 0) ? last : -1;
+}
+
+int64_t tl_form_interchange_blocks(const tl_uop *root, int axis) {
+  for (int d = 0; d < root->ndim; d++)
+    if (d != axis && root->shape[d] > 1) return 1;
+  return root->shape[axis] / column_block(root->shape[axis]);
 }
 

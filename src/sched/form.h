@@ -22,6 +22,8 @@ typedef struct {
 typedef struct {
   tl_form_kind kind;
   int axis;          /* INTERCHANGE: the last output axis, the inner loop */
+  int64_t blocks;    /* INTERCHANGE with no other output axis (a column sum): the parallel
+                        loop's blocks of that axis; 1 otherwise */
   const tl_uop *sum; /* GEMM: the sum (the root, or read by the root's epilogue) */
   tl_gemm_roles roles;
 } tl_kernel_form;
@@ -30,9 +32,21 @@ typedef struct {
  * strided views, big enough). It must be the root of its kernel, and its operands'
  * sources (r->a->src[0], r->b->src[0]) buffers, so the scheduler realizes them. */
 bool tl_form_gemm_roles(const tl_uop *sum, tl_gemm_roles *r);
+/* What the scheduler tells the forms: whether kernels run on host threads, and which
+ * nodes another kernel computes (read from a buffer, as its views say) */
+typedef struct {
+  bool host;
+  bool (*computed)(const void *sched, const tl_uop *u);
+  const void *sched;
+} tl_form_ctx;
 /* The last output axis, if the sum runs best with its reduce loop outside it; -1 if
- * not. Such a sum must be the root of its kernel, so the scheduler gives it one. */
-int tl_form_interchange_axis(const tl_uop *sum);
+ * not. Such a sum must be the root of its kernel, so the scheduler gives it one. A sum
+ * whose only output axis is that one (a column sum: a bias's gradient) qualifies only
+ * on host threads (fc->host), where the axis is cut into blocks for them; a device grid
+ * runs one work-item per column better. fc may be NULL (neither). */
+int tl_form_interchange_axis(const tl_uop *sum, const tl_form_ctx *fc);
+/* ... and the parallel loop's blocks of that axis (tl_kernel_form.blocks) */
+int64_t tl_form_interchange_blocks(const tl_uop *sum, int axis);
 /* Whether root, an elementwise node, may compute its value as the epilogue of the
  * GEMM `view` reads: view only reshapes the sum (drops size-1 axes: it reads it at
  * the output's own index) and the types agree. */

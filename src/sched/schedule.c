@@ -17,6 +17,7 @@ typedef struct {
   tl_vec(tl_uop *) order;
   tl_vec(tl_uop *) work; /* kernels to visit, in the order they were chosen */
   tl_uop *epilogue; /* the GEMM sum left in the kernel being visited, if any */
+  tl_form_ctx fc;   /* tl_schedule_build's host, and the nodes chosen so far */
   bool oom;
 } scheduler;
 
@@ -176,7 +177,7 @@ static void visit(scheduler *s, tl_uop *u, const depths *dp, tl_uop *kroot) {
   bool gemm = kind == 'R' && tl_form_gemm_roles(u, &roles);
   if (gemm && u != kroot && (s->epilogue == u || (!s->epilogue && epilogue_fusable(s, kroot, u))))
     s->epilogue = u; /* stays, under its elementwise consumers */
-  else if (kind == 'R' && u != kroot && (!dp || gemm || tl_form_interchange_axis(u) >= 0)) {
+  else if (kind == 'R' && u != kroot && (!dp || gemm || tl_form_interchange_axis(u, &s->fc) >= 0)) {
     mark_realize(s, u);
     return;
   }
@@ -349,7 +350,13 @@ static const tl_uop *find_epilogue_view(const tl_schedule *s, const tl_uop *u, c
   return NULL;
 }
 
-static tl_kernel_form form_of(const tl_schedule *s, const tl_uop *root, bool *oom) {
+/* tl_form_ctx's question, while kernels are chosen and once they are */
+static bool chosen(const void *sched, const tl_uop *u) {
+  return tl_ptrmap_get(&((const scheduler *)sched)->realize, u) != NULL;
+}
+static bool kernel_root(const void *sched, const tl_uop *u) { return tl_schedule_kernel_of(sched, u) != 0; }
+
+static tl_kernel_form form_of(const tl_schedule *s, const tl_uop *root, const tl_form_ctx *fc, bool *oom) {
   tl_kernel_form f;
   memset(&f, 0, sizeof f);
   f.kind = TL_FORM_LOOPS;
@@ -365,15 +372,17 @@ static tl_kernel_form form_of(const tl_schedule *s, const tl_uop *root, bool *oo
     f.kind = TL_FORM_GEMM;
     f.sum = sum;
   } else if (root->op == TL_OP_RSUM && !tl_schedule_kernel_of(s, root->src[0]) &&
-             (f.axis = tl_form_interchange_axis(root)) >= 0) {
+             (f.axis = tl_form_interchange_axis(root, fc)) >= 0) {
     f.kind = TL_FORM_INTERCHANGE;
+    f.blocks = tl_form_interchange_blocks(root, f.axis);
   }
   return f;
 }
 
-bool tl_schedule_build(tl_uop *root, tl_schedule *out) {
+bool tl_schedule_build(tl_uop *root, bool host, tl_schedule *out) {
   scheduler s;
   memset(&s, 0, sizeof s);
+  s.fc = (tl_form_ctx){host, chosen, &s};
   memset(out, 0, sizeof *out);
   tl_ptrmap done = {0};
   count_parents(&s, root, &done);
@@ -401,7 +410,8 @@ bool tl_schedule_build(tl_uop *root, tl_schedule *out) {
     if (!tl_ptrmap_put(&out->realized, out->roots[i], (void *)(uintptr_t)(i + 1))) s.oom = true;
   out->forms = s.oom ? NULL : calloc((size_t)(out->nkernels ? out->nkernels : 1), sizeof *out->forms);
   if (!out->forms) s.oom = true;
-  for (int i = 0; i < out->nkernels && !s.oom; i++) out->forms[i] = form_of(out, out->roots[i], &s.oom);
+  tl_form_ctx fc = {host, kernel_root, out};
+  for (int i = 0; i < out->nkernels && !s.oom; i++) out->forms[i] = form_of(out, out->roots[i], &fc, &s.oom);
   if (s.oom) tl_schedule_free(out);
   return !s.oom;
 }

@@ -25,7 +25,9 @@ typedef struct tl_schedule {
   tl_kernel_form *forms; /* kernel i's loop form, which the lowering follows */
 } tl_schedule;
 
-bool tl_schedule_build(tl_uop *root, tl_schedule *out);
+/* host: the kernels run on host threads, each a chunk of the parallel loop (the cpu
+ * backend), not on a device's grid of work-items */
+bool tl_schedule_build(tl_uop *root, bool host, tl_schedule *out);
 void tl_schedule_free(tl_schedule *s);
 /* kernel index + 1 if u is computed by a kernel of this schedule, else 0 */
 int tl_schedule_kernel_of(const tl_schedule *s, const tl_uop *u);
