@@ -258,6 +258,7 @@ static void report(tl_ctx *ctx, const char *name, workload_fn f, tl_tensor **in,
     if (nt == rounds)
       printf(" torch_ms=%.3f torch_ratio=%.2f", median_of(th, nt), median_of(tratio, nt));
     printf(" rounds=%d", rounds);
+    print_ratio_range(ratio, nr);
   }
   printf("\n");
   fflush(stdout);

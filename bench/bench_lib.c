@@ -106,8 +106,10 @@ static void bench_conv(tl_ctx *ctx) {
   if (!torch) {
     printf("bench: %s tl_ms=%.3f peer=torch skipped (torch not installed)\n", name, tl_ms);
   } else if (np == rounds) {
-    printf("bench: %s tl_ms=%.3f peer=torch peer_ms=%.3f ratio=%.2f threads=%d rounds=%d\n", name, tl_ms,
+    printf("bench: %s tl_ms=%.3f peer=torch peer_ms=%.3f ratio=%.2f threads=%d rounds=%d", name, tl_ms,
            median_of(peer_r, np), median_of(ratio_r, np), n, rounds);
+    print_ratio_range(ratio_r, np);
+    printf("\n");
   } else {
     printf("bench: %s tl_ms=%.3f peer=none peer_ms=nan ratio=nan threads=%d rounds=%d\n", name, tl_ms, n, rounds);
   }

@@ -149,12 +149,15 @@ int main(void) {
   if (made) /* steady state should reuse the same kernels: say why the time may be high */
     fprintf(stderr, "bench: train_step_mlp: %llu kernels compiled or loaded from disk during the timed steps\n",
             (unsigned long long)made);
-  if (np == rounds)
-    printf("bench: train_step_mlp tl_ms=%.3f peer=torch peer_ms=%.3f ratio=%.2f threads=%d rounds=%d\n", tl_ms,
+  if (np == rounds) {
+    printf("bench: train_step_mlp tl_ms=%.3f peer=torch peer_ms=%.3f ratio=%.2f threads=%d rounds=%d", tl_ms,
            median_of(peer_r, np), median_of(ratio_r, np), bench_threads(), rounds);
-  else
+    print_ratio_range(ratio_r, np);
+    printf("\n");
+  } else {
     printf("bench: train_step_mlp tl_ms=%.3f peer=none peer_ms=nan ratio=nan threads=%d rounds=%d\n", tl_ms,
            bench_threads(), rounds);
+  }
   fflush(stdout);
   report_extra_peers(tl_ms);
   return 0;

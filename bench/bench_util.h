@@ -33,6 +33,12 @@ static inline double median_of(double *v, int n) {
  * times taken a few seconds apart, and the median of the ratios is reported beside the
  * medians of each side's times. */
 enum { BENCH_MAX_ROUNDS = 9 };
+/* " ratio_range=LO-HI": the rounds' lowest and highest ratios, what bounds the median */
+static inline void print_ratio_range(const double *r, int n) {
+  double lo = n ? r[0] : 0, hi = lo;
+  for (int i = 1; i < n; i++) lo = r[i] < lo ? r[i] : lo, hi = r[i] > hi ? r[i] : hi;
+  if (n > 1) printf(" ratio_range=%.2f-%.2f", lo, hi);
+}
 static inline int bench_rounds(void) {
   const char *env = getenv("BENCH_ROUNDS");
   int n = env ? atoi(env) : 3;
