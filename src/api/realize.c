@@ -262,12 +262,13 @@ static tl_uop *strip_reshape(tl_uop *r) {
 }
 
 /* whether be's kernels run on host threads, a chunk of the parallel loop each (the
- * schedule's forms differ from a device grid's) */
+ * schedule's forms differ from a device grid's): a backend of host memory (a device
+ * backend says not, prepared or not) */
 static bool runs_on_host(const tl_backend *be) {
   tl_backend_caps caps;
   memset(&caps, 0, sizeof caps);
   if (be && be->i->caps) be->i->caps(be, &caps);
-  return caps.max_group <= 1;
+  return !be || caps.host_memory;
 }
 
 /* a kernel backend's realize: replayed when its structure was realized before, else
