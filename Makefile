@@ -45,10 +45,11 @@ build/gen/prelude_cuda.inc: src/codegen/prelude_cuda.h src/core/scalar.h
 	  sed -e 's/\\/\\\\/g' -e 's/"/\\"/g' -e 's/^/"/' -e 's/$$/\\n"/' > $@
 
 # the run-time headers, pasted in front of every compiled TL program (core/hash_mix.h:
-# the one hash mix, inline, which a HashMap's struct keys use)
-build/gen/lang_prelude.inc: include/tl.h src/core/hash_mix.h src/core/half.h src/lang/rt/rt.h src/lang/rt/rt_ops.h src/lang/rt/rt_sys.h src/lang/rt/rt_vec.h src/lang/rt/rt_dist.h src/lang/rt/rt_ml.h
+# the one hash mix, inline, which a HashMap's struct keys use; core/scalar.h and
+# core/half.h: the one rounding to f16 and bf16)
+build/gen/lang_prelude.inc: include/tl.h src/core/hash_mix.h src/core/scalar.h src/core/half.h src/lang/rt/rt.h src/lang/rt/rt_ops.h src/lang/rt/rt_sys.h src/lang/rt/rt_vec.h src/lang/rt/rt_dist.h src/lang/rt/rt_ml.h
 	@mkdir -p $(dir $@)
-	(echo '#include <math.h>'; cat include/tl.h src/core/hash_mix.h src/core/half.h src/lang/rt/rt.h src/lang/rt/rt_ops.h src/lang/rt/rt_sys.h src/lang/rt/rt_vec.h src/lang/rt/rt_dist.h src/lang/rt/rt_ml.h | grep -v '^#include "') | \
+	(echo '#include <math.h>'; cat include/tl.h src/core/hash_mix.h src/core/scalar.h src/core/half.h src/lang/rt/rt.h src/lang/rt/rt_ops.h src/lang/rt/rt_sys.h src/lang/rt/rt_vec.h src/lang/rt/rt_dist.h src/lang/rt/rt_ml.h | grep -v '^#include "') | \
 	  sed -e 's/\\/\\\\/g' -e 's/"/\\"/g' -e 's/^/"/' -e 's/$$/\\n"/' > $@
 
 # library types written in TL (src/lang/std/*.tl, each first line `// std: Name`), as

@@ -389,7 +389,8 @@ TEST(install_exports) {
   decl *d = calloc(MAX_DECLS, sizeof *d);
   if (!d) return;
   int nd = 0;
-  for (int i = 0; i < nh; i++) nd = parse_decls(headers[i], d, nd, MAX_DECLS);
+  for (int i = 0; i < nh; i++) /* scalar.h: inline functions, and libm's prototypes for kernels */
+    if (strcmp(headers[i], "src/core/scalar.h") != 0) nd = parse_decls(headers[i], d, nd, MAX_DECLS);
   CHECK(nd > 200);
   for (int i = 0; i < nd; i++)
     if (!d[i].marked) tl_test_fail(__FILE__, __LINE__, "%s: %s is declared without TL_API", d[i].header, d[i].name);
