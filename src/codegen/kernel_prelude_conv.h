@@ -186,8 +186,8 @@ static inline void tl_wino_out_##S(const T *restrict m, tl_i64 ms, tl_i64 len, T
  * planes), in blocks of tiles: the block's V, 16 products U V, then A^T M A. Flattened:                       \
  * GCC stopped inlining the micro-kernel here when mode 6 grew (the forward took 10%                           \
  * longer, measured) */                                                                                        \
-static inline __attribute__((flatten)) void tl_wino_unit_##S(const tl_wino_geo *g, const T *in, T *out, const T *up, tl_i64 ob, tl_i64 obp, \
-                                    T *vp, T *mb, T *e) {                                                      \
+static inline __attribute__((flatten)) void tl_wino_unit_##S(const tl_wino_geo *g, const T *in, T *out, const T *up, \
+                                                              tl_i64 ob, tl_i64 obp, T *vp, T *mb, T *e) {     \
   enum { NR = 2 * TL_GEMM_VBYTES / sizeof(T), TB = TL_WINO_TB * NR, EW = 2 * NR + 4 };                         \
   tl_i64 ic = g->ic, tw = g->tw, nt = g->th * g->tw;                                                           \
   for (tl_i64 t0 = 0; t0 < nt; t0 += TB) {                                                                     \
@@ -325,54 +325,64 @@ static inline void tl_wino_panel_##S(const tl_wino_geo *g, const T *plane, tl_i6
   }                                                                                                            \
 }                                                                                                              \
 /* mode 6, units [begin, end): blocks of x's channels, each dw's rows for those channels                       \
- * summed over every image: S = sum over tiles of (A g A^T) * (B^T d B) at each position                       \
- * (a product of (o x tiles) by (tiles x c)), then dw = G^T S G */                                             \
+ * summed over every image: S = sum over tiles of (B^T d B) * (A g A^T) at each position                       \
+ * (a product of (c x tiles) by (tiles x o), or of (o x tiles) by (tiles x c)), then                           \
+ * dw = G^T S G */                                                                                             \
 static inline void tl_wino_dw_##S(const tl_conv_desc *d, T *out, const T *gy, const T *x, tl_i64 begin, tl_i64 end) { \
   enum { NR = 2 * TL_GEMM_VBYTES / sizeof(T), TK = TL_WINO_TK, TR = TL_GEMM_TR(T), EW = 2 * TK + 2 + TR };     \
   tl_wino_geo g;                                                                                               \
   g.ic = d->c, g.ih = d->h, g.iw = d->w, g.oh = d->oh, g.ow = d->ow, g.p = d->ph, g.q = d->pw;                 \
   g.th = (g.oh + 1) / 2, g.tw = (g.ow + 1) / 2;                                                                \
-  /* A: x's channels, the whole block one panel lr wide (the micro-kernel reads MR of                          \
-   * its lanes, acs = lr); B: g's, in panels of NR; both written TR lanes at a time, a                         \
-   * position's panels sa and sb apart: a line more than their size, or the 16 stores of                       \
-   * a tile share a cache set (dw took 37 ms a unit instead of 29, measured) */                                \
-  tl_i64 cbp = (d->unit + TL_GEMM_MR - 1) / TL_GEMM_MR * TL_GEMM_MR, op = (d->o + NR - 1) / NR * NR;           \
-  tl_i64 lr = (cbp + TR - 1) / TR * TR, sa = lr * TK + 64 / sizeof(T), sb = op * TK + 64 / sizeof(T);          \
+  /* A (rows, MR a micro-tile): x's channels or g's, whichever pads less to MR and NR                          \
+   * (AVX2, 32 and 64 channels: 66 x 32 products a step, not 36 x 64); B: the other.                           \
+   * A is one panel la lanes wide (the micro-kernel reads MR of its lanes, acs = la), B                        \
+   * panels of NR; both written TR lanes at a time, a position's panels sa and sb                              \
+   * apart: a line more than their size, or the 16 stores of a tile share a cache set                          \
+   * (dw took 37 ms a unit instead of 29, measured) */                                                         \
+  tl_i64 cup = (d->unit + TL_GEMM_MR - 1) / TL_GEMM_MR * TL_GEMM_MR;                                           \
+  tl_i64 oup = (d->o + TL_GEMM_MR - 1) / TL_GEMM_MR * TL_GEMM_MR;                                              \
+  int xa = cup * ((d->o + NR - 1) / NR * NR) <= oup * ((d->unit + NR - 1) / NR * NR); /* x's channels in A */  \
+  tl_i64 mp = xa ? cup : oup, np = ((xa ? d->o : d->unit) + NR - 1) / NR * NR, la = (mp + TR - 1) / TR * TR;   \
+  tl_i64 sa = la * TK + 64 / sizeof(T), sb = np * TK + 64 / sizeof(T);                                         \
   tl_i64 nt = g.th * g.tw, tk = g.tw <= TK ? TK / g.tw * g.tw : TK; /* whole tile rows where they fit */       \
-  tl_size ws = (tl_size)(16 * sa + 16 * sb + 16 * cbp * op + TL_WINO_NG * 4 * EW * TR);                        \
+  tl_size ws = (tl_size)(16 * sa + 16 * sb + 16 * mp * np + TL_WINO_NG * 4 * EW * TR);                         \
   void *raw = TL_CONV_MALLOC(sizeof(T) * ws + 64);                                                             \
   if (!raw) {                                                                                                  \
     tl_conv_direct_##S(d, out, gy, x, begin, end);                                                             \
     return;                                                                                                    \
   }                                                                                                            \
   T *ap = (T *)(((tl_size)raw + 63) & ~(tl_size)63), *bp = ap + 16 * sa, *sm = bp + 16 * sb;                   \
-  T *col = sm + 16 * cbp * op;                                                                                 \
+  T *col = sm + 16 * mp * np;                                                                                  \
   /* the lanes past the channels are never written: 0 (the rows and columns of S they                          \
    * make are not read; a last, smaller block's lanes hold earlier finite values) */                           \
   for (tl_i64 i = 0; i < 16 * (sa + sb); i++) ap[i] = 0;                                                       \
   for (tl_i64 un = begin; un < end; un++) {                                                                    \
     tl_i64 c0 = un * d->unit, cb = tl_gemm_min(d->c - c0, d->unit), first = 1;                                 \
-    for (tl_i64 i = 0; i < 16 * cbp * op; i++) sm[i] = 0; /* no images: dw = 0 */                              \
-    for (tl_i64 im = 0; im < d->n; im++)                                                                       \
+    tl_i64 ma = xa ? cb : d->o, nb = xa ? d->o : cb; /* A's channels, B's */                                   \
+    for (tl_i64 i = 0; i < 16 * mp * np; i++) sm[i] = 0; /* no images: dw = 0 */                               \
+    for (tl_i64 im = 0; im < d->n; im++) {                                                                     \
+      const T *xs = x + (im * d->c + c0) * g.ih * g.iw, *gs = gy + im * d->o * g.oh * g.ow;                    \
+      const T *as = xa ? xs : gs, *bs = xa ? gs : xs;                                                          \
+      tl_i64 aps = xa ? g.ih * g.iw : g.oh * g.ow, bps = xa ? g.oh * g.ow : g.ih * g.iw;                       \
       for (tl_i64 t0 = 0; t0 < nt; t0 += tk) {                                                                 \
         tl_i64 tb = tl_gemm_min(tk, nt - t0);                                                                  \
-        for (tl_i64 c = 0; c < cb; c += TL_WINO_NG * TR)                                                       \
-          tl_wino_panel_##S(&g, x + (im * d->c + c0 + c) * g.ih * g.iw, g.ih * g.iw,                           \
-                            tl_gemm_min(TL_WINO_NG * TR, cb - c), 0, t0, tb, col, ap + c, sa, lr);             \
-        for (tl_i64 o = 0; o < d->o; o += NR)                                                                  \
-          tl_wino_panel_##S(&g, gy + (im * d->o + o) * g.oh * g.ow, g.oh * g.ow, tl_gemm_min(NR, d->o - o), 1, \
-                            t0, tb, col, bp + o * TK, sb, NR);                                                 \
+        for (tl_i64 i = 0; i < ma; i += TL_WINO_NG * TR)                                                       \
+          tl_wino_panel_##S(&g, as + i * aps, aps, tl_gemm_min(TL_WINO_NG * TR, ma - i), !xa, t0, tb, col, ap + i, \
+                            sa, la);                                                                           \
+        for (tl_i64 j = 0; j < nb; j += NR)                                                                    \
+          tl_wino_panel_##S(&g, bs + j * bps, bps, tl_gemm_min(NR, nb - j), xa, t0, tb, col, bp + j * TK, sb, NR); \
         for (int xi = 0; xi < 16; xi++)                                                                        \
-          for (tl_i64 jr = 0; jr < op; jr += NR)                                                               \
-            for (tl_i64 ir = 0; ir < cbp; ir += TL_GEMM_MR)                                                    \
-              tl_ukr_##S(tb, ap + xi * sa + ir, 1, lr, bp + xi * sb + jr * TK, NR,                             \
-                         sm + xi * cbp * op + ir * op + jr, op, TL_GEMM_MR, NR, !first);                       \
+          for (tl_i64 jr = 0; jr < np; jr += NR)                                                               \
+            for (tl_i64 ir = 0; ir < mp; ir += TL_GEMM_MR)                                                     \
+              tl_ukr_##S(tb, ap + xi * sa + ir, 1, la, bp + xi * sb + jr * TK, NR,                             \
+                         sm + xi * mp * np + ir * np + jr, np, TL_GEMM_MR, NR, !first);                        \
         first = 0;                                                                                             \
       }                                                                                                        \
+    }                                                                                                          \
     for (tl_i64 c = 0; c < cb; c++) /* dw = G^T S G */                                                         \
       for (tl_i64 o = 0; o < d->o; o++) {                                                                      \
         T s[16], t[12];                                                                                        \
-        for (int xi = 0; xi < 16; xi++) s[xi] = sm[xi * cbp * op + c * op + o];                                \
+        for (int xi = 0; xi < 16; xi++) s[xi] = sm[xi * mp * np + (xa ? c * np + o : o * np + c)];             \
         for (int j = 0; j < 4; j++) {                                                                          \
           t[j] = s[j] + (s[4 + j] + s[8 + j]) * (T)0.5, t[4 + j] = (s[4 + j] - s[8 + j]) * (T)0.5;             \
           t[8 + j] = (s[4 + j] + s[8 + j]) * (T)0.5 + s[12 + j];                                               \
