@@ -274,7 +274,7 @@ static inline void tl_wino_turn_##S(const T *plane, tl_i64 ps, tl_i64 nch, tl_i6
     }                                                                                                          \
   }                                                                                                            \
 }                                                                                                              \
-/* mode 6: the 16 transformed values of nch (at most TL_WINO_NG * TR) channel planes                           \
+/* mode 6: the 16 transformed values of nch channel planes (col: room for their groups)                        \
  * (plane + l * ps) over tiles [t0, t0 + tb), into a panel: dst[xi * xs + (t - t0) * ls                        \
  * + l]. Per run of tiles in one tile row, each group of TR planes' rows is turned into                        \
  * vectors of the planes at each column (tl_wino_turn, into col + group * cs), then                            \
@@ -329,7 +329,8 @@ static inline void tl_wino_panel_##S(const tl_wino_geo *g, const T *plane, tl_i6
  * (a product of (c x tiles) by (tiles x o), or of (o x tiles) by (tiles x c)), then                           \
  * dw = G^T S G */                                                                                             \
 static inline void tl_wino_dw_##S(const tl_conv_desc *d, T *out, const T *gy, const T *x, tl_i64 begin, tl_i64 end) { \
-  enum { NR = 2 * TL_GEMM_VBYTES / sizeof(T), TK = TL_WINO_TK, TR = TL_GEMM_TR(T), EW = 2 * TK + 2 + TR };     \
+  enum { NR = 2 * TL_GEMM_VBYTES / sizeof(T), TK = TL_WINO_TK, TR = TL_GEMM_TR(T), EW = 2 * TK + 2 + TR,       \
+         NG = NR / TR > TL_WINO_NG ? NR / TR : TL_WINO_NG }; /* groups a panel call turns */                   \
   tl_wino_geo g;                                                                                               \
   g.ic = d->c, g.ih = d->h, g.iw = d->w, g.oh = d->oh, g.ow = d->ow, g.p = d->ph, g.q = d->pw;                 \
   g.th = (g.oh + 1) / 2, g.tw = (g.ow + 1) / 2;                                                                \
@@ -345,7 +346,7 @@ static inline void tl_wino_dw_##S(const tl_conv_desc *d, T *out, const T *gy, co
   tl_i64 mp = xa ? cup : oup, np = ((xa ? d->o : d->unit) + NR - 1) / NR * NR, la = (mp + TR - 1) / TR * TR;   \
   tl_i64 sa = la * TK + 64 / sizeof(T), sb = np * TK + 64 / sizeof(T);                                         \
   tl_i64 nt = g.th * g.tw, tk = g.tw <= TK ? TK / g.tw * g.tw : TK; /* whole tile rows where they fit */       \
-  tl_size ws = (tl_size)(16 * sa + 16 * sb + 16 * mp * np + TL_WINO_NG * 4 * EW * TR);                         \
+  tl_size ws = (tl_size)(16 * sa + 16 * sb + 16 * mp * np + NG * 4 * EW * TR);                                 \
   void *raw = TL_CONV_MALLOC(sizeof(T) * ws + 64);                                                             \
   if (!raw) {                                                                                                  \
     tl_conv_direct_##S(d, out, gy, x, begin, end);                                                             \
