@@ -75,9 +75,36 @@ static inline void tl_conv_valid(tl_i64 X0, tl_i64 s, tl_i64 len, tl_i64 sw, tl_
 #ifndef TL_WINO_TK /* mode 6: tiles (the depth) a block */
 #define TL_WINO_TK 64
 #endif
+#define TL_WINO_NG 4 /* mode 6: groups of TR channels transformed together (an NR panel) */
 typedef struct tl_wino_geo {
   tl_i64 ic, ih, iw, oh, ow, p, q, th, tw;
 } tl_wino_geo;
+/* mode 6's vectors of TR channels (one element where the build has no vectors) */
+#if TL_GEMM_TRANSPOSE
+typedef tl_v8f tl_wv_f32;
+typedef tl_v4d tl_wv_f64;
+#else
+typedef float tl_wv_f32;
+typedef double tl_wv_f64;
+#endif
+/* a vector of them from p, or stored at p (macros: a function taking or returning one
+ * would warn in the library's build, which is compiled for any x86-64) */
+#define TL_WINO_LD(v, p) __builtin_memcpy(&(v), (p), sizeof(v))
+#define TL_WINO_ST(p, v) __builtin_memcpy((p), &(v), sizeof(v))
+/* mode 6: row i of a tile's 16 values across from its row (p, q) of A g (A g A^T), or
+ * its row (a, b, c, d) of B^T d (B^T d B), stored at o (position xi at o + xi * xs) */
+#define TL_WINO_GROW(i, p, q)                                                                     \
+  {                                                                                               \
+    V_ r0_ = (p), r1_ = (p) + (q), r2_ = (p) - (q), r3_ = -(q);                                   \
+    TL_WINO_ST(o + 4 * (i) * xs, r0_), TL_WINO_ST(o + (4 * (i) + 1) * xs, r1_);                   \
+    TL_WINO_ST(o + (4 * (i) + 2) * xs, r2_), TL_WINO_ST(o + (4 * (i) + 3) * xs, r3_);             \
+  }
+#define TL_WINO_XROW(i, a, b, c, d)                                                               \
+  {                                                                                               \
+    V_ r0_ = (a) - (c), r1_ = (b) + (c), r2_ = (c) - (b), r3_ = (b) - (d);                        \
+    TL_WINO_ST(o + 4 * (i) * xs, r0_), TL_WINO_ST(o + (4 * (i) + 1) * xs, r1_);                   \
+    TL_WINO_ST(o + (4 * (i) + 2) * xs, r2_), TL_WINO_ST(o + (4 * (i) + 3) * xs, r3_);             \
+  }
 #define TL_WINO_ROUTINES(T, S) \
 /* U (modes 4, 5): G k G^T of the kernels of out channels [o0, o0 + ob) (rows, obp of                          \
  * them, past ob zero) and in channels [0, ic) (depth), as the GEMM's A panels: for each                       \
@@ -156,9 +183,11 @@ static inline void tl_wino_out_##S(const T *restrict m, tl_i64 ms, tl_i64 len, T
   }                                                                                                            \
 }                                                                                                              \
 /* modes 4, 5: out channels [o0, o0 + ob) of one image (in: its ic planes, out: its                            \
- * planes), in blocks of tiles: the block's V, 16 products U V, then A^T M A */                                \
-static inline void tl_wino_unit_##S(const tl_wino_geo *g, const T *in, T *out, const T *up, tl_i64 ob, tl_i64 obp, \
-                                    T *vp, T *mb, T *e) {                                                      \
+ * planes), in blocks of tiles: the block's V, 16 products U V, then A^T M A. Flattened:                       \
+ * GCC stopped inlining the micro-kernel here when mode 6 grew (the forward took 10%                           \
+ * longer, measured) */                                                                                        \
+static inline __attribute__((flatten)) void tl_wino_unit_##S(const tl_wino_geo *g, const T *in, T *out, const T *up, \
+                                                              tl_i64 ob, tl_i64 obp, T *vp, T *mb, T *e) {     \
   enum { NR = 2 * TL_GEMM_VBYTES / sizeof(T), TB = TL_WINO_TB * NR, EW = 2 * NR + 4 };                         \
   tl_i64 ic = g->ic, tw = g->tw, nt = g->th * g->tw;                                                           \
   for (tl_i64 t0 = 0; t0 < nt; t0 += TB) {                                                                     \
@@ -175,7 +204,7 @@ static inline void tl_wino_unit_##S(const tl_wino_geo *g, const T *in, T *out, c
             for (tl_i64 j = 0; j < len; j++) v[xi * TB * ic + c * NR + j] = 0;                                 \
       } else                                                                                                   \
         for (tl_i64 c = 0; c < ic; c++) {                                                                      \
-          tl_wino_rows_##S(g, in + c * g->ih * g->iw, ti, tj, len, e, EW, e + 4 * EW);                                     \
+          tl_wino_rows_##S(g, in + c * g->ih * g->iw, ti, tj, len, e, EW, e + 4 * EW);                         \
           tl_wino_cols_##S(e, EW, len, v + c * NR, TB * ic);                                                   \
         }                                                                                                      \
       u += len;                                                                                                \
@@ -211,121 +240,150 @@ static inline void tl_wino_unit_##S(const tl_wino_geo *g, const T *in, T *out, c
     }                                                                                                          \
   }                                                                                                            \
 }                                                                                                              \
-/* mode 6 (dw): two rows of g's plane (tile row ti, 2 len wide from tile tj, 0 past the                        \
- * plane) transformed down the columns (A g): e[r * ew + x] */                                                 \
-static inline void tl_wino_grows_##S(const tl_wino_geo *g, const T *plane, tl_i64 ti, tl_i64 tj, tl_i64 len,   \
-                                     T *restrict e, tl_i64 ew) {                                               \
-  tl_i64 wd = 2 * len, X0 = 2 * tj, hi = tl_gemm_min(wd, g->ow - X0);                                          \
-  const T *r0 = plane + 2 * ti * g->ow + X0, *r1 = 2 * ti + 1 < g->oh ? r0 + g->ow : 0;                        \
-  if (2 * ti + 3 < g->oh) /* the next tile row's rows (short streams, as in tl_wino_rows) */                   \
-    for (tl_i64 x = 0; x < hi; x += 64 / sizeof(T)) {                                                          \
-      __builtin_prefetch(r0 + 2 * g->ow + x);                                                                  \
-      __builtin_prefetch(r0 + 3 * g->ow + x);                                                                  \
+/* mode 6: rows [y0, y0 + nr) of TR channel planes (plane + l * ps, h x w; 0 past nch),                        \
+ * columns [x0, x0 + ew), turned so that each column is a vector of the planes:                                \
+ * col[(r * ew + x) * TR + l], ew a multiple of TR. Blocks of TR columns inside the                            \
+ * planes are transposed from them in registers; the rest (padding, a last block past                          \
+ * the plane, fewer planes) through a block with zeros outside (prefetching the next                           \
+ * rows, as tl_wino_rows does, measured no faster here). */                                                    \
+static inline void tl_wino_turn_##S(const T *plane, tl_i64 ps, tl_i64 nch, tl_i64 h, tl_i64 w, tl_i64 y0,      \
+                                    tl_i64 nr, tl_i64 x0, tl_i64 ew, T *restrict col) {                        \
+  enum { TR = TL_GEMM_TR(T) };                                                                                 \
+  for (tl_i64 r = 0; r < nr; r++) {                                                                            \
+    tl_i64 y = y0 + r;                                                                                         \
+    T *cr = col + r * ew * TR;                                                                                 \
+    if (y < 0 || y >= h) {                                                                                     \
+      for (tl_i64 i = 0; i < ew * TR; i++) cr[i] = 0;                                                          \
+      continue;                                                                                                \
     }                                                                                                          \
-  for (tl_i64 x = 0; x < hi; x++) {                                                                            \
-    T a = r0[x], b = r1 ? r1[x] : (T)0;                                                                        \
-    e[x] = a, e[ew + x] = a + b, e[2 * ew + x] = a - b, e[3 * ew + x] = -b;                                    \
-  }                                                                                                            \
-  for (tl_i64 x = hi; x < wd; x++) e[x] = e[ew + x] = e[2 * ew + x] = e[3 * ew + x] = 0;                       \
-}                                                                                                              \
-/* ... and across (A g A^T): v[xi * vs + t] */                                                                 \
-static inline void tl_wino_gcols_##S(const T *restrict e, tl_i64 ew, tl_i64 len, T *restrict v, tl_i64 vs) {   \
-  for (int r = 0; r < 4; r++) {                                                                                \
-    const T *restrict a = e + r * ew;                                                                          \
-    T *restrict o0 = v + 4 * r * vs, *restrict o1 = o0 + vs, *restrict o2 = o1 + vs, *restrict o3 = o2 + vs;   \
-    for (tl_i64 t = 0; t < len; t++) {                                                                         \
-      T p = a[2 * t], q = a[2 * t + 1];                                                                        \
-      o0[t] = p, o1[t] = p + q, o2[t] = p - q, o3[t] = -q;                                                     \
+    const T *src = plane + y * w;                                                                              \
+    for (tl_i64 x = 0; x < ew; x += TR) {                                                                      \
+      tl_i64 X = x0 + x;                                                                                       \
+      if (nch == TR && X >= 0 && X + TR <= w && TL_GEMM_TRANSPOSE) {                                           \
+        tl_gemm_tr_##S(src + X, ps, cr + x * TR, TR);                                                          \
+        continue;                                                                                              \
+      }                                                                                                        \
+      T blk[TR * TR];                                                                                          \
+      for (tl_i64 l = 0; l < TR; l++)                                                                          \
+        for (tl_i64 c = 0; c < TR; c++)                                                                        \
+          blk[l * TR + c] = l < nch && X + c >= 0 && X + c < w ? src[l * ps + X + c] : 0;                      \
+      if (TL_GEMM_TRANSPOSE)                                                                                   \
+        tl_gemm_tr_##S(blk, TR, cr + x * TR, TR);                                                              \
+      else                                                                                                     \
+        cr[x] = blk[0];                                                                                        \
     }                                                                                                          \
   }                                                                                                            \
 }                                                                                                              \
-/* mode 6: the 16 transformed values of nch (at most lanes) channel planes (plane + l *                        \
- * ps) over tiles [t0, t0 + tb), into a panel lanes wide (0 past nch), depth the tiles:                        \
- * dst[xi * xs + t * lanes + l]. Each plane's values go to tmp[(xi * lr + l) * TS + t]                         \
- * first (lr: lanes rounded up to the transpose's 8 (f32) or 4; TS not a power of two,                         \
- * or the reads down its columns would share a cache set), then each position's block                          \
- * is transposed into the panel in registers. */                                                               \
+/* mode 6: the 16 transformed values of nch channel planes (col: room for their groups)                        \
+ * (plane + l * ps) over tiles [t0, t0 + tb), into a panel: dst[xi * xs + (t - t0) * ls                        \
+ * + l]. Per run of tiles in one tile row, each group of TR planes' rows is turned into                        \
+ * vectors of the planes at each column (tl_wino_turn, into col + group * cs), then                            \
+ * each tile's 16 values computed on whole vectors (down the columns, then across, as                          \
+ * modes 4 and 5 do on single planes) and stored straight into the panel, every group                          \
+ * of a tile together (whole lines of the panel written at once). No scalar pass: the                          \
+ * one before took half of dw's time (measured). */                                                            \
 static inline void tl_wino_panel_##S(const tl_wino_geo *g, const T *plane, tl_i64 ps, tl_i64 nch, int of_g,    \
-                                     tl_i64 t0, tl_i64 tb, T *restrict tmp, T *e, T *restrict dst, tl_i64 xs,  \
-                                     tl_i64 lanes) {                                                           \
-  enum { TS = TL_WINO_TK + 8, TR = TL_GEMM_TR(T) };                                                            \
-  tl_i64 ew = 2 * tb + 4, lr = (lanes + TR - 1) / TR * TR;                                                     \
-  for (tl_i64 l = 0; l < nch; l++)                                                                             \
-    for (tl_i64 u = 0; u < tb;) {                                                                              \
-      tl_i64 t = t0 + u, ti = t / g->tw, tj = t - ti * g->tw, len = tl_gemm_min(g->tw - tj, tb - u);           \
-      T *v = tmp + l * TS + u;                                                                                 \
-      if (of_g) {                                                                                              \
-        tl_wino_grows_##S(g, plane + l * ps, ti, tj, len, e, ew);                                              \
-        tl_wino_gcols_##S(e, ew, len, v, lr * TS);                                                             \
-      } else {                                                                                                 \
-        tl_wino_rows_##S(g, plane + l * ps, ti, tj, len, e, ew, e + 4 * ew);                                   \
-        tl_wino_cols_##S(e, ew, len, v, lr * TS);                                                              \
-      }                                                                                                        \
-      u += len;                                                                                                \
+                                     tl_i64 t0, tl_i64 tb, T *restrict col, T *restrict dst, tl_i64 xs,        \
+                                     tl_i64 ls) {                                                              \
+  enum { TR = TL_GEMM_TR(T) };                                                                                 \
+  typedef tl_wv_##S V_;                                                                                        \
+  tl_i64 ng = (nch + TR - 1) / TR, nr = of_g ? 2 : 4;                                                          \
+  for (tl_i64 u = 0; u < tb;) {                                                                                \
+    tl_i64 t = t0 + u, ti = t / g->tw, tj = t - ti * g->tw, len = tl_gemm_min(g->tw - tj, tb - u);             \
+    tl_i64 wd = of_g ? 2 * len : 2 * len + 2, ew = (wd + TR - 1) / TR * TR, cs = nr * ew * TR;                 \
+    for (tl_i64 gi = 0; gi < ng; gi++) {                                                                       \
+      const T *pl = plane + gi * TR * ps;                                                                      \
+      tl_i64 gch = tl_gemm_min(TR, nch - gi * TR);                                                             \
+      if (of_g) /* g: two rows */                                                                              \
+        tl_wino_turn_##S(pl, ps, gch, g->oh, g->ow, 2 * ti, 2, 2 * tj, ew, col + gi * cs);                     \
+      else /* x: four rows, padded */                                                                          \
+        tl_wino_turn_##S(pl, ps, gch, g->ih, g->iw, 2 * ti - g->p, 4, 2 * tj - g->q, ew, col + gi * cs);       \
     }                                                                                                          \
-  tl_i64 tr = TL_GEMM_TRANSPOSE && nch == lanes ? tb / TR * TR : 0;                                            \
-  for (int xi = 0; xi < 16; xi++) {                                                                            \
-    const T *src = tmp + xi * lr * TS;                                                                         \
-    T *o = dst + xi * xs;                                                                                      \
-    for (tl_i64 u = 0; u < tr; u += TR)                                                                        \
-      for (tl_i64 l = 0; l < lanes; l += TR) {                                                                 \
-        if (l + TR <= lanes) {                                                                                 \
-          tl_gemm_tr_##S(src + l * TS + u, TS, o + u * lanes + l, lanes);                                      \
-          continue;                                                                                            \
+    for (tl_i64 k = 0; k < len; k++) {                                                                         \
+      T *o = dst + (u + k) * ls;                                                                               \
+      for (tl_i64 gi = 0; gi < ng; gi++, o += TR) {                                                            \
+        const T *c = col + gi * cs + 2 * k * TR;                                                               \
+        V_ d0, d1, d2, d3, e[16];                                                                              \
+        if (of_g) { /* A g A^T: down the columns a, a + b, a - b, -b, then across */                           \
+          TL_WINO_LD(d0, c), TL_WINO_LD(d1, c + TR), TL_WINO_LD(d2, c + ew * TR), TL_WINO_LD(d3, c + (ew + 1) * TR); \
+          e[0] = d0, e[1] = d1, e[2] = d0 + d2, e[3] = d1 + d3, e[4] = d0 - d2, e[5] = d1 - d3;                \
+          e[6] = -d2, e[7] = -d3;                                                                              \
+          TL_WINO_GROW(0, e[0], e[1]) TL_WINO_GROW(1, e[2], e[3])                                              \
+          TL_WINO_GROW(2, e[4], e[5]) TL_WINO_GROW(3, e[6], e[7])                                              \
+        } else { /* B^T d B, as tl_wino_rows then tl_wino_cols */                                              \
+          for (int j = 0; j < 4; j++) {                                                                        \
+            TL_WINO_LD(d0, c + j * TR), TL_WINO_LD(d1, c + (ew + j) * TR);                                     \
+            TL_WINO_LD(d2, c + (2 * ew + j) * TR), TL_WINO_LD(d3, c + (3 * ew + j) * TR);                      \
+            e[j] = d0 - d2, e[4 + j] = d1 + d2, e[8 + j] = d2 - d1, e[12 + j] = d1 - d3;                       \
+          }                                                                                                    \
+          TL_WINO_XROW(0, e[0], e[1], e[2], e[3]) TL_WINO_XROW(1, e[4], e[5], e[6], e[7])                      \
+          TL_WINO_XROW(2, e[8], e[9], e[10], e[11]) TL_WINO_XROW(3, e[12], e[13], e[14], e[15])                \
         }                                                                                                      \
-        T blk[TR * TR]; /* the last lanes of a panel not a multiple of TR wide (MR = 6, 12) */                 \
-        tl_gemm_tr_##S(src + l * TS + u, TS, blk, TR);                                                         \
-        for (tl_i64 r = 0; r < TR; r++)                                                                        \
-          for (tl_i64 c = 0; c < lanes - l; c++) o[(u + r) * lanes + l + c] = blk[r * TR + c];                 \
       }                                                                                                        \
-    for (tl_i64 u = tr; u < tb; u++) {                                                                         \
-      for (tl_i64 l = 0; l < nch; l++) o[u * lanes + l] = src[l * TS + u];                                     \
-      for (tl_i64 l = nch; l < lanes; l++) o[u * lanes + l] = 0;                                               \
     }                                                                                                          \
+    u += len;                                                                                                  \
   }                                                                                                            \
 }                                                                                                              \
 /* mode 6, units [begin, end): blocks of x's channels, each dw's rows for those channels                       \
- * summed over every image: S = sum over tiles of (A g A^T) * (B^T d B) at each position                       \
- * (a product of (o x tiles) by (tiles x c)), then dw = G^T S G */                                             \
+ * summed over every image: S = sum over tiles of (B^T d B) * (A g A^T) at each position                       \
+ * (a product of (c x tiles) by (tiles x o), or of (o x tiles) by (tiles x c)), then                           \
+ * dw = G^T S G */                                                                                             \
 static inline void tl_wino_dw_##S(const tl_conv_desc *d, T *out, const T *gy, const T *x, tl_i64 begin, tl_i64 end) { \
-  enum { NR = 2 * TL_GEMM_VBYTES / sizeof(T), TK = TL_WINO_TK };                                               \
+  enum { NR = 2 * TL_GEMM_VBYTES / sizeof(T), TK = TL_WINO_TK, TR = TL_GEMM_TR(T), EW = 2 * TK + 2 + TR,       \
+         NG = NR / TR > TL_WINO_NG ? NR / TR : TL_WINO_NG }; /* groups a panel call turns */                   \
   tl_wino_geo g;                                                                                               \
   g.ic = d->c, g.ih = d->h, g.iw = d->w, g.oh = d->oh, g.ow = d->ow, g.p = d->ph, g.q = d->pw;                 \
   g.th = (g.oh + 1) / 2, g.tw = (g.ow + 1) / 2;                                                                \
-  /* A: x's channels (MR a panel), B: g's (NR a panel, transposed in registers) */                             \
-  tl_i64 cbp = (d->unit + TL_GEMM_MR - 1) / TL_GEMM_MR * TL_GEMM_MR, op = (d->o + NR - 1) / NR * NR;           \
+  /* A (rows, MR a micro-tile): x's channels or g's, whichever pads less to MR and NR                          \
+   * (AVX2, 32 and 64 channels: 66 x 32 products a step, not 36 x 64); B: the other.                           \
+   * A is one panel la lanes wide (the micro-kernel reads MR of its lanes, acs = la), B                        \
+   * panels of NR; both written TR lanes at a time, a position's panels sa and sb                              \
+   * apart: a line more than their size, or the 16 stores of a tile share a cache set                          \
+   * (dw took 37 ms a unit instead of 29, measured) */                                                         \
+  tl_i64 cup = (d->unit + TL_GEMM_MR - 1) / TL_GEMM_MR * TL_GEMM_MR;                                           \
+  tl_i64 oup = (d->o + TL_GEMM_MR - 1) / TL_GEMM_MR * TL_GEMM_MR;                                              \
+  int xa = cup * ((d->o + NR - 1) / NR * NR) <= oup * ((d->unit + NR - 1) / NR * NR); /* x's channels in A */  \
+  tl_i64 mp = xa ? cup : oup, np = ((xa ? d->o : d->unit) + NR - 1) / NR * NR, la = (mp + TR - 1) / TR * TR;   \
+  tl_i64 sa = la * TK + 64 / sizeof(T), sb = np * TK + 64 / sizeof(T);                                         \
   tl_i64 nt = g.th * g.tw, tk = g.tw <= TK ? TK / g.tw * g.tw : TK; /* whole tile rows where they fit */       \
-  tl_size ws = (tl_size)(16 * cbp * TK + 16 * op * TK + 16 * cbp * op + 16 * NR * (TK + 8) + 8 * (2 * TK + 4)); \
+  tl_size ws = (tl_size)(16 * sa + 16 * sb + 16 * mp * np + NG * 4 * EW * TR);                                 \
   void *raw = TL_CONV_MALLOC(sizeof(T) * ws + 64);                                                             \
   if (!raw) {                                                                                                  \
     tl_conv_direct_##S(d, out, gy, x, begin, end);                                                             \
     return;                                                                                                    \
   }                                                                                                            \
-  T *ap = (T *)(((tl_size)raw + 63) & ~(tl_size)63), *bp = ap + 16 * cbp * TK, *sm = bp + 16 * op * TK;        \
-  T *tmp = sm + 16 * cbp * op, *e = tmp + 16 * NR * (TK + 8);                                                  \
+  T *ap = (T *)(((tl_size)raw + 63) & ~(tl_size)63), *bp = ap + 16 * sa, *sm = bp + 16 * sb;                   \
+  T *col = sm + 16 * mp * np;                                                                                  \
+  /* the lanes past the channels are never written: 0 (the rows and columns of S they                          \
+   * make are not read; a last, smaller block's lanes hold earlier finite values) */                           \
+  for (tl_i64 i = 0; i < 16 * (sa + sb); i++) ap[i] = 0;                                                       \
   for (tl_i64 un = begin; un < end; un++) {                                                                    \
     tl_i64 c0 = un * d->unit, cb = tl_gemm_min(d->c - c0, d->unit), first = 1;                                 \
-    for (tl_i64 i = 0; i < 16 * cbp * op; i++) sm[i] = 0; /* no images: dw = 0 */                              \
-    for (tl_i64 im = 0; im < d->n; im++)                                                                       \
+    tl_i64 ma = xa ? cb : d->o, nb = xa ? d->o : cb; /* A's channels, B's */                                   \
+    for (tl_i64 i = 0; i < 16 * mp * np; i++) sm[i] = 0; /* no images: dw = 0 */                               \
+    for (tl_i64 im = 0; im < d->n; im++) {                                                                     \
+      const T *xs = x + (im * d->c + c0) * g.ih * g.iw, *gs = gy + im * d->o * g.oh * g.ow;                    \
+      const T *as = xa ? xs : gs, *bs = xa ? gs : xs;                                                          \
+      tl_i64 aps = xa ? g.ih * g.iw : g.oh * g.ow, bps = xa ? g.oh * g.ow : g.ih * g.iw;                       \
       for (tl_i64 t0 = 0; t0 < nt; t0 += tk) {                                                                 \
         tl_i64 tb = tl_gemm_min(tk, nt - t0);                                                                  \
-        for (tl_i64 c = 0; c < cb; c += TL_GEMM_MR)                                                            \
-          tl_wino_panel_##S(&g, x + (im * d->c + c0 + c) * g.ih * g.iw, g.ih * g.iw, tl_gemm_min(TL_GEMM_MR, cb - c), \
-                            0, t0, tb, tmp, e, ap + c * TK, cbp * TK, TL_GEMM_MR);                             \
-        for (tl_i64 o = 0; o < d->o; o += NR)                                                                  \
-          tl_wino_panel_##S(&g, gy + (im * d->o + o) * g.oh * g.ow, g.oh * g.ow, tl_gemm_min(NR, d->o - o), 1, t0, \
-                            tb, tmp, e, bp + o * TK, op * TK, NR);                                             \
+        for (tl_i64 i = 0; i < ma; i += TL_WINO_NG * TR)                                                       \
+          tl_wino_panel_##S(&g, as + i * aps, aps, tl_gemm_min(TL_WINO_NG * TR, ma - i), !xa, t0, tb, col, ap + i, \
+                            sa, la);                                                                           \
+        for (tl_i64 j = 0; j < nb; j += NR)                                                                    \
+          tl_wino_panel_##S(&g, bs + j * bps, bps, tl_gemm_min(NR, nb - j), xa, t0, tb, col, bp + j * TK, sb, NR); \
         for (int xi = 0; xi < 16; xi++)                                                                        \
-          for (tl_i64 jr = 0; jr < op; jr += NR)                                                               \
-            for (tl_i64 ir = 0; ir < cbp; ir += TL_GEMM_MR)                                                    \
-              tl_ukr_##S(tb, ap + xi * cbp * TK + ir * TK, 1, TL_GEMM_MR, bp + xi * op * TK + jr * TK, NR,     \
-                         sm + xi * cbp * op + ir * op + jr, op, TL_GEMM_MR, NR, !first);                       \
+          for (tl_i64 jr = 0; jr < np; jr += NR)                                                               \
+            for (tl_i64 ir = 0; ir < mp; ir += TL_GEMM_MR)                                                     \
+              tl_ukr_##S(tb, ap + xi * sa + ir, 1, la, bp + xi * sb + jr * TK, NR,                             \
+                         sm + xi * mp * np + ir * np + jr, np, TL_GEMM_MR, NR, !first);                        \
         first = 0;                                                                                             \
       }                                                                                                        \
+    }                                                                                                          \
     for (tl_i64 c = 0; c < cb; c++) /* dw = G^T S G */                                                         \
       for (tl_i64 o = 0; o < d->o; o++) {                                                                      \
         T s[16], t[12];                                                                                        \
-        for (int xi = 0; xi < 16; xi++) s[xi] = sm[xi * cbp * op + c * op + o];                                \
+        for (int xi = 0; xi < 16; xi++) s[xi] = sm[xi * mp * np + (xa ? c * np + o : o * np + c)];             \
         for (int j = 0; j < 4; j++) {                                                                          \
           t[j] = s[j] + (s[4 + j] + s[8 + j]) * (T)0.5, t[4 + j] = (s[4 + j] - s[8 + j]) * (T)0.5;             \
           t[8 + j] = (s[4 + j] + s[8 + j]) * (T)0.5 + s[12 + j];                                               \
