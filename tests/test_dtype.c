@@ -362,8 +362,9 @@ TEST(dtype_rand_needs_f32_or_f64) {
 }
 
 /* the same checks on a GPU backend: OpenCL (PoCL here), or the one TL_TEST_DEVICE names
- * (cuda on an NVIDIA GPU); its own test, as the ASan runs leave PoCL out */
-TEST(dtype_checks_on_device) {
+ * (cuda on an NVIDIA GPU); its own test, "opencl" in its name, as the ASan and valgrind
+ * runs leave PoCL out by that word */
+TEST(dtype_checks_opencl_or_device) {
   const char *device = getenv("TL_TEST_DEVICE") ? getenv("TL_TEST_DEVICE") : "opencl";
   if (tl_backend_usable(device) != TL_OK) {
     printf("  %s is not available here: %s\n", device, tl_last_error(NULL));
