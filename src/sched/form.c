@@ -106,20 +106,12 @@ static bool strided_reduce_input(const tl_uop *u, const tl_uop *root, int last, 
   return false;
 }
 
-static bool has_reduce(const tl_uop *u, int depth) {
+/* a reduce under u, down to the buffers, and through views if `through_views` */
+static bool has_reduce(const tl_uop *u, bool through_views, int depth) {
   if (tl_op_kind(u->op) == 'R' || depth > 32) return true;
-  if (u->op == TL_OP_VIEW || u->op == TL_OP_BUFFER) return false;
+  if (u->op == TL_OP_BUFFER || (u->op == TL_OP_VIEW && !through_views)) return false;
   for (int i = 0; i < u->nsrc; i++)
-    if (has_reduce(u->src[i], depth + 1)) return true;
-  return false;
-}
-
-/* a reduce under u, through views too */
-static bool reads_reduce(const tl_uop *u, int depth) {
-  if (tl_op_kind(u->op) == 'R' || depth > 32) return true;
-  if (u->op == TL_OP_BUFFER) return false;
-  for (int i = 0; i < u->nsrc; i++)
-    if (reads_reduce(u->src[i], depth + 1)) return true;
+    if (has_reduce(u->src[i], through_views, depth + 1)) return true;
   return false;
 }
 
@@ -131,7 +123,7 @@ static bool broadcast_reduce(const tl_uop *u, int depth) {
   if (u->op == TL_OP_VIEW) {
     const tl_view *v = &((const tl_st *)u->arg.p)->views[0];
     for (int d = 0; d < v->ndim; d++)
-      if (v->shape[d] > 1 && v->strides[d] == 0) return reads_reduce(u->src[0], depth + 1);
+      if (v->shape[d] > 1 && v->strides[d] == 0) return has_reduce(u->src[0], true, depth + 1);
   }
   for (int i = 0; i < u->nsrc; i++)
     if (broadcast_reduce(u->src[i], depth + 1)) return true;
@@ -167,7 +159,7 @@ int tl_form_interchange_axis(const tl_uop *root, const tl_form_ctx *fc) {
       last = d;
     }
   const tl_uop *src = root->src[0];
-  if (last < 0 || has_reduce(src, 0)) return -1;
+  if (last < 0 || has_reduce(src, false, 0)) return -1;
   if (!outer && (!host || !column_block(root->shape[last]) || column_depth(root) > COLUMN_DEPTH_MAX ||
                  broadcast_reduce(src, 0)))
     return -1;
