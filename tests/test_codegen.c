@@ -309,6 +309,50 @@ TEST(codegen_column_sum_runs_in_blocks_of_columns) {
   TEST_SHUTDOWN(ctx);
 }
 
+/* A SINK of several shapes (an optimizer's step) gives the pool turns of about equal
+ * work: a nest of short rows takes them in groups as long as the longest row. Rows of
+ * 64 beside a bias of 64 one-element rows made 141 turns, a third of them of one
+ * element; grouped, 8 + 1 + 8 (of 8 rows of 5, 8 dividing 64) + 1. Values by hand. */
+TEST(codegen_sink_turns_hold_equal_work) {
+  tl_ctx *ctx = tl_init();
+  static const int64_t shapes[4][2] = {{8, 64}, {64, 0}, {64, 5}, {5, 0}};
+  static const int ndims[4] = {2, 1, 2, 1};
+  static float d[8 * 64];
+  for (int i = 0; i < 8 * 64; i++) d[i] = (float)(i % 97);
+  tl_tensor *out[4];
+  tl_uop *values[4];
+  for (int i = 0; i < 4; i++) {
+    out[i] = tl_add_scalar(tl_from_data(ctx, TL_F32, ndims[i], shapes[i], d), (double)i);
+    values[i] = tl_api_tensor(out[i], "test")->u;
+  }
+  size_t mark = tl_graph_mark(&ctx->graph);
+  tl_uop *sink = tl_sink_make(&ctx->graph, 4, values);
+  tl_schedule s;
+  tl_lowered l;
+  tl_error e = {0};
+  CHECK(sink && tl_schedule_build(sink, true, &s));
+  if (sink && tl_lower_kernel(sink, &s, &l, &e) == TL_OK) {
+    CHECK_INT((int)l.work, 8 + 1 + 8 + 1);
+    char *src = tl_render_c(&l, "k");
+    CHECK_CONTAINS(src, "r4 * 40LL"); /* the (64, 5) nest: 8 rows of 5 a turn */
+    CHECK_CONTAINS(src, "r2 * 64LL"); /* the bias's 64 rows in one turn */
+    free(src);
+    tl_lowered_free(&l);
+    tl_schedule_free(&s);
+  }
+  tl_graph_release_to(&ctx->graph, mark);
+  CHECK_INT(tl_realize_many(4, out), TL_OK);
+  for (int i = 0; i < 4; i++) {
+    int64_t n = tl_numel(out[i]);
+    float got[8 * 64];
+    CHECK_INT(tl_to_host(out[i], got, sizeof *got * (size_t)n), TL_OK);
+    int bad = 0;
+    for (int64_t j = 0; j < n; j++) bad += got[j] != d[j] + (float)i;
+    CHECK_INT(bad, 0);
+  }
+  TEST_SHUTDOWN(ctx);
+}
+
 /* float -> integer casts call the prelude's saturating conversions */
 TEST(codegen_float_to_int_cast_saturates) {
   tl_ctx *ctx = tl_init();
