@@ -17,24 +17,38 @@ static void apply_move(tl_st *st, int kind, const int64_t *a, const int64_t *b, 
   }
 }
 
-/* Builds VIEW(base, tracker): composes onto an existing view when the stack has
- * room, nests a new VIEW otherwise; an identity view is no view. */
-tl_uop *tl_build_view(tl_graph *g, tl_uop *u, int kind, const int64_t *a, const int64_t *b, const int *perm,
-                      const bool *flags, int ndim) {
+/* one movement: its kind and arguments, as tl_build_view takes them */
+typedef struct {
+  int kind;
+  const int64_t *a, *b;
+  const int *perm;
+  const bool *flags;
+  int ndim;
+} move;
+
+static bool apply_moves(tl_st *st, int n, const move *m) {
+  bool ok = true;
+  for (int i = 0; ok && i < n; i++) apply_move(st, m[i].kind, m[i].a, m[i].b, m[i].perm, m[i].flags, m[i].ndim, &ok);
+  return ok;
+}
+
+/* Builds VIEW(base, tracker) for the moves in order, as one node: composes onto an
+ * existing view when the stack has room, nests a new VIEW otherwise; an identity
+ * view is no view. */
+static tl_uop *build_moves(tl_graph *g, tl_uop *u, int n, const move *m) {
   if (!u) return NULL;
   tl_uop *base = u;
   tl_st st;
-  bool ok = true;
+  bool ok = false;
   if (u->op == TL_OP_VIEW) {
     st = *(const tl_st *)u->arg.p;
     base = u->src[0];
-    apply_move(&st, kind, a, b, perm, flags, ndim, &ok);
+    ok = apply_moves(&st, n, m);
   }
-  if (u->op != TL_OP_VIEW || !ok) {
+  if (!ok) {
     base = u;
     st = tl_st_contiguous(u->ndim, u->shape);
-    ok = true;
-    apply_move(&st, kind, a, b, perm, flags, ndim, &ok);
+    apply_moves(&st, n, m);
   }
   int out_ndim = tl_st_ndim(&st);
   const int64_t *shape = tl_st_shape(&st);
@@ -45,6 +59,13 @@ tl_uop *tl_build_view(tl_graph *g, tl_uop *u, int kind, const int64_t *a, const 
   return tl_uop_make(g, TL_OP_VIEW, base->dtype, 1, &base, arg, 0, out_ndim, shape);
 }
 
+tl_uop *tl_build_view(tl_graph *g, tl_uop *u, int kind, const int64_t *a, const int64_t *b, const int *perm,
+                      const bool *flags, int ndim) {
+  return build_moves(g, u, 1, &(move){kind, a, b, perm, flags, ndim});
+}
+
+/* a reshape adding the leading unit axes, then the expand, as one node (a scalar
+ * broadcast in every binary op with a constant made two) */
 tl_uop *tl_build_broadcast_to(tl_graph *g, tl_uop *u, int ndim, const int64_t *shape) {
   if (!u) return NULL;
   if (u->ndim == ndim && (ndim == 0 || !memcmp(u->shape, shape, sizeof(int64_t) * (size_t)ndim)))
@@ -52,8 +73,8 @@ tl_uop *tl_build_broadcast_to(tl_graph *g, tl_uop *u, int ndim, const int64_t *s
   int64_t ones[TL_MAX_DIMS];
   int lead = ndim - u->ndim;
   for (int i = 0; i < ndim; i++) ones[i] = i < lead ? 1 : u->shape[i - lead];
-  tl_uop *r = tl_build_view(g, u, TL_MOVE_RESHAPE, ones, NULL, NULL, NULL, ndim);
-  return tl_build_view(g, r, TL_MOVE_EXPAND, shape, NULL, NULL, NULL, ndim);
+  move m[2] = {{TL_MOVE_RESHAPE, ones, NULL, NULL, NULL, ndim}, {TL_MOVE_EXPAND, shape, NULL, NULL, NULL, ndim}};
+  return build_moves(g, u, 2, m);
 }
 
 tl_uop *tl_build_reduce(tl_graph *g, tl_uop *u, int op, uint64_t axes) {
