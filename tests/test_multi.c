@@ -2,6 +2,7 @@
  * that writes them all (a SINK), grouping, and the optimizers' one-pass steps. Expected
  * values are computed here on the host in double. */
 #include <math.h>
+#include <stdbool.h>
 #include <stdlib.h>
 
 #include "test.h"
@@ -175,6 +176,65 @@ TEST(realize_many_keeps_autograd_working) {
   CHECK_INT(tl_to_host(tl_grad(x), g, sizeof g), TL_OK);
   CHECK_INT(tl_to_host(x, xv, sizeof xv), TL_OK);
   for (int i = 0; i < 4; i++) CHECK(g[i] == 2 * xv[i]);
+  TEST_SHUTDOWN(ctx);
+}
+
+/* A layer's bias and relu run as its GEMM's epilogue, not as values of a SINK:
+ * realizing h0 = relu(x w0 + b0) and h1 = relu(h0 w1 + b1) together (as backward
+ * realizes a model's saved values) is two kernels. As one SINK it was four: the
+ * first GEMM, h0 for the second GEMM to read, that GEMM, and the SINK copying h0.
+ * A log-softmax of a GEMM (which reads the sum's row in its max) still joins a SINK:
+ * it and an exp are the GEMM and one kernel. Values by hand, in double. */
+static void layer_ref(const double *in, const double *w, const double *b, int m, int k, int n, bool relu,
+                      double *out) {
+  for (int i = 0; i < m; i++)
+    for (int j = 0; j < n; j++) {
+      double acc = 0;
+      for (int q = 0; q < k; q++) acc += in[i * k + q] * w[q * n + j];
+      acc += b[j];
+      out[i * n + j] = relu && acc < 0 ? 0 : acc;
+    }
+}
+static void host_of(tl_tensor *t, double *out, int64_t n) {
+  float buf[32 * 24];
+  CHECK_INT(tl_to_host(t, buf, sizeof *buf * (size_t)n), TL_OK);
+  for (int64_t i = 0; i < n; i++) out[i] = buf[i];
+}
+TEST(realize_many_leaves_gemm_epilogues_out_of_sinks) {
+  tl_ctx *ctx = tl_init();
+  enum { M = 16, K = 32, N = 24 };
+  tl_tensor *x = filled(ctx, TL_F32, 2, (int64_t[]){M, K}, 0.25, -1), *w0 = filled(ctx, TL_F32, 2, (int64_t[]){K, N}, 0.125, -0.6),
+            *b0 = filled(ctx, TL_F32, 1, (int64_t[]){N}, 0.5, -2), *w1 = filled(ctx, TL_F32, 2, (int64_t[]){N, N}, 0.1, -0.5),
+            *b1 = filled(ctx, TL_F32, 1, (int64_t[]){N}, 0.2, -1);
+  tl_tensor *h0 = tl_relu(tl_add(tl_matmul(x, w0), b0)), *h1 = tl_relu(tl_add(tl_matmul(h0, w1), b1));
+  uint64_t k0 = kernels_run(ctx);
+  CHECK_INT(tl_realize_many(2, (tl_tensor *[]){h0, h1}), TL_OK);
+  CHECK_INT((int)(kernels_run(ctx) - k0), 2);
+  static double xv[M * K], w0v[K * N], b0v[N], w1v[N * N], b1v[N], h0r[M * N], h1r[M * N], got[M * N];
+  host_of(x, xv, M * K), host_of(w0, w0v, K * N), host_of(b0, b0v, N), host_of(w1, w1v, N * N), host_of(b1, b1v, N);
+  layer_ref(xv, w0v, b0v, M, K, N, true, h0r);
+  layer_ref(h0r, w1v, b1v, M, N, N, true, h1r);
+  int zeros = 0;
+  host_of(h0, got, M * N);
+  for (int i = 0; i < M * N; i++) {
+    CHECK(fabs(got[i] - h0r[i]) <= 1e-4 * (1 + fabs(h0r[i])));
+    zeros += h0r[i] == 0;
+  }
+  host_of(h1, got, M * N);
+  for (int i = 0; i < M * N; i++) CHECK(fabs(got[i] - h1r[i]) <= 1e-4 * (1 + fabs(h1r[i])));
+  CHECK(zeros > 0 && zeros < M * N); /* the relu cuts some, not all */
+  tl_tensor *ls = tl_log_softmax(tl_add(tl_matmul(x, w0), b0), 1), *e = tl_exp(tl_mul_scalar(h0, 0.01));
+  k0 = kernels_run(ctx);
+  CHECK_INT(tl_realize_many(2, (tl_tensor *[]){ls, e}), TL_OK);
+  CHECK_INT((int)(kernels_run(ctx) - k0), 2);
+  layer_ref(xv, w0v, b0v, M, K, N, false, h1r);
+  host_of(ls, got, M * N);
+  for (int i = 0; i < M; i++) {
+    double mx = -INFINITY, z = 0;
+    for (int j = 0; j < N; j++) mx = fmax(mx, h1r[i * N + j]);
+    for (int j = 0; j < N; j++) z += exp(h1r[i * N + j] - mx);
+    for (int j = 0; j < N; j++) CHECK(fabs(got[i * N + j] - (h1r[i * N + j] - mx - log(z))) <= 1e-4);
+  }
   TEST_SHUTDOWN(ctx);
 }
 

@@ -19,6 +19,7 @@
 #include "core/shapetracker.h"
 #include "core/strbuf.h"
 #include "core/vec.h"
+#include "sched/form.h"
 #include "sched/planner.h"
 #include "sched/schedule.h"
 
@@ -470,8 +471,11 @@ static bool same_kind(const tl_uop *a, const tl_uop *b) {
 /* how far ahead a value looks for others of its shape (bounds the grouping's cost) */
 enum { GROUP_LOOKAHEAD = 1024 };
 
-/* CONTIGUOUS asks for a buffer of its own: copied into a SINK's, it would be made twice */
-static bool groupable(const tl_uop *u) { return tl_op_is_elementwise(u->op) && u->op != TL_OP_CONTIGUOUS; }
+/* CONTIGUOUS asks for a buffer of its own: copied into a SINK's, it would be made
+ * twice; a GEMM's epilogue (a layer's bias and relu) runs in the GEMM's kernel alone */
+static bool groupable(const tl_uop *u) {
+  return tl_op_is_elementwise(u->op) && u->op != TL_OP_CONTIGUOUS && !tl_form_gemm_epilogue(u);
+}
 
 /* Elementwise values of one dtype, and of one shape unless any_shape, are computed
  * together, as a SINK's (a reduce or a GEMM keeps its own buffer, with no copy into a

@@ -51,5 +51,10 @@ int64_t tl_form_interchange_blocks(const tl_uop *sum, int axis);
  * GEMM `view` reads: view only reshapes the sum (drops size-1 axes: it reads it at
  * the output's own index) and the types agree. */
 bool tl_form_epilogue_view(const tl_uop *root, const tl_uop *view);
+/* Whether u, elementwise, reads a GEMM's sum at its own index through elementwise
+ * nodes alone (a layer's bias and activation): realized alone, u is that GEMM's
+ * epilogue (schedule.c); as one value of a SINK it cannot be, and costs the GEMM's
+ * result a pass of its own. */
+bool tl_form_gemm_epilogue(const tl_uop *u);
 
 #endif
