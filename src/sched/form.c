@@ -73,36 +73,47 @@ bool tl_form_epilogue_view(const tl_uop *root, const tl_uop *view) {
          tl_form_gemm_roles(sum, &r);
 }
 
+/* the nodes under u met so far by one walk, and what each gave */
+enum { EPILOGUE_NODES = 64 };
+typedef struct {
+  int n;
+  bool full; /* more nodes than fit: the answer is no */
+  const tl_uop *node[EPILOGUE_NODES];
+  bool reads[EPILOGUE_NODES];
+} epilogue_walk;
+
+/* whether u was met before (*at: its slot), or a new slot for it (*at < 0: none) */
+static bool walk_met(epilogue_walk *w, const tl_uop *u, int *at) {
+  for (int i = 0; i < w->n; i++)
+    if (w->node[i] == u) return *at = i, true;
+  *at = w->n < EPILOGUE_NODES ? w->n++ : -1;
+  if (*at < 0) w->full = true;
+  else w->node[*at] = u, w->reads[*at] = false;
+  return false;
+}
+
 /* the GEMM sum some elementwise path from u reads through an epilogue view, or NULL */
-static const tl_uop *epilogue_sum(const tl_uop *root, const tl_uop *u, int depth) {
+static const tl_uop *epilogue_sum(epilogue_walk *w, const tl_uop *root, const tl_uop *u) {
+  int at;
+  if (walk_met(w, u, &at) || at < 0) return NULL;
   if (u->op == TL_OP_VIEW) return tl_form_epilogue_view(root, u) ? u->src[0] : NULL;
-  if (depth > 16 || !tl_op_is_elementwise(u->op) || u->op == TL_OP_CONTIGUOUS) return NULL;
+  if (!tl_op_is_elementwise(u->op) || u->op == TL_OP_CONTIGUOUS) return NULL;
   for (int i = 0; i < u->nsrc; i++) {
-    const tl_uop *sum = epilogue_sum(root, u->src[i], depth + 1);
+    const tl_uop *sum = epilogue_sum(w, root, u->src[i]);
     if (sum) return sum;
   }
   return NULL;
 }
 
-/* the nodes under u met so far, and whether each reads the sum */
-enum { EPILOGUE_NODES = 64 };
-typedef struct {
-  int n;
-  const tl_uop *node[EPILOGUE_NODES];
-  bool reads[EPILOGUE_NODES];
-} epilogue_walk;
-
 /* whether u reads sum; *ok turns false where a node other than an elementwise one or
  * the sum's one view reads it (a softmax's max over the row: the GEMM could not run
- * it as an epilogue) or the walk is too big to tell */
+ * it as an epilogue) */
 static bool reads_gemm_sum(epilogue_walk *w, const tl_uop *u, const tl_uop *sum, bool *ok) {
+  int at;
   if (u == sum) return true;
   if (u->op == TL_OP_BUFFER || u->op == TL_OP_CONST || !*ok) return false;
-  for (int i = 0; i < w->n; i++)
-    if (w->node[i] == u) return w->reads[i];
-  if (w->n == EPILOGUE_NODES) return *ok = false;
-  int at = w->n++;
-  w->node[at] = u;
+  if (walk_met(w, u, &at)) return w->reads[at];
+  if (at < 0) return *ok = false;
   bool reads = false;
   for (int i = 0; i < u->nsrc; i++) reads |= reads_gemm_sum(w, u->src[i], sum, ok);
   bool through = u->op == TL_OP_VIEW ? u->src[0] == sum : tl_op_is_elementwise(u->op) && u->op != TL_OP_CONTIGUOUS;
@@ -112,11 +123,12 @@ static bool reads_gemm_sum(epilogue_walk *w, const tl_uop *u, const tl_uop *sum,
 
 bool tl_form_gemm_epilogue(const tl_uop *u) {
   if (!tl_op_is_elementwise(u->op) || u->op == TL_OP_CONTIGUOUS) return false;
-  const tl_uop *sum = epilogue_sum(u, u, 0);
   epilogue_walk w = {0};
-  bool ok = sum != NULL;
+  const tl_uop *sum = epilogue_sum(&w, u, u);
+  bool ok = sum != NULL && !w.full;
+  w.n = 0;
   if (ok) reads_gemm_sum(&w, u, sum, &ok);
-  return ok;
+  return ok && !w.full;
 }
 
 /* ---- the interchanged sum -------------------------------------------------------------
