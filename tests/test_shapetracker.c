@@ -1,8 +1,10 @@
 /* test_shapetracker.c — views: every movement op and random compositions of them
  * against a reference that moves real index arrays around, plus view merging. */
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "core/shapetracker.h"
 #include "test.h"
@@ -252,6 +254,32 @@ TEST(st_expand_is_stride_zero_and_merges) {
   CHECK_INT(st.nviews, 1);
   CHECK_INT(st.views[0].strides[1], 0);
   CHECK_INT(st.views[0].strides[2], 0);
+}
+
+/* A view node keeps only the views its tracker uses: one view is its count and one
+ * tl_view; loading a kept one back gives the same tracker, the unused views zero.
+ * Copied from a heap block of exactly that size (ASan would see a read past it). */
+TEST(st_kept_bytes_are_the_views_in_use) {
+  tl_st st = tl_st_contiguous(2, (int64_t[]){4, 6});
+  CHECK_INT((int)tl_st_bytes(&st), (int)(offsetof(tl_st, views) + sizeof(tl_view)));
+  tl_st_permute(&st, (int[]){1, 0});
+  CHECK(tl_st_reshape(&st, 1, (int64_t[]){24})); /* a transpose flattened: a second view */
+  CHECK_INT(st.nviews, 2);
+  CHECK_INT((int)tl_st_bytes(&st), (int)(offsetof(tl_st, views) + 2 * sizeof(tl_view)));
+  tl_st *kept = malloc(tl_st_bytes(&st));
+  memcpy(kept, &st, tl_st_bytes(&st));
+  tl_st back;
+  memset(&back, 0xff, sizeof back);
+  tl_st_load(&back, kept);
+  CHECK(tl_st_equal(&back, &st));
+  CHECK_INT(back.views[2].ndim, 0);
+  CHECK_INT((int)back.views[3].strides[0], 0);
+  int64_t a, b;
+  for (int64_t i = 0; i < 24; i++) {
+    CHECK(tl_st_index(&back, &i, &a) && tl_st_index(&st, &i, &b));
+    CHECK_INT((int)a, (int)b);
+  }
+  free(kept);
 }
 
 TEST(st_shrink_pad_flip_validity) {

@@ -1,5 +1,6 @@
 #include "shapetracker.h"
 
+#include <stddef.h>
 #include <string.h>
 
 #include "hash.h"
@@ -60,6 +61,17 @@ static bool view_equal(const tl_view *a, const tl_view *b) {
   size_t n = sizeof(int64_t) * (size_t)a->ndim;
   if (memcmp(a->shape, b->shape, n) || memcmp(a->strides, b->strides, n)) return false;
   return !a->masked || (!memcmp(a->mask_lo, b->mask_lo, n) && !memcmp(a->mask_hi, b->mask_hi, n));
+}
+
+size_t tl_st_bytes(const tl_st *st) {
+  int n = st->nviews < 1 ? 1 : st->nviews > TL_MAX_VIEWS ? TL_MAX_VIEWS : st->nviews;
+  return offsetof(tl_st, views) + sizeof(tl_view) * (size_t)n;
+}
+
+void tl_st_load(tl_st *dst, const tl_st *kept) {
+  size_t n = tl_st_bytes(kept);
+  memcpy(dst, kept, n);
+  memset((char *)dst + n, 0, sizeof *dst - n);
 }
 
 bool tl_st_equal(const tl_st *a, const tl_st *b) {

@@ -48,6 +48,11 @@ tl_st tl_st_contiguous(int ndim, const int64_t *shape);
 const tl_view *tl_st_top(const tl_st *st);
 int tl_st_ndim(const tl_st *st);
 const int64_t *tl_st_shape(const tl_st *st);
+/* The bytes of st that its views use: a node keeps only those (one view: a quarter
+ * of the struct, small enough for malloc's fast path). tl_st_load copies them into a
+ * whole tracker, the unused views zeroed; never copy a kept one by assignment. */
+size_t tl_st_bytes(const tl_st *st);
+void tl_st_load(tl_st *dst, const tl_st *kept);
 bool tl_st_equal(const tl_st *a, const tl_st *b);
 uint64_t tl_st_hash(const tl_st *st);
 /* one unmasked row-major view at offset 0 over a buffer of the same numel */

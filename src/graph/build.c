@@ -41,7 +41,7 @@ static tl_uop *build_moves(tl_graph *g, tl_uop *u, int n, const move *m) {
   tl_st st;
   bool ok = false;
   if (u->op == TL_OP_VIEW) {
-    st = *(const tl_st *)u->arg.p;
+    tl_st_load(&st, u->arg.p);
     base = u->src[0];
     ok = apply_moves(&st, n, m);
   }

@@ -39,7 +39,8 @@ static tl_uop *fold(tl_graph *g, tl_uop *u) {
   if (!c || u->ndim == 0) return c;
   tl_uop *like = tl_build_const_like(g, u, 0);
   if (!like) return NULL;
-  tl_st st = *(const tl_st *)like->arg.p;
+  tl_st st;
+  tl_st_load(&st, like->arg.p);
   tl_arg arg = {.p = &st};
   return tl_uop_make(g, TL_OP_VIEW, u->dtype, 1, &c, arg, 0, u->ndim, u->shape);
 }
@@ -102,7 +103,8 @@ static tl_uop *contiguous_leaf(tl_graph *g, tl_uop *u) { /* already its own buff
 static tl_uop *reduce_of_broadcast(tl_graph *g, tl_uop *u) {
   const tl_uop *v = u->src[0];
   if (!g->refcounted || v->op != TL_OP_VIEW) return NULL;
-  tl_st st = *(const tl_st *)v->arg.p;
+  tl_st st;
+  tl_st_load(&st, v->arg.p);
   tl_view *top = &st.views[st.nviews - 1];
   if (top->masked) return NULL;
   int64_t reduced[TL_MAX_DIMS];

@@ -159,12 +159,13 @@ tl_uop *tl_uop_make(tl_graph *g, int op, tl_dtype dtype, int nsrc, tl_uop *const
   tl_uop *u = g->refcounted ? calloc(1, sizeof *u) : tl_arena_alloc(g->arena, sizeof *u);
   if (!u) return g->oom = true, NULL;
   if (op == TL_OP_VIEW) { /* the node owns a copy of its tracker */
-    tl_st *st = g->refcounted ? malloc(sizeof *st) : tl_arena_alloc(g->arena, sizeof *st);
+    size_t bytes = tl_st_bytes(arg.p); /* only the views it uses */
+    tl_st *st = g->refcounted ? malloc(bytes) : tl_arena_alloc(g->arena, bytes);
     if (!st) {
       if (g->refcounted) free(u);
       return g->oom = true, NULL;
     }
-    memcpy(st, arg.p, sizeof *st);
+    memcpy(st, arg.p, bytes);
     arg.p = st;
   }
   u->op = (uint16_t)op;
