@@ -230,6 +230,25 @@ TEST(lang_loop_carried_tensors_are_realized_each_iteration) {
   free(out);
 }
 
+/* A push's generated C: the copy-on-write check hands the Vec back instead of taking
+ * its address, and the slot's address uses the element type's size. Either way round
+ * (&v, v->esz), cc -O2 kept the Vec and a loop's sum in memory: vec_loop ran at 0.92
+ * of C. Then the program runs: the copy made for a shared Vec leaves the other alone. */
+TEST(lang_push_keeps_the_vec_in_a_register) {
+  const char *src = "fn main() {\n  let mut v: Vec<i64> = Vec::new();\n  v.push(4);\n  let w = v.clone();\n"
+                    "  v.push(5);\n  println(\"{:?} {:?}\", v, w);\n}\n";
+  char *c = tl_lang_compile("push.tl", src, strlen(src), false, stderr);
+  CHECK_CONTAINS(c, "v0_v = tlrt_vec_mut(R, v0_v, 5, 3);");
+  CHECK_CONTAINS(c, "*(int64_t *)tlrt_vec_push_slot(R, v0_v, sizeof(int64_t), 5, 4) = t3;");
+  CHECK(c && !strstr(c, "tlrt_vec_mut(R, &"));
+  free(c);
+  char *out = NULL;
+  struct tl_stats_out st = {0};
+  CHECK_INT(run_program(src, &out, &st), 0);
+  CHECK_STR(out, "[4, 5] [4]\n");
+  free(out);
+}
+
 /* a comprehension is one engine kernel: index spaces, body, filter and sum fuse */
 TEST(lang_comprehension_runs_as_one_kernel) {
   char *out = NULL;

@@ -352,9 +352,11 @@ static cv consume(gen *g, tl_node *n) {
   }
   elem e = chain_open(g, &ch);
   switch (m) {
-  case IT_COLLECT:
-    tl_gen_emit(g, "*(%s *)tlrt_vec_push_slot(R, %s, %d, %d) = %s;", tl_gen_ctype(g, et), out.c, n->line, n->col, take(g, e));
+  case IT_COLLECT: {
+    const char *ct = tl_gen_ctype(g, et);
+    tl_gen_emit(g, "*(%s *)tlrt_vec_push_slot(R, %s, sizeof(%s), %d, %d) = %s;", ct, out.c, ct, n->line, n->col, take(g, e));
     break;
+  }
   case IT_COLLECT_MAP: collect_pair(g, n->ty, out.c, e, n); break;
   case IT_SUM:
     if (tl_ty_is_half(n->ty)) /* f16, bf16: each partial sum rounded, as their `+` */
@@ -507,7 +509,7 @@ static cv sort_by(gen *g, tl_node *n) {
   const char *name = tl_gen_fmt(g, "tli_cmp_%d", ++g->nclosures);
   comparator(g, name, &f, et, n->len == IT_SORT_BY_KEY);
   const char *p = tl_gen_place(g, n->lhs);
-  tl_gen_emit(g, "tlrt_vec_mut(R, &%s, %d, %d);", p, n->line, n->col);
+  tl_gen_emit(g, "%s = tlrt_vec_mut(R, %s, %d, %d);", p, p, n->line, n->col);
   tl_gen_emit(g, "tlrt_vec_sort_by(R, %s, %s, %s);", p, name, f.fn);
   return tl_gen_scalar("0", TY_UNIT_T);
 }

@@ -168,7 +168,7 @@ cv tl_gen_vec_lit(gen *g, tl_node *n) {
 /* a place's C lvalue of a Vec or map receiver, made unique for a write */
 static const char *mut_place(gen *g, tl_node *recv, bool vec) {
   const char *p = tl_gen_place(g, recv);
-  tl_gen_emit(g, "tlrt_%s_mut(R, &%s, %d, %d);", vec ? "vec" : "map", p, recv->line, recv->col);
+  tl_gen_emit(g, "%s = tlrt_%s_mut(R, %s, %d, %d);", p, vec ? "vec" : "map", p, recv->line, recv->col);
   return p;
 }
 
@@ -237,7 +237,8 @@ static cv vec_method(gen *g, tl_node *n, int m) {
   case VEC_PUSH: {
     const char *val = value_now(g, a);
     const char *p = mut_place(g, n->lhs, true);
-    tl_gen_emit(g, "*(%s *)tlrt_vec_push_slot(R, %s, %d, %d) = %s;", tl_gen_ctype(g, e), p, n->line, n->col, val);
+    const char *ct = tl_gen_ctype(g, e);
+    tl_gen_emit(g, "*(%s *)tlrt_vec_push_slot(R, %s, sizeof(%s), %d, %d) = %s;", ct, p, ct, n->line, n->col, val);
     return tl_gen_scalar("0", TY_UNIT_T);
   }
   case VEC_POP: {
@@ -306,7 +307,8 @@ static cv vec_method(gen *g, tl_node *n, int m) {
     g->indent++;
     const char *x = tl_gen_fmt(g, "t%d", ++g->ntmp); /* read before the slot: a push may move s's buffer when s is v */
     tl_gen_emit(g, "%s %s = %s;", tl_gen_ctype(g, e), x, copy(g, e, elem(g, e, tl_gen_fmt(g, "%s->data", s), "i")));
-    tl_gen_emit(g, "*(%s *)tlrt_vec_push_slot(R, %s, %d, %d) = %s;", tl_gen_ctype(g, e), p, n->line, n->col, x);
+    const char *ct = tl_gen_ctype(g, e);
+    tl_gen_emit(g, "*(%s *)tlrt_vec_push_slot(R, %s, sizeof(%s), %d, %d) = %s;", ct, p, ct, n->line, n->col, x);
     g->indent--;
     tl_gen_emit(g, "}");
     return tl_gen_scalar("0", TY_UNIT_T);

@@ -138,7 +138,7 @@ int64_t tlrt_str_index_of(tlrt *R, const tlrt_str *s, const tlrt_str *sub) {
 }
 
 static void push_str(tlrt *R, tlrt_vec *v, const char *p, int64_t n, int line, int col) {
-  *(tlrt_str **)tlrt_vec_push_slot(R, v, line, col) = tlrt_str_new(R, p, n);
+  *(tlrt_str **)tlrt_vec_push_slot(R, v, sizeof(tlrt_str *), line, col) = tlrt_str_new(R, p, n);
 }
 
 /* Rust's split(sep) collected: every piece, empty ones too; an empty sep splits

@@ -86,15 +86,14 @@ tlrt_vec *tlrt_str_chars(tlrt *R, const tlrt_str *s, int line, int col) {
   return v;
 }
 
-void tlrt_vec_clone_into(tlrt *R, tlrt_vec **pv, int line, int col) {
-  tlrt_vec *old = *pv;
+tlrt_vec *tlrt_vec_unshare(tlrt *R, tlrt_vec *old, int line, int col) {
   tlrt_vec *v = tlrt_vec_new(R, old->esz, old->ekind, old->len, "a Vec copied before a write", line, col);
   if (old->len) memcpy(v->data, old->data, (size_t)old->len * (size_t)old->esz);
   v->len = old->len;
   elems_retain(R, v->ekind, v->data, v->len);
   R->stats.cow_clones++;
   tlrt_release(R, old);
-  *pv = v;
+  return v;
 }
 
 void tlrt_vec_oob(tlrt *R, int64_t len, int64_t i, int line, int col) {
@@ -230,8 +229,7 @@ static void map_rehash(tlrt *R, tlrt_map *m, int64_t tcap, int line, int col) {
   }
 }
 
-void tlrt_map_clone_into(tlrt *R, tlrt_map **pm, int line, int col) {
-  tlrt_map *old = *pm;
+tlrt_map *tlrt_map_unshare(tlrt *R, tlrt_map *old, int line, int col) {
   tlrt_map *m = tlrt_map_new(R, old->ksz, old->kkind, old->vsz, old->vkind, old->hash, old->eq);
   const char *what = "a HashMap copied before a write";
   m->keys = xrealloc_n(R, NULL, old->len, old->ksz, what, line, col);
@@ -246,7 +244,7 @@ void tlrt_map_clone_into(tlrt *R, tlrt_map **pm, int line, int col) {
   if (old->tcap) map_rehash(R, m, old->tcap, line, col);
   R->stats.cow_clones++;
   tlrt_release(R, old);
-  *pm = m;
+  return m;
 }
 
 int64_t tlrt_map_find(const tlrt_map *m, const void *key) {

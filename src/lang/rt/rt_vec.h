@@ -31,7 +31,7 @@ TL_API tlrt_vec *tlrt_vec_new(tlrt *R, int32_t esz, int32_t ekind, int64_t cap, 
 /* capacity for at least need elements (doubling) */
 TL_API void tlrt_vec_grow(tlrt *R, tlrt_vec *v, int64_t need, int line, int col);
 /* *v shared (rc > 1): replaced by a copy of its own (elements retained) */
-TL_API void tlrt_vec_clone_into(tlrt *R, tlrt_vec **v, int line, int col);
+TL_API tlrt_vec *tlrt_vec_unshare(tlrt *R, tlrt_vec *v, int line, int col); /* a copy; v released */
 /* a String's chars (decoded UTF-8, as char_at reads them) as a Vec<char>: s.chars() */
 TL_API tlrt_vec *tlrt_str_chars(tlrt *R, const tlrt_str *s, int line, int col);
 TL_API _Noreturn void tlrt_vec_oob(tlrt *R, int64_t len, int64_t i, int line, int col);
@@ -53,17 +53,20 @@ TL_API tl_tensor *tlrt_vec_to_tensor(tlrt *R, const tlrt_vec *v, tl_dtype dt, in
 TL_API tlrt_vec *tlrt_tensor_to_vec(tlrt *R, tl_tensor *t, int line, int col);
 
 /* the run-time checks the generated code inlines */
-static inline void tlrt_vec_mut(tlrt *R, tlrt_vec **v, int line, int col) {
-  if ((*v)->h.rc > 1) tlrt_vec_clone_into(R, v, line, col);
+/* v, or its copy when shared; the caller stores it back (`v = tlrt_vec_mut(R, v, ..)`):
+ * taking v's address instead kept it in memory, and a loop's other values with it */
+static inline tlrt_vec *tlrt_vec_mut(tlrt *R, tlrt_vec *v, int line, int col) {
+  return v->h.rc > 1 ? tlrt_vec_unshare(R, v, line, col) : v;
 }
 static inline int64_t tlrt_vec_ix(tlrt *R, const tlrt_vec *v, int64_t i, int line, int col) {
   if (__builtin_expect((uint64_t)i >= (uint64_t)v->len, 0)) tlrt_vec_oob(R, v->len, i, line, col);
   return i;
 }
-/* the slot of a pushed element (capacity grown first) */
-static inline void *tlrt_vec_push_slot(tlrt *R, tlrt_vec *v, int line, int col) {
+/* the slot of a pushed element (capacity grown first); esz is v's element size, a
+ * constant where the type is known, so the slot's address needs no multiply */
+static inline void *tlrt_vec_push_slot(tlrt *R, tlrt_vec *v, size_t esz, int line, int col) {
   if (__builtin_expect(v->len == v->cap, 0)) tlrt_vec_grow(R, v, v->len + 1, line, col);
-  return (char *)v->data + (size_t)v->esz * (size_t)v->len++;
+  return (char *)v->data + esz * (size_t)v->len++;
 }
 
 /* ---- HashMap: entries in insertion order (keys[i], vals[i]), an open-addressing
@@ -82,9 +85,9 @@ typedef struct tlrt_map {
 } tlrt_map;
 
 TL_API tlrt_map *tlrt_map_new(tlrt *R, int32_t ksz, int32_t kkind, int32_t vsz, int32_t vkind, tlrt_hash_fn hash, tlrt_eq_fn eq);
-TL_API void tlrt_map_clone_into(tlrt *R, tlrt_map **m, int line, int col);
-static inline void tlrt_map_mut(tlrt *R, tlrt_map **m, int line, int col) {
-  if ((*m)->h.rc > 1) tlrt_map_clone_into(R, m, line, col);
+TL_API tlrt_map *tlrt_map_unshare(tlrt *R, tlrt_map *m, int line, int col); /* a copy; m released */
+static inline tlrt_map *tlrt_map_mut(tlrt *R, tlrt_map *m, int line, int col) {
+  return m->h.rc > 1 ? tlrt_map_unshare(R, m, line, col) : m;
 }
 /* the entry number of key, or -1 */
 TL_API int64_t tlrt_map_find(const tlrt_map *m, const void *key);
