@@ -70,6 +70,14 @@ tl_uop *tl_build_broadcast_to(tl_graph *g, tl_uop *u, int ndim, const int64_t *s
   if (!u) return NULL;
   if (u->ndim == ndim && (ndim == 0 || !memcmp(u->shape, shape, sizeof(int64_t) * (size_t)ndim)))
     return tl_graph_keep(g, u);
+  if (u->ndim == 0 && u->op != TL_OP_VIEW) { /* a scalar: every stride 0, as the moves give */
+    tl_st st;
+    st.nviews = 1;
+    memset(&st.views[0], 0, sizeof st.views[0]);
+    st.views[0].ndim = ndim;
+    memcpy(st.views[0].shape, shape, sizeof(int64_t) * (size_t)ndim);
+    return tl_uop_make(g, TL_OP_VIEW, u->dtype, 1, &u, (tl_arg){.p = &st}, 0, ndim, shape);
+  }
   int64_t ones[TL_MAX_DIMS];
   int lead = ndim - u->ndim;
   for (int i = 0; i < ndim; i++) ones[i] = i < lead ? 1 : u->shape[i - lead];
