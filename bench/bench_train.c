@@ -4,11 +4,13 @@
  * loss read back, zero grad, backward and an Adam update (lr 1e-3), parameters realized.
  * 3 warm-ups, then the median of 20 steps, in rounds alternating with torch's (bench_util.h:
  * BENCH_ROUNDS): tl_ms and peer_ms are the medians over rounds, ratio the median of the
- * rounds' ratios. bench/peer_torch_train.py runs the same loop,
+ * rounds' ratios. bench/peer_torch_train.py runs the same loop, started once and asked
+ * for each round's 20 steps right after TL's (a noisy machine's phases last seconds),
  * and so do the peers pip installs (bench_util.h: jax, tinygrad), all on TL's thread count.
  * Prints one line per peer:
  *   bench: train_step_mlp tl_ms=X peer=torch peer_ms=Y ratio=Y/X threads=N   (ratio > 1: TL is faster)
- * (peer_ms=nan and a note= where an extra peer is not there)
+ * (peer_ms=nan and a note= where an extra peer is not there); BENCH_DEBUG=1: each
+ * round's two times on stderr
  * Exits non-zero on a TL error or a loss that is not finite or does not go down. */
 #include <math.h>
 #include <stdio.h>
@@ -29,17 +31,17 @@ static _Noreturn void fail(tl_ctx *ctx, const char *what) {
   exit(1);
 }
 
-/* torch's median ms from bench/peer_torch_train.py, or -1 if it cannot run (no torch) */
-static double run_peer(void) {
-  char cmd[256], line[256];
-  double ms = -1, v;
-  snprintf(cmd, sizeof cmd, "OMP_NUM_THREADS=%d %s bench/peer_torch_train.py %d 2>/dev/null", bench_threads(),
-           peer_python(), bench_threads());
-  FILE *p = popen(cmd, "r");
-  if (!p) return -1;
-  while (fgets(line, sizeof line, p))
-    if (sscanf(line, "train_step_mlp %lf", &v) == 1) ms = v;
-  return pclose(p) == 0 ? ms : -1;
+/* torch, serving rounds (bench/peer_torch_train.py serve): -1 if it cannot start */
+static int start_peer(bench_peer *p) {
+  char threads[16];
+  snprintf(threads, sizeof threads, "%d", bench_threads());
+  char *argv[] = {(char *)peer_python(), "bench/peer_torch_train.py", threads, "serve", NULL};
+  if (bench_peer_start(p, argv, bench_threads())) return -1;
+  if (bench_peer_ask(p, "0", "ready") < 0) { /* torch imported, the model made and warmed */
+    bench_peer_stop(p);
+    return -1;
+  }
+  return 0;
 }
 
 typedef struct {
@@ -120,6 +122,10 @@ int main(void) {
   /* rounds of TL's steps then torch's (bench_util.h: bench_rounds), in this order: the
    * two never share the cores; the warm-ups only before the first */
   int rounds = bench_rounds(), np = 0;
+  bench_peer peer;
+  int have_peer = start_peer(&peer) == 0;
+  char ask[32];
+  snprintf(ask, sizeof ask, "%d", ITERS);
   double tl_r[BENCH_MAX_ROUNDS], peer_r[BENCH_MAX_ROUNDS], ratio_r[BENCH_MAX_ROUNDS], first = NAN, last = NAN;
   uint64_t made = 0; /* kernels compiled or loaded from disk during the timed steps */
   for (int r = 0; r < rounds; r++) {
@@ -133,9 +139,11 @@ int main(void) {
       if (i == -WARMUP) first = last;
     }
     tl_r[r] = median_of(t, ITERS);
-    double peer = run_peer();
-    if (peer > 0) peer_r[np] = peer, ratio_r[np++] = peer / tl_r[r];
+    double ms = have_peer ? bench_peer_ask(&peer, ask, "train_step_mlp") : -1;
+    if (ms > 0) peer_r[np] = ms, ratio_r[np++] = ms / tl_r[r];
+    if (getenv("BENCH_DEBUG")) fprintf(stderr, "round %d tl %.3f peer %.3f\n", r, tl_r[r], ms);
   }
+  if (have_peer && bench_peer_stop(&peer) != 0) np = 0;
   tl_stats st = tl_get_stats(ctx);
   made = st.kernels_compiled + st.disk_cache_hits - made;
   double tl_ms = median_of(tl_r, rounds);

@@ -6,9 +6,12 @@
 #ifndef TL_BENCH_UTIL_H
 #define TL_BENCH_UTIL_H
 
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/types.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -28,11 +31,11 @@ static inline double median_of(double *v, int n) {
   return n ? v[n / 2] : -1;
 }
 
-/* Rounds of TL then its peer, alternating (BENCH_ROUNDS, default 3, at most 9): on a
+/* Rounds of TL then its peer, alternating (BENCH_ROUNDS, default 3, at most 25): on a
  * shared machine whose speed drifts by 2x over minutes, each round's ratio compares
- * times taken a few seconds apart, and the median of the ratios is reported beside the
- * medians of each side's times. */
-enum { BENCH_MAX_ROUNDS = 9 };
+ * times taken a few seconds apart (a peer that serves, below: a few milliseconds), and
+ * the median of the ratios is reported beside the medians of each side's times. */
+enum { BENCH_MAX_ROUNDS = 25 };
 /* " ratio_range=LO-HI": the rounds' lowest and highest ratios, what bounds the median */
 static inline void print_ratio_range(const double *r, int n) {
   double lo = n ? r[0] : 0, hi = lo;
@@ -49,6 +52,68 @@ static inline const char *peer_python(void) {
   const char *env = getenv("TL_PEER_PYTHON");
   if (env && access(env, X_OK) == 0) return env;
   return access("/usr/bin/python3", X_OK) == 0 ? "/usr/bin/python3" : "python3";
+}
+
+/* A peer that stays up between rounds (its script's `serve` mode): started once, asked
+ * for each round's time over a pipe, so a round's two sides run milliseconds apart and
+ * the peer's start-up (seconds of imports) falls outside every round. */
+typedef struct {
+  pid_t pid;
+  FILE *to, *from;
+} bench_peer;
+
+/* starts argv (argv[0] looked up on PATH) with OMP_NUM_THREADS=threads; 0, or -1 */
+static inline int bench_peer_start(bench_peer *p, char *const argv[], int threads) {
+  int in[2], out[2];
+  memset(p, 0, sizeof *p);
+  if (pipe(in)) return -1;
+  if (pipe(out)) {
+    close(in[0]), close(in[1]);
+    return -1;
+  }
+  fflush(NULL);
+  p->pid = fork();
+  if (p->pid == 0) {
+    char n[16];
+    snprintf(n, sizeof n, "%d", threads);
+    setenv("OMP_NUM_THREADS", n, 1);
+    dup2(in[0], 0), dup2(out[1], 1);
+    close(in[0]), close(in[1]), close(out[0]), close(out[1]);
+    if (!freopen("/dev/null", "w", stderr)) _exit(127);
+    execvp(argv[0], argv);
+    _exit(127);
+  }
+  close(in[0]), close(out[1]);
+  if (p->pid < 0 || !(p->to = fdopen(in[1], "w")) || !(p->from = fdopen(out[0], "r"))) {
+    if (p->pid > 0) kill(p->pid, SIGKILL), waitpid(p->pid, NULL, 0);
+    if (p->to) fclose(p->to);
+    else close(in[1]);
+    close(out[0]);
+    memset(p, 0, sizeof *p);
+    return -1;
+  }
+  return 0;
+}
+
+/* the value the peer answers to `request` on its line `name VALUE`, or -1 (it failed
+ * or is gone) */
+static inline double bench_peer_ask(bench_peer *p, const char *request, const char *name) {
+  char line[256], got[64];
+  double v;
+  if (!p->to || fprintf(p->to, "%s\n", request) < 0 || fflush(p->to)) return -1;
+  while (fgets(line, sizeof line, p->from))
+    if (sscanf(line, "%63s %lf", got, &v) == 2 && !strcmp(got, name)) return v;
+  return -1;
+}
+
+/* ends the peer (end of its input) and waits for it; its exit status, or -1 */
+static inline int bench_peer_stop(bench_peer *p) {
+  int status = -1;
+  if (p->to) fclose(p->to);
+  if (p->from) fclose(p->from);
+  if (p->pid > 0 && waitpid(p->pid, &status, 0) == p->pid) status = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  memset(p, 0, sizeof *p);
+  return status;
 }
 
 /* the thread count TL runs with, which every peer gets: the pool's rule (TL_THREADS, else
