@@ -139,8 +139,9 @@ static double peak_gflops(int threads) {
 }
 
 static double time_tl(tl_ctx *ctx, workload_fn f, tl_tensor **in) {
-  double t[7];
-  for (int i = -2; i < 7; i++) {
+  static double t[BENCH_MAX_RUNS];
+  int runs = 7;
+  for (int i = -2; i < runs; i++) {
     double t0 = now_ms();
     tl_tensor *y = f(in);
     if (!y || tl_realize(y) != TL_OK) {
@@ -149,9 +150,9 @@ static double time_tl(tl_ctx *ctx, workload_fn f, tl_tensor **in) {
     }
     tl_release(y);
     if (i >= 0) t[i] = now_ms() - t0;
+    if (i == -1) runs = bench_timed_runs(now_ms() - t0); /* the last warm-up's time */
   }
-  qsort(t, 7, sizeof t[0], by_value);
-  return t[3];
+  return median_of(t, runs);
 }
 
 /* the number a peer command prints after `name` on a line of its own, or -1 */

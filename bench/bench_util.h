@@ -31,6 +31,17 @@ static inline double median_of(double *v, int n) {
   return n ? v[n / 2] : -1;
 }
 
+/* How many calls a line times, one call taking last_ms: 7, or more where 7 would last
+ * under BENCH_MIN_MS together (a sub-millisecond product: 7 calls were 2 ms, at the
+ * mercy of one interruption), at most BENCH_MAX_RUNS; odd, for the median. The peers
+ * follow the same rule (bench/peer_common.py: timed_runs). */
+enum { BENCH_MIN_MS = 50, BENCH_MAX_RUNS = 501 };
+static inline int bench_timed_runs(double last_ms) {
+  double want = BENCH_MIN_MS / (last_ms > 1e-3 ? last_ms : 1e-3);
+  int n = want > BENCH_MAX_RUNS ? BENCH_MAX_RUNS : want < 7 ? 7 : (int)want;
+  return n | 1;
+}
+
 /* Rounds of TL then its peer, alternating (BENCH_ROUNDS, default 3, at most 25): on a
  * shared machine whose speed drifts by 2x over minutes, each round's ratio compares
  * times taken a few seconds apart (a peer that serves, below: a few milliseconds), and

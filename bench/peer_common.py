@@ -7,6 +7,7 @@ import time
 import numpy as np
 
 BATCH, IN, HID, OUT = 128, 784, 256, 10
+BENCH_MIN_MS = 50  # the least time a line's timed calls take together
 TRAIN_WARMUP, TRAIN_ITERS = 3, 20
 
 
@@ -19,14 +20,23 @@ def pin_threads(n):
     os.sched_setaffinity(0, cores[:max(1, n)])
 
 
+def timed_runs(last_ms, runs=7, budget_ms=5000, min_ms=BENCH_MIN_MS):
+    """How many calls to time, one call taking last_ms: `runs`; more when they would
+    last under min_ms together (a sub-millisecond product: 7 calls were 2 ms, at the
+    mercy of one interruption), at most 501; fewer, at least 3, past budget_ms. Odd.
+    bench_engine.c's time_tl follows the same rule."""
+    last_ms = max(last_ms, 1e-3)
+    n = max(runs, min(501, int(min_ms / last_ms)))
+    return max(3, min(n, int(budget_ms / last_ms))) | 1
+
+
 def median_ms(fn, runs=7, warmup=2, budget_ms=5000):
-    """The median of `runs` calls after `warmup` (compiling) ones; fewer runs, at least 3,
-    when one call takes long, so a slow peer does not stall the bench."""
+    """The median of timed_runs calls after `warmup` (compiling) ones."""
     for _ in range(warmup):
         t0 = time.perf_counter()
         fn()
         last = (time.perf_counter() - t0) * 1e3
-    runs = max(3, min(runs, int(budget_ms / max(last, 1e-3)))) | 1
+    runs = timed_runs(last, runs, budget_ms)
     times = []
     for _ in range(runs):
         t0 = time.perf_counter()

@@ -1,11 +1,12 @@
 """torch peer for bench_engine.c's matrix products: argv[1] the workload (matmul_1024,
 matmul_2048, matmul_128x784x256), argv[2] TL's thread count (torch.set_num_threads).
-N(0,1) f32 operands; 2 warm-ups, then the median of 7 products. Prints one line:
-NAME MEDIAN_MS"""
+N(0,1) f32 operands; 2 warm-ups, then the median of at least 7 products (peer_common's
+rule: at least 50 ms of them). Prints one line: NAME MEDIAN_MS"""
 import sys
-import time
 
 import torch
+
+from peer_common import median_ms
 
 SHAPES = {
     "matmul_1024": ((1024, 1024), (1024, 1024)),
@@ -19,15 +20,8 @@ def main():
     torch.set_num_threads(int(sys.argv[2]))
     torch.manual_seed(0)
     a, b = (torch.randn(*s) for s in SHAPES[name])
-    times = []
     with torch.no_grad():
-        for i in range(9):
-            t0 = time.perf_counter()
-            torch.matmul(a, b)
-            if i >= 2:
-                times.append((time.perf_counter() - t0) * 1e3)
-    times.sort()
-    print("%s %.6f" % (name, times[len(times) // 2]), flush=True)
+        print("%s %.6f" % (name, median_ms(lambda: torch.matmul(a, b))), flush=True)
 
 
 if __name__ == "__main__":
