@@ -6,6 +6,7 @@
 #ifndef TL_BENCH_UTIL_H
 #define TL_BENCH_UTIL_H
 
+#include <fcntl.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -82,18 +83,20 @@ static inline int bench_peer_start(bench_peer *p, char *const argv[], int thread
     close(in[0]), close(in[1]);
     return -1;
   }
+  char n[16];
+  snprintf(n, sizeof n, "%d", threads);
+  setenv("OMP_NUM_THREADS", n, 1); /* here: TL's pool threads run, the child only execs */
+  int null = open("/dev/null", O_WRONLY);
   fflush(NULL);
   p->pid = fork();
-  if (p->pid == 0) {
-    char n[16];
-    snprintf(n, sizeof n, "%d", threads);
-    setenv("OMP_NUM_THREADS", n, 1);
+  if (p->pid == 0) { /* async-signal-safe calls only until the exec */
     dup2(in[0], 0), dup2(out[1], 1);
+    if (null >= 0) dup2(null, 2);
     close(in[0]), close(in[1]), close(out[0]), close(out[1]);
-    if (!freopen("/dev/null", "w", stderr)) _exit(127);
     execvp(argv[0], argv);
     _exit(127);
   }
+  if (null >= 0) close(null);
   close(in[0]), close(out[1]);
   if (p->pid < 0 || !(p->to = fdopen(in[1], "w")) || !(p->from = fdopen(out[0], "r"))) {
     if (p->pid > 0) kill(p->pid, SIGKILL), waitpid(p->pid, NULL, 0);
