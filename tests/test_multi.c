@@ -127,6 +127,23 @@ TEST(realize_many_shapes_share_one_kernel_across_threads) {
   TEST_SHUTDOWN(ctx);
 }
 
+/* An empty value among others (a nest of no turns): the grouping of short rows once
+ * divided by its zero rows (SIGFPE) */
+TEST(realize_many_with_an_empty_value) {
+  tl_ctx *ctx = tl_init();
+  tl_tensor *e = tl_add_scalar(tl_zeros(ctx, TL_F32, 2, (int64_t[]){0, 5}), 1);
+  tl_tensor *m = tl_mul_scalar(filled(ctx, TL_F32, 2, (int64_t[]){4, 4}, 1, 0), 2);
+  tl_tensor *v = tl_mul_scalar(filled(ctx, TL_F32, 1, (int64_t[]){3}, 1, 1), 3);
+  CHECK_INT(tl_realize_many(3, (tl_tensor *[]){e, m, v}), TL_OK);
+  CHECK_INT((int)tl_numel(e), 0);
+  float got[16];
+  CHECK_INT(tl_to_host(m, got, sizeof got), TL_OK);
+  for (int i = 0; i < 16; i++) CHECK(got[i] == (float)(2 * ((i * 7) % 11)));
+  CHECK_INT(tl_to_host(v, got, 3 * sizeof *got), TL_OK);
+  for (int i = 0; i < 3; i++) CHECK(got[i] == (float)(3 * ((i * 7) % 11 + 1)));
+  TEST_SHUTDOWN(ctx);
+}
+
 TEST(realize_many_errors) {
   tl_ctx *ctx = tl_init(), *other = tl_init();
   int64_t two = 2;

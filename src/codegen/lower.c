@@ -1019,6 +1019,7 @@ static int64_t sink_row(const tl_uop *shape, int d) {
 /* the rows of an axis of extent rows taken in one turn: the largest divisor of rows
  * whose rows hold at most grain elements (1: one row a turn) */
 static int64_t sink_group(int64_t rows, int64_t row, int64_t grain) {
+  if (rows < 1) return 1; /* an empty value: a loop of no turns */
   int64_t g = row > 0 && grain / row > 1 ? grain / row : 1;
   if (g >= rows) return rows;
   while (g > 1 && rows % g) g--;
