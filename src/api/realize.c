@@ -484,16 +484,16 @@ static tl_status realize_grouped(tl_ctx *ctx, size_t n, tl_uop *const *us, bool 
   tl_status st = TL_OK;
   for (size_t i = 0; !st && i < n; i++)
     if (us[i]->op != TL_OP_BUFFER && !tl_uop_is_const(us[i], NULL)) st = realize_deep_parts(ctx, us[i]);
-  bool *can = st || n == 0 ? NULL : malloc(n); /* groupable, asked once a value */
-  if (!st && n && !can) st = tl_error_set(&ctx->err, TL_ERR_NOMEM, "realize: out of memory");
-  for (size_t i = 0; !st && i < n; i++) can[i] = groupable(us[i]);
+  bool *can = st || n < 2 ? NULL : malloc(n); /* groupable, asked once a value; alone, none */
+  if (!st && n >= 2 && !can) st = tl_error_set(&ctx->err, TL_ERR_NOMEM, "realize: out of memory");
+  for (size_t i = 0; can && i < n; i++) can[i] = groupable(us[i]);
   tl_uop *group[TL_SINK_MAX];
   for (size_t i = 0; !st && i < n; i++) {
     tl_uop *u = us[i];
     if (u->op == TL_OP_BUFFER || tl_uop_is_const(u, NULL)) continue;
     int k = 0;
     group[k++] = u;
-    for (size_t j = i + 1; can[i] && j < n && j <= i + GROUP_LOOKAHEAD && k < TL_SINK_MAX; j++) {
+    for (size_t j = i + 1; can && can[i] && j < n && j <= i + GROUP_LOOKAHEAD && k < TL_SINK_MAX; j++) {
       tl_uop *w = us[j];
       bool dup = false;
       for (int q = 0; q < k; q++) dup |= group[q] == w;

@@ -1026,11 +1026,11 @@ static int64_t sink_group(int64_t rows, int64_t row, int64_t grain) {
   return g;
 }
 
-/* the nest's first loop, of extent rows: one turn a row, or (many) a turn for each
- * group of rows, their index turn * group + the inner loop's */
-static tl_uop *sink_first_loop(lowerer *L, tl_block **b, int64_t rows, int64_t group, bool many) {
-  int64_t part = L->out->work;
-  if (!many) group = 1;
+/* the nest's first loop, over axis d: one turn a row, or (many) a turn for each group
+ * of rows (sink_group), their index turn * group + the inner loop's */
+static tl_uop *sink_first_loop(lowerer *L, tl_block **b, const tl_uop *shape, int d, int64_t grain, bool many) {
+  int64_t part = L->out->work, rows = shape->shape[d];
+  int64_t group = many ? sink_group(rows, sink_row(shape, d), grain) : 1;
   tl_uop *r = open_loop(L, *b, rows / group, true, b);
   if (!many || L->failed) {
     L->out->work = rows;
@@ -1055,7 +1055,7 @@ static void lower_sink_nest(lowerer *L, const tl_uop *shape, int n, const tl_uop
       idx[d] = ic(L, 0);
       continue;
     }
-    if (first) idx[d] = sink_first_loop(L, &b, shape->shape[d], sink_group(shape->shape[d], sink_row(shape, d), grain), many);
+    if (first) idx[d] = sink_first_loop(L, &b, shape, d, grain, many);
     else idx[d] = open_loop(L, b, shape->shape[d], false, &b);
     first = false;
   }
@@ -1086,7 +1086,8 @@ static void lower_sink(lowerer *L, tl_uop *root) {
   for (int k = 0; k < nshapes; k++) {
     int d = 0;
     while (d < shapes[k]->ndim && shapes[k]->shape[d] == 1) d++;
-    if (sink_row(shapes[k], d) > grain) grain = sink_row(shapes[k], d);
+    int64_t row = sink_row(shapes[k], d);
+    if (row > grain) grain = row;
   }
   L->out->work = nshapes > 1 ? 0 : 1;
   for (int k = 0; k < nshapes && !L->failed; k++) lower_sink_nest(L, shapes[k], n, values, offset, nshapes > 1, grain);

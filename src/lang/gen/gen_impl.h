@@ -153,6 +153,8 @@ cv tl_gen_vec_lit(gen *g, tl_node *n);
 cv tl_gen_vec_index(gen *g, tl_node *n);
 const char *tl_gen_vec_place(gen *g, tl_node *n);
 void tl_gen_vec_for(gen *g, tl_node *n);
+/* the C pushing val (an element of type et, owned) onto the Vec vec, its capacity checked */
+void tl_gen_vec_push(gen *g, const tl_ty *et, const char *vec, const tl_node *at, const char *val);
 cv tl_gen_vec_eq(gen *g, tl_node *n, cv a, cv b);
 void tl_gen_vec_declare(gen *g, const tl_struct_info *st, tl_strbuf *out);
 void tl_gen_vec_functions(gen *g, const tl_struct_info *st, tl_strbuf *out);

@@ -352,11 +352,7 @@ static cv consume(gen *g, tl_node *n) {
   }
   elem e = chain_open(g, &ch);
   switch (m) {
-  case IT_COLLECT: {
-    const char *ct = tl_gen_ctype(g, et);
-    tl_gen_emit(g, "*(%s *)tlrt_vec_push_slot(R, %s, sizeof(%s), %d, %d) = %s;", ct, out.c, ct, n->line, n->col, take(g, e));
-    break;
-  }
+  case IT_COLLECT: tl_gen_vec_push(g, et, out.c, n, take(g, e)); break;
   case IT_COLLECT_MAP: collect_pair(g, n->ty, out.c, e, n); break;
   case IT_SUM:
     if (tl_ty_is_half(n->ty)) /* f16, bf16: each partial sum rounded, as their `+` */

@@ -230,6 +230,12 @@ const char *tl_gen_vec_place(gen *g, tl_node *n) {
   return elem(g, n->ty, tl_gen_fmt(g, "%s->data", p), tl_gen_fmt(g, "tlrt_vec_ix(R, %s, %s, %d, %d)", p, ix, n->line, n->col));
 }
 
+/* the element's size is its C type's, a constant: the slot's address needs no multiply */
+void tl_gen_vec_push(gen *g, const tl_ty *et, const char *vec, const tl_node *at, const char *val) {
+  const char *ct = tl_gen_ctype(g, et);
+  tl_gen_emit(g, "*(%s *)tlrt_vec_push_slot(R, %s, sizeof(%s), %d, %d) = %s;", ct, vec, ct, at->line, at->col, val);
+}
+
 static cv vec_method(gen *g, tl_node *n, int m) {
   tl_ty *t = n->lhs->ty, *e = t->st->targs[0], *r = n->ty;
   tl_node *a = n->args;
@@ -237,8 +243,7 @@ static cv vec_method(gen *g, tl_node *n, int m) {
   case VEC_PUSH: {
     const char *val = value_now(g, a);
     const char *p = mut_place(g, n->lhs, true);
-    const char *ct = tl_gen_ctype(g, e);
-    tl_gen_emit(g, "*(%s *)tlrt_vec_push_slot(R, %s, sizeof(%s), %d, %d) = %s;", ct, p, ct, n->line, n->col, val);
+    tl_gen_vec_push(g, e, p, n, val);
     return tl_gen_scalar("0", TY_UNIT_T);
   }
   case VEC_POP: {
@@ -307,8 +312,7 @@ static cv vec_method(gen *g, tl_node *n, int m) {
     g->indent++;
     const char *x = tl_gen_fmt(g, "t%d", ++g->ntmp); /* read before the slot: a push may move s's buffer when s is v */
     tl_gen_emit(g, "%s %s = %s;", tl_gen_ctype(g, e), x, copy(g, e, elem(g, e, tl_gen_fmt(g, "%s->data", s), "i")));
-    const char *ct = tl_gen_ctype(g, e);
-    tl_gen_emit(g, "*(%s *)tlrt_vec_push_slot(R, %s, sizeof(%s), %d, %d) = %s;", ct, p, ct, n->line, n->col, x);
+    tl_gen_vec_push(g, e, p, n, x);
     g->indent--;
     tl_gen_emit(g, "}");
     return tl_gen_scalar("0", TY_UNIT_T);
